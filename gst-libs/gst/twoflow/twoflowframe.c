@@ -1,0 +1,326 @@
+/* twoflow
+ * Writer and parser of the twoflow frame format (docs/frame-format.md).
+ * All multi-byte fields are big-endian.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <zlib.h>
+#include <gst/base/gstadapter.h>
+#include <gst/base/gstbytereader.h>
+#include <gst/base/gstbytewriter.h>
+
+#include "twoflowframe.h"
+
+/* The header checksum covers everything before it. */
+#define CHECKSUM_OFFSET (GST_TWOFLOW_HEADER_SIZE - 4)
+
+void
+gst_twoflow_frame_header_init (GstTwoflowFrameHeader * hdr)
+{
+  memset (hdr, 0, sizeof (*hdr));
+  hdr->depends_from = GST_TWOFLOW_NO_FRAME;
+  hdr->pts = hdr->dts = hdr->duration = GST_CLOCK_TIME_NONE;
+}
+
+void
+gst_twoflow_frame_header_write (const GstTwoflowFrameHeader * hdr,
+    guint8 out[GST_TWOFLOW_HEADER_SIZE])
+{
+  GstByteWriter bw;
+
+  gst_byte_writer_init_with_data (&bw, out, GST_TWOFLOW_HEADER_SIZE, FALSE);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, GST_TWOFLOW_MAGIC);
+  gst_byte_writer_put_uint8_unchecked (&bw, GST_TWOFLOW_VERSION);
+  gst_byte_writer_put_uint8_unchecked (&bw, GST_TWOFLOW_HEADER_SIZE);
+  gst_byte_writer_put_uint8_unchecked (&bw, hdr->kind);
+  gst_byte_writer_put_uint8_unchecked (&bw, hdr->codec);
+  gst_byte_writer_put_uint8_unchecked (&bw, hdr->picture_type);
+  gst_byte_writer_put_uint8_unchecked (&bw, hdr->flags);
+  gst_byte_writer_put_uint16_be_unchecked (&bw, 0);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, hdr->frame_no);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, hdr->gop_no);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, hdr->segment_no);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, hdr->depends_from);
+  gst_byte_writer_put_uint64_be_unchecked (&bw, hdr->history);
+  gst_byte_writer_put_uint64_be_unchecked (&bw, hdr->pts);
+  gst_byte_writer_put_uint64_be_unchecked (&bw, hdr->dts);
+  gst_byte_writer_put_uint64_be_unchecked (&bw, hdr->duration);
+  gst_byte_writer_put_uint32_be_unchecked (&bw, hdr->payload_size);
+  g_assert (gst_byte_writer_get_pos (&bw) == CHECKSUM_OFFSET);
+  gst_byte_writer_put_uint32_be_unchecked (&bw,
+      (guint32) crc32 (0, out, CHECKSUM_OFFSET));
+}
+
+GstTwoflowParseResult
+gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
+    GstTwoflowFrameHeader * hdr)
+{
+  GstByteReader br;
+  guint32 magic, checksum;
+  guint8 version, hdr_size, kind, codec, ptype, flags;
+  guint16 reserved;
+
+  if (size < 4)
+    return GST_TWOFLOW_PARSE_NEED_MORE;
+  gst_byte_reader_init (&br, data, size);
+  magic = gst_byte_reader_get_uint32_be_unchecked (&br);
+  if (magic != GST_TWOFLOW_MAGIC)
+    return GST_TWOFLOW_PARSE_BAD_MAGIC;
+  if (size < GST_TWOFLOW_HEADER_SIZE)
+    return GST_TWOFLOW_PARSE_NEED_MORE;
+
+  version = gst_byte_reader_get_uint8_unchecked (&br);
+  hdr_size = gst_byte_reader_get_uint8_unchecked (&br);
+  if (version != GST_TWOFLOW_VERSION || hdr_size != GST_TWOFLOW_HEADER_SIZE)
+    return GST_TWOFLOW_PARSE_BAD_VERSION;
+  checksum = GST_READ_UINT32_BE (data + CHECKSUM_OFFSET);
+  if (checksum != (guint32) crc32 (0, data, CHECKSUM_OFFSET))
+    return GST_TWOFLOW_PARSE_BAD_CHECKSUM;
+
+  kind = gst_byte_reader_get_uint8_unchecked (&br);
+  codec = gst_byte_reader_get_uint8_unchecked (&br);
+  ptype = gst_byte_reader_get_uint8_unchecked (&br);
+  flags = gst_byte_reader_get_uint8_unchecked (&br);
+  reserved = gst_byte_reader_get_uint16_be_unchecked (&br);
+  if (kind > GST_TWOFLOW_RECORD_END || codec > GST_TWOFLOW_CODEC_H264 ||
+      ptype > GST_TWOFLOW_PICTURE_B || reserved != 0 ||
+      (flags & ~(GST_TWOFLOW_FLAG_REFERENCE | GST_TWOFLOW_FLAG_ESSENTIAL)))
+    return GST_TWOFLOW_PARSE_BAD_FIELD;
+
+  hdr->kind = kind;
+  hdr->codec = codec;
+  hdr->picture_type = ptype;
+  hdr->flags = flags;
+  hdr->frame_no = gst_byte_reader_get_uint32_be_unchecked (&br);
+  hdr->gop_no = gst_byte_reader_get_uint32_be_unchecked (&br);
+  hdr->segment_no = gst_byte_reader_get_uint32_be_unchecked (&br);
+  hdr->depends_from = gst_byte_reader_get_uint32_be_unchecked (&br);
+  hdr->history = gst_byte_reader_get_uint64_be_unchecked (&br);
+  hdr->pts = gst_byte_reader_get_uint64_be_unchecked (&br);
+  hdr->dts = gst_byte_reader_get_uint64_be_unchecked (&br);
+  hdr->duration = gst_byte_reader_get_uint64_be_unchecked (&br);
+  hdr->payload_size = gst_byte_reader_get_uint32_be_unchecked (&br);
+
+  if (hdr->payload_size > GST_TWOFLOW_MAX_PAYLOAD)
+    return GST_TWOFLOW_PARSE_BAD_FIELD;
+  if (kind == GST_TWOFLOW_RECORD_FRAME &&
+      (ptype == GST_TWOFLOW_PICTURE_NONE || hdr->frame_no == GST_TWOFLOW_NO_FRAME
+          || (hdr->depends_from != GST_TWOFLOW_NO_FRAME
+              && hdr->depends_from > hdr->frame_no)))
+    return GST_TWOFLOW_PARSE_BAD_FIELD;
+  return GST_TWOFLOW_PARSE_OK;
+}
+
+const gchar *
+gst_twoflow_parse_result_to_string (GstTwoflowParseResult res)
+{
+  switch (res) {
+    case GST_TWOFLOW_PARSE_OK:
+      return "ok";
+    case GST_TWOFLOW_PARSE_NEED_MORE:
+      return "record incomplete";
+    case GST_TWOFLOW_PARSE_BAD_MAGIC:
+      return "not a twoflow record (bad magic)";
+    case GST_TWOFLOW_PARSE_BAD_VERSION:
+      return "unsupported twoflow format version";
+    case GST_TWOFLOW_PARSE_BAD_CHECKSUM:
+      return "corrupt twoflow record header (checksum mismatch)";
+    case GST_TWOFLOW_PARSE_BAD_FIELD:
+      return "invalid field in twoflow record header";
+  }
+  return "unknown";
+}
+
+GstBuffer *
+gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr, GstBuffer * payload)
+{
+  GstTwoflowFrameHeader h = *hdr;
+  GstBuffer *out;
+  GstMemory *mem;
+  GstMapInfo map;
+
+  h.payload_size = payload ? gst_buffer_get_size (payload) : 0;
+  mem = gst_allocator_alloc (NULL, GST_TWOFLOW_HEADER_SIZE, NULL);
+  gst_memory_map (mem, &map, GST_MAP_WRITE);
+  gst_twoflow_frame_header_write (&h, map.data);
+  gst_memory_unmap (mem, &map);
+
+  /* The payload's memory is shared, not copied. */
+  out = payload ? gst_buffer_copy_region (payload, GST_BUFFER_COPY_MEMORY, 0,
+      -1) : gst_buffer_new ();
+  gst_buffer_prepend_memory (out, mem);
+  GST_BUFFER_PTS (out) = h.pts;
+  GST_BUFFER_DTS (out) = h.dts;
+  GST_BUFFER_DURATION (out) = h.duration;
+  return out;
+}
+
+GstBuffer *
+gst_twoflow_record_new_caps (GstTwoflowCodec codec, const GstCaps * caps)
+{
+  GstTwoflowFrameHeader h;
+  gchar *str = gst_caps_to_string (caps);
+  GstBuffer *payload = gst_buffer_new_wrapped (str, strlen (str));
+  GstBuffer *out;
+
+  gst_twoflow_frame_header_init (&h);
+  h.kind = GST_TWOFLOW_RECORD_CAPS;
+  h.codec = codec;
+  out = gst_twoflow_record_new (&h, payload);
+  gst_buffer_unref (payload);
+  return out;
+}
+
+GstBuffer *
+gst_twoflow_record_new_end (GstTwoflowCodec codec, guint32 frame_count,
+    guint64 history)
+{
+  GstTwoflowFrameHeader h;
+
+  gst_twoflow_frame_header_init (&h);
+  h.kind = GST_TWOFLOW_RECORD_END;
+  h.codec = codec;
+  h.frame_no = frame_count;
+  h.history = history;
+  return gst_twoflow_record_new (&h, NULL);
+}
+
+/* Each history entry is 4 bits: bit 3 = known, bit 2 = reference,
+ * bits 0-1 = picture type. Entry 0 (lowest bits) is the previous frame. */
+guint64
+gst_twoflow_history_push (guint64 history, GstTwoflowPictureType type,
+    gboolean reference)
+{
+  guint64 entry = 0x8 | (reference ? 0x4 : 0) | (type & 0x3);
+
+  return (history << 4) | entry;
+}
+
+gboolean
+gst_twoflow_history_get (guint64 history, guint age,
+    GstTwoflowPictureType * type, gboolean * reference)
+{
+  guint entry;
+
+  if (age < 1 || age > GST_TWOFLOW_HISTORY_LEN)
+    return FALSE;
+  entry = (history >> (4 * (age - 1))) & 0xf;
+  if (!(entry & 0x8) || (entry & 0x3) == GST_TWOFLOW_PICTURE_NONE)
+    return FALSE;
+  if (type)
+    *type = entry & 0x3;
+  if (reference)
+    *reference = (entry & 0x4) != 0;
+  return TRUE;
+}
+
+static const gchar *codec_names[] = { "unknown", "mpeg1", "mpeg2", "h264" };
+
+const gchar *
+gst_twoflow_codec_to_string (GstTwoflowCodec codec)
+{
+  return codec <= GST_TWOFLOW_CODEC_H264 ? codec_names[codec] : "unknown";
+}
+
+GstTwoflowCodec
+gst_twoflow_codec_from_string (const gchar * str)
+{
+  guint i;
+
+  for (i = 0; str && i < G_N_ELEMENTS (codec_names); i++)
+    if (g_str_equal (str, codec_names[i]))
+      return i;
+  return GST_TWOFLOW_CODEC_UNKNOWN;
+}
+
+gchar
+gst_twoflow_picture_type_to_char (GstTwoflowPictureType type)
+{
+  return "-IPB"[type & 0x3];
+}
+
+struct _GstTwoflowParser {
+  GstAdapter *adapter;
+  gboolean have_header;
+  GstTwoflowFrameHeader header;
+};
+
+GstTwoflowParser *
+gst_twoflow_parser_new (void)
+{
+  GstTwoflowParser *p = g_new0 (GstTwoflowParser, 1);
+
+  p->adapter = gst_adapter_new ();
+  return p;
+}
+
+void
+gst_twoflow_parser_free (GstTwoflowParser * parser)
+{
+  if (!parser)
+    return;
+  g_object_unref (parser->adapter);
+  g_free (parser);
+}
+
+void
+gst_twoflow_parser_reset (GstTwoflowParser * parser)
+{
+  gst_adapter_clear (parser->adapter);
+  parser->have_header = FALSE;
+}
+
+void
+gst_twoflow_parser_push (GstTwoflowParser * parser, GstBuffer * buf)
+{
+  gst_adapter_push (parser->adapter, buf);
+}
+
+gsize
+gst_twoflow_parser_available (GstTwoflowParser * parser)
+{
+  return gst_adapter_available (parser->adapter);
+}
+
+/**
+ * gst_twoflow_parser_pop:
+ * @payload: (out) (transfer full): the record's payload (empty buffer when
+ *     the record has none)
+ *
+ * Takes the next complete record. A parse error is final for the stream:
+ * the format has no resynchronisation, a reliable flow never needs it.
+ */
+GstTwoflowParseResult
+gst_twoflow_parser_pop (GstTwoflowParser * parser, GstTwoflowFrameHeader * hdr,
+    GstBuffer ** payload)
+{
+  gsize avail = gst_adapter_available (parser->adapter);
+
+  if (!parser->have_header) {
+    guint8 raw[GST_TWOFLOW_HEADER_SIZE];
+    GstTwoflowParseResult res;
+    gsize n = MIN (avail, GST_TWOFLOW_HEADER_SIZE);
+
+    if (n < 4)
+      return GST_TWOFLOW_PARSE_NEED_MORE;
+    gst_adapter_copy (parser->adapter, raw, 0, n);
+    res = gst_twoflow_frame_header_parse (raw, n, &parser->header);
+    if (res != GST_TWOFLOW_PARSE_OK)
+      return res;
+    gst_adapter_flush (parser->adapter, GST_TWOFLOW_HEADER_SIZE);
+    avail -= GST_TWOFLOW_HEADER_SIZE;
+    parser->have_header = TRUE;
+  }
+  if (avail < parser->header.payload_size)
+    return GST_TWOFLOW_PARSE_NEED_MORE;
+
+  *hdr = parser->header;
+  *payload = parser->header.payload_size ?
+      gst_adapter_take_buffer (parser->adapter, parser->header.payload_size) :
+      gst_buffer_new ();
+  parser->have_header = FALSE;
+  return GST_TWOFLOW_PARSE_OK;
+}

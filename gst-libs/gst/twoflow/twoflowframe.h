@@ -1,0 +1,114 @@
+/* twoflow
+ * The twoflow frame format: a versioned, self-delimiting record carrying one
+ * coded picture (or the stream's caps, or its end) with what twoflowmerge
+ * needs to rebuild the decode order. Specified in docs/frame-format.md.
+ */
+#ifndef __GST_TWOFLOW_FRAME_H__
+#define __GST_TWOFLOW_FRAME_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TWOFLOW_MAGIC        0x54574f46u   /* "TWOF" */
+#define GST_TWOFLOW_VERSION      1
+#define GST_TWOFLOW_HEADER_SIZE  68
+/* Upper bound of one record's payload: far above any coded picture, low
+ * enough that garbage cannot make a parser wait for gigabytes. */
+#define GST_TWOFLOW_MAX_PAYLOAD  (64 * 1024 * 1024)
+/* Number of preceding frames whose type each frame header remembers. */
+#define GST_TWOFLOW_HISTORY_LEN  16
+#define GST_TWOFLOW_NO_FRAME     G_MAXUINT32
+
+#define GST_TWOFLOW_CAPS "application/x-twoflow"
+
+typedef enum {
+  GST_TWOFLOW_RECORD_FRAME = 0,
+  GST_TWOFLOW_RECORD_CAPS  = 1,   /* payload: the original caps as a string */
+  GST_TWOFLOW_RECORD_END   = 2,   /* end of stream; frame_no = frame count */
+} GstTwoflowRecordKind;
+
+typedef enum {
+  GST_TWOFLOW_CODEC_UNKNOWN = 0,
+  GST_TWOFLOW_CODEC_MPEG1   = 1,
+  GST_TWOFLOW_CODEC_MPEG2   = 2,
+  GST_TWOFLOW_CODEC_H264    = 3,
+} GstTwoflowCodec;
+
+typedef enum {
+  GST_TWOFLOW_PICTURE_NONE = 0,
+  GST_TWOFLOW_PICTURE_I    = 1,
+  GST_TWOFLOW_PICTURE_P    = 2,
+  GST_TWOFLOW_PICTURE_B    = 3,
+} GstTwoflowPictureType;
+
+typedef enum {
+  GST_TWOFLOW_FLAG_REFERENCE = (1 << 0),  /* later frames may predict from it */
+  GST_TWOFLOW_FLAG_ESSENTIAL = (1 << 1),  /* travels in the essential flow */
+} GstTwoflowFrameFlags;
+
+typedef struct {
+  GstTwoflowRecordKind kind;
+  GstTwoflowCodec codec;
+  GstTwoflowPictureType picture_type;
+  guint8 flags;
+  guint32 frame_no;       /* decode order, from 0 */
+  guint32 gop_no;         /* number of I frames before this one, in decode order */
+  guint32 segment_no;
+  guint32 depends_from;   /* earliest frame it may predict from; = frame_no for I */
+  guint64 history;        /* 4 bits per preceding frame, see gst_twoflow_history_get */
+  GstClockTime pts;
+  GstClockTime dts;
+  GstClockTime duration;
+  guint32 payload_size;
+} GstTwoflowFrameHeader;
+
+/* What gst_twoflow_frame_header_parse found. */
+typedef enum {
+  GST_TWOFLOW_PARSE_OK = 0,
+  GST_TWOFLOW_PARSE_NEED_MORE,     /* fewer than GST_TWOFLOW_HEADER_SIZE bytes */
+  GST_TWOFLOW_PARSE_BAD_MAGIC,
+  GST_TWOFLOW_PARSE_BAD_VERSION,
+  GST_TWOFLOW_PARSE_BAD_CHECKSUM,
+  GST_TWOFLOW_PARSE_BAD_FIELD,     /* a field out of its range */
+} GstTwoflowParseResult;
+
+void gst_twoflow_frame_header_init (GstTwoflowFrameHeader * hdr);
+void gst_twoflow_frame_header_write (const GstTwoflowFrameHeader * hdr,
+    guint8 out[GST_TWOFLOW_HEADER_SIZE]);
+GstTwoflowParseResult gst_twoflow_frame_header_parse (const guint8 * data,
+    gsize size, GstTwoflowFrameHeader * hdr);
+const gchar * gst_twoflow_parse_result_to_string (GstTwoflowParseResult res);
+
+GstBuffer * gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr,
+    GstBuffer * payload);
+GstBuffer * gst_twoflow_record_new_caps (GstTwoflowCodec codec,
+    const GstCaps * caps);
+GstBuffer * gst_twoflow_record_new_end (GstTwoflowCodec codec,
+    guint32 frame_count, guint64 history);
+
+/* History of the frames before a frame: entry 0 is frame_no-1. */
+guint64 gst_twoflow_history_push (guint64 history,
+    GstTwoflowPictureType type, gboolean reference);
+gboolean gst_twoflow_history_get (guint64 history, guint age,
+    GstTwoflowPictureType * type, gboolean * reference);
+
+const gchar * gst_twoflow_codec_to_string (GstTwoflowCodec codec);
+GstTwoflowCodec gst_twoflow_codec_from_string (const gchar * str);
+gchar gst_twoflow_picture_type_to_char (GstTwoflowPictureType type);
+
+/* Incremental parser for the byte-stream form (and for packetized input:
+ * every buffer must then hold exactly one record). */
+typedef struct _GstTwoflowParser GstTwoflowParser;
+
+GstTwoflowParser * gst_twoflow_parser_new (void);
+void gst_twoflow_parser_free (GstTwoflowParser * parser);
+void gst_twoflow_parser_reset (GstTwoflowParser * parser);
+void gst_twoflow_parser_push (GstTwoflowParser * parser, GstBuffer * buf);
+GstTwoflowParseResult gst_twoflow_parser_pop (GstTwoflowParser * parser,
+    GstTwoflowFrameHeader * hdr, GstBuffer ** payload);
+gsize gst_twoflow_parser_available (GstTwoflowParser * parser);
+
+G_END_DECLS
+
+#endif
