@@ -1,0 +1,132 @@
+/* twoflow — ERAP packet codec. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include "erappacket.h"
+
+static inline void
+put32 (guint8 * p, guint32 v)
+{
+  p[0] = v >> 24;
+  p[1] = v >> 16;
+  p[2] = v >> 8;
+  p[3] = v;
+}
+
+static inline guint32
+get32 (const guint8 * p)
+{
+  return ((guint32) p[0] << 24) | ((guint32) p[1] << 16) |
+      ((guint32) p[2] << 8) | p[3];
+}
+
+void
+gst_erap_data_header_write (const GstErapDataHeader * h,
+    guint8 out[GST_ERAP_DATA_HEADER_SIZE])
+{
+  put32 (out, h->seqno);
+  put32 (out + 4, ((guint32) (h->flags & 3) << GST_ERAP_APPSEQ_BITS) |
+      (h->appseq & GST_ERAP_APPSEQ_MASK));
+}
+
+/**
+ * gst_erap_data_header_parse:
+ *
+ * Returns: %FALSE for a datagram that cannot be ERAP data (too short, or
+ * seqno 0, which is never sent).
+ */
+gboolean
+gst_erap_data_header_parse (const guint8 * data, gsize len,
+    GstErapDataHeader * h)
+{
+  guint32 w;
+
+  if (data == NULL || len < GST_ERAP_DATA_HEADER_SIZE)
+    return FALSE;
+  h->seqno = get32 (data);
+  if (h->seqno == 0)
+    return FALSE;
+  w = get32 (data + 4);
+  h->appseq = w & GST_ERAP_APPSEQ_MASK;
+  h->flags = w >> GST_ERAP_APPSEQ_BITS;
+  return TRUE;
+}
+
+gsize
+gst_erap_ack_write (const GstErapAck * ack, guint8 out[GST_ERAP_ACK_MAX_SIZE])
+{
+  guint8 fam = ack->addr_len == 4 ? 4 : ack->addr_len == 16 ? 6 : 0;
+
+  out[0] = ack->port >> 8;
+  out[1] = ack->port & 0xff;
+  out[2] = GST_ERAP_ACK_TYPE;
+  out[3] = fam;
+  put32 (out + 4, ack->seq);
+  put32 (out + 8, ack->last_recv);
+  put32 (out + 12, ack->last_miss);
+  put32 (out + 16, ack->prev_recv);
+  if (fam == 0)
+    return GST_ERAP_ACK_SIZE;
+  memcpy (out + GST_ERAP_ACK_SIZE, ack->addr, ack->addr_len);
+  return GST_ERAP_ACK_SIZE + ack->addr_len;
+}
+
+/**
+ * gst_erap_ack_parse:
+ *
+ * Strict: the length must match the address family exactly, seq and
+ * lastRecv are never 0, and the fields must be consistent
+ * (seq <= lastRecv, prevRecv < lastMiss <= lastRecv when set), in serial
+ * arithmetic.
+ */
+gboolean
+gst_erap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack)
+{
+  gsize alen;
+
+  if (data == NULL || len < GST_ERAP_ACK_SIZE || data[2] != GST_ERAP_ACK_TYPE)
+    return FALSE;
+  switch (data[3]) {
+    case 0:
+      alen = 0;
+      break;
+    case 4:
+      alen = 4;
+      break;
+    case 6:
+      alen = 16;
+      break;
+    default:
+      return FALSE;
+  }
+  if (len != GST_ERAP_ACK_SIZE + alen)
+    return FALSE;
+  ack->port = ((guint16) data[0] << 8) | data[1];
+  ack->seq = get32 (data + 4);
+  ack->last_recv = get32 (data + 8);
+  ack->last_miss = get32 (data + 12);
+  ack->prev_recv = get32 (data + 16);
+  ack->addr_len = alen;
+  memset (ack->addr, 0, sizeof (ack->addr));
+  if (alen)
+    memcpy (ack->addr, data + GST_ERAP_ACK_SIZE, alen);
+
+  if (ack->seq == 0 || ack->last_recv == 0)
+    return FALSE;
+  /* the answered packet is at or below the highest received one */
+  if ((gint32) (ack->last_recv - ack->seq) < 0)
+    return FALSE;
+  if (ack->last_miss != 0) {
+    /* lastMiss == lastRecv is a receiver's way to claim nothing at all */
+    if ((gint32) (ack->last_recv - ack->last_miss) < 0)
+      return FALSE;
+    if (ack->prev_recv != 0 &&
+        (gint32) (ack->last_miss - ack->prev_recv) <= 0)
+      return FALSE;
+  } else if (ack->prev_recv != 0) {
+    return FALSE;
+  }
+  return TRUE;
+}

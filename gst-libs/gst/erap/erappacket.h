@@ -1,0 +1,101 @@
+/* twoflow — ERAP
+ * Wire format of ERAP packets. Sans-IO: pure encode/decode, no sockets.
+ *
+ * Data packet (receiver-bound), 8-byte header then payload:
+ *
+ *   0                   1                   2                   3
+ *   +---------------------------------------------------------------+
+ *   |                     seqno (32, network order)                 |
+ *   +-+-+-----------------------------------------------------------+
+ *   |B|E|                 appSeq (30)                               |
+ *   +-+-+-----------------------------------------------------------+
+ *   |                     payload ...                               |
+ *
+ *   seqno:  transmission number, new for every packet sent (also for a
+ *           retransmission); never 0 modulo 2^32 (0 means "none" in ACKs).
+ *   appSeq: number of the application fragment; a retransmission keeps it.
+ *   B:      this fragment begins a message; E: it ends a message.
+ *   A fragment with neither B nor E and an empty payload is the in-band end
+ *   of stream; it is sent and acknowledged like any other fragment.
+ *   An empty message is a fragment with B and E and an empty payload.
+ *
+ * ACK packet (sender-bound), 20 bytes (+4 or +16 for the address):
+ *
+ *   +-------------------------------+---------------+---------------+
+ *   |   port (16)                   | type 0xA1 (8) | addr fam (8)  |
+ *   +-------------------------------+---------------+---------------+
+ *   |   seq (32): the data seqno this ACK answers                   |
+ *   |   lastRecv (32)                                               |
+ *   |   lastMiss (32)                                               |
+ *   |   prevRecv (32)                                               |
+ *   +---------------------------------------------------------------+
+ *   |   receiver address (0, 4 or 16 bytes, by addr fam 0, 4, 6)    |
+ *
+ *   port: the receiver's data port (the destination port of the data);
+ *         with the address it names the session at a shared sender socket.
+ *   seqno x counts as received iff
+ *         (lastRecv >= x && x > lastMiss) || x == prevRecv.
+ */
+#ifndef __GST_ERAP_PACKET_H__
+#define __GST_ERAP_PACKET_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define GST_ERAP_DATA_HEADER_SIZE   8
+#define GST_ERAP_ACK_SIZE           20
+#define GST_ERAP_ACK_MAX_SIZE       (GST_ERAP_ACK_SIZE + 16)
+#define GST_ERAP_ACK_TYPE           0xA1
+#define GST_ERAP_APPSEQ_BITS        30
+#define GST_ERAP_APPSEQ_MASK        ((1u << GST_ERAP_APPSEQ_BITS) - 1)
+
+typedef enum {
+  GST_ERAP_FRAG_BEGIN = (1 << 1),
+  GST_ERAP_FRAG_END   = (1 << 0),
+} GstErapFragFlags;
+
+typedef struct {
+  guint32 seqno;
+  guint32 appseq;               /* 30 bits on the wire */
+  guint8 flags;                 /* GstErapFragFlags */
+} GstErapDataHeader;
+
+typedef struct {
+  guint16 port;
+  guint32 seq;
+  guint32 last_recv;
+  guint32 last_miss;
+  guint32 prev_recv;
+  guint8 addr_len;              /* 0, 4 or 16 */
+  guint8 addr[16];
+} GstErapAck;
+
+void     gst_erap_data_header_write (const GstErapDataHeader * h,
+    guint8 out[GST_ERAP_DATA_HEADER_SIZE]);
+gboolean gst_erap_data_header_parse (const guint8 * data, gsize len,
+    GstErapDataHeader * h);
+
+gsize    gst_erap_ack_write (const GstErapAck * ack,
+    guint8 out[GST_ERAP_ACK_MAX_SIZE]);
+gboolean gst_erap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack);
+
+/* Extends a 32-bit wire number to 64 bits, choosing the value nearest to
+ * @ref (serial number arithmetic, RFC 1982). */
+static inline gint64
+gst_erap_unwrap32 (guint32 wire, gint64 ref)
+{
+  return ref + (gint32) (wire - (guint32) ref);
+}
+
+static inline gint64
+gst_erap_unwrap30 (guint32 wire, gint64 ref)
+{
+  gint32 d = (gint32) (((wire - (guint32) ref) & GST_ERAP_APPSEQ_MASK)
+      << (32 - GST_ERAP_APPSEQ_BITS)) >> (32 - GST_ERAP_APPSEQ_BITS);
+  return ref + d;
+}
+
+G_END_DECLS
+
+#endif

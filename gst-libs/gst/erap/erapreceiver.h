@@ -1,0 +1,71 @@
+/* twoflow — ERAP receiver state machine (sans-IO).
+ *
+ * Fed data datagrams, returns the ACK to send for each (one per data
+ * packet) and, in order and exactly once, the application's messages with
+ * their boundaries restored, then the end of stream. Not thread-safe.
+ */
+#ifndef __GST_ERAP_RECEIVER_H__
+#define __GST_ERAP_RECEIVER_H__
+
+#include <glib.h>
+#include <gst/erap/erappacket.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstErapReceiver GstErapReceiver;
+
+typedef struct {
+  guint64 max_reorder_bytes;    /* payload held out of order, at most */
+  guint16 port;                 /* our data port, written into every ACK */
+  guint8 addr_len;              /* 0, 4 or 16: our address in every ACK */
+  guint8 addr[16];
+} GstErapReceiverConfig;
+
+typedef enum {
+  GST_ERAP_DATA_NEW = 0,        /* accepted; send the ACK */
+  GST_ERAP_DATA_DUPLICATE,      /* already had it; send the ACK */
+  GST_ERAP_DATA_NO_MEMORY,      /* reorder memory full: dropped unacknowledged,
+                                 * the sender will resend it */
+  GST_ERAP_DATA_MALFORMED,      /* not ERAP data: dropped */
+} GstErapDataResult;
+
+typedef struct {
+  guint64 packets_received;
+  guint64 duplicates;
+  guint64 malformed;
+  guint64 dropped_no_memory;
+  guint64 acks;
+  guint64 messages_delivered;
+  guint64 bytes_delivered;
+  guint64 reorder_bytes;        /* payload held out of order now */
+  guint64 reorder_packets;
+  guint64 max_reorder_bytes_seen;
+} GstErapReceiverStats;
+
+#define GST_ERAP_DEFAULT_MAX_REORDER_BYTES (8 * 1024 * 1024)
+
+void gst_erap_receiver_config_init (GstErapReceiverConfig * config);
+GstErapReceiver *gst_erap_receiver_new (const GstErapReceiverConfig * config);
+void gst_erap_receiver_free (GstErapReceiver * r);
+void gst_erap_receiver_set_port (GstErapReceiver * r, guint16 port);
+
+/* @datagram: one whole datagram (referenced, not copied, when kept).
+ * @ack/@ack_len: the ACK to send back when the result is NEW or DUPLICATE. */
+GstErapDataResult gst_erap_receiver_handle_data (GstErapReceiver * r,
+    GBytes * datagram, guint8 ack[GST_ERAP_ACK_MAX_SIZE], gsize * ack_len);
+
+/* Next complete message in order, or NULL. Once the in-band end of stream
+ * is reached (everything before it delivered), returns NULL and sets *eos. */
+GBytes *gst_erap_receiver_pop (GstErapReceiver * r, gboolean * eos);
+gboolean gst_erap_receiver_is_eos (GstErapReceiver * r);
+
+void gst_erap_receiver_get_stats (GstErapReceiver * r,
+    GstErapReceiverStats * st);
+
+/* The ACK state, for tests: 64-bit lastRecv, lastMiss, prevRecv. */
+void gst_erap_receiver_get_hole (GstErapReceiver * r, guint64 * last_recv,
+    guint64 * last_miss, guint64 * prev_recv);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,534 @@
+/* twoflow — ERAP sender state machine.
+ *
+ * RAP's sender (ns-2 rap/rap.cc facts, own code): a transmission history
+ * of every packet in flight; loss found when a packet's timeout expires or
+ * when an ACK's (lastRecv, lastMiss, prevRecv) show it missing with at
+ * least three later packets received; one rate decrease per loss cluster
+ * (packets sent before the reaction cannot cause another one); additive
+ * increase once per SRTT only when that SRTT used the rate (dpthresh).
+ * Reliability on top: a lost packet's fragment is sent again under a new
+ * seqno with its old appSeq, ahead of new data.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include "erapsender.h"
+#include "erapring.h"
+
+#define RAP_LOSS_DISTANCE 3     /* later packets received before a hole is a loss */
+
+enum {
+  H_SENT = 1,
+  H_ACKED,
+  H_LOST,
+};
+
+typedef struct {
+  guint64 appseq;
+  GstClockTime sent;
+  guint8 status;
+} HistEntry;
+
+enum {
+  F_UNSENT = 0,
+  F_SENT,
+  F_ACKED,
+};
+
+typedef struct {
+  GBytes *msg;                  /* NULL for end of stream */
+  gsize off;
+  guint len;
+  guint8 flags;
+  guint8 state;
+  guint8 in_rtx;
+} Frag;
+
+struct _GstErapSender {
+  GstErapSenderConfig cfg;
+  GstErapCC *cc;
+
+  ErapRing hist;                /* by seqno */
+  guint64 next_seq;
+  guint64 first_out;            /* lowest seqno that may still be H_SENT */
+
+  ErapRing frags;               /* by appSeq */
+  guint64 next_new;             /* first fragment never sent */
+  ErapRing rtx;                 /* appSeqs waiting for retransmission */
+
+  gboolean eos;
+  gboolean active;              /* something to send: rate timers run */
+  GstClockTime next_send;
+  GstClockTime next_tick;
+  guint dctr;                   /* packets sent in the current SRTT */
+  guint64 cluster_end;          /* losses at or below: same cluster */
+
+  gboolean have_rtt;
+  gdouble srtt, rttvar, rto;    /* seconds */
+  gdouble min_rtt, max_rtt;
+
+  GstErapSenderStats st;
+};
+
+#define NS(x) ((gdouble) (x) / GST_SECOND)
+#define TO_NS(x) ((GstClockTime) ((x) * GST_SECOND + 0.5))
+
+void
+gst_erap_sender_config_init (GstErapSenderConfig * c)
+{
+  memset (c, 0, sizeof (*c));
+  c->mtu = 1400;
+  c->initial_rate = 1000000;
+  c->initial_rtt = 100 * GST_MSECOND;
+  c->initial_rto = GST_SECOND;
+  c->min_rto = 30 * GST_MSECOND;
+  c->max_rto = 10 * GST_SECOND;
+  c->dpthresh = 50;
+  c->max_burst = 16;
+}
+
+static gdouble
+rate_to_ipg (const GstErapSenderConfig * c, guint64 rate)
+{
+  return rate ? (gdouble) c->mtu * 8 / (gdouble) rate : 0;
+}
+
+GstErapSender *
+gst_erap_sender_new (const GstErapSenderConfig * config)
+{
+  GstErapSender *s = g_new0 (GstErapSender, 1);
+  gdouble min_ipg, max_ipg;
+
+  s->cfg = *config;
+  if (s->cfg.mtu < GST_ERAP_DATA_HEADER_SIZE + 1)
+    s->cfg.mtu = GST_ERAP_DATA_HEADER_SIZE + 1;
+  if (s->cfg.max_burst == 0)
+    s->cfg.max_burst = 1;
+  min_ipg = rate_to_ipg (&s->cfg, s->cfg.max_rate);
+  /* Without a floor, halvings during an outage would push the next packet
+   * out of sight; one packet per second keeps probing. */
+  max_ipg = s->cfg.min_rate ? rate_to_ipg (&s->cfg, s->cfg.min_rate) : 1.0;
+  s->cc = gst_erap_cc_new (s->cfg.cc, rate_to_ipg (&s->cfg,
+          s->cfg.initial_rate ? s->cfg.initial_rate : 1000000), min_ipg,
+      max_ipg);
+
+  erap_ring_init (&s->hist, sizeof (HistEntry), 1);
+  erap_ring_init (&s->frags, sizeof (Frag), 0);
+  erap_ring_init (&s->rtx, sizeof (guint64), 0);
+  s->next_seq = 1;
+  s->first_out = 1;
+  s->srtt = NS (s->cfg.initial_rtt);
+  s->rto = NS (s->cfg.initial_rto);
+  return s;
+}
+
+void
+gst_erap_sender_free (GstErapSender * s)
+{
+  guint i;
+
+  if (!s)
+    return;
+  for (i = 0; i < s->frags.len; i++) {
+    Frag *f = erap_ring_nth (&s->frags, i);
+    if (f->msg)
+      g_bytes_unref (f->msg);
+  }
+  erap_ring_clear (&s->frags);
+  erap_ring_clear (&s->hist);
+  erap_ring_clear (&s->rtx);
+  gst_erap_cc_free (s->cc);
+  g_free (s);
+}
+
+static void
+fill_info (GstErapSender * s, GstClockTime now, GstErapCCInfo * info)
+{
+  memset (info, 0, sizeof (*info));
+  info->now = NS (now);
+  info->srtt = s->srtt;
+  info->min_rtt = s->min_rtt;
+  info->max_rtt = s->max_rtt;
+  info->packet_size = s->cfg.mtu;
+  info->packets_in_tick = s->dctr;
+}
+
+static gboolean
+has_data (GstErapSender * s)
+{
+  return s->rtx.len > 0 || s->next_new < erap_ring_end (&s->frags);
+}
+
+/* Idle -> active: the rate state is kept, the timers restart from now. */
+static void
+wake (GstErapSender * s, GstClockTime now)
+{
+  if (s->active || !has_data (s))
+    return;
+  s->active = TRUE;
+  if (s->next_send < now)
+    s->next_send = now;
+  s->next_tick = now + TO_NS (s->srtt);
+  s->dctr = 0;
+}
+
+static void
+frag_acked (GstErapSender * s, guint64 appseq)
+{
+  Frag *f = erap_ring_get (&s->frags, appseq);
+
+  if (!f || f->state == F_ACKED)
+    return;
+  f->state = F_ACKED;
+  s->st.bytes_acked += f->len;
+  s->st.queued_bytes -= f->len;
+  while (s->frags.len > 0) {
+    f = erap_ring_nth (&s->frags, 0);
+    if (f->state != F_ACKED)
+      break;
+    if (f->msg)
+      g_bytes_unref (f->msg);
+    erap_ring_pop (&s->frags);
+  }
+}
+
+static void
+declare_lost (GstErapSender * s, guint64 seq, HistEntry * e, GstClockTime now)
+{
+  Frag *f = erap_ring_get (&s->frags, e->appseq);
+
+  e->status = H_LOST;
+  s->st.packets_lost++;
+  if (f && f->state != F_ACKED && !f->in_rtx) {
+    *(guint64 *) erap_ring_push (&s->rtx) = e->appseq;
+    f->in_rtx = TRUE;
+    wake (s, now);
+  }
+  if (seq > s->cluster_end) {
+    GstErapCCInfo info;
+
+    fill_info (s, now, &info);
+    if (s->cc->ops->on_loss)
+      s->cc->ops->on_loss (s->cc, &info);
+    /* everything in flight now belongs to this cluster */
+    s->cluster_end = s->next_seq - 1;
+    s->st.loss_reactions++;
+    s->next_tick = now + TO_NS (s->srtt);
+  }
+}
+
+static void
+advance_front (GstErapSender * s)
+{
+  while (s->first_out < s->next_seq) {
+    HistEntry *e = erap_ring_get (&s->hist, s->first_out);
+    if (e && e->status == H_SENT)
+      break;
+    s->first_out++;
+  }
+  while (s->hist.base < s->first_out && s->hist.len > 0)
+    erap_ring_pop (&s->hist);
+}
+
+static void
+detect_timeouts (GstErapSender * s, GstClockTime now)
+{
+  guint64 q;
+  GstClockTime rto = TO_NS (s->rto);
+
+  for (q = s->first_out; q < s->next_seq; q++) {
+    HistEntry *e = erap_ring_get (&s->hist, q);
+    if (!e || e->status != H_SENT)
+      continue;
+    if (e->sent + rto > now)
+      break;
+    s->st.timeout_losses++;
+    declare_lost (s, q, e, now);
+  }
+  advance_front (s);
+}
+
+static void
+update_rtt (GstErapSender * s, gdouble sample)
+{
+  if (!s->have_rtt) {
+    s->srtt = sample;
+    s->rttvar = sample / 2;
+    s->min_rtt = s->max_rtt = sample;
+    s->have_rtt = TRUE;
+  } else {
+    /* Jacobson/Karels, RFC 6298 gains */
+    s->rttvar = 0.75 * s->rttvar + 0.25 * fabs (s->srtt - sample);
+    s->srtt = 0.875 * s->srtt + 0.125 * sample;
+    s->min_rtt = MIN (s->min_rtt, sample);
+    s->max_rtt = MAX (s->max_rtt, sample);
+  }
+  /* RAP's timeout is 1.2 SRTT + 4 var: keep its 0.2 SRTT floor on the
+   * variance term so a steady RTT does not time out its own ACKs */
+  s->rto = s->srtt + MAX (4 * s->rttvar, 0.2 * s->srtt);
+  s->rto = CLAMP (s->rto, NS (s->cfg.min_rto), NS (s->cfg.max_rto));
+}
+
+GstErapAckResult
+gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
+    GstClockTime now)
+{
+  gint64 highest = (gint64) s->next_seq - 1;
+  gint64 seq, last_recv, last_miss = 0, prev_recv = 0, q;
+  HistEntry *e;
+
+  if (highest < 1)
+    goto invalid;
+  seq = gst_erap_unwrap32 (ack->seq, highest);
+  last_recv = gst_erap_unwrap32 (ack->last_recv, highest);
+  if (seq < 1 || seq > highest || last_recv > highest || last_recv < seq)
+    goto invalid;
+  if (ack->last_miss) {
+    last_miss = gst_erap_unwrap32 (ack->last_miss, last_recv);
+    if (last_miss > last_recv || last_miss < 0)
+      goto invalid;
+  }
+  if (ack->prev_recv) {
+    prev_recv = gst_erap_unwrap32 (ack->prev_recv, last_recv);
+    if (prev_recv >= last_miss || prev_recv < 1)
+      goto invalid;
+  }
+  s->st.acks_received++;
+
+  e = erap_ring_get (&s->hist, seq);
+  if (e && e->status == H_SENT) {
+    gboolean first = !s->have_rtt;
+    GstErapCCInfo info;
+
+    update_rtt (s, NS (now - MIN (now, e->sent)));
+    e->status = H_ACKED;
+    frag_acked (s, e->appseq);
+    if (first && s->active)
+      s->next_tick = now + TO_NS (s->srtt);
+    if (s->cc->ops->on_ack) {
+      fill_info (s, now, &info);
+      info.rtt_sample = NS (now - MIN (now, e->sent));
+      s->cc->ops->on_ack (s->cc, &info);
+    }
+  } else if (e && e->status == H_LOST) {
+    /* declared lost too early, yet delivered: no need to resend it */
+    e->status = H_ACKED;
+    frag_acked (s, e->appseq);
+  }
+
+  /* ACK redundancy: resolve everything the ACK speaks about */
+  for (q = s->first_out; q <= last_recv; q++) {
+    e = erap_ring_get (&s->hist, q);
+    if (!e || e->status != H_SENT)
+      continue;
+    if (q > last_miss || q == prev_recv) {
+      e->status = H_ACKED;
+      frag_acked (s, e->appseq);
+    } else if (last_recv - q >= RAP_LOSS_DISTANCE) {
+      declare_lost (s, q, e, now);
+    }
+  }
+  advance_front (s);
+  return GST_ERAP_ACK_OK;
+
+invalid:
+  s->st.acks_invalid++;
+  return GST_ERAP_ACK_INVALID;
+}
+
+gboolean
+gst_erap_sender_push (GstErapSender * s, GBytes * msg, GstClockTime now)
+{
+  gsize size, off = 0, maxp;
+
+  g_return_val_if_fail (msg != NULL, FALSE);
+  if (s->eos)
+    return FALSE;
+  size = g_bytes_get_size (msg);
+  maxp = s->cfg.mtu - GST_ERAP_DATA_HEADER_SIZE;
+  do {
+    Frag *f = erap_ring_push (&s->frags);
+    gsize n = MIN (maxp, size - off);
+
+    f->msg = g_bytes_ref (msg);
+    f->off = off;
+    f->len = n;
+    f->flags = (off == 0 ? GST_ERAP_FRAG_BEGIN : 0) |
+        (off + n == size ? GST_ERAP_FRAG_END : 0);
+    off += n;
+    s->st.queued_bytes += n;
+  } while (off < size);
+  wake (s, now);
+  return TRUE;
+}
+
+void
+gst_erap_sender_push_eos (GstErapSender * s, GstClockTime now)
+{
+  if (s->eos)
+    return;
+  s->eos = TRUE;
+  erap_ring_push (&s->frags);   /* zeroed: no flags, no payload */
+  wake (s, now);
+}
+
+static void
+run_ticks (GstErapSender * s, GstClockTime now)
+{
+  GstErapCCInfo info;
+
+  if (!s->active || now < s->next_tick)
+    return;
+  fill_info (s, now, &info);
+  /* the last SRTT should have carried srtt/ipg packets */
+  info.rate_used = 100.0 * s->dctr * (s->cc->ipg / s->srtt) >=
+      s->cfg.dpthresh;
+  if (s->cc->ops->tick)
+    s->cc->ops->tick (s->cc, &info);
+  s->dctr = 0;
+  s->next_tick = now + TO_NS (s->srtt);
+}
+
+static gboolean
+next_fragment (GstErapSender * s, guint64 * appseq, gboolean * rtx)
+{
+  while (s->rtx.len > 0) {
+    guint64 a = *(guint64 *) erap_ring_nth (&s->rtx, 0);
+    Frag *f = erap_ring_get (&s->frags, a);
+
+    erap_ring_pop (&s->rtx);
+    if (f && f->state != F_ACKED) {
+      f->in_rtx = FALSE;
+      *appseq = a;
+      *rtx = TRUE;
+      return TRUE;
+    }
+  }
+  if (s->next_new < erap_ring_end (&s->frags)) {
+    *appseq = s->next_new++;
+    *rtx = FALSE;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+gboolean
+gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
+    GstErapOutPacket * out)
+{
+  GstErapDataHeader h;
+  HistEntry *e;
+  Frag *f;
+  guint64 appseq;
+  gboolean rtx;
+  GstClockTime ipg, lag;
+
+  detect_timeouts (s, now);
+  run_ticks (s, now);
+  if (!s->active || now < s->next_send)
+    return FALSE;
+  if (!next_fragment (s, &appseq, &rtx)) {
+    /* nothing to send: rate timers off, rate kept */
+    s->active = FALSE;
+    return FALSE;
+  }
+
+  /* a seqno that is 0 mod 2^32 is never sent: 0 means "none" in ACKs */
+  if ((guint32) s->next_seq == 0) {
+    e = erap_ring_push (&s->hist);
+    e->status = H_ACKED;
+    s->next_seq++;
+  }
+  f = erap_ring_get (&s->frags, appseq);
+  f->state = F_SENT;
+  e = erap_ring_push (&s->hist);
+  e->appseq = appseq;
+  e->sent = now;
+  e->status = H_SENT;
+
+  h.seqno = (guint32) s->next_seq;
+  h.appseq = (guint32) appseq & GST_ERAP_APPSEQ_MASK;
+  h.flags = f->flags;
+  gst_erap_data_header_write (&h, out->header);
+  out->payload = f->msg ? (const guint8 *) g_bytes_get_data (f->msg,
+      NULL) + f->off : NULL;
+  out->payload_len = f->len;
+  out->seqno = s->next_seq;
+  out->appseq = appseq;
+  out->retransmission = rtx;
+  s->next_seq++;
+
+  s->st.packets_sent++;
+  s->st.bytes_sent += f->len;
+  if (rtx)
+    s->st.packets_retransmitted++;
+  s->dctr++;
+
+  /* pace; when woken late, catch up by at most max_burst packets */
+  if (s->cc->ops->next_gap) {
+    GstErapCCInfo info;
+
+    fill_info (s, now, &info);
+    ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
+  } else {
+    ipg = TO_NS (s->cc->ipg);
+  }
+  if (ipg == 0)
+    ipg = 1;
+  lag = (GstClockTime) s->cfg.max_burst * ipg;
+  if (s->next_send + lag < now)
+    s->next_send = now - lag;
+  s->next_send += ipg;
+  return TRUE;
+}
+
+GstClockTime
+gst_erap_sender_next_wakeup (GstErapSender * s)
+{
+  GstClockTime t = GST_CLOCK_TIME_NONE;
+
+  if (s->active || has_data (s))
+    t = MIN (s->next_send, s->next_tick);
+  if (s->first_out < s->next_seq) {
+    HistEntry *e = erap_ring_get (&s->hist, s->first_out);
+    if (e && e->status == H_SENT)
+      t = MIN (t, e->sent + TO_NS (s->rto));
+  }
+  return t;
+}
+
+gboolean
+gst_erap_sender_is_done (GstErapSender * s)
+{
+  return s->eos && s->frags.len == 0;
+}
+
+gboolean
+gst_erap_sender_is_idle (GstErapSender * s)
+{
+  return !s->active && !has_data (s);
+}
+
+guint64
+gst_erap_sender_queued_bytes (GstErapSender * s)
+{
+  return s->st.queued_bytes;
+}
+
+void
+gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st)
+{
+  *st = s->st;
+  st->ipg = TO_NS (s->cc->ipg);
+  st->rate = (guint64) (s->cfg.mtu * 8 / s->cc->ipg);
+  st->srtt = TO_NS (s->srtt);
+  st->rto = TO_NS (s->rto);
+}
+
+GstErapCC *
+gst_erap_sender_get_cc (GstErapSender * s)
+{
+  return s->cc;
+}

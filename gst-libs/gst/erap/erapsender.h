@@ -1,0 +1,95 @@
+/* twoflow — ERAP sender state machine (sans-IO).
+ *
+ * Fed application messages, ACKs and the current time; returns the packets
+ * to send and the time it wants to be called again. No sockets, threads or
+ * clocks of its own. Not thread-safe: callers serialize access.
+ */
+#ifndef __GST_ERAP_SENDER_H__
+#define __GST_ERAP_SENDER_H__
+
+#include <gst/gst.h>
+#include <gst/erap/erappacket.h>
+#include <gst/erap/erapcc.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstErapSender GstErapSender;
+
+typedef struct {
+  guint mtu;                    /* datagram size, header included */
+  guint64 initial_rate;         /* bit/s of datagrams */
+  guint64 min_rate;             /* bit/s; 0: at least one packet per second */
+  guint64 max_rate;             /* bit/s; 0: unbounded */
+  const GstErapCongestionOps *cc;       /* NULL: rap */
+  GstClockTime initial_rtt;     /* SRTT before the first sample */
+  GstClockTime initial_rto;
+  GstClockTime min_rto;
+  GstClockTime max_rto;
+  guint dpthresh;               /* percent of the rate an SRTT must use to grow */
+  guint max_burst;              /* packets sent back to back to catch up */
+} GstErapSenderConfig;
+
+typedef struct {
+  guint64 packets_sent;         /* all data packets, retransmissions included */
+  guint64 packets_retransmitted;
+  guint64 packets_lost;         /* transmissions declared lost */
+  guint64 loss_reactions;       /* rate decreases (one per loss cluster) */
+  guint64 timeout_losses;       /* of packets_lost, found by timeout */
+  guint64 bytes_sent;           /* payload bytes, retransmissions included */
+  guint64 bytes_acked;          /* payload bytes known delivered */
+  guint64 acks_received;
+  guint64 acks_invalid;         /* for never-sent seqnos or inconsistent */
+  guint64 queued_bytes;         /* payload not yet acknowledged */
+  guint64 rate;                 /* current allowed rate, bit/s */
+  GstClockTime ipg;
+  GstClockTime srtt;
+  GstClockTime rto;
+} GstErapSenderStats;
+
+typedef struct {
+  guint8 header[GST_ERAP_DATA_HEADER_SIZE];
+  const guint8 *payload;        /* valid until the next call on the sender */
+  gsize payload_len;
+  guint64 seqno;
+  guint64 appseq;
+  gboolean retransmission;
+} GstErapOutPacket;
+
+typedef enum {
+  GST_ERAP_ACK_OK = 0,
+  GST_ERAP_ACK_INVALID = 1,     /* never-sent seqno or inconsistent fields */
+} GstErapAckResult;
+
+void gst_erap_sender_config_init (GstErapSenderConfig * config);
+
+GstErapSender *gst_erap_sender_new (const GstErapSenderConfig * config);
+void gst_erap_sender_free (GstErapSender * s);
+
+/* Queues one message (fragmented to the MTU). Takes a reference to @msg.
+ * Returns FALSE after end of stream. */
+gboolean gst_erap_sender_push (GstErapSender * s, GBytes * msg,
+    GstClockTime now);
+/* Queues the in-band end of stream after everything pushed so far. */
+void gst_erap_sender_push_eos (GstErapSender * s, GstClockTime now);
+
+GstErapAckResult gst_erap_sender_handle_ack (GstErapSender * s,
+    const GstErapAck * ack, GstClockTime now);
+
+/* Runs the timers due at @now and fills @out with a packet to send now.
+ * Call until it returns FALSE, then sleep until next_wakeup. */
+gboolean gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
+    GstErapOutPacket * out);
+/* Absolute time of the next timer, GST_CLOCK_TIME_NONE when idle. */
+GstClockTime gst_erap_sender_next_wakeup (GstErapSender * s);
+
+/* TRUE when end of stream was pushed and everything is acknowledged. */
+gboolean gst_erap_sender_is_done (GstErapSender * s);
+/* TRUE when there is nothing to send (timers of the rate law are off). */
+gboolean gst_erap_sender_is_idle (GstErapSender * s);
+guint64 gst_erap_sender_queued_bytes (GstErapSender * s);
+void gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st);
+GstErapCC *gst_erap_sender_get_cc (GstErapSender * s);
+
+G_END_DECLS
+
+#endif
