@@ -15,6 +15,7 @@
 
 /* appSeqs further ahead than this are garbage, not reordering */
 #define MAX_APPSEQ_AHEAD (1 << 28)
+#define MAX_SEQ_JUMP (1 << 30)
 /* seqnos whose arrival the receiver remembers for its ACKs */
 #define ERAP_WIN 1024
 
@@ -267,7 +268,10 @@ gst_erap_receiver_handle_data (GstErapReceiver * r, GBytes * datagram,
   seq = gst_erap_unwrap32 (h.seqno, r->last_recv);
   appseq = gst_erap_unwrap30 (h.appseq, r->next_appseq);
   plen = len - GST_ERAP_DATA_HEADER_SIZE;
-  if (seq < 1 || appseq - r->next_appseq >= MAX_APPSEQ_AHEAD)
+  /* a jump of 2^30 seqnos is no loss burst but garbage; it would also
+   * leave the ACK's fields out of serial-arithmetic range */
+  if (seq < 1 || ABS (seq - r->last_recv) >= MAX_SEQ_JUMP ||
+      appseq - r->next_appseq >= MAX_APPSEQ_AHEAD)
     goto malformed;
   if (h.flags == 0 && plen == 0 && r->eos && appseq >= r->next_appseq)
     goto malformed;             /* a second, different end of stream */
