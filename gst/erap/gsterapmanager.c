@@ -1,0 +1,304 @@
+/* twoflow — ERAP manager.
+ *
+ * Every erapsink of a process that binds the same local address and port
+ * shares one non-blocking UDP socket and one thread. The thread receives
+ * the ACKs of all those sessions and dispatches each to its session by
+ * (receiver address, receiver port): the address is the ACK's source, or
+ * the address the ACK carries when the receiver sends from another one.
+ * Data is sent by the sessions themselves (from their timers) on the same
+ * socket, so the receivers' ACKs come back here.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <sys/socket.h>
+#include "gsterapmanager.h"
+
+GST_DEBUG_CATEGORY_STATIC (erap_manager_debug);
+#define GST_CAT_DEFAULT erap_manager_debug
+
+struct _GstErapManagerSession {
+  gchar *key;
+  GstObject *owner;
+  GstErapAckFunc func;
+  guint64 rate, queued;
+  gint busy;                    /* dispatches running, under manager lock */
+};
+
+struct _GstErapManager {
+  gchar *key;
+  gint refcount;
+  GSocket *socket;
+  GCancellable *cancellable;
+  GThread *thread;
+
+  GMutex lock;
+  GCond idle;                   /* a dispatch finished */
+  GHashTable *sessions;         /* key -> GstErapManagerSession */
+  GstErapManagerStats st;
+};
+
+G_LOCK_DEFINE_STATIC (managers);
+static GHashTable *managers;
+static gint n_threads;
+
+static gchar *
+make_key (GInetAddress * addr, guint16 port)
+{
+  gchar *a = g_inet_address_to_string (addr);
+  gchar *k = g_strdup_printf ("%s|%u", a, port);
+
+  g_free (a);
+  return k;
+}
+
+static void
+dispatch (GstErapManager * m, const guint8 * data, gsize len,
+    GSocketAddress * from)
+{
+  GstErapAck ack;
+  GInetAddress *addr = NULL;
+  GstErapManagerSession *s;
+  gchar *key;
+
+  if (!gst_erap_ack_parse (data, len, &ack) || !G_IS_INET_SOCKET_ADDRESS (from)) {
+    g_mutex_lock (&m->lock);
+    m->st.acks_malformed++;
+    g_mutex_unlock (&m->lock);
+    return;
+  }
+  if (ack.addr_len)
+    addr = g_inet_address_new_from_bytes (ack.addr, ack.addr_len == 4 ?
+        G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
+  else
+    addr = g_object_ref (g_inet_socket_address_get_address
+        (G_INET_SOCKET_ADDRESS (from)));
+  key = make_key (addr, ack.port);
+  g_object_unref (addr);
+
+  g_mutex_lock (&m->lock);
+  s = g_hash_table_lookup (m->sessions, key);
+  if (!s) {
+    m->st.acks_unknown++;
+    g_mutex_unlock (&m->lock);
+    GST_LOG ("ACK for unknown session %s", key);
+    g_free (key);
+    return;
+  }
+  g_free (key);
+  s->busy++;
+  g_mutex_unlock (&m->lock);
+
+  s->func (s->owner, &ack);
+
+  g_mutex_lock (&m->lock);
+  s->busy--;
+  g_cond_broadcast (&m->idle);
+  g_mutex_unlock (&m->lock);
+}
+
+static gpointer
+ack_thread (gpointer data)
+{
+  GstErapManager *m = data;
+  guint8 buf[2048];
+
+  while (!g_cancellable_is_cancelled (m->cancellable)) {
+    GError *err = NULL;
+    GSocketAddress *from = NULL;
+    gssize n;
+
+    if (!g_socket_condition_wait (m->socket, G_IO_IN, m->cancellable, &err)) {
+      g_clear_error (&err);
+      continue;                 /* cancelled: the loop ends */
+    }
+    /* drain what is there, then wait again */
+    while ((n = g_socket_receive_from (m->socket, &from, (gchar *) buf,
+                sizeof (buf), NULL, &err)) >= 0) {
+      dispatch (m, buf, n, from);
+      g_clear_object (&from);
+    }
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+      GST_DEBUG ("receive error: %s", err->message);
+    g_clear_error (&err);
+    g_clear_object (&from);
+  }
+  return NULL;
+}
+
+static GstErapManager *
+manager_new (const gchar * key, const gchar * bind_address, guint bind_port,
+    GError ** error)
+{
+  GstErapManager *m;
+  GInetAddress *ia;
+  GSocketAddress *sa;
+  GSocket *sock;
+
+  ia = g_inet_address_new_from_string (bind_address);
+  if (!ia) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "bind-address '%s' is not an IP address", bind_address);
+    return NULL;
+  }
+  sock = g_socket_new (g_inet_address_get_family (ia), G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, error);
+  if (!sock) {
+    g_object_unref (ia);
+    return NULL;
+  }
+  sa = g_inet_socket_address_new (ia, bind_port);
+  g_object_unref (ia);
+  if (!g_socket_bind (sock, sa, FALSE, error)) {
+    g_object_unref (sa);
+    g_object_unref (sock);
+    return NULL;
+  }
+  g_object_unref (sa);
+  g_socket_set_blocking (sock, FALSE);
+  /* room for bursts of many sessions and for their ACKs */
+  g_socket_set_option (sock, SOL_SOCKET, SO_SNDBUF, 4 * 1024 * 1024, NULL);
+  g_socket_set_option (sock, SOL_SOCKET, SO_RCVBUF, 4 * 1024 * 1024, NULL);
+
+  m = g_new0 (GstErapManager, 1);
+  m->key = g_strdup (key);
+  m->refcount = 1;
+  m->socket = sock;
+  m->cancellable = g_cancellable_new ();
+  g_mutex_init (&m->lock);
+  g_cond_init (&m->idle);
+  m->sessions = g_hash_table_new (g_str_hash, g_str_equal);
+  sa = g_socket_get_local_address (sock, NULL);
+  if (sa) {
+    m->st.local_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS
+        (sa));
+    g_object_unref (sa);
+  }
+  m->thread = g_thread_new ("erap-acks", ack_thread, m);
+  g_atomic_int_inc (&n_threads);
+  GST_INFO ("manager %s on port %u", key, m->st.local_port);
+  return m;
+}
+
+GstErapManager *
+gst_erap_manager_acquire (const gchar * bind_address, guint bind_port,
+    GError ** error)
+{
+  GstErapManager *m;
+  gchar *key;
+
+  key = g_strdup_printf ("%s|%u", bind_address, bind_port);
+  G_LOCK (managers);
+  if (!erap_manager_debug)
+    GST_DEBUG_CATEGORY_INIT (erap_manager_debug, "erapmanager", 0,
+        "ERAP socket and ACK thread manager");
+  if (!managers)
+    managers = g_hash_table_new (g_str_hash, g_str_equal);
+  m = g_hash_table_lookup (managers, key);
+  if (m) {
+    m->refcount++;
+  } else if ((m = manager_new (key, bind_address, bind_port, error))) {
+    g_hash_table_insert (managers, m->key, m);
+  }
+  G_UNLOCK (managers);
+  g_free (key);
+  return m;
+}
+
+void
+gst_erap_manager_release (GstErapManager * m)
+{
+  G_LOCK (managers);
+  if (--m->refcount > 0) {
+    G_UNLOCK (managers);
+    return;
+  }
+  g_hash_table_remove (managers, m->key);
+  G_UNLOCK (managers);
+
+  g_cancellable_cancel (m->cancellable);
+  g_thread_join (m->thread);
+  g_atomic_int_add (&n_threads, -1);
+  g_object_unref (m->cancellable);
+  g_socket_close (m->socket, NULL);
+  g_object_unref (m->socket);
+  g_hash_table_unref (m->sessions);
+  g_mutex_clear (&m->lock);
+  g_cond_clear (&m->idle);
+  g_free (m->key);
+  g_free (m);
+}
+
+GSocket *
+gst_erap_manager_get_socket (GstErapManager * m)
+{
+  return m->socket;
+}
+
+GstErapManagerSession *
+gst_erap_manager_add_session (GstErapManager * m, GInetSocketAddress * peer,
+    GstObject * owner, GstErapAckFunc func)
+{
+  GstErapManagerSession *s;
+  gchar *key = make_key (g_inet_socket_address_get_address (peer),
+      g_inet_socket_address_get_port (peer));
+
+  g_mutex_lock (&m->lock);
+  if (g_hash_table_contains (m->sessions, key)) {
+    g_mutex_unlock (&m->lock);
+    g_free (key);
+    return NULL;
+  }
+  s = g_new0 (GstErapManagerSession, 1);
+  s->key = key;
+  s->owner = owner;
+  s->func = func;
+  g_hash_table_insert (m->sessions, key, s);
+  m->st.sessions++;
+  g_mutex_unlock (&m->lock);
+  return s;
+}
+
+void
+gst_erap_manager_remove_session (GstErapManager * m,
+    GstErapManagerSession * s)
+{
+  g_mutex_lock (&m->lock);
+  g_hash_table_remove (m->sessions, s->key);
+  m->st.sessions--;
+  m->st.exit_bandwidth -= s->rate;
+  m->st.queued_bits -= s->queued * 8;
+  while (s->busy)
+    g_cond_wait (&m->idle, &m->lock);
+  g_mutex_unlock (&m->lock);
+  g_free (s->key);
+  g_free (s);
+}
+
+void
+gst_erap_manager_session_update (GstErapManager * m,
+    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes)
+{
+  g_mutex_lock (&m->lock);
+  m->st.exit_bandwidth += rate - s->rate;
+  m->st.queued_bits += (queued_bytes - s->queued) * 8;
+  s->rate = rate;
+  s->queued = queued_bytes;
+  g_mutex_unlock (&m->lock);
+}
+
+void
+gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
+{
+  g_mutex_lock (&m->lock);
+  *st = m->st;
+  g_mutex_unlock (&m->lock);
+}
+
+guint
+gst_erap_manager_n_threads (void)
+{
+  return g_atomic_int_get (&n_threads);
+}

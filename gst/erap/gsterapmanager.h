@@ -1,0 +1,52 @@
+/* twoflow — ERAP manager: one UDP socket per local address and port, and
+ * one thread receiving the ACKs of every session on it. */
+#ifndef __GST_ERAP_MANAGER_H__
+#define __GST_ERAP_MANAGER_H__
+
+#include <gio/gio.h>
+#include <gst/gst.h>
+#include <gst/erap/erap.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstErapManager GstErapManager;
+typedef struct _GstErapManagerSession GstErapManagerSession;
+
+/* Called in the manager's thread for each well-formed ACK of the session.
+ * @owner is referenced for the duration of the call. */
+typedef void (*GstErapAckFunc) (GstObject * owner, const GstErapAck * ack);
+
+typedef struct {
+  guint64 exit_bandwidth;       /* sum of the sessions' rates, bit/s */
+  guint64 queued_bits;          /* bits queued over all sessions */
+  guint sessions;
+  guint64 acks_malformed;
+  guint64 acks_unknown;         /* no session for that address and port */
+  guint16 local_port;
+} GstErapManagerStats;
+
+/* bind_port 0: the process-wide socket on an ephemeral port for that
+ * address. */
+GstErapManager *gst_erap_manager_acquire (const gchar * bind_address,
+    guint bind_port, GError ** error);
+void gst_erap_manager_release (GstErapManager * m);
+GSocket *gst_erap_manager_get_socket (GstErapManager * m);
+
+/* Registers @owner as the session sending to @peer; FALSE if another
+ * session on this socket already does. */
+GstErapManagerSession *gst_erap_manager_add_session (GstErapManager * m,
+    GInetSocketAddress * peer, GstObject * owner, GstErapAckFunc func);
+/* After this returns, @func is not running and will not be called. */
+void gst_erap_manager_remove_session (GstErapManager * m,
+    GstErapManagerSession * s);
+/* Keeps the manager's running totals (the scheduler's view) up to date. */
+void gst_erap_manager_session_update (GstErapManager * m,
+    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes);
+void gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st);
+
+/* For tests: number of ACK threads running in the process. */
+guint gst_erap_manager_n_threads (void);
+
+G_END_DECLS
+
+#endif

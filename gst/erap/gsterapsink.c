@@ -1,0 +1,921 @@
+/* twoflow — erapsink
+ *
+ * SECTION:element-erapsink
+ * @title: erapsink
+ * @see_also: erapsrc, udpsink
+ *
+ * Sends each buffer as one message, reliably and in order, to an erapsrc
+ * over ERAP: RAP's TCP-friendly rate-based congestion control (an
+ * inter-packet gap that grows by one packet per RTT per RTT and halves on
+ * loss) with retransmission of lost packets under new sequence numbers.
+ * Buffers larger than the MTU are fragmented; the receiver restores their
+ * boundaries.
+ *
+ * All erapsinks of a process that bind the same #GstErapSink:bind-address
+ * and #GstErapSink:bind-port share one UDP socket and one thread, which
+ * receives the ACKs of all of them; sending is paced by timers on the
+ * pipeline clock (#GstClockID), so there is no thread per session.
+ *
+ * On each loss reaction (one per loss cluster) the sink sends a
+ * `GstNetworkCongestion` event upstream (`type=loss`, `estimated-bitrate` =
+ * the new rate) and posts the same structure as an element message.
+ * Every #GstErapSink:scheduler-interval it posts an `erap-scheduler`
+ * element message with the scheduler's view (the fields
+ * `total-exit-bandwidth`, `available-bandwidth`, `queued-bits-total`,
+ * `queued-bits`, `sessions`, as in the stats below).
+ *
+ * Rendering blocks while more than #GstErapSink:max-queue-bytes are not
+ * yet acknowledged (backpressure, never drops). At end of stream the sink
+ * sends an in-band end of stream and posts EOS only once everything is
+ * acknowledged, or when #GstErapSink:linger expires (then with an element
+ * warning telling how many bytes were not acknowledged).
+ *
+ * The #GstErapSink:stats structure `application/x-erapsink-stats` has:
+ *
+ * * `rate` (guint64): allowed sending rate of this session, bit/s
+ * * `ipg`, `srtt`, `rto` (guint64): inter-packet gap, smoothed RTT and
+ *   retransmission timeout, ns
+ * * `packets-sent` (guint64): data packets sent, retransmissions included
+ * * `packets-retransmitted` (guint64): of those, retransmissions
+ * * `packets-lost` (guint64): transmissions found lost (timeout or ACKs)
+ * * `loss-reactions` (guint64): rate decreases, one per loss cluster
+ * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
+ * * `bytes-acked` (guint64): payload bytes known delivered
+ * * `queued-bytes` (guint64): payload bytes accepted and not yet acked
+ * * `acks-received` (guint64): valid ACKs of this session
+ * * `acks-invalid` (guint64): ACKs for never-sent seqnos, dropped
+ * * `send-errors` (guint64): datagrams the socket refused (counted as lost)
+ * * `total-exit-bandwidth` (guint64): sum of the rates of all sessions on
+ *   this socket, bit/s
+ * * `available-bandwidth` (guint64): the bandwidth available to this
+ *   session, i.e. its congestion-controlled rate, bit/s
+ * * `queued-bits-total` (guint64): bits queued over all sessions on this
+ *   socket
+ * * `sessions` (guint): sessions on this socket
+ * * `acks-malformed`, `acks-unknown` (guint64): datagrams on this socket
+ *   that were not ACKs, or ACKs of no session (e.g. from another address
+ *   than a session's peer), dropped
+ * * `local-port` (guint): the UDP port data is sent from
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004
+ * ]| Sends a file; receive it with
+ * `gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts`.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/twoflow/networkcongestion.h>
+#include "gsterapsink.h"
+
+GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
+#define GST_CAT_DEFAULT erap_sink_debug
+
+#define DEFAULT_HOST                "localhost"
+#define DEFAULT_PORT                5004
+#define DEFAULT_BIND_ADDRESS        "0.0.0.0"
+#define DEFAULT_BIND_PORT           0
+#define DEFAULT_MTU                 1400
+#define DEFAULT_CONGESTION_CONTROL  GST_ERAP_CC_RAP
+#define DEFAULT_INITIAL_RATE        1000000
+#define DEFAULT_MIN_RATE            0
+#define DEFAULT_MAX_RATE            0
+#define DEFAULT_MAX_QUEUE_BYTES     (4 * 1024 * 1024)
+#define DEFAULT_LINGER              (10 * GST_SECOND)
+#define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
+
+enum {
+  PROP_0,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_BIND_ADDRESS,
+  PROP_BIND_PORT,
+  PROP_MTU,
+  PROP_CONGESTION_CONTROL,
+  PROP_INITIAL_RATE,
+  PROP_MIN_RATE,
+  PROP_MAX_RATE,
+  PROP_MAX_QUEUE_BYTES,
+  PROP_LINGER,
+  PROP_SCHEDULER_INTERVAL,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+GType
+gst_erap_congestion_control_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_ERAP_CC_RAP, "RAP rate-based AIMD", "rap"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstErapCongestionControl", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define gst_erap_sink_parent_class parent_class
+G_DEFINE_TYPE (GstErapSink, gst_erap_sink, GST_TYPE_BASE_SINK);
+GST_ELEMENT_REGISTER_DEFINE (erapsink, "erapsink", GST_RANK_NONE,
+    GST_TYPE_ERAP_SINK);
+
+static void gst_erap_sink_finalize (GObject * object);
+static void gst_erap_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_erap_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_erap_sink_start (GstBaseSink * bsink);
+static gboolean gst_erap_sink_stop (GstBaseSink * bsink);
+static GstFlowReturn gst_erap_sink_render (GstBaseSink * bsink,
+    GstBuffer * buffer);
+static gboolean gst_erap_sink_event (GstBaseSink * bsink, GstEvent * event);
+static gboolean gst_erap_sink_unlock (GstBaseSink * bsink);
+static gboolean gst_erap_sink_unlock_stop (GstBaseSink * bsink);
+
+static void
+gst_erap_sink_class_init (GstErapSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *bs_class = GST_BASE_SINK_CLASS (klass);
+
+  gobject_class->finalize = gst_erap_sink_finalize;
+  gobject_class->set_property = gst_erap_sink_set_property;
+  gobject_class->get_property = gst_erap_sink_get_property;
+
+  /**
+   * GstErapSink:host:
+   *
+   * The receiver (erapsrc) host name or address.
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST,
+      g_param_spec_string ("host", "Host", "Receiver host or address",
+          DEFAULT_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:port:
+   *
+   * The receiver's UDP port.
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "Port", "Receiver UDP port", 1, 65535,
+          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:bind-address:
+   *
+   * Local address to send from (and receive ACKs on).
+   */
+  g_object_class_install_property (gobject_class, PROP_BIND_ADDRESS,
+      g_param_spec_string ("bind-address", "Bind address",
+          "Local IP address to send from and receive ACKs on",
+          DEFAULT_BIND_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:bind-port:
+   *
+   * Local UDP port; all erapsinks of the process with the same bind
+   * address and port share one socket and one ACK thread. 0 uses the
+   * process-wide socket on an ephemeral port.
+   */
+  g_object_class_install_property (gobject_class, PROP_BIND_PORT,
+      g_param_spec_uint ("bind-port", "Bind port",
+          "Local UDP port (0 = the shared ephemeral one)", 0, 65535,
+          DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:mtu:
+   *
+   * Largest datagram to send, ERAP header included (UDP payload size).
+   */
+  g_object_class_install_property (gobject_class, PROP_MTU,
+      g_param_spec_uint ("mtu", "MTU",
+          "Largest UDP payload to send, 8-byte ERAP header included", 64,
+          65507, DEFAULT_MTU, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:congestion-control:
+   *
+   * The congestion control law.
+   */
+  g_object_class_install_property (gobject_class, PROP_CONGESTION_CONTROL,
+      g_param_spec_enum ("congestion-control", "Congestion control",
+          "Congestion control law", GST_TYPE_ERAP_CONGESTION_CONTROL,
+          DEFAULT_CONGESTION_CONTROL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:initial-rate:
+   *
+   * Sending rate at the start, in bit/s of datagrams.
+   */
+  g_object_class_install_property (gobject_class, PROP_INITIAL_RATE,
+      g_param_spec_uint64 ("initial-rate", "Initial rate",
+          "Initial sending rate (bit/s)", 1000, G_MAXUINT64,
+          DEFAULT_INITIAL_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:min-rate:
+   *
+   * Lowest rate the congestion control may go to, bit/s; 0: one packet
+   * per second.
+   */
+  g_object_class_install_property (gobject_class, PROP_MIN_RATE,
+      g_param_spec_uint64 ("min-rate", "Minimum rate",
+          "Lowest sending rate (bit/s, 0 = one packet per second)", 0,
+          G_MAXUINT64, DEFAULT_MIN_RATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:max-rate:
+   *
+   * Highest rate the congestion control may go to, bit/s; 0: unbounded.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_RATE,
+      g_param_spec_uint64 ("max-rate", "Maximum rate",
+          "Highest sending rate (bit/s, 0 = unbounded)", 0, G_MAXUINT64,
+          DEFAULT_MAX_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:max-queue-bytes:
+   *
+   * Rendering blocks while this many payload bytes are not acknowledged.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_QUEUE_BYTES,
+      g_param_spec_uint64 ("max-queue-bytes", "Max queue bytes",
+          "Block rendering while this many bytes are unacknowledged", 1,
+          G_MAXUINT64, DEFAULT_MAX_QUEUE_BYTES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:linger:
+   *
+   * How long end of stream waits for outstanding data to be acknowledged
+   * (ns).
+   */
+  g_object_class_install_property (gobject_class, PROP_LINGER,
+      g_param_spec_uint64 ("linger", "Linger",
+          "How long EOS waits for outstanding data to be acknowledged (ns)",
+          0, G_MAXUINT64, DEFAULT_LINGER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:scheduler-interval:
+   *
+   * Period of the `erap-scheduler` element message (ns); 0 disables it.
+   */
+  g_object_class_install_property (gobject_class, PROP_SCHEDULER_INTERVAL,
+      g_param_spec_uint64 ("scheduler-interval", "Scheduler interval",
+          "Period of the erap-scheduler element message (ns, 0 = off)", 0,
+          G_MAXUINT64, DEFAULT_SCHEDULER_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:stats:
+   *
+   * Statistics, `application/x-erapsink-stats` (fields in the element
+   * documentation).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Session statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class, "ERAP sink",
+      "Sink/Network",
+      "Sends buffers reliably with TCP-friendly rate control over UDP (ERAP)",
+      "twoflow developers <dev@twoflow.invalid>");
+
+  bs_class->start = GST_DEBUG_FUNCPTR (gst_erap_sink_start);
+  bs_class->stop = GST_DEBUG_FUNCPTR (gst_erap_sink_stop);
+  bs_class->render = GST_DEBUG_FUNCPTR (gst_erap_sink_render);
+  bs_class->event = GST_DEBUG_FUNCPTR (gst_erap_sink_event);
+  bs_class->unlock = GST_DEBUG_FUNCPTR (gst_erap_sink_unlock);
+  bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_erap_sink_unlock_stop);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_ERAP_CONGESTION_CONTROL, 0);
+  GST_DEBUG_CATEGORY_INIT (erap_sink_debug, "erapsink", 0, "ERAP sink");
+}
+
+static void
+gst_erap_sink_init (GstErapSink * sink)
+{
+  sink->host = g_strdup (DEFAULT_HOST);
+  sink->port = DEFAULT_PORT;
+  sink->bind_address = g_strdup (DEFAULT_BIND_ADDRESS);
+  sink->bind_port = DEFAULT_BIND_PORT;
+  sink->mtu = DEFAULT_MTU;
+  sink->cc = DEFAULT_CONGESTION_CONTROL;
+  sink->initial_rate = DEFAULT_INITIAL_RATE;
+  sink->min_rate = DEFAULT_MIN_RATE;
+  sink->max_rate = DEFAULT_MAX_RATE;
+  sink->max_queue_bytes = DEFAULT_MAX_QUEUE_BYTES;
+  sink->linger = DEFAULT_LINGER;
+  sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
+  g_mutex_init (&sink->lock);
+  g_cond_init (&sink->queue_cond);
+  /* a file transfer, not a playback: send as fast as allowed */
+  gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
+}
+
+static void
+gst_erap_sink_finalize (GObject * object)
+{
+  GstErapSink *sink = GST_ERAP_SINK (object);
+
+  g_free (sink->host);
+  g_free (sink->bind_address);
+  g_mutex_clear (&sink->lock);
+  g_cond_clear (&sink->queue_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static GstStructure *
+make_stats (GstErapSink * sink)
+{
+  GstErapSenderStats st;
+  GstErapManagerStats ms = { 0 };
+  GstStructure *s;
+
+  g_mutex_lock (&sink->lock);
+  if (sink->sender)
+    gst_erap_sender_get_stats (sink->sender, &sink->last);
+  st = sink->last;
+  if (sink->manager)
+    gst_erap_manager_get_stats (sink->manager, &ms);
+  s = gst_structure_new ("application/x-erapsink-stats",
+      "rate", G_TYPE_UINT64, st.rate,
+      "ipg", G_TYPE_UINT64, (guint64) st.ipg,
+      "srtt", G_TYPE_UINT64, (guint64) st.srtt,
+      "rto", G_TYPE_UINT64, (guint64) st.rto,
+      "packets-sent", G_TYPE_UINT64, st.packets_sent,
+      "packets-retransmitted", G_TYPE_UINT64, st.packets_retransmitted,
+      "packets-lost", G_TYPE_UINT64, st.packets_lost,
+      "loss-reactions", G_TYPE_UINT64, st.loss_reactions,
+      "bytes-sent", G_TYPE_UINT64, st.bytes_sent,
+      "bytes-acked", G_TYPE_UINT64, st.bytes_acked,
+      "queued-bytes", G_TYPE_UINT64, st.queued_bytes,
+      "acks-received", G_TYPE_UINT64, st.acks_received,
+      "acks-invalid", G_TYPE_UINT64, st.acks_invalid,
+      "send-errors", G_TYPE_UINT64, sink->send_errors,
+      "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
+      "available-bandwidth", G_TYPE_UINT64, st.rate,
+      "queued-bits-total", G_TYPE_UINT64, ms.queued_bits,
+      "sessions", G_TYPE_UINT, ms.sessions,
+      "acks-malformed", G_TYPE_UINT64, ms.acks_malformed,
+      "acks-unknown", G_TYPE_UINT64, ms.acks_unknown,
+      "local-port", G_TYPE_UINT, (guint) ms.local_port, NULL);
+  g_mutex_unlock (&sink->lock);
+  return s;
+}
+
+static void
+gst_erap_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstErapSink *sink = GST_ERAP_SINK (object);
+
+  GST_OBJECT_LOCK (sink);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_free (sink->host);
+      sink->host = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      sink->port = g_value_get_uint (value);
+      break;
+    case PROP_BIND_ADDRESS:
+      g_free (sink->bind_address);
+      sink->bind_address = g_value_dup_string (value);
+      break;
+    case PROP_BIND_PORT:
+      sink->bind_port = g_value_get_uint (value);
+      break;
+    case PROP_MTU:
+      sink->mtu = g_value_get_uint (value);
+      break;
+    case PROP_CONGESTION_CONTROL:
+      sink->cc = g_value_get_enum (value);
+      break;
+    case PROP_INITIAL_RATE:
+      sink->initial_rate = g_value_get_uint64 (value);
+      break;
+    case PROP_MIN_RATE:
+      sink->min_rate = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_RATE:
+      sink->max_rate = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_QUEUE_BYTES:
+      sink->max_queue_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_LINGER:
+      sink->linger = g_value_get_uint64 (value);
+      break;
+    case PROP_SCHEDULER_INTERVAL:
+      sink->scheduler_interval = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (sink);
+}
+
+static void
+gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstErapSink *sink = GST_ERAP_SINK (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, make_stats (sink));
+    return;
+  }
+  GST_OBJECT_LOCK (sink);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_value_set_string (value, sink->host);
+      break;
+    case PROP_PORT:
+      g_value_set_uint (value, sink->port);
+      break;
+    case PROP_BIND_ADDRESS:
+      g_value_set_string (value, sink->bind_address);
+      break;
+    case PROP_BIND_PORT:
+      g_value_set_uint (value, sink->bind_port);
+      break;
+    case PROP_MTU:
+      g_value_set_uint (value, sink->mtu);
+      break;
+    case PROP_CONGESTION_CONTROL:
+      g_value_set_enum (value, sink->cc);
+      break;
+    case PROP_INITIAL_RATE:
+      g_value_set_uint64 (value, sink->initial_rate);
+      break;
+    case PROP_MIN_RATE:
+      g_value_set_uint64 (value, sink->min_rate);
+      break;
+    case PROP_MAX_RATE:
+      g_value_set_uint64 (value, sink->max_rate);
+      break;
+    case PROP_MAX_QUEUE_BYTES:
+      g_value_set_uint64 (value, sink->max_queue_bytes);
+      break;
+    case PROP_LINGER:
+      g_value_set_uint64 (value, sink->linger);
+      break;
+    case PROP_SCHEDULER_INTERVAL:
+      g_value_set_uint64 (value, sink->scheduler_interval);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (sink);
+}
+
+/* ------------------------------------------------------------------ */
+/* the session: everything below runs with sink->lock held unless noted */
+
+static gboolean timer_cb (GstClock * clock, GstClockTime t, GstClockID id,
+    gpointer user_data);
+
+static GstClockTime
+now_locked (GstErapSink * sink)
+{
+  return gst_clock_get_time (sink->clock);
+}
+
+static void
+send_packets_locked (GstErapSink * sink, GstClockTime now)
+{
+  GstErapOutPacket p;
+
+  while (gst_erap_sender_poll (sink->sender, now, &p)) {
+    GOutputVector v[2];
+    GError *err = NULL;
+
+    v[0].buffer = p.header;
+    v[0].size = GST_ERAP_DATA_HEADER_SIZE;
+    v[1].buffer = p.payload;
+    v[1].size = p.payload_len;
+    if (g_socket_send_message (sink->socket, sink->peer, v,
+            p.payload_len ? 2 : 1, NULL, 0, 0, NULL, &err) < 0) {
+      /* the packet is as good as lost: the core finds out and reacts */
+      if (sink->send_errors++ == 0 &&
+          !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        GST_WARNING_OBJECT (sink, "send error: %s", err->message);
+      g_clear_error (&err);
+    }
+  }
+}
+
+static void
+reschedule_locked (GstErapSink * sink)
+{
+  GstClockTime next = gst_erap_sender_next_wakeup (sink->sender);
+
+  if (!GST_CLOCK_TIME_IS_VALID (next)) {
+    /* idle: no timer at all */
+    if (sink->timer) {
+      gst_clock_id_unschedule (sink->timer);
+      gst_clock_id_unref (sink->timer);
+      sink->timer = NULL;
+    }
+    return;
+  }
+  if (sink->timer && sink->timer_time <= next)
+    return;                     /* fires early enough: it re-arms itself */
+  if (sink->timer) {
+    gst_clock_id_unschedule (sink->timer);
+    gst_clock_id_unref (sink->timer);
+  }
+  sink->timer = gst_clock_new_single_shot_id (sink->clock, next);
+  sink->timer_time = next;
+  gst_clock_id_wait_async (sink->timer, timer_cb, gst_object_ref (sink),
+      (GDestroyNotify) gst_object_unref);
+}
+
+/* Sends what is due, re-arms the timer, publishes the totals; then drops
+ * the lock and tells the application about new loss reactions. */
+static void
+service_and_unlock (GstErapSink * sink, GstClockTime now)
+{
+  GstErapSenderStats st;
+  guint64 notify = 0;
+
+  send_packets_locked (sink, now);
+  reschedule_locked (sink);
+  gst_erap_sender_get_stats (sink->sender, &st);
+  gst_erap_manager_session_update (sink->manager, sink->msession, st.rate,
+      st.queued_bytes);
+  if (st.loss_reactions > sink->reactions_seen) {
+    notify = st.loss_reactions - sink->reactions_seen;
+    sink->reactions_seen = st.loss_reactions;
+  }
+  if (st.queued_bytes < sink->max_queue_bytes ||
+      gst_erap_sender_is_done (sink->sender))
+    g_cond_broadcast (&sink->queue_cond);
+  if (sink->linger_id && gst_erap_sender_is_done (sink->sender))
+    gst_clock_id_unschedule (sink->linger_id);
+  g_mutex_unlock (&sink->lock);
+
+  while (notify--) {
+    GST_DEBUG_OBJECT (sink, "loss reaction: rate %" G_GUINT64_FORMAT, st.rate);
+    gst_network_congestion_notify (GST_ELEMENT (sink),
+        GST_BASE_SINK_PAD (sink), GST_NETWORK_CONGESTION_LOSS, st.rate,
+        st.srtt);
+  }
+}
+
+static gboolean
+timer_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
+{
+  GstErapSink *sink = user_data;
+
+  g_mutex_lock (&sink->lock);
+  if (id != sink->timer || !sink->sender) {
+    g_mutex_unlock (&sink->lock);
+    return TRUE;
+  }
+  gst_clock_id_unref (sink->timer);
+  sink->timer = NULL;
+  service_and_unlock (sink, now_locked (sink));
+  return TRUE;
+}
+
+/* In the manager's thread. */
+static void
+on_ack (GstObject * owner, const GstErapAck * ack)
+{
+  GstErapSink *sink = GST_ERAP_SINK (owner);
+  GstClockTime now;
+
+  g_mutex_lock (&sink->lock);
+  if (!sink->sender || !sink->clock) {
+    g_mutex_unlock (&sink->lock);
+    return;
+  }
+  now = now_locked (sink);
+  if (gst_erap_sender_handle_ack (sink->sender, ack, now) !=
+      GST_ERAP_ACK_OK)
+    GST_LOG_OBJECT (sink, "invalid ACK for seq %u", ack->seq);
+  service_and_unlock (sink, now);
+}
+
+static gboolean
+sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
+{
+  GstErapSink *sink = user_data;
+  GstErapSenderStats st;
+  GstErapManagerStats ms;
+  GstStructure *s;
+
+  g_mutex_lock (&sink->lock);
+  if (id != sink->sched_id || !sink->sender) {
+    g_mutex_unlock (&sink->lock);
+    return TRUE;
+  }
+  gst_erap_sender_get_stats (sink->sender, &st);
+  gst_erap_manager_get_stats (sink->manager, &ms);
+  g_mutex_unlock (&sink->lock);
+  s = gst_structure_new ("erap-scheduler",
+      "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
+      "available-bandwidth", G_TYPE_UINT64, st.rate,
+      "queued-bits-total", G_TYPE_UINT64, ms.queued_bits,
+      "queued-bits", G_TYPE_UINT64, st.queued_bytes * 8,
+      "sessions", G_TYPE_UINT, ms.sessions, NULL);
+  gst_element_post_message (GST_ELEMENT (sink),
+      gst_message_new_element (GST_OBJECT (sink), s));
+  return TRUE;
+}
+
+/* The first buffer or event fixes the clock the session runs on. */
+static void
+ensure_clock_locked (GstErapSink * sink)
+{
+  GstClock *clock;
+
+  if (sink->clock)
+    return;
+  clock = GST_ELEMENT_CLOCK (sink);
+  sink->clock = clock ? gst_object_ref (clock) : gst_system_clock_obtain ();
+  if (sink->scheduler_interval > 0) {
+    sink->sched_id = gst_clock_new_periodic_id (sink->clock,
+        gst_clock_get_time (sink->clock) + sink->scheduler_interval,
+        sink->scheduler_interval);
+    gst_clock_id_wait_async (sink->sched_id, sched_cb, gst_object_ref (sink),
+        (GDestroyNotify) gst_object_unref);
+  }
+}
+
+static GInetSocketAddress *
+resolve (GstErapSink * sink, const gchar * host, guint port,
+    GSocketFamily family, GError ** error)
+{
+  GInetAddress *ia = g_inet_address_new_from_string (host);
+  GInetSocketAddress *sa;
+
+  if (!ia) {
+    GResolver *r = g_resolver_get_default ();
+    GList *l, *addrs = g_resolver_lookup_by_name (r, host, NULL, error);
+
+    g_object_unref (r);
+    for (l = addrs; l; l = l->next) {
+      if (g_inet_address_get_family (l->data) == family) {
+        ia = g_object_ref (l->data);
+        break;
+      }
+    }
+    g_resolver_free_addresses (addrs);
+    if (!ia) {
+      if (error && !*error)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+            "no address of the bind address' family for %s", host);
+      return NULL;
+    }
+  }
+  sa = G_INET_SOCKET_ADDRESS (g_inet_socket_address_new (ia, port));
+  g_object_unref (ia);
+  return sa;
+}
+
+static gboolean
+gst_erap_sink_start (GstBaseSink * bsink)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+  GstErapSenderConfig cfg;
+  GError *err = NULL;
+  GstErapManager *m;
+  GInetSocketAddress *peer;
+  GstErapManagerSession *ms;
+  gchar *host, *bind_address;
+  guint port, bind_port;
+
+  GST_OBJECT_LOCK (sink);
+  gst_erap_sender_config_init (&cfg);
+  cfg.mtu = sink->mtu;
+  cfg.initial_rate = sink->initial_rate;
+  cfg.min_rate = sink->min_rate;
+  cfg.max_rate = sink->max_rate;
+  cfg.cc = gst_erap_cc_find ("rap");
+  host = g_strdup (sink->host);
+  port = sink->port;
+  bind_address = g_strdup (sink->bind_address);
+  bind_port = sink->bind_port;
+  GST_OBJECT_UNLOCK (sink);
+
+  m = gst_erap_manager_acquire (bind_address, bind_port, &err);
+  if (!m)
+    goto bind_failed;
+  peer = resolve (sink, host, port,
+      g_socket_get_family (gst_erap_manager_get_socket (m)), &err);
+  if (!peer) {
+    gst_erap_manager_release (m);
+    goto resolve_failed;
+  }
+  ms = gst_erap_manager_add_session (m, peer, GST_OBJECT (sink), on_ack);
+  if (!ms) {
+    g_object_unref (peer);
+    gst_erap_manager_release (m);
+    GST_ELEMENT_ERROR (sink, RESOURCE, BUSY, (NULL),
+        ("another erapsink on %s:%u already sends to %s:%u", bind_address,
+            bind_port, host, port));
+    goto fail;
+  }
+
+  g_mutex_lock (&sink->lock);
+  sink->manager = m;
+  sink->msession = ms;
+  sink->socket = gst_erap_manager_get_socket (m);
+  sink->peer = G_SOCKET_ADDRESS (peer);
+  sink->sender = gst_erap_sender_new (&cfg);
+  sink->flushing = FALSE;
+  sink->reactions_seen = 0;
+  sink->send_errors = 0;
+  memset (&sink->last, 0, sizeof (sink->last));
+  g_mutex_unlock (&sink->lock);
+  GST_INFO_OBJECT (sink, "sending to %s:%u", host, port);
+  g_free (host);
+  g_free (bind_address);
+  return TRUE;
+
+bind_failed:
+  GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_READ_WRITE, (NULL),
+      ("cannot bind %s:%u: %s", bind_address, bind_port, err->message));
+  goto fail;
+resolve_failed:
+  GST_ELEMENT_ERROR (sink, RESOURCE, NOT_FOUND, (NULL),
+      ("cannot resolve %s: %s", host, err ? err->message : ""));
+fail:
+  g_clear_error (&err);
+  g_free (host);
+  g_free (bind_address);
+  return FALSE;
+}
+
+static void
+drop_id (GstClockID * id)
+{
+  if (*id) {
+    gst_clock_id_unschedule (*id);
+    gst_clock_id_unref (*id);
+    *id = NULL;
+  }
+}
+
+static gboolean
+gst_erap_sink_stop (GstBaseSink * bsink)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+  GstErapManagerSession *ms;
+
+  g_mutex_lock (&sink->lock);
+  ms = sink->msession;
+  sink->msession = NULL;
+  g_mutex_unlock (&sink->lock);
+  /* without the sink lock: waits for an ACK being dispatched to us */
+  if (ms)
+    gst_erap_manager_remove_session (sink->manager, ms);
+
+  g_mutex_lock (&sink->lock);
+  drop_id (&sink->timer);
+  drop_id (&sink->sched_id);
+  if (sink->sender) {
+    gst_erap_sender_get_stats (sink->sender, &sink->last);
+    gst_erap_sender_free (sink->sender);
+    sink->sender = NULL;
+  }
+  g_clear_object (&sink->peer);
+  sink->socket = NULL;
+  gst_clear_object (&sink->clock);
+  g_mutex_unlock (&sink->lock);
+  if (sink->manager) {
+    gst_erap_manager_release (sink->manager);
+    sink->manager = NULL;
+  }
+  return TRUE;
+}
+
+typedef struct {
+  GstBuffer *buf;
+  GstMapInfo map;
+} Mapped;
+
+static void
+mapped_free (gpointer p)
+{
+  Mapped *m = p;
+
+  gst_buffer_unmap (m->buf, &m->map);
+  gst_buffer_unref (m->buf);
+  g_free (m);
+}
+
+static GstFlowReturn
+gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+  Mapped *m = g_new0 (Mapped, 1);
+  GBytes *bytes;
+
+  if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
+    g_free (m);
+    GST_ELEMENT_ERROR (sink, RESOURCE, READ, (NULL), ("cannot map buffer"));
+    return GST_FLOW_ERROR;
+  }
+  m->buf = gst_buffer_ref (buffer);
+  bytes = g_bytes_new_with_free_func (m->map.data, m->map.size, mapped_free,
+      m);
+
+  g_mutex_lock (&sink->lock);
+  ensure_clock_locked (sink);
+  /* backpressure: wait for ACKs to make room */
+  while (!sink->flushing &&
+      gst_erap_sender_queued_bytes (sink->sender) >= sink->max_queue_bytes)
+    g_cond_wait (&sink->queue_cond, &sink->lock);
+  if (sink->flushing) {
+    g_mutex_unlock (&sink->lock);
+    g_bytes_unref (bytes);
+    return GST_FLOW_FLUSHING;
+  }
+  gst_erap_sender_push (sink->sender, bytes, now_locked (sink));
+  g_bytes_unref (bytes);
+  service_and_unlock (sink, now_locked (sink));
+  return GST_FLOW_OK;
+}
+
+static void
+wait_acknowledged (GstErapSink * sink)
+{
+  guint64 queued = 0;
+  gboolean expired = FALSE;
+  GstClockTime now;
+
+  g_mutex_lock (&sink->lock);
+  if (!sink->sender) {
+    g_mutex_unlock (&sink->lock);
+    return;
+  }
+  ensure_clock_locked (sink);
+  now = now_locked (sink);
+  gst_erap_sender_push_eos (sink->sender, now);
+  service_and_unlock (sink, now);
+
+  g_mutex_lock (&sink->lock);
+  if (!sink->flushing && !gst_erap_sender_is_done (sink->sender)) {
+    GstClockID id = gst_clock_new_single_shot_id (sink->clock,
+        now + sink->linger);
+
+    sink->linger_id = id;
+    g_mutex_unlock (&sink->lock);
+    gst_clock_id_wait (id, NULL);
+    g_mutex_lock (&sink->lock);
+    sink->linger_id = NULL;
+    gst_clock_id_unref (id);
+    if (!sink->flushing && !gst_erap_sender_is_done (sink->sender)) {
+      expired = TRUE;
+      queued = gst_erap_sender_queued_bytes (sink->sender);
+    }
+  }
+  g_mutex_unlock (&sink->lock);
+  if (expired)
+    GST_ELEMENT_WARNING (sink, RESOURCE, WRITE,
+        ("%" G_GUINT64_FORMAT " bytes were not acknowledged", queued),
+        ("linger of %" GST_TIME_FORMAT " expired before the receiver "
+            "acknowledged everything", GST_TIME_ARGS (sink->linger)));
+}
+
+static gboolean
+gst_erap_sink_event (GstBaseSink * bsink, GstEvent * event)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    wait_acknowledged (sink);
+  return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
+}
+
+static gboolean
+gst_erap_sink_unlock (GstBaseSink * bsink)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+
+  g_mutex_lock (&sink->lock);
+  sink->flushing = TRUE;
+  g_cond_broadcast (&sink->queue_cond);
+  if (sink->linger_id)
+    gst_clock_id_unschedule (sink->linger_id);
+  g_mutex_unlock (&sink->lock);
+  return TRUE;
+}
+
+static gboolean
+gst_erap_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstErapSink *sink = GST_ERAP_SINK (bsink);
+
+  g_mutex_lock (&sink->lock);
+  sink->flushing = FALSE;
+  g_mutex_unlock (&sink->lock);
+  return TRUE;
+}

@@ -1,0 +1,66 @@
+/* twoflow — erapsink: sends buffers reliably over ERAP (UDP). */
+#ifndef __GST_ERAP_SINK_H__
+#define __GST_ERAP_SINK_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
+#include <gio/gio.h>
+#include <gst/erap/erap.h>
+#include "gsterapmanager.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_ERAP_SINK (gst_erap_sink_get_type ())
+G_DECLARE_FINAL_TYPE (GstErapSink, gst_erap_sink, GST, ERAP_SINK, GstBaseSink)
+
+/**
+ * GstErapCongestionControl:
+ * @GST_ERAP_CC_RAP: RAP's rate-based AIMD
+ */
+typedef enum {
+  GST_ERAP_CC_RAP = 0,
+} GstErapCongestionControl;
+
+#define GST_TYPE_ERAP_CONGESTION_CONTROL (gst_erap_congestion_control_get_type ())
+GType gst_erap_congestion_control_get_type (void);
+
+struct _GstErapSink {
+  GstBaseSink parent;
+
+  /* properties */
+  gchar *host;
+  guint port;
+  gchar *bind_address;
+  guint bind_port;
+  guint mtu;
+  GstErapCongestionControl cc;
+  guint64 initial_rate, min_rate, max_rate;
+  guint64 max_queue_bytes;
+  GstClockTime linger;
+  GstClockTime scheduler_interval;
+
+  /* session; lock order: sink lock, then manager lock */
+  GMutex lock;
+  GCond queue_cond;             /* queue has room / flushing */
+  GstErapSender *sender;
+  GstErapManager *manager;
+  GstErapManagerSession *msession;
+  GSocket *socket;
+  GSocketAddress *peer;
+  GstClock *clock;
+  GstClockID timer;
+  GstClockTime timer_time;
+  GstClockID linger_id;
+  GstClockID sched_id;
+  gboolean flushing;
+  guint64 reactions_seen;
+  guint64 send_errors;
+  guint64 pending_notify;
+  GstErapSenderStats last;      /* stats copy after stop */
+};
+
+GST_ELEMENT_REGISTER_DECLARE (erapsink);
+
+G_END_DECLS
+
+#endif

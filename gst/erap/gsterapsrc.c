@@ -1,0 +1,507 @@
+/* twoflow — erapsrc
+ *
+ * SECTION:element-erapsrc
+ * @title: erapsrc
+ * @see_also: erapsink, udpsrc
+ *
+ * Receives what an erapsink sends: acknowledges every data packet (the
+ * ACK carries RAP's lastRecv/lastMiss/prevRecv, robust to lost ACKs),
+ * reorders and de-duplicates by application sequence number and pushes
+ * each of the sender's buffers exactly once, in order, with its
+ * boundaries. The sender's end of stream arrives in-band and becomes EOS
+ * once everything before it was pushed; the source then keeps
+ * acknowledging retransmissions until nothing has arrived for
+ * #GstErapSrc:linger.
+ *
+ * Packets from another sender than the first one, and datagrams that are
+ * not ERAP data, are dropped and counted. At most
+ * #GstErapSrc:max-reorder-bytes are held out of order; packets beyond are
+ * dropped unacknowledged, so the sender resends them.
+ *
+ * The #GstErapSrc:stats structure `application/x-erapsrc-stats` has:
+ *
+ * * `packets-received` (guint64): well-formed data packets
+ * * `duplicates` (guint64): of those, already received (by appSeq)
+ * * `malformed` (guint64): datagrams that are not ERAP data
+ * * `foreign` (guint64): datagrams from another address than the sender's
+ * * `dropped-no-memory` (guint64): dropped for lack of reorder memory
+ * * `acks-sent` (guint64): ACKs sent, one per accepted data packet
+ * * `ack-errors` (guint64): ACKs the socket refused
+ * * `messages` (guint64): buffers pushed
+ * * `bytes` (guint64): payload bytes pushed
+ * * `reorder-bytes` (guint64): payload held out of order now
+ * * `max-reorder-bytes-seen` (guint64): the most ever held out of order
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts
+ * ]| Receives what `gst-launch-1.0 filesrc location=video.ts ! erapsink
+ * host=127.0.0.1 port=5004` sends, and exits at its end of stream.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <sys/socket.h>
+#include "gsterapsrc.h"
+
+GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
+#define GST_CAT_DEFAULT erap_src_debug
+
+#define DEFAULT_ADDRESS            "0.0.0.0"
+#define DEFAULT_PORT               5004
+#define DEFAULT_MAX_REORDER_BYTES  GST_ERAP_DEFAULT_MAX_REORDER_BYTES
+#define DEFAULT_LINGER             (300 * GST_MSECOND)
+#define MAX_DATAGRAM               65536
+
+enum {
+  PROP_0,
+  PROP_ADDRESS,
+  PROP_PORT,
+  PROP_MAX_REORDER_BYTES,
+  PROP_LINGER,
+  PROP_CAPS,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+#define gst_erap_src_parent_class parent_class
+G_DEFINE_TYPE (GstErapSrc, gst_erap_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (erapsrc, "erapsrc", GST_RANK_NONE,
+    GST_TYPE_ERAP_SRC);
+
+static void gst_erap_src_finalize (GObject * object);
+static void gst_erap_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_erap_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_erap_src_start (GstBaseSrc * bsrc);
+static gboolean gst_erap_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_erap_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_erap_src_unlock_stop (GstBaseSrc * bsrc);
+static GstCaps *gst_erap_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter);
+static GstFlowReturn gst_erap_src_create (GstPushSrc * psrc,
+    GstBuffer ** buf);
+
+static void
+gst_erap_src_class_init (GstErapSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *bs_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *ps_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->finalize = gst_erap_src_finalize;
+  gobject_class->set_property = gst_erap_src_set_property;
+  gobject_class->get_property = gst_erap_src_get_property;
+
+  /**
+   * GstErapSrc:address:
+   *
+   * Local address to receive on.
+   */
+  g_object_class_install_property (gobject_class, PROP_ADDRESS,
+      g_param_spec_string ("address", "Address", "Local address to receive on",
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSrc:port:
+   *
+   * UDP port to receive on; 0 picks a free one (read it back once started).
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "Port",
+          "UDP port to receive on (0 = any; read back after start)", 0,
+          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSrc:max-reorder-bytes:
+   *
+   * Most payload bytes held while waiting for a missing packet.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_REORDER_BYTES,
+      g_param_spec_uint64 ("max-reorder-bytes", "Max reorder bytes",
+          "Most payload bytes held out of order", 1024, G_MAXUINT64,
+          DEFAULT_MAX_REORDER_BYTES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSrc:linger:
+   *
+   * After the end of stream, keep acknowledging retransmissions until
+   * nothing arrived for this long (ns), then push EOS.
+   */
+  g_object_class_install_property (gobject_class, PROP_LINGER,
+      g_param_spec_uint64 ("linger", "Linger",
+          "Quiet time after the end of stream before EOS (ns)", 0,
+          G_MAXUINT64, DEFAULT_LINGER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSrc:caps:
+   *
+   * Caps of the received buffers (ANY when unset).
+   */
+  g_object_class_install_property (gobject_class, PROP_CAPS,
+      g_param_spec_boxed ("caps", "Caps", "Caps of the received buffers",
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSrc:stats:
+   *
+   * Statistics, `application/x-erapsrc-stats` (fields in the element
+   * documentation).
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Receiver statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "ERAP source",
+      "Source/Network",
+      "Receives buffers sent reliably over UDP by erapsink (ERAP)",
+      "twoflow developers <dev@twoflow.invalid>");
+
+  bs_class->start = GST_DEBUG_FUNCPTR (gst_erap_src_start);
+  bs_class->stop = GST_DEBUG_FUNCPTR (gst_erap_src_stop);
+  bs_class->unlock = GST_DEBUG_FUNCPTR (gst_erap_src_unlock);
+  bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_erap_src_unlock_stop);
+  bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_erap_src_get_caps);
+  ps_class->create = GST_DEBUG_FUNCPTR (gst_erap_src_create);
+
+  GST_DEBUG_CATEGORY_INIT (erap_src_debug, "erapsrc", 0, "ERAP source");
+}
+
+static void
+gst_erap_src_init (GstErapSrc * src)
+{
+  src->address = g_strdup (DEFAULT_ADDRESS);
+  src->port = DEFAULT_PORT;
+  src->max_reorder_bytes = DEFAULT_MAX_REORDER_BYTES;
+  src->linger = DEFAULT_LINGER;
+  g_mutex_init (&src->lock);
+  g_queue_init (&src->ready);
+  src->cancellable = g_cancellable_new ();
+  gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
+  gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+}
+
+static void
+gst_erap_src_finalize (GObject * object)
+{
+  GstErapSrc *src = GST_ERAP_SRC (object);
+
+  g_free (src->address);
+  gst_clear_caps (&src->caps);
+  g_object_unref (src->cancellable);
+  g_mutex_clear (&src->lock);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static GstStructure *
+make_stats (GstErapSrc * src)
+{
+  GstErapReceiverStats st;
+  GstStructure *s;
+
+  g_mutex_lock (&src->lock);
+  if (src->receiver)
+    gst_erap_receiver_get_stats (src->receiver, &src->last);
+  st = src->last;
+  s = gst_structure_new ("application/x-erapsrc-stats",
+      "packets-received", G_TYPE_UINT64, st.packets_received,
+      "duplicates", G_TYPE_UINT64, st.duplicates,
+      "malformed", G_TYPE_UINT64, st.malformed,
+      "foreign", G_TYPE_UINT64, src->foreign,
+      "dropped-no-memory", G_TYPE_UINT64, st.dropped_no_memory,
+      "acks-sent", G_TYPE_UINT64, st.acks,
+      "ack-errors", G_TYPE_UINT64, src->ack_errors,
+      "messages", G_TYPE_UINT64, st.messages_delivered,
+      "bytes", G_TYPE_UINT64, st.bytes_delivered,
+      "reorder-bytes", G_TYPE_UINT64, st.reorder_bytes,
+      "max-reorder-bytes-seen", G_TYPE_UINT64, st.max_reorder_bytes_seen,
+      NULL);
+  g_mutex_unlock (&src->lock);
+  return s;
+}
+
+static void
+gst_erap_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstErapSrc *src = GST_ERAP_SRC (object);
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_free (src->address);
+      src->address = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      src->port = g_value_get_uint (value);
+      break;
+    case PROP_MAX_REORDER_BYTES:
+      src->max_reorder_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_LINGER:
+      src->linger = g_value_get_uint64 (value);
+      break;
+    case PROP_CAPS:
+      gst_caps_replace (&src->caps, g_value_get_boxed (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static void
+gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstErapSrc *src = GST_ERAP_SRC (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, make_stats (src));
+    return;
+  }
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_value_set_string (value, src->address);
+      break;
+    case PROP_PORT:
+      g_value_set_uint (value, src->port);
+      break;
+    case PROP_MAX_REORDER_BYTES:
+      g_value_set_uint64 (value, src->max_reorder_bytes);
+      break;
+    case PROP_LINGER:
+      g_value_set_uint64 (value, src->linger);
+      break;
+    case PROP_CAPS:
+      gst_value_set_caps (value, src->caps);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static GstCaps *
+gst_erap_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
+{
+  GstErapSrc *src = GST_ERAP_SRC (bsrc);
+  GstCaps *caps;
+
+  GST_OBJECT_LOCK (src);
+  caps = src->caps ? gst_caps_ref (src->caps) : gst_caps_new_any ();
+  GST_OBJECT_UNLOCK (src);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, caps,
+        GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (caps);
+    caps = tmp;
+  }
+  return caps;
+}
+
+static gboolean
+gst_erap_src_start (GstBaseSrc * bsrc)
+{
+  GstErapSrc *src = GST_ERAP_SRC (bsrc);
+  GstErapReceiverConfig rc;
+  GInetAddress *ia;
+  GSocketAddress *sa, *local;
+  GError *err = NULL;
+  GSocket *sock;
+  gchar *address;
+  guint port;
+
+  GST_OBJECT_LOCK (src);
+  address = g_strdup (src->address);
+  port = src->port;
+  gst_erap_receiver_config_init (&rc);
+  rc.max_reorder_bytes = src->max_reorder_bytes;
+  GST_OBJECT_UNLOCK (src);
+
+  ia = g_inet_address_new_from_string (address);
+  if (!ia) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("address '%s' is not an IP address", address));
+    g_free (address);
+    return FALSE;
+  }
+  sock = g_socket_new (g_inet_address_get_family (ia),
+      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
+  sa = g_inet_socket_address_new (ia, port);
+  g_object_unref (ia);
+  if (!sock || !g_socket_bind (sock, sa, TRUE, &err)) {
+    GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
+        ("cannot bind %s:%u: %s", address, port, err->message));
+    g_clear_error (&err);
+    g_clear_object (&sock);
+    g_object_unref (sa);
+    g_free (address);
+    return FALSE;
+  }
+  g_object_unref (sa);
+  g_free (address);
+  g_socket_set_blocking (sock, FALSE);
+  g_socket_set_option (sock, SOL_SOCKET, SO_RCVBUF, 4 * 1024 * 1024, NULL);
+  local = g_socket_get_local_address (sock, NULL);
+  if (local) {
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+    g_object_unref (local);
+    GST_OBJECT_LOCK (src);
+    src->port = port;
+    GST_OBJECT_UNLOCK (src);
+  }
+  rc.port = port;
+
+  g_mutex_lock (&src->lock);
+  src->socket = sock;
+  src->receiver = gst_erap_receiver_new (&rc);
+  src->scratch = g_malloc (MAX_DATAGRAM);
+  src->eos = FALSE;
+  src->foreign = src->ack_errors = 0;
+  memset (&src->last, 0, sizeof (src->last));
+  g_mutex_unlock (&src->lock);
+  GST_INFO_OBJECT (src, "receiving on port %u", port);
+  return TRUE;
+}
+
+static gboolean
+gst_erap_src_stop (GstBaseSrc * bsrc)
+{
+  GstErapSrc *src = GST_ERAP_SRC (bsrc);
+
+  g_mutex_lock (&src->lock);
+  if (src->receiver) {
+    gst_erap_receiver_get_stats (src->receiver, &src->last);
+    gst_erap_receiver_free (src->receiver);
+    src->receiver = NULL;
+  }
+  if (src->socket) {
+    g_socket_close (src->socket, NULL);
+    g_clear_object (&src->socket);
+  }
+  g_clear_object (&src->peer);
+  g_queue_clear_full (&src->ready, (GDestroyNotify) gst_buffer_unref);
+  g_clear_pointer (&src->scratch, g_free);
+  g_mutex_unlock (&src->lock);
+  return TRUE;
+}
+
+static gboolean
+gst_erap_src_unlock (GstBaseSrc * bsrc)
+{
+  g_cancellable_cancel (GST_ERAP_SRC (bsrc)->cancellable);
+  return TRUE;
+}
+
+static gboolean
+gst_erap_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  g_cancellable_reset (GST_ERAP_SRC (bsrc)->cancellable);
+  return TRUE;
+}
+
+static gboolean
+same_address (GSocketAddress * a, GSocketAddress * b)
+{
+  GInetSocketAddress *x = G_INET_SOCKET_ADDRESS (a);
+  GInetSocketAddress *y = G_INET_SOCKET_ADDRESS (b);
+
+  return g_inet_socket_address_get_port (x) ==
+      g_inet_socket_address_get_port (y) &&
+      g_inet_address_equal (g_inet_socket_address_get_address (x),
+      g_inet_socket_address_get_address (y));
+}
+
+/* Receives and acknowledges what is there; FALSE on a socket error. */
+static gboolean
+receive_some (GstErapSrc * src)
+{
+  for (;;) {
+    GSocketAddress *from = NULL;
+    GError *err = NULL;
+    gssize n;
+    GBytes *pkt, *msg;
+    guint8 ack[GST_ERAP_ACK_MAX_SIZE];
+    gsize ack_len = 0;
+    gboolean eos = FALSE;
+
+    n = g_socket_receive_from (src->socket, &from, (gchar *) src->scratch,
+        MAX_DATAGRAM, NULL, &err);
+    if (n < 0) {
+      gboolean wb = g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+      if (!wb)
+        GST_WARNING_OBJECT (src, "receive error: %s", err->message);
+      g_clear_error (&err);
+      return TRUE;
+    }
+    g_mutex_lock (&src->lock);
+    if (!src->peer) {
+      src->peer = g_object_ref (from);
+    } else if (!same_address (src->peer, from)) {
+      src->foreign++;
+      g_mutex_unlock (&src->lock);
+      g_object_unref (from);
+      continue;
+    }
+    pkt = g_bytes_new (src->scratch, n);
+    gst_erap_receiver_handle_data (src->receiver, pkt, ack, &ack_len);
+    g_bytes_unref (pkt);
+    while ((msg = gst_erap_receiver_pop (src->receiver, &eos)))
+      g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
+    if (eos)
+      src->eos = TRUE;
+    g_mutex_unlock (&src->lock);
+
+    if (ack_len && g_socket_send_to (src->socket, from, (const gchar *) ack,
+            ack_len, NULL, &err) < 0) {
+      src->ack_errors++;
+      GST_LOG_OBJECT (src, "ACK not sent: %s", err->message);
+      g_clear_error (&err);
+    }
+    g_object_unref (from);
+  }
+}
+
+static GstFlowReturn
+gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
+{
+  GstErapSrc *src = GST_ERAP_SRC (psrc);
+
+  for (;;) {
+    GError *err = NULL;
+
+    if ((*buf = g_queue_pop_head (&src->ready)))
+      return GST_FLOW_OK;
+    if (src->eos) {
+      /* the sender may not have our ACK of the end yet: keep answering
+       * until it is quiet */
+      while (g_socket_condition_timed_wait (src->socket, G_IO_IN,
+              src->linger / GST_USECOND, src->cancellable, &err))
+        receive_some (src);
+      if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_clear_error (&err);
+        return GST_FLOW_FLUSHING;
+      }
+      g_clear_error (&err);
+      GST_INFO_OBJECT (src, "end of stream");
+      return GST_FLOW_EOS;
+    }
+    if (!g_socket_condition_wait (src->socket, G_IO_IN, src->cancellable,
+            &err)) {
+      gboolean cancelled = g_error_matches (err, G_IO_ERROR,
+          G_IO_ERROR_CANCELLED);
+      g_clear_error (&err);
+      if (cancelled)
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
+    receive_some (src);
+  }
+}

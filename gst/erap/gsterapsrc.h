@@ -1,0 +1,41 @@
+/* twoflow — erapsrc: receives an ERAP stream sent by erapsink. */
+#ifndef __GST_ERAP_SRC_H__
+#define __GST_ERAP_SRC_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstpushsrc.h>
+#include <gio/gio.h>
+#include <gst/erap/erap.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_ERAP_SRC (gst_erap_src_get_type ())
+G_DECLARE_FINAL_TYPE (GstErapSrc, gst_erap_src, GST, ERAP_SRC, GstPushSrc)
+
+struct _GstErapSrc {
+  GstPushSrc parent;
+
+  /* properties */
+  gchar *address;
+  guint port;
+  guint64 max_reorder_bytes;
+  GstClockTime linger;
+  GstCaps *caps;
+
+  GMutex lock;                  /* receiver and counters, for stats */
+  GSocket *socket;
+  GCancellable *cancellable;
+  GstErapReceiver *receiver;
+  GstErapReceiverStats last;
+  GSocketAddress *peer;         /* sender, fixed by the first data packet */
+  GQueue ready;                 /* GstBuffers to push */
+  guint8 *scratch;
+  gboolean eos;
+  guint64 foreign, ack_errors;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (erapsrc);
+
+G_END_DECLS
+
+#endif
