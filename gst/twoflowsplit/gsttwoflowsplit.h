@@ -1,0 +1,68 @@
+/* twoflow
+ * twoflowsplit: parsed MPEG video in, essential and enhanced twoflow out.
+ */
+#ifndef __GST_TWOFLOW_SPLIT_H__
+#define __GST_TWOFLOW_SPLIT_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstflowcombiner.h>
+#include <gst/codecparsers/gsth264parser.h>
+#include <gst/twoflow/twoflowframe.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_TWOFLOW_SPLIT (gst_twoflow_split_get_type ())
+G_DECLARE_FINAL_TYPE (GstTwoflowSplit, gst_twoflow_split, GST, TWOFLOW_SPLIT,
+    GstElement)
+
+/**
+ * GstTwoflowSplitPolicy:
+ * @GST_TWOFLOW_SPLIT_POLICY_I: I frames are essential
+ * @GST_TWOFLOW_SPLIT_POLICY_IP: I and P frames are essential
+ */
+typedef enum {
+  GST_TWOFLOW_SPLIT_POLICY_I,
+  GST_TWOFLOW_SPLIT_POLICY_IP,
+} GstTwoflowSplitPolicy;
+
+#define GST_TYPE_TWOFLOW_SPLIT_POLICY (gst_twoflow_split_policy_get_type ())
+GType gst_twoflow_split_policy_get_type (void);
+
+struct _GstTwoflowSplit {
+  GstElement parent;
+
+  GstPad *sinkpad;
+  GstPad *essential_pad;
+  GstPad *enhanced_pad;
+  GstFlowCombiner *flow_combiner;
+
+  /* properties */
+  GstTwoflowSplitPolicy policy;
+  GstClockTime segment_duration;
+
+  /* stream state (streaming thread) */
+  GstTwoflowCodec codec;
+  GstH264NalParser *h264_parser;
+  gboolean h264_avc;
+  guint h264_nal_length_size;
+  gboolean caps_records_pending;
+  GstCaps *input_caps;
+  guint32 frame_no;
+  guint32 gop_no;
+  guint64 history;
+  guint32 last_i;
+  gboolean last_i_idr;
+  guint32 last_ref, prev_ref;
+  GstClockTime first_ts;
+
+  /* statistics, under the object lock */
+  guint64 frames[4];            /* indexed by GstTwoflowPictureType */
+  guint64 essential_frames, enhanced_frames;
+  guint64 essential_bytes, enhanced_bytes;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (twoflowsplit);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,174 @@
+/* twoflow: helpers shared by the twoflowsplit/twoflowmerge tests */
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "twoflowtestutil.h"
+
+static gchar *
+build_path (const gchar * name)
+{
+  const gchar *root = g_getenv ("TWOFLOW_BUILD_ROOT");
+  gchar *dir = g_build_filename (root ? root : ".", "tests", "media", NULL);
+  gchar *path;
+
+  g_mkdir_with_parents (dir, 0755);
+  path = g_build_filename (dir, name, NULL);
+  g_free (dir);
+  return path;
+}
+
+gchar *
+twoflow_test_greyramp (void)
+{
+  const gchar *shared = g_getenv ("TWOFLOW_SHARED");
+
+  return g_build_filename (shared ? shared : "../shared", "media",
+      "greyramp.m2v", NULL);
+}
+
+/* Encodes once; concurrent tests write to a private name then rename. */
+static gchar *
+generate (const gchar * name, const gchar * encode)
+{
+  gchar *path = build_path (name);
+  gchar *tmp, *desc, *err = NULL;
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return path;
+  tmp = g_strdup_printf ("%s.%d.tmp", path, getpid ());
+  desc = g_strdup_printf ("%s ! filesink location=%s", encode, tmp);
+  fail_unless (twoflow_test_run (desc, &err), "generating %s: %s", name, err);
+  fail_unless (g_rename (tmp, path) == 0);
+  g_free (desc);
+  g_free (tmp);
+  return path;
+}
+
+gchar *
+twoflow_test_generated_mpeg2 (void)
+{
+  /* 336 frames = 28 GOPs of IBBPBBPBBPBB, 352x288 */
+  return generate ("ball-336.m2v",
+      "videotestsrc num-buffers=336 pattern=ball ! "
+      "video/x-raw,width=352,height=288,framerate=25/1 ! "
+      "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12");
+}
+
+gchar *
+twoflow_test_generated_h264 (void)
+{
+  return generate ("smpte-300.h264",
+      "videotestsrc num-buffers=300 pattern=smpte ! "
+      "video/x-raw,width=320,height=240,framerate=25/1 ! "
+      "x264enc bframes=2 key-int-max=30 speed-preset=ultrafast ! "
+      "h264parse");
+}
+
+const gchar *
+twoflow_test_parser_for (const gchar * path)
+{
+  return g_str_has_suffix (path, ".h264") ? "h264parse" : "mpegvideoparse";
+}
+
+/* Runs to EOS; an error (or, with @warnings_fail, a warning) ends it. */
+static gboolean
+run_pipeline (GstElement * pipeline, gboolean warnings_fail,
+    gchar ** error_text)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessageType stop = GST_MESSAGE_EOS | GST_MESSAGE_ERROR |
+      (warnings_fail ? GST_MESSAGE_WARNING : 0);
+  GstMessage *msg;
+  gboolean ok;
+
+  fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE && error_text == NULL);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND, stop);
+  fail_unless (msg != NULL, "pipeline timed out");
+  ok = GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
+  if (!ok && error_text) {
+    GError *err;
+    gchar *dbg;
+
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING)
+      gst_message_parse_warning (msg, &err, &dbg);
+    else
+      gst_message_parse_error (msg, &err, &dbg);
+    *error_text = g_strdup_printf ("%s: %s (%s)", GST_OBJECT_NAME (msg->src),
+        err->message, GST_STR_NULL (dbg));
+    g_error_free (err);
+    g_free (dbg);
+  }
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  return ok;
+}
+
+gboolean
+twoflow_test_run_pipeline (GstElement * pipeline, gchar ** error_text)
+{
+  return run_pipeline (pipeline, FALSE, error_text);
+}
+
+gboolean
+twoflow_test_run (const gchar * description, gchar ** error_text)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (description, &err);
+  gboolean ok;
+
+  fail_unless (pipeline != NULL, "cannot build '%s': %s", description,
+      err ? err->message : "?");
+  g_clear_error (&err);
+  ok = twoflow_test_run_pipeline (pipeline, error_text);
+  gst_object_unref (pipeline);
+  return ok;
+}
+
+GBytes *
+twoflow_test_read (const gchar * path)
+{
+  gchar *data;
+  gsize len;
+
+  fail_unless (g_file_get_contents (path, &data, &len, NULL), "read %s", path);
+  return g_bytes_new_take (data, len);
+}
+
+gchar *
+twoflow_test_tmpfile (const gchar * name)
+{
+  gchar *file = g_strdup_printf ("%d-%s", getpid (), name);
+  gchar *path = build_path (file);
+
+  g_free (file);
+  return path;
+}
+
+/* Any decoder warning or error fails the count (G_MAXUINT). */
+guint
+twoflow_test_count_decoded (const gchar * path, gchar ** error_text)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! decodebin ! "
+      "fakesink name=sink signal-handoffs=false", path,
+      twoflow_test_parser_for (path));
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  guint64 frames = 0;
+  GstStructure *stats;
+
+  g_free (desc);
+  if (!run_pipeline (pipeline, TRUE, error_text))
+    frames = G_MAXUINT;
+  else {
+    g_object_get (sink, "stats", &stats, NULL);
+    gst_structure_get_uint64 (stats, "rendered", &frames);
+    gst_structure_free (stats);
+  }
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return (guint) frames;
+}

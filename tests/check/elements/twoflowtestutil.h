@@ -1,0 +1,33 @@
+/* twoflow: helpers shared by the twoflowsplit/twoflowmerge tests */
+#ifndef __TWOFLOW_TEST_UTIL_H__
+#define __TWOFLOW_TEST_UTIL_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* The test media: the shared sample, and streams generated once per build
+ * tree (cached under tests/media in the build directory). */
+gchar * twoflow_test_greyramp (void);
+gchar * twoflow_test_generated_mpeg2 (void);
+gchar * twoflow_test_generated_h264 (void);
+
+/* Runs a gst-launch description to EOS or error. Returns TRUE on EOS;
+ * on error *error_text (if given) gets the error and debug text. */
+gboolean twoflow_test_run (const gchar * description, gchar ** error_text);
+/* Same for an already built pipeline (not unreffed). */
+gboolean twoflow_test_run_pipeline (GstElement * pipeline,
+    gchar ** error_text);
+
+/* The parser element for a media file ("mpegvideoparse" or "h264parse"). */
+const gchar * twoflow_test_parser_for (const gchar * path);
+
+GBytes * twoflow_test_read (const gchar * path);
+gchar * twoflow_test_tmpfile (const gchar * name);
+
+/* Frames a decoder outputs for an elementary stream file. */
+guint twoflow_test_count_decoded (const gchar * path, gchar ** error_text);
+
+G_END_DECLS
+
+#endif
