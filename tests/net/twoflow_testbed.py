@@ -516,9 +516,23 @@ class Testbed:
         for h in self.servers + self.clients:
             self._add_ns(h)
             if self.cc:
-                h.sysctl("net.ipv4.tcp_congestion_control", self.cc)
+                # a namespace may only default to a congestion control the
+                # host lists in tcp_allowed_congestion_control; otherwise
+                # programs must ask per socket (TCP_CONGESTION, iperf3 -C)
+                res = self._ip_exec(h.ns, [
+                    "sysctl", "-q", "-w",
+                    "net.ipv4.tcp_congestion_control=" + self.cc],
+                    check=False)
+                if res.returncode != 0:
+                    print("testbed: cannot make %s the default in %s (not in "
+                          "tcp_allowed_congestion_control); set it per socket"
+                          % (self.cc, h.ns), file=sys.stderr)
             # no cached ssthresh/RTT across connections of one experiment
             h.sysctl("net.ipv4.tcp_no_metrics_save", 1)
+            # socket buffers big enough that receivers do not drop
+            for key in ("net.core.rmem_max", "net.core.wmem_max"):
+                self._ip_exec(h.ns, ["sysctl", "-q", "-w", key + "=16777216"],
+                              check=False)
 
         for side, hosts, emu_if in (("s", self.servers, "ea"),
                                     ("c", self.clients, "eb")):

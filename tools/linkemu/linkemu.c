@@ -229,8 +229,9 @@ usage (FILE * f)
       "Time series (--csv): one row per direction and interval: time_s, dir, "
       "rate_bps,\nqueue_pkts, queue_bytes, queue_max_pkts, red_avg, "
       "arrived_pkts, delivered_pkts,\ndelivered_bytes, drops_queue, "
-      "drops_red, drops_loss, then bytes_<group> and\ndrops_<group> per flow "
-      "group (delay-class and --track ports; 'other' last).\n"
+      "drops_red_early, drops_red_forced, drops_loss, then\nbytes_<group> "
+      "and drops_<group> per flow group (delay-class and --track ports;\n"
+      "'other' last).  "
       "Counts are per interval; queue_* are sampled at the end of it.\n\n"
       "Example (10 Mbit/s, 80-packet drop-tail queue, RTT 30 ms for port "
       "5201, 90 ms\nfor 5202; unlimited ACK path with the same delays):\n"
@@ -880,7 +881,7 @@ csv_header (Emu * e)
 
   fprintf (e->csv, "time_s,dir,rate_bps,queue_pkts,queue_bytes,"
       "queue_max_pkts,red_avg,arrived_pkts,delivered_pkts,delivered_bytes,"
-      "drops_queue,drops_red,drops_loss");
+      "drops_queue,drops_red_early,drops_red_forced,drops_loss");
   for (g = 0; g <= e->n_groups; g++) {
     group_name (e, g, name, sizeof (name));
     fprintf (e->csv, ",bytes_%s", name);
@@ -909,10 +910,10 @@ csv_row (Emu * e, uint64_t t)
       else
         fprintf (e->csv, "%" PRIu64, l->rate_bps);
       fprintf (e->csv, ",%u,%" PRIu64 ",%u,%.3f,%" PRIu64 ",%" PRIu64 ",%"
-          PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, l->queue.n,
+          PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, l->queue.n,
           l->queue_bytes, c->max_queue_pkts, l->red_avg, c->arrived_pkts,
           c->delivered_pkts, c->delivered_bytes, c->drops_queue,
-          c->drops_red_early + c->drops_red_forced, c->drops_loss);
+          c->drops_red_early, c->drops_red_forced, c->drops_loss);
       for (g = 0; g <= e->n_groups; g++)
         fprintf (e->csv, ",%" PRIu64, l->flow_bytes_interval[g]);
       for (g = 0; g <= e->n_groups; g++)

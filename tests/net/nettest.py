@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Shared helpers of the `net` test suite (standard library only).
+
+A test script calls nettest.main(fn): argv[1] may name the emulator binary
+(meson passes it); exit 77 (skip) without root or netns; 1 on failure.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from twoflow_testbed import (Testbed, Link, Red, GilbertElliott,  # noqa: E402
+                             SkipTest, check_environment, SKIP)
+
+UDPTOOL = os.path.join(HERE, "udptool.py")
+WIRE = 42                       # Ethernet + IPv4 + UDP header bytes
+
+__all__ = ["Testbed", "Link", "Red", "GilbertElliott", "UDPTOOL", "WIRE",
+           "expect", "main", "udp_recv", "udp_send", "collect", "log"]
+
+
+class Failure(Exception):
+    pass
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def expect(cond, what, *values):
+    """Records a named check; raises Failure when it does not hold."""
+    msg = what % values if values else what
+    log("%s %s" % ("ok  " if cond else "FAIL", msg))
+    if not cond:
+        raise Failure(msg)
+
+
+def udp_recv(host, port, *args):
+    """Starts a udptool receiver in host; collect() returns its JSON."""
+    p = host.python(UDPTOOL, "recv", "--port", port, *args,
+                    stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)             # bound before anyone sends
+    return p
+
+
+def udp_send(host, to, port, *args, timeout=60):
+    """Runs a udptool sender in host to completion; returns its JSON."""
+    r = host.run([sys.executable, UDPTOOL, "send", "--to", to, "--port",
+                  str(port)] + [str(a) for a in args], timeout=timeout)
+    return json.loads(r.stdout)
+
+
+def collect(p, timeout=60):
+    out, _ = p.communicate(timeout=timeout)
+    return json.loads(out)
+
+
+def main(fn):
+    if len(sys.argv) > 1:
+        os.environ["TWOFLOW_LINKEMU"] = os.path.abspath(sys.argv[1])
+    try:
+        check_environment()
+    except SkipTest as e:
+        log("SKIP: %s" % e)
+        sys.exit(SKIP)
+    t0 = time.monotonic()
+    try:
+        fn()
+    except SkipTest as e:
+        log("SKIP: %s" % e)
+        sys.exit(SKIP)
+    except Failure:
+        log("FAILED after %.1f s" % (time.monotonic() - t0))
+        sys.exit(1)
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
+    log("PASS (%.1f s)" % (time.monotonic() - t0))
+    sys.exit(0)
