@@ -1,0 +1,418 @@
+/* twoflow
+ * Unit tests of the sans-IO rate control of ratetranscoder, driven by a
+ * synthetic stream and a synthetic encoder.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <gst/check/gstcheck.h>
+#include "ratecontrol.h"
+
+#define DUR G_GUINT64_CONSTANT (40000000)       /* 25 fps */
+#define GOP 15
+
+/* IPBB... in decode order: I P B B P B B ... */
+static RcPictureType
+type_at (guint i)
+{
+  guint k = i % GOP;
+
+  if (k == 0)
+    return RC_PICTURE_I;
+  return (k % 3 == 1) ? RC_PICTURE_P : RC_PICTURE_B;
+}
+
+static gsize
+size_of (RcPictureType t)
+{
+  return t == RC_PICTURE_I ? 60000 : t == RC_PICTURE_P ? 30000 : 15000;
+}
+
+/* input bit/s of the synthetic stream */
+static gdouble
+stream_rate (void)
+{
+  guint i;
+  gdouble bytes = 0;
+
+  for (i = 0; i < GOP; i++)
+    bytes += size_of (type_at (i));
+  return bytes * 8 / (GOP * DUR / 1e9);
+}
+
+typedef struct
+{
+  guint frames;
+  gdouble out_bits;             /* over the frames after the first two GOPs */
+  guint counted;
+  guint passed, encoded, dropped;
+  gint last_q;
+} Run;
+
+/* Feed @n frames; the synthetic encoder gives k_true * S * qs / q bits
+ * (qs: source qscale 8, i.e. encoder units 4). Decisions and outputs are
+ * in step (no codec delay), which the element does not promise but the
+ * model does not need. */
+static void
+run (RateControl * rc, guint first, guint n, gdouble k_true, Run * r)
+{
+  guint i;
+
+  for (i = first; i < first + n; i++) {
+    RcPictureType t = type_at (i);
+    gsize s = size_of (t);
+    RcDecision d;
+    gsize out = 0;
+
+    rate_control_input (rc, t, s, DUR, (guint64) i * DUR);
+    d = rate_control_decide (rc, t, s, 8);
+    switch (d.action) {
+      case RC_ACTION_PASS:
+        out = s;
+        r->passed++;
+        break;
+      case RC_ACTION_ENCODE:
+        out = (gsize) (k_true * s * 4 / d.q);
+        r->encoded++;
+        r->last_q = d.q;
+        break;
+      case RC_ACTION_DROP:
+        r->dropped++;
+        break;
+    }
+    rate_control_output (rc, t, &d, s, 8, out, DUR);
+    if (i >= 2 * GOP) {
+      r->out_bits += out * 8.0;
+      r->counted++;
+    }
+  }
+}
+
+static gdouble
+run_rate (const Run * r)
+{
+  return r->out_bits / (r->counted * DUR / 1e9);
+}
+
+GST_START_TEST (test_passthrough_when_target_above_input)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+
+  rate_control_set_target (rc, (guint64) (stream_rate () * 1.2));
+  run (rc, 0, 5 * GOP, 0.8, &r);
+  fail_unless_equals_int (r.encoded, 0);
+  fail_unless_equals_int (r.passed, 5 * GOP);
+
+  /* 0 = the input's: pass too */
+  rate_control_set_target (rc, 0);
+  memset (&r, 0, sizeof (r));
+  run (rc, 5 * GOP, GOP, 0.8, &r);
+  fail_unless_equals_int (r.encoded, 0);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* The controller meets the target whatever the encoder's true k. */
+GST_START_TEST (test_converges_to_target)
+{
+  static const gdouble ks[] = { 0.4, 0.8, 1.5 };
+  static const gdouble fractions[] = { 0.7, 0.5, 0.3 };
+  guint a, b;
+
+  for (a = 0; a < G_N_ELEMENTS (ks); a++) {
+    for (b = 0; b < G_N_ELEMENTS (fractions); b++) {
+      RateControl *rc = rate_control_new ();
+      gdouble target = stream_rate () * fractions[b];
+      Run r = { 0 };
+
+      rate_control_set_target (rc, (guint64) target);
+      run (rc, 0, 12 * GOP, ks[a], &r);
+      GST_INFO ("k %.1f target %.0f: out %.0f q %d", ks[a], target,
+          run_rate (&r), r.last_q);
+      /* integer quantizers: a few percent of granularity */
+      fail_unless (fabs (run_rate (&r) / target - 1) < 0.06,
+          "k %.1f: %.0f for target %.0f", ks[a], run_rate (&r), target);
+      fail_unless_equals_int (r.dropped, 0);
+      rate_control_free (rc);
+    }
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_backoff_and_dedup)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+  guint64 now = 10 * GOP * (guint64) DUR;
+  RcStats st;
+
+  rate_control_set_target (rc, 2000000);
+  rate_control_set_recovery (rc, 0);
+  run (rc, 0, 10 * GOP, 0.8, &r);
+
+  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
+          100 * GST_MSECOND, now));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
+  /* same round trip: one reaction */
+  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
+          100 * GST_MSECOND, now + 50 * GST_MSECOND));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
+  /* next round trip */
+  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
+          100 * GST_MSECOND, now + 150 * GST_MSECOND));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 500000);
+  /* without an srtt every event counts */
+  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
+          G_MAXUINT64, now + 150 * GST_MSECOND));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 250000);
+
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_uint64 (st.events[0], 1);
+  fail_unless_equals_uint64 (st.events[1], 1);
+  fail_unless_equals_uint64 (st.events[3], 2);
+  fail_unless_equals_uint64 (st.events_ignored, 1);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_min_and_backoff_factor)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+
+  rate_control_set_target (rc, 2000000);
+  rate_control_set_backoff (rc, 0.8);
+  rate_control_set_limits (rc, 1500000, 0);
+  rate_control_set_recovery (rc, 0);
+  run (rc, 0, 4 * GOP, 0.8, &r);
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
+      0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1600000);
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
+      0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1500000);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rate_event_and_ceiling)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+  RcStats st;
+
+  rate_control_set_recovery (rc, 0);
+  run (rc, 0, 4 * GOP, 0.8, &r);
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 1200000,
+      G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1200000);
+  /* never above the source */
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
+      G_MAXUINT64, 0);
+  rate_control_get_stats (rc, &st);
+  fail_unless (st.target_bitrate <= st.input_bitrate + 1);
+  /* nor above max-bitrate */
+  rate_control_set_limits (rc, 0, 900000);
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
+      G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 900000);
+  /* a backoff with nothing measured yet does nothing */
+  rate_control_free (rc);
+  rc = rate_control_new ();
+  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
+          G_MAXUINT64, 0));
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_recovery_additive)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+  guint64 t0;
+
+  rate_control_set_target (rc, 1000000);
+  rate_control_set_recovery (rc, 100000);
+  run (rc, 0, GOP, 0.8, &r);
+  t0 = rate_control_get_target (rc);
+  /* 25 frames = 1 s of stream: +100 kbit/s */
+  run (rc, GOP, 25, 0.8, &r);
+  fail_unless (fabs ((gdouble) rate_control_get_target (rc) - t0 - 100000) <
+      1000, "%" G_GUINT64_FORMAT " from %" G_GUINT64_FORMAT,
+      rate_control_get_target (rc), t0);
+  /* capped by max-bitrate */
+  rate_control_set_limits (rc, 0, 1150000);
+  run (rc, GOP + 25, 50, 0.8, &r);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1150000);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_events_filter)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+  RcStats st;
+
+  rate_control_set_target (rc, 1000000);
+  rate_control_set_events (rc, GST_NETWORK_CONGESTION_RATE);
+  run (rc, 0, GOP, 0.8, &r);
+  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
+          G_MAXUINT64, 0));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_uint64 (st.events_ignored, 1);
+  fail_unless_equals_uint64 (st.events[0], 0);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_generation_bumps)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+  RcDecision d;
+  guint g;
+
+  rate_control_set_target (rc, 1000000);
+  run (rc, 0, 2 * GOP, 0.8, &r);
+  g = rate_control_get_generation (rc);
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
+      2 * GOP * (guint64) DUR);
+  fail_unless (rate_control_get_generation (rc) > g);
+  d = rate_control_decide (rc, RC_PICTURE_B, 15000, 8);
+  fail_unless_equals_int (d.generation, rate_control_get_generation (rc));
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* keep=i: I frames always pass, floor = their rate; the rest meets the
+ * target; below the floor plus coarsest B frames, B frames drop. */
+GST_START_TEST (test_keep_and_floor)
+{
+  RateControl *rc = rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.5;
+  Run r = { 0 };
+  RcStats st;
+  guint i;
+
+  rate_control_set_keep (rc, RC_KEEP_I);
+  rate_control_set_target (rc, (guint64) target);
+  for (i = 0; i < 10 * GOP; i++) {
+    RcPictureType t = type_at (i);
+    RcDecision d;
+
+    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    d = rate_control_decide (rc, t, size_of (t), 8);
+    if (t == RC_PICTURE_I) {
+      fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    } else if (i > GOP) {
+      fail_unless_equals_int (d.action, RC_ACTION_ENCODE);
+    }
+    rate_control_output (rc, t, &d, size_of (t), 8, d.action ==
+        RC_ACTION_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
+        size_of (t), DUR);
+  }
+  rate_control_get_stats (rc, &st);
+  fail_unless (fabs (st.floor_bitrate / i_rate - 1) < 0.01,
+      "floor %.0f, I rate %.0f", st.floor_bitrate, i_rate);
+  fail_unless (fabs (st.output_bitrate / target - 1) < 0.08,
+      "out %.0f target %.0f", st.output_bitrate, target);
+
+  /* far under the floor: B frames go, P frames at the coarsest quantizer */
+  rate_control_set_target (rc, (guint64) (i_rate * 0.9));
+  memset (&r, 0, sizeof (r));
+  run (rc, 10 * GOP, 2 * GOP, 0.8, &r);
+  rate_control_get_stats (rc, &st);
+  fail_unless (st.dropping_b);
+  fail_unless (r.dropped >= 2 * 10 - 2);
+  fail_unless_equals_int (r.last_q, RC_Q_MAX);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* keep=ip: only B frames are ever re-encoded. */
+GST_START_TEST (test_keep_ip)
+{
+  RateControl *rc = rate_control_new ();
+  guint i;
+
+  rate_control_set_keep (rc, RC_KEEP_IP);
+  /* I+P are 61% of the stream: B frames get 0.24 / 0.39 of their size */
+  rate_control_set_target (rc, (guint64) (stream_rate () * 0.85));
+  for (i = 0; i < 6 * GOP; i++) {
+    RcPictureType t = type_at (i);
+    RcDecision d;
+
+    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    d = rate_control_decide (rc, t, size_of (t), 8);
+    if (t != RC_PICTURE_B) {
+      fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    } else if (i > GOP) {
+      fail_unless_equals_int (d.action, RC_ACTION_ENCODE);
+    }
+    rate_control_output (rc, t, &d, size_of (t), 8, d.action ==
+        RC_ACTION_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
+        size_of (t), DUR);
+  }
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* keep=none far below what quantizer 31 gives: B frames dropped, and
+ * back when the target recovers. */
+GST_START_TEST (test_drop_b_hysteresis)
+{
+  RateControl *rc = rate_control_new ();
+  Run r = { 0 };
+
+  rate_control_set_recovery (rc, 0);
+  rate_control_set_target (rc, (guint64) (stream_rate () * 0.05));
+  run (rc, 0, 6 * GOP, 0.8, &r);
+  fail_unless (r.dropped > 0);
+
+  rate_control_set_target (rc, (guint64) (stream_rate () * 0.6));
+  memset (&r, 0, sizeof (r));
+  run (rc, 6 * GOP, 4 * GOP, 0.8, &r);
+  fail_unless_equals_int (r.dropped, 0);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+static Suite *
+ratecontrol_suite (void)
+{
+  Suite *s = suite_create ("ratecontrol");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_passthrough_when_target_above_input);
+  tcase_add_test (tc, test_converges_to_target);
+  tcase_add_test (tc, test_backoff_and_dedup);
+  tcase_add_test (tc, test_min_and_backoff_factor);
+  tcase_add_test (tc, test_rate_event_and_ceiling);
+  tcase_add_test (tc, test_recovery_additive);
+  tcase_add_test (tc, test_events_filter);
+  tcase_add_test (tc, test_generation_bumps);
+  tcase_add_test (tc, test_keep_and_floor);
+  tcase_add_test (tc, test_keep_ip);
+  tcase_add_test (tc, test_drop_b_hysteresis);
+  return s;
+}
+
+GST_CHECK_MAIN (ratecontrol);
