@@ -431,6 +431,7 @@ receive_some (GstErapSrc * src)
     guint8 ack[GST_ERAP_ACK_MAX_SIZE];
     gsize ack_len = 0;
     gboolean eos = FALSE;
+    GstErapDataResult res;
 
     n = g_socket_receive_from (src->socket, &from, (gchar *) src->scratch,
         MAX_DATAGRAM, NULL, &err);
@@ -451,12 +452,15 @@ receive_some (GstErapSrc * src)
       continue;
     }
     pkt = g_bytes_new (src->scratch, n);
-    gst_erap_receiver_handle_data (src->receiver, pkt, ack, &ack_len);
+    res = gst_erap_receiver_handle_data (src->receiver, pkt, ack, &ack_len);
     g_bytes_unref (pkt);
+    GST_LOG_OBJECT (src, "datagram of %" G_GSSIZE_FORMAT " bytes: %d", n, res);
     while ((msg = gst_erap_receiver_pop (src->receiver, &eos)))
       g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
-    if (eos)
+    if (eos && !src->eos) {
+      GST_DEBUG_OBJECT (src, "in-band end of stream");
       src->eos = TRUE;
+    }
     g_mutex_unlock (&src->lock);
 
     if (ack_len && g_socket_send_to (src->socket, from, (const gchar *) ack,

@@ -265,6 +265,9 @@ update_rtt (GstErapSender * s, gdouble sample)
     s->min_rtt = MIN (s->min_rtt, sample);
     s->max_rtt = MAX (s->max_rtt, sample);
   }
+  /* a clock that does not move (a test clock) must not make SRTT 0: the
+   * SRTT timer would spin */
+  s->srtt = MAX (s->srtt, 1e-6);
   /* RAP's timeout is 1.2 SRTT + 4 var: keep its 0.2 SRTT floor on the
    * variance term so a steady RTT does not time out its own ACKs */
   s->rto = s->srtt + MAX (4 * s->rttvar, 0.2 * s->srtt);

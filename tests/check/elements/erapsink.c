@@ -1,0 +1,660 @@
+/* twoflow — erapsink tests: loopback pairs, the shared ACK thread, loss
+ * reactions, backpressure, linger, robustness against stray ACKs. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gio/gio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/erap/erap.h>
+#include <gst/twoflow/networkcongestion.h>
+
+
+static void
+set_args (GstElement * e, const gchar * args)
+{
+  gchar **kv = g_strsplit (args ? args : "", " ", -1);
+  guint i;
+
+  for (i = 0; kv[i]; i++) {
+    gchar **p = g_strsplit (kv[i], "=", 2);
+    if (p[0] && p[1])
+      gst_util_set_object_arg (G_OBJECT (e), p[0], p[1]);
+    g_strfreev (p);
+  }
+  g_strfreev (kv);
+}
+
+static guint
+count_threads (void)
+{
+  GDir *d = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+
+  fail_unless (d != NULL);
+  while (g_dir_read_name (d))
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+static GstHarness *
+new_src (guint * port)
+{
+  GstHarness *h = gst_harness_new ("erapsrc");
+
+  set_args (h->element, "port=0 linger=50000000");
+  gst_harness_use_systemclock (h);
+  gst_harness_play (h);
+  g_object_get (h->element, "port", port, NULL);
+  fail_unless (*port != 0);
+  return h;
+}
+
+static GstHarness *
+new_sink (guint port, guint bind_port, const gchar * extra)
+{
+  gchar *desc = g_strdup_printf ("host=127.0.0.1 port=%u "
+      "bind-port=%u initial-rate=20000000 %s", port, bind_port,
+      extra ? extra : "");
+  GstElement *e = gst_element_factory_make ("erapsink", NULL);
+  GstHarness *h;
+
+  /* properties first: the harness starts a sink right away */
+  set_args (e, desc);
+  g_free (desc);
+  h = gst_harness_new_with_element (e, "sink", NULL);
+  gst_object_unref (e);
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  return h;
+}
+
+static GstBuffer *
+pattern_buffer (gsize size, guint seed)
+{
+  GstBuffer *b = gst_buffer_new_allocate (NULL, size, NULL);
+  GstMapInfo map;
+  gsize i;
+
+  gst_buffer_map (b, &map, GST_MAP_WRITE);
+  for (i = 0; i < size; i++)
+    map.data[i] = (guint8) (seed * 131 + i * 7 + (i >> 9));
+  gst_buffer_unmap (b, &map);
+  return b;
+}
+
+static void
+check_pattern (GstBuffer * b, gsize size, guint seed)
+{
+  GstBuffer *e = pattern_buffer (size, seed);
+
+  GstMapInfo m;
+
+  fail_unless_equals_int (gst_buffer_get_size (b), size);
+  gst_buffer_map (e, &m, GST_MAP_READ);
+  if (size)
+    fail_unless (gst_buffer_memcmp (b, 0, m.data, size) == 0);
+  gst_buffer_unmap (e, &m);
+  gst_buffer_unref (e);
+}
+
+static guint64
+stats_u64 (GstElement * e, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+static void
+wait_for_eos (GstHarness * h)
+{
+  GstEvent *ev;
+
+  while ((ev = gst_harness_pull_event (h))) {
+    GstEventType t = GST_EVENT_TYPE (ev);
+    gst_event_unref (ev);
+    if (t == GST_EVENT_EOS)
+      return;
+  }
+  fail ("no EOS");
+}
+
+/* ------------------------------------------------------------------ */
+
+GST_START_TEST (test_properties)
+{
+  GstElement *e = gst_element_factory_make ("erapsink", NULL);
+  GstStructure *s;
+  gchar *host;
+  guint port, mtu;
+  guint64 linger;
+  const gchar *fields[] = { "rate", "ipg", "srtt", "rto", "packets-sent",
+    "packets-retransmitted", "packets-lost", "loss-reactions", "bytes-sent",
+    "bytes-acked", "queued-bytes", "acks-received", "acks-invalid",
+    "send-errors", "total-exit-bandwidth", "available-bandwidth",
+    "queued-bits-total", "acks-malformed", "acks-unknown", NULL
+  };
+  guint i;
+
+  fail_unless (e != NULL);
+  g_object_get (e, "host", &host, "port", &port, "mtu", &mtu, "linger",
+      &linger, NULL);
+  fail_unless_equals_string (host, "localhost");
+  fail_unless_equals_int (port, 5004);
+  fail_unless_equals_int (mtu, 1400);
+  fail_unless_equals_uint64 (linger, 10 * GST_SECOND);
+  g_free (host);
+  gst_util_set_object_arg (G_OBJECT (e), "congestion-control", "rap");
+  g_object_set (e, "max-queue-bytes", (guint64) 1000, "min-rate",
+      (guint64) 64000, NULL);
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (gst_structure_has_name (s, "application/x-erapsink-stats"));
+  for (i = 0; fields[i]; i++)
+    fail_unless (gst_structure_has_field_typed (s, fields[i], G_TYPE_UINT64),
+        "%s", fields[i]);
+  fail_unless (gst_structure_has_field_typed (s, "sessions", G_TYPE_UINT));
+  gst_structure_free (s);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_loopback_messages)
+{
+  guint port, i;
+  GstHarness *src = new_src (&port);
+  GstHarness *sink = new_sink (port, 0, "mtu=600");
+  const gsize sizes[] = { 1, 0, 591, 592, 593, 5000, 65536, 100, 200000, 3 };
+  guint64 total = 0;
+
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (sizes[i],
+                i)), GST_FLOW_OK);
+    total += sizes[i];
+  }
+  /* EOS returns once the receiver acknowledged everything */
+  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "bytes-acked"), total);
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "queued-bytes"), 0);
+  fail_unless (stats_u64 (sink->element, "acks-received") > 0);
+
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    GstBuffer *b = gst_harness_pull (src);
+    fail_unless (b != NULL);
+    check_pattern (b, sizes[i], i);
+    gst_buffer_unref (b);
+  }
+  wait_for_eos (src);
+  fail_unless_equals_uint64 (stats_u64 (src->element, "bytes"), total);
+  fail_unless_equals_uint64 (stats_u64 (src->element, "messages"),
+      G_N_ELEMENTS (sizes));
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
+
+/* Several sinks on one bind port: one socket, one ACK thread. */
+GST_START_TEST (test_one_ack_thread_per_port)
+{
+  GstHarness *srcs[5], *sinks[5];
+  guint ports[5], i, t1, t2, t3;
+  GstBuffer *b;
+  guint bind_port;
+  GSocket *probe;
+  GSocketAddress *a;
+
+  /* a free port to bind the shared socket on */
+  probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  a = g_inet_socket_address_new_from_string ("0.0.0.0", 0);
+  g_socket_bind (probe, a, FALSE, NULL);
+  g_object_unref (a);
+  a = g_socket_get_local_address (probe, NULL);
+  bind_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+  g_object_unref (a);
+  g_object_unref (probe);
+
+  for (i = 0; i < 5; i++)
+    srcs[i] = new_src (&ports[i]);
+
+  sinks[0] = new_sink (ports[0], bind_port, NULL);
+  gst_harness_push (sinks[0], pattern_buffer (3000, 0));
+  b = gst_harness_pull (srcs[0]);
+  check_pattern (b, 3000, 0);
+  gst_buffer_unref (b);
+  t1 = count_threads ();
+
+  for (i = 1; i < 4; i++) {
+    sinks[i] = new_sink (ports[i], bind_port, NULL);
+    gst_harness_push (sinks[i], pattern_buffer (3000, i));
+    b = gst_harness_pull (srcs[i]);
+    check_pattern (b, 3000, i);
+    gst_buffer_unref (b);
+  }
+  t2 = count_threads ();
+  fail_unless_equals_int (t2, t1);
+  {
+    GstStructure *s;
+    guint n;
+    guint64 bw;
+
+    g_object_get (sinks[0]->element, "stats", &s, NULL);
+    gst_structure_get_uint (s, "sessions", &n);
+    gst_structure_get_uint64 (s, "total-exit-bandwidth", &bw);
+    fail_unless_equals_int (n, 4);
+    fail_unless (bw >= 4 * 20000000 / 2);
+    gst_structure_free (s);
+  }
+
+  /* a different bind port: its own socket and thread */
+  sinks[4] = new_sink (ports[4], 0, "bind-address=127.0.0.1");
+  gst_harness_push (sinks[4], pattern_buffer (3000, 4));
+  b = gst_harness_pull (srcs[4]);
+  check_pattern (b, 3000, 4);
+  gst_buffer_unref (b);
+  t3 = count_threads ();
+  fail_unless_equals_int (t3, t1 + 1);
+
+  for (i = 0; i < 5; i++) {
+    gst_harness_teardown (sinks[i]);
+    gst_harness_teardown (srcs[i]);
+  }
+}
+
+GST_END_TEST;
+
+/* A receiver made of the core library that loses chosen data packets. */
+typedef struct {
+  GSocket *sock;
+  GstErapReceiver *r;
+  GHashTable *drop;             /* seqnos to drop once */
+  GThread *thread;
+  gint stop;
+  guint port;
+} LossyRx;
+
+static gpointer
+lossy_rx_run (gpointer data)
+{
+  LossyRx *rx = data;
+  guint8 buf[70000];
+
+  while (!g_atomic_int_get (&rx->stop)) {
+    GSocketAddress *from = NULL;
+    gssize n;
+    GstErapDataHeader h;
+    guint8 ack[GST_ERAP_ACK_MAX_SIZE];
+    gsize ack_len = 0;
+    GBytes *pkt, *m;
+
+    if (!g_socket_condition_timed_wait (rx->sock, G_IO_IN, 20000, NULL, NULL))
+      continue;
+    n = g_socket_receive_from (rx->sock, &from, (gchar *) buf, sizeof (buf),
+        NULL, NULL);
+    if (n < 0)
+      continue;
+    if (gst_erap_data_header_parse (buf, n, &h) &&
+        g_hash_table_remove (rx->drop, GUINT_TO_POINTER (h.seqno))) {
+      g_object_unref (from);
+      continue;
+    }
+    pkt = g_bytes_new (buf, n);
+    gst_erap_receiver_handle_data (rx->r, pkt, ack, &ack_len);
+    g_bytes_unref (pkt);
+    while ((m = gst_erap_receiver_pop (rx->r, NULL)))
+      g_bytes_unref (m);
+    if (ack_len)
+      g_socket_send_to (rx->sock, from, (gchar *) ack, ack_len, NULL, NULL);
+    g_object_unref (from);
+  }
+  return NULL;
+}
+
+static LossyRx *
+lossy_rx_new (void)
+{
+  LossyRx *rx = g_new0 (LossyRx, 1);
+  GstErapReceiverConfig rc;
+  GSocketAddress *a;
+
+  rx->sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  a = g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+  fail_unless (g_socket_bind (rx->sock, a, FALSE, NULL));
+  g_object_unref (a);
+  a = g_socket_get_local_address (rx->sock, NULL);
+  rx->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+  g_object_unref (a);
+  gst_erap_receiver_config_init (&rc);
+  rc.port = rx->port;
+  rx->r = gst_erap_receiver_new (&rc);
+  rx->drop = g_hash_table_new (NULL, NULL);
+  return rx;
+}
+
+static void
+lossy_rx_start (LossyRx * rx)
+{
+  rx->thread = g_thread_new ("lossy-rx", lossy_rx_run, rx);
+}
+
+static void
+lossy_rx_free (LossyRx * rx)
+{
+  g_atomic_int_set (&rx->stop, 1);
+  if (rx->thread)
+    g_thread_join (rx->thread);
+  gst_erap_receiver_free (rx->r);
+  g_hash_table_unref (rx->drop);
+  g_object_unref (rx->sock);
+  g_free (rx);
+}
+
+GST_START_TEST (test_loss_reaction_event)
+{
+  LossyRx *rx = lossy_rx_new ();
+  GstHarness *sink;
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GstEvent *ev;
+  GstNetworkCongestionType type;
+  guint64 bitrate, rate_before;
+  GstClockTime srtt;
+  const gchar *source;
+  gboolean found = FALSE;
+  guint i;
+
+  g_hash_table_add (rx->drop, GUINT_TO_POINTER (10));
+  lossy_rx_start (rx);
+  /* capped at its initial rate, so the reaction shows as a lower rate */
+  sink = new_sink (rx->port, 0, "scheduler-interval=0 max-rate=20000000");
+  gst_element_set_bus (sink->element, bus);
+  rate_before = 20000000;
+  for (i = 0; i < 30; i++)
+    gst_harness_push (sink, pattern_buffer (1000, i));
+  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
+
+  /* the lost packet was resent under a new seqno, all arrived */
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "bytes-acked"), 30000);
+  fail_unless (stats_u64 (sink->element, "packets-retransmitted") >= 1);
+  fail_unless (stats_u64 (sink->element, "loss-reactions") >= 1);
+
+  /* upstream event */
+  while ((ev = gst_harness_try_pull_upstream_event (sink))) {
+    if (gst_network_congestion_event_parse (ev, &type, &bitrate, &srtt,
+            &source)) {
+      fail_unless_equals_int (type, GST_NETWORK_CONGESTION_LOSS);
+      fail_unless (bitrate > 0 && bitrate < rate_before);
+      fail_unless (g_str_has_prefix (source, "erapsink"));
+      found = TRUE;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless (found);
+  /* and the same as an element message */
+  found = FALSE;
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    if (gst_network_congestion_message_parse (msg, &type, &bitrate, &srtt,
+            NULL))
+      found = (type == GST_NETWORK_CONGESTION_LOSS);
+    gst_message_unref (msg);
+  }
+  fail_unless (found);
+  gst_element_set_bus (sink->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (sink);
+  lossy_rx_free (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_scheduler_message)
+{
+  guint port;
+  GstHarness *src = new_src (&port);
+  GstHarness *sink = new_sink (port, 0, "scheduler-interval=50000000");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  const GstStructure *s;
+  guint64 v;
+
+  gst_element_set_bus (sink->element, bus);
+  gst_harness_push (sink, pattern_buffer (1000, 1));
+  msg = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL);
+  s = gst_message_get_structure (msg);
+  fail_unless (gst_structure_has_name (s, "erap-scheduler"));
+  fail_unless (gst_structure_get_uint64 (s, "total-exit-bandwidth", &v));
+  fail_unless (v > 0);
+  fail_unless (gst_structure_get_uint64 (s, "available-bandwidth", &v));
+  fail_unless (v > 0);
+  fail_unless (gst_structure_has_field (s, "queued-bits-total"));
+  gst_message_unref (msg);
+  gst_element_set_bus (sink->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
+
+/* No receiver: render blocks at max-queue-bytes, EOS gives up after
+ * linger with a warning, and flushing unblocks. */
+typedef struct {
+  GstHarness *h;
+  GstFlowReturn ret;
+  gint done;
+} PushCtx;
+
+static gpointer
+push_thread (gpointer data)
+{
+  PushCtx *c = data;
+
+  c->ret = gst_harness_push (c->h, pattern_buffer (4000, 9));
+  g_atomic_int_set (&c->done, 1);
+  return NULL;
+}
+
+GST_START_TEST (test_backpressure_and_flush)
+{
+  LossyRx *rx = lossy_rx_new ();        /* never started: no ACKs */
+  GstHarness *sink = new_sink (rx->port, 0, "max-queue-bytes=10000");
+  PushCtx c = { sink, GST_FLOW_OK, 0 };
+  GThread *t;
+
+  fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (6000, 1)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (6000, 2)),
+      GST_FLOW_OK);
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "queued-bytes"),
+      12000);
+  /* the third waits for ACKs that never come */
+  t = g_thread_new ("push", push_thread, &c);
+  g_usleep (300000);
+  fail_if (g_atomic_int_get (&c.done));
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "queued-bytes"),
+      12000);
+  /* a flush unblocks it */
+  gst_harness_push_event (sink, gst_event_new_flush_start ());
+  g_thread_join (t);
+  fail_unless_equals_int (c.ret, GST_FLOW_FLUSHING);
+  gst_harness_push_event (sink, gst_event_new_flush_stop (TRUE));
+  gst_harness_teardown (sink);
+  lossy_rx_free (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_linger_warning)
+{
+  LossyRx *rx = lossy_rx_new ();        /* never started: no ACKs */
+  GstHarness *sink = new_sink (rx->port, 0, "linger=300000000");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_bus (sink->element, bus);
+  gst_harness_push (sink, pattern_buffer (5000, 1));
+  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL);
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "5000 bytes") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  /* EOS went on downstream of the sink: basesink posts it */
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_EOS);
+  fail_unless (msg != NULL);
+  gst_message_unref (msg);
+  gst_element_set_bus (sink->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (sink);
+  lossy_rx_free (rx);
+}
+
+GST_END_TEST;
+
+/* Stray datagrams at the shared socket are dropped and counted. */
+GST_START_TEST (test_stray_acks)
+{
+  guint port, local_port;
+  GstHarness *src = new_src (&port);
+  GstHarness *sink = new_sink (port, 0, "bind-address=127.0.0.1");
+  GSocket *s;
+  GSocketAddress *to, *a;
+  GstErapAck ack = { 0 };
+  guint8 buf[GST_ERAP_ACK_MAX_SIZE];
+  gsize n;
+  GstBuffer *b;
+
+  gst_harness_push (sink, pattern_buffer (3000, 1));
+  b = gst_harness_pull (src);
+  gst_buffer_unref (b);
+  {
+    GstStructure *st;
+    g_object_get (sink->element, "stats", &st, NULL);
+    fail_unless (gst_structure_get_uint (st, "local-port", &local_port));
+    gst_structure_free (st);
+  }
+  to = g_inet_socket_address_new_from_string ("127.0.0.1", local_port);
+
+  /* from another address (127.0.0.2) with the session's port */
+  s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  a = g_inet_socket_address_new_from_string ("127.0.0.2", 0);
+  fail_unless (g_socket_bind (s, a, FALSE, NULL));
+  g_object_unref (a);
+  ack.port = port;
+  ack.seq = ack.last_recv = 1;
+  n = gst_erap_ack_write (&ack, buf);
+  g_socket_send_to (s, to, (gchar *) buf, n, NULL, NULL);
+  /* garbage */
+  g_socket_send_to (s, to, "hello", 5, NULL, NULL);
+  g_object_unref (s);
+  /* from the right address, for a seqno never sent */
+  s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  ack.seq = ack.last_recv = 100000;
+  n = gst_erap_ack_write (&ack, buf);
+  g_socket_send_to (s, to, (gchar *) buf, n, NULL, NULL);
+  g_object_unref (s);
+  g_object_unref (to);
+
+  /* the ACK thread handles them asynchronously */
+  {
+    gint i;
+    for (i = 0; i < 200; i++) {
+      if (stats_u64 (sink->element, "acks-unknown") >= 1 &&
+          stats_u64 (sink->element, "acks-malformed") >= 1 &&
+          stats_u64 (sink->element, "acks-invalid") >= 1)
+        break;
+      g_usleep (10000);
+    }
+  }
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-unknown"), 1);
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-malformed"), 1);
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-invalid"), 1);
+  /* and the session still works */
+  gst_harness_push (sink, pattern_buffer (3000, 2));
+  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
+  b = gst_harness_pull (src);
+  check_pattern (b, 3000, 2);
+  gst_buffer_unref (b);
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
+
+/* Timers are GstClockIDs: on a GstTestClock nothing is paced out until
+ * the test moves the clock. */
+GST_START_TEST (test_pacing_on_test_clock)
+{
+  LossyRx *rx = lossy_rx_new ();
+  GstHarness *sink;
+  GstTestClock *clock;
+  guint64 sent;
+
+  lossy_rx_start (rx);
+  /* 1400-byte packets at 1.12 Mbit/s: one per 10 ms */
+  {
+    GstElement *e = gst_element_factory_make ("erapsink", NULL);
+    set_args (e, "host=127.0.0.1 initial-rate=1120000 scheduler-interval=0");
+    g_object_set (e, "port", rx->port, NULL);
+    sink = gst_harness_new_with_element (e, "sink", NULL);
+    gst_object_unref (e);
+  }
+  gst_harness_set_src_caps_str (sink, "application/octet-stream");
+  clock = gst_harness_get_testclock (sink);
+  gst_harness_set_time (sink, GST_SECOND);
+  gst_harness_push (sink, pattern_buffer (1392 * 10, 1));
+  sent = stats_u64 (sink->element, "packets-sent");
+  fail_unless_equals_uint64 (sent, 1);
+  /* wait for the pacing timer to be armed, then fire it */
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  gst_test_clock_set_time (clock, GST_SECOND + 10 * GST_MSECOND);
+  gst_test_clock_crank (clock);
+  {
+    gint i;
+    for (i = 0; i < 200 && stats_u64 (sink->element, "packets-sent") < 2; i++)
+      g_usleep (5000);
+  }
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "packets-sent"), 2);
+  gst_object_unref (clock);
+  gst_harness_teardown (sink);
+  lossy_rx_free (rx);
+}
+
+GST_END_TEST;
+
+static Suite *
+erapsink_suite (void)
+{
+  Suite *s = suite_create ("erapsink");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_loopback_messages);
+  tcase_add_test (tc, test_one_ack_thread_per_port);
+  tcase_add_test (tc, test_loss_reaction_event);
+  tcase_add_test (tc, test_scheduler_message);
+  tcase_add_test (tc, test_backpressure_and_flush);
+  tcase_add_test (tc, test_linger_warning);
+  tcase_add_test (tc, test_stray_acks);
+  tcase_add_test (tc, test_pacing_on_test_clock);
+  return s;
+}
+
+GST_CHECK_MAIN (erapsink);

@@ -1,0 +1,396 @@
+/* twoflow — erapsrc tests: a hand-made sender (the codec of the core
+ * library on a plain socket) checks ACKs, reordering, duplicates, the
+ * in-band end of stream and robustness; plus a 200 MB file transfer. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/erap/erap.h>
+
+typedef struct {
+  GSocket *sock;
+  GSocketAddress *to;
+} Tx;
+
+static Tx *
+tx_new (guint port, const gchar * from)
+{
+  Tx *tx = g_new0 (Tx, 1);
+  GSocketAddress *a;
+
+  tx->sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  a = g_inet_socket_address_new_from_string (from, 0);
+  fail_unless (g_socket_bind (tx->sock, a, FALSE, NULL));
+  g_object_unref (a);
+  tx->to = g_inet_socket_address_new_from_string ("127.0.0.1", port);
+  return tx;
+}
+
+static void
+tx_free (Tx * tx)
+{
+  g_object_unref (tx->sock);
+  g_object_unref (tx->to);
+  g_free (tx);
+}
+
+static void
+tx_send (Tx * tx, guint32 seqno, guint32 appseq, guint8 flags,
+    const gchar * payload)
+{
+  GstErapDataHeader h = { seqno, appseq, flags };
+  guint8 buf[2000];
+  gsize n = payload ? strlen (payload) : 0;
+
+  gst_erap_data_header_write (&h, buf);
+  memcpy (buf + 8, payload, n);
+  fail_unless (g_socket_send_to (tx->sock, tx->to, (gchar *) buf, 8 + n,
+          NULL, NULL) == (gssize) (8 + n));
+}
+
+static gboolean
+tx_ack (Tx * tx, GstErapAck * ack)
+{
+  guint8 buf[100];
+  gssize n;
+
+  if (!g_socket_condition_timed_wait (tx->sock, G_IO_IN, 5 * G_USEC_PER_SEC,
+          NULL, NULL))
+    return FALSE;
+  n = g_socket_receive (tx->sock, (gchar *) buf, sizeof (buf), NULL, NULL);
+  return n > 0 && gst_erap_ack_parse (buf, n, ack);
+}
+
+
+static void
+set_args (GstElement * e, const gchar * args)
+{
+  gchar **kv = g_strsplit (args ? args : "", " ", -1);
+  guint i;
+
+  for (i = 0; kv[i]; i++) {
+    gchar **p = g_strsplit (kv[i], "=", 2);
+    if (p[0] && p[1])
+      gst_util_set_object_arg (G_OBJECT (e), p[0], p[1]);
+    g_strfreev (p);
+  }
+  g_strfreev (kv);
+}
+
+static GstHarness *
+new_src (guint * port, const gchar * extra)
+{
+  GstHarness *h = gst_harness_new ("erapsrc");
+
+  set_args (h->element, "port=0 linger=50000000");
+  set_args (h->element, extra);
+  gst_harness_use_systemclock (h);
+  gst_harness_play (h);
+  g_object_get (h->element, "port", port, NULL);
+  return h;
+}
+
+static void
+expect_buffer (GstHarness * h, const gchar * content)
+{
+  GstBuffer *b = gst_harness_pull (h);
+
+  fail_unless (b != NULL);
+  fail_unless_equals_int (gst_buffer_get_size (b), strlen (content));
+  fail_unless (gst_buffer_memcmp (b, 0, content, strlen (content)) == 0);
+  gst_buffer_unref (b);
+}
+
+static guint64
+stats_u64 (GstElement * e, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+static void
+wait_for_eos (GstHarness * h)
+{
+  GstEvent *ev;
+
+  while ((ev = gst_harness_pull_event (h))) {
+    GstEventType t = GST_EVENT_TYPE (ev);
+    gst_event_unref (ev);
+    if (t == GST_EVENT_EOS)
+      return;
+  }
+  fail ("no EOS");
+}
+
+#define BE (GST_ERAP_FRAG_BEGIN | GST_ERAP_FRAG_END)
+
+GST_START_TEST (test_properties)
+{
+  GstElement *e = gst_element_factory_make ("erapsrc", NULL);
+  GstStructure *s;
+  guint port;
+  gchar *addr;
+
+  fail_unless (e != NULL);
+  g_object_get (e, "port", &port, "address", &addr, "stats", &s, NULL);
+  fail_unless_equals_int (port, 5004);
+  fail_unless_equals_string (addr, "0.0.0.0");
+  fail_unless (gst_structure_has_name (s, "application/x-erapsrc-stats"));
+  fail_unless (gst_structure_has_field_typed (s, "packets-received",
+          G_TYPE_UINT64));
+  fail_unless (gst_structure_has_field_typed (s, "foreign", G_TYPE_UINT64));
+  g_free (addr);
+  gst_structure_free (s);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* "1 _ _ 4 _ _ 7", then the holes filled, duplicates, in-band EOS */
+GST_START_TEST (test_acks_order_and_eos)
+{
+  guint port;
+  GstHarness *h = new_src (&port, NULL);
+  Tx *tx = tx_new (port, "127.0.0.1");
+  GstErapAck a;
+  const gchar *msg[] = { "m0", "m1", "m2", "m3", "m4", "m5", "m6" };
+  guint i;
+
+  for (i = 0; i < 7; i += 3) {
+    tx_send (tx, i + 1, i, BE, msg[i]);
+    fail_unless (tx_ack (tx, &a));
+    fail_unless_equals_int (a.seq, i + 1);
+  }
+  fail_unless_equals_int (a.port, port);
+  fail_unless_equals_int (a.last_recv, 7);
+  fail_unless_equals_int (a.last_miss, 6);
+  fail_unless_equals_int (a.prev_recv, 4);
+  expect_buffer (h, "m0");
+
+  /* the missing appSeqs come as new seqnos 8..11, one twice */
+  tx_send (tx, 8, 2, BE, msg[2]);
+  tx_send (tx, 9, 1, BE, msg[1]);
+  tx_send (tx, 10, 1, BE, msg[1]);
+  tx_send (tx, 11, 4, GST_ERAP_FRAG_BEGIN, "m");
+  tx_send (tx, 12, 5, GST_ERAP_FRAG_END, "45");
+  tx_send (tx, 13, 7, 0, NULL);         /* end of stream */
+  for (i = 0; i < 6; i++)
+    fail_unless (tx_ack (tx, &a));
+  fail_unless_equals_int (a.seq, 13);
+  expect_buffer (h, "m1");
+  expect_buffer (h, "m2");
+  expect_buffer (h, "m3");
+  expect_buffer (h, "m45");
+  expect_buffer (h, "m6");
+  /* the ACK of the end got lost: its retransmission is acknowledged too */
+  tx_send (tx, 14, 7, 0, NULL);
+  fail_unless (tx_ack (tx, &a));
+  fail_unless_equals_int (a.seq, 14);
+  wait_for_eos (h);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "duplicates"), 2);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "messages"), 6);
+  tx_free (tx);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_robustness)
+{
+  guint port;
+  GstHarness *h = new_src (&port, "max-reorder-bytes=1024");
+  Tx *tx = tx_new (port, "127.0.0.1");
+  Tx *other = tx_new (port, "127.0.0.1");
+  GstErapAck a;
+  gchar big[901];
+  guint i;
+
+  memset (big, 'x', 900);
+  big[900] = 0;
+  tx_send (tx, 1, 0, BE, "a");
+  fail_unless (tx_ack (tx, &a));
+  /* another sender: ignored */
+  tx_send (other, 2, 1, BE, "evil");
+  /* not ERAP data */
+  g_socket_send_to (tx->sock, tx->to, "abc", 3, NULL, NULL);
+  /* out of order beyond the reorder memory: dropped unacknowledged */
+  tx_send (tx, 3, 2, BE, big);
+  fail_unless (tx_ack (tx, &a));
+  fail_unless_equals_int (a.seq, 3);
+  tx_send (tx, 4, 3, BE, big);
+  tx_send (tx, 5, 1, BE, "b");
+  fail_unless (tx_ack (tx, &a));
+  fail_unless_equals_int (a.seq, 5);    /* no ACK for seq 4 */
+  tx_send (tx, 6, 3, BE, big);          /* resent: now it fits */
+  fail_unless (tx_ack (tx, &a));
+  fail_unless_equals_int (a.seq, 6);
+  tx_send (tx, 7, 4, 0, NULL);
+  fail_unless (tx_ack (tx, &a));
+
+  expect_buffer (h, "a");
+  expect_buffer (h, "b");
+  expect_buffer (h, big);
+  expect_buffer (h, big);
+  wait_for_eos (h);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "foreign"), 1);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "malformed"), 1);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "dropped-no-memory"), 1);
+  fail_unless (stats_u64 (h->element, "max-reorder-bytes-seen") <= 1024);
+  for (i = 0; i < 1; i++)
+    fail_if (g_socket_condition_timed_wait (other->sock, G_IO_IN, 1000, NULL,
+            NULL));
+  tx_free (tx);
+  tx_free (other);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* filesrc ! erapsink -> erapsrc ! filesink moves 200 MB bit-exactly
+ * (ERAP_TRANSFER_MB overrides the size). */
+static gchar *
+file_checksum (const gchar * path)
+{
+  GChecksum *c = g_checksum_new (G_CHECKSUM_SHA256);
+  FILE *f = fopen (path, "rb");
+  guint8 *buf = g_malloc (1 << 20);
+  gsize n;
+  gchar *sum;
+
+  fail_unless (f != NULL);
+  while ((n = fread (buf, 1, 1 << 20, f)) > 0)
+    g_checksum_update (c, buf, n);
+  fclose (f);
+  g_free (buf);
+  sum = g_strdup (g_checksum_get_string (c));
+  g_checksum_free (c);
+  return sum;
+}
+
+static void
+write_random_file (const gchar * path, gsize size)
+{
+  FILE *f = fopen (path, "wb");
+  GRand *r = g_rand_new_with_seed (3);
+  guint32 *d = g_malloc (1 << 20);
+  gsize done = 0, i;
+
+  fail_unless (f != NULL);
+  while (done < size) {
+    gsize n = MIN ((gsize) 1 << 20, size - done);
+    for (i = 0; i < n / 4; i++)
+      d[i] = g_rand_int (r);
+    fail_unless (fwrite (d, 1, n, f) == n);
+    done += n;
+  }
+  fclose (f);
+  g_free (d);
+  g_rand_free (r);
+}
+
+GST_START_TEST (test_file_transfer)
+{
+  const gchar *mb = g_getenv ("ERAP_TRANSFER_MB");
+  gsize size = (gsize) (mb ? atoi (mb) : 200) * 1000 * 1000;
+  gchar *dir = g_dir_make_tmp ("erap-XXXXXX", NULL);
+  gchar *in = g_build_filename (dir, "in.bin", NULL);
+  gchar *out = g_build_filename (dir, "out.bin", NULL);
+  gchar *desc, *s1, *s2;
+  GstElement *rx, *tx, *src;
+  GstMessage *msg;
+  GstBus *bus;
+  guint port;
+
+  write_random_file (in, size);
+  desc = g_strdup_printf ("erapsrc name=src port=0 ! filesink location=%s",
+      out);
+  rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  src = gst_bin_get_by_name (GST_BIN (rx), "src");
+  g_object_get (src, "port", &port, NULL);
+  desc = g_strdup_printf ("filesrc location=%s blocksize=65536 ! erapsink "
+      "name=sink host=127.0.0.1 port=%u", in, port);
+  tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  bus = gst_element_get_bus (tx);
+  msg = gst_bus_timed_pop_filtered (bus, 100 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  bus = gst_element_get_bus (rx);
+  msg = gst_bus_timed_pop_filtered (bus, 100 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  {
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (tx), "sink");
+    GstStructure *st;
+    guint64 acked, lost, sent;
+
+    g_object_get (sink, "stats", &st, NULL);
+    gst_structure_get (st, "bytes-acked", G_TYPE_UINT64, &acked,
+        "packets-lost", G_TYPE_UINT64, &lost, "packets-sent", G_TYPE_UINT64,
+        &sent, NULL);
+    GST_INFO ("sent %" G_GUINT64_FORMAT " packets, lost %" G_GUINT64_FORMAT,
+        sent, lost);
+    fail_unless_equals_uint64 (acked, size);
+    gst_structure_free (st);
+    gst_object_unref (sink);
+  }
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (tx);
+  gst_object_unref (rx);
+
+  s1 = file_checksum (in);
+  s2 = file_checksum (out);
+  fail_unless_equals_string (s1, s2);
+  g_free (s1);
+  g_free (s2);
+  g_unlink (in);
+  g_unlink (out);
+  g_rmdir (dir);
+  g_free (in);
+  g_free (out);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+static Suite *
+erapsrc_suite (void)
+{
+  Suite *s = suite_create ("erapsrc");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 300);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_acks_order_and_eos);
+  tcase_add_test (tc, test_robustness);
+  tcase_add_test (tc, test_file_transfer);
+  return s;
+}
+
+GST_CHECK_MAIN (erapsrc);
