@@ -61,10 +61,22 @@ def run_one(cc, a, workdir):
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
         time.sleep(0.5)
-        clients = [tb.client.popen(["iperf3", "-c", tb.server_ip, "-p",
-                                    str(p), "-R", "-C", cc, "-t",
-                                    str(a.duration), "-J"],
-                                   stdout=subprocess.PIPE, text=True)
+        # iperf3 needs about five RTTs of control exchange before data
+        # flows; --align starts the long-RTT clients earlier by that much
+        # so that the three data transfers begin together
+        lead = {p: (max(a.rtts) - rtt) / 1000.0 * 5 if a.align else 0.0
+                for p, rtt in zip(PORTS, a.rtts)}
+        clients = []
+        t0 = time.monotonic()
+        for p in sorted(PORTS, key=lambda q: lead[q]):
+            wait = t0 + lead[p] - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            clients.append(tb.client.popen(
+                ["iperf3", "-c", tb.server_ip, "-p", str(p), "-R", "-C", cc,
+                 "-t", str(a.duration), "-J"],
+                stdout=subprocess.PIPE, text=True))
+        clients = [clients[sorted(PORTS, key=lambda q: lead[q]).index(p)]
                    for p in PORTS]
         outs = [c.communicate(timeout=a.duration + 60)[0] for c in clients]
         summary = tb.stop_emulator()
@@ -95,6 +107,8 @@ def main():
     ap.add_argument("--rtts", default="30,90,180",
                     help="RTTs in ms of the three flows")
     ap.add_argument("--out", help="keep CSVs and results.json here")
+    ap.add_argument("--align", action="store_true",
+                    help="start the clients so their data begins together")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless Jain within +-0.05 of the reference")
     ap.add_argument("--skip-unless-slow", action="store_true",

@@ -50,10 +50,11 @@ def test():
     expect(abs(dropped / arrived - 0.1) < 0.02,
            "overload: %.1f %% of arrivals dropped early (excess is 10 %%)",
            100.0 * dropped / arrived)
-    # ns-2's count makes inter-drop gaps uniform on 1..1/pb, so a drop rate
-    # d needs pb = d / (2 - d), reached at avg = min + pb / max_p * (max - min)
+    # ns-2's count makes the gaps between drops uniform with mean about
+    # 1/(2 pb), so a drop rate d needs pb = d/2, which RED reaches at
+    # avg = min_th + pb / max_p * (max_th - min_th)
     d = dropped / arrived
-    pred = MIN_TH + d / (2 - d) / 0.1 * (MAX_TH - MIN_TH)
+    pred = MIN_TH + d / 2 / 0.1 * (MAX_TH - MIN_TH)
     expect(abs(avg - pred) < 1.5, "overload: mean avg queue %.2f, RED law "
            "predicts %.2f for this drop rate", avg, pred)
     red_drops = s["drops_red_early"] + s["drops_red_forced"]
