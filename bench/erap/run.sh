@@ -1,0 +1,21 @@
+#!/bin/sh
+# ERAP benchmarks, side by side in one run. Usage:
+#   bench/erap/run.sh [BUILD_DIR]
+# (a) loopback goodput and CPU per GB: erap vs srt vs tcp, unpaced and
+#     paced (srtsink is a live sender); (b) 1..10,000 sessions in one
+#     process: threads, RSS, CPU per packet; (c) header bytes per payload
+#     byte vs RAP (printed with (a)).
+set -e
+build=${1:-build}
+build=$(cd "$build" && pwd)
+export GST_PLUGIN_PATH_1_0="$build/gst"
+export GST_REGISTRY_1_0="$build/bench/erap/registry.bin"
+b="$build/bench/erap"
+echo "== (a) transports, unpaced, 1316-byte buffers"
+"$b/bench-erap-transports" -s ${ERAP_BENCH_MB:-200} -b 1316
+echo "== (a) transports, paced (identity sleep-time=20 per buffer)"
+"$b/bench-erap-transports" -s ${ERAP_BENCH_PACED_MB:-30} -b 1316 -p 20
+echo "== (a) erap and tcp, 64 KB buffers"
+"$b/bench-erap-transports" -s ${ERAP_BENCH_MB:-200} -b 65536 || true
+echo "== (b) sessions"
+"$b/bench-erap-sessions" -w 10 1 100 1000 10000
