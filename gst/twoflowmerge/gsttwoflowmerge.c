@@ -294,6 +294,13 @@ gst_twoflow_merge_reset (GstTwoflowMerge * self)
   self->end_history = 0;
   self->wait_start = 0;
   self->discont = TRUE;
+}
+
+/* Statistics stay readable after the run; a new run starts them afresh.
+ * With the lock held. */
+static void
+gst_twoflow_merge_reset_stats (GstTwoflowMerge * self)
+{
   self->duplicates = self->prefix_frames = self->output_frames = 0;
   gst_twoflow_damage_init (&self->damage);
 }
@@ -529,6 +536,7 @@ gst_twoflow_merge_change_state (GstElement * element,
 
     g_mutex_lock (&self->lock);
     gst_twoflow_merge_reset (self);
+    gst_twoflow_merge_reset_stats (self);
     self->essential.flushing = self->enhanced.flushing = FALSE;
     ok = gst_twoflow_merge_load_prefix (self);
     g_mutex_unlock (&self->lock);

@@ -211,7 +211,12 @@ gst_twoflow_split_reset (GstTwoflowSplit * self)
   self->last_i_idr = FALSE;
   self->first_ts = GST_CLOCK_TIME_NONE;
   gst_flow_combiner_reset (self->flow_combiner);
+}
 
+/* Statistics stay readable after the run; a new run starts them afresh. */
+static void
+gst_twoflow_split_reset_stats (GstTwoflowSplit * self)
+{
   GST_OBJECT_LOCK (self);
   memset (self->frames, 0, sizeof (self->frames));
   self->essential_frames = self->enhanced_frames = 0;
@@ -301,8 +306,10 @@ gst_twoflow_split_change_state (GstElement * element,
   GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (element);
   GstStateChangeReturn ret;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_twoflow_split_reset (self);
+    gst_twoflow_split_reset_stats (self);
+  }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 

@@ -19,7 +19,7 @@ gboolean twoflow_test_run (const gchar * description, gchar ** error_text);
 gboolean twoflow_test_run_pipeline (GstElement * pipeline,
     gchar ** error_text);
 
-/* The parser element for a media file ("mpegvideoparse" or "h264parse"). */
+/* The parser for a media file: mpegvideoparse, or h264parse to byte-stream. */
 const gchar * twoflow_test_parser_for (const gchar * path);
 
 GBytes * twoflow_test_read (const gchar * path);

@@ -1,0 +1,743 @@
+/* twoflow: tests of the twoflowmerge element (and split → merge) */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/app/gstappsink.h>
+#include <gst/twoflow/twoflowframe.h>
+
+#include "twoflowtestutil.h"
+
+#define SPLIT_MERGE \
+  "twoflowsplit %s name=s twoflowmerge name=m %s ! filesink name=out location=%s " \
+  "s.essential ! queue max-size-buffers=0 max-size-bytes=0 max-size-time=0 ! m.essential " \
+  "s.enhanced ! queue ! m.enhanced"
+
+static void
+assert_same_file (const gchar * a, const gchar * b)
+{
+  GBytes *ba = twoflow_test_read (a), *bb = twoflow_test_read (b);
+
+  fail_unless (g_bytes_get_size (ba) > 0);
+  fail_unless (g_bytes_equal (ba, bb), "%s (%" G_GSIZE_FORMAT " bytes) and %s "
+      "(%" G_GSIZE_FORMAT " bytes) differ", a, g_bytes_get_size (ba), b,
+      g_bytes_get_size (bb));
+  g_bytes_unref (ba);
+  g_bytes_unref (bb);
+}
+
+static GstPadProbeReturn
+count_probe (GstPad * pad, GstPadProbeInfo * info, gint * count)
+{
+  g_atomic_int_inc (count);
+  return GST_PAD_PROBE_OK;
+}
+
+/* The parsed elementary stream of @media, as the reference output. */
+static gchar *
+parsed_reference (const gchar * media)
+{
+  gchar *base = g_path_get_basename (media);
+  gchar *name = g_strconcat ("parsed-", base, NULL);
+  gchar *out = twoflow_test_tmpfile (name);
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! filesink "
+      "location=%s", media, twoflow_test_parser_for (media), out);
+
+  fail_unless (twoflow_test_run (desc, NULL));
+  g_free (desc);
+  g_free (name);
+  g_free (base);
+  return out;
+}
+
+static void
+check_decodes_like (const gchar * merged, const gchar * media)
+{
+  gchar *err = NULL;
+  guint want = twoflow_test_count_decoded (media, &err);
+  guint got;
+
+  fail_unless (want != G_MAXUINT && want > 0, "source: %s", err);
+  got = twoflow_test_count_decoded (merged, &err);
+  fail_unless (got != G_MAXUINT, "merged output: %s", err);
+  fail_unless_equals_int (got, want);
+}
+
+/* split → two queues → merge, in one pipeline */
+static void
+roundtrip_pipeline (const gchar * media, const gchar * policy)
+{
+  gchar *ref = parsed_reference (media);
+  gchar *suffix = g_strconcat ("merged", strrchr (media, '.'), NULL);
+  gchar *out = twoflow_test_tmpfile (suffix);
+  gchar *split = g_strdup_printf ("filesrc location=%s ! %s ! " SPLIT_MERGE,
+      media, twoflow_test_parser_for (media), policy, "", out);
+  gchar *err = NULL;
+
+  fail_unless (twoflow_test_run (split, &err), "%s", err);
+  assert_same_file (ref, out);
+  check_decodes_like (out, media);
+  g_unlink (ref);
+  g_unlink (out);
+  g_free (split);
+  g_free (out);
+  g_free (suffix);
+  g_free (ref);
+}
+
+/* split → two files (byte-stream form) → two filesrcs → merge */
+static void
+roundtrip_files (const gchar * media, const gchar * policy)
+{
+  gchar *ref = parsed_reference (media);
+  gchar *ess = twoflow_test_tmpfile ("essential.twf");
+  gchar *enh = twoflow_test_tmpfile ("enhanced.twf");
+  gchar *suffix = g_strconcat ("merged-files", strrchr (media, '.'), NULL);
+  gchar *out = twoflow_test_tmpfile (suffix);
+  gchar *desc, *err = NULL;
+
+  desc = g_strdup_printf ("filesrc location=%s ! %s ! twoflowsplit %s name=s "
+      "s.essential ! queue ! filesink location=%s "
+      "s.enhanced ! queue ! filesink location=%s", media,
+      twoflow_test_parser_for (media), policy, ess, enh);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+
+  desc = g_strdup_printf ("twoflowmerge name=m ! filesink location=%s "
+      "filesrc location=%s ! m.essential filesrc location=%s ! m.enhanced",
+      out, ess, enh);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+
+  assert_same_file (ref, out);
+  check_decodes_like (out, media);
+  g_unlink (ref);
+  g_unlink (ess);
+  g_unlink (enh);
+  g_unlink (out);
+  g_free (ref);
+  g_free (ess);
+  g_free (enh);
+  g_free (out);
+  g_free (suffix);
+}
+
+GST_START_TEST (test_roundtrip_greyramp)
+{
+  gchar *m = twoflow_test_greyramp ();
+
+  roundtrip_pipeline (m, "");
+  roundtrip_pipeline (m, "policy=ip");
+  roundtrip_files (m, "");
+  g_free (m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_roundtrip_mpeg2_generated)
+{
+  gchar *m = twoflow_test_generated_mpeg2 ();
+
+  roundtrip_pipeline (m, "");
+  roundtrip_pipeline (m, "policy=ip");
+  roundtrip_files (m, "");
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* H.264 in avc form: SPS/PPS only in the caps' codec_data, which must come
+ * back through the caps record for the decoder to work. */
+static void
+roundtrip_avc_decode (const gchar * media)
+{
+  gchar *err = NULL;
+  guint want = twoflow_test_count_decoded (media, &err);
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! h264parse ! "
+      "video/x-h264,stream-format=avc,alignment=au ! " SPLIT_MERGE, media,
+      "", "! avdec_h264", "/dev/null");
+  GstElement *pipeline;
+  GstElement *sink;
+  GstPad *pad;
+  gint frames = 0;
+
+  /* count decoded pictures at the filesink */
+  pipeline = gst_parse_launch (desc, NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) count_probe, &frames, NULL);
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+  fail_unless_equals_int (frames, want);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+GST_START_TEST (test_roundtrip_h264)
+{
+  gchar *m = twoflow_test_generated_h264 ();
+
+  roundtrip_pipeline (m, "");
+  roundtrip_files (m, "policy=ip");
+  roundtrip_avc_decode (m);
+  g_free (m);
+}
+
+GST_END_TEST;
+
+/* ---- loss ---------------------------------------------------------- */
+
+typedef struct {
+  GMutex lock;
+  GRand *rand;
+  GHashTable *dropped;          /* frame_no → TRUE */
+  GArray *frames;               /* every frame header the split made */
+} LossState;
+
+static gboolean
+record_header (GstBuffer * buf, GstTwoflowFrameHeader * hdr)
+{
+  guint8 raw[GST_TWOFLOW_HEADER_SIZE];
+
+  fail_unless_equals_int (gst_buffer_extract (buf, 0, raw, sizeof (raw)),
+      sizeof (raw));
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          hdr), GST_TWOFLOW_PARSE_OK);
+  return hdr->kind == GST_TWOFLOW_RECORD_FRAME;
+}
+
+static GstPadProbeReturn
+record_probe (GstPad * pad, GstPadProbeInfo * info, LossState * st)
+{
+  GstTwoflowFrameHeader hdr;
+
+  if (record_header (GST_PAD_PROBE_INFO_BUFFER (info), &hdr)) {
+    g_mutex_lock (&st->lock);
+    g_array_append_val (st->frames, hdr);
+    g_mutex_unlock (&st->lock);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+drop_probe (GstPad * pad, GstPadProbeInfo * info, LossState * st)
+{
+  GstTwoflowFrameHeader hdr;
+  gboolean drop = FALSE;
+
+  if (record_header (GST_PAD_PROBE_INFO_BUFFER (info), &hdr)) {
+    g_mutex_lock (&st->lock);
+    drop = g_rand_double (st->rand) < 0.10;
+    if (drop)
+      g_hash_table_add (st->dropped, GUINT_TO_POINTER (hdr.frame_no));
+    g_mutex_unlock (&st->lock);
+  }
+  return drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
+static gint
+by_frame_no (gconstpointer a, gconstpointer b)
+{
+  const GstTwoflowFrameHeader *x = a, *y = b;
+
+  return (gint) x->frame_no - (gint) y->frame_no;
+}
+
+typedef struct {
+  guint64 missing[4], received[4], dropped, e_f, e_g, g_max, con_total,
+      con_max;
+} Expected;
+
+/* An independent model of MPEG-2 decodability: a P needs the previous
+ * reference, a B the previous two (in decode order); lost or undecodable
+ * references spoil what follows. */
+static void
+expected_damage (LossState * st, Expected * e)
+{
+  gboolean last_ok = TRUE, prev_ok = TRUE;
+  guint64 gop_aff = 0, run = 0, run_max = 0;
+  guint i;
+
+  memset (e, 0, sizeof (*e));
+  g_array_sort (st->frames, by_frame_no);
+  for (i = 0; i <= st->frames->len; i++) {
+    GstTwoflowFrameHeader *h = i < st->frames->len ?
+        &g_array_index (st->frames, GstTwoflowFrameHeader, i) : NULL;
+    gboolean lost, ok;
+
+    if (!h || h->picture_type == GST_TWOFLOW_PICTURE_I) {
+      if (gop_aff) {
+        e->e_g++;
+        e->g_max = MAX (e->g_max, gop_aff);
+        e->con_total += run_max;
+        e->con_max = MAX (e->con_max, run_max);
+      }
+      gop_aff = run = run_max = 0;
+      if (!h)
+        break;
+    }
+    fail_unless_equals_int (h->frame_no, i);
+    lost = g_hash_table_contains (st->dropped, GUINT_TO_POINTER (i));
+    if (lost)
+      e->missing[h->picture_type]++;
+    else
+      e->received[h->picture_type]++;
+
+    switch (h->picture_type) {
+      case GST_TWOFLOW_PICTURE_I:
+        prev_ok = last_ok;
+        last_ok = TRUE;
+        continue;
+      case GST_TWOFLOW_PICTURE_P:
+        ok = !lost && last_ok;
+        prev_ok = last_ok;
+        last_ok = ok;
+        break;
+      default:
+        ok = !lost && last_ok && prev_ok;
+        break;
+    }
+    if (!ok) {
+      e->e_f++;
+      e->dropped += !lost;
+      gop_aff++;
+      run++;
+      run_max = MAX (run_max, run);
+    } else {
+      run = 0;
+    }
+  }
+}
+
+static void
+check_stat (const GstStructure * s, const gchar * field, guint64 want)
+{
+  guint64 v;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  fail_unless (v == want, "%s is %" G_GUINT64_FORMAT ", expected %"
+      G_GUINT64_FORMAT, field, v, want);
+}
+
+static void
+loss_run (gboolean drop_dependent)
+{
+  gchar *media = twoflow_test_generated_mpeg2 ();
+  gchar *out = twoflow_test_tmpfile ("lossy.m2v");
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      SPLIT_MERGE, media, "", drop_dependent ? "" : "drop-dependent=false",
+      out);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *split = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstElement *merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  GstPad *ess = gst_element_get_static_pad (split, "essential");
+  GstPad *enh = gst_element_get_static_pad (split, "enhanced");
+  GstPad *menh = gst_element_get_static_pad (merge, "enhanced");
+  LossState st;
+  Expected e;
+  GstStructure *s;
+  gchar *err = NULL;
+  guint64 out_frames, decoded;
+  gdouble g_avg;
+
+  g_mutex_init (&st.lock);
+  st.rand = g_rand_new_with_seed (drop_dependent ? 1234 : 4321);
+  st.dropped = g_hash_table_new (NULL, NULL);
+  st.frames = g_array_new (FALSE, FALSE, sizeof (GstTwoflowFrameHeader));
+  gst_pad_add_probe (ess, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) record_probe, &st, NULL);
+  gst_pad_add_probe (enh, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) record_probe, &st, NULL);
+  gst_pad_add_probe (menh, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) drop_probe, &st, NULL);
+
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+  expected_damage (&st, &e);
+  fail_unless_equals_int (st.frames->len, 336);
+  /* 10% of the 308 enhanced frames, give or take */
+  fail_unless (g_hash_table_size (st.dropped) > 15);
+  fail_unless (e.e_f > e.missing[2] + e.missing[3], "no dependent damage");
+
+  g_object_get (merge, "stats", &s, NULL);
+  GST_INFO ("stats %" GST_PTR_FORMAT, s);
+  check_stat (s, "received-i", e.received[1]);
+  check_stat (s, "received-p", e.received[2]);
+  check_stat (s, "received-b", e.received[3]);
+  check_stat (s, "missing-i", 0);
+  check_stat (s, "missing-p", e.missing[2]);
+  check_stat (s, "missing-b", e.missing[3]);
+  check_stat (s, "missing-unknown", 0);
+  check_stat (s, "dropped", e.dropped);
+  check_stat (s, "E_f", e.e_f);
+  check_stat (s, "E_g", e.e_g);
+  check_stat (s, "G_max", e.g_max);
+  check_stat (s, "G_con_total", e.con_total);
+  check_stat (s, "G_con_max", e.con_max);
+  fail_unless (gst_structure_get_double (s, "G_avg", &g_avg));
+  fail_unless (G_APPROX_VALUE (g_avg, (gdouble) e.e_f / e.e_g, 1e-9));
+  fail_unless (gst_structure_get_double (s, "G_con_avg", &g_avg));
+  fail_unless (G_APPROX_VALUE (g_avg, (gdouble) e.con_total / e.e_g, 1e-9));
+  fail_unless (gst_structure_get_uint64 (s, "output-frames", &out_frames));
+  fail_unless_equals_uint64 (out_frames, 336 - e.missing[2] - e.missing[3] -
+      (drop_dependent ? e.dropped : 0));
+  gst_structure_free (s);
+
+  if (drop_dependent) {
+    /* the decoder sees no broken reference: no error, every frame out */
+    decoded = twoflow_test_count_decoded (out, &err);
+    fail_unless (decoded != G_MAXUINT, "decoding the lossy merge: %s", err);
+    fail_unless_equals_uint64 (decoded, out_frames);
+  }
+
+  g_unlink (out);
+  g_free (out);
+  g_free (desc);
+  g_free (media);
+  gst_object_unref (ess);
+  gst_object_unref (enh);
+  gst_object_unref (menh);
+  gst_object_unref (split);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+  g_hash_table_unref (st.dropped);
+  g_array_free (st.frames, TRUE);
+  g_rand_free (st.rand);
+  g_mutex_clear (&st.lock);
+}
+
+GST_START_TEST (test_loss_drop_dependent)
+{
+  loss_run (TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_loss_keep_dependent)
+{
+  loss_run (FALSE);
+}
+
+GST_END_TEST;
+
+/* ---- prefix, live latency ------------------------------------------- */
+
+/* Byte offset just after the first @n records of a byte-stream file. */
+static gsize
+records_end (GBytes * bytes, guint n)
+{
+  const guint8 *data = g_bytes_get_data (bytes, NULL);
+  gsize off = 0;
+  GstTwoflowFrameHeader h;
+
+  while (n--) {
+    fail_unless_equals_int (gst_twoflow_frame_header_parse (data + off,
+            g_bytes_get_size (bytes) - off, &h), GST_TWOFLOW_PARSE_OK);
+    off += GST_TWOFLOW_HEADER_SIZE + h.payload_size;
+  }
+  return off;
+}
+
+GST_START_TEST (test_prefix)
+{
+  gchar *media = twoflow_test_generated_mpeg2 ();
+  gchar *ref = parsed_reference (media);
+  gchar *ess = twoflow_test_tmpfile ("p-essential.twf");
+  gchar *enh = twoflow_test_tmpfile ("p-enhanced.twf");
+  gchar *prefix = twoflow_test_tmpfile ("p-prefix.twf");
+  gchar *rest = twoflow_test_tmpfile ("p-rest.twf");
+  gchar *out = twoflow_test_tmpfile ("p-merged.m2v");
+  gchar *desc, *err = NULL;
+  GBytes *all;
+  gsize cut;
+  const gchar *data;
+  GstElement *pipeline, *merge;
+  GstStructure *s;
+
+  desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! filesink location=%s "
+      "s.enhanced ! queue ! filesink location=%s", media, ess, enh);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+
+  /* prefix: caps record + 10 I frames; the essential pad then repeats
+   * frames 8-10 of it (overlap) and goes on */
+  all = twoflow_test_read (ess);
+  data = g_bytes_get_data (all, NULL);
+  cut = records_end (all, 11);
+  fail_unless (g_file_set_contents (prefix, data, cut, NULL));
+  cut = records_end (all, 8);
+  fail_unless (g_file_set_contents (rest, data + cut,
+          g_bytes_get_size (all) - cut, NULL));
+
+  desc = g_strdup_printf ("twoflowmerge name=m prefix-location=%s ! "
+      "filesink location=%s filesrc location=%s ! m.essential "
+      "filesrc location=%s ! m.enhanced", prefix, out, rest, enh);
+  pipeline = gst_parse_launch (desc, NULL);
+  merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+  g_object_get (merge, "stats", &s, NULL);
+  check_stat (s, "prefix-frames", 10);
+  check_stat (s, "duplicates", 3);
+  check_stat (s, "output-frames", 336);
+  gst_structure_free (s);
+  assert_same_file (ref, out);
+
+  /* a prefix that cannot be read fails the state change with an error */
+  g_object_set (merge, "prefix-location", "/nonexistent/prefix.twf", NULL);
+  fail_if (twoflow_test_run_pipeline (pipeline, &err));
+  fail_unless (strstr (err, "Could not read prefix") != NULL, "%s", err);
+  g_free (err);
+
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+  g_bytes_unref (all);
+  g_free (desc);
+  for (gchar ** f = (gchar *[]) { ref, ess, enh, prefix, rest, out, NULL }; *f;
+      f++) {
+    g_unlink (*f);
+    g_free (*f);
+  }
+  g_free (media);
+}
+
+GST_END_TEST;
+
+static GstBuffer *
+frame_record (guint32 n, GstTwoflowPictureType type, guint64 history)
+{
+  GstTwoflowFrameHeader h;
+  GstBuffer *payload = gst_buffer_new_allocate (NULL, 100 + n, NULL);
+  GstBuffer *rec;
+
+  gst_buffer_memset (payload, 0, n, 100 + n);
+  gst_twoflow_frame_header_init (&h);
+  h.codec = GST_TWOFLOW_CODEC_MPEG2;
+  h.picture_type = type;
+  h.frame_no = n;
+  h.depends_from = type == GST_TWOFLOW_PICTURE_I ? n : n - 1;
+  h.flags = type != GST_TWOFLOW_PICTURE_B ? GST_TWOFLOW_FLAG_REFERENCE : 0;
+  h.history = history;
+  h.pts = h.dts = n * 40 * GST_MSECOND;
+  h.duration = 40 * GST_MSECOND;
+  rec = gst_twoflow_record_new (&h, payload);
+  gst_buffer_unref (payload);
+  return rec;
+}
+
+static GstBuffer *
+caps_record (void)
+{
+  GstCaps *caps = gst_caps_from_string ("video/mpeg, mpegversion=(int)2, "
+      "systemstream=(boolean)false, parsed=(boolean)true");
+  GstBuffer *rec = gst_twoflow_record_new_caps (GST_TWOFLOW_CODEC_MPEG2, caps);
+
+  gst_caps_unref (caps);
+  return rec;
+}
+
+/* A late enhanced frame is given up after `latency` without any EOS. */
+GST_START_TEST (test_live_latency)
+{
+  GstElement *pipeline = gst_parse_launch ("twoflowmerge name=m "
+      "latency=100000000 ! appsink name=out sync=false "
+      "appsrc name=e format=time caps=application/x-twoflow ! m.essential "
+      "appsrc name=n format=time caps=application/x-twoflow ! m.enhanced",
+      NULL);
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstElement *n = gst_bin_get_by_name (GST_BIN (pipeline), "n");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  GstElement *merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  guint64 hist_b = gst_twoflow_history_push (0, GST_TWOFLOW_PICTURE_I, TRUE);
+  GstSample *sample;
+  GstStructure *s;
+  GstCaps *caps;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  /* I0 and I2 essential; the enhanced flow sends its caps, then nothing */
+  gst_app_src_push_buffer (GST_APP_SRC (e), caps_record ());
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (0,
+          GST_TWOFLOW_PICTURE_I, 0));
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (2,
+          GST_TWOFLOW_PICTURE_I, gst_twoflow_history_push (hist_b,
+              GST_TWOFLOW_PICTURE_B, FALSE)));
+  gst_app_src_push_buffer (GST_APP_SRC (n), caps_record ());
+
+  sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+  fail_unless (sample != NULL);
+  caps = gst_sample_get_caps (sample);
+  fail_unless (gst_structure_has_name (gst_caps_get_structure (caps, 0),
+          "video/mpeg"));
+  fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer (sample)),
+      100);
+  gst_sample_unref (sample);
+  /* frame 2 comes only once frame 1 was given up */
+  sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+  fail_unless (sample != NULL);
+  fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer (sample)),
+      102);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (gst_sample_get_buffer (sample),
+          GST_BUFFER_FLAG_DISCONT));
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (gst_sample_get_buffer (sample)),
+      80 * GST_MSECOND);
+  gst_sample_unref (sample);
+
+  g_object_get (merge, "stats", &s, NULL);
+  check_stat (s, "missing-b", 1);       /* typed by frame 2's history */
+  check_stat (s, "E_f", 1);
+  gst_structure_free (s);
+
+  gst_app_src_end_of_stream (GST_APP_SRC (e));
+  gst_app_src_end_of_stream (GST_APP_SRC (n));
+  fail_unless (gst_app_sink_pull_sample (GST_APP_SINK (out)) == NULL);
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (out)));
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (n);
+  gst_object_unref (out);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* ---- bad input ------------------------------------------------------- */
+
+/* Feeds raw bytes to both pads of a merge; returns the error text or NULL. */
+static gchar *
+merge_bytes (const gchar * caps, GBytes * ess, GBytes * enh,
+    const gchar * props)
+{
+  gchar *desc = g_strdup_printf ("twoflowmerge name=m %s ! fakesink "
+      "appsrc name=e caps=\"%s\" ! m.essential "
+      "appsrc name=n caps=\"%s\" ! m.enhanced", props, caps, caps);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstElement *n = gst_bin_get_by_name (GST_BIN (pipeline), "n");
+  gchar *err = NULL;
+
+  gst_app_src_push_buffer (GST_APP_SRC (e), gst_buffer_new_wrapped_bytes (ess));
+  gst_app_src_end_of_stream (GST_APP_SRC (e));
+  gst_app_src_push_buffer (GST_APP_SRC (n), gst_buffer_new_wrapped_bytes (enh));
+  gst_app_src_end_of_stream (GST_APP_SRC (n));
+  if (twoflow_test_run_pipeline (pipeline, &err))
+    err = NULL;
+  gst_object_unref (e);
+  gst_object_unref (n);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return err;
+}
+
+static GBytes *
+split_flow (const gchar * media, const gchar * pad)
+{
+  gchar *ess = twoflow_test_tmpfile ("b-essential.twf");
+  gchar *enh = twoflow_test_tmpfile ("b-enhanced.twf");
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! filesink location=%s "
+      "s.enhanced ! queue ! filesink location=%s", media, ess, enh);
+  GBytes *b;
+
+  fail_unless (twoflow_test_run (desc, NULL));
+  b = twoflow_test_read (g_str_equal (pad, "essential") ? ess : enh);
+  g_unlink (ess);
+  g_unlink (enh);
+  g_free (ess);
+  g_free (enh);
+  g_free (desc);
+  return b;
+}
+
+GST_START_TEST (test_bad_input)
+{
+  gchar *media = twoflow_test_greyramp ();
+  GBytes *ess = split_flow (media, "essential");
+  GBytes *enh = split_flow (media, "enhanced");
+  GBytes *garbage, *trunc, *flipped;
+  guint8 junk[3000];
+  guint8 *copy;
+  gchar *err;
+  guint i;
+
+  for (i = 0; i < sizeof (junk); i++)
+    junk[i] = g_random_int ();
+  garbage = g_bytes_new (junk, sizeof (junk));
+
+  /* sanity: the good flows merge */
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "");
+  fail_unless (err == NULL, "%s", err);
+
+  err = merge_bytes (GST_TWOFLOW_CAPS, garbage, enh, "");
+  fail_unless (err && strstr (err, "Invalid data on the essential pad"), "%s",
+      err);
+  g_free (err);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, garbage, "");
+  fail_unless (err && strstr (err, "Invalid data on the enhanced pad"), "%s",
+      err);
+  g_free (err);
+
+  /* truncated in the middle of a record */
+  trunc = g_bytes_new_from_bytes (enh, 0, g_bytes_get_size (enh) - 1000);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, trunc, "");
+  fail_unless (err && strstr (err, "truncated record"), "%s", err);
+  g_free (err);
+
+  /* one corrupted header byte */
+  copy = g_memdup2 (g_bytes_get_data (ess, NULL), g_bytes_get_size (ess));
+  copy[records_end (ess, 1) + 20] ^= 0x40;
+  flipped = g_bytes_new_take (copy, g_bytes_get_size (ess));
+  err = merge_bytes (GST_TWOFLOW_CAPS, flipped, enh, "");
+  fail_unless (err && strstr (err, "checksum"), "%s", err);
+  g_free (err);
+
+  /* packetized caps promise whole records in every buffer */
+  g_bytes_unref (trunc);
+  trunc = g_bytes_new_from_bytes (enh, 0, records_end (enh, 2) - 10);
+  err = merge_bytes (GST_TWOFLOW_CAPS ",packetized=(boolean)true", ess, trunc,
+      "");
+  fail_unless (err && strstr (err, "Invalid data on the enhanced pad: ")
+      && strstr (err, "bytes of a truncated record"), "%s", err);
+  g_free (err);
+
+  /* caps that do not match: not negotiated, an error, no hang */
+  err = merge_bytes ("video/x-raw", ess, enh, "");
+  fail_unless (err && strstr (err, "not-negotiated"), "%s", err);
+  g_free (err);
+
+  /* the essential flow further ahead than allowed */
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "max-essential-bytes=20000");
+  fail_unless (err && strstr (err, "too far ahead"), "%s", err);
+  g_free (err);
+
+  g_bytes_unref (garbage);
+  g_bytes_unref (trunc);
+  g_bytes_unref (flipped);
+  g_bytes_unref (ess);
+  g_bytes_unref (enh);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+static Suite *
+twoflowmerge_suite (void)
+{
+  Suite *s = suite_create ("twoflowmerge");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 240);
+  tcase_add_test (tc, test_roundtrip_greyramp);
+  tcase_add_test (tc, test_roundtrip_mpeg2_generated);
+  tcase_add_test (tc, test_roundtrip_h264);
+  tcase_add_test (tc, test_loss_drop_dependent);
+  tcase_add_test (tc, test_loss_keep_dependent);
+  tcase_add_test (tc, test_prefix);
+  tcase_add_test (tc, test_live_latency);
+  tcase_add_test (tc, test_bad_input);
+  return s;
+}
+
+GST_CHECK_MAIN (twoflowmerge);

@@ -1,0 +1,374 @@
+/* twoflow: tests of the twoflowsplit element */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
+#include <gst/codecparsers/gstmpegvideoparser.h>
+#include <gst/twoflow/twoflowframe.h>
+
+#include "twoflowtestutil.h"
+
+typedef struct {
+  GstTwoflowFrameHeader hdr;
+  gsize payload_size;
+  gchar type_from_payload;
+} Rec;
+
+/* The picture type straight from the MPEG picture header, for comparison. */
+static gchar
+mpeg_type (GstBuffer * payload)
+{
+  GstMpegVideoPacket pkt;
+  GstMapInfo map;
+  gchar t = '?';
+  guint off = 0;
+
+  gst_buffer_map (payload, &map, GST_MAP_READ);
+  while (gst_mpeg_video_parse (&pkt, map.data, map.size, off)) {
+    if (pkt.type == GST_MPEG_VIDEO_PACKET_PICTURE) {
+      GstMpegVideoPictureHdr ph;
+
+      if (gst_mpeg_video_packet_parse_picture_header (&pkt, &ph))
+        t = " IPB"[ph.pic_type & 3];
+      break;
+    }
+    off = pkt.offset;
+  }
+  gst_buffer_unmap (payload, &map);
+  return t;
+}
+
+/* Splits @media and returns the records of each flow. */
+static void
+split_records (const gchar * media, const gchar * props, GArray * ess,
+    GArray * enh)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! twoflowsplit %s "
+      "name=s s.essential ! queue ! appsink name=e sync=false "
+      "s.enhanced ! queue ! appsink name=n sync=false", media,
+      twoflow_test_parser_for (media), props);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sinks[2] = { gst_bin_get_by_name (GST_BIN (pipeline), "e"),
+    gst_bin_get_by_name (GST_BIN (pipeline), "n")
+  };
+  GArray *out[2] = { ess, enh };
+  gchar *err = NULL;
+  guint i;
+
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < 2; i++) {
+    GstSample *sample;
+    GstTwoflowParser *p = gst_twoflow_parser_new ();
+
+    while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sinks[i])))) {
+      GstBuffer *payload;
+      Rec r;
+
+      /* packetized: every buffer is exactly one record */
+      gst_twoflow_parser_push (p, gst_buffer_ref (gst_sample_get_buffer
+              (sample)));
+      fail_unless_equals_int (gst_twoflow_parser_pop (p, &r.hdr, &payload),
+          GST_TWOFLOW_PARSE_OK);
+      fail_unless_equals_int (gst_twoflow_parser_available (p), 0);
+      r.payload_size = gst_buffer_get_size (payload);
+      r.type_from_payload = r.hdr.kind == GST_TWOFLOW_RECORD_FRAME &&
+          r.hdr.codec != GST_TWOFLOW_CODEC_H264 ? mpeg_type (payload) : 0;
+      if (r.hdr.kind == GST_TWOFLOW_RECORD_CAPS) {
+        GstCaps *caps;
+        GstMapInfo map;
+        gchar *str;
+
+        gst_buffer_map (payload, &map, GST_MAP_READ);
+        str = g_strndup ((gchar *) map.data, map.size);
+        caps = gst_caps_from_string (str);
+        fail_unless (caps != NULL, "bad caps record %s", str);
+        fail_unless (gst_caps_is_fixed (caps));
+        gst_caps_unref (caps);
+        g_free (str);
+        gst_buffer_unmap (payload, &map);
+      }
+      gst_buffer_unref (payload);
+      g_array_append_val (out[i], r);
+      gst_sample_unref (sample);
+    }
+    gst_twoflow_parser_free (p);
+  }
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sinks[0])));
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  fail_if (err);
+  gst_object_unref (sinks[0]);
+  gst_object_unref (sinks[1]);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+/* Checks both flows against each other and returns the pattern of picture
+ * types in decode order. */
+static gchar *
+check_flows (GArray * ess, GArray * enh, gboolean policy_ip)
+{
+  GArray *flows[2] = { ess, enh };
+  guint total, i, f, n;
+  gchar *pattern;
+  GstTwoflowFrameHeader *all;
+
+  for (f = 0; f < 2; f++) {
+    GArray *a = flows[f];
+
+    fail_unless (a->len >= 2);
+    fail_unless_equals_int (g_array_index (a, Rec, 0).hdr.kind,
+        GST_TWOFLOW_RECORD_CAPS);
+    fail_unless_equals_int (g_array_index (a, Rec, a->len - 1).hdr.kind,
+        GST_TWOFLOW_RECORD_END);
+  }
+  total = g_array_index (ess, Rec, ess->len - 1).hdr.frame_no;
+  fail_unless_equals_int (g_array_index (enh, Rec, enh->len - 1).hdr.frame_no,
+      total);
+  fail_unless_equals_int (total, ess->len - 2 + enh->len - 2);
+
+  all = g_new0 (GstTwoflowFrameHeader, total);
+  pattern = g_malloc0 (total + 1);
+  for (f = 0; f < 2; f++) {
+    guint32 prev = GST_TWOFLOW_NO_FRAME;
+
+    for (i = 1; i + 1 < flows[f]->len; i++) {
+      Rec *r = &g_array_index (flows[f], Rec, i);
+      gboolean essential = r->hdr.picture_type == GST_TWOFLOW_PICTURE_I ||
+          (policy_ip && r->hdr.picture_type == GST_TWOFLOW_PICTURE_P);
+
+      fail_unless_equals_int (r->hdr.kind, GST_TWOFLOW_RECORD_FRAME);
+      fail_unless (r->hdr.frame_no < total);
+      fail_unless (prev == GST_TWOFLOW_NO_FRAME || r->hdr.frame_no > prev);
+      prev = r->hdr.frame_no;
+      fail_unless_equals_int (essential, f == 0);
+      fail_unless_equals_int (! !(r->hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL),
+          f == 0);
+      if (r->type_from_payload)
+        fail_unless_equals_int (r->type_from_payload,
+            gst_twoflow_picture_type_to_char (r->hdr.picture_type));
+      fail_unless (pattern[r->hdr.frame_no] == 0, "frame twice");
+      pattern[r->hdr.frame_no] =
+          gst_twoflow_picture_type_to_char (r->hdr.picture_type);
+      all[r->hdr.frame_no] = r->hdr;
+    }
+  }
+  fail_unless_equals_int (strlen (pattern), total);
+
+  /* GOP numbers, the history and (MPEG) references agree with the pattern */
+  for (n = 0; n < total; n++) {
+    guint gops = 0, age;
+
+    for (i = 1; i <= n; i++)
+      gops += pattern[i] == 'I';
+    fail_unless_equals_int (all[n].gop_no, gops);
+    for (age = 1; age <= MIN (n, GST_TWOFLOW_HISTORY_LEN); age++) {
+      GstTwoflowPictureType t;
+      gboolean ref;
+
+      fail_unless (gst_twoflow_history_get (all[n].history, age, &t, &ref));
+      fail_unless_equals_int (gst_twoflow_picture_type_to_char (t),
+          pattern[n - age]);
+      fail_unless_equals_int (ref, ! !(all[n - age].flags &
+              GST_TWOFLOW_FLAG_REFERENCE));
+    }
+    if (all[n].codec != GST_TWOFLOW_CODEC_H264) {
+      gint last = -1, prev = -1;
+
+      for (i = 0; i < n; i++)
+        if (pattern[i] != 'B') {
+          prev = last;
+          last = i;
+        }
+      fail_unless_equals_int (! !(all[n].flags & GST_TWOFLOW_FLAG_REFERENCE),
+          pattern[n] != 'B');
+      gint want = pattern[n] == 'I' ? (gint) n : pattern[n] == 'P' ? last :
+          (prev >= 0 ? prev : last);
+
+      fail_unless_equals_int (all[n].depends_from, want);
+    } else if (pattern[n] != 'I') {
+      fail_unless (all[n].depends_from < n);
+    }
+  }
+  g_free (all);
+  return pattern;
+}
+
+GST_START_TEST (test_split_greyramp)
+{
+  gchar *media = twoflow_test_greyramp ();
+  GArray *ess = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *enh = g_array_new (FALSE, TRUE, sizeof (Rec));
+  gchar *pattern;
+
+  split_records (media, "", ess, enh);
+  pattern = check_flows (ess, enh, FALSE);
+  fail_unless_equals_int (strlen (pattern), 25);
+  fail_unless (g_str_has_prefix (pattern, "IPBB"), "pattern %s", pattern);
+  g_free (pattern);
+  g_array_free (ess, TRUE);
+  g_array_free (enh, TRUE);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_split_policy_ip_and_segments)
+{
+  gchar *media = twoflow_test_generated_mpeg2 ();
+  GArray *ess = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *enh = g_array_new (FALSE, TRUE, sizeof (Rec));
+  gchar *pattern;
+  guint i, pcount = 0, bcount = 0;
+
+  /* segments of 1 s at 25 fps: 25 frames each (timestamps from DTS) */
+  split_records (media, "policy=ip segment-duration=1000000000", ess, enh);
+  pattern = check_flows (ess, enh, TRUE);
+  fail_unless_equals_int (strlen (pattern), 336);
+  for (i = 0; pattern[i]; i++) {
+    pcount += pattern[i] == 'P';
+    bcount += pattern[i] == 'B';
+  }
+  /* 28 GOPs of 12; mpeg2enc may end a GOP early with a P */
+  fail_unless_equals_int (336 - pcount - bcount, 28);
+  fail_unless (pcount >= 28 * 3 && bcount >= 28 * 7, "%s", pattern);
+  for (i = 1; i + 1 < ess->len; i++) {
+    GstTwoflowFrameHeader *h = &g_array_index (ess, Rec, i).hdr;
+
+    fail_unless_equals_int (h->segment_no,
+        (h->dts - g_array_index (ess, Rec, 1).hdr.dts) / GST_SECOND);
+  }
+  fail_unless_equals_int (g_array_index (ess, Rec, ess->len - 2).hdr.segment_no,
+      13);
+  g_free (pattern);
+  g_array_free (ess, TRUE);
+  g_array_free (enh, TRUE);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_split_h264)
+{
+  gchar *media = twoflow_test_generated_h264 ();
+  GArray *ess = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *enh = g_array_new (FALSE, TRUE, sizeof (Rec));
+  gchar *pattern;
+  guint i, counts[128] = { 0 };
+
+  split_records (media, "", ess, enh);
+  pattern = check_flows (ess, enh, FALSE);
+  fail_unless_equals_int (strlen (pattern), 300);
+  for (i = 0; pattern[i]; i++)
+    counts[(guint) pattern[i]]++;
+  /* key-int-max=30: an I frame at least every 30 frames; B frames present */
+  fail_unless (counts['I'] >= 10, "%u I frames", counts['I']);
+  fail_unless (counts['B'] > 50, "%u B frames", counts['B']);
+  fail_unless (counts['P'] > 20, "%u P frames", counts['P']);
+  g_free (pattern);
+  g_array_free (ess, TRUE);
+  g_array_free (enh, TRUE);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_split_stats)
+{
+  gchar *media = twoflow_test_greyramp ();
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! fakesink "
+      "s.enhanced ! queue ! fakesink", media);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *split = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstStructure *st;
+  guint64 i, p, b, ef, nf, eb, nb;
+  GBytes *src = twoflow_test_read (media);
+
+  fail_unless (twoflow_test_run_pipeline (pipeline, NULL));
+  g_object_get (split, "stats", &st, NULL);
+  fail_unless (gst_structure_has_name (st, "application/x-twoflowsplit-stats"));
+  fail_unless (gst_structure_get (st, "frames-i", G_TYPE_UINT64, &i,
+          "frames-p", G_TYPE_UINT64, &p, "frames-b", G_TYPE_UINT64, &b,
+          "essential-frames", G_TYPE_UINT64, &ef,
+          "enhanced-frames", G_TYPE_UINT64, &nf,
+          "essential-bytes", G_TYPE_UINT64, &eb,
+          "enhanced-bytes", G_TYPE_UINT64, &nb, NULL));
+  fail_unless_equals_uint64 (i + p + b, 25);
+  fail_unless_equals_uint64 (ef, i);
+  fail_unless_equals_uint64 (nf, p + b);
+  /* the payloads are the whole parsed stream, which is the file itself */
+  fail_unless_equals_uint64 (eb + nb, g_bytes_get_size (src));
+  gst_structure_free (st);
+  g_bytes_unref (src);
+  gst_object_unref (split);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_split_bad_input)
+{
+  gchar *garbage = twoflow_test_tmpfile ("garbage.bin");
+  gchar *desc, *err = NULL;
+  GError *perr = NULL;
+  GstElement *p;
+  guint8 junk[4096];
+  guint i;
+
+  for (i = 0; i < sizeof (junk); i++)
+    junk[i] = (guint8) (i * 7 + 3) | 0x80;   /* no start code in here */
+  fail_unless (g_file_set_contents (garbage, (gchar *) junk, sizeof (junk),
+          NULL));
+
+  /* a non-video stream cannot even be linked */
+  p = gst_parse_launch ("audiotestsrc num-buffers=1 ! twoflowsplit name=s "
+      "s.essential ! fakesink s.enhanced ! fakesink", &perr);
+  fail_unless (perr != NULL);
+  g_clear_error (&perr);
+  gst_clear_object (&p);
+
+  /* bytes that claim to be MPEG video but are not */
+  desc = g_strdup_printf ("filesrc location=%s ! video/mpeg,mpegversion=2,"
+      "systemstream=false,parsed=true ! twoflowsplit name=s s.essential ! "
+      "queue ! fakesink s.enhanced ! queue ! fakesink", garbage);
+  fail_if (twoflow_test_run (desc, &err));
+  fail_unless (strstr (err, "No mpeg2 picture found") != NULL, "%s", err);
+  g_free (err);
+  g_free (desc);
+
+  /* the same through the parser: it finds no frame, the split none either,
+   * and the run ends cleanly or with an error, never a hang */
+  err = NULL;
+  desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! fakesink s.enhanced ! queue ! "
+      "fakesink", garbage);
+  twoflow_test_run (desc, &err);
+  g_free (err);
+  g_free (desc);
+
+  g_unlink (garbage);
+  g_free (garbage);
+}
+
+GST_END_TEST;
+
+static Suite *
+twoflowsplit_suite (void)
+{
+  Suite *s = suite_create ("twoflowsplit");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 180);
+  tcase_add_test (tc, test_split_greyramp);
+  tcase_add_test (tc, test_split_policy_ip_and_segments);
+  tcase_add_test (tc, test_split_h264);
+  tcase_add_test (tc, test_split_stats);
+  tcase_add_test (tc, test_split_bad_input);
+  return s;
+}
+
+GST_CHECK_MAIN (twoflowsplit);
