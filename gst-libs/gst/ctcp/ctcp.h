@@ -1,0 +1,169 @@
+/* twoflow — cTCP sans-IO core
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ *
+ * Controlled TCP ("Providing Controlled Quality Assurance for Streaming
+ * Stored-Videos across the Internet Using VPNs") done from user space:
+ * per-segment target rates, the adjustment-interval window W_target, the
+ * pacing allowance, per-segment deadlines, and the TCP-interactive event
+ * detector over successive TCP_INFO snapshots. No sockets, threads or
+ * clocks: the caller feeds snapshots and the current time (ns) and asks
+ * how much it may write and when to wake up next. See docs/ctcp.md.
+ */
+#ifndef __GST_CTCP_H__
+#define __GST_CTCP_H__
+
+#include <gst/gst.h>
+#include <gst/twoflow/networkcongestion.h>
+
+G_BEGIN_DECLS
+
+/* Linux tcpi_ca_state values */
+typedef enum {
+  GST_CTCP_CA_OPEN = 0,
+  GST_CTCP_CA_DISORDER = 1,
+  GST_CTCP_CA_CWR = 2,
+  GST_CTCP_CA_RECOVERY = 3,
+  GST_CTCP_CA_LOSS = 4,
+} GstCtcpCaState;
+
+/* The part of struct tcp_info the core uses (the element copies it from
+ * getsockopt(TCP_INFO); tests make it up). */
+typedef struct {
+  guint8 ca_state;
+  guint8 retransmits;           /* consecutive unrecovered RTOs */
+  guint32 snd_mss;
+  guint32 rtt_us;               /* smoothed RTT */
+  guint32 rttvar_us;
+  guint32 snd_cwnd;             /* packets */
+  guint32 snd_ssthresh;
+  guint32 unacked;              /* packets */
+  guint32 lost;
+  guint32 total_retrans;        /* cumulative retransmitted segments */
+  guint64 bytes_acked;
+  guint64 bytes_retrans;
+  guint64 delivery_rate;        /* bytes/s */
+  gboolean has_total_rto;       /* kernel >= 6.7 */
+  guint16 total_rto;            /* cumulative RTOs */
+  guint16 total_rto_recoveries;
+} GstCtcpTcpInfo;
+
+/* ------------------------------------------------------------------ */
+/* Event detector: rexmt / dupack / recovered from snapshot pairs. */
+
+#define GST_CTCP_MAX_EVENTS 8
+
+typedef struct {
+  gboolean have_prev;
+  GstCtcpTcpInfo prev;
+  GstClockTime prev_time;
+  gboolean in_episode;          /* rexmt or dupack reported, not recovered */
+  guint64 rexmt;                /* events reported so far */
+  guint64 dupack;
+  guint64 recovered;
+  guint64 inferred;             /* dupack episodes found by counters only */
+} GstCtcpEventDetector;
+
+void gst_ctcp_event_detector_init (GstCtcpEventDetector * det);
+guint gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
+    const GstCtcpTcpInfo * info, GstClockTime now,
+    GstNetworkCongestionType events[GST_CTCP_MAX_EVENTS]);
+
+/* ------------------------------------------------------------------ */
+/* Formulas */
+
+guint64 gst_ctcp_target_rate (guint64 size, GstClockTime duration,
+    gdouble loss_threshold);
+guint32 gst_ctcp_window_target (guint64 target_rate, GstClockTime rtt,
+    guint32 mss, gboolean losses);
+
+/* ------------------------------------------------------------------ */
+/* Controller: W_target per adjustment interval and the pacing allowance */
+
+typedef struct {
+  /* configuration */
+  gboolean capped;              /* FALSE: plain TCP, no window nor pacing */
+  GstClockTime adjustment_interval;
+
+  /* current target */
+  guint64 target_rate;          /* bytes/s; 0 = none */
+  guint32 w_target;             /* packets; 0 = not yet computed */
+  guint32 mss;
+  guint32 cwnd;
+  GstClockTime srtt;
+
+  /* the running adjustment interval */
+  GstClockTime interval_start;
+  guint64 interval_rtt_sum_us;
+  guint interval_rtt_n;
+  gboolean interval_losses;
+  guint32 last_total_retrans;
+  guint16 last_total_rto;
+  gboolean have_info;
+  guint64 adjustments;
+
+  /* pacing: a token bucket at the target rate */
+  GstClockTime pace_time;
+  gdouble tokens;
+} GstCtcpController;
+
+void gst_ctcp_controller_init (GstCtcpController * c, gboolean capped,
+    GstClockTime adjustment_interval);
+void gst_ctcp_controller_set_target (GstCtcpController * c, guint64 rate,
+    GstClockTime now);
+void gst_ctcp_controller_update (GstCtcpController * c,
+    const GstCtcpTcpInfo * info, GstClockTime now);
+guint64 gst_ctcp_controller_window_bytes (const GstCtcpController * c);
+guint64 gst_ctcp_controller_allowance (GstCtcpController * c, guint64 outq,
+    GstClockTime now);
+void gst_ctcp_controller_consume (GstCtcpController * c, guint64 bytes);
+GstClockTime gst_ctcp_controller_pace_wakeup (const GstCtcpController * c,
+    guint64 want, GstClockTime now);
+GstClockTime gst_ctcp_poll_interval (GstClockTime srtt);
+
+/* ------------------------------------------------------------------ */
+/* Segments and deadlines */
+
+typedef struct {
+  guint32 number;
+  guint64 start;                /* byte offsets in the stream */
+  guint64 end;                  /* valid once complete */
+  gboolean complete;
+  GstClockTime duration;
+  GstClockTime ready;           /* when it could start to be sent */
+  GstClockTime deadline;
+  GstClockTime done;            /* when its last byte was acknowledged */
+  guint64 target_rate;
+  gint64 slack;                 /* deadline - done, ns */
+} GstCtcpSegment;
+
+typedef struct {
+  GstClockTime segment_duration;
+  GstClockTime t0;              /* when the first segment became ready */
+  guint32 first_number;
+  GArray *segments;             /* GstCtcpSegment, oldest first */
+  guint first_pending;          /* index of the oldest unacknowledged one */
+  guint64 segments_done;
+  guint64 segments_late;
+  gint64 min_slack;
+} GstCtcpSchedule;
+
+void gst_ctcp_schedule_init (GstCtcpSchedule * s, GstClockTime segment_duration);
+void gst_ctcp_schedule_clear (GstCtcpSchedule * s);
+GstCtcpSegment *gst_ctcp_schedule_add (GstCtcpSchedule * s, guint32 number,
+    guint64 start, GstClockTime now);
+GstCtcpSegment *gst_ctcp_schedule_last (GstCtcpSchedule * s);
+void gst_ctcp_schedule_complete (GstCtcpSchedule * s, guint64 end,
+    GstClockTime duration);
+guint64 gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
+    const GstCtcpSegment * seg, gdouble loss_threshold, GstClockTime now);
+guint gst_ctcp_schedule_acked (GstCtcpSchedule * s, guint64 bytes_acked,
+    GstClockTime now);
+
+G_END_DECLS
+
+#endif
