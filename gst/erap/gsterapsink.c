@@ -546,8 +546,10 @@ service_and_unlock (GstErapSink * sink, GstClockTime now)
   send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
-  gst_erap_manager_session_update (sink->manager, sink->msession, st.rate,
-      st.queued_bytes);
+  /* NULL once stop() began taking the session out of the manager */
+  if (sink->msession)
+    gst_erap_manager_session_update (sink->manager, sink->msession, st.rate,
+        st.queued_bytes);
   if (st.loss_reactions > sink->reactions_seen) {
     notify = st.loss_reactions - sink->reactions_seen;
     sink->reactions_seen = st.loss_reactions;
@@ -768,14 +770,16 @@ gst_erap_sink_stop (GstBaseSink * bsink)
 {
   GstErapSink *sink = GST_ERAP_SINK (bsink);
   GstErapManagerSession *ms;
+  GstErapManager *m;
 
   g_mutex_lock (&sink->lock);
   ms = sink->msession;
   sink->msession = NULL;
+  m = sink->manager;
   g_mutex_unlock (&sink->lock);
   /* without the sink lock: waits for an ACK being dispatched to us */
   if (ms)
-    gst_erap_manager_remove_session (sink->manager, ms);
+    gst_erap_manager_remove_session (m, ms);
 
   g_mutex_lock (&sink->lock);
   drop_id (&sink->timer);
@@ -788,11 +792,10 @@ gst_erap_sink_stop (GstBaseSink * bsink)
   g_clear_object (&sink->peer);
   sink->socket = NULL;
   gst_clear_object (&sink->clock);
+  sink->manager = NULL;
   g_mutex_unlock (&sink->lock);
-  if (sink->manager) {
-    gst_erap_manager_release (sink->manager);
-    sink->manager = NULL;
-  }
+  if (m)
+    gst_erap_manager_release (m);
   return TRUE;
 }
 
