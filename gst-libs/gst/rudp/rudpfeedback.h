@@ -1,0 +1,82 @@
+/* twoflow — rUDP feedback codec (sans-IO).
+ *
+ * The receiver's request is an RTCP compound packet (RFC 3550, sent on the
+ * RTP port as in RFC 5761):
+ *   RR      report block for the media SSRC (fraction and cumulative lost,
+ *           extended highest sequence number)
+ *   RTPFB   TMMBR (RFC 5104, FMT 3): the level's rate as maximum bitrate
+ *   APP     name "RUDP", subtype 0: level, number of levels, the
+ *           receiver's timestamp (NTP short format) and its SRTT in us
+ * The sender answers each request with
+ *   RR      no report blocks (it receives no RTP)
+ *   RTPFB   TMMBN (FMT 4): the bitrate now in force
+ *   APP     "RUDP", subtype 1: the level in force and the RTP sequence
+ *           number from which it is, the echoed timestamp and the delay
+ *           between receiving the request and answering, so the receiver
+ *           measures the RTT as in RFC 3550's LSR/DLSR.
+ * The APP level is exact; TMMBR lets a peer with another level table (or a
+ * plain RFC 5104 sender) follow by bitrate.
+ */
+#ifndef __GST_RUDP_FEEDBACK_H__
+#define __GST_RUDP_FEEDBACK_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_RUDP_APP_NAME "RUDP"
+#define GST_RUDP_APP_REQUEST 0
+#define GST_RUDP_APP_NOTICE 1
+/* IPv4 + UDP: the overhead TMMBR reports per packet */
+#define GST_RUDP_PACKET_OVERHEAD 28
+
+typedef struct {
+  guint32 ssrc;                 /* the receiver's own SSRC */
+  guint32 media_ssrc;           /* the RTP flow asked to change */
+  /* report block */
+  guint8 fraction_lost;
+  guint32 packets_lost;         /* 24 bits on the wire */
+  guint32 ext_max_seq;
+  /* TMMBR */
+  gboolean has_bitrate;
+  guint64 bitrate;              /* bit/s */
+  guint overhead;               /* bytes per packet */
+  /* APP */
+  gboolean has_level;
+  guint level, n_levels;
+  guint32 timestamp;            /* NTP short */
+  guint32 srtt_us;
+} GstRudpRequest;
+
+typedef struct {
+  guint32 ssrc;                 /* the sender's SSRC */
+  guint32 requester_ssrc;
+  gboolean has_bitrate;
+  guint64 bitrate;
+  guint overhead;
+  gboolean has_level;
+  guint level, n_levels;
+  guint16 since_seq;            /* first RTP packet sent at this level */
+  guint32 echo_timestamp;       /* NTP short, the request's */
+  guint32 delay;                /* NTP short units (1/65536 s) */
+} GstRudpNotice;
+
+/* Whether a datagram on an RTP port is RTCP (RFC 5761 section 4). */
+gboolean gst_rudp_is_rtcp (const guint8 * data, gsize len);
+
+/* NTP short format (16.16 seconds) of a time, and back for differences. */
+guint32 gst_rudp_ntp_short (GstClockTime t);
+GstClockTime gst_rudp_ntp_short_to_time (guint32 v);
+
+/* TMMBR/TMMBN FCI word 2: exponent, 17-bit mantissa, 9-bit overhead. */
+guint32 gst_rudp_tmmbr_encode (guint64 bitrate, guint overhead);
+void gst_rudp_tmmbr_decode (guint32 word, guint64 * bitrate, guint * overhead);
+
+GstBuffer *gst_rudp_request_write (const GstRudpRequest * req);
+gboolean gst_rudp_request_parse (GstBuffer * buf, GstRudpRequest * req);
+GstBuffer *gst_rudp_notice_write (const GstRudpNotice * n);
+gboolean gst_rudp_notice_parse (GstBuffer * buf, GstRudpNotice * n);
+
+G_END_DECLS
+
+#endif

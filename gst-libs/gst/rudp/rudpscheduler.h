@@ -1,0 +1,76 @@
+/* twoflow — rUDP shared-timer scheduler (sans-IO).
+ *
+ * Many flows, one timer: every flow owns a leaky bucket and a queue of
+ * opaque packets; at each tick every flow releases what its bucket allows.
+ * Ticks lie on one grid (start + k * interval) shared by all flows; the
+ * scheduler only asks to be woken when some queued packet can leave, so an
+ * idle or slow set of flows costs no wakeups. Not thread-safe: callers
+ * serialize access.
+ */
+#ifndef __GST_RUDP_SCHEDULER_H__
+#define __GST_RUDP_SCHEDULER_H__
+
+#include <gst/gst.h>
+#include <gst/rudp/rudpbucket.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstRudpScheduler GstRudpScheduler;
+typedef struct _GstRudpFlow GstRudpFlow;
+
+typedef struct {
+  guint64 rate;                 /* bytes/s */
+  guint64 depth;                /* bytes (the effective one) */
+  gint64 bucket_fill;           /* bytes of tokens, negative in debt */
+  guint64 bytes_sent;
+  guint64 packets_sent;
+  guint64 queued_bytes;
+  guint queued_packets;
+} GstRudpFlowStats;
+
+/* Called for each packet a tick releases, in order per flow. The packet
+ * belongs to the callee from then on. */
+typedef void (*GstRudpSendFunc) (GstRudpFlow * flow, gpointer packet,
+    gsize size, gpointer user_data);
+
+GstRudpScheduler *gst_rudp_scheduler_new (GstClockTime interval,
+    GstClockTime now);
+/* Flows must have been removed. */
+void gst_rudp_scheduler_free (GstRudpScheduler * s);
+void gst_rudp_scheduler_set_interval (GstRudpScheduler * s,
+    GstClockTime interval);
+GstClockTime gst_rudp_scheduler_get_interval (GstRudpScheduler * s);
+guint gst_rudp_scheduler_n_flows (GstRudpScheduler * s);
+
+/* @depth 0: automatic (see GstRudpBucket). */
+GstRudpFlow *gst_rudp_scheduler_add_flow (GstRudpScheduler * s,
+    guint64 rate, guint64 depth, gpointer user_data, GstClockTime now);
+/* Frees the queued packets with @free_packet (may be NULL). */
+void gst_rudp_scheduler_remove_flow (GstRudpScheduler * s, GstRudpFlow * f,
+    GDestroyNotify free_packet);
+
+/* Releases, at @now, every packet the buckets allow. Returns the number
+ * of packets released. */
+guint gst_rudp_scheduler_tick (GstRudpScheduler * s, GstClockTime now,
+    GstRudpSendFunc func, gpointer user_data);
+/* When the next tick is worth running: a grid point (or @now, when a
+ * packet can leave at once); GST_CLOCK_TIME_NONE while nothing can
+ * leave (no packets, or rate 0). */
+GstClockTime gst_rudp_scheduler_next_wakeup (GstRudpScheduler * s,
+    GstClockTime now);
+
+void gst_rudp_flow_push (GstRudpFlow * f, gpointer packet, gsize size);
+void gst_rudp_flow_flush (GstRudpFlow * f, GDestroyNotify free_packet);
+void gst_rudp_flow_set_rate (GstRudpFlow * f, guint64 rate, GstClockTime now);
+void gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth);
+guint64 gst_rudp_flow_get_rate (GstRudpFlow * f);
+guint64 gst_rudp_flow_queued_bytes (GstRudpFlow * f);
+guint gst_rudp_flow_queued_packets (GstRudpFlow * f);
+gpointer gst_rudp_flow_get_user_data (GstRudpFlow * f);
+/* Credits the bucket to @now first, so bucket_fill is current. */
+void gst_rudp_flow_get_stats (GstRudpFlow * f, GstClockTime now,
+    GstRudpFlowStats * stats);
+
+G_END_DECLS
+
+#endif
