@@ -535,6 +535,7 @@ gst_twoflow_merge_change_state (GstElement * element,
     gboolean ok;
 
     g_mutex_lock (&self->lock);
+    self->error_posted = FALSE;
     gst_twoflow_merge_reset (self);
     gst_twoflow_merge_reset_stats (self);
     self->essential.flushing = self->enhanced.flushing = FALSE;
@@ -561,6 +562,17 @@ gst_twoflow_merge_change_state (GstElement * element,
   return ret;
 }
 
+/* Stops the output for an error the caller posts right after (without the
+ * lock): the task then pauses quietly, so that error is the only one and
+ * no EOS follows it. With the lock held. */
+static void
+gst_twoflow_merge_fail (GstTwoflowMerge * self)
+{
+  self->srcresult = GST_FLOW_ERROR;
+  self->error_posted = TRUE;
+  g_cond_broadcast (&self->cond);
+}
+
 static GstFlowReturn
 gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
@@ -583,6 +595,7 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   gst_twoflow_parser_push (in->parser, buf);
   if (!gst_twoflow_merge_parse (self, in, FALSE, &why)) {
+    gst_twoflow_merge_fail (self);
     g_mutex_unlock (&self->lock);
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
         ("Invalid data on the %s pad: %s", in->name, why));
@@ -594,6 +607,7 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
       && self->essential.queued_bytes > self->max_essential_bytes) {
     guint64 queued = self->essential.queued_bytes;
 
+    gst_twoflow_merge_fail (self);
     g_mutex_unlock (&self->lock);
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
         ("The essential flow is too far ahead: %" G_GUINT64_FORMAT
@@ -644,7 +658,10 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
 
       g_mutex_lock (&self->lock);
       ok = gst_twoflow_merge_parse (self, in, TRUE, &why);
-      in->eos = TRUE;
+      if (ok)
+        in->eos = TRUE;
+      else
+        gst_twoflow_merge_fail (self);
       g_cond_broadcast (&self->cond);
       g_mutex_unlock (&self->lock);
       if (!ok) {
@@ -879,7 +896,7 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   GstTwoflowMergeFrame *f = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   NextAction action;
-  gboolean need_headers;
+  gboolean need_headers, already_posted;
   gchar *caps_str = NULL;
   GstBuffer *buf;
 
@@ -984,7 +1001,10 @@ pause_set:
 pause:
   GST_DEBUG_OBJECT (self, "pausing task: %s", gst_flow_get_name (ret));
   gst_pad_pause_task (self->srcpad);
-  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
+  g_mutex_lock (&self->lock);
+  already_posted = self->error_posted;
+  g_mutex_unlock (&self->lock);
+  if (!already_posted && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
     GST_ELEMENT_FLOW_ERROR (self, ret);
     gst_pad_push_event (self->srcpad, gst_event_new_eos ());
   }

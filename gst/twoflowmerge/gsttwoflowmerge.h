@@ -54,6 +54,7 @@ struct _GstTwoflowMerge {
 
   /* output state (under lock) */
   GstFlowReturn srcresult;
+  gboolean error_posted;        /* srcresult is an error already reported */
   gchar *caps_string;
   gboolean need_headers;
   gboolean started;

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is missing and builds twoflow into build/ (or $1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+
+scripts/install-deps.sh
+if [ ! -f "$BUILD/build.ninja" ]; then
+  meson setup "$BUILD" >/dev/null
+fi
+ninja -C "$BUILD" >/dev/null

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages twoflow needs to build, test and run its
+# experiments. Idempotent: does nothing (quickly) when all are present.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  libgstreamer-plugins-bad1.0-dev libgstrtspserver-1.0-dev
+  libavcodec-dev libavutil-dev libswscale-dev zlib1g-dev
+  # run and test
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
+  # testbed and experiments
+  iproute2 ethtool iperf3 python3 python3-matplotlib procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "twoflow: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and runs the twoflow
+# session on bundled media, ending with a report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh build
+export GST_PLUGIN_PATH="$PWD/build/gst"
+exec /usr/bin/python3 scripts/main_job.py --build build "$@"
