@@ -562,15 +562,18 @@ gst_twoflow_merge_change_state (GstElement * element,
   return ret;
 }
 
-/* Stops the output for an error the caller posts right after (without the
- * lock): the task then pauses quietly, so that error is the only one and
- * no EOS follows it. With the lock held. */
+/* Stops the output after the caller posted an error: the task then pauses
+ * quietly, so that error is the first and only one of this element, and no
+ * EOS follows it. Called without the lock, after posting, so no other
+ * thread can fail the flow (and its upstream post a vaguer error) first. */
 static void
 gst_twoflow_merge_fail (GstTwoflowMerge * self)
 {
+  g_mutex_lock (&self->lock);
   self->srcresult = GST_FLOW_ERROR;
   self->error_posted = TRUE;
   g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
 }
 
 static GstFlowReturn
@@ -595,10 +598,10 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   gst_twoflow_parser_push (in->parser, buf);
   if (!gst_twoflow_merge_parse (self, in, FALSE, &why)) {
-    gst_twoflow_merge_fail (self);
     g_mutex_unlock (&self->lock);
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
         ("Invalid data on the %s pad: %s", in->name, why));
+    gst_twoflow_merge_fail (self);
     g_free (why);
     return GST_FLOW_ERROR;
   }
@@ -606,13 +609,14 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (in == &self->essential
       && self->essential.queued_bytes > self->max_essential_bytes) {
     guint64 queued = self->essential.queued_bytes;
+    guint64 max = self->max_essential_bytes;
 
-    gst_twoflow_merge_fail (self);
     g_mutex_unlock (&self->lock);
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
         ("The essential flow is too far ahead: %" G_GUINT64_FORMAT
             " bytes held, max-essential-bytes is %" G_GUINT64_FORMAT, queued,
-            self->max_essential_bytes));
+            max));
+    gst_twoflow_merge_fail (self);
     return GST_FLOW_ERROR;
   }
 
@@ -660,13 +664,12 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
       ok = gst_twoflow_merge_parse (self, in, TRUE, &why);
       if (ok)
         in->eos = TRUE;
-      else
-        gst_twoflow_merge_fail (self);
       g_cond_broadcast (&self->cond);
       g_mutex_unlock (&self->lock);
       if (!ok) {
         GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
             ("Invalid data at the end of the %s flow: %s", in->name, why));
+        gst_twoflow_merge_fail (self);
         g_free (why);
       }
       gst_event_unref (event);
