@@ -190,7 +190,8 @@ refill (GstCtcpController * c, GstClockTime now)
 
   if (!GST_CLOCK_TIME_IS_VALID (c->pace_time)) {
     c->pace_time = now;
-    c->tokens = c->mss;         /* the first packet goes at once */
+    /* the first packet goes at once */
+    c->tokens = gst_ctcp_controller_min_write (c);
     return;
   }
   if (now > c->pace_time) {
@@ -198,7 +199,7 @@ refill (GstCtcpController * c, GstClockTime now)
     c->pace_time = now;
   }
   bank = MAX ((gdouble) c->target_rate * PACE_BANK / GST_SECOND,
-      (gdouble) PACE_MIN_PACKETS * c->mss);
+      (gdouble) PACE_MIN_PACKETS * gst_ctcp_controller_min_write (c));
   if (c->tokens > bank)
     c->tokens = bank;
 }
@@ -217,6 +218,19 @@ gst_ctcp_controller_set_target (GstCtcpController * c, guint64 rate,
   if (c->w_target > 0 && GST_CLOCK_TIME_IS_VALID (c->srtt) && rate > 0)
     c->w_target = gst_ctcp_window_target (rate, c->srtt, c->mss,
         c->interval_losses);
+}
+
+/**
+ * gst_ctcp_controller_restart_pacing:
+ *
+ * Forgets what the pacer banked (e.g. while waiting for the next segment
+ * to be complete) so a new segment starts smoothly, not with a burst.
+ */
+void
+gst_ctcp_controller_restart_pacing (GstCtcpController * c, GstClockTime now)
+{
+  c->pace_time = now;
+  c->tokens = MIN (c->tokens, (gdouble) gst_ctcp_controller_min_write (c));
 }
 
 static void
@@ -306,6 +320,21 @@ gst_ctcp_controller_allowance (GstCtcpController * c, guint64 outq,
   win = gst_ctcp_controller_window_bytes (c);
   room = win > outq ? win - outq : 0;
   return MIN ((guint64) c->tokens, room);
+}
+
+/**
+ * gst_ctcp_controller_min_write:
+ *
+ * Returns: the smallest write worth waking up for: one MSS, or 100 ms of
+ * the target rate when that is smaller (loopback's 64 kB MSS), never
+ * under 1448 bytes.
+ */
+guint64
+gst_ctcp_controller_min_write (const GstCtcpController * c)
+{
+  guint64 w = MAX (c->target_rate / 10, 1448);
+
+  return MIN (w, (guint64) c->mss);
 }
 
 void

@@ -115,12 +115,15 @@ void gst_ctcp_controller_init (GstCtcpController * c, gboolean capped,
     GstClockTime adjustment_interval);
 void gst_ctcp_controller_set_target (GstCtcpController * c, guint64 rate,
     GstClockTime now);
+void gst_ctcp_controller_restart_pacing (GstCtcpController * c,
+    GstClockTime now);
 void gst_ctcp_controller_update (GstCtcpController * c,
     const GstCtcpTcpInfo * info, GstClockTime now);
 guint64 gst_ctcp_controller_window_bytes (const GstCtcpController * c);
 guint64 gst_ctcp_controller_allowance (GstCtcpController * c, guint64 outq,
     GstClockTime now);
 void gst_ctcp_controller_consume (GstCtcpController * c, guint64 bytes);
+guint64 gst_ctcp_controller_min_write (const GstCtcpController * c);
 GstClockTime gst_ctcp_controller_pace_wakeup (const GstCtcpController * c,
     guint64 want, GstClockTime now);
 GstClockTime gst_ctcp_poll_interval (GstClockTime srtt);

@@ -1,0 +1,1318 @@
+/* twoflow — ctcpsink: controlled TCP sender with TCP congestion events
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-ctcpsink
+ * @title: ctcpsink
+ * @see_also: tcpserversrc, tcpclientsink, twoflowsplit
+ *
+ * Sends its input over one TCP connection to a stock `tcpserversrc`
+ * (no special receiver), as controlled TCP ("cTCP"): every segment of
+ * the video (#GstCtcpSink:segment-duration of timestamps, numbered like
+ * twoflowsplit numbers them) is held until complete, so its size S is
+ * known, and is sent at the target rate `S/(T(1−p̂))` (p̂ =
+ * #GstCtcpSink:loss-threshold) so that it arrives within one segment
+ * duration. Every #GstCtcpSink:adjustment-interval the window
+ * `W_target = target·RTT/MSS` (`target·RTT/(0.75·MSS)` after an interval
+ * with losses) is recomputed from the interval's mean RTT, and the bytes
+ * in the socket are kept under `min(cwnd, W_target)·MSS`. All of it from
+ * user space: `TCP_INFO` for RTT, cwnd, losses and state, `SIOCOUTQ` /
+ * `SIOCOUTQNSD` for the bytes in flight, `TCP_NOTSENT_LOWAT` to bound the
+ * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
+ * paces packets on its own and the flow stays near-CBR.
+ *
+ * With #GstCtcpSink:target-rate set, that rate is used instead and buffers
+ * are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
+ * is plain TCP (the baseline): as fast as the connection allows.
+ *
+ * Segment k is due `t0 + (k − k0 + 1)·T`, where t0 is when the first
+ * segment k0 became ready to send; a segment is done when the kernel
+ * reports its last byte acknowledged (`tcpi_bytes_acked`). Its deadline
+ * slack is in the stats. A segment that starts late gets a higher rate,
+ * from the time left before its deadline (never less than T/4). Input
+ * without timestamps is one segment until EOS; use target-rate then.
+ *
+ * While data is in flight `TCP_INFO` is read every quarter RTT (1 to
+ * 50 ms) and the TCP-interactive congestion events are derived from
+ * `tcpi_ca_state` transitions and the cumulative counters
+ * (`tcpi_total_rto`, `tcpi_retransmits`, `tcpi_total_retrans`): `rexmt`
+ * (a retransmission timeout, one per RTO), `dupack` (fast retransmit:
+ * entering recovery), `recovered` (back to open after either). Each
+ * subscribed one (#GstCtcpSink:events) is sent upstream as a
+ * `GstNetworkCongestion` event and posted as an element message of the
+ * same structure (`estimated-bitrate` = 8 · min(cwnd·MSS/srtt,
+ * delivery rate)). Timers are #GstClockID waits on the pipeline clock.
+ *
+ * At EOS the sink waits until every byte is acknowledged, shuts down its
+ * write side (so the receiver sees EOS) and then lets EOS through. A
+ * refused or lost connection is an element error (RESOURCE).
+ *
+ * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` has:
+ *
+ * * `mode` (gchararray): ctcp or tcp
+ * * `congestion-control` (gchararray): the socket's algorithm (TCP_CONGESTION)
+ * * `target-rate` (guint64): current target rate, bytes/s (0: none)
+ * * `w-target` (guint): W_target, packets (0: not computed yet / tcp mode)
+ * * `window` (guint64): effective window min(cwnd, W_target)·MSS, bytes (0: unlimited)
+ * * `adjustments` (guint64): W_target computations so far
+ * * `cwnd`, `ssthresh` (guint): packets, from TCP_INFO
+ * * `mss` (guint): bytes
+ * * `srtt`, `rttvar` (guint64): ns
+ * * `retransmissions` (guint64): segments retransmitted on this connection
+ * * `timeouts` (guint64): retransmission timeouts on this connection
+ * * `recoveries` (guint64): fast recoveries (dupack events)
+ * * `rexmt-events`, `dupack-events`, `recovered-events` (guint64): events
+ *   detected (posted or not)
+ * * `bytes-sent` (guint64): stream bytes written to the socket
+ * * `bytes-acked` (guint64): stream bytes acknowledged by the receiver
+ * * `bytes-in-flight` (guint64): sent, unacknowledged (SIOCOUTQ − SIOCOUTQNSD)
+ * * `bytes-queued` (guint64): accepted from upstream, not yet written
+ * * `segments` (guint64): segments done (fully acknowledged)
+ * * `segments-late` (guint64): of those, done after their deadline
+ * * `min-deadline-slack` (gint64): smallest slack so far, ns (0 if none)
+ * * `deadline-slack` (GstValueArray of gint64): slack of each done segment
+ *   (deadline − time acknowledged), ns, oldest first (the last 1024)
+ * * `polls` (guint64): TCP_INFO readings
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 tcpserversrc host=127.0.0.1 port=5600 ! filesink location=copy.m2v
+ * ]| The receiver, a stock element (start it first).
+ * |[
+ * gst-launch-1.0 filesrc location=../shared/media/greyramp.m2v ! mpegvideoparse ! \
+ *     ctcpsink host=127.0.0.1 port=5600 segment-duration=500000000
+ * ]| Sends the file in 0.5 s segments, each at `S/(T(1−p̂))`; copy.m2v is
+ * identical to the file (mpegvideoparse timestamps the pictures).
+ * |[
+ * gst-launch-1.0 -m filesrc location=big.ts ! ctcpsink host=127.0.0.1 port=5600 \
+ *     target-rate=27000 congestion-control=reno
+ * ]| A fixed 27 kB/s cTCP flow over Reno, printing the congestion events.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <linux/sockios.h>
+
+#include <gst/twoflow/networkcongestion.h>
+#include "gstctcpsink.h"
+
+GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
+#define GST_CAT_DEFAULT ctcp_sink_debug
+
+#define DEFAULT_HOST                "localhost"
+#define DEFAULT_PORT                4953
+#define DEFAULT_MODE                GST_CTCP_SINK_MODE_CTCP
+#define DEFAULT_SEGMENT_DURATION    (256 * GST_SECOND)
+#define DEFAULT_LOSS_THRESHOLD      0.05
+#define DEFAULT_ADJUSTMENT_INTERVAL (8 * GST_SECOND)
+#define DEFAULT_TARGET_RATE         0
+#define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
+#define DEFAULT_EVENTS \
+  (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
+   GST_NETWORK_CONGESTION_RECOVERED)
+
+/* The kernel paces at this multiple of the target: room to catch up after
+ * a stall and to retransmit without falling behind. */
+#define PACING_HEADROOM 1.25
+/* Unsent bytes the kernel may hold in cTCP mode. */
+#define NOTSENT_LOWAT (16 * 1024)
+/* Largest single write. */
+#define MAX_WRITE (64 * 1024)
+/* Streaming (non-holding) modes accept this much ahead of the socket. */
+#define MAX_QUEUED_TCP (1024 * 1024)
+#define MAX_SLACKS 1024
+
+#ifndef TCP_NOTSENT_LOWAT
+#define TCP_NOTSENT_LOWAT 25
+#endif
+#ifndef SO_MAX_PACING_RATE
+#define SO_MAX_PACING_RATE 47
+#endif
+
+/* struct tcp_info as of Linux 6.7 (Debian 12's headers stop earlier);
+ * the length getsockopt returns tells which fields this kernel filled. */
+struct ctcp_tcp_info
+{
+  guint8 state, ca_state, retransmits, probes, backoff, options;
+  guint8 wscale, app_limited;
+  guint32 rto, ato, snd_mss, rcv_mss, unacked, sacked, lost, retrans, fackets;
+  guint32 last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;
+  guint32 pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss;
+  guint32 reordering, rcv_rtt, rcv_space, total_retrans;
+  guint64 pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+  guint32 segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in;
+  guint32 data_segs_out;
+  guint64 delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+  guint32 delivered, delivered_ce;
+  guint64 bytes_sent, bytes_retrans;
+  guint32 dsack_dups, reord_seen, rcv_ooopack, snd_wnd, rcv_wnd, rehash;
+  guint16 total_rto, total_rto_recoveries;
+  guint32 total_rto_time;
+};
+G_STATIC_ASSERT (offsetof (struct ctcp_tcp_info, rto) == 8);
+G_STATIC_ASSERT (offsetof (struct ctcp_tcp_info, total_retrans) == 100);
+G_STATIC_ASSERT (sizeof (struct ctcp_tcp_info) == 248);
+
+enum
+{
+  PROP_0,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_MODE,
+  PROP_SEGMENT_DURATION,
+  PROP_LOSS_THRESHOLD,
+  PROP_ADJUSTMENT_INTERVAL,
+  PROP_TARGET_RATE,
+  PROP_CONGESTION_CONTROL,
+  PROP_EVENTS,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+GType
+gst_ctcp_sink_mode_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_CTCP_SINK_MODE_CTCP, "Controlled TCP (segment target rates)", "ctcp"},
+    {GST_CTCP_SINK_MODE_TCP, "Plain TCP (baseline)", "tcp"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstCtcpSinkMode",
+            values));
+  return type;
+}
+
+GType
+gst_ctcp_sink_congestion_control_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_CTCP_SINK_CC_DEFAULT, "System default", "default"},
+    {GST_CTCP_SINK_CC_CUBIC, "CUBIC", "cubic"},
+    {GST_CTCP_SINK_CC_RENO, "Reno", "reno"},
+    {GST_CTCP_SINK_CC_BBR, "BBR", "bbr"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+        g_enum_register_static ("GstCtcpSinkCongestionControl", values));
+  return type;
+}
+
+#define gst_ctcp_sink_parent_class parent_class
+G_DEFINE_TYPE (GstCtcpSink, gst_ctcp_sink, GST_TYPE_BASE_SINK);
+GST_ELEMENT_REGISTER_DEFINE (ctcpsink, "ctcpsink", GST_RANK_NONE,
+    GST_TYPE_CTCP_SINK);
+
+static void gst_ctcp_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_ctcp_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_ctcp_sink_finalize (GObject * object);
+static gboolean gst_ctcp_sink_start (GstBaseSink * bsink);
+static gboolean gst_ctcp_sink_stop (GstBaseSink * bsink);
+static gboolean gst_ctcp_sink_unlock (GstBaseSink * bsink);
+static gboolean gst_ctcp_sink_unlock_stop (GstBaseSink * bsink);
+static gboolean gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event);
+static GstFlowReturn gst_ctcp_sink_render (GstBaseSink * bsink,
+    GstBuffer * buf);
+static GstFlowReturn gst_ctcp_sink_render_list (GstBaseSink * bsink,
+    GstBufferList * list);
+static gpointer gst_ctcp_sink_thread (gpointer data);
+
+static void
+gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *basesink_class = GST_BASE_SINK_CLASS (klass);
+
+  gobject_class->set_property = gst_ctcp_sink_set_property;
+  gobject_class->get_property = gst_ctcp_sink_get_property;
+  gobject_class->finalize = gst_ctcp_sink_finalize;
+
+  /**
+   * GstCtcpSink:host:
+   *
+   * The host (name or address) of the receiver, e.g. a tcpserversrc.
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST,
+      g_param_spec_string ("host", "Host",
+          "Host to connect to", DEFAULT_HOST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:port:
+   *
+   * The TCP port of the receiver.
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "Port", "TCP port to connect to",
+          1, 65535, DEFAULT_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:mode:
+   *
+   * ctcp: controlled TCP (target rate, W_target, pacing); tcp: plain TCP,
+   * for comparison. Events and stats work in both.
+   */
+  g_object_class_install_property (gobject_class, PROP_MODE,
+      g_param_spec_enum ("mode", "Mode",
+          "Controlled TCP or plain TCP (baseline)",
+          GST_TYPE_CTCP_SINK_MODE, DEFAULT_MODE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:segment-duration:
+   *
+   * Duration T of a video segment: a buffer's segment number is its
+   * timestamp (DTS, else PTS; from the stream's first) divided by this,
+   * as in twoflowsplit.
+   */
+  g_object_class_install_property (gobject_class, PROP_SEGMENT_DURATION,
+      g_param_spec_uint64 ("segment-duration", "Segment duration",
+          "Duration of a video segment in nanoseconds",
+          GST_MSECOND, G_MAXUINT64, DEFAULT_SEGMENT_DURATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:loss-threshold:
+   *
+   * p̂ of the target rate S/(T(1−p̂)): the share of a segment's time kept
+   * free for losses.
+   */
+  g_object_class_install_property (gobject_class, PROP_LOSS_THRESHOLD,
+      g_param_spec_double ("loss-threshold", "Loss threshold",
+          "Loss rate p of the target rate S/(T(1-p))",
+          0.0, 0.9, DEFAULT_LOSS_THRESHOLD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:adjustment-interval:
+   *
+   * How often W_target is recomputed from the interval's RTT and losses.
+   */
+  g_object_class_install_property (gobject_class, PROP_ADJUSTMENT_INTERVAL,
+      g_param_spec_uint64 ("adjustment-interval", "Adjustment interval",
+          "Interval between W_target computations in nanoseconds",
+          10 * GST_MSECOND, G_MAXUINT64, DEFAULT_ADJUSTMENT_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:target-rate:
+   *
+   * A fixed target rate in bytes/s; 0 derives it from each segment's size.
+   */
+  g_object_class_install_property (gobject_class, PROP_TARGET_RATE,
+      g_param_spec_uint64 ("target-rate", "Target rate",
+          "Fixed target rate in bytes/s (0 = S/(T(1-p)) of each segment)",
+          0, G_MAXUINT32, DEFAULT_TARGET_RATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:congestion-control:
+   *
+   * The kernel's congestion control for this socket (TCP_CONGESTION).
+   * An algorithm not in net.ipv4.tcp_allowed_congestion_control needs
+   * CAP_NET_ADMIN; failing to set it is an error.
+   */
+  g_object_class_install_property (gobject_class, PROP_CONGESTION_CONTROL,
+      g_param_spec_enum ("congestion-control", "Congestion control",
+          "TCP congestion control algorithm of the connection",
+          GST_TYPE_CTCP_SINK_CONGESTION_CONTROL, DEFAULT_CONGESTION_CONTROL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:events:
+   *
+   * Which congestion events are sent upstream and posted (rexmt, dupack,
+   * recovered). Detection and counting do not depend on it.
+   */
+  g_object_class_install_property (gobject_class, PROP_EVENTS,
+      g_param_spec_flags ("events", "Events",
+          "Congestion events to report",
+          GST_TYPE_NETWORK_CONGESTION_TYPE, DEFAULT_EVENTS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCtcpSink:stats:
+   *
+   * An `application/x-ctcpsink-stats` structure; fields in the element
+   * description.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Controller, TCP and deadline statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Controlled TCP sink", "Sink/Network",
+      "Sends over TCP capped to each segment's target rate, emitting TCP "
+      "congestion events", "twoflow developers");
+
+  basesink_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_sink_start);
+  basesink_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_sink_stop);
+  basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_ctcp_sink_unlock);
+  basesink_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_ctcp_sink_unlock_stop);
+  basesink_class->event = GST_DEBUG_FUNCPTR (gst_ctcp_sink_event);
+  basesink_class->render = GST_DEBUG_FUNCPTR (gst_ctcp_sink_render);
+  basesink_class->render_list = GST_DEBUG_FUNCPTR (gst_ctcp_sink_render_list);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CTCP_SINK_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CTCP_SINK_CONGESTION_CONTROL, 0);
+
+  GST_DEBUG_CATEGORY_INIT (ctcp_sink_debug, "ctcpsink", 0,
+      "controlled TCP sink");
+}
+
+static void
+gst_ctcp_sink_init (GstCtcpSink * self)
+{
+  self->host = g_strdup (DEFAULT_HOST);
+  self->port = DEFAULT_PORT;
+  self->mode = DEFAULT_MODE;
+  self->segment_duration = DEFAULT_SEGMENT_DURATION;
+  self->loss_threshold = DEFAULT_LOSS_THRESHOLD;
+  self->adjustment_interval = DEFAULT_ADJUSTMENT_INTERVAL;
+  self->target_rate = DEFAULT_TARGET_RATE;
+  self->cc = DEFAULT_CONGESTION_CONTROL;
+  self->events = DEFAULT_EVENTS;
+  self->fd = -1;
+  self->cancellable = g_cancellable_new ();
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->cond);
+  g_queue_init (&self->queue);
+  g_queue_init (&self->held);
+  gst_ctcp_controller_init (&self->ctl, TRUE, DEFAULT_ADJUSTMENT_INTERVAL);
+  gst_ctcp_event_detector_init (&self->det);
+  gst_ctcp_schedule_init (&self->sched, DEFAULT_SEGMENT_DURATION);
+  /* cTCP paces itself and sends a segment ahead of playback */
+  gst_base_sink_set_sync (GST_BASE_SINK (self), FALSE);
+}
+
+static void
+gst_ctcp_sink_finalize (GObject * object)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (object);
+
+  g_free (self->host);
+  g_free (self->peer);
+  g_object_unref (self->cancellable);
+  gst_ctcp_schedule_clear (&self->sched);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* ------------------------------------------------------------------ */
+/* socket helpers */
+
+static const gchar *
+cc_name (GstCtcpSinkCongestionControl cc)
+{
+  switch (cc) {
+    case GST_CTCP_SINK_CC_CUBIC:
+      return "cubic";
+    case GST_CTCP_SINK_CC_RENO:
+      return "reno";
+    case GST_CTCP_SINK_CC_BBR:
+      return "bbr";
+    default:
+      return NULL;
+  }
+}
+
+/* Reads TCP_INFO and the socket's queues into self; self->lock held. */
+static gboolean
+read_tcp_info (GstCtcpSink * self)
+{
+  struct ctcp_tcp_info k;
+  socklen_t len = sizeof (k);
+  GstCtcpTcpInfo *i = &self->info;
+  int outq = 0, nsd = 0;
+
+  if (self->fd < 0)
+    return FALSE;
+  memset (&k, 0, sizeof (k));
+  if (getsockopt (self->fd, IPPROTO_TCP, TCP_INFO, &k, &len) < 0)
+    return FALSE;
+  memset (i, 0, sizeof (*i));
+  self->tcp_state = k.state;
+  i->ca_state = k.ca_state;
+  i->retransmits = k.retransmits;
+  i->snd_mss = k.snd_mss;
+  i->rtt_us = k.rtt;
+  i->rttvar_us = k.rttvar;
+  i->snd_cwnd = k.snd_cwnd;
+  i->snd_ssthresh = k.snd_ssthresh;
+  i->unacked = k.unacked;
+  i->lost = k.lost;
+  i->total_retrans = k.total_retrans;
+  if (len >= offsetof (struct ctcp_tcp_info, bytes_received))
+    i->bytes_acked = k.bytes_acked;
+  if (len >= offsetof (struct ctcp_tcp_info, busy_time))
+    i->delivery_rate = k.delivery_rate;
+  if (len >= offsetof (struct ctcp_tcp_info, dsack_dups))
+    i->bytes_retrans = k.bytes_retrans;
+  if (len >= offsetof (struct ctcp_tcp_info, total_rto_time)) {
+    i->has_total_rto = TRUE;
+    i->total_rto = k.total_rto;
+    i->total_rto_recoveries = k.total_rto_recoveries;
+  }
+  if (ioctl (self->fd, SIOCOUTQ, &outq) == 0
+      && ioctl (self->fd, SIOCOUTQNSD, &nsd) == 0) {
+    self->outq = MAX (outq, 0);
+    self->inflight = outq > nsd ? outq - nsd : 0;
+  }
+  if (!self->have_info) {
+    self->acked_base = i->bytes_acked;
+    self->initial_total_retrans = i->total_retrans;
+    self->initial_total_rto = i->total_rto;
+    self->have_info = TRUE;
+  }
+  self->acked = i->bytes_acked - self->acked_base;
+  self->polls++;
+  return TRUE;
+}
+
+static void
+set_pacing (GstCtcpSink * self, guint64 rate)
+{
+  guint64 pace = rate > 0 ? (guint64) (rate * PACING_HEADROOM) : G_MAXUINT64;
+  guint32 pace32 = MIN (pace, G_MAXUINT32);
+
+  if (self->fd < 0 || pace == self->pacing_set)
+    return;
+  if (setsockopt (self->fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pace,
+          sizeof (pace)) < 0
+      && setsockopt (self->fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pace32,
+          sizeof (pace32)) < 0)
+    GST_WARNING_OBJECT (self, "SO_MAX_PACING_RATE: %s", g_strerror (errno));
+  self->pacing_set = pace;
+  GST_DEBUG_OBJECT (self, "pacing at most %" G_GUINT64_FORMAT " B/s", pace);
+}
+
+/* ------------------------------------------------------------------ */
+/* start / stop */
+
+static gboolean
+gst_ctcp_sink_start (GstBaseSink * bsink)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+  GSocketConnectable *addr;
+  GSocketAddressEnumerator *en;
+  GSocketAddress *sa;
+  GError *err = NULL, *last_err = NULL;
+  GSocket *sock = NULL;
+  gchar *host;
+  guint port;
+  const gchar *cc;
+  gboolean ctcp;
+
+  GST_OBJECT_LOCK (self);
+  host = g_strdup (self->host);
+  port = self->port;
+  cc = cc_name (self->cc);
+  ctcp = self->mode == GST_CTCP_SINK_MODE_CTCP;
+  GST_OBJECT_UNLOCK (self);
+
+  g_cancellable_reset (self->cancellable);
+  addr = g_network_address_new (host, port);
+  en = g_socket_connectable_enumerate (addr);
+  g_object_unref (addr);
+
+  while (!sock && (sa = g_socket_address_enumerator_next (en,
+              self->cancellable, &err))) {
+    sock = g_socket_new (g_socket_address_get_family (sa),
+        G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &err);
+    if (sock && cc && setsockopt (g_socket_get_fd (sock), IPPROTO_TCP,
+            TCP_CONGESTION, cc, strlen (cc)) < 0) {
+      int e = errno;
+
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Cannot use TCP congestion control \"%s\"", cc),
+          ("setsockopt(TCP_CONGESTION): %s (not in "
+              "net.ipv4.tcp_allowed_congestion_control and no CAP_NET_ADMIN, "
+              "or not available)", g_strerror (e)));
+      g_object_unref (sock);
+      g_object_unref (sa);
+      g_object_unref (en);
+      g_free (host);
+      return FALSE;
+    }
+    if (sock && !g_socket_connect (sock, sa, self->cancellable, &err)) {
+      g_clear_object (&sock);
+    }
+    if (!sock) {
+      g_clear_error (&last_err);
+      last_err = err;
+      err = NULL;
+    }
+    g_object_unref (sa);
+  }
+  g_object_unref (en);
+
+  if (!sock) {
+    if (!last_err)
+      last_err = err ? err : g_error_new_literal (G_IO_ERROR,
+          G_IO_ERROR_NOT_FOUND, "no address");
+    else
+      g_clear_error (&err);
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not connect to %s:%u", host, port),
+        ("%s", last_err->message));
+    g_error_free (last_err);
+    g_free (host);
+    return FALSE;
+  }
+  g_clear_error (&last_err);
+
+  g_socket_set_blocking (sock, FALSE);
+  if (ctcp) {
+    int one = 1, lowat = NOTSENT_LOWAT;
+
+    /* pacing decides packet sizes: no Nagle delays */
+    setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NODELAY, &one,
+        sizeof (one));
+    if (setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NOTSENT_LOWAT,
+            &lowat, sizeof (lowat)) < 0)
+      GST_WARNING_OBJECT (self, "TCP_NOTSENT_LOWAT: %s", g_strerror (errno));
+  }
+
+  g_mutex_lock (&self->lock);
+  self->socket = sock;
+  self->fd = g_socket_get_fd (sock);
+  g_free (self->peer);
+  self->peer = g_strdup_printf ("%s:%u", host, port);
+  self->flow = GST_FLOW_OK;
+  self->running = TRUE;
+  self->flushing = FALSE;
+  self->eos = self->shut = self->kick = FALSE;
+  self->head_offset = 0;
+  self->queued = self->accepted = self->written = 0;
+  self->held_bytes = 0;
+  self->have_segment = FALSE;
+  self->first_ts = self->segment_end_ts = GST_CLOCK_TIME_NONE;
+  self->send_index = 0;
+  self->send_started = FALSE;
+  self->have_info = FALSE;
+  self->acked = self->outq = self->inflight = 0;
+  self->pacing_set = 0;
+  self->polls = self->events_posted = 0;
+  GST_OBJECT_LOCK (self);
+  self->hold = ctcp && self->target_rate == 0;
+  gst_ctcp_controller_init (&self->ctl, ctcp, self->adjustment_interval);
+  gst_ctcp_schedule_clear (&self->sched);
+  gst_ctcp_schedule_init (&self->sched, self->segment_duration);
+  GST_OBJECT_UNLOCK (self);
+  gst_ctcp_event_detector_init (&self->det);
+  read_tcp_info (self);
+  g_mutex_unlock (&self->lock);
+
+  GST_INFO_OBJECT (self, "connected to %s:%u (%s)", host, port,
+      ctcp ? "ctcp" : "tcp");
+  g_free (host);
+  return TRUE;
+}
+
+static gboolean
+gst_ctcp_sink_stop (GstBaseSink * bsink)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+  GThread *thread;
+
+  g_cancellable_cancel (self->cancellable);
+  g_mutex_lock (&self->lock);
+  self->running = FALSE;
+  if (self->clock_id)
+    gst_clock_id_unschedule (self->clock_id);
+  g_cond_broadcast (&self->cond);
+  thread = self->thread;
+  self->thread = NULL;
+  g_mutex_unlock (&self->lock);
+  if (thread)
+    g_thread_join (thread);
+
+  g_mutex_lock (&self->lock);
+  if (self->socket) {
+    g_socket_close (self->socket, NULL);
+    g_clear_object (&self->socket);
+  }
+  self->fd = -1;
+  g_queue_clear_full (&self->queue, (GDestroyNotify) gst_buffer_unref);
+  g_queue_clear_full (&self->held, (GDestroyNotify) gst_buffer_unref);
+  gst_clear_object (&self->clock);
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static gboolean
+gst_ctcp_sink_unlock (GstBaseSink * bsink)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+
+  g_mutex_lock (&self->lock);
+  self->flushing = TRUE;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static gboolean
+gst_ctcp_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+
+  g_mutex_lock (&self->lock);
+  self->flushing = FALSE;
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* receiving side: segments and the queue (self->lock held) */
+
+static GstClockTime
+now_locked (GstCtcpSink * self)
+{
+  return self->clock ? gst_clock_get_time (self->clock) : 0;
+}
+
+/* The sender thread runs on the pipeline clock, known from PLAYING on. */
+static void
+ensure_thread (GstCtcpSink * self)
+{
+  if (self->thread || !self->running)
+    return;
+  if (!self->clock) {
+    GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+
+    self->clock = clock ? clock : gst_system_clock_obtain ();
+  }
+  self->thread = g_thread_new ("ctcpsink", gst_ctcp_sink_thread, self);
+}
+
+static void
+wake_sender (GstCtcpSink * self)
+{
+  self->kick = TRUE;
+  if (self->clock_id)
+    gst_clock_id_unschedule (self->clock_id);
+  g_cond_broadcast (&self->cond);
+}
+
+static void
+enqueue (GstCtcpSink * self, GstBuffer * buf)
+{
+  gsize size = gst_buffer_get_size (buf);
+
+  if (size == 0) {
+    gst_buffer_unref (buf);
+    return;
+  }
+  g_queue_push_tail (&self->queue, buf);
+  self->queued += size;
+  self->accepted += size;
+}
+
+/* Ends the segment being received: in hold mode its buffers go to the
+ * send queue now that S is known. */
+static void
+finish_segment (GstCtcpSink * self, gboolean at_eos)
+{
+  GstClockTime dur = GST_CLOCK_TIME_NONE;
+
+  if (!self->have_segment)
+    return;
+  if (at_eos && GST_CLOCK_TIME_IS_VALID (self->first_ts)
+      && GST_CLOCK_TIME_IS_VALID (self->segment_end_ts)) {
+    GstClockTime seg_start = self->first_ts +
+        (GstClockTime) self->segment_no * self->sched.segment_duration;
+    if (self->segment_end_ts > seg_start)
+      dur = self->segment_end_ts - seg_start;
+  }
+  if (self->hold) {
+    guint64 start = self->accepted;
+    GstBuffer *b;
+
+    gst_ctcp_schedule_add (&self->sched, self->segment_no, start,
+        now_locked (self));
+    while ((b = g_queue_pop_head (&self->held)))
+      enqueue (self, b);
+    self->held_bytes = 0;
+  }
+  gst_ctcp_schedule_complete (&self->sched, self->accepted, dur);
+  GST_DEBUG_OBJECT (self, "segment %u complete: %" G_GUINT64_FORMAT
+      " bytes", self->segment_no, gst_ctcp_schedule_last (&self->sched)->end -
+      gst_ctcp_schedule_last (&self->sched)->start);
+  self->have_segment = FALSE;
+  wake_sender (self);
+}
+
+/* Complete segments not yet fully written. */
+static guint
+segments_waiting (GstCtcpSink * self)
+{
+  guint i, n = 0;
+
+  for (i = self->send_index; i < self->sched.segments->len; i++) {
+    GstCtcpSegment *s = &g_array_index (self->sched.segments, GstCtcpSegment,
+        i);
+    if (s->complete && s->end > self->written)
+      n++;
+  }
+  return n;
+}
+
+static GstFlowReturn
+wait_for_room (GstCtcpSink * self)
+{
+  while (!self->flushing && self->flow == GST_FLOW_OK) {
+    gboolean full;
+
+    if (self->hold)
+      full = segments_waiting (self) > 1;
+    else
+      full = self->queued >= (self->ctl.capped ?
+          MAX (64 * 1024, 2 * self->ctl.target_rate) : MAX_QUEUED_TCP);
+    if (!full)
+      return GST_FLOW_OK;
+    g_cond_wait (&self->cond, &self->lock);
+  }
+  return self->flushing ? GST_FLOW_FLUSHING : self->flow;
+}
+
+static GstFlowReturn
+gst_ctcp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+  GstClockTime ts = GST_BUFFER_DTS_OR_PTS (buf);
+  guint32 number;
+  GstFlowReturn ret;
+
+  g_mutex_lock (&self->lock);
+  if (self->flow != GST_FLOW_OK) {
+    ret = self->flow;
+    goto done;
+  }
+  ensure_thread (self);
+
+  /* segment number as twoflowsplit computes it */
+  number = self->have_segment ? self->segment_no : 0;
+  if (GST_CLOCK_TIME_IS_VALID (ts)) {
+    if (!GST_CLOCK_TIME_IS_VALID (self->first_ts))
+      self->first_ts = ts;
+    if (ts >= self->first_ts)
+      number = (ts - self->first_ts) / self->sched.segment_duration;
+  }
+  if (self->have_segment && number > self->segment_no) {
+    finish_segment (self, FALSE);
+    ret = wait_for_room (self);
+    if (ret != GST_FLOW_OK)
+      goto done;
+  }
+  if (!self->have_segment) {
+    self->have_segment = TRUE;
+    self->segment_no = number;
+    self->segment_end_ts = GST_CLOCK_TIME_NONE;
+    if (!self->hold)
+      gst_ctcp_schedule_add (&self->sched, number, self->accepted,
+          now_locked (self));
+  }
+  if (GST_CLOCK_TIME_IS_VALID (ts)) {
+    GstClockTime end = ts + (GST_BUFFER_DURATION_IS_VALID (buf) ?
+        GST_BUFFER_DURATION (buf) : 0);
+    if (!GST_CLOCK_TIME_IS_VALID (self->segment_end_ts)
+        || end > self->segment_end_ts)
+      self->segment_end_ts = end;
+  }
+
+  if (self->hold) {
+    self->held_bytes += gst_buffer_get_size (buf);
+    g_queue_push_tail (&self->held, gst_buffer_ref (buf));
+    ret = GST_FLOW_OK;
+  } else {
+    ret = wait_for_room (self);
+    if (ret == GST_FLOW_OK) {
+      enqueue (self, gst_buffer_ref (buf));
+      wake_sender (self);
+    }
+  }
+
+done:
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+static GstFlowReturn
+gst_ctcp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
+{
+  guint i, n = gst_buffer_list_length (list);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  for (i = 0; i < n && ret == GST_FLOW_OK; i++)
+    ret = gst_ctcp_sink_render (bsink, gst_buffer_list_get (list, i));
+  return ret;
+}
+
+static gboolean
+gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (bsink);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    g_mutex_lock (&self->lock);
+    ensure_thread (self);
+    finish_segment (self, TRUE);
+    self->eos = TRUE;
+    wake_sender (self);
+    /* linger until the receiver has everything (or flushing / error) */
+    while (!self->flushing && self->flow == GST_FLOW_OK && self->running
+        && !self->shut)
+      g_cond_wait (&self->cond, &self->lock);
+    g_mutex_unlock (&self->lock);
+  }
+  return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
+}
+
+/* ------------------------------------------------------------------ */
+/* the sender thread */
+
+static guint64
+estimated_bitrate (GstCtcpSink * self)
+{
+  const GstCtcpTcpInfo *i = &self->info;
+  guint64 rate = G_MAXUINT64;
+
+  if (i->rtt_us > 0)
+    rate = (guint64) i->snd_cwnd * i->snd_mss * G_USEC_PER_SEC / i->rtt_us;
+  if (i->delivery_rate > 0)
+    rate = MIN (rate, i->delivery_rate);
+  return rate == G_MAXUINT64 ? 0 : rate * 8;
+}
+
+/* The target of the segment now being written; self->lock held. */
+static void
+update_target (GstCtcpSink * self, GstClockTime now)
+{
+  GArray *segs = self->sched.segments;
+  guint64 fixed;
+  gdouble p;
+
+  if (!self->ctl.capped)
+    return;
+  GST_OBJECT_LOCK (self);
+  fixed = self->target_rate;
+  p = self->loss_threshold;
+  GST_OBJECT_UNLOCK (self);
+  if (fixed > 0) {
+    gst_ctcp_controller_set_target (&self->ctl, fixed, now);
+    set_pacing (self, fixed);
+    return;
+  }
+  /* move past written segments; a new one gets its rate when it starts */
+  while (self->send_index < segs->len) {
+    GstCtcpSegment *s = &g_array_index (segs, GstCtcpSegment,
+        self->send_index);
+
+    if (s->complete && self->written >= s->end && s->end > s->start) {
+      self->send_index++;
+      self->send_started = FALSE;
+      continue;
+    }
+    if (s->complete && s->end == s->start) {
+      self->send_index++;
+      continue;
+    }
+    if (!self->send_started && s->complete) {
+      s->target_rate = gst_ctcp_schedule_segment_rate (&self->sched, s,
+          p, now);
+      gst_ctcp_controller_set_target (&self->ctl, s->target_rate, now);
+      gst_ctcp_controller_restart_pacing (&self->ctl, now);
+      set_pacing (self, s->target_rate);
+      self->send_started = TRUE;
+      GST_DEBUG_OBJECT (self, "segment %u: %" G_GUINT64_FORMAT " bytes at %"
+          G_GUINT64_FORMAT " B/s, due in %" GST_STIME_FORMAT, s->number,
+          s->end - s->start, s->target_rate,
+          GST_STIME_ARGS (GST_CLOCK_DIFF (now, s->deadline)));
+    }
+    break;
+  }
+}
+
+typedef struct
+{
+  GstNetworkCongestionType type;
+  guint64 bitrate;
+  GstClockTime srtt;
+} PendingEvent;
+
+/* Writes what the controller allows. Returns FALSE on a fatal error (then
+ * *err says why); *blocked tells the socket was full. */
+static gboolean
+write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
+    gchar ** err)
+{
+  *blocked = FALSE;
+  while (self->queued > 0) {
+    GstBuffer *head = g_queue_peek_head (&self->queue);
+    gsize avail = gst_buffer_get_size (head) - self->head_offset;
+    guint64 allow = gst_ctcp_controller_allowance (&self->ctl, self->outq,
+        now);
+    guint64 min_chunk = MIN (gst_ctcp_controller_min_write (&self->ctl),
+        self->queued);
+    gsize chunk;
+    GstMapInfo map;
+    gssize n;
+
+    /* whole packets only, unless the stream's last bytes */
+    if (self->ctl.capped && allow < min_chunk)
+      break;
+    chunk = MIN (avail, MIN (allow, MAX_WRITE));
+    if (!gst_buffer_map (head, &map, GST_MAP_READ)) {
+      *err = g_strdup ("cannot map a buffer");
+      return FALSE;
+    }
+    n = send (self->fd, map.data + self->head_offset, chunk,
+        MSG_DONTWAIT | MSG_NOSIGNAL);
+    gst_buffer_unmap (head, &map);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        *blocked = TRUE;
+        return TRUE;
+      }
+      *err = g_strdup_printf ("send: %s", g_strerror (errno));
+      return FALSE;
+    }
+    gst_ctcp_controller_consume (&self->ctl, n);
+    self->outq += n;
+    self->written += n;
+    self->queued -= n;
+    self->head_offset += n;
+    if (self->head_offset == gst_buffer_get_size (head)) {
+      gst_buffer_unref (g_queue_pop_head (&self->queue));
+      self->head_offset = 0;
+    }
+    update_target (self, now);
+  }
+  return TRUE;
+}
+
+static gpointer
+gst_ctcp_sink_thread (gpointer data)
+{
+  GstCtcpSink *self = data;
+  GArray *pending = g_array_new (FALSE, FALSE, sizeof (PendingEvent));
+  gchar *err = NULL, *peer;
+
+  g_mutex_lock (&self->lock);
+  while (self->running && self->flow == GST_FLOW_OK) {
+    GstClockTime now = gst_clock_get_time (self->clock), wake, poll;
+    GstNetworkCongestionType ev[GST_CTCP_MAX_EVENTS];
+    gboolean blocked = FALSE, busy;
+    guint n, i;
+    guint events;
+
+    self->kick = FALSE;
+    if (!read_tcp_info (self)) {
+      err = g_strdup_printf ("TCP_INFO: %s", g_strerror (errno));
+      self->flow = GST_FLOW_ERROR;
+      break;
+    }
+    /* before our own shutdown, a state other than ESTABLISHED means the
+     * receiver closed or reset the connection */
+    if (self->tcp_state != TCP_ESTABLISHED && !self->shut) {
+      err = g_strdup_printf ("closed by the receiver (TCP state %u)",
+          self->tcp_state);
+      self->flow = GST_FLOW_ERROR;
+      break;
+    }
+    gst_ctcp_controller_update (&self->ctl, &self->info, now);
+    gst_ctcp_schedule_acked (&self->sched, self->acked, now);
+
+    GST_OBJECT_LOCK (self);
+    events = self->events;
+    GST_OBJECT_UNLOCK (self);
+    n = gst_ctcp_event_detector_push (&self->det, &self->info, now, ev);
+    for (i = 0; i < n; i++) {
+      PendingEvent pe = { ev[i], estimated_bitrate (self),
+        self->info.rtt_us * GST_USECOND
+      };
+      GST_INFO_OBJECT (self, "event %s (ca_state %u, cwnd %u, srtt %u us)",
+          gst_network_congestion_type_to_string (ev[i]),
+          self->info.ca_state, self->info.snd_cwnd, self->info.rtt_us);
+      if (ev[i] & events)
+        g_array_append_val (pending, pe);
+    }
+
+    update_target (self, now);
+    if (!write_some (self, now, &blocked, &err)) {
+      self->flow = GST_FLOW_ERROR;
+      break;
+    }
+    /* render may go on; EOS finishes once everything is acknowledged */
+    if (self->eos && !self->shut && self->queued == 0
+        && self->acked >= self->accepted && self->outq == 0) {
+      g_socket_shutdown (self->socket, FALSE, TRUE, NULL);
+      self->shut = TRUE;
+      GST_INFO_OBJECT (self, "all %" G_GUINT64_FORMAT " bytes acknowledged",
+          self->accepted);
+    }
+    g_cond_broadcast (&self->cond);
+
+    if (pending->len > 0) {
+      g_mutex_unlock (&self->lock);
+      for (i = 0; i < pending->len; i++) {
+        PendingEvent *pe = &g_array_index (pending, PendingEvent, i);
+        gst_network_congestion_notify (GST_ELEMENT (self),
+            GST_BASE_SINK_PAD (self), pe->type, pe->bitrate, pe->srtt);
+      }
+      g_mutex_lock (&self->lock);
+      self->events_posted += pending->len;
+      g_array_set_size (pending, 0);
+      continue;
+    }
+
+    /* next wakeup: the poll while data is in flight, the pacer */
+    busy = self->outq > 0 || self->queued > 0;
+    if (!busy) {
+      if (!self->kick && self->running)
+        g_cond_wait (&self->cond, &self->lock);
+      continue;
+    }
+    poll = gst_ctcp_poll_interval (self->ctl.srtt);
+    wake = self->outq > 0 ? now + poll : GST_CLOCK_TIME_NONE;
+    if (self->queued > 0 && !blocked && self->ctl.capped) {
+      GstClockTime p = gst_ctcp_controller_pace_wakeup (&self->ctl,
+          MIN (gst_ctcp_controller_min_write (&self->ctl), self->queued),
+          now);
+      if (GST_CLOCK_TIME_IS_VALID (p))
+        p = MAX (p, now + GST_USECOND * 100);
+      if (!GST_CLOCK_TIME_IS_VALID (wake) || p < wake)
+        wake = p;
+    }
+    if (!GST_CLOCK_TIME_IS_VALID (wake))
+      wake = now + poll;
+    if (self->kick)
+      continue;
+
+    if (blocked) {
+      GSocket *sock = g_object_ref (self->socket);
+
+      g_mutex_unlock (&self->lock);
+      g_socket_condition_timed_wait (sock, G_IO_OUT, poll / GST_USECOND,
+          self->cancellable, NULL);
+      g_object_unref (sock);
+      g_mutex_lock (&self->lock);
+    } else {
+      GstClockID id = gst_clock_new_single_shot_id (self->clock, wake);
+
+      self->clock_id = id;
+      g_mutex_unlock (&self->lock);
+      gst_clock_id_wait (id, NULL);
+      g_mutex_lock (&self->lock);
+      self->clock_id = NULL;
+      gst_clock_id_unref (id);
+    }
+  }
+  g_cond_broadcast (&self->cond);
+  peer = g_strdup (self->peer);
+  g_mutex_unlock (&self->lock);
+  /* posted without our lock: bus handlers may read the stats */
+  if (err)
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Connection to %s lost", peer), ("%s", err));
+  g_free (err);
+  g_free (peer);
+  g_array_free (pending, TRUE);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* properties */
+
+static GstStructure *
+gst_ctcp_sink_get_stats (GstCtcpSink * self)
+{
+  GstStructure *s;
+  GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
+  GArray *segs;
+  guint i, first;
+  gchar ccbuf[16] = "";
+  socklen_t cclen = sizeof (ccbuf) - 1;
+  guint64 window;
+
+  g_mutex_lock (&self->lock);
+  if (self->fd >= 0) {
+    read_tcp_info (self);
+    getsockopt (self->fd, IPPROTO_TCP, TCP_CONGESTION, ccbuf, &cclen);
+  }
+  window = gst_ctcp_controller_window_bytes (&self->ctl);
+  s = gst_structure_new ("application/x-ctcpsink-stats",
+      "mode", G_TYPE_STRING, self->ctl.capped ? "ctcp" : "tcp",
+      "congestion-control", G_TYPE_STRING, ccbuf,
+      "target-rate", G_TYPE_UINT64, self->ctl.target_rate,
+      "w-target", G_TYPE_UINT, self->ctl.w_target,
+      "window", G_TYPE_UINT64, window == G_MAXUINT64 ? 0 : window,
+      "adjustments", G_TYPE_UINT64, self->ctl.adjustments,
+      "cwnd", G_TYPE_UINT, self->info.snd_cwnd,
+      "ssthresh", G_TYPE_UINT, self->info.snd_ssthresh,
+      "mss", G_TYPE_UINT, self->info.snd_mss,
+      "srtt", G_TYPE_UINT64, (guint64) self->info.rtt_us * GST_USECOND,
+      "rttvar", G_TYPE_UINT64, (guint64) self->info.rttvar_us * GST_USECOND,
+      "retransmissions", G_TYPE_UINT64,
+      (guint64) (self->info.total_retrans - self->initial_total_retrans),
+      "timeouts", G_TYPE_UINT64, self->info.has_total_rto ?
+      (guint64) (guint16) (self->info.total_rto - self->initial_total_rto) :
+      self->det.rexmt,
+      "recoveries", G_TYPE_UINT64, self->det.dupack,
+      "rexmt-events", G_TYPE_UINT64, self->det.rexmt,
+      "dupack-events", G_TYPE_UINT64, self->det.dupack,
+      "recovered-events", G_TYPE_UINT64, self->det.recovered,
+      "bytes-sent", G_TYPE_UINT64, self->written,
+      "bytes-acked", G_TYPE_UINT64, MIN (self->acked, self->written),
+      "bytes-in-flight", G_TYPE_UINT64, MIN (self->inflight,
+          self->written - MIN (self->acked, self->written)),
+      "bytes-queued", G_TYPE_UINT64, self->queued + self->held_bytes,
+      "segments", G_TYPE_UINT64, self->sched.segments_done,
+      "segments-late", G_TYPE_UINT64, self->sched.segments_late,
+      "min-deadline-slack", G_TYPE_INT64, self->sched.segments_done ?
+      self->sched.min_slack : 0, "polls", G_TYPE_UINT64, self->polls, NULL);
+
+  g_value_init (&arr, GST_TYPE_ARRAY);
+  g_value_init (&v, G_TYPE_INT64);
+  segs = self->sched.segments;
+  first = self->sched.first_pending > MAX_SLACKS ?
+      self->sched.first_pending - MAX_SLACKS : 0;
+  for (i = first; i < self->sched.first_pending; i++) {
+    g_value_set_int64 (&v, g_array_index (segs, GstCtcpSegment, i).slack);
+    gst_value_array_append_value (&arr, &v);
+  }
+  g_mutex_unlock (&self->lock);
+  gst_structure_take_value (s, "deadline-slack", &arr);
+  g_value_unset (&v);
+  return s;
+}
+
+static void
+gst_ctcp_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_free (self->host);
+      self->host = g_value_dup_string (value);
+      if (!self->host)
+        self->host = g_strdup (DEFAULT_HOST);
+      break;
+    case PROP_PORT:
+      self->port = g_value_get_uint (value);
+      break;
+    case PROP_MODE:
+      self->mode = g_value_get_enum (value);
+      break;
+    case PROP_SEGMENT_DURATION:
+      self->segment_duration = g_value_get_uint64 (value);
+      break;
+    case PROP_LOSS_THRESHOLD:
+      self->loss_threshold = g_value_get_double (value);
+      break;
+    case PROP_ADJUSTMENT_INTERVAL:
+      self->adjustment_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_TARGET_RATE:
+      self->target_rate = g_value_get_uint64 (value);
+      break;
+    case PROP_CONGESTION_CONTROL:
+      self->cc = g_value_get_enum (value);
+      break;
+    case PROP_EVENTS:
+      self->events = g_value_get_flags (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCtcpSink *self = GST_CTCP_SINK (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, gst_ctcp_sink_get_stats (self));
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_value_set_string (value, self->host);
+      break;
+    case PROP_PORT:
+      g_value_set_uint (value, self->port);
+      break;
+    case PROP_MODE:
+      g_value_set_enum (value, self->mode);
+      break;
+    case PROP_SEGMENT_DURATION:
+      g_value_set_uint64 (value, self->segment_duration);
+      break;
+    case PROP_LOSS_THRESHOLD:
+      g_value_set_double (value, self->loss_threshold);
+      break;
+    case PROP_ADJUSTMENT_INTERVAL:
+      g_value_set_uint64 (value, self->adjustment_interval);
+      break;
+    case PROP_TARGET_RATE:
+      g_value_set_uint64 (value, self->target_rate);
+      break;
+    case PROP_CONGESTION_CONTROL:
+      g_value_set_enum (value, self->cc);
+      break;
+    case PROP_EVENTS:
+      g_value_set_flags (value, self->events);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}

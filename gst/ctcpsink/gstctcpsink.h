@@ -1,0 +1,129 @@
+/* twoflow — ctcpsink: controlled TCP sender with TCP congestion events
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __GST_CTCP_SINK_H__
+#define __GST_CTCP_SINK_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
+#include <gio/gio.h>
+#include <gst/ctcp/ctcp.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_CTCP_SINK (gst_ctcp_sink_get_type ())
+G_DECLARE_FINAL_TYPE (GstCtcpSink, gst_ctcp_sink, GST, CTCP_SINK, GstBaseSink)
+
+/**
+ * GstCtcpSinkMode:
+ * @GST_CTCP_SINK_MODE_CTCP: controlled TCP: segment target rates, W_target, pacing
+ * @GST_CTCP_SINK_MODE_TCP: plain TCP (as fast as the connection goes), the baseline
+ */
+typedef enum {
+  GST_CTCP_SINK_MODE_CTCP = 0,
+  GST_CTCP_SINK_MODE_TCP = 1,
+} GstCtcpSinkMode;
+
+#define GST_TYPE_CTCP_SINK_MODE (gst_ctcp_sink_mode_get_type ())
+GType gst_ctcp_sink_mode_get_type (void);
+
+/**
+ * GstCtcpSinkCongestionControl:
+ * @GST_CTCP_SINK_CC_DEFAULT: the system's default
+ * @GST_CTCP_SINK_CC_CUBIC: CUBIC
+ * @GST_CTCP_SINK_CC_RENO: Reno
+ * @GST_CTCP_SINK_CC_BBR: BBR
+ */
+typedef enum {
+  GST_CTCP_SINK_CC_DEFAULT = 0,
+  GST_CTCP_SINK_CC_CUBIC = 1,
+  GST_CTCP_SINK_CC_RENO = 2,
+  GST_CTCP_SINK_CC_BBR = 3,
+} GstCtcpSinkCongestionControl;
+
+#define GST_TYPE_CTCP_SINK_CONGESTION_CONTROL (gst_ctcp_sink_congestion_control_get_type ())
+GType gst_ctcp_sink_congestion_control_get_type (void);
+
+struct _GstCtcpSink {
+  GstBaseSink parent;
+
+  /* properties (object lock) */
+  gchar *host;
+  guint port;
+  GstCtcpSinkMode mode;
+  GstClockTime segment_duration;
+  gdouble loss_threshold;
+  GstClockTime adjustment_interval;
+  guint64 target_rate;
+  GstCtcpSinkCongestionControl cc;
+  guint events;
+
+  /* connection */
+  GSocket *socket;
+  gint fd;
+  GCancellable *cancellable;
+  gchar *peer;
+
+  /* everything below: self->lock */
+  GMutex lock;
+  GCond cond;
+  GThread *thread;
+  GstClock *clock;
+  GstClockID clock_id;
+  gboolean running;             /* the sender thread should go on */
+  gboolean flushing;            /* unlock(): render must return */
+  gboolean kick;                /* new work for the sender thread */
+  gboolean eos;
+  gboolean shut;                /* write side shut down after EOS */
+  GstFlowReturn flow;           /* error seen by the sender thread */
+
+  /* data accepted but not yet written, in stream order */
+  GQueue queue;
+  gsize head_offset;
+  guint64 queued;
+  guint64 accepted;             /* stream bytes handed to the queue */
+  guint64 written;              /* stream bytes written to the socket */
+
+  /* the segment being received */
+  gboolean hold;                /* hold segments until complete (target from S) */
+  GQueue held;
+  guint64 held_bytes;
+  gboolean have_segment;
+  guint32 segment_no;
+  GstClockTime first_ts;
+  GstClockTime segment_end_ts;
+
+  /* the cores */
+  GstCtcpController ctl;
+  GstCtcpEventDetector det;
+  GstCtcpSchedule sched;
+  guint send_index;             /* segment whose bytes are being written */
+  gboolean send_started;
+
+  /* last TCP_INFO reading */
+  GstCtcpTcpInfo info;
+  guint8 tcp_state;
+  gboolean have_info;
+  guint64 acked_base;
+  guint64 acked;
+  guint64 outq;
+  guint64 inflight;
+  guint64 pacing_set;
+  guint32 initial_total_retrans;
+  guint16 initial_total_rto;
+
+  /* counters */
+  guint64 polls;
+  guint64 events_posted;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (ctcpsink);
+
+G_END_DECLS
+
+#endif

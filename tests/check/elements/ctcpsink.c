@@ -1,0 +1,605 @@
+/* twoflow — ctcpsink element tests: loopback to a stock tcpserversrc
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ *
+ * The congestion-event test needs real losses: as root, the test process
+ * moves into a network namespace of its own (unshare) whose loopback gets
+ * a small tbf queue (`tc`), so nothing outside the test is touched.
+ * Without root it is skipped. (Timeouts need a loss the sender does not
+ * see as a local send error, hence a real link: tests/net/test_ctcp_events.py.)
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <unistd.h>
+#include <string.h>
+#include <math.h>
+#include <gio/gio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
+#include <gst/app/gstappsink.h>
+#include <gst/twoflow/networkcongestion.h>
+
+static gboolean own_netns = FALSE;
+
+/* ---- a stock receiver: tcpserversrc ! appsink, collecting bytes ---- */
+
+typedef struct
+{
+  GstElement *pipeline;
+  GMutex lock;
+  GByteArray *data;
+  gboolean eos;
+  guint port;
+} Receiver;
+
+static GstFlowReturn
+on_sample (GstAppSink * sink, gpointer user_data)
+{
+  Receiver *r = user_data;
+  GstSample *s = gst_app_sink_pull_sample (sink);
+  GstBuffer *b = gst_sample_get_buffer (s);
+  GstMapInfo map;
+
+  gst_buffer_map (b, &map, GST_MAP_READ);
+  g_mutex_lock (&r->lock);
+  g_byte_array_append (r->data, map.data, map.size);
+  g_mutex_unlock (&r->lock);
+  gst_buffer_unmap (b, &map);
+  gst_sample_unref (s);
+  return GST_FLOW_OK;
+}
+
+static void
+on_eos (GstAppSink * sink, gpointer user_data)
+{
+  Receiver *r = user_data;
+
+  g_mutex_lock (&r->lock);
+  r->eos = TRUE;
+  g_mutex_unlock (&r->lock);
+}
+
+static Receiver *
+receiver_new (void)
+{
+  Receiver *r = g_new0 (Receiver, 1);
+  GstAppSinkCallbacks cb = { on_eos, NULL, on_sample, };
+  GstElement *src, *sink;
+  gint port = 0;
+
+  g_mutex_init (&r->lock);
+  r->data = g_byte_array_new ();
+  r->pipeline = gst_parse_launch ("tcpserversrc name=src host=127.0.0.1 "
+      "port=0 ! appsink name=sink sync=false", NULL);
+  fail_unless (r->pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (r->pipeline), "sink");
+  gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, r, NULL);
+  gst_object_unref (sink);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  src = gst_bin_get_by_name (GST_BIN (r->pipeline), "src");
+  /* bound in READY->PAUSED */
+  g_object_get (src, "current-port", &port, NULL);
+  gst_object_unref (src);
+  fail_unless (port > 0);
+  r->port = port;
+  return r;
+}
+
+static gsize
+receiver_size (Receiver * r)
+{
+  gsize n;
+
+  g_mutex_lock (&r->lock);
+  n = r->data->len;
+  g_mutex_unlock (&r->lock);
+  return n;
+}
+
+static gboolean
+receiver_wait (Receiver * r, gsize size, gboolean eos, gint timeout_ms)
+{
+  gint64 end = g_get_monotonic_time () + timeout_ms * 1000;
+  gboolean ok;
+
+  do {
+    g_mutex_lock (&r->lock);
+    ok = r->data->len >= size && (!eos || r->eos);
+    g_mutex_unlock (&r->lock);
+    if (ok)
+      return TRUE;
+    g_usleep (5000);
+  } while (g_get_monotonic_time () < end);
+  return FALSE;
+}
+
+static void
+receiver_free (Receiver * r)
+{
+  gst_element_set_state (r->pipeline, GST_STATE_NULL);
+  gst_object_unref (r->pipeline);
+  g_byte_array_unref (r->data);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* ---- sender helpers ---- */
+
+static GstHarness *
+sender_new (guint port, const gchar * props, gboolean systemclock)
+{
+  gchar *desc = g_strdup_printf ("ctcpsink host=127.0.0.1 port=%u %s", port,
+      props);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  if (systemclock)
+    gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  return h;
+}
+
+static guint8 *
+pattern (gsize size, guint seed)
+{
+  guint8 *p = g_malloc (size);
+  GRand *rand = g_rand_new_with_seed (seed);
+
+  for (gsize i = 0; i < size; i++)
+    p[i] = g_rand_int (rand) & 0xff;
+  g_rand_free (rand);
+  return p;
+}
+
+/* Pushes @data in @n buffers, @dur of timestamps each. */
+static void
+push_data (GstHarness * h, const guint8 * data, gsize size, guint n,
+    GstClockTime dur)
+{
+  gsize off = 0;
+
+  for (guint i = 0; i < n; i++) {
+    gsize len = (size - off) / (n - i);
+    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
+
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
+    GST_BUFFER_DURATION (b) = dur;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    off += len;
+  }
+  fail_unless_equals_int (off, size);
+}
+
+static GstStructure *
+get_stats (GstHarness * h)
+{
+  GstStructure *s = NULL;
+  GstElement *sink = gst_harness_find_element (h, "ctcpsink");
+
+  g_object_get (sink, "stats", &s, NULL);
+  gst_object_unref (sink);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_has_name (s, "application/x-ctcpsink-stats"));
+  return s;
+}
+
+static guint64
+stat_u64 (const GstStructure * s, const gchar * f)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (s, f, &v), "no field %s", f);
+  return v;
+}
+
+static guint
+stat_uint (const GstStructure * s, const gchar * f)
+{
+  guint v = 0;
+
+  fail_unless (gst_structure_get_uint (s, f, &v), "no field %s", f);
+  return v;
+}
+
+/* ---- tests ---- */
+
+static void
+check_bitexact (const gchar * props, gsize size, guint nbufs,
+    GstClockTime dur, guint expect_segments)
+{
+  Receiver *r = receiver_new ();
+  GstHarness *h = sender_new (r->port, props, TRUE);
+  guint8 *data = pattern (size, size);
+  GstStructure *s;
+  const GValue *slack;
+
+  push_data (h, data, size, nbufs, dur);
+  /* returns once every byte is acknowledged */
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (receiver_wait (r, size, TRUE, 20000), "received %"
+      G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT, receiver_size (r), size);
+  fail_unless_equals_int (r->data->len, size);
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+
+  s = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, s);
+  fail_unless_equals_uint64 (stat_u64 (s, "bytes-sent"), size);
+  fail_unless_equals_uint64 (stat_u64 (s, "bytes-acked"), size);
+  fail_unless_equals_uint64 (stat_u64 (s, "bytes-queued"), 0);
+  fail_unless_equals_uint64 (stat_u64 (s, "bytes-in-flight"), 0);
+  fail_unless_equals_uint64 (stat_u64 (s, "segments"), expect_segments);
+  fail_unless (stat_uint (s, "mss") > 0);
+  fail_unless (stat_u64 (s, "srtt") > 0);
+  fail_unless (stat_uint (s, "cwnd") > 0);
+  fail_unless (stat_u64 (s, "polls") > 0);
+  stat_uint (s, "ssthresh");
+  stat_uint (s, "w-target");
+  stat_u64 (s, "window");
+  stat_u64 (s, "retransmissions");
+  stat_u64 (s, "timeouts");
+  stat_u64 (s, "recoveries");
+  stat_u64 (s, "rexmt-events");
+  stat_u64 (s, "dupack-events");
+  stat_u64 (s, "recovered-events");
+  stat_u64 (s, "adjustments");
+  stat_u64 (s, "segments-late");
+  fail_unless (gst_structure_has_field_typed (s, "min-deadline-slack",
+          G_TYPE_INT64));
+  fail_unless (gst_structure_get_string (s, "congestion-control") != NULL);
+  slack = gst_structure_get_value (s, "deadline-slack");
+  fail_unless (slack && GST_VALUE_HOLDS_ARRAY (slack));
+  fail_unless_equals_int (gst_value_array_get_size (slack), expect_segments);
+  for (guint i = 0; i < gst_value_array_get_size (slack); i++)
+    fail_unless (G_VALUE_HOLDS_INT64 (gst_value_array_get_value (slack, i)));
+  gst_structure_free (s);
+
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_START_TEST (test_bitexact_tcp)
+{
+  /* 8 MB as fast as loopback goes, 4 segments of 1 s */
+  check_bitexact ("mode=tcp segment-duration=1000000000", 8 << 20, 400,
+      10 * GST_MSECOND, 4);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bitexact_ctcp_segments)
+{
+  GstHarness *h;
+  Receiver *r = receiver_new ();
+  gsize size = 300000;
+  guint8 *data = pattern (size, 7);
+  GstStructure *s;
+  guint64 rate;
+  gint64 t0, elapsed;
+
+  /* 1 s of timestamps in 4 segments of 250 ms (75 kB each): each is held
+   * until complete, then sent at S/(T(1-p)) = 75000/0.2375 B/s */
+  h = sender_new (r->port, "segment-duration=250000000", TRUE);
+  t0 = g_get_monotonic_time ();
+  push_data (h, data, size, 100, 10 * GST_MSECOND);
+  /* segments 0-2 are complete (3 waiting is the limit), 3 is held */
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  elapsed = g_get_monotonic_time () - t0;
+  fail_unless (receiver_wait (r, size, TRUE, 10000));
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+  s = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, s);
+  rate = stat_u64 (s, "target-rate");
+  fail_unless_equals_uint64 (rate, (guint64) ceil (75000 / (0.25 * 0.95)));
+  fail_unless_equals_uint64 (stat_u64 (s, "segments"), 4);
+  fail_unless_equals_uint64 (stat_u64 (s, "segments-late"), 0);
+  fail_unless_equals_string (gst_structure_get_string (s, "mode"), "ctcp");
+  gst_structure_free (s);
+  /* paced: four segments at 0.95 T each cannot take less than ~0.9 s */
+  fail_unless (elapsed > 800000, "took only %" G_GINT64_FORMAT " us",
+      elapsed);
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* The pacer runs on GstClockIDs: a test clock decides how much is sent. */
+GST_START_TEST (test_pacing_testclock)
+{
+  Receiver *r = receiver_new ();
+  GstHarness *h = sender_new (r->port, "target-rate=20000", FALSE);
+  GstTestClock *clock = gst_harness_get_testclock (h);
+  gsize size = 200000;
+  guint8 *data = pattern (size, 3);
+  gsize got;
+
+  /* no timestamps: one segment; a fixed rate sends as data comes (up to
+   * 64 kB are accepted ahead) */
+  for (guint i = 0; i < 3; i++) {
+    GstBuffer *b = gst_buffer_new_memdup (data + i * 20000, 20000);
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  }
+  /* the first packet goes at once, then nothing while the clock stands */
+  fail_unless (receiver_wait (r, 1448, FALSE, 5000));
+  g_usleep (300000);
+  got = receiver_size (r);
+  fail_unless (got >= 1448 && got <= 2000, "%" G_GSIZE_FORMAT, got);
+
+  /* one virtual second: 20 kB more */
+  while (gst_clock_get_time (GST_CLOCK (clock)) < GST_SECOND)
+    gst_test_clock_crank (clock);
+  g_usleep (200000);
+  got = receiver_size (r);
+  fail_unless (got >= 19000 && got <= 23000, "%" G_GSIZE_FORMAT, got);
+
+  gst_object_unref (clock);
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_connection_refused)
+{
+  GSocket *sock;
+  GSocketAddress *addr, *bound;
+  guint port;
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *desc;
+  GstStateChangeReturn ret;
+
+  /* a port nobody listens on: bind one, read it, close it */
+  sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
+  addr = g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+  fail_unless (g_socket_bind (sock, addr, TRUE, NULL));
+  bound = g_socket_get_local_address (sock, NULL);
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  g_object_unref (bound);
+  g_object_unref (addr);
+  g_object_unref (sock);
+
+  desc = g_strdup_printf ("fakesrc num-buffers=10 ! ctcpsink name=s "
+      "host=127.0.0.1 port=%u", port);
+  pipe = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  bus = gst_element_get_bus (pipe);
+  ret = gst_element_set_state (pipe, GST_STATE_PLAYING);
+  fail_unless_equals_int (ret, GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_OPEN_WRITE));
+  fail_unless (strstr (err->message, "Could not connect") != NULL);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_connection_lost)
+{
+  Receiver *r = receiver_new ();
+  GstHarness *h = sender_new (r->port, "mode=tcp", TRUE);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint8 *data = pattern (65536, 1);
+  GstStructure *s;
+  guint64 polls0;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h,
+          gst_buffer_new_memdup (data, 65536)), GST_FLOW_OK);
+  fail_unless (receiver_wait (r, 65536, FALSE, 5000));
+  /* the receiver goes away */
+  gst_element_set_state (r->pipeline, GST_STATE_NULL);
+  for (guint i = 0; i < 200 && ret == GST_FLOW_OK; i++) {
+    ret = gst_harness_push (h, gst_buffer_new_memdup (data, 65536));
+    g_usleep (10000);
+  }
+  fail_unless_equals_int (ret, GST_FLOW_ERROR);
+  msg = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_WRITE));
+  g_error_free (err);
+  gst_message_unref (msg);
+  /* no busy loop: the sender stopped polling */
+  s = get_stats (h);
+  polls0 = stat_u64 (s, "polls");
+  gst_structure_free (s);
+  g_usleep (300000);
+  s = get_stats (h);
+  /* (each stats read polls once itself) */
+  fail_unless (stat_u64 (s, "polls") <= polls0 + 1);
+  gst_structure_free (s);
+
+  gst_harness_teardown (h);
+  gst_object_unref (bus);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* ---- congestion events, with losses made on our own loopback ---- */
+
+static gboolean
+run_tc (const gchar * args)
+{
+  gchar *cmd = g_strdup_printf ("tc qdisc %s", args);
+  gint status = -1;
+  gboolean ok = g_spawn_command_line_sync (cmd, NULL, NULL, &status, NULL)
+      && g_spawn_check_wait_status (status, NULL);
+
+  g_free (cmd);
+  return ok;
+}
+
+typedef struct
+{
+  GstNetworkCongestionType type;
+  gint64 time;
+} SeenEvent;
+
+static GArray *
+collect_messages (GstBus * bus)
+{
+  GArray *seen = g_array_new (FALSE, FALSE, sizeof (SeenEvent));
+  GstMessage *msg;
+
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    SeenEvent e = { 0, };
+    guint64 rate;
+    GstClockTime srtt;
+    const gchar *src;
+
+    if (gst_network_congestion_message_parse (msg, &e.type, &rate, &srtt,
+            &src)) {
+      fail_unless_equals_string (src, GST_OBJECT_NAME (GST_MESSAGE_SRC (msg)));
+      g_array_append_val (seen, e);
+    }
+    gst_message_unref (msg);
+  }
+  return seen;
+}
+
+static guint
+count_type (GArray * seen, GstNetworkCongestionType t)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < seen->len; i++)
+    n += g_array_index (seen, SeenEvent, i).type == t;
+  return n;
+}
+
+/* Drops from a small tbf queue: fast recoveries -> dupack, recovered;
+ * only the subscribed events are reported, all are counted. */
+GST_START_TEST (test_events_dupack)
+{
+  Receiver *r;
+  GstHarness *h;
+  GstBus *bus = gst_bus_new ();
+  gsize size = 4 << 20;
+  guint8 *data = pattern (size, 9);
+  GArray *seen;
+  GstStructure *s;
+  GstEvent *ev;
+  guint upstream = 0;
+
+  if (!own_netns)
+    return;
+  fail_unless (run_tc ("add dev lo root tbf rate 40mbit burst 20kb "
+          "limit 30kb"));
+  r = receiver_new ();
+  h = sender_new (r->port, "mode=tcp congestion-control=reno events=dupack",
+      TRUE);
+  gst_element_set_bus (h->element, bus);
+  push_data (h, data, size, 64, GST_MSECOND);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (receiver_wait (r, size, TRUE, 20000));
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+  run_tc ("del dev lo root");
+
+  seen = collect_messages (bus);
+  s = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, s);
+  fail_unless_equals_string (gst_structure_get_string (s,
+          "congestion-control"), "reno");
+  fail_unless (stat_u64 (s, "retransmissions") > 0);
+  fail_unless (stat_u64 (s, "dupack-events") >= 1);
+  /* every episode closed */
+  fail_unless (stat_u64 (s, "recovered-events") >= 1);
+  fail_unless (stat_u64 (s, "recovered-events") <=
+      stat_u64 (s, "dupack-events") + stat_u64 (s, "rexmt-events"));
+  fail_unless_equals_int (seen->len, stat_u64 (s, "dupack-events"));
+  fail_unless_equals_int (count_type (seen, GST_NETWORK_CONGESTION_DUPACK),
+      seen->len);
+  gst_structure_free (s);
+
+  /* the same events went upstream, as GstNetworkCongestion events */
+  while ((ev = gst_harness_try_pull_upstream_event (h))) {
+    GstNetworkCongestionType t;
+    guint64 rate = 0;
+
+    if (gst_network_congestion_event_parse (ev, &t, &rate, NULL, NULL)) {
+      fail_unless_equals_int (t, GST_NETWORK_CONGESTION_DUPACK);
+      fail_unless (rate > 0);
+      upstream++;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless_equals_int (upstream, seen->len);
+
+  g_array_free (seen, TRUE);
+  gst_harness_teardown (h);
+  gst_object_unref (bus);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* Moves this process into a fresh network namespace (root only) so the
+ * event tests can drop packets on a loopback of their own. */
+static void
+enter_own_netns (void)
+{
+  gint status = -1;
+
+  if (geteuid () != 0 || unshare (CLONE_NEWNET) != 0)
+    return;
+  /* a real Ethernet MTU, so tbf sees MSS-sized packets */
+  own_netns = g_spawn_command_line_sync ("ip link set lo up mtu 1500", NULL,
+      NULL, &status, NULL) && g_spawn_check_wait_status (status, NULL);
+}
+
+static Suite *
+ctcpsink_suite (void)
+{
+  Suite *s = suite_create ("ctcpsink");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_bitexact_tcp);
+  tcase_add_test (tc, test_bitexact_ctcp_segments);
+  tcase_add_test (tc, test_pacing_testclock);
+  tcase_add_test (tc, test_connection_refused);
+  tcase_add_test (tc, test_connection_lost);
+  tcase_add_test (tc, test_events_dupack);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  Suite *s;
+
+  enter_own_netns ();
+  gst_check_init (&argc, &argv);
+  s = ctcpsink_suite ();
+  if (!own_netns)
+    g_print ("not root: the congestion event tests do nothing\n");
+  return gst_check_run_suite (s, "ctcpsink", __FILE__);
+}
