@@ -1,0 +1,639 @@
+/* twoflow — rudpsrc
+ *
+ * SECTION:element-rudpsrc
+ * @title: rudpsrc
+ * @see_also: rudpsink, udpsrc, rtpjitterbuffer
+ *
+ * Receives the RTP flow of a rudpsink and pushes it on for a stock chain
+ * (`rtpjitterbuffer ! rtpgstdepay`, or any depayloader); set
+ * #GstRudpSrc:caps as for udpsrc. It is live and timestamps each packet
+ * with its arrival (running) time.
+ *
+ * It measures loss per round-trip time from the RTP sequence numbers and
+ * runs the receiver algorithm of the rate levels: at the end of each RTT
+ * it halves the level if a packet was lost and raises it by one otherwise
+ * (one reaction per loss episode: losses of packets sent before the sender
+ * switched do not count). It sends the level to the sender's address and
+ * port (where the RTP came from) as an RTCP compound packet: RR with a
+ * report block, TMMBR (RFC 5104) with the level's bitrate, and an APP
+ * packet "RUDP" with the exact level and a timestamp. The sender's answer
+ * (TMMBN + APP) echoes the timestamp, which gives the RTT; before the first
+ * answer #GstRudpSrc:initial-rtt is used. The feedback goes out when the
+ * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
+ * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
+ *
+ * The #GstRudpSrc:stats structure `application/x-rudpsrc-stats` has:
+ *
+ * * `received` (guint64): RTP packets received
+ * * `lost` (guint64): packets expected (from sequence numbers) but not
+ *   received
+ * * `level` (guint): the rate level the receiver asks for
+ * * `feedback-sent` (guint64): feedback packets sent
+ * * `notices-received` (guint64): sender answers received
+ * * `decreases`, `increases` (guint64): level changes by the algorithm
+ * * `rounds` (guint64): round-trip intervals judged
+ * * `srtt` (guint64): smoothed RTT, ns (0 until measured)
+ * * `port` (gint): the UDP port bound
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
+ * ]| Receives what
+ * `gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
+ * sends, choosing its rate.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/socket.h>
+#include "gstrudpsrc.h"
+
+GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
+#define GST_CAT_DEFAULT rudp_src_debug
+
+#define DEFAULT_ADDRESS            "0.0.0.0"
+#define DEFAULT_PORT               5004
+#define DEFAULT_BUFFER_SIZE        (1024 * 1024)
+#define DEFAULT_FEEDBACK           TRUE
+#define DEFAULT_MIN_INTERVAL       (10 * GST_MSECOND)
+#define DEFAULT_FEEDBACK_INTERVAL  (200 * GST_MSECOND)
+#define DEFAULT_INITIAL_RTT        (100 * GST_MSECOND)
+#define MAX_PACKET                 65536
+
+enum {
+  PROP_0,
+  PROP_ADDRESS,
+  PROP_PORT,
+  PROP_CAPS,
+  PROP_BUFFER_SIZE,
+  PROP_FEEDBACK,
+  PROP_LEVELS,
+  PROP_MIN_INTERVAL,
+  PROP_FEEDBACK_INTERVAL,
+  PROP_INITIAL_RTT,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
+
+#define gst_rudp_src_parent_class parent_class
+G_DEFINE_TYPE (GstRudpSrc, gst_rudp_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (rudpsrc, "rudpsrc", GST_RANK_NONE,
+    GST_TYPE_RUDP_SRC);
+
+static void gst_rudp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_rudp_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_rudp_src_finalize (GObject * object);
+static GstCaps *gst_rudp_src_get_caps (GstBaseSrc * src, GstCaps * filter);
+static gboolean gst_rudp_src_start (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_unlock_stop (GstBaseSrc * bsrc);
+static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
+    GstBuffer ** buf);
+
+static void
+gst_rudp_src_class_init (GstRudpSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *bs_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *ps_class = GST_PUSH_SRC_CLASS (klass);
+
+  GST_DEBUG_CATEGORY_INIT (rudp_src_debug, "rudpsrc", 0,
+      "RTP/UDP receiver with rate levels");
+
+  gobject_class->set_property = gst_rudp_src_set_property;
+  gobject_class->get_property = gst_rudp_src_get_property;
+  gobject_class->finalize = gst_rudp_src_finalize;
+
+  /**
+   * GstRudpSrc:address:
+   *
+   * Local address to bind.
+   */
+  g_object_class_install_property (gobject_class, PROP_ADDRESS,
+      g_param_spec_string ("address", "Address", "Local address to bind",
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:port:
+   *
+   * UDP port to bind (0: any; read the bound one in stats).
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_int ("port", "Port", "UDP port to bind (0 = any)", 0,
+          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:caps:
+   *
+   * Caps of the RTP stream, as for udpsrc.
+   */
+  g_object_class_install_property (gobject_class, PROP_CAPS,
+      g_param_spec_boxed ("caps", "Caps", "Caps of the RTP stream",
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:buffer-size:
+   *
+   * Kernel receive buffer size in bytes (SO_RCVBUF; 0: the default).
+   */
+  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_int ("buffer-size", "Buffer size",
+          "Kernel receive buffer in bytes (0 = default)", 0, G_MAXINT,
+          DEFAULT_BUFFER_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:feedback:
+   *
+   * Whether to run the rate levels and send feedback to the sender.
+   */
+  g_object_class_install_property (gobject_class, PROP_FEEDBACK,
+      g_param_spec_boolean ("feedback", "Feedback",
+          "Send rate level feedback to the sender", DEFAULT_FEEDBACK,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:levels:
+   *
+   * The rate level table, bytes/s, as the sender's (#GstRudpSink:levels);
+   * only the number of levels and the TMMBR bitrate depend on it.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEVELS,
+      gst_param_spec_array ("levels", "Levels",
+          "Rate levels in bytes/s, increasing (as the sender's)",
+          g_param_spec_uint64 ("level", "Level", "Rate in bytes/s", 1,
+              G_GUINT64_CONSTANT (10000000000), GST_RUDP_DEFAULT_LEVEL_STEP,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:min-interval:
+   *
+   * Shortest judging interval in ns: the RTT is floored to it (on a LAN
+   * the RTT is far shorter than a packet gap).
+   */
+  g_object_class_install_property (gobject_class, PROP_MIN_INTERVAL,
+      g_param_spec_uint64 ("min-interval", "Minimum interval",
+          "Floor of the loss judging interval (the RTT) in ns", GST_MSECOND,
+          10 * GST_SECOND, DEFAULT_MIN_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:feedback-interval:
+   *
+   * Longest time between two feedback packets in ns.
+   */
+  g_object_class_install_property (gobject_class, PROP_FEEDBACK_INTERVAL,
+      g_param_spec_uint64 ("feedback-interval", "Feedback interval",
+          "Longest time between feedback packets in ns", 10 * GST_MSECOND,
+          60 * GST_SECOND, DEFAULT_FEEDBACK_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:initial-rtt:
+   *
+   * RTT assumed until the first measurement, in ns.
+   */
+  g_object_class_install_property (gobject_class, PROP_INITIAL_RTT,
+      g_param_spec_uint64 ("initial-rtt", "Initial RTT",
+          "RTT assumed until measured, in ns", GST_MSECOND, 10 * GST_SECOND,
+          DEFAULT_INITIAL_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:stats:
+   *
+   * Statistics, see the element description.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Receiver statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "rUDP source",
+      "Source/Network",
+      "Receives RTP over UDP and asks the sender for a rate level by RTCP "
+      "feedback", "twoflow");
+
+  bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
+  bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
+  bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
+  bs_class->unlock = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock);
+  bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock_stop);
+  ps_class->create = GST_DEBUG_FUNCPTR (gst_rudp_src_create);
+}
+
+static void
+gst_rudp_src_init (GstRudpSrc * src)
+{
+  src->address = g_strdup (DEFAULT_ADDRESS);
+  src->port = DEFAULT_PORT;
+  src->buffer_size = DEFAULT_BUFFER_SIZE;
+  src->feedback = DEFAULT_FEEDBACK;
+  src->min_interval = DEFAULT_MIN_INTERVAL;
+  src->feedback_interval = DEFAULT_FEEDBACK_INTERVAL;
+  src->initial_rtt = DEFAULT_INITIAL_RTT;
+  gst_rudp_levels_init_default (&src->levels);
+  gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
+  gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+  gst_base_src_set_do_timestamp (GST_BASE_SRC (src), TRUE);
+}
+
+static void
+gst_rudp_src_finalize (GObject * object)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+
+  g_free (src->address);
+  gst_caps_replace (&src->caps, NULL);
+  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
+  g_free (src->scratch);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_rudp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_free (src->address);
+      src->address = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      src->port = g_value_get_int (value);
+      break;
+    case PROP_CAPS:
+      gst_caps_replace (&src->caps, (GstCaps *) gst_value_get_caps (value));
+      break;
+    case PROP_BUFFER_SIZE:
+      src->buffer_size = g_value_get_int (value);
+      break;
+    case PROP_FEEDBACK:
+      src->feedback = g_value_get_boolean (value);
+      break;
+    case PROP_LEVELS:{
+      guint64 rates[GST_RUDP_MAX_LEVELS];
+      guint i, n = gst_value_array_get_size (value);
+      gboolean ok = n > 0 && n <= GST_RUDP_MAX_LEVELS;
+
+      for (i = 0; ok && i < n; i++) {
+        GValue u = G_VALUE_INIT;
+
+        g_value_init (&u, G_TYPE_UINT64);
+        ok = g_value_transform (gst_value_array_get_value (value, i), &u);
+        rates[i] = g_value_get_uint64 (&u);
+      }
+      if (!ok || !gst_rudp_levels_set (&src->levels, rates, n))
+        g_warning ("rudpsrc: levels must be 1 to %d increasing positive "
+            "rates", GST_RUDP_MAX_LEVELS);
+      break;
+    }
+    case PROP_MIN_INTERVAL:
+      src->min_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_FEEDBACK_INTERVAL:
+      src->feedback_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_INITIAL_RTT:
+      src->initial_rtt = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static GstStructure *
+make_stats (GstRudpSrc * src)
+{
+  GstRudpReceiverStats st = { 0 };
+
+  if (src->receiver)
+    gst_rudp_receiver_get_stats (src->receiver, &st);
+  return gst_structure_new ("application/x-rudpsrc-stats",
+      "received", G_TYPE_UINT64, st.received,
+      "lost", G_TYPE_UINT64, st.lost,
+      "level", G_TYPE_UINT, st.level,
+      "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
+      "notices-received", G_TYPE_UINT64, src->notices_received,
+      "decreases", G_TYPE_UINT64, st.decreases,
+      "increases", G_TYPE_UINT64, st.increases,
+      "rounds", G_TYPE_UINT64, st.rounds,
+      "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
+      "port", G_TYPE_INT, src->bound_port, NULL);
+}
+
+static void
+gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+  guint i;
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_value_set_string (value, src->address);
+      break;
+    case PROP_PORT:
+      g_value_set_int (value, src->port);
+      break;
+    case PROP_CAPS:
+      gst_value_set_caps (value, src->caps);
+      break;
+    case PROP_BUFFER_SIZE:
+      g_value_set_int (value, src->buffer_size);
+      break;
+    case PROP_FEEDBACK:
+      g_value_set_boolean (value, src->feedback);
+      break;
+    case PROP_LEVELS:
+      for (i = 0; i < src->levels.n; i++) {
+        GValue v = G_VALUE_INIT;
+
+        g_value_init (&v, G_TYPE_UINT64);
+        g_value_set_uint64 (&v, src->levels.rate[i]);
+        gst_value_array_append_and_take_value (value, &v);
+      }
+      break;
+    case PROP_MIN_INTERVAL:
+      g_value_set_uint64 (value, src->min_interval);
+      break;
+    case PROP_FEEDBACK_INTERVAL:
+      g_value_set_uint64 (value, src->feedback_interval);
+      break;
+    case PROP_INITIAL_RTT:
+      g_value_set_uint64 (value, src->initial_rtt);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, make_stats (src));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static GstCaps *
+gst_rudp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GstCaps *caps, *res;
+
+  GST_OBJECT_LOCK (src);
+  caps = src->caps ? gst_caps_ref (src->caps) :
+      gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
+  GST_OBJECT_UNLOCK (src);
+  if (filter) {
+    res = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (caps);
+    return res;
+  }
+  return caps;
+}
+
+static gboolean
+gst_rudp_src_start (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GstRudpReceiverConfig rc;
+  GInetAddress *ia;
+  GSocketAddress *sa;
+  GError *err = NULL;
+
+  GST_OBJECT_LOCK (src);
+  ia = g_inet_address_new_from_string (src->address);
+  GST_OBJECT_UNLOCK (src);
+  if (!ia) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("address '%s' is not an IP address", src->address));
+    return FALSE;
+  }
+  src->socket = g_socket_new (g_inet_address_get_family (ia),
+      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
+  if (!src->socket) {
+    g_object_unref (ia);
+    goto error;
+  }
+  sa = g_inet_socket_address_new (ia, src->port);
+  g_object_unref (ia);
+  if (!g_socket_bind (src->socket, sa, TRUE, &err)) {
+    g_object_unref (sa);
+    goto error;
+  }
+  g_object_unref (sa);
+  if (src->buffer_size > 0
+      && !g_socket_set_option (src->socket, SOL_SOCKET, SO_RCVBUFFORCE,
+          src->buffer_size, NULL))
+    g_socket_set_option (src->socket, SOL_SOCKET, SO_RCVBUF,
+        src->buffer_size, NULL);
+  sa = g_socket_get_local_address (src->socket, NULL);
+  src->bound_port = sa ?
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (sa)) : 0;
+  g_clear_object (&sa);
+  src->cancellable = g_cancellable_new ();
+
+  gst_rudp_receiver_config_init (&rc);
+  GST_OBJECT_LOCK (src);
+  rc.n_levels = src->levels.n;
+  rc.min_interval = src->min_interval;
+  rc.feedback_interval = src->feedback_interval;
+  rc.initial_rtt = src->initial_rtt;
+  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
+  src->receiver = gst_rudp_receiver_new (&rc);
+  src->feedback_sent = src->notices_received = 0;
+  src->rtcp_invalid = src->non_rtp = 0;
+  GST_OBJECT_UNLOCK (src);
+  src->ssrc = g_random_int ();
+  return TRUE;
+
+error:
+  GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
+      ("cannot bind UDP port %d: %s", src->port, err->message));
+  g_clear_error (&err);
+  g_clear_object (&src->socket);
+  return FALSE;
+}
+
+static gboolean
+gst_rudp_src_stop (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+
+  if (src->socket)
+    g_socket_close (src->socket, NULL);
+  g_clear_object (&src->socket);
+  g_clear_object (&src->cancellable);
+  g_clear_object (&src->sender);
+  /* the receiver stays, so stats stay readable after stop */
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+
+  if (src->cancellable)
+    g_cancellable_cancel (src->cancellable);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+
+  if (src->cancellable)
+    g_cancellable_reset (src->cancellable);
+  return TRUE;
+}
+
+static GstClockTime
+now_time (void)
+{
+  return (GstClockTime) g_get_monotonic_time () * GST_USECOND;
+}
+
+/* The sender's answer: an RTT sample, and from where its level holds. */
+static void
+handle_notice (GstRudpSrc * src, const guint8 * data, gsize len)
+{
+  GstBuffer *buf = gst_buffer_new_memdup (data, len);
+  GstRudpNotice n;
+
+  if (!gst_rudp_notice_parse (buf, &n) || !n.has_level) {
+    src->rtcp_invalid++;
+    gst_buffer_unref (buf);
+    return;
+  }
+  gst_buffer_unref (buf);
+  GST_OBJECT_LOCK (src);
+  src->notices_received++;
+  if (n.echo_timestamp) {
+    guint32 rtt = gst_rudp_ntp_short (now_time ()) - n.echo_timestamp -
+        n.delay;
+
+    /* modulo 2^32 (18 h): anything above a minute is garbage */
+    if (rtt < 60 * 65536)
+      gst_rudp_receiver_rtt_sample (src->receiver,
+          gst_rudp_ntp_short_to_time (rtt));
+  }
+  gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  GST_OBJECT_UNLOCK (src);
+}
+
+static void
+send_feedback (GstRudpSrc * src, GstClockTime now)
+{
+  GstRudpReceiverStats st;
+  GstRudpRequest req = { 0 };
+  GstBuffer *buf;
+  GstMapInfo map;
+  GError *err = NULL;
+
+  gst_rudp_receiver_get_stats (src->receiver, &st);
+  gst_rudp_receiver_feedback_sent (src->receiver, now);
+  req.ssrc = src->ssrc;
+  req.media_ssrc = src->media_ssrc;
+  req.fraction_lost = st.fraction_lost;
+  req.packets_lost = MIN (st.lost, 0x7fffff);
+  req.ext_max_seq = st.ext_max_seq;
+  req.has_bitrate = TRUE;
+  req.bitrate = src->levels.rate[MIN (st.level, src->levels.n - 1)] * 8;
+  req.overhead = GST_RUDP_PACKET_OVERHEAD;
+  req.has_level = TRUE;
+  req.level = st.level;
+  req.n_levels = src->levels.n;
+  /* 0 means "no timestamp" to the sender's echo */
+  req.timestamp = MAX (gst_rudp_ntp_short (now), 1);
+  req.srtt_us = st.rtt_samples ? st.srtt / GST_USECOND : 0;
+  src->feedback_sent++;
+  buf = gst_rudp_request_write (&req);
+  if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
+    if (g_socket_send_to (src->socket, src->sender, (const gchar *) map.data,
+            map.size, NULL, &err) < 0) {
+      GST_DEBUG_OBJECT (src, "feedback not sent: %s", err->message);
+      g_clear_error (&err);
+    }
+    gst_buffer_unmap (buf, &map);
+  }
+  gst_buffer_unref (buf);
+}
+
+static GstFlowReturn
+gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (psrc);
+  guint8 *data;
+  gssize len;
+
+  if (!src->scratch)
+    src->scratch = g_malloc (MAX_PACKET);
+  data = src->scratch;
+  while (TRUE) {
+    GSocketAddress *from = NULL;
+    GError *err = NULL;
+    GstClockTime now;
+
+    if (!g_socket_condition_wait (src->socket, G_IO_IN, src->cancellable,
+            &err)) {
+      gboolean cancelled = g_error_matches (err, G_IO_ERROR,
+          G_IO_ERROR_CANCELLED);
+
+      g_clear_error (&err);
+      if (cancelled)
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
+    len = g_socket_receive_from (src->socket, &from, (gchar *) data,
+        MAX_PACKET, src->cancellable, &err);
+    if (len < 0) {
+      gboolean cancelled = g_error_matches (err, G_IO_ERROR,
+          G_IO_ERROR_CANCELLED);
+
+      /* ICMP port unreachable from an earlier feedback: not fatal */
+      GST_DEBUG_OBJECT (src, "receive error: %s", err->message);
+      g_clear_error (&err);
+      if (cancelled)
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
+    if (gst_rudp_is_rtcp (data, len)) {
+      handle_notice (src, data, len);
+      g_clear_object (&from);
+      continue;
+    }
+    if (len < 12 || (data[0] >> 6) != 2) {
+      src->non_rtp++;
+      g_clear_object (&from);
+      continue;
+    }
+    now = now_time ();
+    g_clear_object (&src->sender);
+    src->sender = from;
+    src->media_ssrc = GST_READ_UINT32_BE (data + 8);
+    GST_OBJECT_LOCK (src);
+    gst_rudp_receiver_packet (src->receiver, GST_READ_UINT16_BE (data + 2),
+        now);
+    if (gst_rudp_receiver_advance (src->receiver, now)) {
+      if (src->feedback)
+        send_feedback (src, now);
+      else
+        gst_rudp_receiver_feedback_sent (src->receiver, now);
+    }
+    GST_OBJECT_UNLOCK (src);
+    break;
+  }
+  *outbuf = gst_buffer_new_memdup (data, len);
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,447 @@
+/* twoflow — rudpsink tests: CBR accuracy on loopback, 50 flows on one
+ * pacing thread, backpressure, rate changes, test-clock pacing, and the
+ * receiver feedback loop with rudpsrc. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
+#include <gst/twoflow/networkcongestion.h>
+#include "rudptestutil.h"
+
+#define WINDOW_US 100000
+
+/* the element inside the harness' bin (the harness keeps it alive) */
+static GstElement *
+el (GstHarness * h, const gchar * factory)
+{
+  GstElement *e = gst_harness_find_element (h, factory);
+
+  fail_unless (e != NULL);
+  gst_object_unref (e);
+  return e;
+}
+
+typedef struct {
+  GstHarness *h;
+  guint32 ssrc;
+  gsize size;
+  guint limit;                  /* packets to push, 0: until stopped */
+  gint stop;
+  guint pushed;
+  GThread *thread;
+} Producer;
+
+static gpointer
+producer_thread (gpointer data)
+{
+  Producer *p = data;
+
+  while (!g_atomic_int_get (&p->stop) && (!p->limit || p->pushed < p->limit)) {
+    if (gst_harness_push (p->h, rudp_make_packet (p->ssrc, p->pushed,
+                p->size)) != GST_FLOW_OK)
+      break;
+    p->pushed++;
+  }
+  return NULL;
+}
+
+static GstHarness *
+sink_new (guint16 port, const gchar * extra)
+{
+  gchar *desc = g_strdup_printf ("rudpsink host=127.0.0.1 port=%u %s", port,
+      extra ? extra : "");
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  gst_harness_set_src_caps_str (h, "application/x-rtp");
+  return h;
+}
+
+static void
+producer_start (Producer * p, GstHarness * h, guint32 ssrc, gsize size,
+    guint limit)
+{
+  memset (p, 0, sizeof (*p));
+  p->h = h;
+  p->ssrc = ssrc;
+  p->size = size;
+  p->limit = limit;
+  p->thread = g_thread_new ("test-producer", producer_thread, p);
+}
+
+static void
+producer_stop (Producer * p)
+{
+  g_atomic_int_set (&p->stop, 1);
+  /* unblocks a render waiting for room */
+  gst_element_set_state (p->h->element, GST_STATE_NULL);
+  g_thread_join (p->thread);
+}
+
+static guint64
+stat_u64 (GstElement * e, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  if (!gst_structure_get_uint64 (s, field, &v))
+    fail ("no field %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+/* Bytes per 100 ms window within +-5 % of @rate after the first second. */
+static void
+check_windows (RudpReceiver * r, guint32 ssrc, guint64 rate, guint n)
+{
+  gint64 first = rudp_receiver_first (r, ssrc);
+  guint64 *w = g_new0 (guint64, n);
+  guint64 want = rate / 10;
+  guint i;
+
+  fail_unless (first > 0, "nothing received for ssrc %08x", ssrc);
+  rudp_receiver_windows (r, ssrc, first + G_USEC_PER_SEC, WINDOW_US, n, w);
+  for (i = 0; i < n; i++) {
+    GST_LOG ("ssrc %08x window %u: %" G_GUINT64_FORMAT, ssrc, i, w[i]);
+    fail_unless (w[i] * 100 >= want * 95 && w[i] * 100 <= want * 105,
+        "ssrc %08x window %u: %" G_GUINT64_FORMAT " bytes, want %"
+        G_GUINT64_FORMAT " +-5%%", ssrc, i, w[i], want);
+  }
+  g_free (w);
+}
+
+/* One flow at @rate bytes/s with @size-byte packets for ~3 s. */
+static void
+run_cbr (guint64 rate, gsize size)
+{
+  RudpReceiver *r = rudp_receiver_start ();
+  gchar *extra = g_strdup_printf ("rate=%" G_GUINT64_FORMAT, rate);
+  GstHarness *h = sink_new (r->port, extra);
+  Producer p;
+
+  g_free (extra);
+  producer_start (&p, h, 0x1234, size, 0);
+  g_usleep (3 * G_USEC_PER_SEC + 100000);
+  /* 1 s settling, then 19 windows of 100 ms */
+  check_windows (r, 0x1234, rate, 19);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "send-errors"), 0);
+  producer_stop (&p);
+  gst_harness_teardown (h);
+  rudp_receiver_stop (r);
+}
+
+/* The window must hold many packets for +-5 % to be measurable: the
+ * packet sizes keep each 100 ms window at 50 packets or more. */
+GST_START_TEST (test_cbr_10k)
+{
+  run_cbr (10000, 20);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cbr_100k)
+{
+  run_cbr (100000, 200);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cbr_1m)
+{
+  run_cbr (1000000, 1000);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cbr_10m)
+{
+  run_cbr (10000000, 1400);
+}
+
+GST_END_TEST;
+
+#define N_FLOWS 50
+
+GST_START_TEST (test_fifty_flows_one_thread)
+{
+  RudpReceiver *r = rudp_receiver_start ();
+  GstHarness *h[N_FLOWS];
+  guint threads_before, i, k;
+  const gsize size = 250;
+  const guint n_packets = 100000 * 33 / 10 / 250;     /* 3.3 s of data */
+
+  threads_before = rudp_count_threads (NULL);
+  for (i = 0; i < N_FLOWS; i++)
+    h[i] = sink_new (r->port, "rate=100000 buffer-size=400000");
+  /* every flow gets its whole backlog at once (within the buffer), so
+   * one test thread feeds all of them */
+  for (k = 0; k < n_packets; k++)
+    for (i = 0; i < N_FLOWS; i++)
+      fail_unless_equals_int (gst_harness_push (h[i],
+              rudp_make_packet (0x1000 + i, k, size)), GST_FLOW_OK);
+  /* one pacing thread for 50 flows, no other thread */
+  fail_unless_equals_int (rudp_count_threads ("rudp-pacer"), 1);
+  fail_unless_equals_int (rudp_count_threads (NULL), threads_before + 1);
+  g_usleep (3 * G_USEC_PER_SEC);
+  fail_unless_equals_int (rudp_count_threads ("rudp-pacer"), 1);
+  for (i = 0; i < N_FLOWS; i++)
+    check_windows (r, 0x1000 + i, 100000, 18);
+  for (i = 0; i < N_FLOWS; i++)
+    gst_harness_teardown (h[i]);
+  /* the last sink takes the thread with it */
+  fail_unless_equals_int (rudp_count_threads ("rudp-pacer"), 0);
+  rudp_receiver_stop (r);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_backpressure)
+{
+  RudpReceiver *r = rudp_receiver_start ();
+  GstHarness *h = sink_new (r->port,
+      "rate=100000 buffer-size=10000 bucket-depth=3000");
+  Producer p;
+  gint64 t0, t1;
+  guint i, n;
+
+  /* 150 KB at 100 KB/s through a 10 KB buffer: the producer is held back
+   * until all but the buffer and the bucket have left */
+  t0 = g_get_monotonic_time ();
+  producer_start (&p, h, 0x77, 1000, 150);
+  while (g_atomic_int_get (&p.pushed) < 150) {
+    fail_unless (stat_u64 (el (h, "rudpsink"), "queued-bytes") <= 10000);
+    g_usleep (20000);
+  }
+  g_thread_join (p.thread);
+  t1 = g_get_monotonic_time ();
+  fail_unless (t1 - t0 >= 1200000, "producer not slowed: %" G_GINT64_FORMAT
+      " us", t1 - t0);
+  /* EOS returns once everything has left */
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "queued-bytes"), 0);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "packets-sent"), 150);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "send-errors"), 0);
+  g_usleep (100000);
+  /* nothing dropped, nothing reordered */
+  g_mutex_lock (&r->lock);
+  n = r->log->len;
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (g_array_index (r->log, RudpArrival, i).seq, i);
+  g_mutex_unlock (&r->lock);
+  fail_unless_equals_int (n, 150);
+  gst_harness_teardown (h);
+  rudp_receiver_stop (r);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rate_change_playing)
+{
+  RudpReceiver *r = rudp_receiver_start ();
+  GstHarness *h = sink_new (r->port, "rate=50000");
+  Producer p;
+  guint64 w[10], sum = 0;
+  gint64 first, t_change;
+  guint i;
+
+  producer_start (&p, h, 0x99, 250, 0);
+  g_usleep (1500000);
+  t_change = g_get_monotonic_time ();
+  g_object_set (el (h, "rudpsink"), "rate", (guint64) 200000, NULL);
+  g_usleep (1500000);
+  first = rudp_receiver_first (r, 0x99);
+  rudp_receiver_windows (r, 0x99, first + 500000, WINDOW_US, 8, w);
+  for (i = 0; i < 8; i++)
+    sum += w[i];
+  fail_unless (sum >= 40000 * 95 / 100 && sum <= 40000 * 105 / 100,
+      "%" G_GUINT64_FORMAT, sum);
+  rudp_receiver_windows (r, 0x99, t_change + 200000, WINDOW_US, 10, w);
+  for (i = 0, sum = 0; i < 10; i++)
+    sum += w[i];
+  fail_unless (sum >= 200000 * 95 / 100 && sum <= 200000 * 105 / 100,
+      "%" G_GUINT64_FORMAT, sum);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rate"), 200000);
+  producer_stop (&p);
+  gst_harness_teardown (h);
+  rudp_receiver_stop (r);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_test_clock_drives_timer)
+{
+  GstClock *clock = gst_test_clock_new_with_start_time (GST_SECOND);
+  RudpReceiver *r;
+  GstHarness *h;
+  GstClockID id;
+  guint i;
+
+  /* the pacer takes the default system clock: make it a test clock */
+  gst_system_clock_set_default (clock);
+  r = rudp_receiver_start ();
+  h = sink_new (r->port, "rate=10000 bucket-depth=1000 timer-interval=10000000");
+  for (i = 0; i < 6; i++)
+    fail_unless_equals_int (gst_harness_push (h, rudp_make_packet (5, i,
+                500)), GST_FLOW_OK);
+  /* a full 1000-byte bucket lets two go at once, then one per 50 ms of
+   * (test clock) time, on the 10 ms grid */
+  for (i = 2; i < 6; i++) {
+    gst_test_clock_wait_for_next_pending_id (GST_TEST_CLOCK (clock), &id);
+    fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "packets-sent"), i);
+    fail_unless_equals_uint64 (gst_clock_id_get_time (id),
+        GST_SECOND + (i - 1) * 50 * GST_MSECOND);
+    gst_clock_id_unref (id);
+    fail_unless (gst_test_clock_crank (GST_TEST_CLOCK (clock)));
+    /* the pacer runs the tick */
+    while (stat_u64 (el (h, "rudpsink"), "packets-sent") < i + 1)
+      g_usleep (1000);
+  }
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "packets-sent"), 6);
+  gst_harness_teardown (h);
+  rudp_receiver_stop (r);
+  gst_system_clock_set_default (NULL);
+  gst_object_unref (clock);
+}
+
+GST_END_TEST;
+
+static gboolean
+level_top_wait (GstHarness * h, guint want)
+{
+  GstStructure *st;
+  guint level = 0;
+
+  g_object_get (el (h, "rudpsink"), "stats", &st, NULL);
+  gst_structure_get_uint (st, "level", &level);
+  gst_structure_free (st);
+  return level >= want;
+}
+
+/* The feedback loop: rudpsrc asks rudpsink for levels; loss halves them. */
+GST_START_TEST (test_receiver_feedback_loop)
+{
+  GstHarness *hsrc, *hsink;
+  RudpRelay *relay;
+  Producer p;
+  GstEvent *ev;
+  GstStructure *st;
+  GstBus *bus = gst_bus_new ();
+  guint64 bitrate, last_bitrate = 0, top_bitrate = 0, low_bitrate = 0;
+  GstNetworkCongestionType type;
+  gint port;
+  guint level, events = 0, i;
+  gchar *extra;
+
+  hsrc = gst_harness_new_parse ("rudpsrc port=0 caps=application/x-rtp "
+      "min-interval=20000000");
+  gst_harness_play (hsrc);
+  g_object_get (el (hsrc, "rudpsrc"), "stats", &st, NULL);
+  fail_unless (gst_structure_get_int (st, "port", &port));
+  gst_structure_free (st);
+  fail_unless (port > 0);
+  relay = rudp_relay_start (port);
+
+  extra = g_strdup_printf ("rate-control=receiver buffer-size=20000");
+  hsink = sink_new (relay->port, extra);
+  g_free (extra);
+  gst_element_set_bus (hsink->element, bus);
+  producer_start (&p, hsink, 0x4242, 500, 0);
+
+  /* no loss: the receiver raises the level round by round to the top;
+   * each change comes upstream as a rate event */
+  for (i = 0; i < 400 && level_top_wait (hsink, 9) == FALSE; i++)
+    g_usleep (10000);
+  g_object_get (el (hsink, "rudpsink"), "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint (st, "level", &level));
+  gst_structure_free (st);
+  fail_unless_equals_int (level, 9);
+  while ((ev = gst_harness_try_pull_upstream_event (hsink))) {
+    if (gst_network_congestion_event_parse (ev, &type, &bitrate, NULL, NULL)) {
+      fail_unless_equals_int (type, GST_NETWORK_CONGESTION_RATE);
+      fail_unless (bitrate > last_bitrate);     /* one level up each */
+      last_bitrate = bitrate;
+      events++;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless (events >= 9, "%u rate events", events);
+  top_bitrate = last_bitrate;
+  fail_unless_equals_uint64 (top_bitrate, 200000 * 8);
+  /* the bus saw the same as element messages */
+  {
+    GstMessage *m;
+    guint msgs = 0;
+
+    while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+      if (gst_network_congestion_message_parse (m, NULL, NULL, NULL, NULL))
+        msgs++;
+      gst_message_unref (m);
+    }
+    fail_unless (msgs >= 9, "%u messages", msgs);
+  }
+
+  /* a burst of loss: the level halves, the sink follows and says so */
+  g_atomic_int_set (&relay->drop, 1);
+  g_usleep (30000);
+  g_atomic_int_set (&relay->drop, 0);
+  for (i = 0; i < 200 && low_bitrate == 0; i++) {
+    while ((ev = gst_harness_try_pull_upstream_event (hsink))) {
+      if (gst_network_congestion_event_parse (ev, &type, &bitrate, NULL,
+              NULL) && bitrate < top_bitrate && !low_bitrate)
+        low_bitrate = bitrate;
+      gst_event_unref (ev);
+    }
+    g_usleep (10000);
+  }
+  fail_unless_equals_uint64 (low_bitrate, 100000 * 8);  /* level 9 -> 4 */
+  g_object_get (el (hsrc, "rudpsrc"), "stats", &st, NULL);
+  {
+    guint64 lost, fb, notices, dec;
+
+    fail_unless (gst_structure_get_uint64 (st, "lost", &lost));
+    fail_unless (gst_structure_get_uint64 (st, "feedback-sent", &fb));
+    fail_unless (gst_structure_get_uint64 (st, "notices-received", &notices));
+    fail_unless (gst_structure_get_uint64 (st, "decreases", &dec));
+    fail_unless (lost >= 1 && lost == (guint64) relay->dropped,
+        "%" G_GUINT64_FORMAT " %d", lost, relay->dropped);
+    fail_unless (fb >= 10);
+    fail_unless (notices >= 10);
+    fail_unless (dec >= 1);
+  }
+  gst_structure_free (st);
+  fail_unless (stat_u64 (el (hsink, "rudpsink"), "feedback-received") >= 10);
+
+  producer_stop (&p);
+  gst_harness_teardown (hsink);
+  gst_harness_teardown (hsrc);
+  rudp_relay_stop (relay);
+  gst_object_unref (bus);
+}
+
+GST_END_TEST;
+
+static Suite *
+rudpsink_suite (void)
+{
+  Suite *s = suite_create ("rudpsink");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_cbr_10k);
+  tcase_add_test (tc, test_cbr_100k);
+  tcase_add_test (tc, test_cbr_1m);
+  tcase_add_test (tc, test_cbr_10m);
+  tcase_add_test (tc, test_fifty_flows_one_thread);
+  tcase_add_test (tc, test_backpressure);
+  tcase_add_test (tc, test_rate_change_playing);
+  tcase_add_test (tc, test_test_clock_drives_timer);
+  tcase_add_test (tc, test_receiver_feedback_loop);
+  return s;
+}
+
+GST_CHECK_MAIN (rudpsink);

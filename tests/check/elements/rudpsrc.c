@@ -1,0 +1,306 @@
+/* twoflow — rudpsrc tests: loss counting from sequence numbers, the RTCP
+ * feedback it sends and the RTT from the sender's answers, RTCP not
+ * pushed downstream, and the stock chain rudpsrc ! rtpjitterbuffer !
+ * rtpgstdepay behind a rudpsink. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/rudp/rudp.h>
+#include "rudptestutil.h"
+
+/* the element inside the harness' bin (the harness keeps it alive) */
+static GstElement *
+el (GstHarness * h, const gchar * factory)
+{
+  GstElement *e = gst_harness_find_element (h, factory);
+
+  fail_unless (e != NULL);
+  gst_object_unref (e);
+  return e;
+}
+
+static gint
+src_port (GstElement * e)
+{
+  GstStructure *st;
+  gint port = 0;
+
+  g_object_get (e, "stats", &st, NULL);
+  gst_structure_get_int (st, "port", &port);
+  gst_structure_free (st);
+  return port;
+}
+
+static guint64
+stat_u64 (GstElement * e, const gchar * f)
+{
+  GstStructure *st;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, f, &v), "no %s", f);
+  gst_structure_free (st);
+  return v;
+}
+
+static GSocket *
+test_socket (GSocketAddress ** dest, gint port)
+{
+  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *any = g_inet_socket_address_new (lo, 0);
+
+  fail_unless (g_socket_bind (s, any, FALSE, NULL));
+  g_object_unref (any);
+  *dest = g_inet_socket_address_new (lo, port);
+  g_object_unref (lo);
+  return s;
+}
+
+static void
+send_buf (GSocket * s, GSocketAddress * dest, GstBuffer * buf)
+{
+  GstMapInfo map;
+
+  gst_buffer_map (buf, &map, GST_MAP_READ);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) map.data,
+          map.size, NULL, NULL), map.size);
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_unref (buf);
+}
+
+GST_START_TEST (test_loss_and_feedback)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\" min-interval=20000000 feedback-interval=50000000");
+  GSocketAddress *dest;
+  GSocket *s;
+  GstCaps *caps;
+  guint i, pulled = 0, requests = 0;
+  guint8 data[1500];
+  gssize n;
+  GstRudpRequest req, last = { 0 };
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (el (h, "rudpsrc")));
+  /* 100 packets, every 10th lost, 2 ms apart */
+  for (i = 0; i < 100; i++) {
+    if (i % 10 != 5)
+      send_buf (s, dest, rudp_make_packet (0xabc, 1000 + i, 200));
+    g_usleep (2000);
+  }
+  /* an RTCP packet on the port (a notice) is consumed, not pushed */
+  {
+    GstRudpNotice nt = { 0 };
+
+    nt.ssrc = 0xabc;
+    nt.has_level = TRUE;
+    nt.level = 0;
+    nt.n_levels = 10;
+    send_buf (s, dest, gst_rudp_notice_write (&nt));
+  }
+  for (i = 0; i < 90; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless_equals_int (gst_buffer_get_size (b), 200);
+    fail_unless (GST_BUFFER_DTS_IS_VALID (b) || GST_BUFFER_PTS_IS_VALID (b));
+    gst_buffer_unref (b);
+    pulled++;
+  }
+  g_usleep (50000);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (caps != NULL);
+  fail_unless_equals_string (gst_structure_get_string (gst_caps_get_structure
+          (caps, 0), "encoding-name"), "X-GST");
+  gst_caps_unref (caps);
+
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "received"), 90);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "lost"), 10);
+  fail_unless (stat_u64 (el (h, "rudpsrc"), "decreases") == 0);  /* level 0 already */
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "notices-received"), 1);
+
+  /* the feedback came back to the RTP sender's address: valid RTCP with
+   * RR, TMMBR and the level */
+  g_socket_set_blocking (s, FALSE);
+  while ((n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL,
+              NULL)) > 0) {
+    GstBuffer *b = gst_buffer_new_memdup (data, n);
+
+    fail_unless (gst_rudp_is_rtcp (data, n));
+    fail_unless (gst_rudp_request_parse (b, &req));
+    fail_unless (req.has_level && req.has_bitrate);
+    fail_unless_equals_int (req.media_ssrc, 0xabc);
+    fail_unless_equals_int (req.n_levels, 10);
+    fail_unless_equals_uint64 (req.bitrate, (req.level + 1) * 20000 * 8);
+    last = req;
+    requests++;
+    gst_buffer_unref (b);
+  }
+  fail_unless (requests >= 2, "%u", requests);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "feedback-sent"),
+      requests);
+  /* as of the last feedback: seqs 1005, 1015, ... were lost */
+  fail_unless (last.ext_max_seq >= 1090 && last.ext_max_seq <= 1099);
+  fail_unless_equals_int (last.packets_lost,
+      (last.ext_max_seq - 1000 + 5) / 10);
+
+  g_object_unref (s);
+  g_object_unref (dest);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rtt_from_notices)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 caps=application/x-rtp "
+      "feedback-interval=10000000");
+  GSocketAddress *dest;
+  GSocket *s;
+  guint i, answered = 0;
+  GstRudpRequest req;
+  guint8 data[1500];
+  gssize n;
+  GstStructure *st;
+  guint64 srtt;
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (el (h, "rudpsrc")));
+  g_socket_set_blocking (s, FALSE);
+  /* a sender that answers each request 30 ms late, saying so in the delay
+   * field: the RTT must not include the 30 ms (RFC 3550's DLSR) */
+  for (i = 0; i < 60; i++) {
+    send_buf (s, dest, rudp_make_packet (0x55, i, 100));
+    g_usleep (5000);
+    while ((n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL,
+                NULL)) > 0) {
+      GstBuffer *b = gst_buffer_new_memdup (data, n);
+      GstRudpNotice nt = { 0 };
+
+      fail_unless (gst_rudp_request_parse (b, &req));
+      gst_buffer_unref (b);
+      g_usleep (30000);
+      nt.ssrc = 0x55;
+      nt.requester_ssrc = req.ssrc;
+      nt.has_level = TRUE;
+      nt.level = req.level;
+      nt.n_levels = 10;
+      nt.echo_timestamp = req.timestamp;
+      nt.delay = gst_rudp_ntp_short (30 * GST_MSECOND);
+      send_buf (s, dest, gst_rudp_notice_write (&nt));
+      answered++;
+    }
+  }
+  g_usleep (20000);
+  g_object_get (el (h, "rudpsrc"), "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, "srtt", &srtt));
+  gst_structure_free (st);
+  fail_unless (answered >= 3);
+  /* loopback plus scheduling: well under the 30 ms the sender held it */
+  fail_unless (srtt > 0 && srtt < 15 * GST_MSECOND, "srtt %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (srtt));
+  g_object_unref (s);
+  g_object_unref (dest);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static gboolean
+bus_wait (GstElement * pipe, GstMessageType types, GstClockTime timeout,
+    GstMessage ** out)
+{
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *m = gst_bus_timed_pop_filtered (bus, timeout, types);
+
+  gst_object_unref (bus);
+  if (out)
+    *out = m;
+  else if (m)
+    gst_message_unref (m);
+  return m != NULL;
+}
+
+GST_START_TEST (test_stock_chain)
+{
+  GstElement *rx, *tx, *sink;
+  GstMessage *m = NULL;
+  gchar *desc;
+  gint port;
+  guint64 frames = 0;
+  GstSample *sample = NULL;
+
+  rx = gst_parse_launch ("rudpsrc name=src port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\" ! rtpjitterbuffer latency=100 ! rtpgstdepay ! "
+      "fakesink name=out enable-last-sample=true", NULL);
+  fail_unless (rx != NULL);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  {
+    GstElement *src = gst_bin_get_by_name (GST_BIN (rx), "src");
+
+    port = src_port (src);
+    gst_object_unref (src);
+  }
+  desc = g_strdup_printf ("videotestsrc num-buffers=20 ! "
+      "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
+      "rtpgstpay mtu=1000 config-interval=1 ! "
+      "rudpsink host=127.0.0.1 port=%d rate=200000", port);
+  tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (tx != NULL);
+  gst_element_set_state (tx, GST_STATE_PLAYING);
+  fail_unless (bus_wait (tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+          10 * GST_SECOND, &m));
+  fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  g_usleep (300000);            /* the jitterbuffer's latency */
+
+  sink = gst_bin_get_by_name (GST_BIN (rx), "out");
+  g_object_get (sink, "last-sample", &sample, NULL);
+  fail_unless (sample != NULL);
+  fail_unless_equals_string (gst_structure_get_name (gst_caps_get_structure
+          (gst_sample_get_caps (sample), 0)), "video/x-raw");
+  fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer
+          (sample)), 64 * 48 * 3 / 2);
+  gst_sample_unref (sample);
+  {
+    GstStructure *st;
+
+    g_object_get (sink, "stats", &st, NULL);
+    gst_structure_get_uint64 (st, "rendered", &frames);
+    gst_structure_free (st);
+  }
+  gst_object_unref (sink);
+  /* all 20 frames crossed (loopback, no loss) */
+  fail_unless_equals_uint64 (frames, 20);
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (tx);
+  gst_object_unref (rx);
+}
+
+GST_END_TEST;
+
+static Suite *
+rudpsrc_suite (void)
+{
+  Suite *s = suite_create ("rudpsrc");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_loss_and_feedback);
+  tcase_add_test (tc, test_rtt_from_notices);
+  tcase_add_test (tc, test_stock_chain);
+  return s;
+}
+
+GST_CHECK_MAIN (rudpsrc);

@@ -1,0 +1,224 @@
+/* twoflow — helpers of the rudp element tests. */
+#include <string.h>
+#include <sys/socket.h>
+#include <gst/rtp/gstrtpbuffer.h>
+#include "rudptestutil.h"
+
+static GSocket *
+bind_loopback (guint16 * port)
+{
+  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *sa = g_inet_socket_address_new (lo, 0), *local;
+
+  g_assert_true (g_socket_bind (s, sa, FALSE, NULL));
+  g_object_unref (sa);
+  g_object_unref (lo);
+  /* root may exceed rmem_max: room for 50 flows' bursts */
+  if (!g_socket_set_option (s, SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20, NULL))
+    g_socket_set_option (s, SOL_SOCKET, SO_RCVBUF, 16 << 20, NULL);
+  local = g_socket_get_local_address (s, NULL);
+  *port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  g_object_unref (local);
+  g_socket_set_timeout (s, 0);
+  return s;
+}
+
+static gpointer
+receiver_thread (gpointer data)
+{
+  RudpReceiver *r = data;
+  guint8 buf[65536];
+
+  while (!g_atomic_int_get (&r->stop)) {
+    gssize n;
+    RudpArrival a;
+
+    if (!g_socket_condition_timed_wait (r->socket, G_IO_IN, 50000, NULL,
+            NULL))
+      continue;
+    while ((n = g_socket_receive (r->socket, (gchar *) buf, sizeof (buf),
+                NULL, NULL)) >= 0) {
+      a.t_us = g_get_monotonic_time ();
+      a.size = n;
+      a.seq = n >= 4 ? GST_READ_UINT16_BE (buf + 2) : 0;
+      a.ssrc = n >= 12 ? GST_READ_UINT32_BE (buf + 8) : 0;
+      g_mutex_lock (&r->lock);
+      g_array_append_val (r->log, a);
+      g_mutex_unlock (&r->lock);
+    }
+  }
+  return NULL;
+}
+
+RudpReceiver *
+rudp_receiver_start (void)
+{
+  RudpReceiver *r = g_new0 (RudpReceiver, 1);
+
+  r->socket = bind_loopback (&r->port);
+  g_socket_set_blocking (r->socket, FALSE);
+  g_mutex_init (&r->lock);
+  r->log = g_array_new (FALSE, FALSE, sizeof (RudpArrival));
+  r->thread = g_thread_new ("test-receiver", receiver_thread, r);
+  return r;
+}
+
+void
+rudp_receiver_stop (RudpReceiver * r)
+{
+  g_atomic_int_set (&r->stop, 1);
+  g_thread_join (r->thread);
+  g_object_unref (r->socket);
+  g_array_free (r->log, TRUE);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+gint64
+rudp_receiver_first (RudpReceiver * r, guint32 ssrc)
+{
+  gint64 t = -1;
+  guint i;
+
+  g_mutex_lock (&r->lock);
+  for (i = 0; i < r->log->len; i++) {
+    RudpArrival *a = &g_array_index (r->log, RudpArrival, i);
+
+    if (!ssrc || a->ssrc == ssrc) {
+      t = a->t_us;
+      break;
+    }
+  }
+  g_mutex_unlock (&r->lock);
+  return t;
+}
+
+void
+rudp_receiver_windows (RudpReceiver * r, guint32 ssrc, gint64 from_us,
+    gint64 window_us, guint n, guint64 * out)
+{
+  guint i;
+
+  memset (out, 0, n * sizeof (guint64));
+  g_mutex_lock (&r->lock);
+  for (i = 0; i < r->log->len; i++) {
+    RudpArrival *a = &g_array_index (r->log, RudpArrival, i);
+    gint64 w;
+
+    if ((ssrc && a->ssrc != ssrc) || a->t_us < from_us)
+      continue;
+    w = (a->t_us - from_us) / window_us;
+    if (w < n)
+      out[w] += a->size;
+  }
+  g_mutex_unlock (&r->lock);
+}
+
+GstBuffer *
+rudp_make_packet (guint32 ssrc, guint16 seq, gsize size)
+{
+  GstBuffer *buf = gst_rtp_buffer_new_allocate (size - 12, 0, 0);
+  GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+
+  gst_rtp_buffer_map (buf, GST_MAP_WRITE, &rtp);
+  gst_rtp_buffer_set_ssrc (&rtp, ssrc);
+  gst_rtp_buffer_set_seq (&rtp, seq);
+  gst_rtp_buffer_set_payload_type (&rtp, 96);
+  gst_rtp_buffer_set_timestamp (&rtp, seq * 90);
+  memset (gst_rtp_buffer_get_payload (&rtp), 0x5a, size - 12);
+  gst_rtp_buffer_unmap (&rtp);
+  return buf;
+}
+
+static gpointer
+relay_thread (gpointer data)
+{
+  RudpRelay *r = data;
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *dest = g_inet_socket_address_new (lo, r->dest_port);
+  guint8 buf[65536];
+
+  g_object_unref (lo);
+  while (!g_atomic_int_get (&r->stop)) {
+    GSocketAddress *from = NULL;
+    gssize n;
+
+    if (!g_socket_condition_timed_wait (r->socket, G_IO_IN, 50000, NULL,
+            NULL))
+      continue;
+    while ((n = g_socket_receive_from (r->socket, &from, (gchar *) buf,
+                sizeof (buf), NULL, NULL)) >= 0) {
+      guint16 fport = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS
+          (from));
+
+      if (fport == r->dest_port) {
+        /* feedback: back to the sender */
+        if (r->sender)
+          g_socket_send_to (r->socket, r->sender, (gchar *) buf, n, NULL,
+              NULL);
+      } else {
+        if (!r->sender)
+          r->sender = g_object_ref (from);
+        if (g_atomic_int_get (&r->drop))
+          g_atomic_int_inc (&r->dropped);
+        else
+          g_socket_send_to (r->socket, dest, (gchar *) buf, n, NULL, NULL);
+      }
+      g_clear_object (&from);
+    }
+  }
+  g_object_unref (dest);
+  return NULL;
+}
+
+RudpRelay *
+rudp_relay_start (guint16 dest_port)
+{
+  RudpRelay *r = g_new0 (RudpRelay, 1);
+
+  r->socket = bind_loopback (&r->port);
+  g_socket_set_blocking (r->socket, FALSE);
+  r->dest_port = dest_port;
+  r->thread = g_thread_new ("test-relay", relay_thread, r);
+  return r;
+}
+
+void
+rudp_relay_stop (RudpRelay * r)
+{
+  g_atomic_int_set (&r->stop, 1);
+  g_thread_join (r->thread);
+  g_clear_object (&r->sender);
+  g_object_unref (r->socket);
+  g_free (r);
+}
+
+guint
+rudp_count_threads (const gchar * name)
+{
+  GDir *d = g_dir_open ("/proc/self/task", 0, NULL);
+  const gchar *e;
+  guint n = 0;
+
+  while (d && (e = g_dir_read_name (d))) {
+    gchar *path, *comm = NULL;
+
+    if (!name) {
+      n++;
+      continue;
+    }
+    path = g_strdup_printf ("/proc/self/task/%s/comm", e);
+    if (g_file_get_contents (path, &comm, NULL, NULL)) {
+      g_strchomp (comm);
+      if (strcmp (comm, name) == 0)
+        n++;
+    }
+    g_free (comm);
+    g_free (path);
+  }
+  if (d)
+    g_dir_close (d);
+  return n;
+}
