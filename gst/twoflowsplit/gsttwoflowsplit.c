@@ -36,7 +36,7 @@
 GST_DEBUG_CATEGORY_STATIC (twoflow_split_debug);
 #define GST_CAT_DEFAULT twoflow_split_debug
 
-#define DEFAULT_POLICY            GST_TWOFLOW_SPLIT_POLICY_I
+#define DEFAULT_POLICY            GST_TWOFLOW_POLICY_I
 #define DEFAULT_SEGMENT_DURATION  (256 * GST_SECOND)
 
 enum
@@ -66,23 +66,6 @@ GST_STATIC_PAD_TEMPLATE ("enhanced",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (GST_TWOFLOW_CAPS));
-
-GType
-gst_twoflow_split_policy_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {GST_TWOFLOW_SPLIT_POLICY_I, "I frames are essential", "i"},
-    {GST_TWOFLOW_SPLIT_POLICY_IP, "I and P frames are essential", "ip"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstTwoflowSplitPolicy", values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 #define gst_twoflow_split_parent_class parent_class
 G_DEFINE_TYPE (GstTwoflowSplit, gst_twoflow_split, GST_TYPE_ELEMENT);
@@ -119,7 +102,7 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
   g_object_class_install_property (gobject_class, PROP_POLICY,
       g_param_spec_enum ("policy", "Policy",
           "Picture types of the essential flow (i: I frames; ip: I and P frames)",
-          GST_TYPE_TWOFLOW_SPLIT_POLICY, DEFAULT_POLICY,
+          GST_TYPE_TWOFLOW_POLICY, DEFAULT_POLICY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -161,7 +144,7 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_split_change_state);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_TWOFLOW_SPLIT_POLICY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TWOFLOW_POLICY, 0);
   GST_DEBUG_CATEGORY_INIT (twoflow_split_debug, "twoflowsplit", 0,
       "two-flow splitter");
 }
@@ -204,12 +187,6 @@ gst_twoflow_split_reset (GstTwoflowSplit * self)
   self->h264_nal_length_size = 4;
   self->caps_records_pending = FALSE;
   gst_clear_caps (&self->input_caps);
-  self->frame_no = 0;
-  self->gop_no = 0;
-  self->history = 0;
-  self->last_i = self->last_ref = self->prev_ref = GST_TWOFLOW_NO_FRAME;
-  self->last_i_idr = FALSE;
-  self->first_ts = GST_CLOCK_TIME_NONE;
   gst_flow_combiner_reset (self->flow_combiner);
 }
 
@@ -377,6 +354,12 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     return FALSE;
   }
 
+  if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN) {
+    GST_OBJECT_LOCK (self);
+    gst_twoflow_sequencer_init (&self->seq, codec, self->policy,
+        self->segment_duration);
+    GST_OBJECT_UNLOCK (self);
+  }
   self->codec = codec;
   if (codec == GST_TWOFLOW_CODEC_H264) {
     const gchar *format = gst_structure_get_string (s, "stream-format");
@@ -522,27 +505,6 @@ gst_twoflow_split_push_caps_records (GstTwoflowSplit * self)
       gst_twoflow_record_new_caps (self->codec, self->input_caps));
 }
 
-/* The earliest frame a new frame may predict from (docs/frame-format.md). */
-static guint32
-gst_twoflow_split_depends_from (GstTwoflowSplit * self,
-    GstTwoflowPictureType type)
-{
-  guint32 older = self->prev_ref != GST_TWOFLOW_NO_FRAME ?
-      self->prev_ref : self->last_ref;
-
-  if (type == GST_TWOFLOW_PICTURE_I)
-    return self->frame_no;
-  if (self->codec != GST_TWOFLOW_CODEC_H264)
-    return type == GST_TWOFLOW_PICTURE_P ? self->last_ref : older;
-
-  /* H.264 may reference any picture since the last I; a B right after a
-   * non-IDR I may also reach back across it (open GOP). */
-  if (type == GST_TWOFLOW_PICTURE_B && !self->last_i_idr
-      && self->last_ref == self->last_i)
-    return older;
-  return self->last_i;
-}
-
 static GstFlowReturn
 gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
@@ -550,7 +512,6 @@ gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   GstTwoflowFrameHeader hdr;
   GstTwoflowPictureType type;
   gboolean reference = FALSE, idr = FALSE, essential;
-  GstClockTime ts;
   GstMapInfo map;
   GstFlowReturn ret;
   gsize size;
@@ -582,59 +543,20 @@ gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
         ("No %s picture found in buffer %u (%" G_GSIZE_FORMAT " bytes): "
             "the input is not a parsed video stream of that codec",
-            gst_twoflow_codec_to_string (self->codec), self->frame_no, size));
+            gst_twoflow_codec_to_string (self->codec), self->seq.frame_no,
+            size));
     gst_buffer_unref (buf);
     return GST_FLOW_ERROR;
   }
-  if (self->frame_no == GST_TWOFLOW_NO_FRAME - 1) {
+  if (!gst_twoflow_sequencer_next (&self->seq, type, reference, idr,
+          GST_BUFFER_PTS (buf), GST_BUFFER_DTS (buf),
+          GST_BUFFER_DURATION (buf), &hdr)) {
     GST_ELEMENT_ERROR (self, STREAM, TOO_LAZY, (NULL),
         ("More than %u frames in one stream", GST_TWOFLOW_NO_FRAME - 1));
     gst_buffer_unref (buf);
     return GST_FLOW_ERROR;
   }
-
-  if (type == GST_TWOFLOW_PICTURE_I && self->last_i != GST_TWOFLOW_NO_FRAME)
-    self->gop_no++;
-
-  gst_twoflow_frame_header_init (&hdr);
-  hdr.kind = GST_TWOFLOW_RECORD_FRAME;
-  hdr.codec = self->codec;
-  hdr.picture_type = type;
-  hdr.frame_no = self->frame_no;
-  hdr.gop_no = self->gop_no;
-  hdr.depends_from = gst_twoflow_split_depends_from (self, type);
-  hdr.history = self->history;
-  hdr.pts = GST_BUFFER_PTS (buf);
-  hdr.dts = GST_BUFFER_DTS (buf);
-  hdr.duration = GST_BUFFER_DURATION (buf);
-
-  ts = GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
-  if (GST_CLOCK_TIME_IS_VALID (ts)) {
-    if (!GST_CLOCK_TIME_IS_VALID (self->first_ts))
-      self->first_ts = ts;
-    if (ts >= self->first_ts)
-      hdr.segment_no = (ts - self->first_ts) / self->segment_duration;
-  }
-
-  essential = type == GST_TWOFLOW_PICTURE_I ||
-      (type == GST_TWOFLOW_PICTURE_P
-      && self->policy == GST_TWOFLOW_SPLIT_POLICY_IP);
-  if (reference)
-    hdr.flags |= GST_TWOFLOW_FLAG_REFERENCE;
-  if (essential)
-    hdr.flags |= GST_TWOFLOW_FLAG_ESSENTIAL;
-
-  /* Bookkeeping for the frames that follow. */
-  if (type == GST_TWOFLOW_PICTURE_I) {
-    self->last_i = self->frame_no;
-    self->last_i_idr = idr;
-  }
-  if (reference) {
-    self->prev_ref = self->last_ref;
-    self->last_ref = self->frame_no;
-  }
-  self->history = gst_twoflow_history_push (self->history, type, reference);
-  self->frame_no++;
+  essential = (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL) != 0;
 
   GST_OBJECT_LOCK (self);
   self->frames[type]++;
@@ -694,11 +616,11 @@ gst_twoflow_split_sink_event (GstPad * pad, GstObject * parent,
         if (self->caps_records_pending)
           gst_twoflow_split_push_caps_records (self);
         gst_pad_push (self->essential_pad,
-            gst_twoflow_record_new_end (self->codec, self->frame_no,
-                self->history));
+            gst_twoflow_record_new_end (self->codec, self->seq.frame_no,
+                self->seq.history));
         gst_pad_push (self->enhanced_pad,
-            gst_twoflow_record_new_end (self->codec, self->frame_no,
-                self->history));
+            gst_twoflow_record_new_end (self->codec, self->seq.frame_no,
+                self->seq.history));
       }
       break;
     case GST_EVENT_FLUSH_STOP:

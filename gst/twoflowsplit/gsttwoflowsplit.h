@@ -8,25 +8,13 @@
 #include <gst/base/gstflowcombiner.h>
 #include <gst/codecparsers/gsth264parser.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowsequencer.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_TWOFLOW_SPLIT (gst_twoflow_split_get_type ())
 G_DECLARE_FINAL_TYPE (GstTwoflowSplit, gst_twoflow_split, GST, TWOFLOW_SPLIT,
     GstElement)
-
-/**
- * GstTwoflowSplitPolicy:
- * @GST_TWOFLOW_SPLIT_POLICY_I: I frames are essential
- * @GST_TWOFLOW_SPLIT_POLICY_IP: I and P frames are essential
- */
-typedef enum {
-  GST_TWOFLOW_SPLIT_POLICY_I,
-  GST_TWOFLOW_SPLIT_POLICY_IP,
-} GstTwoflowSplitPolicy;
-
-#define GST_TYPE_TWOFLOW_SPLIT_POLICY (gst_twoflow_split_policy_get_type ())
-GType gst_twoflow_split_policy_get_type (void);
 
 struct _GstTwoflowSplit {
   GstElement parent;
@@ -37,7 +25,7 @@ struct _GstTwoflowSplit {
   GstFlowCombiner *flow_combiner;
 
   /* properties */
-  GstTwoflowSplitPolicy policy;
+  GstTwoflowPolicy policy;
   GstClockTime segment_duration;
 
   /* stream state (streaming thread) */
@@ -47,13 +35,7 @@ struct _GstTwoflowSplit {
   guint h264_nal_length_size;
   gboolean caps_records_pending;
   GstCaps *input_caps;
-  guint32 frame_no;
-  guint32 gop_no;
-  guint64 history;
-  guint32 last_i;
-  gboolean last_i_idr;
-  guint32 last_ref, prev_ref;
-  GstClockTime first_ts;
+  GstTwoflowSequencer seq;
 
   /* statistics, under the object lock */
   guint64 frames[4];            /* indexed by GstTwoflowPictureType */

@@ -1,0 +1,119 @@
+/* twoflow
+ * Numbering of coded pictures for the twoflow format (docs/frame-format.md).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "twoflowsequencer.h"
+
+GType
+gst_twoflow_policy_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_TWOFLOW_POLICY_I, "I frames are essential", "i"},
+    {GST_TWOFLOW_POLICY_IP, "I and P frames are essential", "ip"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstTwoflowPolicy", values);
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+void
+gst_twoflow_sequencer_init (GstTwoflowSequencer * seq, GstTwoflowCodec codec,
+    GstTwoflowPolicy policy, GstClockTime segment_duration)
+{
+  seq->codec = codec;
+  seq->policy = policy;
+  seq->segment_duration = MAX (segment_duration, 1);
+  seq->frame_no = 0;
+  seq->gop_no = 0;
+  seq->history = 0;
+  seq->last_i = seq->last_ref = seq->prev_ref = GST_TWOFLOW_NO_FRAME;
+  seq->last_i_idr = FALSE;
+  seq->first_ts = GST_CLOCK_TIME_NONE;
+}
+
+/* The earliest frame a new frame may predict from. */
+static guint32
+depends_from (GstTwoflowSequencer * seq, GstTwoflowPictureType type)
+{
+  guint32 older = seq->prev_ref != GST_TWOFLOW_NO_FRAME ?
+      seq->prev_ref : seq->last_ref;
+
+  if (type == GST_TWOFLOW_PICTURE_I)
+    return seq->frame_no;
+  /* MPEG-1/2 (and traces of such GOPs): P uses the last reference, B the
+   * last two. */
+  if (seq->codec != GST_TWOFLOW_CODEC_H264)
+    return type == GST_TWOFLOW_PICTURE_P ? seq->last_ref : older;
+
+  /* H.264 may reference any picture since the last I; a B right after a
+   * non-IDR I may also reach back across it (open GOP). */
+  if (type == GST_TWOFLOW_PICTURE_B && !seq->last_i_idr
+      && seq->last_ref == seq->last_i)
+    return older;
+  return seq->last_i;
+}
+
+/**
+ * gst_twoflow_sequencer_next:
+ * @hdr: (out): a frame header for the next picture, payload_size 0
+ *
+ * Returns: FALSE when the stream has more frames than the format numbers.
+ */
+gboolean
+gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
+    GstTwoflowPictureType type, gboolean reference, gboolean idr,
+    GstClockTime pts, GstClockTime dts, GstClockTime duration,
+    GstTwoflowFrameHeader * hdr)
+{
+  GstClockTime ts = GST_CLOCK_TIME_IS_VALID (dts) ? dts : pts;
+
+  g_return_val_if_fail (type != GST_TWOFLOW_PICTURE_NONE, FALSE);
+  if (seq->frame_no == GST_TWOFLOW_NO_FRAME - 1)
+    return FALSE;
+
+  if (type == GST_TWOFLOW_PICTURE_I && seq->last_i != GST_TWOFLOW_NO_FRAME)
+    seq->gop_no++;
+
+  gst_twoflow_frame_header_init (hdr);
+  hdr->kind = GST_TWOFLOW_RECORD_FRAME;
+  hdr->codec = seq->codec;
+  hdr->picture_type = type;
+  hdr->frame_no = seq->frame_no;
+  hdr->gop_no = seq->gop_no;
+  hdr->depends_from = depends_from (seq, type);
+  hdr->history = seq->history;
+  hdr->pts = pts;
+  hdr->dts = dts;
+  hdr->duration = duration;
+  if (GST_CLOCK_TIME_IS_VALID (ts)) {
+    if (!GST_CLOCK_TIME_IS_VALID (seq->first_ts))
+      seq->first_ts = ts;
+    if (ts >= seq->first_ts)
+      hdr->segment_no = (ts - seq->first_ts) / seq->segment_duration;
+  }
+  if (reference)
+    hdr->flags |= GST_TWOFLOW_FLAG_REFERENCE;
+  if (type == GST_TWOFLOW_PICTURE_I || (type == GST_TWOFLOW_PICTURE_P
+          && seq->policy == GST_TWOFLOW_POLICY_IP))
+    hdr->flags |= GST_TWOFLOW_FLAG_ESSENTIAL;
+
+  if (type == GST_TWOFLOW_PICTURE_I) {
+    seq->last_i = seq->frame_no;
+    seq->last_i_idr = idr;
+  }
+  if (reference) {
+    seq->prev_ref = seq->last_ref;
+    seq->last_ref = seq->frame_no;
+  }
+  seq->history = gst_twoflow_history_push (seq->history, type, reference);
+  seq->frame_no++;
+  return TRUE;
+}
