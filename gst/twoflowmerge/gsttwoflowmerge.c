@@ -72,10 +72,11 @@ GST_STATIC_PAD_TEMPLATE ("enhanced",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (GST_TWOFLOW_CAPS));
 
+/* MPEG-4 part 2 is what the frame traces (twoflowtracesrc) stand for. */
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2 }, "
+    GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2, 4 }, "
         "systemstream = (boolean) false, parsed = (boolean) true; "
         "video/x-h264, alignment = (string) au"));
 
