@@ -26,13 +26,6 @@ assert_same_file (const gchar * a, const gchar * b)
   g_bytes_unref (bb);
 }
 
-static GstPadProbeReturn
-count_probe (GstPad * pad, GstPadProbeInfo * info, gint * count)
-{
-  g_atomic_int_inc (count);
-  return GST_PAD_PROBE_OK;
-}
-
 /* The parsed elementary stream of @media, as the reference output. */
 static gchar *
 parsed_reference (const gchar * media)
@@ -166,7 +159,7 @@ roundtrip_avc_decode (const gchar * media)
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
   pad = gst_element_get_static_pad (sink, "sink");
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
-      (GstPadProbeCallback) count_probe, &frames, NULL);
+      (GstPadProbeCallback) twoflow_test_count_probe, &frames, NULL);
   fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
   fail_unless_equals_int (frames, want);
   gst_object_unref (pad);
@@ -312,16 +305,6 @@ expected_damage (LossState * st, Expected * e)
 }
 
 static void
-check_stat (const GstStructure * s, const gchar * field, guint64 want)
-{
-  guint64 v;
-
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
-  fail_unless (v == want, "%s is %" G_GUINT64_FORMAT ", expected %"
-      G_GUINT64_FORMAT, field, v, want);
-}
-
-static void
 loss_run (gboolean drop_dependent)
 {
   gchar *media = twoflow_test_generated_mpeg2 ();
@@ -362,19 +345,19 @@ loss_run (gboolean drop_dependent)
 
   g_object_get (merge, "stats", &s, NULL);
   GST_INFO ("stats %" GST_PTR_FORMAT, s);
-  check_stat (s, "received-i", e.received[1]);
-  check_stat (s, "received-p", e.received[2]);
-  check_stat (s, "received-b", e.received[3]);
-  check_stat (s, "missing-i", 0);
-  check_stat (s, "missing-p", e.missing[2]);
-  check_stat (s, "missing-b", e.missing[3]);
-  check_stat (s, "missing-unknown", 0);
-  check_stat (s, "dropped", e.dropped);
-  check_stat (s, "E_f", e.e_f);
-  check_stat (s, "E_g", e.e_g);
-  check_stat (s, "G_max", e.g_max);
-  check_stat (s, "G_con_total", e.con_total);
-  check_stat (s, "G_con_max", e.con_max);
+  twoflow_test_check_stat (s, "received-i", e.received[1]);
+  twoflow_test_check_stat (s, "received-p", e.received[2]);
+  twoflow_test_check_stat (s, "received-b", e.received[3]);
+  twoflow_test_check_stat (s, "missing-i", 0);
+  twoflow_test_check_stat (s, "missing-p", e.missing[2]);
+  twoflow_test_check_stat (s, "missing-b", e.missing[3]);
+  twoflow_test_check_stat (s, "missing-unknown", 0);
+  twoflow_test_check_stat (s, "dropped", e.dropped);
+  twoflow_test_check_stat (s, "E_f", e.e_f);
+  twoflow_test_check_stat (s, "E_g", e.e_g);
+  twoflow_test_check_stat (s, "G_max", e.g_max);
+  twoflow_test_check_stat (s, "G_con_total", e.con_total);
+  twoflow_test_check_stat (s, "G_con_max", e.con_max);
   fail_unless (gst_structure_get_double (s, "G_avg", &g_avg));
   fail_unless (G_APPROX_VALUE (g_avg, (gdouble) e.e_f / e.e_g, 1e-9));
   fail_unless (gst_structure_get_double (s, "G_con_avg", &g_avg));
@@ -478,9 +461,9 @@ GST_START_TEST (test_prefix)
   merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
   fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
   g_object_get (merge, "stats", &s, NULL);
-  check_stat (s, "prefix-frames", 10);
-  check_stat (s, "duplicates", 3);
-  check_stat (s, "output-frames", 336);
+  twoflow_test_check_stat (s, "prefix-frames", 10);
+  twoflow_test_check_stat (s, "duplicates", 3);
+  twoflow_test_check_stat (s, "output-frames", 336);
   gst_structure_free (s);
   assert_same_file (ref, out);
 
@@ -584,8 +567,8 @@ GST_START_TEST (test_live_latency)
   gst_sample_unref (sample);
 
   g_object_get (merge, "stats", &s, NULL);
-  check_stat (s, "missing-b", 1);       /* typed by frame 2's history */
-  check_stat (s, "E_f", 1);
+  twoflow_test_check_stat (s, "missing-b", 1);       /* typed by frame 2's history */
+  twoflow_test_check_stat (s, "E_f", 1);
   gst_structure_free (s);
 
   gst_app_src_end_of_stream (GST_APP_SRC (e));

@@ -150,11 +150,22 @@ twoflow_test_tmpfile (const gchar * name)
   return path;
 }
 
-static GstPadProbeReturn
-count_buffer (GstPad * pad, GstPadProbeInfo * info, gint * count)
+GstPadProbeReturn
+twoflow_test_count_probe (GstPad * pad, GstPadProbeInfo * info, gint * count)
 {
   g_atomic_int_inc (count);
   return GST_PAD_PROBE_OK;
+}
+
+void
+twoflow_test_check_stat (const GstStructure * s, const gchar * field,
+    guint64 want)
+{
+  guint64 v;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  fail_unless (v == want, "%s is %" G_GUINT64_FORMAT ", expected %"
+      G_GUINT64_FORMAT, field, v, want);
 }
 
 /* Any decoder warning or error fails the count (G_MAXUINT). */
@@ -170,7 +181,7 @@ twoflow_test_count_decoded (const gchar * path, gchar ** error_text)
   gboolean ok;
 
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
-      (GstPadProbeCallback) count_buffer, &frames, NULL);
+      (GstPadProbeCallback) twoflow_test_count_probe, &frames, NULL);
   ok = run_pipeline (pipeline, TRUE, error_text);
   gst_object_unref (pad);
   gst_object_unref (sink);

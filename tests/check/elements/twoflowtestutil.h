@@ -28,6 +28,14 @@ gchar * twoflow_test_tmpfile (const gchar * name);
 /* Frames a decoder outputs for an elementary stream file. */
 guint twoflow_test_count_decoded (const gchar * path, gchar ** error_text);
 
+/* A buffer probe counting into the gint at user_data. */
+GstPadProbeReturn twoflow_test_count_probe (GstPad * pad,
+    GstPadProbeInfo * info, gint * count);
+
+/* Asserts a guint64 field of a stats structure. */
+void twoflow_test_check_stat (const GstStructure * s, const gchar * field,
+    guint64 want);
+
 G_END_DECLS
 
 #endif

@@ -95,16 +95,6 @@ GST_START_TEST (test_trace_all_frames)
 
 GST_END_TEST;
 
-static void
-check_stat (const GstStructure * s, const gchar * field, guint64 want)
-{
-  guint64 v;
-
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
-  fail_unless (v == want, "%s is %" G_GUINT64_FORMAT ", expected %"
-      G_GUINT64_FORMAT, field, v, want);
-}
-
 /* Two readers of the trace, one per flow, merged back. */
 GST_START_TEST (test_trace_two_flows_merge)
 {
@@ -126,11 +116,11 @@ GST_START_TEST (test_trace_two_flows_merge)
     count[(guint) types[i]]++;
   fail_unless (twoflow_test_run_pipeline (p, &err), "%s", err);
   g_object_get (m, "stats", &s, NULL);
-  check_stat (s, "received-i", count['I']);
-  check_stat (s, "received-p", count['P']);
-  check_stat (s, "received-b", count['B']);
-  check_stat (s, "output-frames", NFRAMES);
-  check_stat (s, "E_f", 0);
+  twoflow_test_check_stat (s, "received-i", count['I']);
+  twoflow_test_check_stat (s, "received-p", count['P']);
+  twoflow_test_check_stat (s, "received-b", count['B']);
+  twoflow_test_check_stat (s, "output-frames", NFRAMES);
+  twoflow_test_check_stat (s, "E_f", 0);
   gst_structure_free (s);
   gst_object_unref (m);
   gst_object_unref (p);
