@@ -1,0 +1,154 @@
+/* twoflow — bench helper for testbed experiments: runs one ERAP sender or
+ * receiver and logs what the scheduler sees, with CLOCK_MONOTONIC times.
+ *
+ *   bench-erap-tool send HOST PORT FILE [-d SECONDS] [-c CSV] [-r RATE]
+ *       [-l LINGER_SECONDS]
+ *       filesrc ! erapsink; every 50 ms a CSV row: t_s, rate_bps, srtt_ms,
+ *       packets_sent, packets_lost, loss_reactions, retransmitted,
+ *       bytes_acked; stops at EOS (all acknowledged) or after -d seconds.
+ *   bench-erap-tool recv PORT FILE [-t SECONDS]
+ *       erapsrc ! filesink; exits at the sender's end of stream.
+ * The last line on stdout is a summary, key=value.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gst/gst.h>
+
+static gboolean
+wait_done (GstElement * p, gdouble limit_s, GstElement * sink, FILE * csv)
+{
+  GstBus *bus = gst_element_get_bus (p);
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean eos = FALSE;
+
+  for (;;) {
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 50 * GST_MSECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+    gint64 now = g_get_monotonic_time ();
+
+    if (m) {
+      if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS) {
+        eos = TRUE;
+      } else {
+        GError *e;
+        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR)
+          gst_message_parse_error (m, &e, NULL);
+        else
+          gst_message_parse_warning (m, &e, NULL);
+        fprintf (stderr, "%s: %s\n", GST_MESSAGE_TYPE_NAME (m), e->message);
+        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR)
+          eos = TRUE;
+        g_error_free (e);
+      }
+      gst_message_unref (m);
+    }
+    if (sink && csv) {
+      GstStructure *s;
+      guint64 rate, srtt, sent, lost, react, rtx, acked;
+
+      g_object_get (sink, "stats", &s, NULL);
+      gst_structure_get (s, "rate", G_TYPE_UINT64, &rate, "srtt",
+          G_TYPE_UINT64, &srtt, "packets-sent", G_TYPE_UINT64, &sent,
+          "packets-lost", G_TYPE_UINT64, &lost, "loss-reactions",
+          G_TYPE_UINT64, &react, "packets-retransmitted", G_TYPE_UINT64,
+          &rtx, "bytes-acked", G_TYPE_UINT64, &acked, NULL);
+      gst_structure_free (s);
+      fprintf (csv, "%.3f,%" G_GUINT64_FORMAT ",%.3f,%" G_GUINT64_FORMAT ",%"
+          G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%"
+          G_GUINT64_FORMAT "\n", now / 1e6, rate, srtt / 1e6, sent, lost,
+          react, rtx, acked);
+    }
+    if (eos)
+      break;
+    if (limit_s > 0 && (now - t0) / 1e6 >= limit_s)
+      break;
+  }
+  gst_object_unref (bus);
+  return eos;
+}
+
+int
+main (int argc, char **argv)
+{
+  GstElement *p, *e;
+  gchar *d;
+  gdouble limit = 0;
+  const gchar *csvpath = NULL;
+  guint64 rate = 1000000;
+  gdouble linger = 30;
+  gint i;
+  gboolean eos;
+  gint64 t0;
+
+  gst_init (&argc, &argv);
+  if (argc < 4) {
+    fprintf (stderr, "usage: see the source\n");
+    return 2;
+  }
+  for (i = 1; i + 1 < argc; i++) {
+    if (!strcmp (argv[i], "-d") || !strcmp (argv[i], "-t"))
+      limit = atof (argv[i + 1]);
+    else if (!strcmp (argv[i], "-c"))
+      csvpath = argv[i + 1];
+    else if (!strcmp (argv[i], "-l"))
+      linger = atof (argv[i + 1]);
+    else if (!strcmp (argv[i], "-r"))
+      rate = g_ascii_strtoull (argv[i + 1], NULL, 10);
+  }
+  t0 = g_get_monotonic_time ();
+  if (!strcmp (argv[1], "send") && argc >= 5) {
+    FILE *csv = csvpath ? fopen (csvpath, "w") : NULL;
+    GstStructure *s;
+    guint64 sent, lost, react, rtx, acked;
+
+    d = g_strdup_printf ("filesrc location=%s blocksize=1392 ! erapsink "
+        "name=s host=%s port=%s initial-rate=%" G_GUINT64_FORMAT
+        " scheduler-interval=0 linger=%" G_GUINT64_FORMAT, argv[4], argv[2],
+        argv[3], rate, (guint64) (linger * GST_SECOND));
+    p = gst_parse_launch (d, NULL);
+    g_free (d);
+    e = gst_bin_get_by_name (GST_BIN (p), "s");
+    if (csv)
+      fprintf (csv, "t_s,rate_bps,srtt_ms,packets_sent,packets_lost,"
+          "loss_reactions,retransmitted,bytes_acked\n");
+    gst_element_set_state (p, GST_STATE_PLAYING);
+    eos = wait_done (p, limit, e, csv);
+    g_object_get (e, "stats", &s, NULL);
+    gst_structure_get (s, "packets-sent", G_TYPE_UINT64, &sent,
+        "packets-lost", G_TYPE_UINT64, &lost, "loss-reactions", G_TYPE_UINT64,
+        &react, "packets-retransmitted", G_TYPE_UINT64, &rtx, "bytes-acked",
+        G_TYPE_UINT64, &acked, NULL);
+    gst_structure_free (s);
+    printf ("eos=%d seconds=%.3f sent=%" G_GUINT64_FORMAT " lost=%"
+        G_GUINT64_FORMAT " reactions=%" G_GUINT64_FORMAT " retransmitted=%"
+        G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT "\n", eos,
+        (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked);
+    if (csv)
+      fclose (csv);
+  } else if (!strcmp (argv[1], "recv")) {
+    GstStructure *s;
+    guint64 bytes, dups;
+
+    d = g_strdup_printf ("erapsrc name=r port=%s ! filesink location=%s",
+        argv[2], argv[3]);
+    p = gst_parse_launch (d, NULL);
+    g_free (d);
+    e = gst_bin_get_by_name (GST_BIN (p), "r");
+    gst_element_set_state (p, GST_STATE_PLAYING);
+    eos = wait_done (p, limit, NULL, NULL);
+    g_object_get (e, "stats", &s, NULL);
+    gst_structure_get (s, "bytes", G_TYPE_UINT64, &bytes, "duplicates",
+        G_TYPE_UINT64, &dups, NULL);
+    gst_structure_free (s);
+    printf ("eos=%d seconds=%.3f bytes=%" G_GUINT64_FORMAT " duplicates=%"
+        G_GUINT64_FORMAT "\n", eos, (g_get_monotonic_time () - t0) / 1e6,
+        bytes, dups);
+  } else {
+    return 2;
+  }
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (p);
+  return 0;
+}
