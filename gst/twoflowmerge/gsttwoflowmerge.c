@@ -406,12 +406,32 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
   g_mutex_unlock (&self->lock);
 }
 
-/* Takes one parsed record into @in's state. With the lock held.
- * Returns FALSE (error posted by the caller) on a protocol violation. */
+/* Puts a frame that came out of order into its place in the queue.
+ * Returns FALSE for a frame already queued. */
 static gboolean
+input_insert (GstTwoflowMergeInput * in, GstTwoflowMergeFrame * f)
+{
+  GList *l;
+
+  for (l = in->frames.tail; l; l = l->prev) {
+    GstTwoflowMergeFrame *q = l->data;
+
+    if (q->hdr.frame_no == f->hdr.frame_no)
+      return FALSE;
+    if (q->hdr.frame_no < f->hdr.frame_no) {
+      g_queue_insert_after (&in->frames, l, f);
+      return TRUE;
+    }
+  }
+  g_queue_push_head (&in->frames, f);
+  return TRUE;
+}
+
+/* Takes one parsed record into @in's state. With the lock held. */
+static void
 gst_twoflow_merge_take_record (GstTwoflowMerge * self,
     GstTwoflowMergeInput * in, const GstTwoflowFrameHeader * hdr,
-    GstBuffer * payload, gchar ** why)
+    GstBuffer * payload)
 {
   GstTwoflowMergeFrame *f;
 
@@ -425,45 +445,40 @@ gst_twoflow_merge_take_record (GstTwoflowMerge * self,
         gst_buffer_unmap (payload, &map);
       }
       gst_buffer_unref (payload);
-      return TRUE;
+      return;
     case GST_TWOFLOW_RECORD_END:
       self->frame_count = hdr->frame_no;
       self->end_history = hdr->history;
       gst_buffer_unref (payload);
       g_cond_broadcast (&self->cond);
-      return TRUE;
+      return;
     case GST_TWOFLOW_RECORD_FRAME:
       break;
   }
 
-  if (in->last_frame_no != GST_TWOFLOW_NO_FRAME
-      && hdr->frame_no <= in->last_frame_no) {
-    /* The essential pad may repeat what the prefix already gave. */
-    if (in != &self->essential) {
-      *why = g_strdup_printf ("frame %u after frame %u: the %s flow must be "
-          "in decode order", hdr->frame_no, in->last_frame_no, in->name);
-      gst_buffer_unref (payload);
-      return FALSE;
-    }
-    self->duplicates++;
-    gst_buffer_unref (payload);
-    return TRUE;
-  }
-  in->last_frame_no = hdr->frame_no;
   if (self->started && hdr->frame_no < self->next_frame_no) {
     /* its turn has passed (late, or before the first essential frame) */
     self->duplicates++;
     gst_buffer_unref (payload);
-    return TRUE;
+    return;
   }
 
   f = g_new (GstTwoflowMergeFrame, 1);
   f->hdr = *hdr;
   f->payload = payload;
-  g_queue_push_tail (&in->frames, f);
+  if (in->last_frame_no == GST_TWOFLOW_NO_FRAME
+      || hdr->frame_no > in->last_frame_no) {
+    in->last_frame_no = hdr->frame_no;
+    g_queue_push_tail (&in->frames, f);
+  } else if (in == &self->essential || !input_insert (in, f)) {
+    /* The essential pad may repeat what the prefix already gave; the
+     * enhanced flow may repeat or reorder what the network delivered. */
+    self->duplicates++;
+    frame_free (f);
+    return;
+  }
   in->queued_bytes += gst_buffer_get_size (payload);
   g_cond_broadcast (&self->cond);
-  return TRUE;
 }
 
 /* Parses everything complete in @in's parser. With the lock held. */
@@ -477,8 +492,7 @@ gst_twoflow_merge_parse (GstTwoflowMerge * self, GstTwoflowMergeInput * in,
 
   while ((res = gst_twoflow_parser_pop (in->parser, &hdr,
               &payload)) == GST_TWOFLOW_PARSE_OK) {
-    if (!gst_twoflow_merge_take_record (self, in, &hdr, payload, why))
-      return FALSE;
+    gst_twoflow_merge_take_record (self, in, &hdr, payload);
   }
   if (res != GST_TWOFLOW_PARSE_NEED_MORE) {
     *why = g_strdup (gst_twoflow_parse_result_to_string (res));

@@ -585,6 +585,72 @@ GST_START_TEST (test_live_latency)
 
 GST_END_TEST;
 
+/* The unreliable flow may deliver out of order or twice: frames are put in
+ * their place and repeats ignored. */
+GST_START_TEST (test_enhanced_reorder)
+{
+  GstElement *pipeline = gst_parse_launch ("twoflowmerge name=m ! "
+      "appsink name=out sync=false "
+      "appsrc name=e format=time caps=application/x-twoflow ! m.essential "
+      "appsrc name=n format=time caps=application/x-twoflow ! m.enhanced",
+      NULL);
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstElement *n = gst_bin_get_by_name (GST_BIN (pipeline), "n");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  GstElement *merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  const guint order[] = { 2, 1, 4, 3, 1, 4 };
+  GstSample *sample;
+  GstStructure *s;
+  guint i;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  /* all enhanced records are in before the first essential frame starts
+   * the output, so none can be given up as missing meanwhile */
+  for (i = 0; i < G_N_ELEMENTS (order); i++)
+    gst_app_src_push_buffer (GST_APP_SRC (n), frame_record (order[i],
+            GST_TWOFLOW_PICTURE_B, 0));
+  gst_app_src_end_of_stream (GST_APP_SRC (n));
+  do {
+    guint64 queued;
+
+    g_usleep (1000);
+    g_object_get (merge, "stats", &s, NULL);
+    gst_structure_get_uint64 (s, "enhanced-queued-bytes", &queued);
+    gst_structure_free (s);
+    if (queued == 101 + 102 + 103 + 104)
+      break;
+  } while (TRUE);
+  gst_app_src_push_buffer (GST_APP_SRC (e), caps_record ());
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (0,
+          GST_TWOFLOW_PICTURE_I, 0));
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (5,
+          GST_TWOFLOW_PICTURE_I, 0));
+  gst_app_src_end_of_stream (GST_APP_SRC (e));
+
+  for (i = 0; i <= 5; i++) {
+    sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+    fail_unless (sample != NULL);
+    /* payload sizes tell the frames apart */
+    fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer
+            (sample)), 100 + i);
+    gst_sample_unref (sample);
+  }
+  fail_unless (gst_app_sink_pull_sample (GST_APP_SINK (out)) == NULL);
+  g_object_get (merge, "stats", &s, NULL);
+  twoflow_test_check_stat (s, "duplicates", 2);
+  twoflow_test_check_stat (s, "output-frames", 6);
+  twoflow_test_check_stat (s, "E_f", 0);
+  gst_structure_free (s);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (n);
+  gst_object_unref (out);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 /* ---- bad input ------------------------------------------------------- */
 
 /* Feeds raw bytes to both pads of a merge; returns the error text or NULL. */
@@ -719,6 +785,7 @@ twoflowmerge_suite (void)
   tcase_add_test (tc, test_loss_keep_dependent);
   tcase_add_test (tc, test_prefix);
   tcase_add_test (tc, test_live_latency);
+  tcase_add_test (tc, test_enhanced_reorder);
   tcase_add_test (tc, test_bad_input);
   return s;
 }
