@@ -35,7 +35,6 @@ struct _GstRudpPacer {
   gint refcount;                /* under the global lock */
   GMutex lock;
   GCond wake;                   /* the thread: new work */
-  GCond space;                  /* render and drain: packets left */
   GstRudpScheduler *sched;
   GList *sinks;                 /* GstRudpSink*, not reffed: they remove
                                  * themselves before closing their socket */
@@ -74,6 +73,7 @@ send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
   GstMapInfo map;
   GError *err = NULL;
 
+  sink->sent = TRUE;
   if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
     sink->send_errors++;
     gst_buffer_unref (buf);
@@ -201,6 +201,23 @@ read_feedback (GstRudpPacer * p, GstClockTime now)
   return TRUE;
 }
 
+/* Wakes the render/drain of the sinks that sent (not all: a broadcast to
+ * every producer at each tick would wake 50 threads per millisecond). */
+static void
+wake_senders (GstRudpPacer * p)
+{
+  GList *l;
+
+  for (l = p->sinks; l; l = l->next) {
+    GstRudpSink *sink = l->data;
+
+    if (sink->sent) {
+      sink->sent = FALSE;
+      g_cond_broadcast (&sink->space);
+    }
+  }
+}
+
 /* Sends the GstNetworkCongestion rate events, without the lock. */
 static void
 announce_levels (GstRudpPacer * p)
@@ -250,7 +267,7 @@ pacer_thread (gpointer data)
     p->kicked = FALSE;
     feedback = read_feedback (p, now);
     if (gst_rudp_scheduler_tick (p->sched, now, send_packet, p) > 0)
-      g_cond_broadcast (&p->space);
+      wake_senders (p);
     announce_levels (p);
     if (!p->running)
       break;
@@ -315,7 +332,6 @@ gst_rudp_pacer_add (GstRudpSink * sink)
     p = g_new0 (GstRudpPacer, 1);
     g_mutex_init (&p->lock);
     g_cond_init (&p->wake);
-    g_cond_init (&p->space);
     p->clock = gst_system_clock_obtain ();
     p->sched = gst_rudp_scheduler_new (sink->timer_interval, now_of (p));
     p->running = TRUE;
@@ -353,7 +369,7 @@ gst_rudp_pacer_remove (GstRudpPacer * p, GstRudpSink * sink)
   sink->flow = NULL;
   p->sinks = g_list_remove (p->sinks, sink);
   update_interval (p);
-  g_cond_broadcast (&p->space);
+  g_cond_broadcast (&sink->space);
   g_mutex_unlock (&p->lock);
 
   g_mutex_lock (&global_lock);
@@ -374,7 +390,6 @@ gst_rudp_pacer_remove (GstRudpPacer * p, GstRudpSink * sink)
   gst_object_unref (p->clock);
   g_mutex_clear (&p->lock);
   g_cond_clear (&p->wake);
-  g_cond_clear (&p->space);
   g_free (p);
   GST_INFO ("pacer stopped");
 }
@@ -388,7 +403,7 @@ gst_rudp_pacer_queue (GstRudpPacer * p, GstRudpSink * sink, GstBuffer * buf)
   /* backpressure: wait for room; an empty queue takes any buffer */
   while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0
       && gst_rudp_flow_queued_bytes (sink->flow) + size > sink->buffer_size)
-    g_cond_wait (&p->space, &p->lock);
+    g_cond_wait (&sink->space, &p->lock);
   if (sink->flushing) {
     g_mutex_unlock (&p->lock);
     gst_buffer_unref (buf);
@@ -409,7 +424,7 @@ gst_rudp_pacer_drain (GstRudpPacer * p, GstRudpSink * sink)
 
   g_mutex_lock (&p->lock);
   while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0)
-    g_cond_wait (&p->space, &p->lock);
+    g_cond_wait (&sink->space, &p->lock);
   ok = !sink->flushing;
   g_mutex_unlock (&p->lock);
   return ok;
@@ -421,7 +436,7 @@ gst_rudp_pacer_set_flushing (GstRudpPacer * p, GstRudpSink * sink,
 {
   g_mutex_lock (&p->lock);
   sink->flushing = flushing;
-  g_cond_broadcast (&p->space);
+  g_cond_broadcast (&sink->space);
   g_mutex_unlock (&p->lock);
 }
 
@@ -430,7 +445,7 @@ gst_rudp_pacer_flush (GstRudpPacer * p, GstRudpSink * sink)
 {
   g_mutex_lock (&p->lock);
   gst_rudp_flow_flush (sink->flow, (GDestroyNotify) gst_buffer_unref);
-  g_cond_broadcast (&p->space);
+  g_cond_broadcast (&sink->space);
   g_mutex_unlock (&p->lock);
 }
 
@@ -445,7 +460,7 @@ gst_rudp_pacer_reconfigure (GstRudpPacer * p, GstRudpSink * sink)
   gst_rudp_flow_set_rate (sink->flow, flow_rate (sink), now);
   gst_rudp_flow_set_depth (sink->flow, sink->bucket_depth);
   update_interval (p);
-  g_cond_broadcast (&p->space); /* buffer-size may have grown */
+  g_cond_broadcast (&sink->space); /* buffer-size may have grown */
   kick (p);
   g_mutex_unlock (&p->lock);
 }

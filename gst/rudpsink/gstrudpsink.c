@@ -265,6 +265,7 @@ gst_rudp_sink_init (GstRudpSink * sink)
   sink->buffer_size = DEFAULT_BUFFER_SIZE;
   sink->rate_control = DEFAULT_RATE_CONTROL;
   gst_rudp_levels_init_default (&sink->levels);
+  g_cond_init (&sink->space);
   /* the bucket is the clock of this sink */
   gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
 }
@@ -275,6 +276,7 @@ gst_rudp_sink_finalize (GObject * object)
   GstRudpSink *sink = GST_RUDP_SINK (object);
 
   g_free (sink->host);
+  g_cond_clear (&sink->space);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 

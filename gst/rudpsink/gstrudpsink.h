@@ -44,6 +44,8 @@ struct _GstRudpSink {
   GstRudpPacer *pacer;
   GstRudpFlow *flow;
   gboolean flushing;
+  GCond space;                  /* render and drain: packets of ours left */
+  gboolean sent;                /* this tick sent packets of ours */
   guint level;
   guint16 next_seq;             /* RTP seqnum of the next packet to leave */
   guint16 level_seq;            /* first seqnum sent at the current level */

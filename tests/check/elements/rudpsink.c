@@ -119,7 +119,10 @@ static void
 run_cbr (guint64 rate, gsize size)
 {
   RudpReceiver *r = rudp_receiver_start ();
-  gchar *extra = g_strdup_printf ("rate=%" G_GUINT64_FORMAT, rate);
+  /* 200 ms of data queued: a producer thread descheduled for a while on
+   * a loaded machine must not leave the flow idle */
+  gchar *extra = g_strdup_printf ("rate=%" G_GUINT64_FORMAT
+      " buffer-size=%" G_GUINT64_FORMAT, rate, MAX (rate / 5, 262144));
   GstHarness *h = sink_new (r->port, extra);
   Producer p;
 
