@@ -987,8 +987,8 @@ write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
   while (self->queued > 0) {
     GstBuffer *head = g_queue_peek_head (&self->queue);
     gsize avail = gst_buffer_get_size (head) - self->head_offset;
-    guint64 allow = gst_ctcp_controller_allowance (&self->ctl, self->outq,
-        now);
+    guint64 allow = gst_ctcp_controller_allowance (&self->ctl,
+        self->inflight, self->outq - self->inflight, now);
     guint64 min_chunk = MIN (gst_ctcp_controller_min_write (&self->ctl),
         self->queued);
     gsize chunk;
@@ -1016,7 +1016,12 @@ write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
       *err = g_strdup_printf ("send: %s", g_strerror (errno));
       return FALSE;
     }
+    GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " at %" GST_TIME_FORMAT
+        " (allowed %" G_GUINT64_FORMAT ", in flight %" G_GUINT64_FORMAT
+        ", unsent %" G_GUINT64_FORMAT ")", n, GST_TIME_ARGS (now), allow,
+        self->inflight, self->outq - self->inflight);
     gst_ctcp_controller_consume (&self->ctl, n);
+    /* counted as unsent until the next reading */
     self->outq += n;
     self->written += n;
     self->queued -= n;
@@ -1118,9 +1123,10 @@ gst_ctcp_sink_thread (gpointer data)
       GstClockTime p = gst_ctcp_controller_pace_wakeup (&self->ctl,
           MIN (gst_ctcp_controller_min_write (&self->ctl), self->queued),
           now);
-      if (GST_CLOCK_TIME_IS_VALID (p))
-        p = MAX (p, now + GST_USECOND * 100);
-      if (!GST_CLOCK_TIME_IS_VALID (wake) || p < wake)
+      /* p <= now: the window or the kernel's queue holds us back, and data
+       * is in flight, so the poll sees when there is room */
+      if (GST_CLOCK_TIME_IS_VALID (p) && p > now
+          && (!GST_CLOCK_TIME_IS_VALID (wake) || p < wake))
         wake = p;
     }
     if (!GST_CLOCK_TIME_IS_VALID (wake))

@@ -301,25 +301,35 @@ gst_ctcp_controller_window_bytes (const GstCtcpController * c)
 
 /**
  * gst_ctcp_controller_allowance:
- * @outq: bytes the socket holds (unacknowledged + not yet sent)
+ * @inflight: bytes sent and not acknowledged (SIOCOUTQ − SIOCOUTQNSD)
+ * @unsent: bytes in the socket not sent yet (SIOCOUTQNSD)
  *
  * Returns: how many bytes may be written now: what the pacer has earned,
- * and no more than keeps the socket's bytes under the effective window.
+ * no more than keeps in-flight plus unsent bytes under the effective
+ * window, and no more than one write's worth (min_write) waiting unsent
+ * in the kernel: whatever sits there leaves as soon as cwnd and the
+ * kernel's pacing allow, and the window is only ours to enforce before
+ * bytes enter the socket. (Counting the unsent bytes against the window
+ * as well would charge the kernel's pacing delay, which srtt does not
+ * contain, to W_target.)
  */
 guint64
-gst_ctcp_controller_allowance (GstCtcpController * c, guint64 outq,
-    GstClockTime now)
+gst_ctcp_controller_allowance (GstCtcpController * c, guint64 inflight,
+    guint64 unsent, GstClockTime now)
 {
-  guint64 win, room;
+  guint64 win, room, queue_room, mw;
 
   if (!c->capped)
     return G_MAXUINT64;
   if (c->target_rate == 0)
     return 0;
   refill (c, now);
+  mw = gst_ctcp_controller_min_write (c);
   win = gst_ctcp_controller_window_bytes (c);
-  room = win > outq ? win - outq : 0;
-  return MIN ((guint64) c->tokens, room);
+  room = win > inflight ? win - inflight : 0;
+  queue_room = unsent < mw ? mw - unsent : 0;
+  /* the window bounds what is in flight: allow a packet that fills it */
+  return MIN ((guint64) c->tokens, MIN (room, queue_room));
 }
 
 /**

@@ -120,8 +120,8 @@ void gst_ctcp_controller_restart_pacing (GstCtcpController * c,
 void gst_ctcp_controller_update (GstCtcpController * c,
     const GstCtcpTcpInfo * info, GstClockTime now);
 guint64 gst_ctcp_controller_window_bytes (const GstCtcpController * c);
-guint64 gst_ctcp_controller_allowance (GstCtcpController * c, guint64 outq,
-    GstClockTime now);
+guint64 gst_ctcp_controller_allowance (GstCtcpController * c,
+    guint64 inflight, guint64 unsent, GstClockTime now);
 void gst_ctcp_controller_consume (GstCtcpController * c, guint64 bytes);
 guint64 gst_ctcp_controller_min_write (const GstCtcpController * c);
 GstClockTime gst_ctcp_controller_pace_wakeup (const GstCtcpController * c,
