@@ -1,0 +1,951 @@
+/* twoflow-proxy — the proxy of the staggered two-flow VoD system
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/*
+ * Asks twoflow-server for a video on its control channel, receives the
+ * essential flow (tcpserversrc for cTCP/TCP, erapsrc for ERAP) and the
+ * enhanced flow (rudpsrc ! rtpjitterbuffer ! rtpgstdepay), merges them with
+ * twoflowmerge (reading a pre-staged prefix from the prefix store) and
+ * serves the result to RTSP viewers (rtsp://HOST:8554/video/NAME, MPEG-TS
+ * over RTP) or to a file (--fetch). Each viewer gets its own server session;
+ * admission control admits it only if its peak rate fits the residual WAN
+ * capacity (--wan-capacity) or, in measured mode, if the admitted sessions
+ * are near their rates with under 5% loss. See docs/system.md.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+#include <gst/rtsp-server/rtsp-server.h>
+#include "twoflow-control.h"
+
+static gchar *opt_server = NULL;
+static gchar *opt_fetch = NULL;
+static gchar *opt_output = NULL;
+static gchar *opt_prestage = NULL;
+static gchar *opt_prefix_dir = NULL;
+static gchar *opt_essential = NULL;
+static gchar *opt_policy = NULL;
+static gdouble opt_segment = 10.0;
+static gdouble opt_wan_capacity = 0;
+static gboolean opt_measured = FALSE;
+static gint opt_rtsp_port = 8554;
+static gchar *opt_rtsp_address = NULL;
+static gint opt_latency_ms = 0;
+static gint opt_jitter_ms = 200;
+
+static gchar *server_host;
+static gint server_port;
+static guint next_session_id = 1;
+static GList *admitted = NULL;  /* ProxySession, the admitted RTSP sessions */
+G_LOCK_DEFINE_STATIC (counters);
+static GHashTable *info_cache;  /* video name -> JsonObject (INFO reply) */
+static GstRTSPMountPoints *mounts;
+static GstRTSPMediaFactory *factory;
+
+typedef struct
+{
+  guint id;
+  gchar *video;
+  gboolean prestage;
+  GSocketConnection *conn;
+  GDataInputStream *in;
+  GOutputStream *out;
+  GCancellable *cancel;
+  gchar *local_addr;
+  JsonObject *info;
+  guint64 peak_rate;
+  gint server_session;
+  GstElement *bin, *ess_src, *enh_src, *merge;
+  gint enh_port;
+  guint ready_timer;
+  gboolean play_sent, server_done;
+  gchar *error;
+  gint64 started_us;
+  /* measurement (progress events, once a second) */
+  gint64 ess_bytes, enh_bytes;    /* under counters_lock */
+  gint64 last_ess_bytes, last_enh_bytes, last_us;
+  guint64 last_received, last_lost;
+  guint64 last_segments_late;
+  gdouble rate, loss, rate_ratio;
+  gboolean healthy;
+  guint samples;
+  GMainLoop *loop;              /* fetch mode */
+} ProxySession;
+
+static void
+log_json (const gchar * tag, JsonObject * obj)
+{
+  gchar *text = twoflow_json_to_line (obj);
+  g_print ("%s %s\n", tag, text);
+  g_free (text);
+}
+
+/* ------------------------------------------------------- control channel */
+
+static JsonObject *
+request (ProxySession * ps, JsonObject * req, GError ** error)
+{
+  JsonObject *r;
+
+  if (!twoflow_control_send (ps->out, req, error))
+    return NULL;
+  /* progress/done events may precede the reply: skip them */
+  while ((r = twoflow_control_recv (ps->in, NULL, error))) {
+    if (!json_object_has_member (r, "event"))
+      break;
+    json_object_unref (r);
+  }
+  if (r && !twoflow_json_get_int (r, "ok", 0)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "server: %s",
+        twoflow_json_get_string (r, "error", "request failed"));
+    json_object_unref (r);
+    r = NULL;
+  }
+  return r;
+}
+
+static void
+proxy_session_free (ProxySession * ps)
+{
+  if (ps->ready_timer)
+    g_source_remove (ps->ready_timer);
+  if (ps->cancel)
+    g_cancellable_cancel (ps->cancel);
+  g_clear_object (&ps->cancel);
+  g_clear_object (&ps->in);
+  if (ps->conn)
+    g_io_stream_close (G_IO_STREAM (ps->conn), NULL, NULL);
+  g_clear_object (&ps->conn);
+  if (ps->info)
+    json_object_unref (ps->info);
+  g_free (ps->local_addr);
+  g_free (ps->video);
+  g_free (ps->error);
+  g_free (ps);
+}
+
+static ProxySession *
+proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
+{
+  ProxySession *ps = g_new0 (ProxySession, 1);
+  GSocketClient *client = g_socket_client_new ();
+  GSocketAddress *la;
+  JsonObject *req;
+
+  ps->id = next_session_id++;
+  ps->video = g_strdup (video);
+  ps->prestage = prestage;
+  ps->healthy = TRUE;
+  ps->rate_ratio = 1.0;
+  g_socket_client_set_timeout (client, 10);
+  ps->conn = g_socket_client_connect_to_host (client, server_host,
+      server_port, NULL, error);
+  g_object_unref (client);
+  if (!ps->conn)
+    goto fail;
+  ps->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
+          (ps->conn)));
+  ps->out = g_io_stream_get_output_stream (G_IO_STREAM (ps->conn));
+  ps->cancel = g_cancellable_new ();
+  la = g_socket_connection_get_local_address (ps->conn, NULL);
+  ps->local_addr = g_inet_address_to_string (g_inet_socket_address_get_address
+      (G_INET_SOCKET_ADDRESS (la)));
+  g_object_unref (la);
+
+  req = json_object_new ();
+  json_object_set_string_member (req, "cmd", "INFO");
+  json_object_set_string_member (req, "video", video);
+  json_object_set_string_member (req, "policy", opt_policy);
+  ps->info = request (ps, req, error);
+  json_object_unref (req);
+  if (!ps->info)
+    goto fail;
+  ps->peak_rate = twoflow_json_get_int (ps->info, "peak_rate", 0);
+  g_hash_table_replace (info_cache, g_strdup (video),
+      json_object_ref (ps->info));
+  return ps;
+
+fail:
+  proxy_session_free (ps);
+  return NULL;
+}
+
+static gchar *
+prefix_path (const gchar * video)
+{
+  gchar *base = g_strconcat (video, ".prefix.twf", NULL);
+  gchar *p = g_build_filename (opt_prefix_dir, base, NULL);
+  g_free (base);
+  return p;
+}
+
+static gint
+free_udp_port (void)
+{
+  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  GInetAddress *any = g_inet_address_new_any (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *a = g_inet_socket_address_new (any, 0), *bound;
+  gint port = 0;
+
+  if (s && g_socket_bind (s, a, FALSE, NULL)) {
+    bound = g_socket_get_local_address (s, NULL);
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+    g_object_unref (bound);
+  }
+  g_object_unref (a);
+  g_object_unref (any);
+  if (s) {
+    g_socket_close (s, NULL);
+    g_object_unref (s);
+  }
+  return port;
+}
+
+static GstPadProbeReturn
+count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  gint64 *counter = user_data;
+  G_LOCK (counters);
+  *counter += gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
+  G_UNLOCK (counters);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+add_count_probe (GstElement * e, gint64 * counter)
+{
+  GstPad *pad = gst_element_get_static_pad (e, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, counter,
+      NULL);
+  gst_object_unref (pad);
+}
+
+static GstElement *
+make (GstBin * bin, const gchar * factory, const gchar * name)
+{
+  GstElement *e = gst_element_factory_make (factory, name);
+  if (e)
+    gst_bin_add (bin, e);
+  else
+    g_printerr ("missing element %s\n", factory);
+  return e;
+}
+
+/* The receiving bin: its "src" ghost pad gives the merged elementary
+ * stream (or, pre-staging, the essential flow's bytes). */
+static GstElement *
+build_receive_bin (ProxySession * ps)
+{
+  GstBin *bin = GST_BIN (gst_bin_new (NULL));
+  GstElement *q, *out;
+  GstPad *pad;
+  gboolean erap = g_str_equal (opt_essential, "erap");
+
+  if (erap) {
+    ps->ess_src = make (bin, "erapsrc", "ess_src");
+    g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
+        "caps", NULL, NULL);
+  } else {
+    ps->ess_src = make (bin, "tcpserversrc", "ess_src");
+    g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
+  }
+  add_count_probe (ps->ess_src, &ps->ess_bytes);
+
+  if (ps->prestage) {
+    out = ps->ess_src;
+  } else {
+    GstElement *jb, *depay;
+    GstCaps *caps;
+    gchar *prefix = prefix_path (ps->video);
+    JsonArray *lv = json_object_get_array_member (ps->info, "levels");
+    GString *levels = g_string_new ("<");
+    guint i;
+
+    q = make (bin, "queue", NULL);
+    g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+        "max-size-bytes", 0, NULL);
+    ps->merge = make (bin, "twoflowmerge", "merge");
+    g_object_set (ps->merge, "latency",
+        (guint64) opt_latency_ms * GST_MSECOND, NULL);
+    if (g_file_test (prefix, G_FILE_TEST_IS_REGULAR))
+      g_object_set (ps->merge, "prefix-location", prefix, NULL);
+    g_free (prefix);
+
+    ps->enh_src = make (bin, "rudpsrc", "enh_src");
+    ps->enh_port = free_udp_port ();
+    caps = gst_caps_from_string ("application/x-rtp,media=application,"
+        "clock-rate=90000,encoding-name=X-GST");
+    g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
+        "buffer-size", 4 * 1024 * 1024, NULL);
+    gst_caps_unref (caps);
+    for (i = 0; lv && i < json_array_get_length (lv); i++)
+      g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
+          i ? "," : "", json_array_get_int_element (lv, i));
+    g_string_append (levels, ">");
+    gst_util_set_object_arg (G_OBJECT (ps->enh_src), "levels", levels->str);
+    g_string_free (levels, TRUE);
+    add_count_probe (ps->enh_src, &ps->enh_bytes);
+    jb = make (bin, "rtpjitterbuffer", NULL);
+    g_object_set (jb, "latency", opt_jitter_ms, NULL);
+    depay = make (bin, "rtpgstdepay", NULL);
+    gst_element_link_many (ps->ess_src, q, NULL);
+    gst_element_link_pads (q, "src", ps->merge, "essential");
+    gst_element_link_many (ps->enh_src, jb, depay, NULL);
+    gst_element_link_pads (depay, "src", ps->merge, "enhanced");
+    out = ps->merge;
+  }
+  pad = gst_element_get_static_pad (out, "src");
+  gst_element_add_pad (GST_ELEMENT (bin), gst_ghost_pad_new ("src", pad));
+  gst_object_unref (pad);
+  ps->bin = GST_ELEMENT (bin);
+  return ps->bin;
+}
+
+static gint64
+counter_get (gint64 * counter)
+{
+  gint64 v;
+  G_LOCK (counters);
+  v = *counter;
+  G_UNLOCK (counters);
+  return v;
+}
+
+static void
+update_measurement (ProxySession * ps, JsonObject * ev)
+{
+  gint64 now = g_get_monotonic_time ();
+  gint64 eb = counter_get (&ps->ess_bytes);
+  gint64 nb = counter_get (&ps->enh_bytes);
+  GstStructure *st = NULL;
+  guint64 received = 0, lost = 0, late = 0;
+  JsonObject *tc, *es;
+  gdouble dt;
+
+  if (ps->enh_src)
+    g_object_get (ps->enh_src, "stats", &st, NULL);
+  if (st) {
+    gst_structure_get_uint64 (st, "received", &received);
+    gst_structure_get_uint64 (st, "lost", &lost);
+    gst_structure_free (st);
+  }
+  if (ps->last_us) {
+    dt = (now - ps->last_us) / 1e6;
+    if (dt > 0)
+      ps->rate = ((eb - ps->last_ess_bytes) + (nb - ps->last_enh_bytes))
+          * 8.0 / dt;
+    if (received + lost > ps->last_received + ps->last_lost)
+      ps->loss = (gdouble) (lost - ps->last_lost) /
+          ((received + lost) - (ps->last_received + ps->last_lost));
+  }
+  tc = json_object_has_member (ev, "transcoder_stats") ?
+      json_object_get_object_member (ev, "transcoder_stats") : NULL;
+  if (tc && twoflow_json_get_int (tc, "input-bitrate", 0) > 0)
+    ps->rate_ratio = (gdouble) twoflow_json_get_int (tc, "target-bitrate", 0)
+        / twoflow_json_get_int (tc, "input-bitrate", 1);
+  es = json_object_has_member (ev, "essential_stats") ?
+      json_object_get_object_member (ev, "essential_stats") : NULL;
+  late = es ? twoflow_json_get_int (es, "segments-late", 0) : 0;
+  ps->healthy = ps->loss < 0.05 && ps->rate_ratio >= 0.9
+      && late <= ps->last_segments_late;
+  ps->last_segments_late = late;
+  ps->last_us = now;
+  ps->last_ess_bytes = eb;
+  ps->last_enh_bytes = nb;
+  ps->last_received = received;
+  ps->last_lost = lost;
+  ps->samples++;
+}
+
+static void read_event (ProxySession * ps);
+
+static void
+event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  GError *err = NULL;
+  gchar *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM
+      (source), res, NULL, &err);
+  JsonObject *ev;
+
+  if (line == NULL) {
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      g_print ("proxy session %u: control connection closed\n", ps->id);
+    g_clear_error (&err);
+    return;
+  }
+  ev = twoflow_json_from_line (line, NULL);
+  g_free (line);
+  if (ev) {
+    const gchar *e = twoflow_json_get_string (ev, "event", "");
+    if (g_str_equal (e, "progress"))
+      update_measurement (ps, ev);
+    else if (g_str_equal (e, "done")) {
+      ps->server_done = TRUE;
+      log_json ("SERVER-DONE", ev);
+    } else if (g_str_equal (e, "error")) {
+      g_print ("proxy session %u: server error: %s\n", ps->id,
+          twoflow_json_get_string (ev, "message", "?"));
+      if (ps->bin)
+        GST_ELEMENT_ERROR (ps->bin, RESOURCE, READ, ("server: %s",
+                twoflow_json_get_string (ev, "message", "?")), (NULL));
+    }
+    json_object_unref (ev);
+  }
+  read_event (ps);
+}
+
+static void
+read_event (ProxySession * ps)
+{
+  g_data_input_stream_read_line_async (ps->in, G_PRIORITY_DEFAULT,
+      ps->cancel, event_cb, ps);
+}
+
+/* The receivers listen once the bin has started; then the server may
+ * connect: send PLAY. */
+static gboolean
+ready_cb (gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  gint ess_port = 0;
+  JsonObject *req, *r;
+  GError *err = NULL;
+
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
+          "current-port"))
+    g_object_get (ps->ess_src, "current-port", &ess_port, NULL);
+  else
+    g_object_get (ps->ess_src, "port", &ess_port, NULL);
+  if (ess_port <= 0 || (ps->enh_src
+          && !GST_OBJECT_FLAG_IS_SET (ps->enh_src, GST_BASE_SRC_FLAG_STARTED)))
+    return G_SOURCE_CONTINUE;
+  ps->ready_timer = 0;
+
+  req = json_object_new ();
+  json_object_set_string_member (req, "cmd", "PLAY");
+  json_object_set_string_member (req, "video", ps->video);
+  json_object_set_string_member (req, "essential", opt_essential);
+  json_object_set_string_member (req, "policy", opt_policy);
+  json_object_set_string_member (req, "host", ps->local_addr);
+  json_object_set_int_member (req, "essential_port", ess_port);
+  json_object_set_double_member (req, "segment_duration", opt_segment);
+  if (ps->prestage) {
+    json_object_set_string_member (req, "flows", "essential");
+    json_object_set_int_member (req, "end_segment", 1);
+  } else {
+    json_object_set_int_member (req, "enhanced_port", ps->enh_port);
+    if (ps->merge) {
+      gchar *prefix = NULL;
+      g_object_get (ps->merge, "prefix-location", &prefix, NULL);
+      if (prefix)
+        json_object_set_int_member (req, "skip_segments", 1);
+      g_free (prefix);
+    }
+  }
+  r = request (ps, req, &err);
+  json_object_unref (req);
+  ps->play_sent = TRUE;
+  if (!r) {
+    g_print ("proxy session %u: PLAY failed: %s\n", ps->id, err->message);
+    GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    return G_SOURCE_REMOVE;
+  }
+  ps->server_session = twoflow_json_get_int (r, "session", 0);
+  ps->started_us = g_get_monotonic_time ();
+  g_print ("proxy session %u: playing %s (server session %d, lead %.1f s, "
+      "peak %" G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video,
+      ps->server_session, twoflow_json_get_double (r, "lead", 0),
+      ps->peak_rate);
+  json_object_unref (r);
+  read_event (ps);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+proxy_session_start (ProxySession * ps)
+{
+  ps->ready_timer = g_timeout_add (10, ready_cb, ps);
+}
+
+static JsonObject *
+proxy_session_report (ProxySession * ps)
+{
+  JsonObject *o = json_object_new ();
+  GstStructure *st = NULL;
+
+  json_object_set_int_member (o, "session", ps->id);
+  json_object_set_string_member (o, "video", ps->video);
+  json_object_set_int_member (o, "server_session", ps->server_session);
+  json_object_set_double_member (o, "elapsed", ps->started_us ?
+      (g_get_monotonic_time () - ps->started_us) / 1e6 : 0);
+  json_object_set_int_member (o, "essential_bytes",
+      counter_get (&ps->ess_bytes));
+  json_object_set_int_member (o, "enhanced_bytes",
+      counter_get (&ps->enh_bytes));
+  json_object_set_int_member (o, "peak_rate", ps->peak_rate);
+  json_object_set_int_member (o, "frames",
+      twoflow_json_get_int (ps->info, "frames", 0));
+  json_object_set_boolean_member (o, "server_done", ps->server_done);
+  if (ps->merge) {
+    g_object_get (ps->merge, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "merge", st);
+    gst_structure_free (st);
+  }
+  if (ps->enh_src) {
+    g_object_get (ps->enh_src, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "rudpsrc", st);
+    gst_structure_free (st);
+  }
+  return o;
+}
+
+/* ----------------------------------------------------- admission control */
+
+static guint64
+reserved_rate (void)
+{
+  guint64 sum = 0;
+  GList *l;
+  for (l = admitted; l; l = l->next)
+    sum += ((ProxySession *) l->data)->peak_rate;
+  return sum;
+}
+
+static gboolean
+admission_check (const gchar * video, guint64 peak, gchar ** reason)
+{
+  gboolean ok = TRUE;
+  JsonObject *log = json_object_new ();
+  GList *l;
+
+  json_object_set_string_member (log, "video", video);
+  json_object_set_int_member (log, "peak_rate", peak);
+  json_object_set_int_member (log, "sessions", g_list_length (admitted));
+  if (opt_wan_capacity > 0 && !opt_measured) {
+    guint64 used = reserved_rate ();
+    gdouble residual = opt_wan_capacity - used;
+    json_object_set_string_member (log, "mode", "configured");
+    json_object_set_double_member (log, "capacity", opt_wan_capacity);
+    json_object_set_double_member (log, "residual", residual);
+    if (peak > residual) {
+      ok = FALSE;
+      *reason = g_strdup_printf ("WAN capacity exhausted: peak rate %.2f "
+          "Mbit/s > residual %.2f of %.2f Mbit/s", peak / 1e6,
+          MAX (residual, 0) / 1e6, opt_wan_capacity / 1e6);
+    }
+  } else if (opt_measured) {
+    json_object_set_string_member (log, "mode", "measured");
+    for (l = admitted; l && ok; l = l->next) {
+      ProxySession *ps = l->data;
+      if (ps->samples >= 2 && !ps->healthy) {
+        ok = FALSE;
+        *reason = g_strdup_printf ("session %u (%s) is off its targets: "
+            "loss %.1f%%, transcoder at %.0f%% of its input rate",
+            ps->id, ps->video, ps->loss * 100, ps->rate_ratio * 100);
+      }
+    }
+  } else {
+    json_object_set_string_member (log, "mode", "none");
+  }
+  json_object_set_string_member (log, "decision", ok ? "admit" : "reject");
+  if (!ok)
+    json_object_set_string_member (log, "reason", *reason);
+  log_json ("ADMISSION", log);
+  json_object_unref (log);
+  return ok;
+}
+
+/* ------------------------------------------------------------------ RTSP */
+
+typedef GstRTSPMediaFactory TwoflowFactory;
+typedef GstRTSPMediaFactoryClass TwoflowFactoryClass;
+GType twoflow_factory_get_type (void);
+G_DEFINE_TYPE (TwoflowFactory, twoflow_factory, GST_TYPE_RTSP_MEDIA_FACTORY);
+
+static gchar *
+video_from_path (const gchar * path)
+{
+  if (path && g_str_has_prefix (path, "/video/") && path[7]
+      && !strchr (path + 7, '/'))
+    return g_strdup (path + 7);
+  return NULL;
+}
+
+static void
+release_session (gpointer data, GObject * where_the_media_was)
+{
+  ProxySession *ps = data;
+  JsonObject *rep;
+
+  if (!g_list_find (admitted, ps))
+    return;
+  admitted = g_list_remove (admitted, ps);
+  rep = proxy_session_report (ps);
+  log_json ("SESSION-END", rep);
+  json_object_unref (rep);
+  g_print ("proxy session %u: released; %u admitted, %.2f Mbit/s reserved\n",
+      ps->id, g_list_length (admitted), reserved_rate () / 1e6);
+  proxy_session_free (ps);
+}
+
+static void
+media_unprepared (GstRTSPMedia * media, gpointer data)
+{
+  ProxySession *ps = g_object_get_data (G_OBJECT (media), "twoflow-session");
+  if (ps) {
+    g_object_weak_unref (G_OBJECT (media), release_session, ps);
+    g_object_set_data (G_OBJECT (media), "twoflow-session", NULL);
+    release_session (ps, NULL);
+  }
+}
+
+static GstElement *
+twoflow_factory_create_element (GstRTSPMediaFactory * factory,
+    const GstRTSPUrl * url)
+{
+  gchar *video = video_from_path (url->abspath);
+  gchar *reason = NULL;
+  ProxySession *ps;
+  GError *err = NULL;
+  GstElement *top, *recv, *mux, *pay;
+  GstPad *pad;
+
+  if (!video)
+    return NULL;
+  ps = proxy_session_new (video, FALSE, &err);
+  g_free (video);
+  if (!ps) {
+    g_print ("RTSP %s: %s\n", url->abspath, err->message);
+    g_clear_error (&err);
+    return NULL;
+  }
+  if (!admission_check (ps->video, ps->peak_rate, &reason)) {
+    g_free (reason);
+    proxy_session_free (ps);
+    return NULL;
+  }
+  admitted = g_list_append (admitted, ps);
+
+  top = gst_bin_new (NULL);
+  recv = build_receive_bin (ps);
+  mux = gst_element_factory_make ("mpegtsmux", NULL);
+  pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
+  gst_bin_add_many (GST_BIN (top), recv, mux, pay, NULL);
+  pad = gst_element_request_pad_simple (mux, "sink_%d");
+  gst_pad_link (gst_element_get_static_pad (recv, "src"), pad);
+  gst_object_unref (pad);
+  gst_element_link (mux, pay);
+  g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
+  proxy_session_start (ps);
+  return top;
+}
+
+static void
+twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
+{
+  GstElement *e = gst_rtsp_media_get_element (media);
+  ProxySession *ps = g_object_get_data (G_OBJECT (e), "twoflow-session");
+
+  GST_RTSP_MEDIA_FACTORY_CLASS (twoflow_factory_parent_class)->configure
+      (factory, media);
+  if (ps) {
+    g_object_set_data (G_OBJECT (media), "twoflow-session", ps);
+    g_object_weak_ref (G_OBJECT (media), release_session, ps);
+    g_signal_connect (media, "unprepared", G_CALLBACK (media_unprepared),
+        NULL);
+  }
+  gst_object_unref (e);
+}
+
+static void
+twoflow_factory_class_init (TwoflowFactoryClass * klass)
+{
+  klass->create_element = twoflow_factory_create_element;
+  klass->configure = twoflow_factory_configure;
+}
+
+static void
+twoflow_factory_init (TwoflowFactory * f)
+{
+  gst_rtsp_media_factory_set_shared (f, FALSE);
+  gst_rtsp_media_factory_set_eos_shutdown (f, FALSE);
+}
+
+static GstRTSPStatusCode
+pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
+{
+  gchar *video = video_from_path (ctx->uri ? ctx->uri->abspath : NULL);
+  JsonObject *info;
+  guint64 peak;
+  gchar *reason = NULL;
+
+  if (!video)
+    return GST_RTSP_STS_NOT_FOUND;
+  info = g_hash_table_lookup (info_cache, video);
+  if (!info) {
+    GError *err = NULL;
+    ProxySession *probe = proxy_session_new (video, FALSE, &err);
+    if (!probe) {
+      g_print ("RTSP DESCRIBE %s: %s\n", video, err->message);
+      g_object_set_data_full (G_OBJECT (client), "twoflow-reason",
+          g_strdup (err->message), g_free);
+      g_clear_error (&err);
+      g_free (video);
+      return GST_RTSP_STS_NOT_FOUND;
+    }
+    proxy_session_free (probe);
+    info = g_hash_table_lookup (info_cache, video);
+  }
+  peak = twoflow_json_get_int (info, "peak_rate", 0);
+  {
+    /* one mount per video, so SETUP's .../video/NAME/stream=0 matches */
+    gchar *mount = g_strconcat ("/video/", video, NULL);
+    gst_rtsp_mount_points_add_factory (mounts, mount, g_object_ref (factory));
+    g_free (mount);
+  }
+  if (!admission_check (video, peak, &reason)) {
+    g_object_set_data_full (G_OBJECT (client), "twoflow-reason", reason,
+        g_free);
+    g_free (video);
+    return GST_RTSP_STS_SERVICE_UNAVAILABLE;
+  }
+  g_free (video);
+  return GST_RTSP_STS_OK;
+}
+
+/* A rejected viewer sees why: in the reason phrase and in a header. */
+static void
+send_message (GstRTSPClient * client, GstRTSPContext * ctx,
+    GstRTSPMessage * msg, gpointer data)
+{
+  const gchar *reason = g_object_get_data (G_OBJECT (client),
+      "twoflow-reason");
+  GstRTSPStatusCode code;
+  const gchar *phrase;
+  GstRTSPVersion version;
+
+  if (!reason || gst_rtsp_message_get_type (msg) != GST_RTSP_MESSAGE_RESPONSE)
+    return;
+  gst_rtsp_message_parse_response (msg, &code, &phrase, &version);
+  if (code == GST_RTSP_STS_SERVICE_UNAVAILABLE
+      || code == GST_RTSP_STS_NOT_FOUND) {
+    gchar *p = g_strdup_printf ("%s (%s)", gst_rtsp_status_as_text (code),
+        reason);
+    g_free (msg->type_data.response.reason);
+    msg->type_data.response.reason = p;
+    gst_rtsp_message_add_header_by_name (msg, "X-Twoflow-Reason", reason);
+    g_object_set_data (G_OBJECT (client), "twoflow-reason", NULL);
+  }
+}
+
+static void
+client_connected (GstRTSPServer * server, GstRTSPClient * client,
+    gpointer data)
+{
+  g_signal_connect (client, "pre-describe-request", G_CALLBACK (pre_describe),
+      NULL);
+  g_signal_connect (client, "send-message", G_CALLBACK (send_message), NULL);
+}
+
+/* ------------------------------------------------------ fetch / prestage */
+
+static gboolean
+fetch_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  ProxySession *ps = data;
+
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+    g_main_loop_quit (ps->loop);
+  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gst_message_parse_error (msg, &err, NULL);
+    g_free (ps->error);
+    ps->error = g_strdup_printf ("%s: %s", GST_OBJECT_NAME (msg->src),
+        err->message);
+    g_clear_error (&err);
+    g_main_loop_quit (ps->loop);
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static int
+run_fetch (const gchar * video, const gchar * output, gboolean prestage)
+{
+  GError *err = NULL;
+  ProxySession *ps = proxy_session_new (video, prestage, &err);
+  GstElement *pipe, *recv, *sink;
+  gchar *tmp, *final;
+  JsonObject *rep;
+  guint watch;
+  int rc;
+
+  if (!ps) {
+    g_printerr ("%s: %s\n", video, err->message);
+    return 1;
+  }
+  final = prestage ? prefix_path (video) : g_strdup (output);
+  if (prestage)
+    g_mkdir_with_parents (opt_prefix_dir, 0755);
+  tmp = g_strconcat (final, ".part", NULL);
+  pipe = gst_pipeline_new ("fetch");
+  recv = build_receive_bin (ps);
+  sink = gst_element_factory_make ("filesink", NULL);
+  g_object_set (sink, "location", tmp, NULL);
+  gst_bin_add_many (GST_BIN (pipe), recv, sink, NULL);
+  gst_element_link (recv, sink);
+  ps->loop = g_main_loop_new (NULL, FALSE);
+  watch = gst_bus_add_watch (GST_ELEMENT_BUS (pipe), fetch_bus_cb, ps);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  proxy_session_start (ps);
+  g_main_loop_run (ps->loop);
+  rep = proxy_session_report (ps);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  json_object_set_string_member (rep, "output", final);
+  json_object_set_string_member (rep, "result", ps->error ? ps->error : "ok");
+  log_json (prestage ? "PRESTAGE-RESULT" : "FETCH-RESULT", rep);
+  json_object_unref (rep);
+  rc = ps->error ? 1 : 0;
+  if (!ps->error)
+    g_rename (tmp, final);
+  else
+    g_printerr ("%s: %s\n", video, ps->error);
+  g_source_remove (watch);
+  gst_object_unref (pipe);
+  g_main_loop_unref (ps->loop);
+  proxy_session_free (ps);
+  g_free (tmp);
+  g_free (final);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static gboolean
+quit_cb (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+int
+main (int argc, char **argv)
+{
+  GOptionEntry entries[] = {
+    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server,
+        "twoflow-server control address (default 127.0.0.1:5500)", "HOST:PORT"},
+    {"fetch", 'f', 0, G_OPTION_ARG_STRING, &opt_fetch,
+        "Fetch one video to --output and exit", "NAME"},
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
+        "Output file of --fetch (the merged elementary stream)", "FILE"},
+    {"prestage", 0, 0, G_OPTION_ARG_STRING, &opt_prestage,
+        "Store the first segment of a video's essential flow in the prefix "
+          "store and exit", "NAME"},
+    {"prefix-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_prefix_dir,
+        "Prefix store (default ./prefix)", "DIR"},
+    {"essential", 'e', 0, G_OPTION_ARG_STRING, &opt_essential,
+        "Essential transport: ctcp (default), tcp or erap", "T"},
+    {"policy", 0, 0, G_OPTION_ARG_STRING, &opt_policy,
+        "Essential frames: i (default) or ip", "P"},
+    {"segment-duration", 0, 0, G_OPTION_ARG_DOUBLE, &opt_segment,
+        "Segment duration in seconds (default 10)", "S"},
+    {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency_ms,
+        "twoflowmerge latency in ms (0: until the flow moves past)", "MS"},
+    {"jitter", 0, 0, G_OPTION_ARG_INT, &opt_jitter_ms,
+        "rtpjitterbuffer latency in ms (default 200)", "MS"},
+    {"wan-capacity", 'c', 0, G_OPTION_ARG_DOUBLE, &opt_wan_capacity,
+        "Guaranteed WAN capacity in bit/s for admission (0: none)", "BPS"},
+    {"measured", 'm', 0, G_OPTION_ARG_NONE, &opt_measured,
+        "Admission by measured rates and losses (capacity not guaranteed)",
+        NULL},
+    {"rtsp-port", 'p', 0, G_OPTION_ARG_INT, &opt_rtsp_port,
+        "RTSP port (default 8554)", "PORT"},
+    {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,
+        "RTSP address (default 0.0.0.0)", "ADDR"},
+    {NULL}
+  };
+  GOptionContext *ctx = g_option_context_new ("- twoflow proxy");
+  GError *err = NULL;
+  gchar **hp;
+  GMainLoop *loop;
+  GstRTSPServer *server;
+  gchar *svc;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
+  g_option_context_free (ctx);
+  if (!opt_server)
+    opt_server = g_strdup ("127.0.0.1:5500");
+  if (!opt_prefix_dir)
+    opt_prefix_dir = g_strdup ("prefix");
+  if (!opt_essential)
+    opt_essential = g_strdup ("ctcp");
+  if (!opt_policy)
+    opt_policy = g_strdup ("i");
+  hp = g_strsplit (opt_server, ":", 2);
+  server_host = g_strdup (hp[0]);
+  server_port = hp[1] ? atoi (hp[1]) : TWOFLOW_CONTROL_DEFAULT_PORT;
+  g_strfreev (hp);
+  info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) json_object_unref);
+
+  if (opt_prestage)
+    return run_fetch (opt_prestage, NULL, TRUE);
+  if (opt_fetch) {
+    if (!opt_output) {
+      g_printerr ("--fetch needs --output FILE\n");
+      return 2;
+    }
+    return run_fetch (opt_fetch, opt_output, FALSE);
+  }
+
+  server = gst_rtsp_server_new ();
+  svc = g_strdup_printf ("%d", opt_rtsp_port);
+  gst_rtsp_server_set_service (server, svc);
+  g_free (svc);
+  if (opt_rtsp_address)
+    gst_rtsp_server_set_address (server, opt_rtsp_address);
+  mounts = gst_rtsp_server_get_mount_points (server);
+  factory = g_object_new (twoflow_factory_get_type (), NULL);
+  gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));
+  g_signal_connect (server, "client-connected", G_CALLBACK (client_connected),
+      NULL);
+  if (gst_rtsp_server_attach (server, NULL) == 0) {
+    g_printerr ("cannot listen for RTSP on port %d\n", opt_rtsp_port);
+    return 1;
+  }
+  g_print ("twoflow-proxy: server %s:%d, RTSP rtsp://%s:%d/video/NAME, "
+      "admission %s", server_host, server_port,
+      opt_rtsp_address ? opt_rtsp_address : "0.0.0.0",
+      gst_rtsp_server_get_bound_port (server), opt_measured ? "measured" :
+      opt_wan_capacity > 0 ? "configured" : "off");
+  if (opt_wan_capacity > 0)
+    g_print (" (%.2f Mbit/s)", opt_wan_capacity / 1e6);
+  g_print ("\n");
+
+  loop = g_main_loop_new (NULL, FALSE);
+  g_unix_signal_add (SIGINT, quit_cb, loop);
+  g_unix_signal_add (SIGTERM, quit_cb, loop);
+  g_main_loop_run (loop);
+  g_print ("twoflow-proxy: stopping, %u session(s) admitted\n",
+      g_list_length (admitted));
+  g_object_unref (server);
+  return 0;
+}

@@ -1,0 +1,37 @@
+/* twoflow — control channel helpers shared by twoflow-server and twoflow-proxy
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+#ifndef __TWOFLOW_CONTROL_H__
+#define __TWOFLOW_CONTROL_H__
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* The control protocol is JSON lines over TCP (docs/system.md). */
+#define TWOFLOW_CONTROL_DEFAULT_PORT 5500
+
+gchar *twoflow_json_to_line (JsonObject * obj);
+JsonObject *twoflow_json_from_line (const gchar * line, GError ** error);
+gboolean twoflow_control_send (GOutputStream * out, JsonObject * obj,
+    GError ** error);
+JsonObject *twoflow_control_recv (GDataInputStream * in,
+    GCancellable * cancellable, GError ** error);
+
+const gchar *twoflow_json_get_string (JsonObject * obj, const gchar * name,
+    const gchar * dflt);
+gint64 twoflow_json_get_int (JsonObject * obj, const gchar * name,
+    gint64 dflt);
+gdouble twoflow_json_get_double (JsonObject * obj, const gchar * name,
+    gdouble dflt);
+void twoflow_json_add_structure (JsonObject * obj, const gchar * name,
+    const GstStructure * s);
+
+G_END_DECLS
+#endif

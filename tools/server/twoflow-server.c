@@ -1,0 +1,1177 @@
+/* twoflow-server — the central server of the staggered two-flow VoD system
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/*
+ * Serves a directory of MPEG videos (elementary, program or transport
+ * streams, demuxed and parsed by parsebin) and frame traces (*.txt, replayed
+ * by twoflowtracesrc). Proxies ask for a video on a TCP control channel
+ * (JSON lines, docs/system.md); per session two pipelines read the video:
+ *
+ *   essential: filesrc ! parsebin ! twoflowsplit ! queue ! ctcpsink|erapsink
+ *              (not live: the transport's segment pacing makes it lead)
+ *   enhanced:  filesrc ! parsebin ! ratetranscoder ! twoflowsplit ! queue
+ *              ! rtpgstpay ! rudpsink sync=true          (real time)
+ *
+ * Congestion element messages of the essential transport are forwarded to
+ * the enhanced path's ratetranscoder as upstream GstNetworkCongestion
+ * events. One GMainLoop runs every session; a client whose control
+ * connection closes has its sessions torn down.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <math.h>
+#include <glib-unix.h>
+#include <gst/gst.h>
+#include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/networkcongestion.h>
+#include "twoflow-control.h"
+
+GST_DEBUG_CATEGORY_STATIC (server_debug);
+#define GST_CAT_DEFAULT server_debug
+
+#define DEFAULT_SEGMENT_DURATION 10.0
+#define RATE_WINDOW GST_SECOND
+#define N_LEVELS 10
+
+typedef struct
+{
+  gchar *name;
+  gchar *path;
+  gboolean is_trace;
+  gint policy;                  /* 0 = i, 1 = ip */
+  gchar *codec;
+  guint64 frames, ess_frames, enh_frames;
+  guint64 bytes, ess_bytes, enh_bytes;
+  GstClockTime duration;
+  /* bit/s; peaks over 1 s windows of decode time */
+  guint64 peak_rate, mean_rate, ess_peak, ess_mean, enh_peak, enh_mean;
+  guint64 levels[N_LEVELS];     /* rUDP rate levels, bytes/s */
+} VideoInfo;
+
+typedef struct _Client Client;
+
+typedef struct
+{
+  guint id;
+  Client *client;
+  VideoInfo *info;
+  gchar *host;
+  gchar *essential;             /* "ctcp" | "erap" | "tcp" */
+  gchar *rate_control;          /* rudpsink: "fixed" | "receiver" */
+  gint ess_port, enh_port;
+  gdouble segment_duration, start, lead;
+  gint skip_segments, end_segment;
+  gboolean flows_essential, flows_enhanced;
+  GstElement *ess_pipe, *enh_pipe;
+  GstElement *ess_sink, *enh_sink, *transcoder;
+  guint ess_watch, enh_watch;
+  gboolean ess_done, enh_done;
+  guint lead_timer, progress_timer;
+  guint64 forwarded_events;
+  gint64 started_us;
+} Session;
+
+struct _Client
+{
+  guint id;
+  GSocketConnection *conn;
+  GDataInputStream *in;
+  GOutputStream *out;
+  GCancellable *cancel;
+  GList *sessions;
+  gchar *peer;
+};
+
+static gchar *opt_dir = NULL;
+static gchar *opt_address = NULL;
+static gint opt_port = TWOFLOW_CONTROL_DEFAULT_PORT;
+
+static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
+static GHashTable *sessions;            /* id -> Session */
+static guint next_session_id = 1, next_client_id = 1;
+static guint64 sessions_total = 0;
+
+static void session_destroy (Session * s, const gchar * why);
+
+static void
+log_json (const gchar * tag, JsonObject * obj)
+{
+  gchar *text = twoflow_json_to_line (obj);
+  g_print ("%s %s\n", tag, text);
+  g_free (text);
+}
+
+/* ---------------------------------------------------------------- videos */
+
+static void
+video_info_free (VideoInfo * v)
+{
+  g_free (v->name);
+  g_free (v->path);
+  g_free (v->codec);
+  g_free (v);
+}
+
+typedef struct
+{
+  GArray *all, *ess, *enh;      /* guint64 bytes per window */
+  VideoInfo *v;
+  GstClockTime last_end;
+} ScanState;
+
+static void
+window_add (GArray * a, GstClockTime t, guint64 bytes)
+{
+  guint idx = t / RATE_WINDOW;
+  if (idx > 1000000)
+    return;
+  if (a->len <= idx)
+    g_array_set_size (a, idx + 1);
+  g_array_index (a, guint64, idx) += bytes;
+}
+
+static GstPadProbeReturn
+scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  ScanState *st = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstTwoflowFrameHeader hdr;
+  GstMapInfo map;
+  GstClockTime t;
+  gboolean ess;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_PAD_PROBE_OK;
+  if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) !=
+      GST_TWOFLOW_PARSE_OK || hdr.kind != GST_TWOFLOW_RECORD_FRAME) {
+    gst_buffer_unmap (buf, &map);
+    return GST_PAD_PROBE_OK;
+  }
+  t = GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
+  if (!GST_CLOCK_TIME_IS_VALID (t))
+    t = 0;
+  ess = (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL) != 0;
+  window_add (st->all, t, map.size);
+  window_add (ess ? st->ess : st->enh, t, map.size);
+  st->v->frames++;
+  st->v->bytes += map.size;
+  if (ess) {
+    st->v->ess_frames++;
+    st->v->ess_bytes += map.size;
+  } else {
+    st->v->enh_frames++;
+    st->v->enh_bytes += map.size;
+  }
+  if (GST_CLOCK_TIME_IS_VALID (hdr.duration))
+    t += hdr.duration;
+  st->last_end = MAX (st->last_end, t);
+  if (st->v->codec == NULL)
+    st->v->codec = g_strdup (gst_twoflow_codec_to_string (hdr.codec));
+  gst_buffer_unmap (buf, &map);
+  return GST_PAD_PROBE_OK;
+}
+
+static guint64
+array_max (GArray * a)
+{
+  guint64 m = 0;
+  guint i;
+  for (i = 0; i < a->len; i++)
+    m = MAX (m, g_array_index (a, guint64, i));
+  return m;
+}
+
+/* Reads the whole video once (parse only, no decoding) for its frame
+ * count, duration and rates; cached per file and policy. */
+static VideoInfo *
+video_scan (const gchar * name, gint policy, GError ** error)
+{
+  gchar *path, *key, *desc;
+  VideoInfo *v;
+  GstElement *pipe;
+  GstMessage *msg;
+  ScanState st = { 0, };
+  GstElement *sink;
+  GstPad *pad;
+  guint64 seconds_ns;
+  gint i;
+
+  if (name == NULL || strchr (name, '/') || name[0] == '.' || !*name) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "bad video name");
+    return NULL;
+  }
+  path = g_build_filename (opt_dir, name, NULL);
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+        "no such video: %s", name);
+    g_free (path);
+    return NULL;
+  }
+  key = g_strdup_printf ("%s|%d", path, policy);
+  v = g_hash_table_lookup (video_cache, key);
+  if (v) {
+    g_free (key);
+    g_free (path);
+    return v;
+  }
+
+  v = g_new0 (VideoInfo, 1);
+  v->name = g_strdup (name);
+  v->path = path;
+  v->policy = policy;
+  v->is_trace = g_str_has_suffix (name, ".txt");
+  if (v->is_trace)
+    desc = g_strdup_printf ("twoflowtracesrc location=\"%s\" flow=all "
+        "policy=%s ! fakesink name=all", path, policy ? "ip" : "i");
+  else
+    desc = g_strdup_printf ("filesrc location=\"%s\" ! parsebin ! "
+        "twoflowsplit name=s policy=%s s.essential ! queue ! fakesink name=ess "
+        "s.enhanced ! queue ! fakesink name=enh", path, policy ? "ip" : "i");
+  pipe = gst_parse_launch (desc, error);
+  g_free (desc);
+  if (pipe == NULL) {
+    video_info_free (v);
+    g_free (key);
+    return NULL;
+  }
+  st.all = g_array_new (FALSE, TRUE, sizeof (guint64));
+  st.ess = g_array_new (FALSE, TRUE, sizeof (guint64));
+  st.enh = g_array_new (FALSE, TRUE, sizeof (guint64));
+  st.v = v;
+  for (i = 0; i < 3; i++) {
+    const gchar *sn[] = { "all", "ess", "enh" };
+    sink = gst_bin_get_by_name (GST_BIN (pipe), sn[i]);
+    if (!sink)
+      continue;
+    pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, scan_probe, &st, NULL);
+    gst_object_unref (pad);
+    gst_object_unref (sink);
+  }
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe), 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  if (msg == NULL || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
+      || v->frames == 0) {
+    GError *err = NULL;
+    if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
+      gst_message_parse_error (msg, &err, NULL);
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+        "cannot read %s: %s", name, err ? err->message :
+        (msg ? "no video frames" : "timeout"));
+    g_clear_error (&err);
+    video_info_free (v);
+    v = NULL;
+  } else {
+    v->duration = st.last_end;
+    seconds_ns = MAX (v->duration, 1);
+    v->peak_rate = array_max (st.all) * 8 * GST_SECOND / RATE_WINDOW;
+    v->ess_peak = array_max (st.ess) * 8 * GST_SECOND / RATE_WINDOW;
+    v->enh_peak = array_max (st.enh) * 8 * GST_SECOND / RATE_WINDOW;
+    v->mean_rate = gst_util_uint64_scale (v->bytes * 8, GST_SECOND, seconds_ns);
+    v->ess_mean = gst_util_uint64_scale (v->ess_bytes * 8, GST_SECOND,
+        seconds_ns);
+    v->enh_mean = gst_util_uint64_scale (v->enh_bytes * 8, GST_SECOND,
+        seconds_ns);
+    /* rUDP levels (bytes/s): geometric from a quarter of the enhanced mean
+     * to twice its peak (plus RTP/UDP/IP overhead), so the top levels carry
+     * the flow untranscoded and the lower ones leave the transcoder room. */
+    {
+      gdouble lo = MAX (v->enh_mean / 8.0 / 4.0, 2000.0);
+      gdouble hi = MAX (v->enh_peak / 8.0 * 2.0 * 1.05, lo * 2.0);
+      for (i = 0; i < N_LEVELS; i++)
+        v->levels[i] = (guint64) (lo * pow (hi / lo, i / (N_LEVELS - 1.0)));
+    }
+    g_hash_table_insert (video_cache, key, v);
+    key = NULL;
+  }
+  if (msg)
+    gst_message_unref (msg);
+  gst_object_unref (pipe);
+  g_array_free (st.all, TRUE);
+  g_array_free (st.ess, TRUE);
+  g_array_free (st.enh, TRUE);
+  g_free (key);
+  return v;
+}
+
+static void
+video_info_to_json (VideoInfo * v, JsonObject * o)
+{
+  JsonArray *lv = json_array_new ();
+  gint i;
+
+  json_object_set_string_member (o, "video", v->name);
+  json_object_set_string_member (o, "kind", v->is_trace ? "trace" : "mpeg");
+  json_object_set_string_member (o, "codec", v->codec ? v->codec : "unknown");
+  json_object_set_string_member (o, "policy", v->policy ? "ip" : "i");
+  json_object_set_int_member (o, "frames", v->frames);
+  json_object_set_int_member (o, "essential_frames", v->ess_frames);
+  json_object_set_int_member (o, "enhanced_frames", v->enh_frames);
+  json_object_set_int_member (o, "bytes", v->bytes);
+  json_object_set_double_member (o, "duration", v->duration / 1e9);
+  json_object_set_int_member (o, "peak_rate", v->peak_rate);
+  json_object_set_int_member (o, "mean_rate", v->mean_rate);
+  json_object_set_int_member (o, "essential_peak_rate", v->ess_peak);
+  json_object_set_int_member (o, "essential_mean_rate", v->ess_mean);
+  json_object_set_int_member (o, "enhanced_peak_rate", v->enh_peak);
+  json_object_set_int_member (o, "enhanced_mean_rate", v->enh_mean);
+  for (i = 0; i < N_LEVELS; i++)
+    json_array_add_int_element (lv, v->levels[i]);
+  json_object_set_array_member (o, "levels", lv);
+}
+
+static gchar *
+levels_string (VideoInfo * v)
+{
+  GString *s = g_string_new ("<");
+  gint i;
+  for (i = 0; i < N_LEVELS; i++)
+    g_string_append_printf (s, "%s(guint64)%" G_GUINT64_FORMAT,
+        i ? "," : "", v->levels[i]);
+  g_string_append (s, ">");
+  return g_string_free (s, FALSE);
+}
+
+/* -------------------------------------------------------------- sessions */
+
+static void
+client_send (Client * c, JsonObject * obj)
+{
+  GError *err = NULL;
+
+  if (c == NULL || c->out == NULL)
+    return;
+  if (!twoflow_control_send (c->out, obj, &err)) {
+    GST_INFO ("client %u: send failed: %s", c->id, err->message);
+    g_clear_error (&err);
+  }
+}
+
+static GstStructure *
+get_stats (GstElement * e)
+{
+  GstStructure *s = NULL;
+  if (e && g_object_class_find_property (G_OBJECT_GET_CLASS (e), "stats"))
+    g_object_get (e, "stats", &s, NULL);
+  return s;
+}
+
+static JsonObject *
+session_stats (Session * s)
+{
+  JsonObject *o = json_object_new ();
+  GstStructure *st;
+
+  json_object_set_int_member (o, "session", s->id);
+  json_object_set_string_member (o, "video", s->info->name);
+  json_object_set_string_member (o, "essential", s->essential);
+  json_object_set_double_member (o, "elapsed",
+      (g_get_monotonic_time () - s->started_us) / 1e6);
+  json_object_set_int_member (o, "forwarded_events", s->forwarded_events);
+  json_object_set_boolean_member (o, "essential_done", s->ess_done);
+  json_object_set_boolean_member (o, "enhanced_done", s->enh_done);
+  if ((st = get_stats (s->ess_sink))) {
+    twoflow_json_add_structure (o, "essential_stats", st);
+    gst_structure_free (st);
+  }
+  if ((st = get_stats (s->transcoder))) {
+    twoflow_json_add_structure (o, "transcoder_stats", st);
+    gst_structure_free (st);
+  }
+  return o;
+}
+
+static void
+session_maybe_finish (Session * s)
+{
+  if (s->ess_done && s->enh_done) {
+    JsonObject *ev = session_stats (s);
+    json_object_set_string_member (ev, "event", "done");
+    client_send (s->client, ev);
+    json_object_unref (ev);
+    session_destroy (s, "done");
+  }
+}
+
+static void
+session_fail (Session * s, const gchar * what, const gchar * message)
+{
+  JsonObject *ev = json_object_new ();
+  json_object_set_string_member (ev, "event", "error");
+  json_object_set_int_member (ev, "session", s->id);
+  json_object_set_string_member (ev, "flow", what);
+  json_object_set_string_member (ev, "message", message);
+  client_send (s->client, ev);
+  json_object_unref (ev);
+  session_destroy (s, "error");
+}
+
+static gboolean
+ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
+{
+  Session *s = user_data;
+
+  switch (GST_MESSAGE_TYPE (msg)) {
+    case GST_MESSAGE_ELEMENT:{
+      GstNetworkCongestionType type;
+      guint64 rate;
+      GstClockTime srtt;
+      const gchar *source;
+
+      if (!gst_network_congestion_message_parse (msg, &type, &rate, &srtt,
+              &source))
+        break;
+      /* cross-path forwarding: the essential transport's congestion
+       * lowers the rate of the real-time flow's transcoder */
+      if (s->transcoder && type != GST_NETWORK_CONGESTION_RATE) {
+        GstPad *pad = gst_element_get_static_pad (s->transcoder, "src");
+        const GstStructure *ms = gst_message_get_structure (msg);
+        GstEvent *ev = gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+            gst_structure_copy (ms));
+        gst_pad_send_event (pad, ev);
+        gst_object_unref (pad);
+        s->forwarded_events++;
+      }
+      GST_INFO ("session %u: %s from %s (%" G_GUINT64_FORMAT " bit/s)",
+          s->id, gst_network_congestion_type_to_string (type),
+          source ? source : "?", rate);
+      break;
+    }
+    case GST_MESSAGE_EOS:
+      s->ess_done = TRUE;
+      g_print ("session %u: essential flow sent (%.1f s)\n", s->id,
+          (g_get_monotonic_time () - s->started_us) / 1e6);
+      gst_element_set_state (s->ess_pipe, GST_STATE_NULL);
+      session_maybe_finish (s);
+      return G_SOURCE_CONTINUE;
+    case GST_MESSAGE_ERROR:{
+      GError *err = NULL;
+      gchar *dbg = NULL;
+      gst_message_parse_error (msg, &err, &dbg);
+      g_print ("session %u: essential flow error from %s: %s (%s)\n", s->id,
+          GST_OBJECT_NAME (msg->src), err->message, dbg ? dbg : "");
+      session_fail (s, "essential", err->message);
+      g_clear_error (&err);
+      g_free (dbg);
+      return G_SOURCE_CONTINUE;
+    }
+    default:
+      break;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+enh_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
+{
+  Session *s = user_data;
+
+  switch (GST_MESSAGE_TYPE (msg)) {
+    case GST_MESSAGE_EOS:
+      s->enh_done = TRUE;
+      g_print ("session %u: enhanced flow sent (%.1f s)\n", s->id,
+          (g_get_monotonic_time () - s->started_us) / 1e6);
+      gst_element_set_state (s->enh_pipe, GST_STATE_NULL);
+      session_maybe_finish (s);
+      break;
+    case GST_MESSAGE_ERROR:{
+      GError *err = NULL;
+      gchar *dbg = NULL;
+      gst_message_parse_error (msg, &err, &dbg);
+      g_print ("session %u: enhanced flow error from %s: %s (%s)\n", s->id,
+          GST_OBJECT_NAME (msg->src), err->message, dbg ? dbg : "");
+      session_fail (s, "enhanced", err->message);
+      g_clear_error (&err);
+      g_free (dbg);
+      break;
+    }
+    default:
+      break;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+/* Essential records of skipped segments (pre-staged at the proxy) or past
+ * the end segment (pre-staging) are dropped; caps records always pass and
+ * the end record only passes when the whole stream is sent. */
+static GstPadProbeReturn
+ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Session *s = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstTwoflowFrameHeader hdr;
+  GstMapInfo map;
+  GstPadProbeReturn ret = GST_PAD_PROBE_OK;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return ret;
+  if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) ==
+      GST_TWOFLOW_PARSE_OK) {
+    if (hdr.kind == GST_TWOFLOW_RECORD_FRAME) {
+      if ((gint) hdr.segment_no < s->skip_segments)
+        ret = GST_PAD_PROBE_DROP;
+      if (s->end_segment > 0 && (gint) hdr.segment_no >= s->end_segment)
+        ret = GST_PAD_PROBE_DROP;
+    } else if (hdr.kind == GST_TWOFLOW_RECORD_END && s->end_segment > 0) {
+      ret = GST_PAD_PROBE_DROP;
+    }
+  }
+  gst_buffer_unmap (buf, &map);
+  return ret;
+}
+
+/* start position: parsed pictures are dropped until the first key frame
+ * at or after it, identically in both pipelines, so the split numbers the
+ * same frames in both. */
+typedef struct
+{
+  gboolean started;
+  gdouble start;
+} StartState;
+
+static GstPadProbeReturn
+start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  StartState *ss = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t;
+
+  if (ss->started)
+    return GST_PAD_PROBE_OK;
+  t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+  if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
+      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start * GST_SECOND) {
+    ss->started = TRUE;
+    return GST_PAD_PROBE_OK;
+  }
+  return GST_PAD_PROBE_DROP;
+}
+
+static void
+parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
+{
+  GstElement *next = user_data;
+  GstPad *sinkpad;
+  GstCaps *caps = gst_pad_query_caps (pad, NULL);
+  const gchar *name = gst_structure_get_name (gst_caps_get_structure (caps, 0));
+  StartState *ss = g_object_get_data (G_OBJECT (parsebin), "start-state");
+
+  if (g_str_has_prefix (name, "video/")) {
+    sinkpad = gst_element_get_static_pad (next, "sink");
+    if (!gst_pad_is_linked (sinkpad)) {
+      if (gst_pad_link (pad, sinkpad) != GST_PAD_LINK_OK)
+        GST_WARNING ("cannot link %s", name);
+      else if (ss && ss->start > 0)
+        gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, start_probe, ss,
+            NULL);
+    }
+    gst_object_unref (sinkpad);
+  }
+  gst_caps_unref (caps);
+}
+
+static GstElement *
+make_source (Session * s, GstElement * pipe, GstElement * next,
+    const gchar * flow)
+{
+  GstElement *src;
+
+  if (s->info->is_trace) {
+    src = gst_element_factory_make ("twoflowtracesrc", NULL);
+    gst_util_set_object_arg (G_OBJECT (src), "flow", flow);
+    gst_util_set_object_arg (G_OBJECT (src), "policy",
+        s->info->policy ? "ip" : "i");
+    g_object_set (src, "location", s->info->path, "segment-duration",
+        (guint64) (s->segment_duration * GST_SECOND), NULL);
+    gst_bin_add (GST_BIN (pipe), src);
+    return src;
+  } else {
+    GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
+    GstElement *pb = gst_element_factory_make ("parsebin", NULL);
+    StartState *ss = g_new0 (StartState, 1);
+
+    ss->start = s->start;
+    g_object_set_data_full (G_OBJECT (pb), "start-state", ss, g_free);
+    g_object_set (fsrc, "location", s->info->path, NULL);
+    gst_bin_add_many (GST_BIN (pipe), fsrc, pb, NULL);
+    gst_element_link (fsrc, pb);
+    g_signal_connect (pb, "pad-added", G_CALLBACK (parsebin_pad_added), next);
+    return fsrc;
+  }
+}
+
+static GstElement *
+make (GstElement * pipe, const gchar * factory, const gchar * name)
+{
+  GstElement *e = gst_element_factory_make (factory, name);
+  if (e == NULL) {
+    g_printerr ("missing element %s\n", factory);
+    return NULL;
+  }
+  gst_bin_add (GST_BIN (pipe), e);
+  return e;
+}
+
+static gboolean
+build_essential (Session * s, GError ** error)
+{
+  GstElement *pipe = gst_pipeline_new ("essential");
+  GstElement *split = NULL, *q, *sink, *fq, *fsink;
+  GstPad *pad;
+  guint64 segdur = s->segment_duration * GST_SECOND;
+
+  q = make (pipe, "queue", NULL);
+  g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+      "max-size-bytes", 64 * 1024 * 1024, NULL);
+  if (g_str_equal (s->essential, "erap")) {
+    sink = make (pipe, "erapsink", "tx");
+    if (sink)
+      g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
+  } else {
+    sink = make (pipe, "ctcpsink", "tx");
+    if (sink) {
+      g_object_set (sink, "host", s->host, "port", s->ess_port,
+          "segment-duration", segdur, NULL);
+      if (g_str_equal (s->essential, "tcp"))
+        gst_util_set_object_arg (G_OBJECT (sink), "mode", "tcp");
+    }
+  }
+  if (!sink || !q)
+    goto missing;
+
+  if (s->info->is_trace) {
+    make_source (s, pipe, NULL, "essential");
+    gst_element_link (GST_ELEMENT (GST_BIN_CHILDREN (pipe)->data), q);
+    pad = gst_element_get_static_pad (q, "sink");
+  } else {
+    split = make (pipe, "twoflowsplit", "split");
+    fq = make (pipe, "queue", NULL);
+    fsink = make (pipe, "fakesink", NULL);
+    if (!split || !fq || !fsink)
+      goto missing;
+    gst_util_set_object_arg (G_OBJECT (split), "policy",
+        s->info->policy ? "ip" : "i");
+    g_object_set (split, "segment-duration", segdur, NULL);
+    g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
+    make_source (s, pipe, split, "essential");
+    gst_element_link_pads (split, "essential", q, "sink");
+    gst_element_link_pads (split, "enhanced", fq, "sink");
+    gst_element_link (fq, fsink);
+    pad = gst_element_get_static_pad (split, "essential");
+  }
+  gst_element_link (q, sink);
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, ess_filter_probe, s,
+      NULL);
+  gst_object_unref (pad);
+  s->ess_pipe = pipe;
+  s->ess_sink = sink;
+  return TRUE;
+
+missing:
+  gst_object_unref (pipe);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+      "missing elements for the essential flow");
+  return FALSE;
+}
+
+static gboolean
+build_enhanced (Session * s, GError ** error)
+{
+  GstElement *pipe = gst_pipeline_new ("enhanced");
+  GstElement *pay, *sink, *q;
+  guint64 segdur = s->segment_duration * GST_SECOND;
+  gchar *levels = levels_string (s->info);
+  guint64 top;
+
+  pay = make (pipe, "rtpgstpay", NULL);
+  sink = make (pipe, "rudpsink", "rtx");
+  q = make (pipe, "queue", NULL);
+  if (!pay || !sink || !q)
+    goto missing;
+  g_object_set (pay, "mtu", 1400, NULL);
+  g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
+  gst_util_set_object_arg (G_OBJECT (sink), "levels", levels);
+  /* fixed: paced at the level above the flow's peak; receiver: the
+   * proxy's rudpsrc picks the level (and the sink's rate events reach the
+   * transcoder) */
+  gst_util_set_object_arg (G_OBJECT (sink), "rate-control", s->rate_control);
+  top = s->info->enh_peak / 8 * 5 / 4;
+  g_object_set (sink, "rate", top, NULL);
+
+  if (s->info->is_trace) {
+    GstElement *src = make_source (s, pipe, NULL, "enhanced");
+    g_object_set (src, "is-live", TRUE, NULL);
+    g_object_set (sink, "sync", FALSE, NULL);
+    gst_element_link_many (src, q, pay, sink, NULL);
+  } else {
+    GstElement *tc, *split, *fq, *fsink;
+    gboolean mpeg = s->info->codec && g_str_has_prefix (s->info->codec, "mpeg");
+
+    if (mpeg) {
+      tc = make (pipe, "ratetranscoder", "transcoder");
+      if (tc) {
+        gst_util_set_object_arg (G_OBJECT (tc), "keep",
+            s->info->policy ? "ip" : "i");
+        if (g_str_equal (s->rate_control, "fixed"))
+          gst_util_set_object_arg (G_OBJECT (tc), "events",
+              "rexmt+dupack+recovered+loss");
+      }
+    } else {
+      tc = make (pipe, "identity", NULL);
+    }
+    split = make (pipe, "twoflowsplit", "split");
+    fq = make (pipe, "queue", NULL);
+    fsink = make (pipe, "fakesink", NULL);
+    if (!tc || !split || !fq || !fsink)
+      goto missing;
+    if (mpeg)
+      s->transcoder = tc;
+    gst_util_set_object_arg (G_OBJECT (split), "policy",
+        s->info->policy ? "ip" : "i");
+    g_object_set (split, "segment-duration", segdur, NULL);
+    g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
+    g_object_set (sink, "sync", TRUE, NULL);
+    make_source (s, pipe, tc, "enhanced");
+    gst_element_link (tc, split);
+    gst_element_link_pads (split, "enhanced", q, "sink");
+    gst_element_link_many (q, pay, sink, NULL);
+    gst_element_link_pads (split, "essential", fq, "sink");
+    gst_element_link (fq, fsink);
+  }
+  g_free (levels);
+  s->enh_pipe = pipe;
+  s->enh_sink = sink;
+  return TRUE;
+
+missing:
+  g_free (levels);
+  gst_object_unref (pipe);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+      "missing elements for the enhanced flow");
+  return FALSE;
+}
+
+static gboolean
+start_enhanced_cb (gpointer user_data)
+{
+  Session *s = user_data;
+  s->lead_timer = 0;
+  gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
+  return G_SOURCE_REMOVE;
+}
+
+/* Once a second: what has been sent, so a proxy can compare it with what
+ * it receives (measured-mode admission). */
+static gboolean
+progress_cb (gpointer user_data)
+{
+  Session *s = user_data;
+  JsonObject *ev = session_stats (s);
+  json_object_set_string_member (ev, "event", "progress");
+  client_send (s->client, ev);
+  json_object_unref (ev);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+session_destroy (Session * s, const gchar * why)
+{
+  JsonObject *st;
+
+  if (!g_hash_table_contains (sessions, GUINT_TO_POINTER (s->id)))
+    return;
+  st = session_stats (s);
+  json_object_set_string_member (st, "end", why);
+  log_json ("SESSION-END", st);
+  json_object_unref (st);
+
+  g_hash_table_remove (sessions, GUINT_TO_POINTER (s->id));
+  if (s->client)
+    s->client->sessions = g_list_remove (s->client->sessions, s);
+  if (s->lead_timer)
+    g_source_remove (s->lead_timer);
+  if (s->progress_timer)
+    g_source_remove (s->progress_timer);
+  if (s->ess_watch)
+    g_source_remove (s->ess_watch);
+  if (s->enh_watch)
+    g_source_remove (s->enh_watch);
+  if (s->ess_pipe) {
+    gst_element_set_state (s->ess_pipe, GST_STATE_NULL);
+    gst_object_unref (s->ess_pipe);
+  }
+  if (s->enh_pipe) {
+    gst_element_set_state (s->enh_pipe, GST_STATE_NULL);
+    gst_object_unref (s->enh_pipe);
+  }
+  g_print ("session %u: closed (%s); %u session(s) active\n", s->id, why,
+      g_hash_table_size (sessions));
+  g_free (s->host);
+  g_free (s->essential);
+  g_free (s->rate_control);
+  g_free (s);
+}
+
+static Session *
+session_new (Client * c, JsonObject * req, GError ** error)
+{
+  const gchar *video = twoflow_json_get_string (req, "video", NULL);
+  const gchar *policy = twoflow_json_get_string (req, "policy", "i");
+  const gchar *ess = twoflow_json_get_string (req, "essential", "ctcp");
+  const gchar *flows = twoflow_json_get_string (req, "flows", "both");
+  VideoInfo *info;
+  Session *s;
+  gdouble default_lead;
+
+  if (!g_str_equal (ess, "ctcp") && !g_str_equal (ess, "erap")
+      && !g_str_equal (ess, "tcp")) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "essential must be ctcp, tcp or erap");
+    return NULL;
+  }
+  info = video_scan (video, g_str_equal (policy, "ip"), error);
+  if (!info)
+    return NULL;
+
+  s = g_new0 (Session, 1);
+  s->id = next_session_id++;
+  s->client = c;
+  s->info = info;
+  s->essential = g_strdup (ess);
+  s->rate_control = g_strdup (g_str_equal (twoflow_json_get_string (req,
+              "rate_control", "fixed"), "receiver") ? "receiver" : "fixed");
+  s->host = g_strdup (twoflow_json_get_string (req, "host", NULL));
+  if (s->host == NULL)          /* default: where the control connection comes from */
+    s->host = g_strdup (c->peer);
+  s->ess_port = twoflow_json_get_int (req, "essential_port", 0);
+  s->enh_port = twoflow_json_get_int (req, "enhanced_port", 0);
+  s->segment_duration = twoflow_json_get_double (req, "segment_duration",
+      DEFAULT_SEGMENT_DURATION);
+  s->start = twoflow_json_get_double (req, "start", 0);
+  s->skip_segments = twoflow_json_get_int (req, "skip_segments", 0);
+  s->end_segment = twoflow_json_get_int (req, "end_segment", 0);
+  s->flows_essential = !g_str_equal (flows, "enhanced");
+  s->flows_enhanced = !g_str_equal (flows, "essential");
+  /* without a pre-stored prefix the enhanced flow starts one segment
+   * later, so every essential segment lands before its frames play */
+  default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
+  s->lead = twoflow_json_get_double (req, "lead", default_lead);
+  if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0)
+      || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
+      || (s->start > 0 && info->is_trace)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "bad PLAY parameters (ports, segment_duration, start)");
+    g_free (s->host);
+    g_free (s->essential);
+    g_free (s->rate_control);
+    g_free (s);
+    return NULL;
+  }
+  g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
+  s->started_us = g_get_monotonic_time ();
+  if (!s->flows_essential)
+    s->ess_done = TRUE;
+  if (!s->flows_enhanced)
+    s->enh_done = TRUE;
+
+  if ((s->flows_essential && !build_essential (s, error))
+      || (s->flows_enhanced && !build_enhanced (s, error))) {
+    session_destroy (s, "setup failed");
+    return NULL;
+  }
+  if (s->ess_pipe)
+    s->ess_watch = gst_bus_add_watch (GST_ELEMENT_BUS (s->ess_pipe),
+        ess_bus_cb, s);
+  if (s->enh_pipe)
+    s->enh_watch = gst_bus_add_watch (GST_ELEMENT_BUS (s->enh_pipe),
+        enh_bus_cb, s);
+  c->sessions = g_list_prepend (c->sessions, s);
+  sessions_total++;
+
+  if (s->ess_pipe
+      && gst_element_set_state (s->ess_pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED,
+        "cannot start the essential flow to %s:%d", s->host, s->ess_port);
+    session_destroy (s, "start failed");
+    return NULL;
+  }
+  if (s->enh_pipe) {
+    if (s->lead > 0 && s->ess_pipe)
+      s->lead_timer = g_timeout_add ((guint) (s->lead * 1000),
+          start_enhanced_cb, s);
+    else
+      gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
+  }
+  s->progress_timer = g_timeout_add (1000, progress_cb, s);
+  g_print ("session %u: PLAY %s to %s (essential %s:%d %s, enhanced :%d) "
+      "segment %.1f s, lead %.1f s, skip %d, peak %" G_GUINT64_FORMAT
+      " bit/s; %u session(s) active\n", s->id, info->name, c->peer, s->host,
+      s->ess_port, s->essential, s->enh_port, s->segment_duration, s->lead,
+      s->skip_segments, info->peak_rate, g_hash_table_size (sessions));
+  return s;
+}
+
+/* --------------------------------------------------------------- clients */
+
+static void
+client_free (Client * c, const gchar * why)
+{
+  g_print ("client %u (%s): %s; tearing down %u session(s)\n", c->id,
+      c->peer, why, g_list_length (c->sessions));
+  while (c->sessions)
+    session_destroy (c->sessions->data, "client gone");
+  g_cancellable_cancel (c->cancel);
+  g_object_unref (c->cancel);
+  g_object_unref (c->in);
+  c->out = NULL;
+  g_io_stream_close (G_IO_STREAM (c->conn), NULL, NULL);
+  g_object_unref (c->conn);
+  g_free (c->peer);
+  g_free (c);
+}
+
+static JsonObject *
+reply_new (JsonObject * req, gboolean ok)
+{
+  JsonObject *r = json_object_new ();
+  JsonNode *id = json_object_get_member (req, "id");
+  json_object_set_boolean_member (r, "ok", ok);
+  if (id)
+    json_object_set_member (r, "id", json_node_copy (id));
+  return r;
+}
+
+static void
+handle_request (Client * c, JsonObject * req)
+{
+  const gchar *cmd = twoflow_json_get_string (req, "cmd", "");
+  GError *err = NULL;
+  JsonObject *r = NULL;
+
+  if (g_ascii_strcasecmp (cmd, "PLAY") == 0) {
+    Session *s = session_new (c, req, &err);
+    if (s) {
+      r = reply_new (req, TRUE);
+      json_object_set_int_member (r, "session", s->id);
+      video_info_to_json (s->info, r);
+      json_object_set_double_member (r, "lead", s->lead);
+    }
+  } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
+    VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),
+        g_str_equal (twoflow_json_get_string (req, "policy", "i"), "ip"),
+        &err);
+    if (v) {
+      r = reply_new (req, TRUE);
+      video_info_to_json (v, r);
+    }
+  } else if (g_ascii_strcasecmp (cmd, "LIST") == 0) {
+    GDir *d = g_dir_open (opt_dir, 0, &err);
+    if (d) {
+      JsonArray *a = json_array_new ();
+      const gchar *n;
+      while ((n = g_dir_read_name (d)))
+        if (n[0] != '.')
+          json_array_add_string_element (a, n);
+      g_dir_close (d);
+      r = reply_new (req, TRUE);
+      json_object_set_array_member (r, "videos", a);
+    }
+  } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
+    guint id = twoflow_json_get_int (req, "session", 0);
+    Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
+    if (s && s->client == c) {
+      session_destroy (s, "teardown");
+      r = reply_new (req, TRUE);
+    } else {
+      g_set_error (&err, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session %u",
+          id);
+    }
+  } else if (g_ascii_strcasecmp (cmd, "STATS") == 0) {
+    guint id = twoflow_json_get_int (req, "session", 0);
+    Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
+    if (s) {
+      JsonObject *st = session_stats (s);
+      r = reply_new (req, TRUE);
+      json_object_set_object_member (r, "stats", st);
+    } else {
+      g_set_error (&err, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session %u",
+          id);
+    }
+  } else if (g_ascii_strcasecmp (cmd, "STATUS") == 0) {
+    r = reply_new (req, TRUE);
+    json_object_set_int_member (r, "sessions", g_hash_table_size (sessions));
+    json_object_set_int_member (r, "sessions_total", sessions_total);
+  } else {
+    g_set_error (&err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "unknown command '%s'", cmd);
+  }
+  if (r == NULL) {
+    r = reply_new (req, FALSE);
+    json_object_set_string_member (r, "error", err ? err->message : "failed");
+    g_print ("client %u: %s failed: %s\n", c->id, cmd,
+        err ? err->message : "?");
+  }
+  g_clear_error (&err);
+  client_send (c, r);
+  json_object_unref (r);
+}
+
+static void read_next (Client * c);
+
+static void
+line_read_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  Client *c = user_data;
+  GError *err = NULL;
+  gchar *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM
+      (source), res, NULL, &err);
+  JsonObject *req;
+
+  if (line == NULL) {
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      client_free (c, err ? err->message : "control connection closed");
+    g_clear_error (&err);
+    return;
+  }
+  g_strstrip (line);
+  if (*line) {
+    req = twoflow_json_from_line (line, &err);
+    if (req) {
+      handle_request (c, req);
+      json_object_unref (req);
+    } else {
+      JsonObject *r = json_object_new ();
+      json_object_set_boolean_member (r, "ok", FALSE);
+      json_object_set_string_member (r, "error", err->message);
+      client_send (c, r);
+      json_object_unref (r);
+      g_clear_error (&err);
+    }
+  }
+  g_free (line);
+  read_next (c);
+}
+
+static void
+read_next (Client * c)
+{
+  g_data_input_stream_read_line_async (c->in, G_PRIORITY_DEFAULT, c->cancel,
+      line_read_cb, c);
+}
+
+static gboolean
+incoming_cb (GSocketService * service, GSocketConnection * conn,
+    GObject * source, gpointer user_data)
+{
+  Client *c = g_new0 (Client, 1);
+  GSocketAddress *addr = g_socket_connection_get_remote_address (conn, NULL);
+
+  c->id = next_client_id++;
+  c->conn = g_object_ref (conn);
+  c->cancel = g_cancellable_new ();
+  c->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
+          (conn)));
+  c->out = g_io_stream_get_output_stream (G_IO_STREAM (conn));
+  if (addr && G_IS_INET_SOCKET_ADDRESS (addr))
+    c->peer = g_inet_address_to_string (g_inet_socket_address_get_address
+        (G_INET_SOCKET_ADDRESS (addr)));
+  else
+    c->peer = g_strdup ("127.0.0.1");
+  g_clear_object (&addr);
+  g_print ("client %u (%s): connected\n", c->id, c->peer);
+  read_next (c);
+  return TRUE;
+}
+
+static gboolean
+quit_cb (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+int
+main (int argc, char **argv)
+{
+  GOptionEntry entries[] = {
+    {"dir", 'd', 0, G_OPTION_ARG_FILENAME, &opt_dir,
+        "Directory of videos (*.m2v/*.mpg/*.ts) and traces (*.txt)", "DIR"},
+    {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
+        "Control port (default 5500; 0 = any, printed)", "PORT"},
+    {"address", 'a', 0, G_OPTION_ARG_STRING, &opt_address,
+        "Address to listen on (default: all)", "ADDR"},
+    {NULL}
+  };
+  GOptionContext *ctx = g_option_context_new ("- twoflow central server");
+  GError *err = NULL;
+  GSocketService *service;
+  GSocketAddress *addr;
+  GSocketAddress *effective = NULL;
+  GMainLoop *loop;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
+  g_option_context_free (ctx);
+  if (opt_dir == NULL || !g_file_test (opt_dir, G_FILE_TEST_IS_DIR)) {
+    g_printerr ("--dir DIR (a directory of videos) is required\n");
+    return 2;
+  }
+  GST_DEBUG_CATEGORY_INIT (server_debug, "twoflow-server", 0,
+      "twoflow central server");
+
+  video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) video_info_free);
+  sessions = g_hash_table_new (NULL, NULL);
+
+  service = g_socket_service_new ();
+  addr = g_inet_socket_address_new_from_string (opt_address ? opt_address :
+      "0.0.0.0", opt_port);
+  if (addr == NULL || !g_socket_listener_add_address (G_SOCKET_LISTENER
+          (service), addr, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
+          &effective, &err)) {
+    g_printerr ("cannot listen on %s:%d: %s\n", opt_address ? opt_address :
+        "0.0.0.0", opt_port, err ? err->message : "bad address");
+    return 1;
+  }
+  g_signal_connect (service, "incoming", G_CALLBACK (incoming_cb), NULL);
+  g_socket_service_start (service);
+  g_print ("twoflow-server: serving %s on control port %u\n", opt_dir,
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective)));
+  g_object_unref (addr);
+  g_object_unref (effective);
+
+  loop = g_main_loop_new (NULL, FALSE);
+  g_unix_signal_add (SIGINT, quit_cb, loop);
+  g_unix_signal_add (SIGTERM, quit_cb, loop);
+  g_main_loop_run (loop);
+
+  g_print ("twoflow-server: stopping, %u session(s) active\n",
+      g_hash_table_size (sessions));
+  {
+    GList *l, *all = g_hash_table_get_values (sessions);
+    for (l = all; l; l = l->next)
+      session_destroy (l->data, "server stopping");
+    g_list_free (all);
+  }
+  g_socket_service_stop (service);
+  g_object_unref (service);
+  g_main_loop_unref (loop);
+  return 0;
+}
