@@ -21,6 +21,8 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <glib-unix.h>
 #include <glib/gstdio.h>
@@ -884,6 +886,8 @@ main (int argc, char **argv)
   GstRTSPServer *server;
   gchar *svc;
 
+  /* logs are read line by line by scripts */
+  setvbuf (stdout, NULL, _IOLBF, 0);
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {

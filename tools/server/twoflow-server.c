@@ -26,6 +26,8 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <glib-unix.h>
@@ -1122,6 +1124,8 @@ main (int argc, char **argv)
   GSocketAddress *effective = NULL;
   GMainLoop *loop;
 
+  /* logs are read line by line by scripts */
+  setvbuf (stdout, NULL, _IOLBF, 0);
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {

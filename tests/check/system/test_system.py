@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""Loopback end-to-end test of twoflow-server + twoflow-proxy (suite 'system').
+
+On 127.0.0.1 with random free ports: fetch the shared sample, a generated
+MPEG-2 elementary stream and the same stream in a transport stream through
+the proxy to files (decoded frame counts; byte-identical to the parsed
+source, the transcoder passing through); pre-stage a prefix and fetch with
+it; pull over RTSP with a stock client (rtspsrc ! decodebin) decoding every
+frame while a second viewer is rejected by admission control (503 with a
+reason); a fetching proxy killed mid-session leaves the server with no
+session.
+
+usage: test_system.py SERVER_EXE PROXY_EXE
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+SHARED = os.environ.get("TWOFLOW_SHARED",
+                        os.path.join(os.path.dirname(__file__), "../../../../shared"))
+SEGMENT = "1"
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def run(desc, timeout=60):
+    p = Gst.parse_launch(desc)
+    p.set_state(Gst.State.PLAYING)
+    m = p.get_bus().timed_pop_filtered(timeout * Gst.SECOND,
+                                       Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    if m is None or m.type != Gst.MessageType.EOS:
+        raise RuntimeError("pipeline failed: " + desc)
+
+
+def count_frames(desc, timeout=60):
+    """Decoded frames of a pipeline ending in '... ! decodebin'; (n, error)."""
+    p = Gst.parse_launch(desc + " ! fakesink name=sink sync=false")
+    n = [0]
+
+    def probe(_pad, _info):
+        n[0] += 1
+        return Gst.PadProbeReturn.OK
+
+    p.get_by_name("sink").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, probe)
+    p.set_state(Gst.State.PLAYING)
+    m = p.get_bus().timed_pop_filtered(timeout * Gst.SECOND,
+                                       Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    err = None
+    if m is None:
+        err = "timeout"
+    elif m.type == Gst.MessageType.ERROR:
+        e, dbg = m.parse_error()
+        err = f"{e.message} {dbg}"
+    return n[0], err
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def control(port, req):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        f = s.makefile("rw")
+        f.write(json.dumps(req) + "\n")
+        f.flush()
+        return json.loads(f.readline())
+
+
+def result_line(out, tag):
+    for line in out.splitlines():
+        if line.startswith(tag + " "):
+            return json.loads(line[len(tag) + 1:])
+    return None
+
+
+def main():
+    server_exe, proxy_exe = sys.argv[1], sys.argv[2]
+    Gst.init(None)
+    work = tempfile.mkdtemp(prefix="twoflow-system-")
+    videos = os.path.join(work, "videos")
+    os.makedirs(videos)
+    procs = []
+    try:
+        shutil.copy(os.path.join(SHARED, "media", "greyramp.m2v"), videos)
+        gen = os.path.join(videos, "ball.m2v")
+        run("videotestsrc num-buffers=100 pattern=ball ! "
+            "video/x-raw,width=352,height=288,framerate=25/1 ! "
+            "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
+            f"! tee name=t t. ! queue ! filesink location={gen} "
+            f"t. ! queue ! mpegvideoparse ! mpegtsmux ! filesink location={videos}/ball.ts")
+        cport, rport = free_port(), free_port()
+        env = dict(os.environ)
+        server = subprocess.Popen([server_exe, "--dir", videos, "--port", str(cport),
+                                   "--address", "127.0.0.1"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, env=env)
+        procs.append(server)
+        for _ in range(100):
+            try:
+                control(cport, {"cmd": "STATUS"})
+                break
+            except OSError:
+                time.sleep(0.05)
+        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}",
+                      "--segment-duration", SEGMENT,
+                      "--prefix-dir", os.path.join(work, "prefix")]
+
+        # 1. fetch to files: decodable, right frame count, byte-identical
+        for name, frames in (("greyramp.m2v", 25), ("ball.m2v", 100), ("ball.ts", 100)):
+            out = os.path.join(work, name + ".out.m2v")
+            parsed = os.path.join(work, name + ".parsed.m2v")
+            res = subprocess.run(proxy_base + ["--fetch", name, "--output", out],
+                                 capture_output=True, text=True, timeout=60)
+            rep = result_line(res.stdout, "FETCH-RESULT")
+            check(res.returncode == 0 and rep is not None and rep["result"] == "ok",
+                  f"fetch {name}: exit {res.returncode} {res.stderr.strip()[-200:]}")
+            if res.returncode != 0:
+                continue
+            n, err = count_frames(f"filesrc location={out} ! mpegvideoparse ! decodebin")
+            check(n == frames and err is None, f"fetch {name}: decoded {n}/{frames} frames ({err})")
+            check(rep["merge"]["output-frames"] == frames and rep["merge"]["E_f"] == 0,
+                  f"fetch {name}: merge output {rep['merge']['output-frames']}, E_f {rep['merge']['E_f']}")
+            src = os.path.join(videos, name if name.endswith(".m2v") else "ball.m2v")
+            run(f"filesrc location={src} ! mpegvideoparse ! filesink location={parsed}")
+            check(sha(parsed) == sha(out), f"fetch {name}: byte-identical to the parsed source")
+
+        # 2. pre-staged prefix: the server skips segment 0 of the essential flow
+        res = subprocess.run(proxy_base + ["--prestage", "ball.m2v"],
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode == 0 and os.path.getsize(
+            os.path.join(work, "prefix", "ball.m2v.prefix.twf")) > 0, "prestage ball.m2v")
+        out = os.path.join(work, "ball-prefix.m2v")
+        res = subprocess.run(proxy_base + ["--fetch", "ball.m2v", "--output", out],
+                             capture_output=True, text=True, timeout=60)
+        rep = result_line(res.stdout, "FETCH-RESULT")
+        check(res.returncode == 0 and rep and rep["merge"]["prefix-frames"] > 0
+              and rep["merge"]["output-frames"] == 100,
+              f"fetch with prefix: {rep and rep['merge']}")
+        check(res.returncode == 0 and sha(out) == sha(os.path.join(work, "ball.m2v.parsed.m2v")),
+              "fetch with prefix: byte-identical")
+
+        # 3. RTSP: one viewer decodes every frame; a second is rejected
+        info = control(cport, {"cmd": "INFO", "video": "greyramp.m2v"})
+        capacity = int(info["peak_rate"] * 1.5)
+        proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
+                                               "--rtsp-address", "127.0.0.1",
+                                               "--wan-capacity", str(capacity)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(proxy)
+        time.sleep(0.5)
+        url = f"rtsp://127.0.0.1:{rport}/video/greyramp.m2v"
+        first = {}
+
+        def viewer():
+            first["n"], first["err"] = count_frames(
+                f"rtspsrc location={url} protocols=tcp ! decodebin", timeout=30)
+
+        t = threading.Thread(target=viewer)
+        t.start()
+        time.sleep(1.0)
+        n2, err2 = count_frames(f"rtspsrc location={url} protocols=tcp ! decodebin", timeout=15)
+        t.join()
+        check(first["err"] is None and first["n"] >= 24,
+              f"RTSP viewer decoded {first['n']}/25 frames ({first['err']})")
+        check(first["n"] == 25, f"RTSP viewer decoded every frame ({first['n']}/25)")
+        check(n2 == 0 and err2 is not None and "503" in err2 and "WAN capacity" in err2,
+              f"second viewer rejected with 503 and a reason: {err2 and err2[-160:]}")
+        proxy.send_signal(signal.SIGTERM)
+        pout = proxy.communicate(timeout=10)[0]
+        decisions = [json.loads(line[10:]) for line in pout.splitlines()
+                     if line.startswith("ADMISSION ")]
+        check(any(d["decision"] == "reject" for d in decisions)
+              and any(d["decision"] == "admit" for d in decisions),
+              f"admission log: {[d['decision'] for d in decisions]}")
+
+        # 4. a client vanishing mid-session leaves the server clean
+        vanish = subprocess.Popen(proxy_base + ["--fetch", "ball.m2v", "--output",
+                                                os.path.join(work, "vanish.m2v")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        active = 0
+        for _ in range(60):
+            time.sleep(0.05)
+            active = control(cport, {"cmd": "STATUS"})["sessions"]
+            if active:
+                break
+        check(active == 1, "session active before the client vanishes")
+        time.sleep(1.0)
+        vanish.kill()
+        vanish.wait()
+        for _ in range(100):
+            active = control(cport, {"cmd": "STATUS"})["sessions"]
+            if active == 0:
+                break
+            time.sleep(0.05)
+        check(active == 0, f"server sessions back to 0 after the client vanished ({active})")
+        check(server.poll() is None, "server still running")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if os.environ.get("TWOFLOW_KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all system checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
