@@ -8,6 +8,13 @@
  * over ERAP: RAP's TCP-friendly rate-based congestion control (an
  * inter-packet gap that grows by one packet per RTT per RTT and halves on
  * loss) with retransmission of lost packets under new sequence numbers.
+ *
+ * With #GstErapSink:congestion-control=libra the rate follows Libra's
+ * RTT-fair laws instead (flows with different RTTs on one bottleneck get
+ * equal shares; parameters #GstErapSink:libra-a, #GstErapSink:libra-b,
+ * #GstErapSink:libra-x, #GstErapSink:libra-y and #GstErapSink:capacity),
+ * and packets leave in back-to-back pairs at random times within each of
+ * the W/2 slices of an RTT (docs/erap.md).
  * Buffers larger than the MTU are fragmented; the receiver restores their
  * boundaries.
  *
@@ -56,12 +63,22 @@
  *   that were not ACKs, or ACKs of no session (e.g. from another address
  *   than a session's peer), dropped
  * * `local-port` (guint): the UDP port data is sent from
+ * * `congestion-control` (string): `rap` or `libra`
+ * * `libra-window` (gdouble): Libra's W = rate * SRTT, packets (0 with rap)
+ * * `libra-alpha`, `libra-beta` (gdouble): Libra's current alpha and beta
+ * * `capacity` (gdouble): the bottleneck capacity C Libra uses, Mbit/s
+ * * `capacity-estimate` (gdouble): C measured from packet pairs, Mbit/s
+ *   (0 until measured, or with rap)
+ * * `pair-samples` (guint): packet pairs measured
  *
- * ## Example launch line
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004
  * ]| Sends a file; receive it with
  * `gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts`.
+ * |[
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10
+ * ]| The same with Libra over a 10 Mbit/s bottleneck.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -85,6 +102,13 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_MAX_QUEUE_BYTES     (4 * 1024 * 1024)
 #define DEFAULT_LINGER              (10 * GST_SECOND)
 #define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
+#define DEFAULT_LIBRA_A             GST_ERAP_LIBRA_DEFAULT_A
+#define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
+#define DEFAULT_LIBRA_X             GST_ERAP_LIBRA_DEFAULT_X
+#define DEFAULT_LIBRA_Y             GST_ERAP_LIBRA_DEFAULT_Y
+#define DEFAULT_CAPACITY            0.0
+#define DEFAULT_LIBRA_SEED          0
+#define DEFAULT_LIBRA_COMPENSATION  TRUE
 
 enum {
   PROP_0,
@@ -100,6 +124,13 @@ enum {
   PROP_MAX_QUEUE_BYTES,
   PROP_LINGER,
   PROP_SCHEDULER_INTERVAL,
+  PROP_LIBRA_A,
+  PROP_LIBRA_B,
+  PROP_LIBRA_X,
+  PROP_LIBRA_Y,
+  PROP_CAPACITY,
+  PROP_LIBRA_SEED,
+  PROP_LIBRA_COMPENSATION,
   PROP_STATS,
 };
 
@@ -112,6 +143,7 @@ gst_erap_congestion_control_get_type (void)
   static GType type = 0;
   static const GEnumValue values[] = {
     {GST_ERAP_CC_RAP, "RAP rate-based AIMD", "rap"},
+    {GST_ERAP_CC_LIBRA, "Libra, RTT-fair", "libra"},
     {0, NULL, NULL},
   };
 
@@ -267,6 +299,78 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_MAXUINT64, DEFAULT_SCHEDULER_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstErapSink:libra-a:
+   *
+   * Libra's A, seconds: with the per-ACK increase alpha*T^2/((T+A)*W) and
+   * the per-loss decrease W*B/(2(T+A)) the rate grows by alpha/(T+A)
+   * packets/s per second and loses the fraction B/(2(T+A)) on loss.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_A,
+      g_param_spec_double ("libra-a", "Libra A",
+          "Libra's A (s) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0, 100,
+          DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-b:
+   *
+   * Libra's B, seconds: the per-loss decrease is W*B/(2(T+A)).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_B,
+      g_param_spec_double ("libra-b", "Libra B",
+          "Libra's B (s) in the per-loss decrease W*B/(2(T+A))", 0, 100,
+          DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-x:
+   *
+   * Libra's X in alpha = X*C*exp(-Y*beta).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_X,
+      g_param_spec_double ("libra-x", "Libra X",
+          "Libra's X in alpha = X*C*exp(-Y*beta)", 0, 1000, DEFAULT_LIBRA_X,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-y:
+   *
+   * Libra's Y in alpha = X*C*exp(-Y*beta), beta = (T-Tmin)/(Tmax-Tmin):
+   * how much the increase slows down as the bottleneck queue fills.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_Y,
+      g_param_spec_double ("libra-y", "Libra Y",
+          "Libra's Y in alpha = X*C*exp(-Y*beta)", 0, 100, DEFAULT_LIBRA_Y,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:capacity:
+   *
+   * The bottleneck capacity C in Libra's alpha, Mbit/s; 0 measures it from
+   * the dispersion of back-to-back packet pairs in ACK arrival times.
+   */
+  g_object_class_install_property (gobject_class, PROP_CAPACITY,
+      g_param_spec_double ("capacity", "Capacity",
+          "Bottleneck capacity for Libra, Mbit/s (0 = estimate with packet "
+          "pairs)", 0, 1e6, DEFAULT_CAPACITY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-seed:
+   *
+   * Seed of the generator that places Libra's packet pairs within their
+   * slices; 0 picks one at random. Equal seeds repeat the same pacing.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_SEED,
+      g_param_spec_uint64 ("libra-seed", "Libra seed",
+          "Seed of Libra's pacing generator (0 = random)", 0, G_MAXUINT64,
+          DEFAULT_LIBRA_SEED, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-compensation:
+   *
+   * Scales Libra's alpha by the measured reactions per lost packet, so that
+   * reacting once per loss cluster (one RTT of packets) does not favour
+   * long-RTT flows (docs/erap.md).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_COMPENSATION,
+      g_param_spec_boolean ("libra-compensation", "Libra compensation",
+          "Scale Libra's alpha by reactions per loss (RTT-independent with "
+          "one reaction per loss cluster)", DEFAULT_LIBRA_COMPENSATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -308,6 +412,14 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->max_queue_bytes = DEFAULT_MAX_QUEUE_BYTES;
   sink->linger = DEFAULT_LINGER;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
+  gst_erap_libra_params_init (&sink->libra);
+  sink->libra.a = DEFAULT_LIBRA_A;
+  sink->libra.b = DEFAULT_LIBRA_B;
+  sink->libra.x = DEFAULT_LIBRA_X;
+  sink->libra.y = DEFAULT_LIBRA_Y;
+  sink->libra.capacity = DEFAULT_CAPACITY;
+  sink->libra.seed = DEFAULT_LIBRA_SEED;
+  sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -331,12 +443,18 @@ make_stats (GstErapSink * sink)
 {
   GstErapSenderStats st;
   GstErapManagerStats ms = { 0 };
+  GstErapLibraState ls;
   GstStructure *s;
+  GEnumValue *ev;
 
   g_mutex_lock (&sink->lock);
-  if (sink->sender)
+  if (sink->sender) {
     gst_erap_sender_get_stats (sink->sender, &sink->last);
+    gst_erap_libra_get_state (gst_erap_sender_get_cc (sink->sender),
+        &sink->last_libra);
+  }
   st = sink->last;
+  ls = sink->last_libra;
   if (sink->manager)
     gst_erap_manager_get_stats (sink->manager, &ms);
   s = gst_structure_new ("application/x-erapsink-stats",
@@ -361,6 +479,16 @@ make_stats (GstErapSink * sink)
       "acks-malformed", G_TYPE_UINT64, ms.acks_malformed,
       "acks-unknown", G_TYPE_UINT64, ms.acks_unknown,
       "local-port", G_TYPE_UINT, (guint) ms.local_port, NULL);
+  ev = g_enum_get_value (g_type_class_peek (GST_TYPE_ERAP_CONGESTION_CONTROL),
+      sink->cc);
+  gst_structure_set (s,
+      "congestion-control", G_TYPE_STRING, ev ? ev->value_nick : "",
+      "libra-window", G_TYPE_DOUBLE, ls.window,
+      "libra-alpha", G_TYPE_DOUBLE, ls.alpha,
+      "libra-beta", G_TYPE_DOUBLE, ls.beta,
+      "capacity", G_TYPE_DOUBLE, ls.capacity,
+      "capacity-estimate", G_TYPE_DOUBLE, ls.capacity_estimate,
+      "pair-samples", G_TYPE_UINT, ls.pair_samples, NULL);
   g_mutex_unlock (&sink->lock);
   return s;
 }
@@ -410,6 +538,27 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_LIBRA_A:
+      sink->libra.a = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_B:
+      sink->libra.b = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_X:
+      sink->libra.x = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_Y:
+      sink->libra.y = g_value_get_double (value);
+      break;
+    case PROP_CAPACITY:
+      sink->libra.capacity = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_SEED:
+      sink->libra.seed = g_value_get_uint64 (value);
+      break;
+    case PROP_LIBRA_COMPENSATION:
+      sink->libra.cluster_compensation = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -465,6 +614,27 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
+      break;
+    case PROP_LIBRA_A:
+      g_value_set_double (value, sink->libra.a);
+      break;
+    case PROP_LIBRA_B:
+      g_value_set_double (value, sink->libra.b);
+      break;
+    case PROP_LIBRA_X:
+      g_value_set_double (value, sink->libra.x);
+      break;
+    case PROP_LIBRA_Y:
+      g_value_set_double (value, sink->libra.y);
+      break;
+    case PROP_CAPACITY:
+      g_value_set_double (value, sink->libra.capacity);
+      break;
+    case PROP_LIBRA_SEED:
+      g_value_set_uint64 (value, sink->libra.seed);
+      break;
+    case PROP_LIBRA_COMPENSATION:
+      g_value_set_boolean (value, sink->libra.cluster_compensation);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -686,6 +856,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
 {
   GstErapSink *sink = GST_ERAP_SINK (bsink);
   GstErapSenderConfig cfg;
+  GstErapLibraParams libra;
   GError *err = NULL;
   GstErapManager *m;
   GInetSocketAddress *peer;
@@ -699,7 +870,11 @@ gst_erap_sink_start (GstBaseSink * bsink)
   cfg.initial_rate = sink->initial_rate;
   cfg.min_rate = sink->min_rate;
   cfg.max_rate = sink->max_rate;
-  cfg.cc = gst_erap_cc_find ("rap");
+  cfg.cc = sink->cc == GST_ERAP_CC_LIBRA ? &gst_erap_cc_libra :
+      &gst_erap_cc_rap;
+  libra = sink->libra;
+  if (libra.seed == 0)
+    libra.seed = ((guint64) g_random_int () << 32) | g_random_int ();
   host = g_strdup (sink->host);
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
@@ -731,6 +906,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   sink->socket = gst_erap_manager_get_socket (m);
   sink->peer = G_SOCKET_ADDRESS (peer);
   sink->sender = gst_erap_sender_new (&cfg);
+  gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
+  memset (&sink->last_libra, 0, sizeof (sink->last_libra));
   sink->flushing = FALSE;
   sink->reactions_seen = 0;
   sink->send_errors = 0;
@@ -786,6 +963,8 @@ gst_erap_sink_stop (GstBaseSink * bsink)
   drop_id (&sink->sched_id);
   if (sink->sender) {
     gst_erap_sender_get_stats (sink->sender, &sink->last);
+    gst_erap_libra_get_state (gst_erap_sender_get_cc (sink->sender),
+        &sink->last_libra);
     gst_erap_sender_free (sink->sender);
     sink->sender = NULL;
   }

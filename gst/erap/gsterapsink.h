@@ -16,9 +16,11 @@ G_DECLARE_FINAL_TYPE (GstErapSink, gst_erap_sink, GST, ERAP_SINK, GstBaseSink)
 /**
  * GstErapCongestionControl:
  * @GST_ERAP_CC_RAP: RAP's rate-based AIMD
+ * @GST_ERAP_CC_LIBRA: Libra, RTT-fair (equal shares whatever the RTT)
  */
 typedef enum {
   GST_ERAP_CC_RAP = 0,
+  GST_ERAP_CC_LIBRA = 1,
 } GstErapCongestionControl;
 
 #define GST_TYPE_ERAP_CONGESTION_CONTROL (gst_erap_congestion_control_get_type ())
@@ -34,6 +36,7 @@ struct _GstErapSink {
   guint bind_port;
   guint mtu;
   GstErapCongestionControl cc;
+  GstErapLibraParams libra;
   guint64 initial_rate, min_rate, max_rate;
   guint64 max_queue_bytes;
   GstClockTime linger;
@@ -57,6 +60,7 @@ struct _GstErapSink {
   guint64 send_errors;
   guint64 pending_notify;
   GstErapSenderStats last;      /* stats copy after stop */
+  GstErapLibraState last_libra;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);

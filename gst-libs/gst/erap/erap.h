@@ -5,6 +5,7 @@
 
 #include <gst/erap/erappacket.h>
 #include <gst/erap/erapcc.h>
+#include <gst/erap/eraplibra.h>
 #include <gst/erap/erapsender.h>
 #include <gst/erap/erapreceiver.h>
 

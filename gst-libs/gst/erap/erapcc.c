@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include "erapcc.h"
+#include "eraplibra.h"
 
 /* RAP (Rejaie, Handley, Estrin 1999): additive increase of one packet per
  * RTT, applied once per SRTT; multiplicative decrease of the rate by beta. */
@@ -54,6 +55,8 @@ gst_erap_cc_find (const gchar * name)
 
   if (name == NULL || strcmp (name, gst_erap_cc_rap.name) == 0)
     return &gst_erap_cc_rap;
+  if (strcmp (name, gst_erap_cc_libra.name) == 0)
+    return &gst_erap_cc_libra;
   for (l = registry; l; l = l->next) {
     const GstErapCongestionOps *ops = l->data;
     if (strcmp (ops->name, name) == 0)

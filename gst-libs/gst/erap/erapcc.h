@@ -11,8 +11,9 @@
  *   on_ack   for every ACK that carries an RTT sample — window-based
  *            increase goes here;
  *   on_loss  once per loss reaction (one per loss cluster);
- *   next_gap optionally, the gap before the next packet (random or paired
- *            pacing); NULL means the plain gap;
+ *   next_gap optionally, after each packet sent, the gap before the next
+ *            one (random or paired pacing; 0 sends the next one at once);
+ *            NULL means the plain gap;
  *   release  at the end.
  * Laws keep private state in cc->priv (priv_size bytes, zeroed).
  */
@@ -36,6 +37,10 @@ typedef struct {
   guint packet_size;            /* bytes per full packet, for rate <-> gap */
   guint packets_in_tick;        /* packets sent during the last SRTT (tick) */
   gboolean rate_used;           /* tick only: last SRTT used the rate */
+  guint64 seqno;                /* on_ack: the seqno acknowledged;
+                                 * next_gap: the seqno just sent */
+  guint packet_bytes;           /* next_gap: size of the datagram just sent */
+  guint64 packets_lost;         /* transmissions declared lost so far */
 } GstErapCCInfo;
 
 struct _GstErapCongestionOps {

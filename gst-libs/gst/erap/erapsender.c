@@ -153,6 +153,7 @@ fill_info (GstErapSender * s, GstClockTime now, GstErapCCInfo * info)
   info->max_rtt = s->max_rtt;
   info->packet_size = s->cfg.mtu;
   info->packets_in_tick = s->dctr;
+  info->packets_lost = s->st.packets_lost;
 }
 
 static gboolean
@@ -313,6 +314,7 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
     if (s->cc->ops->on_ack) {
       fill_info (s, now, &info);
       info.rtt_sample = NS (now - MIN (now, e->sent));
+      info.seqno = seq;
       s->cc->ops->on_ack (s->cc, &info);
     }
   } else if (e && e->status == H_LOST) {
@@ -474,12 +476,15 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
     GstErapCCInfo info;
 
     fill_info (s, now, &info);
+    info.seqno = out->seqno;
+    info.packet_bytes = GST_ERAP_DATA_HEADER_SIZE + f->len;
+    /* 0 is allowed here: the next packet leaves back to back */
     ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
   } else {
     ipg = TO_NS (s->cc->ipg);
+    if (ipg == 0)
+      ipg = 1;
   }
-  if (ipg == 0)
-    ipg = 1;
   lag = (GstClockTime) s->cfg.max_burst * ipg;
   if (s->next_send + lag < now)
     s->next_send = now - lag;

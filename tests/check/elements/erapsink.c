@@ -142,6 +142,9 @@ GST_START_TEST (test_properties)
     "send-errors", "total-exit-bandwidth", "available-bandwidth",
     "queued-bits-total", "acks-malformed", "acks-unknown", NULL
   };
+  const gchar *libra_fields[] = { "libra-window", "libra-alpha",
+    "libra-beta", "capacity", "capacity-estimate", NULL
+  };
   guint i;
 
   fail_unless (e != NULL);
@@ -161,6 +164,13 @@ GST_START_TEST (test_properties)
     fail_unless (gst_structure_has_field_typed (s, fields[i], G_TYPE_UINT64),
         "%s", fields[i]);
   fail_unless (gst_structure_has_field_typed (s, "sessions", G_TYPE_UINT));
+  fail_unless_equals_string (gst_structure_get_string (s,
+          "congestion-control"), "rap");
+  for (i = 0; libra_fields[i]; i++)
+    fail_unless (gst_structure_has_field_typed (s, libra_fields[i],
+            G_TYPE_DOUBLE), "%s", libra_fields[i]);
+  fail_unless (gst_structure_has_field_typed (s, "pair-samples",
+          G_TYPE_UINT));
   gst_structure_free (s);
   gst_object_unref (e);
 }
@@ -638,6 +648,70 @@ GST_START_TEST (test_pacing_on_test_clock)
 
 GST_END_TEST;
 
+/* congestion-control=libra: its properties, a bit-exact transfer, and its
+ * state in the stats (W, alpha, packet pairs measured on loopback). */
+GST_START_TEST (test_libra_loopback)
+{
+  guint port, i;
+  GstHarness *src = new_src (&port);
+  GstHarness *sink;
+  GstElement *e = gst_element_factory_make ("erapsink", NULL);
+  GstStructure *s;
+  gdouble a, b, x, y, cap, w, alpha, est;
+  guint64 seed, total = 0;
+  guint pairs;
+  gboolean comp;
+  const gchar *cc;
+
+  g_object_get (e, "libra-a", &a, "libra-b", &b, "libra-x", &x, "libra-y", &y,
+      "capacity", &cap, "libra-seed", &seed, "libra-compensation", &comp, NULL);
+  fail_unless_equals_float (a, 1.0);
+  fail_unless_equals_float (b, 1.0);
+  fail_unless_equals_float (x, 2.0);
+  fail_unless_equals_float (y, 2.0);
+  fail_unless_equals_float (cap, 0.0);
+  fail_unless_equals_uint64 (seed, 0);
+  fail_unless (comp);
+  gst_object_unref (e);
+
+  sink = new_sink (port, 0, "congestion-control=libra libra-x=3 "
+      "libra-seed=5 initial-rate=50000000");
+  g_object_get (sink->element, "libra-x", &x, NULL);
+  fail_unless_equals_float (x, 3.0);
+  for (i = 0; i < 40; i++) {
+    fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (50000,
+                i)), GST_FLOW_OK);
+    total += 50000;
+  }
+  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "bytes-acked"), total);
+  g_object_get (sink->element, "stats", &s, NULL);
+  cc = gst_structure_get_string (s, "congestion-control");
+  fail_unless_equals_string (cc, "libra");
+  fail_unless (gst_structure_get (s, "libra-window", G_TYPE_DOUBLE, &w,
+          "libra-alpha", G_TYPE_DOUBLE, &alpha, "capacity-estimate",
+          G_TYPE_DOUBLE, &est, "capacity", G_TYPE_DOUBLE, &cap,
+          "pair-samples", G_TYPE_UINT, &pairs, NULL));
+  GST_INFO ("W %f alpha %f C %f estimate %f from %u pairs", w, alpha, cap,
+      est, pairs);
+  fail_unless (w > 0);
+  fail_unless (alpha > 0);
+  /* loopback: ACKs of a pair usually come microseconds apart */
+  if (pairs > 0)
+    fail_unless (est > 0 && cap == est);
+  gst_structure_free (s);
+  for (i = 0; i < 40; i++) {
+    GstBuffer *buf = gst_harness_pull (src);
+    check_pattern (buf, 50000, i);
+    gst_buffer_unref (buf);
+  }
+  wait_for_eos (src);
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsink_suite (void)
 {
@@ -654,6 +728,7 @@ erapsink_suite (void)
   tcase_add_test (tc, test_linger_warning);
   tcase_add_test (tc, test_stray_acks);
   tcase_add_test (tc, test_pacing_on_test_clock);
+  tcase_add_test (tc, test_libra_loopback);
   return s;
 }
 

@@ -1,6 +1,8 @@
 /* twoflow — a virtual-clock link between an ERAP sender and receiver, for
  * the core tests: fixed one-way delays, optional jitter (reordering), loss
- * decided by a callback. Everything runs on a virtual clock. */
+ * decided by a callback, optionally a bottleneck on the data path (a
+ * serializer at rate_bps with a drop-tail byte limit). Everything runs on a
+ * virtual clock. */
 #ifndef __ERAP_SIM_H__
 #define __ERAP_SIM_H__
 
@@ -33,6 +35,12 @@ struct _ErapSim {
   GArray *msg_sizes;            /* size of each delivered message */
   gboolean eos;
   guint64 data_dropped, acks_dropped;
+  /* bottleneck on the data path; rate_bps 0: none */
+  guint64 rate_bps;
+  guint overhead;               /* bytes added to each datagram on it */
+  guint64 queue_limit_bytes;    /* waiting bytes; 0: unbounded */
+  GstClockTime link_free;       /* when it finishes what it holds */
+  guint64 queue_drops;
 };
 
 typedef struct {
@@ -82,6 +90,13 @@ erap_sim_enqueue (ErapSim * sim, gboolean to_receiver, GBytes * pkt)
   ErapSimEv *ev = g_new0 (ErapSimEv, 1);
 
   ev->at = sim->now + sim->delay;
+  if (to_receiver && sim->rate_bps) {
+    GstClockTime start = MAX (sim->now, sim->link_free);
+
+    sim->link_free = start + gst_util_uint64_scale_ceil ((g_bytes_get_size
+            (pkt) + sim->overhead) * 8, GST_SECOND, sim->rate_bps);
+    ev->at = sim->link_free + sim->delay;
+  }
   if (sim->jitter)
     ev->at += g_rand_int_range (sim->rand, 0, (gint32) (sim->jitter / 1000))
         * 1000;
@@ -110,6 +125,12 @@ erap_sim_run_sender (ErapSim * sim)
       sim->sent (sim, &p, sim->user_data);
     if (sim->loss && sim->loss (sim, TRUE, p.seqno, p.appseq, sim->user_data)) {
       sim->data_dropped++;
+      continue;
+    }
+    if (sim->rate_bps && sim->queue_limit_bytes && sim->link_free > sim->now
+        && gst_util_uint64_scale (sim->link_free - sim->now, sim->rate_bps,
+            8 * GST_SECOND) > sim->queue_limit_bytes) {
+      sim->queue_drops++;
       continue;
     }
     b = g_byte_array_sized_new (GST_ERAP_DATA_HEADER_SIZE + p.payload_len);

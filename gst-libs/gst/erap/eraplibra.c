@@ -1,0 +1,278 @@
+/* twoflow — ERAP: Libra, RTT-fair congestion control.
+ *
+ * Why the laws below give every flow the same rate whatever its RTT
+ * (docs/erap.md has the derivation): per RTT a flow gets W ACKs, so W
+ * grows by alpha*T^2/(T+A) per RTT, i.e. its rate W/T by alpha/(T+A) per
+ * second; a loss takes the fraction B/(2(T+A)) of the rate. The factor
+ * 1/(T+A) is common to both and cancels: with loss events at pR per second
+ * (loss probability p per packet) the balance alpha/(T+A) =
+ * pR * R*B/(2(T+A)) gives R = sqrt(2 alpha/(p B)), with no T in it.
+ * One reaction per loss cluster breaks this (see eraplibra.h); alpha
+ * scaled by reactions per loss restores it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "eraplibra.h"
+
+#define PAIR_SLOTS 256          /* pairs remembered until their ACKs come */
+#define PP_SAMPLES 15           /* capacity = median of the last samples */
+/* pairs sent further apart than this were not back to back (seconds) */
+#define PP_MAX_SEND_SPREAD 100e-6
+/* dispersions below this are timer noise, not a bottleneck (seconds) */
+#define PP_MIN_DISPERSION 1e-6
+/* weight of the newest reaction in the losses-per-reaction average */
+#define RHO_GAIN (1.0 / 8)
+
+typedef struct {
+  GstErapLibraParams p;
+  guint64 rng;
+
+  gdouble w;                    /* packets; 0 until the first ACK or loss */
+  gdouble alpha, beta, cap_used;
+  gdouble losses_per_reaction;  /* moving average, 1/rho */
+  guint64 lost_at_reaction;
+
+  /* pacing in pairs */
+  gboolean second;              /* the next packet completes a pair */
+  guint64 first_seq;
+  gdouble first_sent;
+  gdouble slice_rest;           /* of the slice the last pair went in */
+
+  /* packet-pair capacity estimate */
+  guint64 pair_first[PAIR_SLOTS];       /* by seqno % PAIR_SLOTS, 0: none */
+  guint64 last_ack_seq;
+  gdouble last_ack_time;
+  gdouble samples[PP_SAMPLES];
+  guint n_samples;
+  guint total_samples;
+  gdouble cap_est;
+} Libra;
+
+void
+gst_erap_libra_params_init (GstErapLibraParams * p)
+{
+  memset (p, 0, sizeof (*p));
+  p->a = GST_ERAP_LIBRA_DEFAULT_A;
+  p->b = GST_ERAP_LIBRA_DEFAULT_B;
+  p->x = GST_ERAP_LIBRA_DEFAULT_X;
+  p->y = GST_ERAP_LIBRA_DEFAULT_Y;
+  p->seed = 1;
+  p->cluster_compensation = TRUE;
+}
+
+/* splitmix64: small, seedable, the same on every platform */
+static gdouble
+uniform (Libra * l)
+{
+  guint64 z = (l->rng += G_GUINT64_CONSTANT (0x9e3779b97f4a7c15));
+
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+  z ^= z >> 31;
+  return (z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void
+libra_init (GstErapCC * cc)
+{
+  Libra *l = cc->priv;
+
+  gst_erap_libra_params_init (&l->p);
+  l->rng = l->p.seed;
+  l->losses_per_reaction = 1;
+  l->slice_rest = -1;
+}
+
+static gdouble
+current_rtt (const GstErapCCInfo * info)
+{
+  return MAX (info->srtt, 1e-6);
+}
+
+/* W is only known once there is an RTT: until then the law keeps the
+ * configured rate, so the first sample does not make the rate jump. */
+static void
+ensure_window (GstErapCC * cc, Libra * l, gdouble t)
+{
+  if (l->w <= 0)
+    l->w = t / cc->ipg;
+}
+
+static void
+apply_window (GstErapCC * cc, Libra * l, gdouble t)
+{
+  gst_erap_cc_set_window (cc, l->w, t);
+  /* min-rate / max-rate clamps: W follows, so it cannot run away */
+  l->w = t / cc->ipg;
+}
+
+static gdouble
+capacity_mbps (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
+{
+  if (l->p.capacity > 0)
+    return l->p.capacity;
+  if (l->cap_est > 0)
+    return l->cap_est;
+  /* no pair measured yet: the rate we send at is a lower bound */
+  return info->packet_size * 8.0 / cc->ipg / 1e6;
+}
+
+static void
+update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
+    gdouble t)
+{
+  gdouble span = info->max_rtt - info->min_rtt;
+
+  l->beta = span > 1e-4 ? CLAMP ((t - info->min_rtt) / span, 0.0, 1.0) : 0.0;
+  l->cap_used = capacity_mbps (cc, l, info);
+  l->alpha = l->p.x * l->cap_used * exp (-l->p.y * l->beta);
+  if (l->p.cluster_compensation)
+    l->alpha /= l->losses_per_reaction;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static void
+pair_sample (Libra * l, gdouble mbps)
+{
+  gdouble sorted[PP_SAMPLES];
+
+  l->samples[l->total_samples % PP_SAMPLES] = mbps;
+  l->total_samples++;
+  l->n_samples = MIN (l->n_samples + 1, PP_SAMPLES);
+  /* the median: queueing of cross traffic between the two packets spreads
+   * a pair, later compression squeezes it; both are outliers */
+  memcpy (sorted, l->samples, l->n_samples * sizeof (gdouble));
+  qsort (sorted, l->n_samples, sizeof (gdouble), cmp_double);
+  l->cap_est = sorted[l->n_samples / 2];
+}
+
+static void
+libra_on_ack (GstErapCC * cc, const GstErapCCInfo * info)
+{
+  Libra *l = cc->priv;
+  gdouble t = current_rtt (info);
+  guint64 prev = info->seqno - 1;
+
+  /* the ACKs of a back-to-back pair arrive as far apart as the bottleneck
+   * spread the pair: one full packet's serialization time */
+  if (info->seqno > 1 && l->last_ack_seq == prev &&
+      l->pair_first[prev % PAIR_SLOTS] == prev) {
+    gdouble d = info->now - l->last_ack_time;
+
+    l->pair_first[prev % PAIR_SLOTS] = 0;
+    if (d >= PP_MIN_DISPERSION)
+      pair_sample (l, (info->packet_size + GST_ERAP_LIBRA_WIRE_OVERHEAD) *
+          8.0 / d / 1e6);
+  }
+  l->last_ack_seq = info->seqno;
+  l->last_ack_time = info->now;
+
+  ensure_window (cc, l, t);
+  update_alpha (cc, l, info, t);
+  l->w += l->alpha * t * t / ((t + l->p.a) * l->w);
+  apply_window (cc, l, t);
+}
+
+static void
+libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
+{
+  Libra *l = cc->priv;
+  gdouble t = current_rtt (info);
+  gdouble f = l->p.b / (2 * (t + l->p.a));
+
+  /* the losses this reaction stands for: it and those its cluster hid */
+  if (info->packets_lost > l->lost_at_reaction) {
+    l->losses_per_reaction += RHO_GAIN *
+        ((gdouble) (info->packets_lost - l->lost_at_reaction) -
+        l->losses_per_reaction);
+    l->lost_at_reaction = info->packets_lost;
+  }
+  ensure_window (cc, l, t);
+  /* B > 2(T+A) would take more than the whole window */
+  l->w -= l->w * MIN (f, 0.9);
+  apply_window (cc, l, t);
+}
+
+/* Called after each packet: two back to back, then the pair of the next
+ * slice (2 gaps long) at a random point within it. */
+static gdouble
+libra_next_gap (GstErapCC * cc, const GstErapCCInfo * info)
+{
+  Libra *l = cc->priv;
+  gdouble slice, u, gap;
+
+  if (!l->second) {
+    l->second = TRUE;
+    l->first_seq = info->seqno;
+    l->first_sent = info->now;
+    return 0;
+  }
+  l->second = FALSE;
+  if (info->seqno == l->first_seq + 1 &&
+      info->now - l->first_sent <= PP_MAX_SEND_SPREAD &&
+      info->packet_bytes == info->packet_size)
+    l->pair_first[l->first_seq % PAIR_SLOTS] = l->first_seq;
+
+  slice = 2 * cc->ipg;
+  /* the first pair opens its slice */
+  if (l->slice_rest < 0)
+    l->slice_rest = slice;
+  u = uniform (l);
+  gap = l->slice_rest + u * slice;
+  l->slice_rest = (1 - u) * slice;
+  return gap;
+}
+
+const GstErapCongestionOps gst_erap_cc_libra = {
+  .name = "libra",
+  .priv_size = sizeof (Libra),
+  .init = libra_init,
+  .on_ack = libra_on_ack,
+  .on_loss = libra_on_loss,
+  .next_gap = libra_next_gap,
+};
+
+gboolean
+gst_erap_libra_configure (GstErapCC * cc, const GstErapLibraParams * p)
+{
+  Libra *l;
+
+  g_return_val_if_fail (cc != NULL && p != NULL, FALSE);
+  if (cc->ops != &gst_erap_cc_libra)
+    return FALSE;
+  l = cc->priv;
+  l->p = *p;
+  l->rng = p->seed;
+  return TRUE;
+}
+
+gboolean
+gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st)
+{
+  Libra *l;
+
+  g_return_val_if_fail (cc != NULL && st != NULL, FALSE);
+  if (cc->ops != &gst_erap_cc_libra)
+    return FALSE;
+  l = cc->priv;
+  st->window = l->w;
+  st->alpha = l->alpha;
+  st->beta = l->beta;
+  st->capacity = l->p.capacity > 0 ? l->p.capacity : l->cap_used;
+  st->capacity_estimate = l->cap_est;
+  st->pair_samples = l->total_samples;
+  st->reactions_per_loss = 1 / l->losses_per_reaction;
+  return TRUE;
+}

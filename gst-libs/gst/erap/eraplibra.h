@@ -1,0 +1,65 @@
+/* twoflow — ERAP: Libra, RTT-fair congestion control (see docs/erap.md).
+ *
+ * Window laws of "Balancing Video on Demand Flows over Links with
+ * Heterogeneous Delays" applied to W = rate * T (T = SRTT, seconds):
+ *   per ACK   W += alpha * T^2 / ((T + A) * W)
+ *   per loss  W -= W * B / (2 (T + A))
+ *   alpha = X * C * exp (-Y * beta),  beta = (T - Tmin) / (Tmax - Tmin)
+ * C is the bottleneck capacity in Mbit/s, configured or estimated from the
+ * dispersion of back-to-back packet pairs as seen in ACK arrival times.
+ * Packets leave in pairs, one pair at a random time within each of the W/2
+ * slices of an RTT (a seeded generator: runs are reproducible).
+ *
+ * Deviation (docs/erap.md): ERAP reacts once per loss cluster (one window,
+ * one RTT of packets), so with a loss probability p per packet a flow
+ * reacts to only about 1/(1 + pW) of its losses, and W = R*T grows with
+ * T: long flows would get more. alpha is therefore multiplied by rho, the
+ * measured reactions per lost packet, which restores R = sqrt(2 alpha /
+ * (p B)) whatever the RTT.
+ */
+#ifndef __GST_ERAP_LIBRA_H__
+#define __GST_ERAP_LIBRA_H__
+
+#include <gst/erap/erapcc.h>
+
+G_BEGIN_DECLS
+
+extern const GstErapCongestionOps gst_erap_cc_libra;
+
+#define GST_ERAP_LIBRA_DEFAULT_A 1.0
+#define GST_ERAP_LIBRA_DEFAULT_B 1.0
+#define GST_ERAP_LIBRA_DEFAULT_X 2.0
+#define GST_ERAP_LIBRA_DEFAULT_Y 2.0
+/* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
+#define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
+
+typedef struct {
+  gdouble a;                    /* seconds */
+  gdouble b;                    /* seconds */
+  gdouble x;
+  gdouble y;
+  gdouble capacity;             /* Mbit/s; 0: estimate with packet pairs */
+  guint64 seed;                 /* of the pacing generator */
+  gboolean cluster_compensation;        /* scale alpha by reactions per loss
+                                         * (docs/erap.md); default TRUE */
+} GstErapLibraParams;
+
+typedef struct {
+  gdouble window;               /* W, packets */
+  gdouble alpha;
+  gdouble beta;
+  gdouble capacity;             /* C in use, Mbit/s */
+  gdouble capacity_estimate;    /* from packet pairs, Mbit/s; 0: none yet */
+  guint pair_samples;           /* packet-pair samples taken */
+  gdouble reactions_per_loss;   /* rho, the compensation factor of alpha */
+} GstErapLibraState;
+
+void gst_erap_libra_params_init (GstErapLibraParams * p);
+/* Sets the parameters of a Libra law; FALSE if @cc is not Libra. */
+gboolean gst_erap_libra_configure (GstErapCC * cc,
+    const GstErapLibraParams * p);
+gboolean gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st);
+
+G_END_DECLS
+
+#endif
