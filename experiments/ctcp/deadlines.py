@@ -22,6 +22,7 @@ deadline of segment k = t0 + (k+1) T, t0 = when segment 0 was ready.
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -39,6 +40,10 @@ def main():
         ctcpbed.ROOT, "..", "shared", "traces", "star-wars-iv.txt"))
     ap.add_argument("--out", default="/tmp/ctcp-deadlines")
     ap.add_argument("--no-competition", action="store_true")
+    ap.add_argument("--cc", default="reno",
+                    help="congestion control of both flows (default reno: "
+                    "with bbr, the host default, a slow flow behind a full "
+                    "queue is held to cwnd 4 by BBR's min-RTT BDP)")
     args = ap.parse_args()
     ctcpbed.setup_env(args.build)
     ctcpbed.check_environment()
@@ -50,16 +55,19 @@ def main():
         rx = ctcpbed.receiver(tb, 5601, duration=run + 10)
         if not args.no_competition:
             rx2 = ctcpbed.receiver(tb, 5602, duration=run + 10)
-            bulk = ctcpbed.sender(tb, 5602, mode="tcp", duration=run)
+            bulk = ctcpbed.sender(tb, 5602, mode="tcp", duration=run,
+                                  cc=args.cc)
         tx = ctcpbed.sender(tb, 5601, mode="ctcp", trace=args.trace,
                             scale=args.scale, minutes=args.minutes,
-                            segment_duration=seg, duration=run)
+                            segment_duration=seg, duration=run, cc=args.cc)
         res = ctcpbed.result(tx, timeout=run + 60)
         if not args.no_competition:
             bulk.terminate()
             rx2.terminate()
         rx.terminate()
         tb.stop_emulator()
+    with open(os.path.join(args.out, "deadlines.json"), "w") as f:
+        json.dump(res, f)
     st = res["stats"]
     slack = [s / 1e9 for s in st["deadline-slack"]]
     n_seg = int(args.minutes * 60 // 256 + (1 if (args.minutes * 60) % 256

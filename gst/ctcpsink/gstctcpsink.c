@@ -89,9 +89,10 @@
  * ]| Sends the file in 0.5 s segments, each at `S/(T(1−p̂))`; copy.m2v is
  * identical to the file (mpegvideoparse timestamps the pictures).
  * |[
- * gst-launch-1.0 -m filesrc location=big.ts ! ctcpsink host=127.0.0.1 port=5600 \
- *     target-rate=27000 congestion-control=reno
- * ]| A fixed 27 kB/s cTCP flow over Reno, printing the congestion events.
+ * gst-launch-1.0 -m filesrc location=/dev/zero num-buffers=100 ! \
+ *     ctcpsink host=127.0.0.1 port=5600 target-rate=27000 congestion-control=reno
+ * ]| 400 kB as a fixed 27 kB/s cTCP flow over Reno (about 15 s), printing
+ * any congestion events (restart the receiver first).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
