@@ -1,18 +1,28 @@
 #!/usr/bin/python3
-"""twoflow main job: runs the project's pipelines on bundled media and prints
-a report.
+"""twoflow main job: the staggered two-flow VoD system across an emulated WAN,
+ending with a report.
 
-For now (foundation): for the shared sample and a generated MPEG-2 stream,
-split → merge in one pipeline, verify the merged stream is byte-identical to
-the parsed source, decode it, and show frame counts per picture type; then the
-same with 10% of the enhanced frames lost, with the merge's damage metrics.
+1. A short check of the elements: split → merge round trips of the shared
+   sample and a generated MPEG-2 stream (byte-identical, decodable), and the
+   merge's damage metrics with 10% of the enhanced frames lost.
+2. The system (needs root): twoflow-server in a server namespace and
+   twoflow-proxy in a client namespace across twoflow-linkemu (10 Mbit/s
+   bottleneck, 40 ms RTT, 80-packet drop-tail queue); the proxy pre-stages a
+   prefix, admits sessions against the configured WAN capacity, and viewers
+   in another client namespace pull over RTSP with a stock client
+   (rtspsrc ! decodebin). One viewer is deliberately rejected. Report:
+   frames delivered per type, damage metrics, rates, admission decisions,
+   and PNG plots of the emulator's time series (experiments/plot.py).
 
 Run through scripts/main.sh (which installs and builds first), or directly:
   GST_PLUGIN_PATH=build/gst /usr/bin/python3 scripts/main_job.py --build build
 """
 import argparse
 import hashlib
+import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 
@@ -129,10 +139,191 @@ def session(title, src, workdir, loss):
     return ok
 
 
+def parse_tagged(text, tag):
+    out = []
+    for line in text.splitlines():
+        if line.startswith(tag + " "):
+            try:
+                out.append(json.loads(line[len(tag) + 1:]))
+            except ValueError:
+                pass
+    return out
+
+
+def system_section(build, workdir):
+    """Server and proxy across the emulated WAN; returns True if all checks pass."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+    import twoflow_testbed as tbm
+
+    print("\n== the two-flow system across the emulated WAN")
+    server_exe = os.path.join(build, "tools", "server", "twoflow-server")
+    proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
+    viewer = os.path.join(ROOT, "experiments", "system", "viewer.py")
+    for exe in (server_exe, proxy_exe):
+        if not os.access(exe, os.X_OK):
+            print(f"  missing {exe}: build first")
+            return False
+    try:
+        tbm.check_environment()
+    except tbm.SkipTest as e:
+        print(f"  cannot build the testbed: {e} (run as root)")
+        return False
+    os.environ.setdefault("TWOFLOW_BUILD_ROOT", build)
+
+    sysdir = os.path.join(workdir, "system")
+    shutil.rmtree(sysdir, ignore_errors=True)
+    videos = os.path.join(sysdir, "videos")
+    os.makedirs(videos)
+    shutil.copy(generated_stream(build), os.path.join(videos, "ball.m2v"))
+    shutil.copy(os.path.join(SHARED, "media", "greyramp.m2v"), videos)
+    rate, rtt_ms, capacity = 10e6, 40, 10e6
+    seg = "2"
+    ok = True
+    with tbm.Testbed(rate_bps=rate, delay_ms=rtt_ms / 2, queue_pkts=80,
+                     n_servers=1, n_clients=2,
+                     track_ports=[(7000, 7099), (7100, 7199)],
+                     workdir=os.path.join(sysdir, "testbed"),
+                     keep_workdir=True) as tb:
+        srv_host, proxy_host, viewer_host = tb.server, tb.clients[0], tb.clients[1]
+        slog = open(os.path.join(sysdir, "server.log"), "w")
+        plog = open(os.path.join(sysdir, "proxy.log"), "w")
+        server = srv_host.popen([server_exe, "--dir", videos, "--port", "5500"],
+                                stdout=slog, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        common = ["--server", f"{srv_host.ip}:5500", "--segment-duration", seg,
+                  "--prefix-dir", os.path.join(sysdir, "prefix"),
+                  "--essential-ports", "7000", "--enhanced-ports", "7100"]
+        pre = proxy_host.run([proxy_exe] + common + ["--prestage", "ball.m2v"],
+                             timeout=60, check=False)
+        prestage = parse_tagged(pre.stdout, "PRESTAGE-RESULT")
+        print(f"  prefix store:     ball.m2v first segment pre-staged "
+              f"({prestage[0]['essential_bytes'] if prestage else '?'} bytes)"
+              if pre.returncode == 0 else f"  prestage FAILED: {pre.stderr[-300:]}")
+        ok &= pre.returncode == 0
+        proxy = proxy_host.popen([proxy_exe] + common +
+                                 ["--wan-capacity", str(int(capacity))],
+                                 stdout=plog, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        url = f"rtsp://{proxy_host.ip}:8554/video/"
+        views = {}
+        # A: the long video (with its prefix); B: the 5 Mbit/s sample;
+        # C: the sample again while B runs: residual < its peak -> 503
+        for name, video, delay in (("A", "ball.m2v", 0), ("B", "greyramp.m2v", 1.0),
+                                   ("C", "greyramp.m2v", 1.0)):
+            time.sleep(delay)
+            views[name] = viewer_host.popen(["/usr/bin/python3", viewer, url + video,
+                                             "--timeout", "90"],
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                            text=True)
+        results = {}
+        for name, p in views.items():
+            try:
+                results[name] = json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1])
+            except (ValueError, IndexError, subprocess.TimeoutExpired):
+                results[name] = {"frames": 0, "error": "no result"}
+        time.sleep(1.0)
+        proxy.terminate()
+        proxy.wait(timeout=10)
+        server.terminate()
+        server.wait(timeout=10)
+        slog.close()
+        plog.close()
+        summary = tb.stop_emulator()
+        csv_path = tb.csv_path
+        shutil.copy(csv_path, os.path.join(sysdir, "linkemu.csv"))
+
+    with open(os.path.join(sysdir, "proxy.log")) as f:
+        ptext = f.read()
+    with open(os.path.join(sysdir, "server.log")) as f:
+        stext = f.read()
+    admissions = parse_tagged(ptext, "ADMISSION")
+    ends = parse_tagged(ptext, "SESSION-END")
+    sends = {e["session"]: e for e in parse_tagged(stext, "SESSION-END")}
+
+    print(f"  WAN:              {rate / 1e6:.0f} Mbit/s bottleneck, {rtt_ms} ms RTT, "
+          f"80-packet drop-tail queue; admission capacity {capacity / 1e6:.0f} Mbit/s")
+    print("  admission decisions:")
+    for a in admissions:
+        extra = (f"residual {a['residual'] / 1e6:.2f} Mbit/s" if "residual" in a else "")
+        print(f"    {a['decision']:6s} {a['video']:14s} peak {a['peak_rate'] / 1e6:.2f} Mbit/s "
+              f"{extra}{'  — ' + a['reason'] if a.get('reason') else ''}")
+    expected = {"A": 600, "B": 25}
+    for name in ("A", "B", "C"):
+        r = results[name]
+        print(f"  viewer {name}:         {r.get('url', '').rsplit('/', 1)[-1]:14s} "
+              f"decoded {r['frames']} frames in {r.get('seconds', 0):.1f} s"
+              f"{'  error: ' + r['error'][-140:] if r.get('error') else ''}")
+    for e in ends:
+        m = e.get("merge", {})
+        srv = sends.get(e["server_session"], {})
+        es = srv.get("essential_stats", {})
+        tc = srv.get("transcoder_stats", {})
+        el = max(e["elapsed"], 1e-3)
+        print(f"  session {e['session']} ({e['video']}):")
+        print(f"    frames delivered: I {m.get('received-i')}  P {m.get('received-p')}  "
+              f"B {m.get('received-b')}  (out {m.get('output-frames')} of {e['frames']}, "
+              f"{m.get('prefix-frames')} from the prefix store)")
+        print(f"    missing P/B:      {m.get('missing-p')}/{m.get('missing-b')}, "
+              f"dropped {m.get('dropped')}")
+        print(f"    damage:           E_f {m.get('E_f')}  E_g {m.get('E_g')}  "
+              f"G_max {m.get('G_max')}  G_avg {m.get('G_avg', 0):.2f}  "
+              f"G_con_total {m.get('G_con_total')}  G_con_max {m.get('G_con_max')}")
+        print(f"    rates:            essential {e['essential_bytes'] * 8 / el / 1e3:.0f} kbit/s, "
+              f"enhanced {e['enhanced_bytes'] * 8 / el / 1e3:.0f} kbit/s over {el:.1f} s; "
+              f"peak {e['peak_rate'] / 1e3:.0f} kbit/s")
+        if es:
+            print(f"    cTCP:             target {es.get('target-rate', 0) * 8 / 1e3:.0f} kbit/s, "
+                  f"{es.get('segments')} segments ({es.get('segments-late')} late), "
+                  f"retransmissions {es.get('retransmissions')}, srtt {es.get('srtt', 0) / 1e6:.1f} ms")
+        if tc:
+            print(f"    transcoder:       {tc.get('frames-passed')} frames passed, "
+                  f"{tc.get('frames-reencoded')} re-encoded, {tc.get('frames-dropped')} dropped; "
+                  f"{srv.get('forwarded_events', 0)} congestion events forwarded")
+    fwd = summary.get("fwd", {}) if isinstance(summary, dict) else {}
+    print(f"  emulator (fwd):   {fwd.get('delivered_pkts')} packets, "
+          f"{(fwd.get('delivered_bytes') or 0) / 1e6:.2f} MB delivered, "
+          f"{(fwd.get('drops_queue') or 0) + (fwd.get('drops_loss') or 0)} dropped, "
+          f"max queue {fwd.get('max_queue_pkts')} packets")
+
+    plots = []
+    for d in ("fwd", "rev"):
+        png = os.path.join(sysdir, f"linkemu-{d}.png")
+        r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "experiments", "plot.py"),
+                            os.path.join(sysdir, "linkemu.csv"), "-o", png, "--dir", d,
+                            "--smooth", "5", "--labels", "7000-7099=essential cTCP,7100-7199=enhanced rUDP",
+                            "--title", f"twoflow system, {d}"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and os.path.exists(png):
+            plots.append(png)
+        else:
+            print(f"  plot {d} failed: {r.stderr[-200:]}")
+    print("  plots:            " + ", ".join(plots))
+
+    checks = [
+        (results["A"]["frames"] == expected["A"] and not results["A"].get("error"),
+         "viewer A decoded every frame of ball.m2v"),
+        (results["B"]["frames"] == expected["B"] and not results["B"].get("error"),
+         "viewer B decoded every frame of greyramp.m2v"),
+        (results["C"]["frames"] == 0 and "503" in (results["C"].get("error") or ""),
+         "viewer C rejected with 503 by admission control"),
+        (any(a["decision"] == "reject" for a in admissions), "a rejection is logged"),
+        (len(ends) == 2 and all(e["merge"]["E_f"] == 0 for e in ends),
+         "two sessions merged without damage"),
+        (any(e["merge"].get("prefix-frames", 0) > 0 for e in ends), "prefix store used"),
+        (len(plots) == 2, "plots written"),
+    ]
+    for good, what in checks:
+        print(f"  [{'ok' if good else 'FAIL'}] {what}")
+        ok &= good
+    print(f"  logs and plots in {sysdir}")
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
     os.environ.setdefault("GST_PLUGIN_PATH", os.path.join(args.build, "gst"))
     Gst.init(None)
     for el in ("twoflowsplit", "twoflowmerge"):
@@ -141,12 +332,14 @@ def main():
 
     workdir = os.path.join(args.build, "mainjob")
     os.makedirs(workdir, exist_ok=True)
-    print("twoflow main job — split/merge round trips")
+    print("twoflow main job — 1. split/merge round trips")
     ok = True
     for src in (os.path.join(SHARED, "media", "greyramp.m2v"),
                 generated_stream(args.build)):
         ok &= session("round trip", src, workdir, 0)
     ok &= session("lossy enhanced flow", generated_stream(args.build), workdir, 0.10)
+    print("\ntwoflow main job — 2. the system")
+    ok &= system_section(args.build, workdir)
     print("\nRESULT:", "all checks passed" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

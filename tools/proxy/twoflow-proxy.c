@@ -44,6 +44,9 @@ static gint opt_rtsp_port = 8554;
 static gchar *opt_rtsp_address = NULL;
 static gint opt_latency_ms = 0;
 static gint opt_jitter_ms = 200;
+static gint opt_essential_ports = 0;
+static gint opt_enhanced_ports = 0;
+static guint port_index = 0;
 
 static gchar *server_host;
 static gint server_port;
@@ -262,6 +265,10 @@ build_receive_bin (ProxySession * ps)
     ps->ess_src = make (bin, "tcpserversrc", "ess_src");
     g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
   }
+  /* fixed port ranges let a network emulator tell the flows apart */
+  if (opt_essential_ports > 0)
+    g_object_set (ps->ess_src, "port", opt_essential_ports + port_index % 100,
+        NULL);
   add_count_probe (ps->ess_src, &ps->ess_bytes);
 
   if (ps->prestage) {
@@ -285,7 +292,8 @@ build_receive_bin (ProxySession * ps)
     g_free (prefix);
 
     ps->enh_src = make (bin, "rudpsrc", "enh_src");
-    ps->enh_port = free_udp_port ();
+    ps->enh_port = opt_enhanced_ports > 0 ?
+        opt_enhanced_ports + (gint) (port_index % 100) : free_udp_port ();
     caps = gst_caps_from_string ("application/x-rtp,media=application,"
         "clock-rate=90000,encoding-name=X-GST");
     g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
@@ -311,6 +319,7 @@ build_receive_bin (ProxySession * ps)
   gst_element_add_pad (GST_ELEMENT (bin), gst_ghost_pad_new ("src", pad));
   gst_object_unref (pad);
   ps->bin = GST_ELEMENT (bin);
+  port_index++;
   return ps->bin;
 }
 
@@ -527,8 +536,12 @@ reserved_rate (void)
   return sum;
 }
 
+/* Called twice per viewer: at DESCRIBE (stage "describe": a rejection
+ * answers 503) and when its session is set up (stage "session": an
+ * admission reserves its peak rate). Each decision is logged once. */
 static gboolean
-admission_check (const gchar * video, guint64 peak, gchar ** reason)
+admission_check (const gchar * video, guint64 peak, const gchar * stage,
+    gchar ** reason)
 {
   gboolean ok = TRUE;
   JsonObject *log = json_object_new ();
@@ -564,9 +577,11 @@ admission_check (const gchar * video, guint64 peak, gchar ** reason)
     json_object_set_string_member (log, "mode", "none");
   }
   json_object_set_string_member (log, "decision", ok ? "admit" : "reject");
+  json_object_set_string_member (log, "stage", stage);
   if (!ok)
     json_object_set_string_member (log, "reason", *reason);
-  log_json ("ADMISSION", log);
+  if (!ok || g_str_equal (stage, "session"))
+    log_json ("ADMISSION", log);
   json_object_unref (log);
   return ok;
 }
@@ -635,7 +650,7 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     g_clear_error (&err);
     return NULL;
   }
-  if (!admission_check (ps->video, ps->peak_rate, &reason)) {
+  if (!admission_check (ps->video, ps->peak_rate, "session", &reason)) {
     g_free (reason);
     proxy_session_free (ps);
     return NULL;
@@ -719,7 +734,7 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
     gst_rtsp_mount_points_add_factory (mounts, mount, g_object_ref (factory));
     g_free (mount);
   }
-  if (!admission_check (video, peak, &reason)) {
+  if (!admission_check (video, peak, "describe", &reason)) {
     g_object_set_data_full (G_OBJECT (client), "twoflow-reason", reason,
         g_free);
     g_free (video);
@@ -873,6 +888,10 @@ main (int argc, char **argv)
     {"measured", 'm', 0, G_OPTION_ARG_NONE, &opt_measured,
         "Admission by measured rates and losses (capacity not guaranteed)",
         NULL},
+    {"essential-ports", 0, 0, G_OPTION_ARG_INT, &opt_essential_ports,
+        "Receive the essential flows on ports N..N+99 (default: any)", "N"},
+    {"enhanced-ports", 0, 0, G_OPTION_ARG_INT, &opt_enhanced_ports,
+        "Receive the enhanced flows on ports N..N+99 (default: any)", "N"},
     {"rtsp-port", 'p', 0, G_OPTION_ARG_INT, &opt_rtsp_port,
         "RTSP port (default 8554)", "PORT"},
     {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,

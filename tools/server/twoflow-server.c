@@ -454,7 +454,6 @@ ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
       s->ess_done = TRUE;
       g_print ("session %u: essential flow sent (%.1f s)\n", s->id,
           (g_get_monotonic_time () - s->started_us) / 1e6);
-      gst_element_set_state (s->ess_pipe, GST_STATE_NULL);
       session_maybe_finish (s);
       return G_SOURCE_CONTINUE;
     case GST_MESSAGE_ERROR:{
@@ -484,7 +483,6 @@ enh_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
       s->enh_done = TRUE;
       g_print ("session %u: enhanced flow sent (%.1f s)\n", s->id,
           (g_get_monotonic_time () - s->started_us) / 1e6);
-      gst_element_set_state (s->enh_pipe, GST_STATE_NULL);
       session_maybe_finish (s);
       break;
     case GST_MESSAGE_ERROR:{
