@@ -14,6 +14,7 @@ PACKAGES=(
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   # testbed and experiments
   iproute2 ethtool iperf3 python3 python3-matplotlib procps
+  python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
 )
 
 missing=()
