@@ -66,10 +66,10 @@ def test_outage():
 
 
 def test_single_drop():
-    # seed 1 drops exactly one data segment of this transfer (checked
-    # below from the emulator's own count)
-    with Testbed(rate_bps=4e6, delay_ms=20, queue_pkts=50, loss=0.002,
-                 seed=1) as tb:
+    # the link drops exactly the 200th data segment of the ~550 of this
+    # transfer (checked below from the emulator's own count)
+    with Testbed(rate_bps=4e6, delay_ms=20, queue_pkts=50,
+                 extra_args=["--dir", "fwd", "--drop-nth", "200"]) as tb:
         res, types, summary = transfer(tb, 5302)
     drops = summary["fwd"]["drops_loss"]
     ns = res["netstat"]

@@ -274,6 +274,8 @@ le_link_enqueue (LeLink * link, LePacket * p, uint64_t now)
 
   if (c->loss > 0 && le_random (link) < c->loss)
     v = LE_VERDICT_DROP_LOSS;
+  if (p->len >= LE_DATA_PKT_MIN && ++link->data_pkts == c->drop_nth)
+    v = LE_VERDICT_DROP_LOSS;
   if (c->ge) {
     double pl = link->ge_bad ? c->ge_loss_bad : c->ge_loss_good;
 

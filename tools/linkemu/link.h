@@ -78,6 +78,8 @@ typedef struct
   int red_gentle;
   uint32_t red_mean_pkt;        /* bytes, for the idle-time decay */
   double loss;                  /* Bernoulli loss probability */
+  uint64_t drop_nth;            /* drop the Nth data packet (1-based; 0 none),
+                                 * for tests that need exactly one loss */
   int ge;                       /* Gilbert-Elliott enabled */
   double ge_p, ge_r;            /* P(good->bad), P(bad->good) per packet */
   double ge_loss_bad, ge_loss_good;
@@ -96,6 +98,9 @@ typedef struct
   uint32_t max_queue_pkts;
   uint64_t max_queue_bytes;
 } LeCounters;
+
+/* What counts as a data packet for drop_nth: not a pure ACK or a probe. */
+#define LE_DATA_PKT_MIN 500
 
 typedef struct
 {
@@ -116,6 +121,7 @@ typedef struct
   uint64_t idle_since;
 
   int ge_bad;
+  uint64_t data_pkts;           /* packets of LE_DATA_PKT_MIN bytes or more */
 
   LeFifo delay_line[LE_MAX_CLASSES];
 

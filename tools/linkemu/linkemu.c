@@ -129,7 +129,8 @@ enum
   OPT_SUMMARY, OPT_SEED, OPT_TRACK, OPT_CONFIG, OPT_REALTIME, OPT_QUIET,
   OPT_MAX_PACKETS, OPT_HELP, OPT_VERSION,
   OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_QUEUE, OPT_QUEUE_BYTES,
-  OPT_RED, OPT_RED_GENTLE, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_GE, OPT_SCHEDULE,
+  OPT_RED, OPT_RED_GENTLE, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_DROP_NTH, OPT_GE,
+  OPT_SCHEDULE,
   OPT_OVERHEAD
 };
 
@@ -188,6 +189,8 @@ static const Option options[] = {
   {"red-mean-pkt", 0, 1, OPT_RED_MEAN_PKT, "BYTES",
       "RED mean packet size for the idle decay (default 1000)"},
   {"loss", 'l', 1, OPT_LOSS, "P", "random loss probability (0..1)"},
+  {"drop-nth", 0, 1, OPT_DROP_NTH, "N",
+      "drop exactly the Nth packet of 500 bytes or more (a single loss)"},
   {"ge", 0, 1, OPT_GE, "P,R[,LB[,LG]]",
       "Gilbert-Elliott burst loss: P(good->bad), P(bad->good) per packet, "
         "loss in bad (default 1) and good (default 0) state"},
@@ -457,6 +460,11 @@ apply_link_opt (Emu * e, const Option * o, const char *val)
         if (!parse_double (val, &x) || x < 0 || x > 1)
           die ("bad loss probability '%s'", val);
         c->loss = x;
+        break;
+      case OPT_DROP_NTH:
+        if (!parse_u64 (val, &u) || u == 0)
+          die ("bad packet number '%s'", val);
+        c->drop_nth = u;
         break;
       case OPT_GE:{
         double p, r, lb = 1.0, lg = 0.0;
