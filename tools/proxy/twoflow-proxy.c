@@ -661,6 +661,10 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
   recv = build_receive_bin (ps);
   mux = gst_element_factory_make ("mpegtsmux", NULL);
   pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
+  /* rtpmp2tpay (1.22) packs TS packets up to its MTU and drops what it
+   * holds at EOS, which lost the last frame or two; 7-packet buffers
+   * (padded with null packets at EOS) fill each RTP packet exactly. */
+  g_object_set (mux, "alignment", 7, NULL);
   gst_bin_add_many (GST_BIN (top), recv, mux, pay, NULL);
   pad = gst_element_request_pad_simple (mux, "sink_%d");
   gst_pad_link (gst_element_get_static_pad (recv, "src"), pad);

@@ -59,13 +59,20 @@ def run(desc, timeout=60):
         raise RuntimeError("pipeline failed: " + desc)
 
 
-def count_frames(desc, timeout=60):
-    """Decoded frames of a pipeline ending in '... ! decodebin'; (n, error)."""
+def count_frames(desc, timeout=60, hashes=None):
+    """Decoded frames of a pipeline ending in '... ! decodebin'; (n, error).
+    With a list as hashes, the MD5 of every decoded frame is appended."""
     p = Gst.parse_launch(desc + " ! fakesink name=sink sync=false")
     n = [0]
 
-    def probe(_pad, _info):
+    def probe(_pad, info):
         n[0] += 1
+        if hashes is not None:
+            buf = info.get_buffer()
+            ok, m = buf.map(Gst.MapFlags.READ)
+            if ok:
+                hashes.append(hashlib.md5(m.data).hexdigest())
+                buf.unmap(m)
         return Gst.PadProbeReturn.OK
 
     p.get_by_name("sink").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, probe)
@@ -117,6 +124,11 @@ def main():
             "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
             f"! tee name=t t. ! queue ! filesink location={gen} "
             f"t. ! queue ! mpegvideoparse ! mpegtsmux ! filesink location={videos}/ball.ts")
+        # 250 frames: the count that once lost its last frame over RTSP
+        run("videotestsrc num-buffers=250 pattern=ball ! "
+            "video/x-raw,width=352,height=288,framerate=25/1 ! "
+            "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
+            f"! filesink location={videos}/ball250.m2v")
         cport, rport = free_port(), free_port()
         env = dict(os.environ)
         server = subprocess.Popen([server_exe, "--dir", videos, "--port", str(cport),
@@ -201,6 +213,25 @@ def main():
         check(any(d["decision"] == "reject" for d in decisions)
               and any(d["decision"] == "admit" for d in decisions),
               f"admission log: {[d['decision'] for d in decisions]}")
+
+        # 3b. RTSP, stock client, no prefix (1 s lead): every one of 250
+        # frames decoded, identical to decoding the source file
+        proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
+                                               "--rtsp-address", "127.0.0.1"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(proxy)
+        time.sleep(0.5)
+        ref, got = [], []
+        count_frames(f"filesrc location={videos}/ball250.m2v ! mpegvideoparse ! decodebin",
+                     hashes=ref)
+        n, err = count_frames(f"rtspsrc location=rtsp://127.0.0.1:{rport}/video/ball250.m2v "
+                              "protocols=tcp ! decodebin", timeout=40, hashes=got)
+        check(err is None and n == 250 and len(ref) == 250,
+              f"RTSP viewer decoded every frame of ball250.m2v ({n}/250, {err})")
+        check(got == ref, "RTSP viewer's frames identical to decoding the source "
+              f"({sum(a == b for a, b in zip(got, ref))}/{len(ref)} equal)")
+        proxy.send_signal(signal.SIGTERM)
+        proxy.communicate(timeout=10)
 
         # 4. a client vanishing mid-session leaves the server clean
         vanish = subprocess.Popen(proxy_base + ["--fetch", "ball.m2v", "--output",
