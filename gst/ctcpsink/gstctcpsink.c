@@ -19,8 +19,12 @@
  * #GstCtcpSink:loss-threshold) so that it arrives within one segment
  * duration. Every #GstCtcpSink:adjustment-interval the window
  * `W_target = target·RTT/MSS` (`target·RTT/(0.75·MSS)` after an interval
- * with losses) is recomputed from the interval's mean RTT, and the bytes
- * in the socket are kept under `min(cwnd, W_target)·MSS`. All of it from
+ * with losses) is recomputed, RTT being the 95th percentile of the
+ * interval's srtt readings, plus one packet for the receiver's delayed
+ * ACK, and the bytes in flight are kept under `min(cwnd, W_target)·MSS`.
+ * A segment that falls behind its schedule is sent faster: its residual
+ * bytes over its residual time, up to #GstCtcpSink:max-catch-up times its
+ * nominal rate (docs/ctcp.md lists these deviations and why). All of it from
  * user space: `TCP_INFO` for RTT, cwnd, losses and state, `SIOCOUTQ` /
  * `SIOCOUTQNSD` for the bytes in flight, `TCP_NOTSENT_LOWAT` to bound the
  * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
@@ -34,7 +38,8 @@
  * segment k0 became ready to send; a segment is done when the kernel
  * reports its last byte acknowledged (`tcpi_bytes_acked`). Its deadline
  * slack is in the stats. A segment that starts late gets a higher rate,
- * from the time left before its deadline (never less than T/4). Input
+ * from the time left before its deadline (never less than
+ * T/max-catch-up). Input
  * without timestamps is one segment until EOS; use target-rate then.
  *
  * While data is in flight `TCP_INFO` is read every quarter RTT (1 to
@@ -56,8 +61,13 @@
  *
  * * `mode` (gchararray): ctcp or tcp
  * * `congestion-control` (gchararray): the socket's algorithm (TCP_CONGESTION)
- * * `target-rate` (guint64): current target rate, bytes/s (0: none)
+ * * `target-rate` (guint64): current target rate, bytes/s (0: none); above
+ *   `nominal-rate` while a late segment catches up
+ * * `nominal-rate` (guint64): S/(T(1−p̂)) of the segment being sent (or
+ *   the fixed target-rate), bytes/s
  * * `w-target` (guint): W_target, packets (0: not computed yet / tcp mode)
+ * * `w-target-rtt` (guint64): the RTT W_target was sized from (95th
+ *   percentile of the last interval's srtt readings), ns (0: none yet)
  * * `window` (guint64): effective window min(cwnd, W_target)·MSS, bytes (0: unlimited)
  * * `adjustments` (guint64): W_target computations so far
  * * `cwnd`, `ssthresh` (guint): packets, from TCP_INFO
@@ -66,6 +76,8 @@
  * * `retransmissions` (guint64): segments retransmitted on this connection
  * * `timeouts` (guint64): retransmission timeouts on this connection
  * * `recoveries` (guint64): fast recoveries (dupack events)
+ * * `inferred-recoveries` (guint64): of those, found by the counters only
+ *   (begun and ended between two readings)
  * * `rexmt-events`, `dupack-events`, `recovered-events` (guint64): events
  *   detected (posted or not)
  * * `bytes-sent` (guint64): stream bytes written to the socket
@@ -120,6 +132,7 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_LOSS_THRESHOLD      0.05
 #define DEFAULT_ADJUSTMENT_INTERVAL (8 * GST_SECOND)
 #define DEFAULT_TARGET_RATE         0
+#define DEFAULT_MAX_CATCH_UP        GST_CTCP_DEFAULT_MAX_CATCH_UP
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
 #define DEFAULT_EVENTS \
   (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
@@ -177,6 +190,7 @@ enum
   PROP_LOSS_THRESHOLD,
   PROP_ADJUSTMENT_INTERVAL,
   PROP_TARGET_RATE,
+  PROP_MAX_CATCH_UP,
   PROP_CONGESTION_CONTROL,
   PROP_EVENTS,
   PROP_STATS,
@@ -338,6 +352,21 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCtcpSink:max-catch-up:
+   *
+   * Deadline awareness: a segment behind its schedule is sent at its
+   * residual bytes over its residual time, at most this many times its
+   * nominal rate S/(T(1−p̂)) (and never above what cwnd allows). 1 turns
+   * catch-up off: every segment keeps the paper's constant rate.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_CATCH_UP,
+      g_param_spec_double ("max-catch-up", "Maximum catch-up",
+          "Largest rate of a late segment, as a multiple of S/(T(1-p)) "
+          "(1 = no catch-up)", 1.0, 16.0, DEFAULT_MAX_CATCH_UP,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCtcpSink:congestion-control:
    *
    * The kernel's congestion control for this socket (TCP_CONGESTION).
@@ -406,6 +435,7 @@ gst_ctcp_sink_init (GstCtcpSink * self)
   self->loss_threshold = DEFAULT_LOSS_THRESHOLD;
   self->adjustment_interval = DEFAULT_ADJUSTMENT_INTERVAL;
   self->target_rate = DEFAULT_TARGET_RATE;
+  self->max_catch_up = DEFAULT_MAX_CATCH_UP;
   self->cc = DEFAULT_CONGESTION_CONTROL;
   self->events = DEFAULT_EVENTS;
   self->fd = -1;
@@ -922,19 +952,24 @@ estimated_bitrate (GstCtcpSink * self)
   return rate == G_MAXUINT64 ? 0 : rate * 8;
 }
 
-/* The target of the segment now being written; self->lock held. */
+/* The target of the segment now being written; self->lock held. A new
+ * segment starts at S/(T(1−p̂)) (or its late-start rate); while it is
+ * sent, a segment behind its schedule is raised to its residual bytes
+ * over its residual time (bounded by max-catch-up). */
 static void
 update_target (GstCtcpSink * self, GstClockTime now)
 {
   GArray *segs = self->sched.segments;
-  guint64 fixed;
-  gdouble p;
+  guint64 fixed, rate;
+  gdouble p, boost;
+  GstClockTime rtt;
 
   if (!self->ctl.capped)
     return;
   GST_OBJECT_LOCK (self);
   fixed = self->target_rate;
   p = self->loss_threshold;
+  boost = self->max_catch_up;
   GST_OBJECT_UNLOCK (self);
   if (fixed > 0) {
     gst_ctcp_controller_set_target (&self->ctl, fixed, now);
@@ -955,9 +990,13 @@ update_target (GstCtcpSink * self, GstClockTime now)
       self->send_index++;
       continue;
     }
-    if (!self->send_started && s->complete) {
+    if (!s->complete)
+      break;
+    if (!self->send_started) {
+      s->nominal_rate = gst_ctcp_target_rate (s->end - s->start, s->duration,
+          p);
       s->target_rate = gst_ctcp_schedule_segment_rate (&self->sched, s,
-          p, now);
+          p, boost, now);
       gst_ctcp_controller_set_target (&self->ctl, s->target_rate, now);
       gst_ctcp_controller_restart_pacing (&self->ctl, now);
       set_pacing (self, s->target_rate);
@@ -966,6 +1005,22 @@ update_target (GstCtcpSink * self, GstClockTime now)
           G_GUINT64_FORMAT " B/s, due in %" GST_STIME_FORMAT, s->number,
           s->end - s->start, s->target_rate,
           GST_STIME_ARGS (GST_CLOCK_DIFF (now, s->deadline)));
+      break;
+    }
+    rtt = self->ctl.srtt;
+    if (GST_CLOCK_TIME_IS_VALID (self->ctl.w_rtt)
+        && (!GST_CLOCK_TIME_IS_VALID (rtt) || self->ctl.w_rtt > rtt))
+      rtt = self->ctl.w_rtt;
+    rate = gst_ctcp_schedule_required_rate (&self->sched, s, self->acked,
+        rtt, p, boost, now);
+    if (rate != self->ctl.target_rate) {
+      GST_LOG_OBJECT (self, "segment %u: %" G_GUINT64_FORMAT " B/s (%.2f x "
+          "nominal), %" G_GUINT64_FORMAT " bytes unacknowledged, due in %"
+          GST_STIME_FORMAT, s->number, rate, (gdouble) rate / s->nominal_rate,
+          s->end - CLAMP (self->acked, s->start, s->end),
+          GST_STIME_ARGS (GST_CLOCK_DIFF (now, s->deadline)));
+      gst_ctcp_controller_set_target (&self->ctl, rate, now);
+      set_pacing (self, rate);
     }
     break;
   }
@@ -1179,9 +1234,15 @@ gst_ctcp_sink_get_stats (GstCtcpSink * self)
   guint i, first;
   gchar ccbuf[16] = "";
   socklen_t cclen = sizeof (ccbuf) - 1;
-  guint64 window;
+  guint64 window, nominal;
 
   g_mutex_lock (&self->lock);
+  /* the segment being sent, or the last one that was */
+  nominal = self->hold ? 0 : self->ctl.target_rate;
+  for (i = MIN (self->send_index + 1, self->sched.segments->len);
+      self->hold && i > 0 && nominal == 0; i--)
+    nominal = g_array_index (self->sched.segments, GstCtcpSegment,
+        i - 1).nominal_rate;
   if (self->fd >= 0) {
     read_tcp_info (self);
     getsockopt (self->fd, IPPROTO_TCP, TCP_CONGESTION, ccbuf, &cclen);
@@ -1191,7 +1252,10 @@ gst_ctcp_sink_get_stats (GstCtcpSink * self)
       "mode", G_TYPE_STRING, self->ctl.capped ? "ctcp" : "tcp",
       "congestion-control", G_TYPE_STRING, ccbuf,
       "target-rate", G_TYPE_UINT64, self->ctl.target_rate,
+      "nominal-rate", G_TYPE_UINT64, nominal,
       "w-target", G_TYPE_UINT, self->ctl.w_target,
+      "w-target-rtt", G_TYPE_UINT64,
+      GST_CLOCK_TIME_IS_VALID (self->ctl.w_rtt) ? self->ctl.w_rtt : 0,
       "window", G_TYPE_UINT64, window == G_MAXUINT64 ? 0 : window,
       "adjustments", G_TYPE_UINT64, self->ctl.adjustments,
       "cwnd", G_TYPE_UINT, self->info.snd_cwnd,
@@ -1205,6 +1269,7 @@ gst_ctcp_sink_get_stats (GstCtcpSink * self)
       (guint64) (guint16) (self->info.total_rto - self->initial_total_rto) :
       self->det.rexmt,
       "recoveries", G_TYPE_UINT64, self->det.dupack,
+      "inferred-recoveries", G_TYPE_UINT64, self->det.inferred,
       "rexmt-events", G_TYPE_UINT64, self->det.rexmt,
       "dupack-events", G_TYPE_UINT64, self->det.dupack,
       "recovered-events", G_TYPE_UINT64, self->det.recovered,
@@ -1265,6 +1330,9 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_TARGET_RATE:
       self->target_rate = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_CATCH_UP:
+      self->max_catch_up = g_value_get_double (value);
+      break;
     case PROP_CONGESTION_CONTROL:
       self->cc = g_value_get_enum (value);
       break;
@@ -1310,6 +1378,9 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TARGET_RATE:
       g_value_set_uint64 (value, self->target_rate);
+      break;
+    case PROP_MAX_CATCH_UP:
+      g_value_set_double (value, self->max_catch_up);
       break;
     case PROP_CONGESTION_CONTROL:
       g_value_set_enum (value, self->cc);

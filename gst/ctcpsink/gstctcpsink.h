@@ -60,6 +60,7 @@ struct _GstCtcpSink {
   gdouble loss_threshold;
   GstClockTime adjustment_interval;
   guint64 target_rate;
+  gdouble max_catch_up;
   GstCtcpSinkCongestionControl cc;
   guint events;
 

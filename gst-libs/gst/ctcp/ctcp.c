@@ -36,11 +36,45 @@ in_loss_state (guint8 ca)
   return ca == GST_CTCP_CA_RECOVERY || ca == GST_CTCP_CA_LOSS;
 }
 
+/**
+ * gst_ctcp_tlp_allowance:
+ * @gap: time between two TCP_INFO snapshots
+ * @srtt: smoothed RTT
+ *
+ * Returns: how many retransmissions tail-loss probes can account for in
+ * @gap with the socket open (no recovery, no RTO): one probe may be out
+ * at a time and Linux arms the probe timer at 2·srtt + 2 ms at least
+ * (tcp_schedule_loss_probe), so 1 + gap/(2·srtt + 2 ms).
+ */
+guint
+gst_ctcp_tlp_allowance (GstClockTime gap, GstClockTime srtt)
+{
+  GstClockTime pto;
+
+  if (!GST_CLOCK_TIME_IS_VALID (srtt))
+    srtt = 0;
+  pto = 2 * srtt + 2 * GST_MSECOND;
+  if (!GST_CLOCK_TIME_IS_VALID (gap))
+    return 1;
+  return 1 + (guint) MIN (gap / pto, G_MAXUINT16);
+}
+
+/* A multiplicative decrease between two snapshots: ssthresh fell below
+ * both its old value and the old window. Loss responses (Reno, CUBIC)
+ * set ssthresh = beta·cwnd; leaving slow start (HyStart) sets it to the
+ * window itself, not below; BBR leaves it alone. */
+static gboolean
+ssthresh_cut (const GstCtcpTcpInfo * prev, const GstCtcpTcpInfo * info)
+{
+  return info->snd_ssthresh > 0 && info->snd_ssthresh < prev->snd_ssthresh
+      && info->snd_ssthresh < MAX (prev->snd_cwnd, 2);
+}
+
 /* Compares @info with the previous snapshot and returns, in order, the
  * events that happened in between. State transitions are authoritative;
- * the cumulative counters catch RTOs (and, when the poll came late,
- * whole recoveries) that started and ended between two snapshots. Every
- * rexmt/dupack episode is closed by exactly one recovered. */
+ * the cumulative counters catch RTOs (and whole fast recoveries) that
+ * started and ended between two snapshots. Every rexmt/dupack episode is
+ * closed by exactly one recovered. */
 guint
 gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     const GstCtcpTcpInfo * info, GstClockTime now,
@@ -48,7 +82,7 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
 {
   const GstCtcpTcpInfo *prev = &det->prev;
   guint n = 0, rtos = 0;
-  gboolean late;
+  guint32 rexmits;
 
   if (!det->have_prev) {
     det->prev = *info;
@@ -72,18 +106,25 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     rtos = 1;
   /* an outage of many minutes still reports a bounded burst */
   rtos = MIN (rtos, GST_CTCP_MAX_EVENTS - 3);
-
-  late = GST_CLOCK_TIME_IS_VALID (det->prev_time) && now > det->prev_time
-      && prev->rtt_us > 0 && now - det->prev_time > prev->rtt_us * GST_USECOND;
+  rexmits = info->total_retrans - prev->total_retrans;
 
   if (info->ca_state == GST_CTCP_CA_RECOVERY
       && prev->ca_state != GST_CTCP_CA_RECOVERY) {
     events[n++] = GST_NETWORK_CONGESTION_DUPACK;
     det->in_episode = TRUE;
-  } else if (rtos == 0 && late && !in_loss_state (info->ca_state)
+  } else if (rtos == 0 && rexmits > 0 && !in_loss_state (info->ca_state)
       && !in_loss_state (prev->ca_state)
-      && info->total_retrans != prev->total_retrans) {
-    /* a fast recovery that began and ended while we were not looking */
+      && (ssthresh_cut (prev, info)
+          || rexmits > gst_ctcp_tlp_allowance (GST_CLOCK_TIME_IS_VALID
+                  (det->prev_time) && now > det->prev_time ?
+                  now - det->prev_time : 0,
+                  (GstClockTime) prev->rtt_us * GST_USECOND))) {
+    /* a fast recovery that began and ended while we were not looking:
+     * retransmissions with the socket open at both ends and no RTO are
+     * either tail-loss probes or a recovery; only a cut of ssthresh or
+     * more retransmissions than probes could have sent tell a recovery
+     * (a poll merely later than a sub-millisecond loopback RTT does
+     * not) */
     events[n++] = GST_NETWORK_CONGESTION_DUPACK;
     det->in_episode = TRUE;
     det->inferred++;
@@ -149,8 +190,9 @@ gst_ctcp_target_rate (guint64 size, GstClockTime duration,
 /**
  * gst_ctcp_window_target:
  *
- * Returns: W_target in packets: `target·RTT/(0.75·MSS)` after an interval
- * with losses, else `target·RTT/MSS`, rounded up, at least 2.
+ * Returns: the paper's W_target in packets: `target·RTT/(0.75·MSS)`
+ * after an interval with losses, else `target·RTT/MSS`, rounded up, at
+ * least 2. (The controller adds %GST_CTCP_WINDOW_ALLOWANCE to it.)
  */
 guint32
 gst_ctcp_window_target (guint64 target_rate, GstClockTime rtt, guint32 mss,
@@ -168,6 +210,58 @@ gst_ctcp_window_target (guint64 target_rate, GstClockTime rtt, guint32 mss,
 }
 
 /* ------------------------------------------------------------------ */
+/* RTT histogram of an adjustment interval */
+
+void
+gst_ctcp_rtt_histogram_reset (GstCtcpRttHistogram * h)
+{
+  memset (h, 0, sizeof (*h));
+}
+
+void
+gst_ctcp_rtt_histogram_add (GstCtcpRttHistogram * h, guint32 rtt_us)
+{
+  gint i;
+
+  if (rtt_us == 0)
+    return;
+  i = (gint) floor (log2 ((gdouble) rtt_us) *
+      GST_CTCP_RTT_BUCKETS_PER_OCTAVE);
+  h->count[CLAMP (i, 0, GST_CTCP_RTT_BUCKETS - 1)]++;
+  h->n++;
+  h->sum_us += rtt_us;
+  h->max_us = MAX (h->max_us, rtt_us);
+}
+
+/**
+ * gst_ctcp_rtt_histogram_percentile:
+ * @q: 0…1
+ *
+ * Returns: the @q quantile of the readings: the upper edge of its bucket
+ * (at most 4.4 % high), never above the largest reading;
+ * GST_CLOCK_TIME_NONE without readings.
+ */
+GstClockTime
+gst_ctcp_rtt_histogram_percentile (const GstCtcpRttHistogram * h, gdouble q)
+{
+  guint64 rank, seen = 0;
+  guint i;
+
+  if (h->n == 0)
+    return GST_CLOCK_TIME_NONE;
+  rank = (guint64) ceil (CLAMP (q, 0.0, 1.0) * h->n);
+  rank = MAX (rank, 1);
+  for (i = 0; i < GST_CTCP_RTT_BUCKETS; i++) {
+    seen += h->count[i];
+    if (seen >= rank)
+      break;
+  }
+  return (GstClockTime) MIN (exp2 ((gdouble) (i + 1) /
+          GST_CTCP_RTT_BUCKETS_PER_OCTAVE), (gdouble) h->max_us) *
+      GST_USECOND;
+}
+
+/* ------------------------------------------------------------------ */
 /* Controller */
 
 void
@@ -179,8 +273,19 @@ gst_ctcp_controller_init (GstCtcpController * c, gboolean capped,
   c->adjustment_interval = adjustment_interval;
   c->mss = DEFAULT_MSS;
   c->srtt = GST_CLOCK_TIME_NONE;
+  c->w_rtt = GST_CLOCK_TIME_NONE;
   c->interval_start = GST_CLOCK_TIME_NONE;
   c->pace_time = GST_CLOCK_TIME_NONE;
+}
+
+/* W_target (packets) for @rate with the robust RTT: the paper's formula
+ * plus the delayed-ACK allowance. */
+static guint32
+controller_window (const GstCtcpController * c, guint64 rate,
+    GstClockTime rtt, gboolean losses)
+{
+  return gst_ctcp_window_target (rate, rtt, c->mss, losses) +
+      GST_CTCP_WINDOW_ALLOWANCE;
 }
 
 static void
@@ -214,10 +319,15 @@ gst_ctcp_controller_set_target (GstCtcpController * c, guint64 rate,
   if (c->target_rate > 0)
     refill (c, now);
   c->target_rate = rate;
-  /* a new target takes effect on the window at once if one exists */
-  if (c->w_target > 0 && GST_CLOCK_TIME_IS_VALID (c->srtt) && rate > 0)
-    c->w_target = gst_ctcp_window_target (rate, c->srtt, c->mss,
-        c->interval_losses);
+  /* a new target (a new segment, a catch-up) takes effect on the window
+   * at once if one exists, with the RTT the window was last sized from */
+  if (c->w_target > 0 && rate > 0) {
+    GstClockTime rtt = GST_CLOCK_TIME_IS_VALID (c->w_rtt) ? c->w_rtt :
+        c->srtt;
+
+    if (GST_CLOCK_TIME_IS_VALID (rtt))
+      c->w_target = controller_window (c, rate, rtt, c->w_losses);
+  }
 }
 
 /**
@@ -233,19 +343,24 @@ gst_ctcp_controller_restart_pacing (GstCtcpController * c, GstClockTime now)
   c->tokens = MIN (c->tokens, (gdouble) gst_ctcp_controller_min_write (c));
 }
 
+/* W_target = target·RTT/MSS (/0.75 after losses) with RTT = the 95th
+ * percentile of the interval's srtt readings, not their mean: a window
+ * sized for the mean RTT delivers less than the target whenever the RTT
+ * is above it (a competitor's queue makes it swing by ±20 %), and the
+ * deficit is never made up. */
 static void
 close_interval (GstCtcpController * c, GstClockTime now)
 {
-  if (c->capped && c->target_rate > 0 && c->interval_rtt_n > 0) {
-    GstClockTime rtt = c->interval_rtt_sum_us * GST_USECOND /
-        c->interval_rtt_n;
-    c->w_target = gst_ctcp_window_target (c->target_rate, rtt, c->mss,
-        c->interval_losses);
+  if (c->capped && c->target_rate > 0 && c->interval_rtt.n > 0) {
+    c->w_rtt = gst_ctcp_rtt_histogram_percentile (&c->interval_rtt,
+        GST_CTCP_RTT_PERCENTILE);
+    c->w_losses = c->interval_losses;
+    c->w_target = controller_window (c, c->target_rate, c->w_rtt,
+        c->w_losses);
     c->adjustments++;
   }
   c->interval_start = now;
-  c->interval_rtt_sum_us = 0;
-  c->interval_rtt_n = 0;
+  gst_ctcp_rtt_histogram_reset (&c->interval_rtt);
   c->interval_losses = FALSE;
 }
 
@@ -265,10 +380,7 @@ gst_ctcp_controller_update (GstCtcpController * c,
     c->last_total_rto = info->total_rto;
     c->interval_start = now;
   }
-  if (info->rtt_us > 0) {
-    c->interval_rtt_sum_us += info->rtt_us;
-    c->interval_rtt_n++;
-  }
+  gst_ctcp_rtt_histogram_add (&c->interval_rtt, info->rtt_us);
   if (info->total_retrans != c->last_total_retrans
       || info->total_rto != c->last_total_rto
       || in_loss_state (info->ca_state))
@@ -471,14 +583,17 @@ gst_ctcp_schedule_complete (GstCtcpSchedule * s, guint64 end,
 
 /**
  * gst_ctcp_schedule_segment_rate:
+ * @max_catch_up: bound of a late segment's rate, as a multiple of
+ *   `S/(T(1−p̂))` (1: never above it)
  *
- * Returns: the target rate of a complete segment: `S/(T(1−p̂))`, where T
- * is its duration, or the time left before its deadline when that is
- * shorter (a late start catches up; never less than T/4).
+ * Returns: the rate a complete segment starts with: `S/(T(1−p̂))`, where
+ * T is its duration, or the time left before its deadline when that is
+ * shorter (a late start catches up; never less than T/@max_catch_up).
  */
 guint64
 gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
-    const GstCtcpSegment * seg, gdouble loss_threshold, GstClockTime now)
+    const GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
+    GstClockTime now)
 {
   GstClockTime t = seg->duration;
 
@@ -486,8 +601,58 @@ gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
     t = seg->deadline - now;
   else if (seg->deadline <= now)
     t = 0;
-  t = MAX (t, seg->duration / 4);
+  t = MAX (t, (GstClockTime) (seg->duration / MAX (max_catch_up, 1.0)));
   return gst_ctcp_target_rate (seg->end - seg->start, t, loss_threshold);
+}
+
+/**
+ * gst_ctcp_schedule_required_rate:
+ * @bytes_acked: stream bytes acknowledged so far
+ * @rtt: a robust RTT (the larger of srtt and the one W_target uses)
+ * @max_catch_up: bound, as a multiple of the nominal `S/(T(1−p̂))`
+ *
+ * Deadline awareness: a segment behind its schedule needs its residual
+ * bytes R (not yet acknowledged) over its residual time, `R/(t_r(1−p̂))`
+ * with t_r = deadline − now − 2·RTT (its last byte must be acknowledged,
+ * and a loss near the end costs one more round trip).
+ *
+ * Returns: the rate the segment should be sent at now: the required
+ * rate, never below the rate it started with (a segment ahead of its
+ * schedule keeps the paper's constant rate), never above @max_catch_up
+ * times its nominal rate; quantised to 1/64 of the nominal rate so the
+ * kernel's pacing rate is not reset at every poll.
+ */
+guint64
+gst_ctcp_schedule_required_rate (const GstCtcpSchedule * s,
+    const GstCtcpSegment * seg, guint64 bytes_acked, GstClockTime rtt,
+    gdouble loss_threshold, gdouble max_catch_up, GstClockTime now)
+{
+  guint64 done, residual, base, cap, nominal, step;
+  GstClockTime guard;
+  gdouble need;
+
+  nominal = seg->nominal_rate ? seg->nominal_rate :
+      gst_ctcp_target_rate (seg->end - seg->start, seg->duration,
+      loss_threshold);
+  base = MAX (seg->target_rate, nominal);
+  cap = (guint64) ceil (nominal * MAX (max_catch_up, 1.0));
+  cap = MAX (cap, base);
+  done = CLAMP (bytes_acked, seg->start, seg->end);
+  residual = seg->end - done;
+  if (residual == 0 || cap == base)
+    return base;
+  guard = GST_CLOCK_TIME_IS_VALID (rtt) ? 2 * rtt : 0;
+  if (seg->deadline <= now + guard)
+    return cap;
+  loss_threshold = CLAMP (loss_threshold, 0.0, 0.9);
+  need = residual / ((gdouble) (seg->deadline - now - guard) / GST_SECOND *
+      (1.0 - loss_threshold));
+  if (need <= base)
+    return base;
+  if (need >= cap)
+    return cap;
+  step = MAX (nominal / 64, 1);
+  return MIN (cap, (((guint64) ceil (need) + step - 1) / step) * step);
 }
 
 /* Marks the segments whose last byte is acknowledged as done.

@@ -68,6 +68,8 @@ typedef struct {
   guint64 inferred;             /* dupack episodes found by counters only */
 } GstCtcpEventDetector;
 
+guint gst_ctcp_tlp_allowance (GstClockTime gap, GstClockTime srtt);
+
 void gst_ctcp_event_detector_init (GstCtcpEventDetector * det);
 guint gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     const GstCtcpTcpInfo * info, GstClockTime now,
@@ -81,6 +83,30 @@ guint64 gst_ctcp_target_rate (guint64 size, GstClockTime duration,
 guint32 gst_ctcp_window_target (guint64 target_rate, GstClockTime rtt,
     guint32 mss, gboolean losses);
 
+/* Packets added to the model's W_target: the receiver's delayed ACK may
+ * hold back the acknowledgement of one packet (see docs/ctcp.md). */
+#define GST_CTCP_WINDOW_ALLOWANCE 1
+/* W_target is sized from this percentile of the interval's srtt readings */
+#define GST_CTCP_RTT_PERCENTILE 0.95
+/* default bound of the deadline catch-up: rate <= this × S/(T(1−p̂)) */
+#define GST_CTCP_DEFAULT_MAX_CATCH_UP 4.0
+
+/* RTT histogram: 1/16-octave buckets from 1 µs to 2^24 µs (16.8 s) */
+#define GST_CTCP_RTT_BUCKETS_PER_OCTAVE 16
+#define GST_CTCP_RTT_BUCKETS (24 * GST_CTCP_RTT_BUCKETS_PER_OCTAVE)
+
+typedef struct {
+  guint32 n;
+  guint32 max_us;
+  guint64 sum_us;
+  guint32 count[GST_CTCP_RTT_BUCKETS];
+} GstCtcpRttHistogram;
+
+void gst_ctcp_rtt_histogram_reset (GstCtcpRttHistogram * h);
+void gst_ctcp_rtt_histogram_add (GstCtcpRttHistogram * h, guint32 rtt_us);
+GstClockTime gst_ctcp_rtt_histogram_percentile (const GstCtcpRttHistogram * h,
+    gdouble q);
+
 /* ------------------------------------------------------------------ */
 /* Controller: W_target per adjustment interval and the pacing allowance */
 
@@ -92,14 +118,15 @@ typedef struct {
   /* current target */
   guint64 target_rate;          /* bytes/s; 0 = none */
   guint32 w_target;             /* packets; 0 = not yet computed */
+  GstClockTime w_rtt;           /* the robust RTT W_target was sized from */
+  gboolean w_losses;            /* ... and whether that interval had losses */
   guint32 mss;
   guint32 cwnd;
   GstClockTime srtt;
 
   /* the running adjustment interval */
   GstClockTime interval_start;
-  guint64 interval_rtt_sum_us;
-  guint interval_rtt_n;
+  GstCtcpRttHistogram interval_rtt;
   gboolean interval_losses;
   guint32 last_total_retrans;
   guint16 last_total_rto;
@@ -140,7 +167,8 @@ typedef struct {
   GstClockTime ready;           /* when it could start to be sent */
   GstClockTime deadline;
   GstClockTime done;            /* when its last byte was acknowledged */
-  guint64 target_rate;
+  guint64 nominal_rate;         /* S/(T(1−p̂)) with T its duration */
+  guint64 target_rate;          /* the rate it started with */
   gint64 slack;                 /* deadline - done, ns */
 } GstCtcpSegment;
 
@@ -163,7 +191,11 @@ GstCtcpSegment *gst_ctcp_schedule_last (GstCtcpSchedule * s);
 void gst_ctcp_schedule_complete (GstCtcpSchedule * s, guint64 end,
     GstClockTime duration);
 guint64 gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
-    const GstCtcpSegment * seg, gdouble loss_threshold, GstClockTime now);
+    const GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
+    GstClockTime now);
+guint64 gst_ctcp_schedule_required_rate (const GstCtcpSchedule * s,
+    const GstCtcpSegment * seg, guint64 bytes_acked, GstClockTime rtt,
+    gdouble loss_threshold, gdouble max_catch_up, GstClockTime now);
 guint gst_ctcp_schedule_acked (GstCtcpSchedule * s, guint64 bytes_acked,
     GstClockTime now);
 

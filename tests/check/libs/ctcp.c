@@ -78,9 +78,10 @@ GST_START_TEST (test_controller_intervals)
   fail_unless_equals_int (c.w_target, 0);
   i = info_new (120000, 1000, 0);
   gst_ctcp_controller_update (&c, &i, 8 * S);
-  /* mean RTT over the interval: 200 samples at 80 ms, 201 at 120 ms */
-  fail_unless (c.w_target >= 100 && c.w_target <= 101, "W_target %u",
-      c.w_target);
+  /* RTT = 95th percentile of the readings (120 ms), not their mean:
+   * 1e6 · 0.12 / 1000 = 120 packets, + 1 for the delayed ACK */
+  fail_unless_equals_uint64 (c.w_rtt, 120 * MS);
+  fail_unless_equals_int (c.w_target, 120 + GST_CTCP_WINDOW_ALLOWANCE);
   fail_unless_equals_uint64 (c.adjustments, 1);
   fail_unless_equals_uint64 (gst_ctcp_controller_window_bytes (&c),
       c.w_target * 1000);
@@ -90,14 +91,20 @@ GST_START_TEST (test_controller_intervals)
     i = info_new (100000, 1000, t > 12 * S ? 1 : 0);
     gst_ctcp_controller_update (&c, &i, t);
   }
-  fail_unless_equals_int (c.w_target, 134);
+  fail_unless_equals_int (c.w_target, 134 + 1);
+  /* a new target (next segment, catch-up) resizes the window at once,
+   * with the RTT and losses of the interval it was sized from */
+  gst_ctcp_controller_set_target (&c, 2000000, 16 * S + 10 * MS);
+  fail_unless_equals_int (c.w_target, 267 + 1);
+  gst_ctcp_controller_set_target (&c, 1000000, 16 * S + 10 * MS);
+  fail_unless_equals_int (c.w_target, 134 + 1);
 
   /* third interval: no new loss -> back to 100 */
   for (t = 16 * S + 20 * MS; t <= 24 * S; t += 20 * MS) {
     i = info_new (100000, 1000, 1);
     gst_ctcp_controller_update (&c, &i, t);
   }
-  fail_unless_equals_int (c.w_target, 100);
+  fail_unless_equals_int (c.w_target, 100 + 1);
 
   /* effective window = min(cwnd, W_target) */
   i = info_new (100000, 40, 1);
@@ -115,6 +122,110 @@ GST_START_TEST (test_controller_intervals)
       G_MAXUINT64);
   fail_unless_equals_uint64 (gst_ctcp_controller_allowance (&c, 1 << 30,
           1 << 30, 9 * S), G_MAXUINT64);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rtt_histogram)
+{
+  GstCtcpRttHistogram h;
+  GstClockTime p;
+  guint k;
+
+  gst_ctcp_rtt_histogram_reset (&h);
+  fail_if (GST_CLOCK_TIME_IS_VALID (gst_ctcp_rtt_histogram_percentile (&h,
+              0.95)));
+  /* 100 readings 400..598 ms: the 95th is 588 ms, within one bucket */
+  for (k = 0; k < 100; k++)
+    gst_ctcp_rtt_histogram_add (&h, 400000 + 2000 * k);
+  p = gst_ctcp_rtt_histogram_percentile (&h, 0.95);
+  fail_unless (p >= 588 * MS && p <= 598 * MS, "%" GST_TIME_FORMAT,
+      GST_TIME_ARGS (p));
+  /* never above the largest reading */
+  fail_unless_equals_uint64 (gst_ctcp_rtt_histogram_percentile (&h, 1.0),
+      598 * MS);
+  p = gst_ctcp_rtt_histogram_percentile (&h, 0.0);
+  fail_unless (p >= 400 * MS && p <= 418 * MS);
+  fail_unless_equals_uint64 (h.sum_us / h.n, 499000);
+  /* loopback RTTs of tens of microseconds and a 0 (no sample) */
+  gst_ctcp_rtt_histogram_reset (&h);
+  gst_ctcp_rtt_histogram_add (&h, 0);
+  gst_ctcp_rtt_histogram_add (&h, 30);
+  fail_unless_equals_int (h.n, 1);
+  fail_unless_equals_uint64 (gst_ctcp_rtt_histogram_percentile (&h, 0.95),
+      30 * GST_USECOND);
+}
+
+GST_END_TEST;
+
+/* The RTT swings between 0.4 and 0.6 s (a competitor's queue): a window
+ * sized from the mean RTT delivers less than the target, one sized from
+ * the 95th percentile delivers it. Throughput of a window W packets at RTT
+ * r: min(target, W·MSS/r), the pacer being the limit when the window is
+ * not. */
+GST_START_TEST (test_window_rtt_swings)
+{
+  GstCtcpController c;
+  GstCtcpTcpInfo i;
+  GstClockTime t;
+  /* target·0.5 s/MSS = 5 packets exactly: no rounding headroom */
+  const guint64 target = 14480;
+  gdouble sent_model = 0, sent = 0, secs = 0;
+  guint32 w_mean;
+
+  gst_ctcp_controller_init (&c, TRUE, 8 * S);
+  gst_ctcp_controller_set_target (&c, target, 0);
+  for (t = 0; t <= 8 * S; t += 50 * MS) {
+    /* triangle wave 0.4 .. 0.6 s, period 2 s */
+    guint32 ph = (t / (50 * MS)) % 40;
+    guint32 rtt = 400000 + 10000 * (ph < 20 ? ph : 40 - ph);
+
+    i = info_new (rtt, 100, 0);
+    i.snd_mss = 1448;
+    gst_ctcp_controller_update (&c, &i, t);
+  }
+  fail_unless_equals_uint64 (c.adjustments, 1);
+  /* the paper's formula with the interval's mean RTT (0.5 s): 5 packets;
+   * from the 95th percentile (~0.59 s): 6, + 1 */
+  w_mean = gst_ctcp_window_target (target, 500 * MS, 1448, FALSE);
+  fail_unless_equals_int (w_mean, 5);
+  fail_unless_equals_int (c.w_target, 6 + GST_CTCP_WINDOW_ALLOWANCE);
+  for (t = 0; t < 8 * S; t += 50 * MS) {
+    guint32 ph = (t / (50 * MS)) % 40;
+    gdouble r = 0.4 + 0.01 * (ph < 20 ? ph : 40 - ph);
+
+    sent_model += MIN ((gdouble) target, w_mean * 1448 / r) * 0.05;
+    sent += MIN ((gdouble) target, c.w_target * 1448 / r) * 0.05;
+    secs += 0.05;
+  }
+  /* mean-RTT window: below target; robust window: at target */
+  fail_unless (sent_model / secs < 0.97 * target, "%f", sent_model / secs);
+  fail_unless (sent / secs >= 0.999 * target, "%f (W %u)", sent / secs,
+      c.w_target);
+}
+
+GST_END_TEST;
+
+/* Small windows: the delayed-ACK allowance keeps W_target·MSS/RTT above
+ * the target when the model gives 2 packets (Fig. 9's 27 kB/s flow). */
+GST_START_TEST (test_window_small)
+{
+  GstCtcpController c;
+  GstCtcpTcpInfo i;
+  GstClockTime t;
+
+  gst_ctcp_controller_init (&c, TRUE, 8 * S);
+  gst_ctcp_controller_set_target (&c, 27000, 0);
+  for (t = 0; t <= 8 * S; t += 25 * MS) {
+    i = info_new (104000, 10, 0);
+    i.snd_mss = 1448;
+    gst_ctcp_controller_update (&c, &i, t);
+  }
+  /* model: 27000 · 0.104 / 1448 = 1.94 -> 2; with the allowance 3 */
+  fail_unless_equals_int (gst_ctcp_window_target (27000, 104 * MS, 1448,
+          FALSE), 2);
+  fail_unless_equals_int (c.w_target, 3);
+  fail_unless (c.w_target * 1448 / 0.104 > 1.4 * 27000);
 }
 
 GST_END_TEST;
@@ -197,10 +308,12 @@ typedef struct {
   guint16 total_rto;
   guint32 total_retrans;
   const gchar *expect;          /* events, space separated */
+  guint32 ssthresh;             /* 0: unknown */
 } Step;
 
 static void
-run_steps (const Step * steps, guint n, gboolean has_total_rto)
+run_steps_rtt (const Step * steps, guint n, gboolean has_total_rto,
+    guint32 rtt_us)
 {
   GstCtcpEventDetector d;
   guint i, k;
@@ -216,14 +329,23 @@ run_steps (const Step * steps, guint n, gboolean has_total_rto)
     info.total_rto = steps[i].total_rto;
     info.total_retrans = steps[i].total_retrans;
     info.has_total_rto = has_total_rto;
-    info.rtt_us = 40000;
+    info.rtt_us = rtt_us;
+    info.snd_cwnd = 10;
+    info.snd_ssthresh = steps[i].ssthresh;
     k = gst_ctcp_event_detector_push (&d, &info, steps[i].t, ev);
     for (guint j = 0; j < k; j++)
       g_string_append_printf (got, "%s%s", j ? " " : "",
           gst_network_congestion_type_to_string (ev[j]));
-    fail_unless_equals_string (got->str, steps[i].expect);
+    fail_unless (g_str_equal (got->str, steps[i].expect),
+        "step %u: got '%s', expected '%s'", i, got->str, steps[i].expect);
     g_string_free (got, TRUE);
   }
+}
+
+static void
+run_steps (const Step * steps, guint n, gboolean has_total_rto)
+{
+  run_steps_rtt (steps, n, has_total_rto, 40000);
 }
 
 #define T(ms) ((ms) * MS)
@@ -239,11 +361,26 @@ GST_START_TEST (test_events_fast_recovery)
     {T (50), GST_CTCP_CA_OPEN, 0, 0, 1, ""},
     /* a tail loss probe retransmits without any recovery: no event */
     {T (60), GST_CTCP_CA_OPEN, 0, 0, 2, ""},
-    /* ... unless the poll came later than one RTT: then counters tell of
-     * a recovery that happened between the snapshots */
+    /* a late poll: more retransmissions than the probes that fit in
+     * 140 ms (1 + 140/(2·40 + 2)) tell of a recovery between the
+     * snapshots */
     {T (200), GST_CTCP_CA_OPEN, 0, 0, 5, "dupack recovered"},
+    /* two probes in 200 ms are no recovery */
+    {T (400), GST_CTCP_CA_OPEN, 0, 0, 7, ""},
+  };
+  /* with ssthresh known: a cut of it with a retransmission is a recovery
+   * even if the poll was on time */
+  const Step c[] = {
+    {T (0), GST_CTCP_CA_OPEN, 0, 0, 0, "", 0x7fffffff},
+    {T (10), GST_CTCP_CA_OPEN, 0, 0, 1, "", 0x7fffffff},
+    {T (20), GST_CTCP_CA_OPEN, 0, 0, 2, "dupack recovered", 7},
+    /* leaving slow start (HyStart: ssthresh = cwnd, no cut below it) */
+    {T (30), GST_CTCP_CA_OPEN, 0, 0, 3, "", 10},
+    /* a cut without a retransmission (ECN, local congestion: CWR) */
+    {T (40), GST_CTCP_CA_OPEN, 0, 0, 3, "", 5},
   };
   run_steps (s, G_N_ELEMENTS (s), TRUE);
+  run_steps (c, G_N_ELEMENTS (c), TRUE);
 }
 
 GST_END_TEST;
@@ -282,6 +419,42 @@ GST_START_TEST (test_events_old_kernel)
     {T (970), GST_CTCP_CA_DISORDER, 0, 0, 4, "recovered"},
   };
   run_steps (s, G_N_ELEMENTS (s), FALSE);
+}
+
+GST_END_TEST;
+
+/* Loopback: the RTT (50 us) is far below the 1 ms poll floor, so every
+ * poll is "later than one RTT". Tail-loss probes are no recovery; only
+ * more retransmissions than probes can account for, or a cut of ssthresh,
+ * are. */
+GST_START_TEST (test_events_loopback)
+{
+  const Step s[] = {
+    {T (0), GST_CTCP_CA_OPEN, 0, 0, 0, "", 0x7fffffff},
+    {T (1), GST_CTCP_CA_OPEN, 0, 0, 1, "", 0x7fffffff},
+    {T (2), GST_CTCP_CA_OPEN, 0, 0, 1, "", 0x7fffffff},
+    {T (3), GST_CTCP_CA_OPEN, 0, 0, 2, "", 0x7fffffff},
+    {T (4), GST_CTCP_CA_OPEN, 0, 0, 3, "", 0x7fffffff},
+    /* a thread stalled 20 ms: up to 1 + 20/2.1 = 10 probes */
+    {T (24), GST_CTCP_CA_OPEN, 0, 0, 12, "", 0x7fffffff},
+    /* 6 retransmissions in 1 ms: a recovery */
+    {T (25), GST_CTCP_CA_OPEN, 0, 0, 18, "dupack recovered", 0x7fffffff},
+    /* one retransmission and a halved ssthresh: a recovery */
+    {T (26), GST_CTCP_CA_OPEN, 0, 0, 19, "dupack recovered", 5},
+    /* a recovery seen as such: no double counting */
+    {T (27), GST_CTCP_CA_RECOVERY, 0, 0, 20, "dupack", 3},
+    {T (28), GST_CTCP_CA_OPEN, 0, 0, 20, "recovered", 3},
+    {T (29), GST_CTCP_CA_OPEN, 0, 0, 21, "", 3},
+  };
+  GstClockTime g;
+
+  run_steps_rtt (s, G_N_ELEMENTS (s), TRUE, 50);
+  fail_unless_equals_int (gst_ctcp_tlp_allowance (MS, 50 * GST_USECOND), 1);
+  fail_unless_equals_int (gst_ctcp_tlp_allowance (20 * MS,
+          50 * GST_USECOND), 10);
+  fail_unless_equals_int (gst_ctcp_tlp_allowance (100 * MS, 40 * MS), 2);
+  g = GST_CLOCK_TIME_NONE;
+  fail_unless_equals_int (gst_ctcp_tlp_allowance (g, g), 1);
 }
 
 GST_END_TEST;
@@ -331,13 +504,18 @@ GST_START_TEST (test_schedule)
   gst_ctcp_schedule_complete (&s, 95000, GST_CLOCK_TIME_NONE);
   /* S/(T(1-p)): 95000 / (10 · 0.95) */
   fail_unless_equals_uint64 (gst_ctcp_schedule_segment_rate (&s,
-          gst_ctcp_schedule_last (&s), 0.05, 100 * S), 10000);
+          gst_ctcp_schedule_last (&s), 0.05, 4.0, 100 * S), 10000);
   /* started 5 s late: the rest of the time counts */
   fail_unless_equals_uint64 (gst_ctcp_schedule_segment_rate (&s,
-          gst_ctcp_schedule_last (&s), 0.05, 105 * S), 20000);
-  /* ... but never less than a quarter of T */
+          gst_ctcp_schedule_last (&s), 0.05, 4.0, 105 * S), 20000);
+  /* ... but never less than T/max-catch-up */
   fail_unless_equals_uint64 (gst_ctcp_schedule_segment_rate (&s,
-          gst_ctcp_schedule_last (&s), 0.05, 200 * S), 40000);
+          gst_ctcp_schedule_last (&s), 0.05, 4.0, 200 * S), 40000);
+  fail_unless_equals_uint64 (gst_ctcp_schedule_segment_rate (&s,
+          gst_ctcp_schedule_last (&s), 0.05, 2.0, 200 * S), 20000);
+  /* catch-up off: always the paper's S/(T(1-p)) */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_segment_rate (&s,
+          gst_ctcp_schedule_last (&s), 0.05, 1.0, 105 * S), 10000);
 
   seg = gst_ctcp_schedule_add (&s, 4, 95000, 101 * S);
   fail_unless_equals_uint64 (seg->deadline, 120 * S);
@@ -368,6 +546,124 @@ GST_START_TEST (test_schedule)
 
 GST_END_TEST;
 
+/* Deadline awareness: the rate a segment needs from its residual bytes and
+ * time, bounded. */
+GST_START_TEST (test_required_rate)
+{
+  GstCtcpSchedule s;
+  GstCtcpSegment *seg;
+  guint64 r;
+
+  gst_ctcp_schedule_init (&s, 10 * S);
+  seg = gst_ctcp_schedule_add (&s, 0, 0, 0);
+  gst_ctcp_schedule_complete (&s, 95000, GST_CLOCK_TIME_NONE);
+  seg->nominal_rate = gst_ctcp_target_rate (95000, 10 * S, 0.05);
+  seg->target_rate = gst_ctcp_schedule_segment_rate (&s, seg, 0.05, 4.0, 0);
+  fail_unless_equals_uint64 (seg->target_rate, 10000);
+  /* on schedule (half acknowledged at 4 s): the constant rate */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          47500, 100 * MS, 0.05, 4.0, 4 * S), 10000);
+  /* ahead: still the constant rate (never slower) */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          90000, 100 * MS, 0.05, 4.0, 2 * S), 10000);
+  /* behind: 57000 left at 5 s, 5 s - 2 RTT = 4.8 s left:
+   * 57000 / (4.8 · 0.95) = 12500, on a 1/64-of-nominal grid */
+  r = gst_ctcp_schedule_required_rate (&s, seg, 38000, 100 * MS, 0.05, 4.0,
+      5 * S);
+  fail_unless (r >= 12500 && r < 12500 + 10000 / 64 + 1, "%" G_GUINT64_FORMAT,
+      r);
+  fail_unless_equals_uint64 (r % (10000 / 64), 0);
+  /* far behind: bounded by max-catch-up x nominal */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          0, 100 * MS, 0.05, 4.0, 8 * S), 40000);
+  /* past the deadline: the bound */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          90000, 100 * MS, 0.05, 4.0, 11 * S), 40000);
+  /* catch-up off */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          0, 100 * MS, 0.05, 1.0, 8 * S), 10000);
+  /* all acknowledged */
+  fail_unless_equals_uint64 (gst_ctcp_schedule_required_rate (&s, seg,
+          95000, 100 * MS, 0.05, 4.0, 9 * S), 10000);
+  gst_ctcp_schedule_clear (&s);
+}
+
+GST_END_TEST;
+
+/* Virtual clock: a segment of 95 kB due in 10 s (nominal 10 kB/s) whose
+ * first 4 s are held to 5 kB/s (cwnd after losses against a competitor),
+ * then 30 kB/s are available. The controller's pacer and window decide
+ * what is written every 10 ms; acknowledgements come one RTT later. With
+ * catch-up the segment lands before its deadline; at the paper's constant
+ * rate it is late. */
+static GstClockTime
+simulate_segment (gdouble max_catch_up, guint64 * peak_rate)
+{
+  GstCtcpSchedule s;
+  GstCtcpSegment *seg;
+  GstCtcpController c;
+  GstCtcpTcpInfo info;
+  const GstClockTime rtt = 100 * MS, dt = 10 * MS;
+  guint64 written = 0, acked = 0, hist[16] = { 0, };
+  gdouble avail_tokens = 0;
+  GstClockTime t, done = GST_CLOCK_TIME_NONE;
+
+  gst_ctcp_schedule_init (&s, 10 * S);
+  seg = gst_ctcp_schedule_add (&s, 0, 0, 0);
+  gst_ctcp_schedule_complete (&s, 95000, GST_CLOCK_TIME_NONE);
+  seg->nominal_rate = gst_ctcp_target_rate (95000, 10 * S, 0.05);
+  seg->target_rate = gst_ctcp_schedule_segment_rate (&s, seg, 0.05,
+      max_catch_up, 0);
+  gst_ctcp_controller_init (&c, TRUE, S);
+  gst_ctcp_controller_set_target (&c, seg->target_rate, 0);
+  *peak_rate = 0;
+  for (t = 0; t < 20 * S && !GST_CLOCK_TIME_IS_VALID (done); t += dt) {
+    guint64 allow, inflight, rate;
+    gdouble link = t < 4 * S ? 5000 : 30000;
+
+    /* acknowledged: what was written one RTT ago */
+    acked = hist[(t / dt) % 10];
+    info = info_new (rtt / GST_USECOND, 1000, 0);
+    info.snd_mss = 1000;
+    gst_ctcp_controller_update (&c, &info, t);
+    if (gst_ctcp_schedule_acked (&s, acked, t))
+      done = t;
+    rate = gst_ctcp_schedule_required_rate (&s, seg, acked, rtt, 0.05,
+        max_catch_up, t);
+    gst_ctcp_controller_set_target (&c, rate, t);
+    *peak_rate = MAX (*peak_rate, rate);
+    /* the network takes at most `link` B/s */
+    avail_tokens = MIN (avail_tokens + link * dt / GST_SECOND, 2000.0);
+    inflight = written - acked;
+    allow = gst_ctcp_controller_allowance (&c, inflight, 0, t);
+    allow = MIN (allow, (guint64) avail_tokens);
+    allow = MIN (allow, 95000 - written);
+    gst_ctcp_controller_consume (&c, allow);
+    avail_tokens -= allow;
+    written += allow;
+    hist[(t / dt) % 10] = written;
+  }
+  gst_ctcp_schedule_clear (&s);
+  return done;
+}
+
+GST_START_TEST (test_catch_up_virtual_clock)
+{
+  GstClockTime done;
+  guint64 peak;
+
+  done = simulate_segment (4.0, &peak);
+  fail_unless (GST_CLOCK_TIME_IS_VALID (done) && done < 10 * S,
+      "with catch-up done at %" GST_TIME_FORMAT, GST_TIME_ARGS (done));
+  fail_unless (peak > 10000 && peak <= 40000, "%" G_GUINT64_FORMAT, peak);
+  done = simulate_segment (1.0, &peak);
+  fail_unless (GST_CLOCK_TIME_IS_VALID (done) && done > 10 * S,
+      "without catch-up done at %" GST_TIME_FORMAT, GST_TIME_ARGS (done));
+  fail_unless_equals_uint64 (peak, 10000);
+}
+
+GST_END_TEST;
+
 static Suite *
 ctcp_suite (void)
 {
@@ -378,13 +674,19 @@ ctcp_suite (void)
   tcase_add_test (tc, test_target_rate);
   tcase_add_test (tc, test_window_target);
   tcase_add_test (tc, test_controller_intervals);
+  tcase_add_test (tc, test_rtt_histogram);
+  tcase_add_test (tc, test_window_rtt_swings);
+  tcase_add_test (tc, test_window_small);
   tcase_add_test (tc, test_controller_pacing);
   tcase_add_test (tc, test_poll_interval);
   tcase_add_test (tc, test_events_fast_recovery);
   tcase_add_test (tc, test_events_timeouts);
   tcase_add_test (tc, test_events_old_kernel);
+  tcase_add_test (tc, test_events_loopback);
   tcase_add_test (tc, test_events_counts);
   tcase_add_test (tc, test_schedule);
+  tcase_add_test (tc, test_required_rate);
+  tcase_add_test (tc, test_catch_up_virtual_clock);
   return s;
 }
 
