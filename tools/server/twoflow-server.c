@@ -32,6 +32,7 @@
 #include <math.h>
 #include <glib-unix.h>
 #include <gst/gst.h>
+#include <gst/base/gstbasesrc.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
@@ -79,6 +80,13 @@ typedef struct
   guint lead_timer, progress_timer;
   guint64 forwarded_events;
   gint64 started_us;
+  /* essential "tcp": segment s is released at release_base + s·T */
+  GstClock *clock;
+  GstClockTime release_base;
+  GstClockID release_id;
+  gboolean release_stop;
+  GMutex release_lock;
+  guint64 released_segments;
 } Session;
 
 struct _Client
@@ -381,6 +389,8 @@ session_stats (Session * s)
   json_object_set_double_member (o, "elapsed",
       (g_get_monotonic_time () - s->started_us) / 1e6);
   json_object_set_int_member (o, "forwarded_events", s->forwarded_events);
+  if (g_str_equal (s->essential, "tcp"))
+    json_object_set_int_member (o, "release_waits", s->released_segments);
   json_object_set_boolean_member (o, "essential_done", s->ess_done);
   json_object_set_boolean_member (o, "enhanced_done", s->enh_done);
   if ((st = get_stats (s->ess_sink))) {
@@ -531,6 +541,51 @@ ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return ret;
 }
 
+/* Plain TCP (essential "tcp") has no pacing of its own: the server hands
+ * it each segment one segment duration before the segment plays (segment
+ * k of those sent at k·T after the start), and TCP sends it as fast as its
+ * congestion control allows — the baseline of the two-flow paper. */
+static GstPadProbeReturn
+release_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Session *s = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstTwoflowFrameHeader hdr;
+  GstMapInfo map;
+  GstClockTime at = GST_CLOCK_TIME_NONE;
+  GstClockID id;
+  gboolean stop;
+  gint rel;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_PAD_PROBE_OK;
+  if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) ==
+      GST_TWOFLOW_PARSE_OK && hdr.kind == GST_TWOFLOW_RECORD_FRAME) {
+    rel = MAX ((gint) hdr.segment_no - s->skip_segments, 0);
+    at = s->release_base + rel * (GstClockTime) (s->segment_duration *
+        GST_SECOND);
+  }
+  gst_buffer_unmap (buf, &map);
+  if (!GST_CLOCK_TIME_IS_VALID (at) || gst_clock_get_time (s->clock) >= at)
+    return GST_PAD_PROBE_OK;
+
+  g_mutex_lock (&s->release_lock);
+  stop = s->release_stop;
+  id = stop ? NULL : gst_clock_new_single_shot_id (s->clock, at);
+  s->release_id = id;
+  g_mutex_unlock (&s->release_lock);
+  if (id) {
+    gst_clock_id_wait (id, NULL);
+    g_mutex_lock (&s->release_lock);
+    s->release_id = NULL;
+    stop = s->release_stop;
+    s->released_segments++;
+    g_mutex_unlock (&s->release_lock);
+    gst_clock_id_unref (id);
+  }
+  return stop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
 /* start position: parsed pictures are dropped until the first key frame
  * at or after it, identically in both pipelines, so the split numbers the
  * same frames in both. */
@@ -675,6 +730,12 @@ build_essential (Session * s, GError ** error)
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, ess_filter_probe, s,
       NULL);
   gst_object_unref (pad);
+  if (g_str_equal (s->essential, "tcp")) {
+    pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, release_probe, s,
+        NULL);
+    gst_object_unref (pad);
+  }
   s->ess_pipe = pipe;
   s->ess_sink = sink;
   return TRUE;
@@ -712,7 +773,9 @@ build_enhanced (Session * s, GError ** error)
 
   if (s->info->is_trace) {
     GstElement *src = make_source (s, pipe, NULL, "enhanced");
-    g_object_set (src, "is-live", TRUE, NULL);
+    /* twoflowtracesrc has no is-live property (its doc says it has): a
+     * live base source waits for each frame's decode time */
+    gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
     g_object_set (sink, "sync", FALSE, NULL);
     gst_element_link_many (src, q, pay, sink, NULL);
   } else {
@@ -808,6 +871,11 @@ session_destroy (Session * s, const gchar * why)
     g_source_remove (s->ess_watch);
   if (s->enh_watch)
     g_source_remove (s->enh_watch);
+  g_mutex_lock (&s->release_lock);
+  s->release_stop = TRUE;
+  if (s->release_id)
+    gst_clock_id_unschedule (s->release_id);
+  g_mutex_unlock (&s->release_lock);
   if (s->ess_pipe) {
     gst_element_set_state (s->ess_pipe, GST_STATE_NULL);
     gst_object_unref (s->ess_pipe);
@@ -821,6 +889,8 @@ session_destroy (Session * s, const gchar * why)
   g_free (s->host);
   g_free (s->essential);
   g_free (s->rate_control);
+  gst_object_unref (s->clock);
+  g_mutex_clear (&s->release_lock);
   g_free (s);
 }
 
@@ -847,6 +917,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
 
   s = g_new0 (Session, 1);
   s->id = next_session_id++;
+  g_mutex_init (&s->release_lock);
+  s->clock = gst_system_clock_obtain ();
   s->client = c;
   s->info = info;
   s->essential = g_strdup (ess);
@@ -876,11 +948,14 @@ session_new (Client * c, JsonObject * req, GError ** error)
     g_free (s->host);
     g_free (s->essential);
     g_free (s->rate_control);
+    gst_object_unref (s->clock);
+    g_mutex_clear (&s->release_lock);
     g_free (s);
     return NULL;
   }
   g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
   s->started_us = g_get_monotonic_time ();
+  s->release_base = gst_clock_get_time (s->clock);
   if (!s->flows_essential)
     s->ess_done = TRUE;
   if (!s->flows_enhanced)
