@@ -4,10 +4,11 @@
 On 127.0.0.1 with random free ports: fetch the shared sample, a generated
 MPEG-2 elementary stream and the same stream in a transport stream through
 the proxy to files (decoded frame counts; byte-identical to the parsed
-source, the transcoder passing through); pre-stage a prefix and fetch with
+source, the transcoder passing through), once more over ERAP, and a Star
+Wars trace excerpt (replayed live); pre-stage a prefix and fetch with
 it; pull over RTSP with a stock client (rtspsrc ! decodebin) decoding every
 frame while a second viewer is rejected by admission control (503 with a
-reason); a fetching proxy killed mid-session leaves the server with no
+reason), and a 250-frame stream decoded frame-exact; a fetching proxy killed mid-session leaves the server with no
 session.
 
 usage: test_system.py SERVER_EXE PROXY_EXE
@@ -129,6 +130,9 @@ def main():
             "video/x-raw,width=352,height=288,framerate=25/1 ! "
             "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
             f"! filesink location={videos}/ball250.m2v")
+        with open(os.path.join(SHARED, "traces", "star-wars-iv.txt")) as f, \
+                open(os.path.join(videos, "sw.txt"), "w") as g:
+            g.writelines(f.readlines()[:100])
         cport, rport = free_port(), free_port()
         env = dict(os.environ)
         server = subprocess.Popen([server_exe, "--dir", videos, "--port", str(cport),
@@ -164,6 +168,27 @@ def main():
             src = os.path.join(videos, name if name.endswith(".m2v") else "ball.m2v")
             run(f"filesrc location={src} ! mpegvideoparse ! filesink location={parsed}")
             check(sha(parsed) == sha(out), f"fetch {name}: byte-identical to the parsed source")
+
+        # 1b. ERAP as the essential transport: same bytes
+        out = os.path.join(work, "ball-erap.m2v")
+        res = subprocess.run(proxy_base + ["--essential", "erap", "--fetch", "ball.m2v",
+                                           "--output", out],
+                             capture_output=True, text=True, timeout=60)
+        rep = result_line(res.stdout, "FETCH-RESULT")
+        check(res.returncode == 0 and rep and rep["merge"]["output-frames"] == 100
+              and rep["merge"]["E_f"] == 0, f"fetch over ERAP: {rep and rep['merge']}")
+        check(res.returncode == 0 and sha(out) == sha(os.path.join(work, "ball.m2v.parsed.m2v")),
+              "fetch over ERAP: byte-identical to the parsed source")
+
+        # 1c. a frame trace (Star Wars, first 100 frames) through the server
+        res = subprocess.run(proxy_base + ["--fetch", "sw.txt", "--output",
+                                           os.path.join(work, "sw.out")],
+                             capture_output=True, text=True, timeout=60)
+        rep = result_line(res.stdout, "FETCH-RESULT")
+        m = rep["merge"] if rep else {}
+        check(res.returncode == 0 and m.get("output-frames") == 100 and m.get("E_f") == 0
+              and m.get("received-i") == 9 and rep["elapsed"] >= 4.0,
+              f"fetch of a trace: {m}, {rep and rep['elapsed']:.1f} s (live: >= 4 s)")
 
         # 2. pre-staged prefix: the server skips segment 0 of the essential flow
         res = subprocess.run(proxy_base + ["--prestage", "ball.m2v"],

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Two-flow paper Table I/II on the real system: n Star Wars sessions through
+twoflow-server and twoflow-proxy across the emulated WAN, cTCP/rUDP against
+TCP/rUDP, damage per n.
+
+Setup (root; traffic only inside tests/net/twoflow_testbed.py namespaces):
+* n sessions, each replaying its own excerpt of the Star Wars IV trace
+  (experiments/system/swtrace.py: --seconds of the trace from a seeded random
+  I frame; the full hour per session is not feasible here), started within
+  the first --spread seconds in random order.
+* one twoflow-server (server namespace) and one twoflow-proxy --fetch per
+  session (client namespace; merged stream to a file), segments of
+  --segment s, no prefix (the enhanced flow starts one segment later).
+  Essential flow: ctcpsink mode=ctcp (cTCP/rUDP) or ctcpsink mode=tcp with
+  each segment released one segment ahead of playback (TCP/rUDP); enhanced
+  flow: rtpgstpay ! rudpsink (fixed rate) in real time. TCP is Reno.
+* the bottleneck (server -> proxy) has capacity = factor x the sum of the
+  sessions' peak rates (1 s windows, as the server computes them),
+  one-way delay 20 ms, drop-tail queue of --queue-ms of the capacity.
+* damage (per run, over all sessions) from twoflowmerge's stats at the
+  proxy: E_f P/B frames affected by loss (missing, or dropped because a
+  reference is missing), E_g affected GOPs, G_max / G_avg most / mean
+  affected frames per affected GOP, G_con_total / _max / _avg the longest
+  run of consecutive affected frames per affected GOP (sum, max, mean).
+  Also: essential segments late at the server (ctcpsink deadlines), TCP
+  retransmissions, rUDP packets lost, drops at the bottleneck.
+
+  sudo experiments/system/tables.py --out /tmp/tables            # full set
+  sudo experiments/system/tables.py --n 1 5 --modes ctcp --factors 1.0
+Writes results.json (appended per run) and, with --doc, the tables and
+plots into docs/results/ (see docs/results.md).
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+import swtrace  # noqa: E402
+
+TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
+ESS_BASE, ENH_BASE = 7000, 7100
+
+
+def tagged(text, tag):
+    out = []
+    for line in text.splitlines():
+        if line.startswith(tag + " "):
+            try:
+                out.append(json.loads(line[len(tag) + 1:]))
+            except ValueError:
+                pass
+    return out
+
+
+def aggregate(merges):
+    """Damage over all sessions of a run from per-session merge stats."""
+    ef = sum(m.get("E_f", 0) for m in merges)
+    eg = sum(m.get("E_g", 0) for m in merges)
+    con = sum(m.get("G_con_total", 0) for m in merges)
+    return {
+        "E_f": ef, "E_g": eg,
+        "G_max": max([m.get("G_max", 0) for m in merges] or [0]),
+        "G_avg": round(ef / eg, 2) if eg else 0.0,
+        "G_con_total": con,
+        "G_con_max": max([m.get("G_con_max", 0) for m in merges] or [0]),
+        "G_con_avg": round(con / eg, 2) if eg else 0.0,
+    }
+
+
+def run_one(args, build, n, mode, factor, workdir):
+    import twoflow_testbed as tbm
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    videos = os.path.join(workdir, "videos")
+    ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
+    peaks = sum(e[1] for e in ex)
+    capacity = factor * peaks
+    queue = max(10, int(capacity * args.queue_ms / 1000 / 8 / 1500))
+    server_exe = os.path.join(build, "tools", "server", "twoflow-server")
+    proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
+    rnd = random.Random(args.seed * 1000 + n)
+    starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
+    results, t_run = [], time.monotonic()
+    with tbm.Testbed(rate_bps=capacity, delay_ms=20, queue_pkts=queue, cc="reno",
+                     n_servers=1, n_clients=1,
+                     track_ports=[(ESS_BASE, ESS_BASE + 99), (ENH_BASE, ENH_BASE + 99)],
+                     workdir=os.path.join(workdir, "testbed"), keep_workdir=True) as tb:
+        slog = open(os.path.join(workdir, "server.log"), "w")
+        server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
+                                 stdout=slog, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        procs = []
+        t0 = time.monotonic()
+        for i, (name, *_r) in enumerate(ex):
+            delay = starts[i] - (time.monotonic() - t0)
+            if delay > 0:
+                time.sleep(delay)
+            out = os.path.join(workdir, f"{name}.out")
+            procs.append(tb.client.popen(
+                [proxy_exe, "--server", f"{tb.server.ip}:5500",
+                 "--segment-duration", str(args.segment), "--essential", mode,
+                 "--fetch", name, "--output", out,
+                 "--prefix-dir", os.path.join(workdir, "prefix"),
+                 "--essential-ports", str(ESS_BASE + i),
+                 "--enhanced-ports", str(ENH_BASE + i)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        timeout = args.seconds + args.segment + args.spread + 60
+        for p in procs:
+            try:
+                text = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))[0]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                text = p.communicate()[0]
+            r = tagged(text, "FETCH-RESULT")
+            results.append(r[0] if r else {"result": "no result: " + text[-300:]})
+        time.sleep(0.5)
+        server.terminate()
+        server.wait(timeout=10)
+        slog.close()
+        summary = tb.stop_emulator()
+        shutil.copy(tb.csv_path, os.path.join(workdir, "linkemu.csv"))
+    for f in os.listdir(workdir):
+        if f.endswith(".out"):
+            os.unlink(os.path.join(workdir, f))
+    with open(os.path.join(workdir, "server.log")) as f:
+        sends = tagged(f.read(), "SESSION-END")
+    merges = [r.get("merge", {}) for r in results]
+    ess = [s.get("essential_stats", {}) for s in sends]
+    fwd = summary.get("fwd", {})
+    row = {
+        "n": n, "mode": mode, "factor": factor,
+        "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
+        "sum_mean_bps": round(sum(e[2] for e in ex)),
+        "queue_pkts": queue, "seconds": args.seconds, "segment_s": args.segment,
+        "sessions_ok": sum(1 for r in results if r.get("result") == "ok"),
+        "frames": sum(m.get("output-frames", 0) for m in merges),
+        "missing_p": sum(m.get("missing-p", 0) for m in merges),
+        "missing_b": sum(m.get("missing-b", 0) for m in merges),
+        "dropped": sum(m.get("dropped", 0) for m in merges),
+        **aggregate(merges),
+        "sessions_damaged": sum(1 for m in merges if m.get("E_f", 0) > 0),
+        "segments_late": sum(e.get("segments-late", 0) for e in ess),
+        "retransmissions": sum(e.get("retransmissions", 0) for e in ess),
+        "rudp_lost": sum(r.get("rudpsrc", {}).get("lost", 0) for r in results),
+        "link_drops": (fwd.get("drops_queue") or 0) + (fwd.get("drops_loss") or 0),
+        "link_delivered_bytes": fwd.get("delivered_bytes"),
+        "wall_s": round(time.monotonic() - t_run, 1),
+        "errors": [r.get("result") for r in results if r.get("result") != "ok"][:3],
+    }
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default="/tmp/twoflow-tables")
+    ap.add_argument("--n", type=int, nargs="+", default=[1, 5, 10, 20, 50])
+    ap.add_argument("--modes", nargs="+", default=["ctcp", "tcp"])
+    ap.add_argument("--factors", type=float, nargs="+", default=[1.0, 1.1])
+    ap.add_argument("--seconds", type=int, default=60, help="trace seconds per session")
+    ap.add_argument("--segment", type=float, default=5.0, help="segment duration (s)")
+    ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
+    ap.add_argument("--queue-ms", type=float, default=100.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--doc", action="store_true",
+                    help="write docs/results/tables.json and the plots")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")
+    os.environ.setdefault("TWOFLOW_BUILD_ROOT", build)
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for factor in args.factors:
+        for n in args.n:
+            for mode in args.modes:
+                wd = os.path.join(args.out, f"{mode}-n{n}-x{factor}")
+                row = run_one(args, build, n, mode, factor, wd)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                with open(os.path.join(args.out, "results.json"), "a") as f:
+                    f.write(json.dumps(row) + "\n")
+    if args.doc:
+        import report_tables
+        report_tables.write(rows, args.out)
+
+
+if __name__ == "__main__":
+    main()
