@@ -7,7 +7,8 @@ hence Debian's /usr/bin/python3).  Run inside testbed namespaces.
       tcpserversrc ! filesink/fakesink; prints JSON {bytes, first_s, last_s}
   ctcptool.py send --host H --port P [--mode ctcp|tcp] [--target-rate B/s]
       [--cc reno] [--size BYTES | --file F | --trace F --scale C --minutes M]
-      [--segment-duration S] [--duration S] [--sample-interval S]
+      [--segment-duration S] [--max-catch-up X] [--duration S]
+      [--sample-interval S]
       ctcpsink; prints JSON: events [[t, type]], samples [[t, bytes-acked,
       retransmissions]], final stats, and the deltas of this network
       namespace's TcpExt counters (TCPTimeouts, TCPSackRecovery, ...).
@@ -150,6 +151,8 @@ def cmd_send(a):
         props += " congestion-control=%s" % a.cc
     if a.segment_duration:
         props += " segment-duration=%d" % int(a.segment_duration * 1e9)
+    if a.max_catch_up:
+        props += " max-catch-up=%g" % a.max_catch_up
     frames = None
     if a.trace:
         frames = trace_frames(a.trace, a.scale, a.minutes, a.types)
@@ -236,6 +239,7 @@ def main():
     s.add_argument("--minutes", type=float, default=20)
     s.add_argument("--types", default="I")
     s.add_argument("--segment-duration", type=float)
+    s.add_argument("--max-catch-up", type=float)
     s.add_argument("--duration", type=float)
     s.add_argument("--sample-interval", type=float, default=0.25)
     a = ap.parse_args()

@@ -4,12 +4,21 @@
 
   sudo experiments/ctcp/deadlines.py [--build build] [--scale 10]
       [--minutes 20] [--trace ../shared/traces/star-wars-iv.txt]
+      [--no-competition] [--cc reno] [--max-catch-up X]
 
 The essential flow (I frames) of the first 20 minutes of the Star Wars IV
 trace (25 fps, decode order; frame i has DTS (i-1)*40 ms) goes through
 ctcpsink (segments of 256 s, target S/(T(1-p)) per segment) to a stock
-tcpserversrc across a 64 kB/s link (40 ms each way, 30-packet queue)
-that a plain TCP bulk flow competes for all the time.
+tcpserversrc across a 64 kB/s link (40 ms each way, 30-packet drop-tail
+queue).  By default a plain TCP bulk flow (greedy, same congestion
+control) competes for the link all the time.
+
+The competition is a fair setting: the link must have room for the
+essential flow's largest per-segment target S/(T(1-p)) next to the
+competitor's fair share, C >= max target + C/2 with two flows (printed
+and checked before the run; the trace's segments need 6.0-8.4 kB/s, the
+competitor's share is 32 kB/s of 64).  What the cTCP flow gets beyond its
+target is only what a TCP flow would get: the kernel's cwnd bounds it.
 
 Time-compressed: timestamps, durations and the segment duration are
 divided by --scale, and so is every frame's size, so every segment's
@@ -22,12 +31,37 @@ deadline of segment k = t0 + (k+1) T, t0 = when segment 0 was ready.
 """
 
 import argparse
+import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ctcpbed  # noqa: E402
+
+LINK_BPS = 512e3
+LOSS_THRESHOLD = 0.05
+
+
+def segment_targets(path, minutes, seg_s=256.0):
+    """S/(T(1-p)) of each essential (I-frame) segment of the trace, B/s."""
+    size = collections.Counter()
+    end = minutes * 60
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 4:
+                continue
+            t = (int(p[0]) - 1) * 0.04
+            if t >= end:
+                break
+            if p[1] == "I":
+                size[int(t // seg_s)] += int(p[3])
+    out = []
+    for k in sorted(size):
+        dur = min(seg_s, end - k * seg_s)
+        out.append(size[k] / (dur * (1 - LOSS_THRESHOLD)))
+    return out
 
 
 def main():
@@ -40,6 +74,9 @@ def main():
         ctcpbed.ROOT, "..", "shared", "traces", "star-wars-iv.txt"))
     ap.add_argument("--out", default="/tmp/ctcp-deadlines")
     ap.add_argument("--no-competition", action="store_true")
+    ap.add_argument("--max-catch-up", type=float,
+                    help="ctcpsink max-catch-up (default: the element's, 4; "
+                    "1 = the paper's constant segment rate)")
     ap.add_argument("--cc", default="reno",
                     help="congestion control of both flows (default reno: "
                     "with bbr, the host default, a slow flow behind a full "
@@ -49,29 +86,44 @@ def main():
     ctcpbed.check_environment()
     seg = 256.0 / args.scale
     run = args.minutes * 60 / args.scale + seg + 30
-    with ctcpbed.Testbed(rate_bps=512e3, delay_ms=40, queue_pkts=30,
+
+    targets = segment_targets(args.trace, args.minutes)
+    cap = LINK_BPS / 8
+    share = cap / 2 if not args.no_competition else 0
+    fair = cap >= max(targets) + share
+    print("link %.0f B/s; segment targets S/(T(1-p)) %s B/s; competitor's "
+          "fair share %.0f B/s; room for the largest target next to it: %s"
+          % (cap, " ".join("%.0f" % t for t in targets), share,
+             "yes" if fair else "NO"))
+    if not fair:
+        sys.exit("not a fair setting")
+
+    with ctcpbed.Testbed(rate_bps=LINK_BPS, delay_ms=40, queue_pkts=30,
                          track_ports=[5601, 5602], workdir=args.out,
                          keep_workdir=True) as tb:
         rx = ctcpbed.receiver(tb, 5601, duration=run + 10)
         if not args.no_competition:
             rx2 = ctcpbed.receiver(tb, 5602, duration=run + 10)
-            bulk = ctcpbed.sender(tb, 5602, mode="tcp", duration=run,
-                                  cc=args.cc)
+            # greedy until the last deadline (the cTCP flow's whole run)
+            bulk = ctcpbed.sender(tb, 5602, mode="tcp",
+                                  duration=args.minutes * 60 / args.scale +
+                                  seg, cc=args.cc)
         tx = ctcpbed.sender(tb, 5601, mode="ctcp", trace=args.trace,
                             scale=args.scale, minutes=args.minutes,
-                            segment_duration=seg, duration=run, cc=args.cc)
+                            segment_duration=seg, duration=run, cc=args.cc,
+                            max_catch_up=args.max_catch_up)
         res = ctcpbed.result(tx, timeout=run + 60)
+        bulk_res = None
         if not args.no_competition:
-            bulk.terminate()
+            bulk_res = ctcpbed.result(bulk, timeout=run + 60)
             rx2.terminate()
         rx.terminate()
         tb.stop_emulator()
     with open(os.path.join(args.out, "deadlines.json"), "w") as f:
-        json.dump(res, f)
+        json.dump({"ctcp": res, "competitor": bulk_res}, f)
     st = res["stats"]
     slack = [s / 1e9 for s in st["deadline-slack"]]
-    n_seg = int(args.minutes * 60 // 256 + (1 if (args.minutes * 60) % 256
-                                            else 0))
+    n_seg = len(targets)
     print("%d essential frames, %d bytes (scaled 1/%g), EOS %s, error %s"
           % (res["frames"], res["bytes"], args.scale, res["eos"],
              res["error"]))
@@ -79,6 +131,20 @@ def main():
           "(segment duration %.1f s)" % (
               st["segments"], n_seg, st["segments-late"],
               " ".join("%.2f" % s for s in slack), seg))
+    s = res["samples"]
+    if len(s) > 1:
+        span = s[-1][0] - s[0][0]
+        peak = max(x[3] for x in s)
+        print("cTCP goodput %.0f B/s over %.0f s; highest target-rate %d B/s; "
+              "W_target %s..%s packets" % (
+                  (s[-1][1] - s[0][1]) / span, span, peak,
+                  min(x[4] for x in s if x[4]) if any(x[4] for x in s)
+                  else 0, max(x[4] for x in s)))
+    if bulk_res and len(bulk_res["samples"]) > 1:
+        b = bulk_res["samples"]
+        print("competitor (plain TCP) goodput %.0f B/s, retransmissions %d"
+              % ((b[-1][1] - b[0][1]) / (b[-1][0] - b[0][0]),
+                 bulk_res["stats"]["retransmissions"]))
     print("retransmissions %d, timeouts %d, events %d" % (
         st["retransmissions"], st["timeouts"], len(res["events"])))
     ok = res["eos"] and st["segments"] == n_seg and \

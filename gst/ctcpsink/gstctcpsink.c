@@ -115,6 +115,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <linux/sockios.h>
@@ -143,8 +144,9 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define PACING_HEADROOM 1.25
 /* Unsent bytes the kernel may hold in cTCP mode. */
 #define NOTSENT_LOWAT (16 * 1024)
-/* Largest single write. */
+/* Largest single write, and the most buffers it gathers. */
 #define MAX_WRITE (64 * 1024)
+#define MAX_IOV 64
 /* Streaming (non-holding) modes accept this much ahead of the socket. */
 #define MAX_QUEUED_TCP (1024 * 1024)
 #define MAX_SLACKS 1024
@@ -1033,35 +1035,71 @@ typedef struct
   GstClockTime srtt;
 } PendingEvent;
 
-/* Writes what the controller allows. Returns FALSE on a fatal error (then
- * *err says why); *blocked tells the socket was full. */
+/* Bytes left in the segment being sent (hold mode), so that one write
+ * never starts the next segment before its rate is set. */
+static guint64
+segment_room (GstCtcpSink * self)
+{
+  GstCtcpSegment *seg;
+
+  if (!self->hold || self->send_index >= self->sched.segments->len)
+    return G_MAXUINT64;
+  seg = &g_array_index (self->sched.segments, GstCtcpSegment,
+      self->send_index);
+  if (!seg->complete || seg->end <= self->written)
+    return G_MAXUINT64;
+  return seg->end - self->written;
+}
+
+/* Writes what the controller allows, several queued buffers per write
+ * (sendmsg): small buffers (a trace's frames, a parser's pictures) must
+ * not each become a packet and a wakeup of their own. Returns FALSE on a
+ * fatal error (then *err says why); *blocked tells the socket was full. */
 static gboolean
 write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
     gchar ** err)
 {
+  struct iovec iov[MAX_IOV];
+  GstMapInfo maps[MAX_IOV];
+  GstBuffer *bufs[MAX_IOV];
+
   *blocked = FALSE;
   while (self->queued > 0) {
-    GstBuffer *head = g_queue_peek_head (&self->queue);
-    gsize avail = gst_buffer_get_size (head) - self->head_offset;
     guint64 allow = gst_ctcp_controller_allowance (&self->ctl,
         self->inflight, self->outq - self->inflight, now);
     guint64 min_chunk = MIN (gst_ctcp_controller_min_write (&self->ctl),
         self->queued);
-    gsize chunk;
-    GstMapInfo map;
+    guint64 want, total = 0, left;
+    struct msghdr msg = { 0, };
+    GList *l;
+    guint k = 0, j;
     gssize n;
 
     /* whole packets only, unless the stream's last bytes */
     if (self->ctl.capped && allow < min_chunk)
       break;
-    chunk = MIN (avail, MIN (allow, MAX_WRITE));
-    if (!gst_buffer_map (head, &map, GST_MAP_READ)) {
-      *err = g_strdup ("cannot map a buffer");
-      return FALSE;
+    want = MIN (MIN (allow, MAX_WRITE), segment_room (self));
+    for (l = self->queue.head; l && k < MAX_IOV && total < want; l = l->next) {
+      gsize off = k == 0 ? self->head_offset : 0, len;
+
+      bufs[k] = l->data;
+      if (!gst_buffer_map (bufs[k], &maps[k], GST_MAP_READ)) {
+        for (j = 0; j < k; j++)
+          gst_buffer_unmap (bufs[j], &maps[j]);
+        *err = g_strdup ("cannot map a buffer");
+        return FALSE;
+      }
+      len = MIN (maps[k].size - off, want - total);
+      iov[k].iov_base = maps[k].data + off;
+      iov[k].iov_len = len;
+      total += len;
+      k++;
     }
-    n = send (self->fd, map.data + self->head_offset, chunk,
-        MSG_DONTWAIT | MSG_NOSIGNAL);
-    gst_buffer_unmap (head, &map);
+    msg.msg_iov = iov;
+    msg.msg_iovlen = k;
+    n = sendmsg (self->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    for (j = 0; j < k; j++)
+      gst_buffer_unmap (bufs[j], &maps[j]);
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -1072,17 +1110,25 @@ write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
       *err = g_strdup_printf ("send: %s", g_strerror (errno));
       return FALSE;
     }
-    GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " at %" GST_TIME_FORMAT
-        " (allowed %" G_GUINT64_FORMAT ", in flight %" G_GUINT64_FORMAT
-        ", unsent %" G_GUINT64_FORMAT ")", n, GST_TIME_ARGS (now), allow,
-        self->inflight, self->outq - self->inflight);
+    GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " of %" G_GUINT64_FORMAT
+        " in %u buffers at %" GST_TIME_FORMAT " (allowed %" G_GUINT64_FORMAT
+        ", in flight %" G_GUINT64_FORMAT ", unsent %" G_GUINT64_FORMAT ")", n,
+        total, k, GST_TIME_ARGS (now), allow, self->inflight,
+        self->outq - self->inflight);
     gst_ctcp_controller_consume (&self->ctl, n);
     /* counted as unsent until the next reading */
     self->outq += n;
     self->written += n;
     self->queued -= n;
-    self->head_offset += n;
-    if (self->head_offset == gst_buffer_get_size (head)) {
+    for (left = n; left > 0;) {
+      GstBuffer *head = g_queue_peek_head (&self->queue);
+      gsize avail = gst_buffer_get_size (head) - self->head_offset;
+
+      if (left < avail) {
+        self->head_offset += left;
+        break;
+      }
+      left -= avail;
       gst_buffer_unref (g_queue_pop_head (&self->queue));
       self->head_offset = 0;
     }
@@ -1176,11 +1222,12 @@ gst_ctcp_sink_thread (gpointer data)
     poll = gst_ctcp_poll_interval (self->ctl.srtt);
     wake = self->outq > 0 ? now + poll : GST_CLOCK_TIME_NONE;
     if (self->queued > 0 && !blocked && self->ctl.capped) {
-      GstClockTime p = gst_ctcp_controller_pace_wakeup (&self->ctl,
+      GstClockTime p = gst_ctcp_controller_next_write (&self->ctl,
+          self->inflight, self->outq - self->inflight,
           MIN (gst_ctcp_controller_min_write (&self->ctl), self->queued),
           now);
-      /* p <= now: the window or the kernel's queue holds us back, and data
-       * is in flight, so the poll sees when there is room */
+      /* none: the window holds us back and data is in flight, so the poll
+       * sees when there is room */
       if (GST_CLOCK_TIME_IS_VALID (p) && p > now
           && (!GST_CLOCK_TIME_IS_VALID (wake) || p < wake))
         wake = p;

@@ -488,6 +488,39 @@ gst_ctcp_controller_pace_wakeup (const GstCtcpController * c, guint64 want,
 }
 
 /**
+ * gst_ctcp_controller_next_write:
+ * @inflight: bytes sent and not acknowledged
+ * @unsent: bytes in the socket not sent yet
+ * @want: bytes the caller would like to write
+ *
+ * Returns: when a write of @want bytes may be possible again: when the
+ * pacer will have earned it; GST_CLOCK_TIME_NONE while the window is full
+ * (only an acknowledgement, seen by the next poll, makes room); half a
+ * packet time at the target rate from @now while the kernel still holds
+ * the last write (it paces at 1.25 × target, so it will have sent it by
+ * then — waiting for the next poll instead would cap the rate at one
+ * packet per poll, below a catch-up rate at long RTTs); @now if nothing
+ * holds it back.
+ */
+GstClockTime
+gst_ctcp_controller_next_write (const GstCtcpController * c, guint64 inflight,
+    guint64 unsent, guint64 want, GstClockTime now)
+{
+  GstClockTime p = gst_ctcp_controller_pace_wakeup (c, want, now);
+  guint64 win = gst_ctcp_controller_window_bytes (c), mw;
+
+  if (!c->capped || p > now || !GST_CLOCK_TIME_IS_VALID (p))
+    return p;
+  mw = gst_ctcp_controller_min_write (c);
+  if (win != G_MAXUINT64 && inflight + MIN (want, mw) > win)
+    return GST_CLOCK_TIME_NONE;
+  if (unsent + MIN (want, mw) > mw)
+    return now + MAX (GST_MSECOND, gst_util_uint64_scale (mw, GST_SECOND,
+            2 * MAX (c->target_rate, 1)));
+  return now;
+}
+
+/**
  * gst_ctcp_poll_interval:
  *
  * Returns: how often to read TCP_INFO while data is in flight: a quarter

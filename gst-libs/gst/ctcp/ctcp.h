@@ -153,6 +153,8 @@ void gst_ctcp_controller_consume (GstCtcpController * c, guint64 bytes);
 guint64 gst_ctcp_controller_min_write (const GstCtcpController * c);
 GstClockTime gst_ctcp_controller_pace_wakeup (const GstCtcpController * c,
     guint64 want, GstClockTime now);
+GstClockTime gst_ctcp_controller_next_write (const GstCtcpController * c,
+    guint64 inflight, guint64 unsent, guint64 want, GstClockTime now);
 GstClockTime gst_ctcp_poll_interval (GstClockTime srtt);
 
 /* ------------------------------------------------------------------ */

@@ -316,20 +316,24 @@ GST_START_TEST (test_bitexact_ctcp_segments)
 
 GST_END_TEST;
 
-/* The pacer runs on GstClockIDs: a test clock decides how much is sent. */
-GST_START_TEST (test_pacing_testclock)
+/* The pacer runs on GstClockIDs: a test clock decides how much is sent.
+ * Buffers of @bufsize bytes: small ones (a trace's frames) must be
+ * gathered into packet-sized writes, not sent one per wakeup. */
+static void
+check_pacing_testclock (gsize bufsize)
 {
   Receiver *r = receiver_new ();
   GstHarness *h = sender_new (r->port, "target-rate=20000", FALSE);
   GstTestClock *clock = gst_harness_get_testclock (h);
-  gsize size = 200000;
+  gsize size = 60000;
   guint8 *data = pattern (size, 3);
   gsize got;
 
   /* no timestamps: one segment; a fixed rate sends as data comes (up to
    * 64 kB are accepted ahead) */
-  for (guint i = 0; i < 3; i++) {
-    GstBuffer *b = gst_buffer_new_memdup (data + i * 20000, 20000);
+  for (gsize off = 0; off < size; off += bufsize) {
+    GstBuffer *b = gst_buffer_new_memdup (data + off, MIN (bufsize,
+            size - off));
     fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
   }
   /* the first packet goes at once, then nothing while the clock stands */
@@ -347,11 +351,24 @@ GST_START_TEST (test_pacing_testclock)
   g_usleep (200000);
   got = receiver_size (r);
   fail_unless (got >= 19000 && got <= 23000, "%" G_GSIZE_FORMAT, got);
+  fail_unless (memcmp (r->data->data, data, got) == 0);
 
   gst_object_unref (clock);
   gst_harness_teardown (h);
   receiver_free (r);
   g_free (data);
+}
+
+GST_START_TEST (test_pacing_testclock)
+{
+  check_pacing_testclock (20000);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pacing_small_buffers)
+{
+  check_pacing_testclock (100);
 }
 
 GST_END_TEST;
@@ -637,6 +654,7 @@ ctcpsink_suite (void)
   tcase_add_test (tc, test_bitexact_tcp);
   tcase_add_test (tc, test_bitexact_ctcp_segments);
   tcase_add_test (tc, test_pacing_testclock);
+  tcase_add_test (tc, test_pacing_small_buffers);
   tcase_add_test (tc, test_connection_refused);
   tcase_add_test (tc, test_connection_lost);
   tcase_add_test (tc, test_events_dupack);
