@@ -405,6 +405,11 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
     else if (g_str_equal (e, "done")) {
       ps->server_done = TRUE;
       log_json ("SERVER-DONE", ev);
+      /* The server has sent everything: end the enhanced flow (UDP has no
+       * end of its own), so twoflowmerge counts enhanced frames lost at
+       * the very end as missing instead of waiting for them forever. */
+      if (ps->enh_src)
+        gst_element_send_event (ps->enh_src, gst_event_new_eos ());
     } else if (g_str_equal (e, "error")) {
       g_print ("proxy session %u: server error: %s\n", ps->id,
           twoflow_json_get_string (ev, "message", "?"));

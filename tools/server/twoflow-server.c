@@ -78,7 +78,7 @@ typedef struct
   guint ess_watch, enh_watch;
   gboolean ess_done, enh_done;
   guint lead_timer, progress_timer;
-  guint64 forwarded_events;
+  guint64 forwarded_events, unforwarded_events;
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
   GstClock *clock;
@@ -389,6 +389,7 @@ session_stats (Session * s)
   json_object_set_double_member (o, "elapsed",
       (g_get_monotonic_time () - s->started_us) / 1e6);
   json_object_set_int_member (o, "forwarded_events", s->forwarded_events);
+  json_object_set_int_member (o, "unforwarded_events", s->unforwarded_events);
   if (g_str_equal (s->essential, "tcp"))
     json_object_set_int_member (o, "release_waits", s->released_segments);
   json_object_set_boolean_member (o, "essential_done", s->ess_done);
@@ -451,9 +452,12 @@ ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
         const GstStructure *ms = gst_message_get_structure (msg);
         GstEvent *ev = gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
             gst_structure_copy (ms));
-        gst_pad_send_event (pad, ev);
+        /* refused while the enhanced pipeline waits out its lead */
+        if (gst_pad_send_event (pad, ev))
+          s->forwarded_events++;
+        else
+          s->unforwarded_events++;
         gst_object_unref (pad);
-        s->forwarded_events++;
       }
       GST_INFO ("session %u: %s from %s (%" G_GUINT64_FORMAT " bit/s)",
           s->id, gst_network_congestion_type_to_string (type),

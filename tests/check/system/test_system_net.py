@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""The system across a lossy emulated WAN (suite 'system-net', root; exit 77
+otherwise): measured-mode admission control and congestion forwarding.
+
+twoflow-server (server namespace) and twoflow-proxy --measured (client
+namespace) across twoflow-linkemu with 8 % random loss on the data path.
+A first RTSP viewer is admitted (nothing measured yet); its session's rUDP
+loss and the transcoder backing off under the cTCP congestion events the
+server forwards make it unhealthy, so a second viewer, a few seconds
+later, is rejected with 503 and the measured reason. The server's session
+stats show the forwarded events (ctcpsink rexmt/dupack -> ratetranscoder)
+and the transcoder's reaction.
+
+usage: test_system_net.py SERVER_EXE PROXY_EXE
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "net"))
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def tagged(text, tag):
+    out = []
+    for line in text.splitlines():
+        if line.startswith(tag + " "):
+            try:
+                out.append(json.loads(line[len(tag) + 1:]))
+            except ValueError:
+                pass
+    return out
+
+
+VIEWER = """
+import sys, gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+p = Gst.parse_launch("rtspsrc location=%s protocols=tcp ! fakesink sync=false")
+p.set_state(Gst.State.PLAYING)
+m = p.get_bus().timed_pop_filtered(int(sys.argv[1]) * Gst.SECOND,
+                                   Gst.MessageType.EOS | Gst.MessageType.ERROR)
+p.set_state(Gst.State.NULL)
+if m is not None and m.type == Gst.MessageType.ERROR:
+    e, dbg = m.parse_error()
+    print("ERROR", e.message, dbg, flush=True)
+else:
+    print("DONE" if m is not None else "TIMEOUT", flush=True)
+"""
+
+
+def main():
+    import twoflow_testbed as tbm
+    try:
+        tbm.check_environment()
+    except tbm.SkipTest as e:
+        print(f"skip: {e}")
+        return 77
+    server_exe, proxy_exe = (os.path.abspath(a) for a in sys.argv[1:3])
+    work = tempfile.mkdtemp(prefix="twoflow-system-net-")
+    videos = os.path.join(work, "videos")
+    os.makedirs(videos)
+    try:
+        r = subprocess.run(
+            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=250", "pattern=ball", "!",
+             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
+             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
+             "filesink", f"location={videos}/ball.m2v"], capture_output=True, timeout=120)
+        check(r.returncode == 0, "generated a 250-frame MPEG-2 stream")
+        with tbm.Testbed(rate_bps=4e6, delay_ms=20, queue_pkts=30, loss=0.08, seed=3,
+                         workdir=os.path.join(work, "tb"), keep_workdir=True) as tb:
+            slog = open(os.path.join(work, "server.log"), "w")
+            plog = open(os.path.join(work, "proxy.log"), "w")
+            server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
+                                     stdout=slog, stderr=subprocess.STDOUT)
+            time.sleep(0.5)
+            proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500",
+                                     "--segment-duration", "1", "--measured",
+                                     "--prefix-dir", os.path.join(work, "prefix")],
+                                    stdout=plog, stderr=subprocess.STDOUT)
+            time.sleep(1.0)
+            url = f"rtsp://{tb.client.ip}:8554/video/ball.m2v"
+            first = tb.client.popen(["/usr/bin/python3", "-c", VIEWER % url, "40"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    text=True)
+            time.sleep(6.0)
+            second = tb.client.run(["/usr/bin/python3", "-c", VIEWER % url, "15"],
+                                   timeout=30, check=False)
+            out1 = first.communicate(timeout=60)[0]
+            time.sleep(1.0)
+            proxy.terminate()
+            proxy.wait(timeout=10)
+            server.terminate()
+            server.wait(timeout=10)
+            slog.close()
+            plog.close()
+        with open(os.path.join(work, "proxy.log")) as f:
+            ptext = f.read()
+        with open(os.path.join(work, "server.log")) as f:
+            stext = f.read()
+        adm = tagged(ptext, "ADMISSION")
+        print("admission:", json.dumps(adm)[:600])
+        check("DONE" in out1, f"first viewer admitted and played to the end ({out1.strip()})")
+        check("503" in second.stdout and "off its targets" in second.stdout,
+              f"second viewer rejected by measured admission: {second.stdout.strip()[-200:]}")
+        check(any(a["decision"] == "reject" and a["mode"] == "measured" for a in adm),
+              "the rejection is logged as measured")
+        ends = [e for e in tagged(stext, "SESSION-END") if e.get("transcoder_stats")]
+        check(len(ends) == 1, f"one server session with a transcoder ({len(ends)})")
+        if ends:
+            e = ends[0]
+            es, tc = e.get("essential_stats", {}), e["transcoder_stats"]
+            print("forwarded:", e.get("forwarded_events"), "rexmt/dupack/recovered:",
+                  es.get("rexmt-events"), es.get("dupack-events"), es.get("recovered-events"),
+                  "transcoder:", {k: tc.get(k) for k in tc if "event" in k or "bitrate" in k
+                                  or "frames" in k})
+            check(e.get("forwarded_events", 0) > 0,
+                  f"congestion events forwarded to the transcoder: {e.get('forwarded_events')}")
+            check(e.get("forwarded_events", 0) + e.get("unforwarded_events", 0)
+                  == es.get("rexmt-events", 0) + es.get("dupack-events", 0)
+                  + es.get("recovered-events", 0),
+                  "forwarded + refused (before the enhanced flow started) = ctcpsink's "
+                  "rexmt + dupack + recovered events")
+            check(e.get("forwarded_events", 0) == tc.get("events", -1),
+                  f"the transcoder received every forwarded event ({tc.get('events')})")
+            check(tc.get("frames-reencoded", 0) + tc.get("frames-dropped", 0) > 0,
+                  "the transcoder lowered the rate (frames re-encoded or dropped)")
+    finally:
+        if os.environ.get("TWOFLOW_KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept", work)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all system-net checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
