@@ -23,7 +23,8 @@
  * With #GstRudpSink:rate-control `receiver` the rate follows a table of
  * rate levels (#GstRudpSink:levels) as the receiver (rudpsrc) asks: it
  * halves the level when it saw loss in a round-trip time and raises it by
- * one otherwise, and sends the level as RTCP feedback (RR + TMMBR, RFC
+ * one after enough loss-free packets at the current level (see rudpsrc's
+ * increase-packets), and sends the level as RTCP feedback (RR + TMMBR, RFC
  * 5104, + an APP packet "RUDP" with the exact level) to this sink's own
  * socket; the sink answers with a TMMBN notice. The flow starts at level 0.
  * On every level change the sink sends a `GstNetworkCongestion` event

@@ -11,9 +11,17 @@
  *
  * It measures loss per round-trip time from the RTP sequence numbers and
  * runs the receiver algorithm of the rate levels: at the end of each RTT
- * it halves the level if a packet was lost and raises it by one otherwise
- * (one reaction per loss episode: losses of packets sent before the sender
- * switched do not count). It sends the level to the sender's address and
+ * (floored to #GstRudpSrc:min-interval) it halves the level if a packet
+ * was lost (one reaction per loss episode: losses of packets sent before
+ * the sender switched do not count); it raises the level by one once the
+ * packets sent at the current level have arrived without loss for long
+ * enough: at least #GstRudpSrc:increase-packets packets and
+ * #GstRudpSrc:increase-rtts RTTs and, with #GstRudpSrc:tcp-friendly,
+ * step × RTT² (the level step in packets/s: no faster than TCP's additive
+ * increase of one packet per RTT per RTT). A round-trip time may hold less
+ * than one packet at the low levels, so "no loss in an RTT" alone says
+ * nothing; the packet count sets the loss rate the flow settles at (about
+ * 1/increase-packets). It sends the level to the sender's address and
  * port (where the RTP came from) as an RTCP compound packet: RR with a
  * report block, TMMBR (RFC 5104) with the level's bitrate, and an APP
  * packet "RUDP" with the exact level and a timestamp. The sender's answer
@@ -32,6 +40,10 @@
  * * `notices-received` (guint64): sender answers received
  * * `decreases`, `increases` (guint64): level changes by the algorithm
  * * `rounds` (guint64): round-trip intervals judged
+ * * `clean-packets` (guint64): packets of the current level received
+ *   since the level took effect or the last loss
+ * * `increase-wait` (guint64): ns of loss-free time at the current level
+ *   needed before an increase (RTTs or the TCP-friendly term)
  * * `srtt` (guint64): smoothed RTT, ns (0 until measured)
  * * `port` (gint): the UDP port bound
  *
@@ -56,7 +68,10 @@ GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
 #define DEFAULT_PORT               5004
 #define DEFAULT_BUFFER_SIZE        (1024 * 1024)
 #define DEFAULT_FEEDBACK           TRUE
-#define DEFAULT_MIN_INTERVAL       (10 * GST_MSECOND)
+#define DEFAULT_MIN_INTERVAL       GST_RUDP_DEFAULT_MIN_INTERVAL
+#define DEFAULT_INCREASE_RTTS      GST_RUDP_DEFAULT_INCREASE_RTTS
+#define DEFAULT_INCREASE_PACKETS   GST_RUDP_DEFAULT_INCREASE_PACKETS
+#define DEFAULT_TCP_FRIENDLY       TRUE
 #define DEFAULT_FEEDBACK_INTERVAL  (200 * GST_MSECOND)
 #define DEFAULT_INITIAL_RTT        (100 * GST_MSECOND)
 #define MAX_PACKET                 65536
@@ -72,6 +87,9 @@ enum {
   PROP_MIN_INTERVAL,
   PROP_FEEDBACK_INTERVAL,
   PROP_INITIAL_RTT,
+  PROP_INCREASE_RTTS,
+  PROP_INCREASE_PACKETS,
+  PROP_TCP_FRIENDLY,
   PROP_STATS,
 };
 
@@ -204,6 +222,48 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           DEFAULT_INITIAL_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstRudpSrc:increase-rtts:
+   *
+   * A level increase needs at least this many loss-free round-trip times
+   * (each floored to #GstRudpSrc:min-interval) at the current level; 1 is
+   * the paper's "raise it by one per RTT".
+   */
+  g_object_class_install_property (gobject_class, PROP_INCREASE_RTTS,
+      g_param_spec_uint ("increase-rtts", "Increase RTTs",
+          "Loss-free RTTs at the current level before going one level up",
+          1, 1000, DEFAULT_INCREASE_RTTS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:increase-packets:
+   *
+   * A level increase needs at least this many packets sent at the current
+   * level to have arrived with no loss since the level took effect. The
+   * flow goes up while its loss rate is well below 1/increase-packets and
+   * settles at about that loss rate; it also sets the pace of the climb
+   * (at level k of the default table with 1000-byte packets, 20 (k + 1)
+   * packets/s).
+   */
+  g_object_class_install_property (gobject_class, PROP_INCREASE_PACKETS,
+      g_param_spec_uint ("increase-packets", "Increase packets",
+          "Loss-free packets at the current level before going one level up",
+          1, 1000000, DEFAULT_INCREASE_PACKETS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:tcp-friendly:
+   *
+   * Also wait step × RTT² before a level increase (the step between the
+   * current and the next level in packets/s, from the mean packet size):
+   * TCP adds 1/RTT packets/s to its rate per RTT, so a flow that adds
+   * `step` packets/s per interval I is no more aggressive when
+   * I ≥ step × RTT². Matters on long paths (the default table with
+   * 1000-byte packets: 12.5 ms at 25 ms RTT, 800 ms at 200 ms).
+   */
+  g_object_class_install_property (gobject_class, PROP_TCP_FRIENDLY,
+      g_param_spec_boolean ("tcp-friendly", "TCP-friendly",
+          "Increase no faster than TCP's additive increase (step x RTT^2)",
+          DEFAULT_TCP_FRIENDLY, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstRudpSrc:stats:
    *
    * Statistics, see the element description.
@@ -236,6 +296,9 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->min_interval = DEFAULT_MIN_INTERVAL;
   src->feedback_interval = DEFAULT_FEEDBACK_INTERVAL;
   src->initial_rtt = DEFAULT_INITIAL_RTT;
+  src->increase_rtts = DEFAULT_INCREASE_RTTS;
+  src->increase_packets = DEFAULT_INCREASE_PACKETS;
+  src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
   gst_rudp_levels_init_default (&src->levels);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
@@ -304,6 +367,15 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_INITIAL_RTT:
       src->initial_rtt = g_value_get_uint64 (value);
       break;
+    case PROP_INCREASE_RTTS:
+      src->increase_rtts = g_value_get_uint (value);
+      break;
+    case PROP_INCREASE_PACKETS:
+      src->increase_packets = g_value_get_uint (value);
+      break;
+    case PROP_TCP_FRIENDLY:
+      src->tcp_friendly = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -327,6 +399,8 @@ make_stats (GstRudpSrc * src)
       "decreases", G_TYPE_UINT64, st.decreases,
       "increases", G_TYPE_UINT64, st.increases,
       "rounds", G_TYPE_UINT64, st.rounds,
+      "clean-packets", G_TYPE_UINT64, st.clean_packets,
+      "increase-wait", G_TYPE_UINT64, st.increase_wait,
       "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
       "port", G_TYPE_INT, src->bound_port, NULL);
 }
@@ -372,6 +446,15 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_INITIAL_RTT:
       g_value_set_uint64 (value, src->initial_rtt);
+      break;
+    case PROP_INCREASE_RTTS:
+      g_value_set_uint (value, src->increase_rtts);
+      break;
+    case PROP_INCREASE_PACKETS:
+      g_value_set_uint (value, src->increase_packets);
+      break;
+    case PROP_TCP_FRIENDLY:
+      g_value_set_boolean (value, src->tcp_friendly);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, make_stats (src));
@@ -444,7 +527,10 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
 
   gst_rudp_receiver_config_init (&rc);
   GST_OBJECT_LOCK (src);
-  rc.n_levels = src->levels.n;
+  rc.levels = src->levels;
+  rc.increase_rtts = src->increase_rtts;
+  rc.increase_packets = src->increase_packets;
+  rc.tcp_friendly = src->tcp_friendly;
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;
   rc.initial_rtt = src->initial_rtt;
@@ -624,7 +710,7 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
     GST_OBJECT_LOCK (src);
     gst_rudp_receiver_packet (src->receiver, GST_READ_UINT16_BE (data + 2),
-        now);
+        len, now);
     if (gst_rudp_receiver_advance (src->receiver, now)) {
       if (src->feedback)
         send_feedback (src, now);

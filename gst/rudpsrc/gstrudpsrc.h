@@ -25,6 +25,9 @@ struct _GstRudpSrc {
   GstClockTime min_interval;
   GstClockTime feedback_interval;
   GstClockTime initial_rtt;
+  guint increase_rtts;
+  guint increase_packets;
+  gboolean tcp_friendly;
 
   /* streaming */
   GSocket *socket;

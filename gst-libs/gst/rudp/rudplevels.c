@@ -95,18 +95,27 @@ struct _GstRudpReceiver {
   guint16 max_seq;
   guint32 base_seq;
   guint64 received;
+  gdouble mean_size;            /* bytes, EWMA; 0 until a size is known */
 
-  /* the interval being judged */
+  /* the round being judged for loss */
   GstClockTime round_start;     /* NONE until the first packet */
   guint64 round_expected0;
   guint64 round_lost;           /* gaps that count, minus late arrivals */
+  guint64 after_gap;            /* packets received since a gap opened */
 
-  /* after a decrease: losses below hold_seq do not count */
+  /* where the current level holds: packets from level_seq on were sent at
+   * it (G_MAXUINT64 until the sender's notice or level_deadline) */
+  guint64 level_seq;
+  GstClockTime level_deadline;
+  /* after a decrease: losses below level_seq do not count */
   gboolean holding;
-  guint64 hold_seq;             /* G_MAXUINT64 until the sender's notice */
-  GstClockTime hold_deadline;
+
+  /* the loss-free stretch at the current level, towards an increase */
+  GstClockTime clean_start;     /* arrival of its first packet; NONE */
+  guint64 clean_packets;
 
   GstClockTime srtt;
+  GstClockTime last_rtt;
   guint64 rtt_samples;
   gboolean level_changed;
   GstClockTime last_feedback;
@@ -118,11 +127,15 @@ struct _GstRudpReceiver {
 void
 gst_rudp_receiver_config_init (GstRudpReceiverConfig * c)
 {
-  c->n_levels = GST_RUDP_DEFAULT_N_LEVELS;
+  memset (c, 0, sizeof (*c));
+  gst_rudp_levels_init_default (&c->levels);
   c->initial_level = 0;
   c->initial_rtt = 100 * GST_MSECOND;
-  c->min_interval = 10 * GST_MSECOND;
+  c->min_interval = GST_RUDP_DEFAULT_MIN_INTERVAL;
   c->feedback_interval = 200 * GST_MSECOND;
+  c->increase_rtts = GST_RUDP_DEFAULT_INCREASE_RTTS;
+  c->increase_packets = GST_RUDP_DEFAULT_INCREASE_PACKETS;
+  c->tcp_friendly = TRUE;
 }
 
 GstRudpReceiver *
@@ -131,10 +144,16 @@ gst_rudp_receiver_new (const GstRudpReceiverConfig * c)
   GstRudpReceiver *r = g_new0 (GstRudpReceiver, 1);
 
   r->c = *c;
-  r->c.n_levels = CLAMP (r->c.n_levels, 1, GST_RUDP_MAX_LEVELS);
-  r->level = MIN (c->initial_level, r->c.n_levels - 1);
+  if (r->c.levels.n == 0 || r->c.levels.n > GST_RUDP_MAX_LEVELS)
+    gst_rudp_levels_init_default (&r->c.levels);
+  r->c.increase_rtts = MAX (r->c.increase_rtts, 1);
+  r->c.increase_packets = MAX (r->c.increase_packets, 1);
+  r->level = MIN (c->initial_level, r->c.levels.n - 1);
   r->round_start = GST_CLOCK_TIME_NONE;
   r->last_feedback = GST_CLOCK_TIME_NONE;
+  r->clean_start = GST_CLOCK_TIME_NONE;
+  /* the initial level holds from the first packet on */
+  r->level_seq = 0;
   return r;
 }
 
@@ -153,11 +172,40 @@ expected_of (GstRudpReceiver * r)
 }
 
 static GstClockTime
+rtt_of (GstRudpReceiver * r)
+{
+  return r->rtt_samples ? r->srtt : r->c.initial_rtt;
+}
+
+static GstClockTime
 round_length (GstRudpReceiver * r)
 {
-  GstClockTime rtt = r->rtt_samples ? r->srtt : r->c.initial_rtt;
+  return MAX (rtt_of (r), r->c.min_interval);
+}
 
-  return MAX (rtt, r->c.min_interval);
+/* The shortest loss-free stretch at the current level before going one
+ * level up: increase_rtts rounds and, when tcp_friendly, step * RTT^2
+ * with the step in packets/s. TCP adds one packet per RTT to its window,
+ * i.e. 1/RTT packets/s to its rate every RTT; a flow that adds `step`
+ * packets/s every interval I is no more aggressive iff I >= step * RTT^2
+ * (both halve on loss). One level per RTT is TCP-friendly only while a
+ * level step is at most one packet per RTT. */
+static GstClockTime
+increase_wait (GstRudpReceiver * r)
+{
+  GstClockTime t = r->c.increase_rtts * round_length (r);
+
+  if (r->c.tcp_friendly && r->mean_size > 0
+      && r->level + 1 < r->c.levels.n) {
+    gdouble step = (r->c.levels.rate[r->level + 1] -
+        r->c.levels.rate[r->level]) / r->mean_size;
+    /* TCP's increase is clocked by the RTT of the moment, queue included:
+     * the SRTT lags a filling queue by several samples */
+    gdouble rtt = (gdouble) MAX (rtt_of (r), r->last_rtt) / GST_SECOND;
+
+    t = MAX (t, (GstClockTime) (step * rtt * rtt * GST_SECOND));
+  }
+  return t;
 }
 
 static guint64
@@ -179,21 +227,45 @@ extend (GstRudpReceiver * r, guint16 seq)
 static gboolean
 counts (GstRudpReceiver * r, guint64 ext)
 {
-  return !r->holding || ext >= r->hold_seq;
+  return !r->holding || ext >= r->level_seq;
+}
+
+static void
+clean_reset (GstRudpReceiver * r)
+{
+  r->clean_start = GST_CLOCK_TIME_NONE;
+  r->clean_packets = 0;
+}
+
+/* a new level was asked for: which packets carry it is not known yet */
+static void
+level_set (GstRudpReceiver * r, guint level, GstClockTime now)
+{
+  r->level = level;
+  r->level_changed = TRUE;
+  r->level_seq = G_MAXUINT64;
+  r->level_deadline = now + 2 * round_length (r);
+  clean_reset (r);
 }
 
 void
-gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, GstClockTime now)
+gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
+    GstClockTime now)
 {
+  guint64 ext;
+
   if (!r->have_seq) {
     r->have_seq = TRUE;
     r->max_seq = seq;
     r->base_seq = seq;
     r->cycles = 0;
+    ext = seq;
+    if (r->level_seq != G_MAXUINT64)
+      r->level_seq = ext;
   } else {
     guint16 delta = seq - r->max_seq;
-    guint64 ext = extend (r, seq);
 
+    ext = extend (r, seq);
     /* ahead (modulo 2^16, less than half the space): the newest packet,
      * and the gap before it is lost (for now); otherwise a duplicate or a
      * late packet, which takes back one loss */
@@ -201,18 +273,31 @@ gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, GstClockTime now)
       guint64 first = ext_max (r) + 1;
 
       if (r->holding)
-        first = MAX (first, r->hold_seq);
-      if (ext > first)
+        first = MAX (first, r->level_seq);
+      if (ext > first) {
         r->round_lost += ext - first;
+        r->after_gap++;         /* this packet is the first after it */
+      } else if (r->round_lost > 0) {
+        r->after_gap++;
+      }
       if (seq < r->max_seq)
         r->cycles += 0x10000;
       r->max_seq = seq;
     } else if (delta != 0 && counts (r, ext) && r->round_lost > 0) {
-      r->round_lost--;
+      if (--r->round_lost == 0)
+        r->after_gap = 0;       /* it was reordering */
     }
-    if (r->holding && ext >= r->hold_seq)
-      r->holding = FALSE;       /* packets at the new level arrive */
   }
+  if (r->holding && ext >= r->level_seq)
+    r->holding = FALSE;         /* packets at the new level arrive */
+  if (ext >= r->level_seq) {
+    /* sent at the current level: evidence for (or against) going up */
+    if (!GST_CLOCK_TIME_IS_VALID (r->clean_start))
+      r->clean_start = now;
+    r->clean_packets++;
+  }
+  if (size > 0)
+    r->mean_size = r->mean_size > 0 ? (15 * r->mean_size + size) / 16 : size;
   r->received++;
   if (!GST_CLOCK_TIME_IS_VALID (r->round_start)) {
     r->round_start = now;
@@ -225,13 +310,15 @@ void
 gst_rudp_receiver_level_applied (GstRudpReceiver * r, guint level,
     guint16 seq)
 {
-  if (r->holding && level == r->level && r->have_seq)
-    r->hold_seq = extend (r, seq);
+  /* a notice for an older request says nothing about the current level */
+  if (level == r->level && r->level_seq == G_MAXUINT64 && r->have_seq)
+    r->level_seq = extend (r, seq);
 }
 
 void
 gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt)
 {
+  r->last_rtt = rtt;
   if (r->rtt_samples == 0)
     r->srtt = rtt;
   else                          /* Jacobson's gain of 1/8 */
@@ -239,36 +326,64 @@ gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt)
   r->rtt_samples++;
 }
 
+/* Ends the round (its loss fraction for the reports). */
+static void
+round_end (GstRudpReceiver * r, guint64 exp, GstClockTime now)
+{
+  gint64 d_exp = exp - r->round_expected0;
+
+  r->rounds++;
+  r->fraction_lost = (guint8) MIN (255, (r->round_lost * 256) / MAX (d_exp,
+          1));
+  r->round_expected0 = exp;
+  r->round_lost = 0;
+  r->after_gap = 0;
+  r->round_start = now;
+}
+
+static void
+decrease (GstRudpReceiver * r, GstClockTime now)
+{
+  clean_reset (r);
+  if (r->level > 0) {
+    level_set (r, r->level / 2, now);
+    r->decreases++;
+    r->holding = TRUE;
+  }
+}
+
 static void
 judge_round (GstRudpReceiver * r, GstClockTime now)
 {
   guint64 exp = expected_of (r);
-  gint64 d_exp = exp - r->round_expected0;
-  guint64 lost = r->round_lost;
+  gboolean lost = r->round_lost > 0;
 
-  r->round_expected0 = exp;
-  r->round_lost = 0;
-  if (d_exp <= 0)
-    return;                     /* nothing sent: no verdict */
-  r->rounds++;
-  r->fraction_lost = (guint8) MIN (255, (lost * 256) / d_exp);
-  if (r->holding && now >= r->hold_deadline)
-    r->holding = FALSE;         /* no notice came: judge again */
-  if (lost > 0) {
-    if (r->level > 0) {
-      r->level /= 2;
-      r->decreases++;
-      r->level_changed = TRUE;
-      r->holding = TRUE;
-      r->hold_seq = G_MAXUINT64;
-      r->hold_deadline = now + 2 * round_length (r);
-    }
-  } else if (r->holding) {
-    return;                     /* the new level is not in force yet */
-  } else if (r->level + 1 < r->c.n_levels) {
-    r->level++;
+  if (exp <= r->round_expected0) {
+    r->round_start = now;       /* nothing sent: no verdict */
+    return;
+  }
+  round_end (r, exp, now);
+  if (r->level_seq == G_MAXUINT64 && now >= r->level_deadline) {
+    /* no notice came: assume the level holds from the next packet */
+    r->level_seq = ext_max (r) + 1;
+    r->holding = FALSE;
+  }
+  if (lost)
+    decrease (r, now);
+}
+
+/* Up one level once the stretch at the current level is long enough and
+ * the round so far has no loss. Checked on every call, not only at round
+ * ends, so the wait is exact rather than rounded up to the round grid. */
+static void
+maybe_increase (GstRudpReceiver * r, GstClockTime now)
+{
+  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n
+      && GST_CLOCK_TIME_IS_VALID (r->clean_start)
+      && r->clean_packets >= r->c.increase_packets
+      && now >= r->clean_start + increase_wait (r)) {
+    level_set (r, r->level + 1, now);
     r->increases++;
-    r->level_changed = TRUE;
   }
 }
 
@@ -279,11 +394,17 @@ gst_rudp_receiver_advance (GstRudpReceiver * r, GstClockTime now)
     GstClockTime len = round_length (r);
 
     if (now >= r->round_start + len) {
-      judge_round (r, now);
       /* the next round starts now: a late wakeup stretches one round
        * rather than judging several empty ones */
-      r->round_start = now;
+      judge_round (r, now);
+    } else if (r->round_lost > 0 && r->after_gap >= GST_RUDP_REORDER_PACKETS
+        && r->level > 0) {
+      /* a loss confirmed by later packets (as TCP's three duplicate ACKs
+       * do): react now, not at the end of the round; the round restarts */
+      round_end (r, expected_of (r), now);
+      decrease (r, now);
     }
+    maybe_increase (r, now);
   }
   if (r->level_changed)
     return TRUE;
@@ -308,6 +429,10 @@ gst_rudp_receiver_next_wakeup (GstRudpReceiver * r)
   if (!GST_CLOCK_TIME_IS_VALID (r->round_start))
     return GST_CLOCK_TIME_NONE;
   t = r->round_start + round_length (r);
+  if (!r->holding && GST_CLOCK_TIME_IS_VALID (r->clean_start)
+      && r->clean_packets >= r->c.increase_packets
+      && r->level + 1 < r->c.levels.n)
+    t = MIN (t, r->clean_start + increase_wait (r));
   if (GST_CLOCK_TIME_IS_VALID (r->last_feedback))
     t = MIN (t, r->last_feedback + r->c.feedback_interval);
   return t;
@@ -337,4 +462,6 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
   st->srtt = r->srtt;
   st->rtt_samples = r->rtt_samples;
   st->fraction_lost = r->fraction_lost;
+  st->clean_packets = r->clean_packets;
+  st->increase_wait = increase_wait (r);
 }

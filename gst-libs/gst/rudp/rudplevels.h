@@ -2,14 +2,23 @@
  *
  * Sender and receiver agree on a table of rate levels (0 = lowest). The
  * receiver counts, from RTP sequence numbers, the packets lost in each
- * round-trip time; at the end of each RTT it halves the level if any was
- * lost and raises it by one otherwise ("Congestion-aware TCP-friendly
- * system for multimedia transmission based on UDP").
+ * round-trip time ("Congestion-aware TCP-friendly system for multimedia
+ * transmission based on UDP"): on a loss in a round (the SRTT, floored to
+ * min_interval) it halves the level, as soon as three later packets
+ * confirm the gap (as TCP's fast retransmit) or else at the round's end;
+ * it raises the level
+ * by one only after a loss-free stretch *at the current level* of at
+ * least increase_packets packets and increase_rtts rounds and, when
+ * tcp_friendly, step * RTT^2 (the step in packets/s: TCP's additive
+ * increase). At a 25 ms RTT a round holds 0.5 (level 0) to 5 (level 9)
+ * packets of 1000 bytes: "no loss in one RTT" is no evidence at all, so
+ * the packet count is what sets the loss rate the flow tolerates (about
+ * 1/increase_packets).
  * One reaction per loss episode (as in RAP and TFRC): after a decrease,
  * losses of packets the sender sent before it switched do not count. The
- * sender's notice says from which sequence number the new level is in
+ * sender's notice says from which sequence number a new level is in
  * force; until it arrives (or for two rounds, if none comes) no loss
- * counts and the level does not rise.
+ * counts after a decrease, and no packet counts towards an increase.
  */
 #ifndef __GST_RUDP_LEVELS_H__
 #define __GST_RUDP_LEVELS_H__
@@ -22,6 +31,13 @@ G_BEGIN_DECLS
 #define GST_RUDP_MAX_LEVELS 64
 /* Default table: level i = (i + 1) * 20,000 bytes/s (160 kbit/s .. 1.6 Mbit/s) */
 #define GST_RUDP_DEFAULT_LEVEL_STEP 20000
+/* Receiver defaults (see GstRudpReceiverConfig) */
+#define GST_RUDP_DEFAULT_MIN_INTERVAL (10 * GST_MSECOND)
+#define GST_RUDP_DEFAULT_INCREASE_RTTS 1
+#define GST_RUDP_DEFAULT_INCREASE_PACKETS 50
+/* A gap is a loss once this many later packets arrived (less is taken
+ * for reordering until the end of the round) */
+#define GST_RUDP_REORDER_PACKETS 3
 
 typedef struct {
   guint n;
@@ -42,11 +58,15 @@ gboolean gst_rudp_levels_from_string (GstRudpLevels * l, const gchar * str);
 typedef struct _GstRudpReceiver GstRudpReceiver;
 
 typedef struct {
-  guint n_levels;
+  GstRudpLevels levels;         /* the table (its steps set the TCP term) */
   guint initial_level;
-  GstClockTime initial_rtt;     /* judging interval before an RTT sample */
-  GstClockTime min_interval;    /* floor of the judging interval */
+  GstClockTime initial_rtt;     /* RTT before an RTT sample */
+  GstClockTime min_interval;    /* floor of the loss round (the RTT) */
   GstClockTime feedback_interval;       /* resend the level at least this often */
+  /* going up needs a loss-free stretch at the current level of at least: */
+  guint increase_rtts;          /* rounds */
+  guint increase_packets;       /* packets received */
+  gboolean tcp_friendly;        /* step * RTT^2, step in packets/s */
 } GstRudpReceiverConfig;
 
 typedef struct {
@@ -61,14 +81,17 @@ typedef struct {
   guint64 rtt_samples;
   guint8 fraction_lost;         /* of the last judged interval, 8-bit fixed */
   gboolean holding;             /* waiting for a decrease to take effect */
+  guint64 clean_packets;        /* of the loss-free stretch at this level */
+  GstClockTime increase_wait;   /* the stretch needed before going up */
 } GstRudpReceiverStats;
 
 void gst_rudp_receiver_config_init (GstRudpReceiverConfig * c);
 GstRudpReceiver *gst_rudp_receiver_new (const GstRudpReceiverConfig * c);
 void gst_rudp_receiver_free (GstRudpReceiver * r);
 
-/* An RTP packet with sequence number @seq arrived at @now. */
-void gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq,
+/* An RTP packet with sequence number @seq and @size bytes (0: unknown)
+ * arrived at @now. */
+void gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     GstClockTime now);
 void gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt);
 /* The sender's notice: @level is in force from RTP sequence number @seq. */

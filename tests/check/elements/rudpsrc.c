@@ -86,6 +86,20 @@ GST_START_TEST (test_loss_and_feedback)
   gssize n;
   GstRudpRequest req, last = { 0 };
 
+  /* the increase policy's properties and their defaults */
+  {
+    guint rtts, packets;
+    gboolean tcp;
+
+    g_object_get (el (h, "rudpsrc"), "increase-rtts", &rtts,
+        "increase-packets", &packets, "tcp-friendly", &tcp, NULL);
+    fail_unless_equals_int (rtts, 1);
+    fail_unless_equals_int (packets, 50);
+    fail_unless (tcp);
+    g_object_set (el (h, "rudpsrc"), "increase-packets", 30, NULL);
+    g_object_get (el (h, "rudpsrc"), "increase-packets", &packets, NULL);
+    fail_unless_equals_int (packets, 30);
+  }
   gst_harness_play (h);
   s = test_socket (&dest, src_port (el (h, "rudpsrc")));
   /* 100 packets, every 10th lost, 2 ms apart */
@@ -124,6 +138,14 @@ GST_START_TEST (test_loss_and_feedback)
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "lost"), 10);
   fail_unless (stat_u64 (el (h, "rudpsrc"), "decreases") == 0);  /* level 0 already */
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "notices-received"), 1);
+  /* the level never went up: every 10th lost keeps the loss-free stretch
+   * under 30 packets; the wait (no RTT measured: the 100 ms initial RTT)
+   * is step x RTT^2 = 100 packets/s of 200 bytes x (0.1 s)^2 = 1 s */
+  fail_unless (stat_u64 (el (h, "rudpsrc"), "clean-packets") < 30);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "increases"), 0);
+  fail_unless (stat_u64 (el (h, "rudpsrc"), "increase-wait") >=
+      GST_SECOND - GST_MSECOND && stat_u64 (el (h, "rudpsrc"),
+          "increase-wait") <= GST_SECOND);
 
   /* the feedback came back to the RTP sender's address: valid RTCP with
    * RR, TMMBR and the level */

@@ -1,5 +1,7 @@
 /* twoflow — helpers of the rudp element tests. */
 #include <string.h>
+#include <time.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <gst/rtp/gstrtpbuffer.h>
 #include "rudptestutil.h"
@@ -22,7 +24,44 @@ bind_loopback (guint16 * port)
   *port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
   g_object_unref (local);
   g_socket_set_timeout (s, 0);
+  /* arrival times from the kernel: a test thread held up on a loaded
+   * machine must not move packets into the next window */
+  g_socket_set_option (s, SOL_SOCKET, SO_TIMESTAMPNS, 1, NULL);
   return s;
+}
+
+/* One datagram; its kernel arrival time in monotonic microseconds (the
+ * kernel stamps CLOCK_REALTIME; @offset maps it), or now without one. */
+static gssize
+receive_stamped (GSocket * s, guint8 * buf, gsize len, gint64 offset,
+    gint64 * t_us)
+{
+  union {
+    struct cmsghdr align;
+    gchar buf[CMSG_SPACE (sizeof (struct timespec))];
+  } control;
+  struct iovec iov = { buf, len };
+  struct msghdr msg = { 0 };
+  struct cmsghdr *cm;
+  gssize n;
+
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.buf;
+  msg.msg_controllen = sizeof (control.buf);
+  n = recvmsg (g_socket_get_fd (s), &msg, MSG_DONTWAIT);
+  if (n < 0)
+    return n;
+  *t_us = g_get_monotonic_time ();
+  for (cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts;
+
+      memcpy (&ts, CMSG_DATA (cm), sizeof (ts));
+      *t_us = (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000 + offset;
+    }
+  }
+  return n;
 }
 
 static gpointer
@@ -30,6 +69,7 @@ receiver_thread (gpointer data)
 {
   RudpReceiver *r = data;
   guint8 buf[65536];
+  gint64 offset = g_get_monotonic_time () - g_get_real_time ();
 
   while (!g_atomic_int_get (&r->stop)) {
     gssize n;
@@ -38,9 +78,8 @@ receiver_thread (gpointer data)
     if (!g_socket_condition_timed_wait (r->socket, G_IO_IN, 50000, NULL,
             NULL))
       continue;
-    while ((n = g_socket_receive (r->socket, (gchar *) buf, sizeof (buf),
-                NULL, NULL)) >= 0) {
-      a.t_us = g_get_monotonic_time ();
+    while ((n = receive_stamped (r->socket, buf, sizeof (buf), offset,
+                &a.t_us)) >= 0) {
       a.size = n;
       a.seq = n >= 4 ? GST_READ_UINT16_BE (buf + 2) : 0;
       a.ssrc = n >= 12 ? GST_READ_UINT32_BE (buf + 8) : 0;
@@ -221,4 +260,15 @@ rudp_count_threads (const gchar * name)
   if (d)
     g_dir_close (d);
   return n;
+}
+
+gboolean
+rudp_boost_priority (void)
+{
+  /* Linux: the calling thread only; threads created later inherit it */
+  if (setpriority (PRIO_PROCESS, 0, -10) == 0)
+    return TRUE;
+  GST_INFO ("cannot raise the priority (not root?): timing checks may "
+      "suffer on a loaded machine");
+  return FALSE;
 }

@@ -49,5 +49,9 @@ RudpRelay *rudp_relay_start (guint16 dest_port);
 void rudp_relay_stop (RudpRelay * r);
 
 guint rudp_count_threads (const gchar * name);
+/* nice -10 for this thread and the threads it creates from now on (the
+ * pacer, producers), when allowed: the CBR checks measure the pacing, not
+ * how CFS shares two cores with other people's compilers. */
+gboolean rudp_boost_priority (void);
 
 #endif

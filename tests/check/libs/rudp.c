@@ -237,39 +237,113 @@ GST_START_TEST (test_levels_table)
 
 GST_END_TEST;
 
-static GstRudpReceiver *
-receiver_new (void)
-{
-  GstRudpReceiverConfig c;
+/* A virtual sender and receiver: one tick per ms; the sender sends
+ * 1000-byte packets at the level's rate (or every @fixed_gap ms) and, with
+ * @notices, answers each new level at once (it holds from the next
+ * sequence number, as rudpsink says). */
+typedef struct {
+  GstRudpReceiver *r;
+  GstRudpLevels levels;
+  GstClockTime now;
+  guint16 seq;
+  gboolean notices;
+  guint fixed_gap;              /* ms between packets; 0: follow the level */
+  gsize size;
+  guint64 credit;               /* bytes x 1000 the sender may send */
+  guint sender_level;
+  gdouble loss;                 /* Bernoulli loss of the path */
+  GRand *rand;
+  gboolean (*drop) (guint16 seq);
+  /* record */
+  guint n_changes;
+  GstClockTime change_at[256];
+  guint change_to[256];
+  guint64 sent, dropped;
+  gdouble level_ms;             /* sum of level x ms */
+  guint64 ms;
+} Loop;
 
-  gst_rudp_receiver_config_init (&c);
-  c.initial_rtt = 50 * MS;
-  c.feedback_interval = GST_SECOND;
-  return gst_rudp_receiver_new (&c);
+static void
+loop_init (Loop * lp, GstRudpReceiverConfig * c, GstClockTime t0, guint16 seq)
+{
+  memset (lp, 0, sizeof (*lp));
+  lp->r = gst_rudp_receiver_new (c);
+  lp->levels = c->levels;
+  lp->now = t0;
+  lp->seq = seq;
+  lp->notices = TRUE;
+  lp->size = 1000;
+  lp->sender_level = c->initial_level;
+  lp->rand = g_rand_new_with_seed (1);
+  /* the first packet at 0 ms, then one per 1000 / rate ms exactly */
+  lp->credit = lp->size * 1000 - MIN (c->levels.rate[c->initial_level],
+      lp->size * 1000);
 }
 
-/* Feeds one packet per ms from @seq for @ms ms, skipping those @drop says;
- * returns the number of level changes reported. */
-static guint
-feed (GstRudpReceiver * r, guint16 * seq, GstClockTime * now, guint ms,
-    gboolean (*drop) (guint16 seq))
+static void
+loop_clear (Loop * lp)
 {
-  guint changes = 0, i;
+  gst_rudp_receiver_free (lp->r);
+  g_rand_free (lp->rand);
+}
+
+/* Runs @ms virtual milliseconds. */
+static void
+loop_run (Loop * lp, guint ms)
+{
+  guint i;
 
   for (i = 0; i < ms; i++) {
-    guint before = gst_rudp_receiver_get_level (r);
+    guint before = gst_rudp_receiver_get_level (lp->r);
+    gboolean send;
 
-    if (!drop || !drop (*seq))
-      gst_rudp_receiver_packet (r, *seq, *now);
-    (*seq)++;
-    *now += MS;
-    if (gst_rudp_receiver_advance (r, *now)) {
-      if (gst_rudp_receiver_get_level (r) != before)
-        changes++;
-      gst_rudp_receiver_feedback_sent (r, *now);
+    if (lp->fixed_gap) {
+      send = (lp->now / MS) % lp->fixed_gap == 0;
+    } else {
+      lp->credit += lp->levels.rate[lp->sender_level];
+      send = lp->credit >= lp->size * 1000;
+      if (send)
+        lp->credit -= lp->size * 1000;
     }
+    if (send) {
+      gboolean lost = (lp->drop && lp->drop (lp->seq)) ||
+          (lp->loss > 0 && g_rand_double (lp->rand) < lp->loss);
+
+      lp->sent++;
+      if (lost)
+        lp->dropped++;
+      else
+        gst_rudp_receiver_packet (lp->r, lp->seq, lp->size, lp->now);
+      lp->seq++;
+    }
+    if (gst_rudp_receiver_advance (lp->r, lp->now))
+      gst_rudp_receiver_feedback_sent (lp->r, lp->now);
+    if (gst_rudp_receiver_get_level (lp->r) != before) {
+      guint l = gst_rudp_receiver_get_level (lp->r);
+
+      if (lp->n_changes < G_N_ELEMENTS (lp->change_at)) {
+        lp->change_at[lp->n_changes] = lp->now;
+        lp->change_to[lp->n_changes] = l;
+      }
+      lp->n_changes++;
+      if (lp->notices) {
+        lp->sender_level = l;
+        gst_rudp_receiver_level_applied (lp->r, l, lp->seq);
+      }
+    }
+    lp->level_ms += gst_rudp_receiver_get_level (lp->r);
+    lp->ms++;
+    lp->now += MS;
   }
-  return changes;
+}
+
+static void
+receiver_config (GstRudpReceiverConfig * c, GstClockTime rtt, guint packets)
+{
+  gst_rudp_receiver_config_init (c);
+  c->initial_rtt = rtt;
+  c->feedback_interval = GST_SECOND;
+  c->increase_packets = packets;
 }
 
 static gboolean
@@ -280,61 +354,313 @@ drop_one (guint16 seq)
 
 GST_START_TEST (test_receiver_levels)
 {
-  GstRudpReceiver *r = receiver_new ();
+  GstRudpReceiverConfig c;
   GstRudpReceiverStats st;
-  GstClockTime now = 10 * GST_SECOND;
-  guint16 seq = 64900;
+  GstClockTime t0 = 10 * GST_SECOND;
+  Loop lp;
+  guint i;
 
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
+  gst_rudp_receiver_config_init (&c);
+  fail_unless_equals_int (c.increase_packets, 50);
+  fail_unless_equals_int (c.increase_rtts, 1);
+  fail_unless (c.tcp_friendly);
+  receiver_config (&c, 50 * MS, 20);
+  loop_init (&lp, &c, t0, 65000);
+  lp.fixed_gap = 1;             /* 1000 packets/s whatever the level */
+
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 0);
   /* nothing received: nothing to judge or tell */
-  fail_if (gst_rudp_receiver_advance (r, now));
-  fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r),
+  fail_if (gst_rudp_receiver_advance (lp.r, t0));
+  fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (lp.r),
       GST_CLOCK_TIME_NONE);
 
-  /* no loss: one level up per RTT (50 ms) */
-  feed (r, &seq, &now, 200, NULL);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 4);
-  feed (r, &seq, &now, 400, NULL);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 9);  /* the top */
-
-  /* a loss across the sequence number wrap: halve once (9 -> 4) ... */
-  gst_rudp_receiver_get_stats (r, &st);
+  /* no loss: 20 packets arrive in 20 ms, but going up needs one RTT
+   * (50 ms; step x RTT^2 = 20 packets/s x 2.5 ms^2 = 50 ms too) of them
+   * at the current level: up at 50 ms, then every 51 ms (the packet sent
+   * in the ms of the change was sent at the old level; the sender answers
+   * at once, so the next one is at the new level) */
+  loop_run (&lp, 500);
+  fail_unless_equals_int (lp.n_changes, 9);
+  for (i = 0; i < 9; i++) {
+    fail_unless_equals_uint64 (lp.change_at[i], t0 + (50 + i * 51) * MS);
+    fail_unless_equals_int (lp.change_to[i], i + 1);
+  }
+  gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless_equals_uint64 (st.lost, 0);
-  feed (r, &seq, &now, 50, drop_one);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 4);
-  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_uint64 (st.increases, 9);
+
+  /* a loss across the sequence number wrap (65530, sent at t0 + 530 ms):
+   * halve once (9 -> 4) when three later packets confirm it (t0 + 533 ms,
+   * before the round's end at 550 ms), then climb again */
+  lp.drop = drop_one;
+  loop_run (&lp, 110);
+  fail_unless_equals_int (lp.n_changes, 11);
+  fail_unless_equals_int (lp.change_to[9], 4);
+  fail_unless_equals_uint64 (lp.change_at[9], t0 + 533 * MS);
+  fail_unless_equals_int (lp.change_to[10], 5);
+  fail_unless_equals_uint64 (lp.change_at[10], t0 + 584 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless_equals_uint64 (st.lost, 1);
   fail_unless_equals_uint64 (st.decreases, 1);
-  fail_unless_equals_uint64 (st.expected, 650);
-  fail_unless_equals_uint64 (st.ext_max_seq, 0x10000 + (guint16) (seq - 1));
-  /* ... then the next RTT is not judged, then one up per RTT again */
-  feed (r, &seq, &now, 50, NULL);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 4);
-  feed (r, &seq, &now, 50, NULL);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 5);
+  fail_unless_equals_uint64 (st.expected, 610);
+  fail_unless_equals_uint64 (st.ext_max_seq, 0x10000 + (guint16) (lp.seq - 1));
 
-  /* RTT samples set the judging interval: 100 ms */
-  gst_rudp_receiver_rtt_sample (r, 100 * MS);
-  feed (r, &seq, &now, 300, NULL);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 8);
-  gst_rudp_receiver_get_stats (r, &st);
+  /* RTT samples set the rounds and the wait: 100 ms (step x RTT^2 is
+   * 200 ms, the TCP-friendly bound) */
+  gst_rudp_receiver_rtt_sample (lp.r, 100 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless_equals_uint64 (st.srtt, 100 * MS);
-  gst_rudp_receiver_free (r);
+  fail_unless (st.increase_wait >= 199 * MS && st.increase_wait <= 200 * MS);
+  i = lp.n_changes;
+  loop_run (&lp, 500);
+  fail_unless_equals_int (lp.n_changes, i + 2);
+  fail_unless_equals_uint64 (lp.change_at[i + 1] - lp.change_at[i],
+      201 * MS);
+  loop_clear (&lp);
+}
+
+GST_END_TEST;
+
+static guint64 hold_drop_a, hold_drop_b, hold_drop_c;
+
+static gboolean
+drop_hold (guint16 seq)
+{
+  return seq == hold_drop_a || seq == hold_drop_b || seq == hold_drop_c;
+}
+
+/* One reaction per loss episode; which packets count is what the sender's
+ * notice says. */
+GST_START_TEST (test_receiver_hold)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiverStats st;
+  Loop lp;
+
+  receiver_config (&c, 20 * MS, 1);
+  c.initial_level = 8;
+  c.tcp_friendly = FALSE;
+  loop_init (&lp, &c, 0, 100);
+  lp.fixed_gap = 1;
+  lp.notices = FALSE;           /* notices by hand below */
+  loop_run (&lp, 15);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 8);
+  /* a loss at 15 ms: halved once 116, 117, 118 confirm it (18 ms) */
+  hold_drop_a = 115;
+  /* losses of packets sent before the switch (the notice will say from
+   * 150 on) do not count, whenever they are seen */
+  hold_drop_b = 130;
+  hold_drop_c = 145;
+  lp.drop = drop_hold;
+  loop_run (&lp, 25);
+  fail_unless_equals_int (lp.n_changes, 1);
+  fail_unless_equals_uint64 (lp.change_at[0], 18 * MS);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless (st.holding);
+  fail_unless_equals_uint64 (st.clean_packets, 0);
+  gst_rudp_receiver_level_applied (lp.r, 4, 150);
+  /* a stale notice (an older level) changes nothing */
+  gst_rudp_receiver_level_applied (lp.r, 8, 120);
+  /* after an increase, losses of packets sent at the old level count (it
+   * was already too fast), but those packets do not count towards the
+   * next increase */
+  hold_drop_a = 185;
+  loop_run (&lp, 30);           /* 40 .. 69 ms */
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.decreases, 1);
+  fail_unless_equals_uint64 (st.lost, 3);
+  fail_if (st.holding);
+  /* packets 150 (50 ms) .. 169 arrived and count towards going up:
+   * one RTT (20 ms) of them */
+  fail_unless_equals_uint64 (st.clean_packets, 20);
+  loop_run (&lp, 10);           /* 70 .. 79 ms */
+  fail_unless_equals_int (lp.n_changes, 2);
+  fail_unless_equals_int (lp.change_to[1], 5);
+  fail_unless_equals_uint64 (lp.change_at[1], 70 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.clean_packets, 0);  /* no notice yet */
+  /* 185 (85 ms) is lost: halved at 88 ms, well before the round that
+   * began at 78 ms ends */
+  loop_run (&lp, 10);           /* 80 .. 89 ms */
+  fail_unless_equals_int (lp.n_changes, 3);
+  fail_unless_equals_int (lp.change_to[2], 2);
+  fail_unless_equals_uint64 (lp.change_at[2], 88 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.decreases, 2);
+  fail_unless_equals_uint64 (st.lost, 4);
+  loop_clear (&lp);
+}
+
+GST_END_TEST;
+
+/* A round-trip time of 25 ms holds half a packet at level 0: "no loss in
+ * an RTT" is no evidence. Going up needs increase-packets packets of the
+ * current level. */
+GST_START_TEST (test_receiver_evidence)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiverStats st;
+  Loop lp, fast;
+  gdouble climb = 0;
+  guint i;
+
+  receiver_config (&c, 25 * MS, 50);
+  loop_init (&lp, &c, 0, 0);
+  loop_run (&lp, 2450);
+  fail_unless_equals_int (lp.n_changes, 0);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.received, 49);
+  fail_unless_equals_uint64 (st.clean_packets, 49);
+  fail_unless (st.rounds >= 49);        /* 49 rounds said "no loss" */
+  /* the 50th packet (20 packets/s, from 0 ms) */
+  loop_run (&lp, 1);
+  fail_unless_equals_int (lp.n_changes, 1);
+  fail_unless_equals_uint64 (lp.change_at[0], 2450 * MS);
+  /* the whole climb, with the sender following: 50 packets at each of
+   * 20, 40, ... 180 packets/s */
+  loop_run (&lp, 7000);
+  fail_unless_equals_int (lp.n_changes, 9);
+  /* from the first packet at a level to its 50th: 49 gaps */
+  for (i = 1; i <= 9; i++)
+    climb += 49.0 / (20 * i);
+  fail_unless (lp.change_at[8] >= climb * GST_SECOND &&
+      lp.change_at[8] <= climb * GST_SECOND + 200 * MS,
+      "top at %" GST_TIME_FORMAT ", want ~%.2f s",
+      GST_TIME_ARGS (lp.change_at[8]), climb);
+  /* one packet per increase (the paper read literally, per RTT) climbs
+   * at once, one level per ~RTT whenever a round holds a packet */
+  receiver_config (&c, 25 * MS, 1);
+  loop_init (&fast, &c, 0, 0);
+  loop_run (&fast, 1000);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (fast.r), 9);
+  fail_unless (fast.change_at[8] < 500 * MS);
+  loop_clear (&fast);
+  loop_clear (&lp);
+}
+
+GST_END_TEST;
+
+/* The TCP-friendly bound step x RTT^2 on a long path. */
+GST_START_TEST (test_receiver_tcp_friendly)
+{
+  struct {
+    gboolean on;
+    gsize size;
+    GstClockTime want;
+  } cases[] = {
+    {TRUE, 1000, 800 * MS},     /* 20 packets/s x (0.2 s)^2 */
+    {TRUE, 500, 1600 * MS},     /* 40 packets/s x (0.2 s)^2 */
+    {FALSE, 1000, 200 * MS},    /* one RTT */
+  };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (cases); k++) {
+    GstRudpReceiverConfig c;
+    GstRudpReceiverStats st;
+    Loop lp;
+
+    receiver_config (&c, 200 * MS, 1);
+    c.tcp_friendly = cases[k].on;
+    loop_init (&lp, &c, 0, 0);
+    lp.fixed_gap = 1;
+    lp.size = cases[k].size;
+    loop_run (&lp, 100);
+    gst_rudp_receiver_get_stats (lp.r, &st);
+    fail_unless (st.increase_wait + MS > cases[k].want &&
+        st.increase_wait <= cases[k].want, "case %u: %" GST_TIME_FORMAT, k,
+        GST_TIME_ARGS (st.increase_wait));
+    /* the wait is exact, and next_wakeup says when */
+    fail_unless (gst_rudp_receiver_next_wakeup (lp.r) <= cases[k].want);
+    loop_run (&lp, 2000);
+    fail_unless (lp.n_changes >= 1);
+    fail_unless (lp.change_at[0] + MS > cases[k].want &&
+        lp.change_at[0] <= cases[k].want, "case %u: up at %" GST_TIME_FORMAT,
+        k, GST_TIME_ARGS (lp.change_at[0]));
+    loop_clear (&lp);
+  }
+
+  /* TCP's increase is clocked by the RTT of the moment: a filling queue
+   * shows in the last sample before the SRTT catches up */
+  {
+    GstRudpReceiverConfig c;
+    GstRudpReceiverStats st;
+    Loop lp;
+
+    receiver_config (&c, 200 * MS, 1);
+    loop_init (&lp, &c, 0, 0);
+    lp.fixed_gap = 1;
+    gst_rudp_receiver_rtt_sample (lp.r, 200 * MS);
+    gst_rudp_receiver_rtt_sample (lp.r, 400 * MS);
+    loop_run (&lp, 10);
+    gst_rudp_receiver_get_stats (lp.r, &st);
+    fail_unless_equals_uint64 (st.srtt, 225 * MS);
+    /* 20 packets/s x (0.4 s)^2 */
+    fail_unless (st.increase_wait + MS > 3200 * MS &&
+        st.increase_wait <= 3200 * MS, "%" GST_TIME_FORMAT,
+        GST_TIME_ARGS (st.increase_wait));
+    loop_clear (&lp);
+  }
+}
+
+GST_END_TEST;
+
+/* The loss rate the flow tolerates is about 1/increase-packets: on a path
+ * with random loss p, the level stays up when p is well below it and down
+ * when p is well above it; one packet per increase (per RTT) does not
+ * tell 0.2 % from 3 %. */
+GST_START_TEST (test_receiver_loss_rate)
+{
+  struct {
+    guint packets;
+    gdouble loss;
+    gdouble min_level, max_level;
+  } cases[] = {
+    {50, 0.002, 6.0, 9.0},
+    {50, 0.03, 0.0, 2.0},
+    {1, 0.002, 8.0, 9.0},
+    {1, 0.03, 5.0, 9.0},
+  };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (cases); k++) {
+    GstRudpReceiverConfig c;
+    Loop lp;
+    gdouble mean;
+
+    receiver_config (&c, 25 * MS, cases[k].packets);
+    loop_init (&lp, &c, 0, 0);
+    lp.loss = cases[k].loss;
+    loop_run (&lp, 10000);      /* settle */
+    lp.level_ms = 0;
+    lp.ms = 0;
+    loop_run (&lp, 60000);
+    mean = lp.level_ms / lp.ms;
+    GST_INFO ("increase-packets %u, loss %.3f: mean level %.2f",
+        cases[k].packets, cases[k].loss, mean);
+    fail_unless (mean >= cases[k].min_level && mean <= cases[k].max_level,
+        "increase-packets %u, loss %.3f: mean level %.2f", cases[k].packets,
+        cases[k].loss, mean);
+    loop_clear (&lp);
+  }
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_receiver_reorder_and_idle)
 {
-  GstRudpReceiver *r = receiver_new ();
+  GstRudpReceiverConfig c;
+  GstRudpReceiver *r;
   GstRudpReceiverStats st;
   GstClockTime now = 0;
   guint i;
 
+  receiver_config (&c, 50 * MS, 10);
+  r = gst_rudp_receiver_new (&c);
   /* swapped pairs are reordering, not loss */
   for (i = 0; i < 100; i += 2) {
-    gst_rudp_receiver_packet (r, i + 1, now);
-    gst_rudp_receiver_packet (r, i, now);
+    gst_rudp_receiver_packet (r, i + 1, 1000, now);
+    gst_rudp_receiver_packet (r, i, 1000, now);
     now += 2 * MS;
     if (gst_rudp_receiver_advance (r, now))
       gst_rudp_receiver_feedback_sent (r, now);
@@ -342,12 +668,13 @@ GST_START_TEST (test_receiver_reorder_and_idle)
   gst_rudp_receiver_get_stats (r, &st);
   fail_unless_equals_uint64 (st.lost, 0);
   fail_unless_equals_uint64 (st.decreases, 0);
-  fail_unless_equals_int (st.level, 2);      /* two 50 ms rounds */
+  /* 50 ms at level 0, no notice (two rounds: 100 ms) at level 1 */
+  fail_unless_equals_int (st.level, 1);
   /* a silent sender is not a reason to go up (no verdict without packets),
    * but the level is still repeated every feedback interval */
   fail_unless (gst_rudp_receiver_advance (r, now + 10 * GST_SECOND));
   gst_rudp_receiver_feedback_sent (r, now + 10 * GST_SECOND);
-  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 2);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
   fail_if (gst_rudp_receiver_advance (r, now + 10 * GST_SECOND + MS));
   gst_rudp_receiver_free (r);
 }
@@ -519,12 +846,20 @@ sim_send (GstRudpFlow * f, gpointer packet, gsize size, gpointer user_data)
   g_queue_push_tail (&sim->q, p);
 }
 
-GST_START_TEST (test_closed_loop)
+typedef struct {
+  guint64 offered, dropped, delivered, delivered_late, lost_seen;
+  guint64 decreases;
+  guint top_seen;
+} LoopResult;
+
+/* 100 KB/s bottleneck with a 20-packet drop-tail queue, 20 ms one-way
+ * delay each way, 1000-byte packets, the default levels (20..200 KB/s),
+ * a backlogged sender for 30 s: starting at level 0 and following the
+ * receiver (@increase_packets), or a CBR flow at the top level
+ * (@increase_packets 0). */
+static void
+closed_loop (guint increase_packets, LoopResult * res)
 {
-  /* 100 KB/s bottleneck with a 20-packet drop-tail queue, 20 ms one-way
-   * delay each way, 1000-byte packets, the default levels (20..200 KB/s),
-   * a backlogged sender starting at level 0. The level must climb, then
-   * keep the link busy with little loss: a rate-based AIMD over levels. */
   const GstClockTime delay = 20 * MS;
   GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
   GstRudpLevels l;
@@ -536,23 +871,26 @@ GST_START_TEST (test_closed_loop)
   GQueue notices = G_QUEUE_INIT;        /* (arrival, since seq) forward */
   static guint notice_level[65536];
   Sim *sim = g_new0 (Sim, 1);
-  guint sender_level = 0, top_seen = 0;
-  guint64 delivered = 0, delivered_late = 0;
+  gboolean cbr = increase_packets == 0;
+  guint sender_level;
 
+  memset (res, 0, sizeof (*res));
   sim->cap = 100000;
   sim->limit = 20;
   gst_rudp_levels_init_default (&l);
   gst_rudp_receiver_config_init (&rc);
   rc.initial_rtt = 2 * delay;
+  rc.increase_packets = MAX (increase_packets, 1);
+  rc.initial_level = sender_level = cbr ? l.n - 1 : 0;
   r = gst_rudp_receiver_new (&rc);
-  f = gst_rudp_scheduler_add_flow (s, l.rate[0], 0, NULL, 0);
+  f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level], 0, NULL, 0);
 
   for (sim->now = 0; sim->now < 30 * GST_SECOND; sim->now += MS) {
     SimPkt *p;
 
     while ((p = g_queue_peek_head (&fb)) && p->t <= sim->now) {
       g_queue_pop_head (&fb);
-      if (p->seq != sender_level) {
+      if (p->seq != sender_level && !cbr) {
         SimPkt *n = g_new (SimPkt, 1);
 
         sender_level = p->seq;
@@ -577,10 +915,10 @@ GST_START_TEST (test_closed_loop)
     /* out of the bottleneck, then across the propagation delay */
     while ((p = g_queue_peek_head (&sim->q)) && p->t + delay <= sim->now) {
       g_queue_pop_head (&sim->q);
-      gst_rudp_receiver_packet (r, p->seq, sim->now);
-      delivered++;
+      gst_rudp_receiver_packet (r, p->seq, 1000, sim->now);
+      res->delivered++;
       if (sim->now >= 10 * GST_SECOND)
-        delivered_late++;
+        res->delivered_late++;
       g_free (p);
     }
     if (gst_rudp_receiver_advance (r, sim->now)) {
@@ -594,7 +932,7 @@ GST_START_TEST (test_closed_loop)
       gst_rudp_receiver_rtt_sample (r, 2 * delay +
           (sim->link_free > sim->now ? sim->link_free - sim->now : 0));
     }
-    top_seen = MAX (top_seen, gst_rudp_receiver_get_level (r));
+    res->top_seen = MAX (res->top_seen, sender_level);
     if (g_getenv ("RUDP_SIM_TRACE") && sim->now % (50 * MS) == 0)
       g_printerr ("%.2f level %u sender %u queue %.0f ms dropped %"
           G_GUINT64_FORMAT "\n", sim->now / 1e9, gst_rudp_receiver_get_level (r),
@@ -602,23 +940,15 @@ GST_START_TEST (test_closed_loop)
           (sim->link_free - sim->now) / 1e6 : 0.0, sim->dropped);
   }
   gst_rudp_receiver_get_stats (r, &st);
-  GST_INFO ("offered %" G_GUINT64_FORMAT " dropped %" G_GUINT64_FORMAT
-      " delivered %" G_GUINT64_FORMAT " (last 20 s: %" G_GUINT64_FORMAT
-      ") decreases %" G_GUINT64_FORMAT, sim->offered, sim->dropped,
-      delivered, delivered_late, st.decreases);
-  /* the receiver saw the bottleneck's drops (but those after the last
-   * delivered packet) */
-  fail_unless (st.lost <= sim->dropped && st.lost + 25 >= sim->dropped,
-      "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, st.lost, sim->dropped);
-  fail_unless (st.decreases >= 3);
-  fail_unless (top_seen >= 5);
-  /* link use over the last 20 s: at least 60 % of 100 packets/s */
-  fail_unless (delivered_late >= 1200, "%" G_GUINT64_FORMAT, delivered_late);
-  /* a CBR flow at the top level would lose half its packets here; the
-   * levels lose a third of that at most (the deep drop-tail queue delays
-   * every loss signal by 200 ms) */
-  fail_unless (sim->dropped * 6 <= sim->offered, "%" G_GUINT64_FORMAT
-      " of %" G_GUINT64_FORMAT, sim->dropped, sim->offered);
+  res->offered = sim->offered;
+  res->dropped = sim->dropped;
+  res->lost_seen = st.lost;
+  res->decreases = st.decreases;
+  GST_INFO ("increase-packets %u: offered %" G_GUINT64_FORMAT " dropped %"
+      G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT " (last 20 s: %"
+      G_GUINT64_FORMAT ") decreases %" G_GUINT64_FORMAT, increase_packets,
+      res->offered, res->dropped, res->delivered, res->delivered_late,
+      res->decreases);
 
   g_queue_clear_full (&sim->q, g_free);
   g_queue_clear_full (&fb, g_free);
@@ -627,6 +957,34 @@ GST_START_TEST (test_closed_loop)
   gst_rudp_scheduler_free (s);
   gst_rudp_receiver_free (r);
   g_free (sim);
+}
+
+GST_START_TEST (test_closed_loop)
+{
+  LoopResult cbr, lv, lv1;
+
+  closed_loop (0, &cbr);
+  closed_loop (GST_RUDP_DEFAULT_INCREASE_PACKETS, &lv);
+  closed_loop (1, &lv1);        /* one loss-free round per increase */
+
+  /* the CBR flow at the top level loses half its packets */
+  fail_unless (cbr.dropped * 5 >= cbr.offered * 2);
+  /* the receiver saw the bottleneck's drops (but those after the last
+   * delivered packet) */
+  fail_unless (lv.lost_seen <= lv.dropped && lv.lost_seen + 25 >= lv.dropped,
+      "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, lv.lost_seen, lv.dropped);
+  /* the levels climb, back off, and keep the link busy: at least 80 % of
+   * 100 packets/s over the last 20 s ... */
+  fail_unless (lv.top_seen >= 5);
+  fail_unless (lv.decreases >= 3);
+  fail_unless (lv.delivered_late >= 1600, "%" G_GUINT64_FORMAT,
+      lv.delivered_late);
+  /* ... losing at most 1/10 of what the CBR flow loses, and less than a
+   * level per loss-free round would */
+  fail_unless (lv.dropped * 10 <= cbr.dropped, "%" G_GUINT64_FORMAT
+      " vs CBR %" G_GUINT64_FORMAT, lv.dropped, cbr.dropped);
+  fail_unless (lv.dropped < lv1.dropped, "%" G_GUINT64_FORMAT " vs %"
+      G_GUINT64_FORMAT, lv.dropped, lv1.dropped);
 }
 
 GST_END_TEST;
@@ -644,6 +1002,10 @@ rudp_suite (void)
   tcase_add_test (tc, test_scheduler_wakeups);
   tcase_add_test (tc, test_levels_table);
   tcase_add_test (tc, test_receiver_levels);
+  tcase_add_test (tc, test_receiver_hold);
+  tcase_add_test (tc, test_receiver_evidence);
+  tcase_add_test (tc, test_receiver_tcp_friendly);
+  tcase_add_test (tc, test_receiver_loss_rate);
   tcase_add_test (tc, test_receiver_reorder_and_idle);
   tcase_add_test (tc, test_feedback_codec);
   tcase_add_test (tc, test_closed_loop);
