@@ -15,7 +15,11 @@ Reports media drops at the bottleneck (goal: rudp <= 1/10 of cbr), the
 TCP flow's throughput (goal: >= 40 % of the link with rudp) and the
 average queue; writes the CSVs, results.json and plots to --out.
 
-  sudo experiments/rudp/run.py [--out DIR] [--duration 50] [--build build-rudp]
+  sudo experiments/rudp/run.py [--out DIR] [--duration 50] [--build DIR]
+                               [--runs 3] [--src-props "increase-packets=50"]
+
+With --runs N, each case runs N times (seeds seed .. seed+N-1, in
+alternation rudp, cbr, rudp, ...); the drops ratio is taken over the sums.
 """
 
 import argparse
@@ -53,7 +57,8 @@ def run_case(case, a, workdir):
         rx = tb.client.popen(
             ["gst-launch-1.0", "-q", "rudpsrc", "port=%d" % MEDIA_PORT,
              "caps=application/x-rtp,media=application,clock-rate=90000,"
-             "encoding-name=X-GST", "!", "fakesink", "sync=false"],
+             "encoding-name=X-GST"] + a.src_props.split() +
+            ["!", "fakesink", "sync=false"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         tcp_rx = tb.client.popen(
             [sys.executable, os.path.join(HERE, "paretotcp.py"), "recv",
@@ -126,16 +131,28 @@ def a_interval(a):
     return 0.1
 
 
+def summary_line(r):
+    return ("media %.2f Mbit/s, %d drops (%.1f %%); TCP %.2f Mbit/s "
+            "(%.0f %% of the link); queue avg %.1f pkts (RED avg %.1f)" % (
+                r["media_mbps"], r["media_drops"],
+                100 * r["media_drop_fraction"], r["tcp_mbps"],
+                100 * r["tcp_link_share"], r["queue_avg_pkts"], r["red_avg"]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", default="/tmp/rudp-experiment")
     p.add_argument("--duration", type=float, default=50.0)
-    p.add_argument("--build", default=os.path.join(ROOT, "build-rudp"))
+    p.add_argument("--build", default=os.environ.get(
+        "TWOFLOW_BUILD_ROOT", os.path.join(ROOT, "build")))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cc", default="reno",
                    help="TCP congestion control of the transfers (reno)")
     p.add_argument("--cases", default="rudp,cbr")
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--src-props", default="",
+                   help="extra rudpsrc properties, e.g. increase-packets=20")
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
     try:
@@ -144,37 +161,57 @@ def main():
         print("skipped:", e)
         return 77
     os.makedirs(a.out, exist_ok=True)
-    results = {}
-    for case in a.cases.split(","):
-        wd = os.path.join(a.out, case)
-        shutil.rmtree(wd, ignore_errors=True)
-        results[case] = run_case(case, a, wd)
-        r = results[case]
-        print("%-4s media %.2f Mbit/s, %d drops (%.1f %%); TCP %.2f Mbit/s "
-              "(%.0f %% of the link); queue avg %.1f pkts (RED avg %.1f)" % (
-                  case, r["media_mbps"], r["media_drops"],
-                  100 * r["media_drop_fraction"], r["tcp_mbps"],
-                  100 * r["tcp_link_share"], r["queue_avg_pkts"], r["red_avg"]),
-              flush=True)
-        plot = os.path.join(ROOT, "experiments", "plot.py")
-        subprocess.run(["/usr/bin/python3", plot,
-                        os.path.join(wd, "linkemu.csv"), "-o",
-                        os.path.join(a.out, case + ".png"), "--smooth", "5",
-                        "--title", "%s vs Pareto/Poisson TCP, 2 Mbit/s RED"
-                        % case], check=False)
-    if "rudp" in results and "cbr" in results:
-        ru, cb = results["rudp"], results["cbr"]
-        ratio = ru["media_drops"] / max(1.0, cb["media_drops"])
+    cases = a.cases.split(",")
+    runs = {c: [] for c in cases}
+    seed0 = a.seed
+    for k in range(a.runs):
+        a.seed = seed0 + k
+        for case in cases:
+            name = case if a.runs == 1 else "%s-%d" % (case, k + 1)
+            wd = os.path.join(a.out, name)
+            shutil.rmtree(wd, ignore_errors=True)
+            r = run_case(case, a, wd)
+            r["seed"] = a.seed
+            runs[case].append(r)
+            print("%-7s %s" % (name, summary_line(r)), flush=True)
+            plot = os.path.join(ROOT, "experiments", "plot.py")
+            subprocess.run(["/usr/bin/python3", plot,
+                            os.path.join(wd, "linkemu.csv"), "-o",
+                            os.path.join(a.out, name + ".png"), "--smooth",
+                            "5", "--title", "%s vs Pareto/Poisson TCP, "
+                            "2 Mbit/s RED (seed %d)" % (case, a.seed)],
+                           check=False)
+    results = {"src_props": a.src_props, "duration": a.duration,
+               "runs": runs}
+    if "rudp" in runs and "cbr" in runs:
+        ru, cb = runs["rudp"], runs["cbr"]
+        drops_ru = sum(r["media_drops"] for r in ru)
+        drops_cb = sum(r["media_drops"] for r in cb)
+        ratio = drops_ru / max(1.0, drops_cb)
+        share = statistics.mean(r["tcp_link_share"] for r in ru)
         results["goals"] = {
             "media_drops_ratio": ratio,
+            "media_drops_ratio_per_run": [
+                x["media_drops"] / max(1.0, y["media_drops"])
+                for x, y in zip(ru, cb)],
             "media_drops_goal_met": ratio <= 0.1,
-            "tcp_share_goal_met": ru["tcp_link_share"] >= 0.4,
+            "tcp_share_with_rudp": share,
+            "tcp_share_goal_met": share >= 0.4,
         }
+        for case in ("rudp", "cbr"):
+            rs = runs[case]
+            print("%-7s mean of %d: media %.2f Mbit/s, %.0f drops, TCP %.0f %%,"
+                  " queue %.1f" % (case, len(rs),
+                                   statistics.mean(r["media_mbps"] for r in rs),
+                                   statistics.mean(r["media_drops"] for r in rs),
+                                   100 * statistics.mean(r["tcp_link_share"]
+                                                         for r in rs),
+                                   statistics.mean(r["queue_avg_pkts"]
+                                                   for r in rs)))
         print("media drops rudp/cbr = %.3f (goal <= 0.1: %s); TCP share with "
               "rudp %.0f %% (goal >= 40 %%: %s)" % (
                   ratio, results["goals"]["media_drops_goal_met"],
-                  100 * ru["tcp_link_share"],
-                  results["goals"]["tcp_share_goal_met"]))
+                  100 * share, results["goals"]["tcp_share_goal_met"]))
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     return 0
