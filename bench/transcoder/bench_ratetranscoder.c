@@ -2,13 +2,18 @@
  * bench-ratetranscoder: speed of ratetranscoder on one core against
  * decoding alone, and PSNR of its output against the source per target.
  *
- *   bench-ratetranscoder [-n FRAMES] [-r RUNS] [--psnr] [FILE.m2v]
+ *   bench-ratetranscoder [-n FRAMES] [-r RUNS] [--psnr] [--live] [FILE.m2v]
  *
  * Without FILE, a 720x576 25 fps MPEG-2 stream of FRAMES frames is encoded
  * first (mpeg2enc, slow) and cached as ratetranscoder-bench-N.m2v in the
  * current directory. The process is pinned to one CPU and every codec runs
  * single-threaded; all configurations run side by side in one process, so
  * compare the ratios, not the absolute figures.
+ *
+ * --live plays the source in real time (clocksync before the transcoder)
+ * and measures, per picture, the time from its arrival at the transcoder
+ * to its departure: in passthrough, re-encoding, and switching between the
+ * two on congestion events. It takes the stream's duration per scenario.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -20,6 +25,7 @@
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
+#include <gst/twoflow/networkcongestion.h>
 
 static gdouble
 cpu_seconds (void)
@@ -30,18 +36,13 @@ cpu_seconds (void)
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Play @p to EOS or error, then set it to NULL. */
 static gboolean
-run_pipeline (const gchar * desc)
+run_pipeline_element (GstElement * p)
 {
-  GError *err = NULL;
-  GstElement *p = gst_parse_launch (desc, &err);
   GstMessage *msg;
   gboolean ok;
 
-  if (!p) {
-    g_printerr ("%s: %s\n", desc, err->message);
-    return FALSE;
-  }
   gst_element_set_state (p, GST_STATE_PLAYING);
   msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p), GST_CLOCK_TIME_NONE,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
@@ -50,12 +51,173 @@ run_pipeline (const gchar * desc)
     GError *e;
 
     gst_message_parse_error (msg, &e, NULL);
-    g_printerr ("%s: %s\n", desc, e->message);
+    g_printerr ("%s: %s\n", GST_OBJECT_NAME (p), e->message);
     g_error_free (e);
   }
   gst_message_unref (msg);
   gst_element_set_state (p, GST_STATE_NULL);
+  return ok;
+}
+
+static gboolean
+run_pipeline (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err);
+  gboolean ok;
+
+  if (!p) {
+    g_printerr ("%s: %s\n", desc, err->message);
+    return FALSE;
+  }
+  ok = run_pipeline_element (p);
+  if (!ok)
+    g_printerr ("failed: %s\n", desc);
   gst_object_unref (p);
+  return ok;
+}
+
+/* --- real-time release delay ------------------------------------------ */
+
+typedef struct
+{
+  GstElement *pipe;
+  GstElement *tc;
+  GHashTable *arrival;          /* DTS -> clock time of arrival */
+  GArray *delay;                /* ms per picture */
+  GArray *departure;            /* clock time per picture, ns */
+  guint in_frames;
+  guint loss_at, recover_at;    /* input frame numbers, 0 = never */
+  guint64 recover_rate;
+} Live;
+
+static GstClockTime
+clock_now (GstElement * e)
+{
+  GstClock *clock = gst_element_get_clock (e);
+  GstClockTime t = clock ? gst_clock_get_time (clock) : 0;
+
+  if (clock)
+    gst_object_unref (clock);
+  return t;
+}
+
+static GstPadProbeReturn
+live_in_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Live *l = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *ev = NULL;
+
+  l->in_frames++;
+  if (l->in_frames == l->loss_at)
+    ev = gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
+        GST_CLOCK_TIME_NONE, "bench");
+  else if (l->in_frames == l->recover_at)
+    ev = gst_network_congestion_event_new (GST_NETWORK_CONGESTION_RATE,
+        l->recover_rate, GST_CLOCK_TIME_NONE, "bench");
+  if (ev) {
+    GstPad *src = gst_element_get_static_pad (l->tc, "src");
+
+    gst_pad_send_event (src, ev);
+    gst_object_unref (src);
+  }
+  g_hash_table_insert (l->arrival, GUINT_TO_POINTER (GST_BUFFER_DTS (buf)),
+      GUINT_TO_POINTER (clock_now (l->pipe)));
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+live_out_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Live *l = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime now = clock_now (l->pipe);
+  gpointer t;
+
+  if (g_hash_table_lookup_extended (l->arrival,
+          GUINT_TO_POINTER (GST_BUFFER_DTS (buf)), NULL, &t)) {
+    gdouble ms = (now - GPOINTER_TO_SIZE (t)) / 1e6;
+
+    g_array_append_val (l->delay, ms);
+    g_array_append_val (l->departure, now);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* One real-time run; prints delay and departure statistics. */
+static gboolean
+live_run (const gchar * path, const gchar * name, const gchar * props,
+    guint loss_at, guint recover_at, gdouble src_rate)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=\"%s\" ! mpegvideoparse ! "
+      "clocksync ! ratetranscoder name=tc %s ! fakesink sync=false", path,
+      props);
+  Live l = { 0 };
+  GstPad *pad;
+  GstQuery *q;
+  GstClockTime lat_min = 0;
+  gdouble sum = 0, min = G_MAXDOUBLE, max = 0, gap_sum = 0, gap_sq = 0;
+  guint i, bursty = 0;
+  gboolean ok;
+
+  l.pipe = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  if (!l.pipe)
+    return FALSE;
+  l.tc = gst_bin_get_by_name (GST_BIN (l.pipe), "tc");
+  l.arrival = g_hash_table_new (NULL, NULL);
+  l.delay = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  l.departure = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+  l.loss_at = loss_at;
+  l.recover_at = recover_at;
+  l.recover_rate = (guint64) (src_rate * 2);
+  pad = gst_element_get_static_pad (l.tc, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, live_in_probe, &l, NULL);
+  gst_object_unref (pad);
+  pad = gst_element_get_static_pad (l.tc, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, live_out_probe, &l, NULL);
+  gst_object_unref (pad);
+
+  gst_element_set_state (l.pipe, GST_STATE_PAUSED);
+  gst_element_get_state (l.pipe, NULL, NULL, GST_CLOCK_TIME_NONE);
+  q = gst_query_new_latency ();
+  pad = gst_element_get_static_pad (l.tc, "src");
+  if (gst_pad_query (pad, q))
+    gst_query_parse_latency (q, NULL, &lat_min, NULL);
+  gst_object_unref (pad);
+  gst_query_unref (q);
+  ok = run_pipeline_element (l.pipe);
+
+  for (i = 0; i < l.delay->len; i++) {
+    gdouble d = g_array_index (l.delay, gdouble, i);
+
+    sum += d;
+    min = MIN (min, d);
+    max = MAX (max, d);
+    if (i > 0) {
+      gdouble gap = (g_array_index (l.departure, GstClockTime, i) -
+          g_array_index (l.departure, GstClockTime, i - 1)) / 1e6;
+
+      gap_sum += gap;
+      gap_sq += gap * gap;
+      /* left together with the previous picture */
+      if (gap < 5)
+        bursty++;
+    }
+  }
+  if (l.delay->len > 1) {
+    gdouble n = l.delay->len - 1, mean = gap_sum / n;
+
+    g_print ("%-34s %7.1f %7.1f %7.1f %9.1f %9.1f %7u %8.0f\n", name,
+        sum / l.delay->len, min, max, mean,
+        sqrt (MAX (gap_sq / n - mean * mean, 0)), bursty, lat_min / 1e6);
+  }
+  gst_object_unref (l.tc);
+  gst_object_unref (l.pipe);
+  g_hash_table_unref (l.arrival);
+  g_array_unref (l.delay);
+  g_array_unref (l.departure);
   return ok;
 }
 
@@ -168,7 +330,7 @@ int
 main (int argc, char **argv)
 {
   gint frames = 250, runs = 3;
-  gboolean do_psnr = FALSE;
+  gboolean do_psnr = FALSE, do_live = FALSE;
   GOptionEntry entries[] = {
     {"frames", 'n', 0, G_OPTION_ARG_INT, &frames,
         "Frames to generate when no file is given", "N"},
@@ -176,6 +338,8 @@ main (int argc, char **argv)
         "N"},
     {"psnr", 'p', 0, G_OPTION_ARG_NONE, &do_psnr,
         "Also print PSNR against the source per target", NULL},
+    {"live", 'l', 0, G_OPTION_ARG_NONE, &do_live,
+        "Also measure release delays on a real-time input", NULL},
     {NULL}
   };
   static const Config configs[] = {
@@ -314,6 +478,27 @@ main (int argc, char **argv)
       g_free (desc);
       g_free (element);
     }
+  }
+
+  if (do_live) {
+    gchar props[96];
+
+    g_print ("\nreal time, %d frames: delay from arrival at the transcoder to "
+        "departure (ms), gaps between departures (ms), departures < 5 ms "
+        "after the previous one, reported latency (ms)\n", n_src);
+    g_print ("%-34s %7s %7s %7s %9s %9s %7s %8s\n", "scenario", "mean",
+        "min", "max", "gap mean", "gap std", "bursty", "latency");
+    if (!live_run (path, "passthrough", "", 0, 0, src_rate))
+      return 1;
+    g_snprintf (props, sizeof (props), "target-bitrate=%" G_GUINT64_FORMAT
+        " max-bitrate=%" G_GUINT64_FORMAT, (guint64) (src_rate / 2),
+        (guint64) (src_rate / 2));
+    if (!live_run (path, "re-encoding 50%", props, 0, 0, src_rate))
+      return 1;
+    /* mid-GOP: frame 3 of a 15-frame GOP */
+    if (!live_run (path, "loss at 1/3, rate 2x source at 2/3", "recovery=0",
+            n_src / 3 / 15 * 15 + 4, 2 * n_src / 3 / 15 * 15 + 4, src_rate))
+      return 1;
   }
   g_free (path);
   return 0;

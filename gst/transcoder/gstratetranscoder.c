@@ -45,6 +45,20 @@
  *
  * Undecodable frames are passed through untouched with a warning.
  *
+ * A frame whose source bits are passed whatever the decoder says (no
+ * reduction needed, or a type kept by #GstRateTranscoder:keep) leaves
+ * while it is being pushed in, before the codecs work on it, as soon as
+ * the frames before it in decode order have left: passing through, the
+ * element adds no delay. The codecs still get every frame, so re-encoding
+ * can start at any frame; a re-encoded frame leaves 4 frames after it came
+ * in (the decoder's and the encoder's reordering). Frames still waiting
+ * for the codecs when passthrough resumes leave at once, as they came.
+ * The LATENCY query answers those 4 frame durations (at the caps' frame
+ * rate) plus upstream's, also while passing through: a live pipeline is
+ * then ready for re-encoding whenever a congestion event starts it, with
+ * no latency change and so no glitch at a switch; a sink that syncs holds
+ * the frames that passed early.
+ *
  * On each reaction to an event the element posts an element message with
  * the #GstRateTranscoder:stats structure once the first frame coded under
  * the new target has been pushed (its reaction-latency field is then
@@ -82,6 +96,14 @@ GST_DEBUG_CATEGORY_STATIC (rate_transcoder_debug);
  * of encoder delay. Longer runs make the element pass the stream through. */
 #define RT_MAX_B_FRAMES 3
 
+/* Frames a re-encoded picture spends in the codecs: the encoder buffers
+ * RT_MAX_B_FRAMES pictures to reorder them, the decoder holds a reference
+ * until the next one arrives and a B picture until the encoder has its
+ * backward reference; whatever the GOP, a picture leaves when the frame
+ * RT_REENCODE_DELAY after it in decode order arrives. The latency the
+ * element reports. */
+#define RT_REENCODE_DELAY (RT_MAX_B_FRAMES + 1)
+
 enum
 {
   PROP_0,
@@ -95,13 +117,18 @@ enum
   PROP_STATS,
 };
 
+/* the output side of a frame */
 typedef enum
 {
-  FRAME_DECODING,               /* waiting for the decoder */
-  FRAME_ENCODING,               /* waiting for the encoder */
+  FRAME_DECODING,               /* its decision waits for the decoder */
+  FRAME_ENCODING,               /* its output waits for the encoder */
   FRAME_READY,                  /* decision known and output (if any) ready */
 } FrameState;
 
+/* A frame is pushed once it is READY and every frame before it has been
+ * pushed, but kept until the decoder has returned it too, so that its
+ * picture still reaches the encoder (decided at input, a passed frame
+ * leaves before it is decoded). */
 typedef struct
 {
   guint64 index;
@@ -110,6 +137,8 @@ typedef struct
   RcPictureType type;
   gboolean has_picture;
   FrameState state;
+  gboolean in_decoder;          /* the decoder still owes its picture */
+  gboolean pushed;              /* pushed or dropped: output side done */
   RcDecision decision;
   gdouble qsrc;
   GstClockTime pts;             /* synthesized when the input has none */
@@ -159,6 +188,8 @@ static gboolean gst_rate_transcoder_sink_event (GstPad * pad,
     GstObject * parent, GstEvent * event);
 static gboolean gst_rate_transcoder_src_event (GstPad * pad,
     GstObject * parent, GstEvent * event);
+static gboolean gst_rate_transcoder_src_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
 
 static void
 gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
@@ -304,6 +335,8 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   gst_pad_set_event_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_src_event));
+  gst_pad_set_query_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_rate_transcoder_src_query));
   GST_PAD_SET_PROXY_CAPS (self->srcpad);
   gst_pad_use_fixed_caps (self->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
@@ -325,6 +358,8 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->mpegversion = 2;
   self->fps_n = 25;
   self->fps_d = 1;
+  self->latency = gst_util_uint64_scale (RT_REENCODE_DELAY * GST_SECOND,
+      self->fps_d, self->fps_n);
   gst_segment_init (&self->segment, GST_FORMAT_TIME);
   g_queue_init (&self->frames);
 }
@@ -595,6 +630,8 @@ go_broken (GstRateTranscoder * self)
   for (l = self->frames.head; l; l = l->next) {
     RtFrame *f = l->data;
 
+    if (f->pushed)
+      continue;
     if (f->state != FRAME_READY)
       frame_decided (self, f, RC_ACTION_PASS);
     else if (f->decision.action == RC_ACTION_ENCODE && !f->out)
@@ -603,13 +640,28 @@ go_broken (GstRateTranscoder * self)
   avcodec_free_context (&self->enc);
 }
 
+/* Forget frames that are both pushed and returned by the decoder (or,
+ * should the decoder hold on to one for far too long, pushed at all). */
+static void
+release_done (GstRateTranscoder * self)
+{
+  RtFrame *f;
+
+  while ((f = g_queue_peek_head (&self->frames)) && f->pushed &&
+      (!f->in_decoder || self->next_index - f->index > RT_MAP_SIZE / 2)) {
+    g_queue_pop_head (&self->frames);
+    rt_frame_free (f);
+  }
+}
+
+/* Push, in decode order, every frame whose output is ready. */
 static GstFlowReturn
 push_ready (GstRateTranscoder * self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   RtFrame *f;
 
-  while (ret == GST_FLOW_OK && (f = g_queue_peek_head (&self->frames)) &&
+  while (ret == GST_FLOW_OK && (f = find_frame (self, self->next_out)) &&
       f->state == FRAME_READY) {
     GstBuffer *out = NULL;
     GstMessage *msg = NULL;
@@ -617,7 +669,6 @@ push_ready (GstRateTranscoder * self)
     gsize out_size = f->out ? gst_buffer_get_size (f->out) : 0;
     GstClockTime dur = GST_BUFFER_DURATION (f->in);
 
-    g_queue_pop_head (&self->frames);
     switch (f->decision.action) {
       case RC_ACTION_PASS:
         out = gst_buffer_ref (f->in);
@@ -661,7 +712,12 @@ push_ready (GstRateTranscoder * self)
         "%" G_GSIZE_FORMAT " -> %" G_GSIZE_FORMAT, f->index, f->type,
         f->decision.action, f->decision.q, in_size,
         out ? gst_buffer_get_size (out) : 0);
-    rt_frame_free (f);
+    /* the frame may stay until the decoder returns it: only its type and
+     * decision are needed then */
+    f->pushed = TRUE;
+    gst_clear_buffer (&f->in);
+    gst_clear_buffer (&f->out);
+    self->next_out++;
 
     if (out) {
       if (self->discont) {
@@ -675,7 +731,31 @@ push_ready (GstRateTranscoder * self)
       ret = gst_pad_push (self->srcpad, out);
     }
   }
+  release_done (self);
   return ret;
+}
+
+/* No reduction is needed any more: the frames still waiting for the codecs
+ * leave as they came, now, instead of holding back the passthrough frames
+ * behind them (they were to be re-encoded; the encoder still gets them). */
+static void
+release_pending (GstRateTranscoder * self)
+{
+  guint64 i;
+
+  for (i = self->next_out; i < self->next_index; i++) {
+    RtFrame *f = find_frame (self, i);
+
+    if (f && f->state != FRAME_READY) {
+      GST_DEBUG_OBJECT (self, "frame %" G_GUINT64_FORMAT " passed instead",
+          f->index);
+      GST_OBJECT_LOCK (self);
+      f->decision = rate_control_pass_decision (self->rc, f->type,
+          gst_buffer_get_size (f->in));
+      GST_OBJECT_UNLOCK (self);
+      f->state = FRAME_READY;
+    }
+  }
 }
 
 static void
@@ -684,15 +764,16 @@ receive_packets (GstRateTranscoder * self)
   AVPacket *pkt = self->pkt;
 
   while (self->enc && avcodec_receive_packet (self->enc, pkt) == 0) {
-    guint64 index = self->enc_map[(guint64) pkt->pts % RT_MAP_SIZE];
-    RtFrame *f = find_frame (self, index);
+    const RtEncEntry *e = &self->enc_map[(guint64) pkt->pts % RT_MAP_SIZE];
+    RtFrame *f = find_frame (self, e->index);
     gsize n;
     guint8 *sd = av_packet_get_side_data (pkt, AV_PKT_DATA_QUALITY_STATS, &n);
     static const gint av_types[] = { AV_PICTURE_TYPE_I, AV_PICTURE_TYPE_P,
       AV_PICTURE_TYPE_B
     };
 
-    if (f && sd && n >= 5 && sd[4] != av_types[f->type]) {
+    /* checked for every picture, also those whose packet is discarded */
+    if (sd && n >= 5 && sd[4] != av_types[e->type]) {
       /* the encoder did not follow the forced type: structures differ */
       GST_ELEMENT_WARNING (self, STREAM, ENCODE, (NULL),
           ("encoder changed a picture type, passing frames through up to "
@@ -728,7 +809,17 @@ frame_qsrc (const AVFrame * frame)
   return sum / par->nb_blocks;
 }
 
-/* A picture left the decoder (display order): decide and feed the encoder. */
+/* A frame the encoder cannot take: pass it, if not decided already. */
+static void
+pass_undecided (GstRateTranscoder * self, RtFrame * f)
+{
+  if (f->state == FRAME_DECODING)
+    frame_decided (self, f, RC_ACTION_PASS);
+}
+
+/* A picture left the decoder (display order): decide, unless decided at
+ * input, and feed the encoder, which keeps its references in step with
+ * the source whatever is done with its output. */
 static void
 handle_decoded (GstRateTranscoder * self, AVFrame * frame)
 {
@@ -736,21 +827,24 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     AV_PICTURE_TYPE_B
   };
   RtFrame *f = find_frame (self, (guint64) frame->pts);
-  gboolean corrupt;
+  gboolean corrupt, decide;
 
-  if (!f || f->state != FRAME_DECODING)
+  if (!f || !f->in_decoder)
     return;
+  f->in_decoder = FALSE;
+  decide = f->state == FRAME_DECODING;
 
   corrupt = frame->decode_error_flags || (frame->flags & AV_FRAME_FLAG_CORRUPT);
-  if (corrupt) {
-    GST_OBJECT_LOCK (self);
-    self->decode_errors++;
-    GST_OBJECT_UNLOCK (self);
-  }
   f->qsrc = frame_qsrc (frame);
+  GST_OBJECT_LOCK (self);
+  if (corrupt)
+    self->decode_errors++;
+  if (!decide)
+    rate_control_source_quantizer (self->rc, f->type, f->qsrc);
+  GST_OBJECT_UNLOCK (self);
 
   if (self->broken) {
-    frame_decided (self, f, RC_ACTION_PASS);
+    pass_undecided (self, f);
     return;
   }
 
@@ -758,7 +852,7 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
           self->enc->height != frame->height ||
           self->enc->pix_fmt != frame->format)) {
     if (f->type != RC_PICTURE_I) {
-      frame_decided (self, f, RC_ACTION_PASS);
+      pass_undecided (self, f);
       return;
     }
     /* new picture size at an I frame: start a new encoder */
@@ -769,7 +863,7 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
   if (!self->enc) {
     if (f->type != RC_PICTURE_I) {
       /* an encoder must start on an I frame to keep the types */
-      frame_decided (self, f, RC_ACTION_PASS);
+      pass_undecided (self, f);
       return;
     }
     if (!open_encoder (self, frame)) {
@@ -781,18 +875,21 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     }
   }
 
-  GST_OBJECT_LOCK (self);
-  f->decision = rate_control_decide (self->rc, f->type,
-      gst_buffer_get_size (f->in), f->qsrc);
-  GST_OBJECT_UNLOCK (self);
-  if (corrupt && f->decision.action == RC_ACTION_ENCODE)
-    f->decision.action = RC_ACTION_PASS;
+  if (decide) {
+    GST_OBJECT_LOCK (self);
+    f->decision = rate_control_decide (self->rc, f->type,
+        gst_buffer_get_size (f->in), f->qsrc);
+    GST_OBJECT_UNLOCK (self);
+    if (corrupt && f->decision.action == RC_ACTION_ENCODE)
+      f->decision.action = RC_ACTION_PASS;
+  }
 
   frame->pict_type = av_types[f->type];
   frame->key_frame = f->type == RC_PICTURE_I;
   frame->quality = f->decision.q * FF_QP2LAMBDA;
   frame->pts = self->enc_count;
-  self->enc_map[self->enc_count % RT_MAP_SIZE] = f->index;
+  self->enc_map[self->enc_count % RT_MAP_SIZE].index = f->index;
+  self->enc_map[self->enc_count % RT_MAP_SIZE].type = f->type;
   self->enc_count++;
   /* side data of the source must not steer the encoder */
   av_frame_remove_side_data (frame, AV_FRAME_DATA_VIDEO_ENC_PARAMS);
@@ -804,10 +901,9 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     go_broken (self);
     return;
   }
-  if (f->decision.action == RC_ACTION_ENCODE)
-    f->state = FRAME_ENCODING;
-  else
-    f->state = FRAME_READY;
+  if (decide)
+    f->state = f->decision.action == RC_ACTION_ENCODE ? FRAME_ENCODING :
+        FRAME_READY;
   receive_packets (self);
 }
 
@@ -828,10 +924,11 @@ receive_frames (GstRateTranscoder * self)
 static void
 mark_undecoded (GstRateTranscoder * self, RtFrame * f)
 {
-  if (f && f->state == FRAME_DECODING) {
+  if (f && f->in_decoder) {
     GST_DEBUG_OBJECT (self, "frame %" G_GUINT64_FORMAT " not decoded",
         f->index);
-    frame_decided (self, f, RC_ACTION_PASS);
+    f->in_decoder = FALSE;
+    pass_undecided (self, f);
   }
 }
 
@@ -854,6 +951,7 @@ drain (GstRateTranscoder * self)
   for (l = self->frames.head; l; l = l->next) {
     RtFrame *f = l->data;
 
+    f->in_decoder = FALSE;
     if (f->state != FRAME_READY)
       frame_decided (self, f, RC_ACTION_PASS);
   }
@@ -867,6 +965,7 @@ reset_stream (GstRateTranscoder * self)
   close_codecs (self);
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
   self->next_index = 0;
+  self->next_out = 0;
   self->enc_count = 0;
   self->gop_dts = GST_CLOCK_TIME_NONE;
   self->seen_gop_header = FALSE;
@@ -989,6 +1088,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   guint64 now;
   gint tref = 0;
   gboolean gop = FALSE;
+  RcEarly early;
 
   f = g_new0 (RtFrame, 1);
   f->index = self->next_index++;
@@ -1038,7 +1138,14 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
   self->now = now;
   rate_control_input (self->rc, f->type, map.size, dur, now);
+  /* a frame that is passed whatever the decoder says leaves at once */
+  early = rate_control_decide_early (self->rc, f->type, map.size,
+      &f->decision);
   GST_OBJECT_UNLOCK (self);
+  if (early != RC_EARLY_NONE)
+    f->state = FRAME_READY;
+  if (early == RC_EARLY_PASSTHROUGH)
+    release_pending (self);
 
   if (f->type == RC_PICTURE_B) {
     if (++self->b_run > RT_MAX_B_FRAMES && !self->unsupported) {
@@ -1082,6 +1189,17 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   memcpy (self->pkt->data, map.data, map.size);
   gst_buffer_unmap (buf, &map);
   self->pkt->pts = self->pkt->dts = f->index;
+  f->in_decoder = TRUE;
+  /* a frame decided already leaves before the codecs' work on it */
+  if (f->state == FRAME_READY) {
+    GstFlowReturn ret = push_ready (self);
+
+    if (ret != GST_FLOW_OK) {
+      f->in_decoder = FALSE;
+      av_packet_unref (self->pkt);
+      return ret;
+    }
+  }
   if (avcodec_send_packet (self->dec, self->pkt) < 0) {
     GST_OBJECT_LOCK (self);
     self->decode_errors++;
@@ -1104,11 +1222,12 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     self->have_last_ref = TRUE;
   }
 
-  /* a queue this deep means the codecs are not returning what we give */
-  while (g_queue_get_length (&self->frames) > RT_MAP_SIZE / 2) {
-    RtFrame *head = g_queue_peek_head (&self->frames);
+  /* this many frames waiting means the codecs are not returning what we
+   * give */
+  while (self->next_index - self->next_out > RT_MAP_SIZE / 2) {
+    RtFrame *head = find_frame (self, self->next_out);
 
-    if (head->state == FRAME_READY)
+    if (!head || head->state == FRAME_READY)
       break;
     GST_WARNING_OBJECT (self, "frame %" G_GUINT64_FORMAT " stuck, passing",
         head->index);
@@ -1142,8 +1261,19 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
         self->mpegversion = v;
       }
       if (gst_structure_get_fraction (s, "framerate", &n, &d) && n > 0 && d > 0) {
+        GstClockTime latency = gst_util_uint64_scale (RT_REENCODE_DELAY *
+            GST_SECOND, d, n);
+        gboolean changed;
+
+        GST_OBJECT_LOCK (self);
         self->fps_n = n;
         self->fps_d = d;
+        changed = latency != self->latency;
+        self->latency = latency;
+        GST_OBJECT_UNLOCK (self);
+        if (changed)
+          gst_element_post_message (GST_ELEMENT (self),
+              gst_message_new_latency (GST_OBJECT (self)));
       }
       break;
     }
@@ -1199,6 +1329,39 @@ gst_rate_transcoder_src_event (GstPad * pad, GstObject * parent,
     return TRUE;
   }
   return gst_pad_event_default (pad, parent, event);
+}
+
+/* The latency is that of re-encoding even while frames pass through (they
+ * then leave early): the element may start re-encoding at any frame, and a
+ * latency that changed with it would make a live pipeline reconfigure, and
+ * its sinks glitch, at every congestion event. Like a video encoder, it
+ * reports what its configuration needs, not what it holds at the moment. */
+static gboolean
+gst_rate_transcoder_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstRateTranscoder *self = GST_RATE_TRANSCODER (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    gboolean live;
+    GstClockTime min, max, ours;
+
+    if (!gst_pad_peer_query (self->sinkpad, query))
+      return FALSE;
+    gst_query_parse_latency (query, &live, &min, &max);
+    GST_OBJECT_LOCK (self);
+    ours = self->latency;
+    GST_OBJECT_UNLOCK (self);
+    GST_DEBUG_OBJECT (self, "upstream latency %" GST_TIME_FORMAT " - %"
+        GST_TIME_FORMAT ", adding %" GST_TIME_FORMAT, GST_TIME_ARGS (min),
+        GST_TIME_ARGS (max), GST_TIME_ARGS (ours));
+    min += ours;
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += ours;
+    gst_query_set_latency (query, live, min, max);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
 }
 
 static GstStateChangeReturn

@@ -20,6 +20,12 @@ GType gst_rate_transcoder_keep_get_type (void);
 /* encoder-order number -> decode index map size; > any codec delay */
 #define RT_MAP_SIZE 64
 
+typedef struct
+{
+  guint64 index;                /* decode index of the frame */
+  RcPictureType type;           /* the type forced on the encoder */
+} RtEncEntry;
+
 struct _GstRateTranscoder
 {
   GstElement parent;
@@ -42,18 +48,21 @@ struct _GstRateTranscoder
   guint64 last_latency, max_latency;
   guint64 decode_errors;
   guint64 frames_out;
+  gint fps_n, fps_d;            /* also read by latency queries */
+  GstClockTime latency;         /* what the element adds, reported */
 
   /* streaming state, under the stream lock */
   gint mpegversion;
-  gint fps_n, fps_d;
   GstSegment segment;
   AVCodecContext *dec;
   AVCodecContext *enc;
   AVPacket *pkt;
-  GQueue frames;                /* RtFrame, decode order */
+  GQueue frames;                /* RtFrame, decode order, until both pushed
+                                 * and returned by the decoder */
   guint64 next_index;           /* decode index of the next input frame */
+  guint64 next_out;             /* decode index of the next frame to push */
   guint64 enc_count;            /* frames given to the encoder */
-  guint64 enc_map[RT_MAP_SIZE];
+  RtEncEntry enc_map[RT_MAP_SIZE];
   GstClockTime gop_dts;         /* DTS of the current GOP's first picture */
   gboolean seen_gop_header;
   gboolean have_last_ref;

@@ -479,6 +479,55 @@ pass:
   return d;
 }
 
+RcDecision
+rate_control_pass_decision (RateControl * rc, RcPictureType type, gsize bytes)
+{
+  RcDecision d = { RC_ACTION_PASS, RC_Q_KEEP, bytes * 8.0, rc->generation };
+
+  /* B frames are never references: their discarded re-encoding can be cheap */
+  if (type == RC_PICTURE_B)
+    d.q = RC_Q_MAX;
+  return d;
+}
+
+RcEarly
+rate_control_decide_early (RateControl * rc, RcPictureType type, gsize bytes,
+    RcDecision * d)
+{
+  gdouble by_type[RC_PICTURE_N_TYPES];
+  gdouble in_rate, floor_rate = 0;
+  gboolean pass;
+
+  g_return_val_if_fail (type < RC_PICTURE_N_TYPES, RC_EARLY_NONE);
+
+  /* the same test rate_control_decide() starts with */
+  in_rate = input_rate (rc, by_type);
+  if (rc->keep == RC_KEEP_I)
+    floor_rate = by_type[RC_PICTURE_I];
+  else if (rc->keep == RC_KEEP_IP)
+    floor_rate = by_type[RC_PICTURE_I] + by_type[RC_PICTURE_P];
+  pass = in_rate <= 0 || effective_target (rc, in_rate) >= in_rate;
+  if (pass || in_rate - floor_rate <= 0) {
+    rc->passthrough = pass;
+    rc->dropping = FALSE;
+    *d = rate_control_pass_decision (rc, type, bytes);
+    return RC_EARLY_PASSTHROUGH;
+  }
+  if (is_kept (rc, type)) {
+    *d = rate_control_pass_decision (rc, type, bytes);
+    return RC_EARLY_KEPT;
+  }
+  return RC_EARLY_NONE;
+}
+
+void
+rate_control_source_quantizer (RateControl * rc, RcPictureType type,
+    gdouble qsrc)
+{
+  g_return_if_fail (type < RC_PICTURE_N_TYPES);
+  source_q (rc, type, qsrc, TRUE);
+}
+
 void
 rate_control_output (RateControl * rc, RcPictureType type,
     const RcDecision * d, gsize in_bytes, gdouble qsrc, gsize out_bytes,

@@ -33,6 +33,13 @@ typedef enum {
   RC_ACTION_DROP,               /* emit nothing (B frames only) */
 } RcAction;
 
+/* What rate_control_decide_early() could tell before decoding. */
+typedef enum {
+  RC_EARLY_NONE,                /* decide with rate_control_decide() */
+  RC_EARLY_PASSTHROUGH,         /* no reduction needed: pass */
+  RC_EARLY_KEPT,                /* a type kept by keep: pass */
+} RcEarly;
+
 typedef struct {
   RcAction action;
   /* quantizer (MPEG qscale 1..31) to encode the frame with; for PASS frames
@@ -99,6 +106,26 @@ void rate_control_input (RateControl * rc, RcPictureType type, gsize bytes,
  * reports it) was @qsrc; 0 if unknown. */
 RcDecision rate_control_decide (RateControl * rc, RcPictureType type,
     gsize bytes, gdouble qsrc);
+
+/* At input, in decode order, before the frame is decoded (after
+ * rate_control_input()): can its source bits leave at once? They can while
+ * no reduction is needed (the effective target is at or above the input's
+ * rate) or when @type is kept; @d is then the PASS decision. Otherwise
+ * decide with rate_control_decide() once the frame is decoded. */
+RcEarly rate_control_decide_early (RateControl * rc, RcPictureType type,
+    gsize bytes, RcDecision * d);
+
+/* The decision that passes a frame's source bits (and gives the encoder
+ * the quantizer that keeps its reference close to the source), for a frame
+ * whose earlier decision is overridden. */
+RcDecision rate_control_pass_decision (RateControl * rc, RcPictureType type,
+    gsize bytes);
+
+/* The source quantiser_scale of a frame decided without
+ * rate_control_decide(), once decoded: it keeps the per-type means the
+ * model falls back on up to date. */
+void rate_control_source_quantizer (RateControl * rc, RcPictureType type,
+    gdouble qsrc);
 
 /* The outcome of a decision: @out_bytes emitted (0 for DROP). */
 void rate_control_output (RateControl * rc, RcPictureType type,

@@ -645,6 +645,226 @@ GST_START_TEST (test_greyramp)
 
 GST_END_TEST;
 
+/* Frames a re-encoded picture waits in the element (RT_REENCODE_DELAY in
+ * gstratetranscoder.c): the latency it must report, in frames. */
+#define REENCODE_DELAY 4
+
+/* Push @in one buffer at a time, as a live source does: the next buffer is
+ * only offered once the element has accepted the previous one (the push
+ * returned). Before frame @loss_at a loss event, before frame @rate_at a
+ * rate event at twice the source's bitrate (G_MAXUINT: none). released[k]:
+ * how many input frames had been pushed when output k came out
+ * (in->len + 1: at EOS). */
+static GPtrArray *
+transcode_paced (GstHarness * h, GPtrArray * in, guint * released,
+    guint loss_at, guint rate_at)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  GstBuffer *b;
+  guint i;
+
+  gst_harness_set_src_caps (h, gst_caps_ref (source_caps));
+  for (i = 0; i < in->len; i++) {
+    if (i == loss_at)
+      fail_unless (gst_harness_push_upstream_event (h,
+              gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS,
+                  0, GST_CLOCK_TIME_NONE, "test")));
+    if (i == rate_at)
+      fail_unless (gst_harness_push_upstream_event (h,
+              gst_network_congestion_event_new (GST_NETWORK_CONGESTION_RATE,
+                  (guint64) (source_bitrate * 2), GST_CLOCK_TIME_NONE,
+                  "test")));
+    fail_unless_equals_int (gst_harness_push (h,
+            gst_buffer_ref (g_ptr_array_index (in, i))), GST_FLOW_OK);
+    while ((b = gst_harness_try_pull (h))) {
+      fail_unless (out->len < in->len);
+      released[out->len] = i + 1;
+      g_ptr_array_add (out, b);
+    }
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while ((b = gst_harness_try_pull (h))) {
+    fail_unless (out->len < in->len);
+    released[out->len] = in->len + 1;
+    g_ptr_array_add (out, b);
+  }
+  return out;
+}
+
+/* Passing through, every frame leaves while it is being pushed: before
+ * the next one is accepted (no frame of delay), byte-exact. */
+GST_START_TEST (test_passthrough_zero_delay)
+{
+  guint released[N_FRAMES];
+  GstHarness *h = gst_harness_new ("ratetranscoder");
+  GPtrArray *out = transcode_paced (h, source, released, G_MAXUINT,
+      G_MAXUINT);
+  guint i;
+
+  fail_unless_equals_int (out->len, source->len);
+  for (i = 0; i < out->len; i++) {
+    fail_unless_equals_int (released[i], i + 1);
+    fail_unless (buffers_equal (g_ptr_array_index (source, i),
+            g_ptr_array_index (out, i)), "frame %u differs", i);
+  }
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
+/* The LATENCY query adds the re-encoding latency to upstream's, even while
+ * passing through, and that is what re-encoding really takes. */
+GST_START_TEST (test_latency_query)
+{
+  guint released[N_FRAMES];
+  GstHarness *h = gst_harness_new ("ratetranscoder");
+  GstQuery *q = gst_query_new_latency ();
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GPtrArray *out;
+  GstClockTime min, max, upstream = 10 * GST_MSECOND;
+  GstCaps *caps;
+  gboolean live;
+  guint i, delay, max_delay = 0, at_max = 0;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_upstream_latency (h, upstream);
+  gst_harness_set_src_caps (h, gst_caps_ref (source_caps));
+  fail_unless (gst_pad_peer_query (h->sinkpad, q));
+  gst_query_parse_latency (q, &live, &min, &max);
+  fail_unless (live);
+  fail_unless_equals_uint64 (min, upstream + REENCODE_DELAY * 40 * GST_MSECOND);
+  fail_unless (max >= min);
+
+  /* it follows the frame rate, and says so */
+  caps = gst_caps_copy (source_caps);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 50, 1, NULL);
+  gst_harness_set_src_caps (h, caps);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_LATENCY);
+  fail_unless (msg != NULL);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h),
+      upstream + REENCODE_DELAY * 20 * GST_MSECOND);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_query_unref (q);
+  gst_harness_teardown (h);
+
+  /* re-encoding, each frame waits exactly that long at most */
+  h = gst_harness_new ("ratetranscoder");
+  g_object_set (h->element, "target-bitrate", (guint64) (source_bitrate / 2),
+      "max-bitrate", (guint64) (source_bitrate / 2), NULL);
+  out = transcode_paced (h, source, released, G_MAXUINT, G_MAXUINT);
+  fail_unless_equals_int (out->len, source->len);
+  for (i = 0; i < out->len; i++) {
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (g_ptr_array_index (out, i)),
+        GST_BUFFER_DTS (g_ptr_array_index (source, i)));
+    if (released[i] > source->len)
+      continue;                 /* drained at EOS */
+    delay = released[i] - (i + 1);
+    max_delay = MAX (max_delay, delay);
+    at_max += delay == REENCODE_DELAY;
+  }
+  GST_INFO ("re-encoding: at most %u frames of delay, %u frames at %d",
+      max_delay, at_max, REENCODE_DELAY);
+  fail_unless_equals_int (max_delay, REENCODE_DELAY);
+  fail_unless (at_max > source->len / 2);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h),
+      max_delay * 40 * GST_MSECOND);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
+/* Passthrough -> re-encoding (a loss event mid-GOP) -> passthrough (a rate
+ * event above the source's bitrate, mid-GOP): every frame once, in decode
+ * order, with its DTS and PTS; byte-exact and without delay while passing
+ * through, and the whole output decodes. */
+static void
+check_switch (gint keep)
+{
+  const guint loss_at = 20, rate_at = 49;       /* GOPs of 15 frames */
+  guint released[N_FRAMES];
+  GstHarness *h;
+  GPtrArray *ref, *out;
+  GstStructure *stats;
+  guint i, changed = 0;
+  guint64 v;
+
+  /* the PTS the element gives each frame (the source has DTS only) */
+  ref = transcode (NULL, source, "keep", keep, NULL);
+  fail_unless_equals_int (ref->len, source->len);
+
+  h = gst_harness_new ("ratetranscoder");
+  g_object_set (h->element, "recovery", (guint64) 0, "keep", keep, NULL);
+  out = transcode_paced (h, source, released, loss_at, rate_at);
+  fail_unless_equals_int (out->len, source->len);
+  for (i = 0; i < out->len; i++) {
+    GstBuffer *a = g_ptr_array_index (source, i);
+    GstBuffer *b = g_ptr_array_index (out, i);
+    PicInfo pa = pic_info (a), pb = pic_info (b);
+
+    /* decode order, nothing lost or duplicated */
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (b), GST_BUFFER_DTS (a));
+    if (i > 0)
+      fail_unless (GST_BUFFER_DTS (b) >
+          GST_BUFFER_DTS (g_ptr_array_index (out, i - 1)));
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b),
+        GST_BUFFER_PTS (g_ptr_array_index (ref, i)));
+    fail_unless (GST_BUFFER_PTS (b) >= GST_BUFFER_DTS (b));
+    fail_unless_equals_int (pa.type, pb.type);
+
+    if (i < loss_at || i >= rate_at) {
+      fail_unless (buffers_equal (a, b), "frame %u differs", i);
+      fail_unless_equals_int (released[i], i + 1);
+    } else {
+      /* the frames waiting for the codecs at the rate event leave then */
+      fail_unless (released[i] <= MIN (i + 1 + REENCODE_DELAY, rate_at + 1),
+          "frame %u out after input %u", i, released[i]);
+      if (!buffers_equal (a, b)) {
+        fail_unless (gst_buffer_get_size (b) < gst_buffer_get_size (a));
+        changed++;
+      }
+      if (keep == 1 && pa.type == GST_MPEG_VIDEO_PICTURE_TYPE_I)
+        fail_unless (buffers_equal (a, b));
+    }
+  }
+  GST_INFO ("keep %d: %u of %u frames re-encoded between the events", keep,
+      changed, rate_at - loss_at);
+  fail_unless (changed >= (rate_at - loss_at) / 2);
+
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "frames-out", &v));
+  fail_unless_equals_uint64 (v, source->len);
+  fail_unless (gst_structure_get_uint64 (stats, "events-loss", &v));
+  fail_unless_equals_uint64 (v, 1);
+  fail_unless (gst_structure_get_uint64 (stats, "events-rate", &v));
+  fail_unless_equals_uint64 (v, 1);
+  gst_structure_free (stats);
+  gst_harness_teardown (h);
+
+  fail_unless_equals_int (decode_count (out), source->len);
+  g_ptr_array_unref (out);
+  g_ptr_array_unref (ref);
+}
+
+GST_START_TEST (test_switch_mid_gop)
+{
+  check_switch (0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_switch_mid_gop_keep_i)
+{
+  check_switch (1);
+}
+
+GST_END_TEST;
+
 /* Each test loads the stream generated once by the suite. */
 static void
 load_source (void)
@@ -706,6 +926,10 @@ ratetranscoder_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_passthrough_byte_exact);
+  tcase_add_test (tc, test_passthrough_zero_delay);
+  tcase_add_test (tc, test_latency_query);
+  tcase_add_test (tc, test_switch_mid_gop);
+  tcase_add_test (tc, test_switch_mid_gop_keep_i);
   tcase_add_test (tc, test_steady_target_half);
   tcase_add_test (tc, test_steady_target_third);
   tcase_add_test (tc, test_event_next_frame);

@@ -394,6 +394,73 @@ GST_START_TEST (test_drop_b_hysteresis)
 
 GST_END_TEST;
 
+/* The decision at input, before decoding: pass at once while no reduction
+ * is needed or for kept types, otherwise wait for rate_control_decide(). */
+GST_START_TEST (test_decide_early)
+{
+  RateControl *rc = rate_control_new ();
+  RcStats st;
+  RcDecision d;
+  guint i;
+
+  rate_control_set_recovery (rc, 0);
+  /* target 0: the input's, so everything passes */
+  for (i = 0; i < 2 * GOP; i++) {
+    RcPictureType t = type_at (i);
+
+    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
+            &d), RC_EARLY_PASSTHROUGH);
+    fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    /* the encoder's copy of a reference stays close to the source */
+    fail_unless_equals_int (d.q, t == RC_PICTURE_B ? RC_Q_MAX : RC_Q_KEEP);
+    fail_unless_equals_int (d.budget_bits, size_of (t) * 8);
+    rate_control_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+  }
+  rate_control_get_stats (rc, &st);
+  fail_unless (st.passthrough);
+
+  /* a loss: nothing can be decided before decoding, except kept types */
+  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
+          G_MAXUINT64, 2 * GOP * DUR));
+  for (i = 2 * GOP; i < 3 * GOP; i++) {
+    RcPictureType t = type_at (i);
+
+    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
+            &d), RC_EARLY_NONE);
+  }
+  rate_control_set_keep (rc, RC_KEEP_I);
+  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_I, 60000,
+          &d), RC_EARLY_KEPT);
+  fail_unless_equals_int (d.action, RC_ACTION_PASS);
+  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_P, 30000,
+          &d), RC_EARLY_NONE);
+  rate_control_set_keep (rc, RC_KEEP_IP);
+  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_P, 30000,
+          &d), RC_EARLY_KEPT);
+  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_B, 15000,
+          &d), RC_EARLY_NONE);
+
+  /* a rate above the input's: passthrough again, and said so */
+  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+          (guint64) (stream_rate () * 2), G_MAXUINT64, 3 * GOP * DUR));
+  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_B, 15000,
+          &d), RC_EARLY_PASSTHROUGH);
+  fail_unless_equals_int (d.generation, rate_control_get_generation (rc));
+  rate_control_get_stats (rc, &st);
+  fail_unless (st.passthrough);
+
+  /* an overridden decision passes the source at no cost to the budget */
+  d = rate_control_pass_decision (rc, RC_PICTURE_P, 30000);
+  fail_unless_equals_int (d.action, RC_ACTION_PASS);
+  fail_unless_equals_int (d.q, RC_Q_KEEP);
+  fail_unless_equals_int (d.budget_bits, 30000 * 8);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 static Suite *
 ratecontrol_suite (void)
 {
@@ -402,6 +469,7 @@ ratecontrol_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_passthrough_when_target_above_input);
+  tcase_add_test (tc, test_decide_early);
   tcase_add_test (tc, test_converges_to_target);
   tcase_add_test (tc, test_backoff_and_dedup);
   tcase_add_test (tc, test_min_and_backoff_factor);
