@@ -1,6 +1,6 @@
 /* Unit test of the link emulator core (tools/linkemu/link.c) on a virtual
  * clock: exact serialization times, queue limits, outage schedule, delay
- * classes, RED's early-drop law and loss rates.  No root needed.
+ * classes, jitter, RED's early-drop law and loss rates.  No root needed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -222,6 +222,69 @@ test_delay_classes (void)
   le_link_clear (&l, free_pkt, NULL);
 }
 
+/* Jitter: each packet's extra delay is uniform in [0, jitter] (mean
+ * jitter/2), and a class never reorders even when the jitter exceeds the
+ * spacing of its packets. */
+static void
+test_jitter (void)
+{
+  LeLinkConfig c;
+  LeLink l;
+  LePacket *p;
+  uint64_t t, prev = 0, extra, lo = UINT64_MAX, hi = 0;
+  double sum = 0;
+  int i, n = 0, ordered = 1;
+
+  base_cfg (&c);
+  c.rate_bps = 10000000;        /* 1000 B: 0.8 ms */
+  c.delay_ns[0] = 10 * MS;
+  c.jitter_ns = 1 * MS;
+  le_link_init (&l, &c, 1, 7, 0);
+  /* spaced 2 ms apart: the clamp never applies, the jitter is pure */
+  for (i = 0; i < 4000; i++) {
+    t = (uint64_t) i *2 * MS;
+
+    le_link_advance (&l, t);
+    while ((p = le_link_pop_due (&l, t)))
+      free (p);
+    le_link_enqueue (&l, mkpkt (1000, 0), t);
+    p = l.delay_line[0].tail;
+    extra = p->release - (t + 800000 + 10 * MS);
+    sum += extra;
+    if (extra < lo)
+      lo = extra;
+    if (extra > hi)
+      hi = extra;
+  }
+  CHECK (hi <= MS && lo < MS / 100 && hi > MS - MS / 100,
+      "jitter range %llu..%llu ns", (unsigned long long) lo,
+      (unsigned long long) hi);
+  CHECK (fabs (sum / 4000 - MS / 2.0) < 4 * 0.2887 * MS / sqrt (4000),
+      "mean jitter %.0f ns", sum / 4000);
+  le_link_clear (&l, free_pkt, NULL);
+
+  /* back to back (0.8 ms apart) with 5 ms of jitter: still in order */
+  c.jitter_ns = 5 * MS;
+  le_link_init (&l, &c, 1, 7, 0);
+  for (i = 0; i < 200; i++)
+    le_link_enqueue (&l, mkpkt (1000, 0), 0);
+  while ((t = le_link_next_wakeup (&l)) != LE_TIME_NEVER) {
+    le_link_advance (&l, t);
+    while ((p = le_link_pop_due (&l, t))) {
+      uint64_t base = (uint64_t) (n + 1) * 800000 + 10 * MS;
+
+      if (p->release < prev || p->release < base
+          || p->release > base + 5 * MS)
+        ordered = 0;
+      prev = p->release;
+      n++;
+      free (p);
+    }
+  }
+  CHECK (n == 200 && ordered, "%d packets in order within the bounds", n);
+  le_link_clear (&l, free_pkt, NULL);
+}
+
 /* With weight 1 the average is the instantaneous queue, so the early drop
  * probability at a constant queue q follows pb = maxp (q-min)/(max-min),
  * uniformized by the count since the last drop (ns-2, Floyd 1993). */
@@ -339,6 +402,7 @@ main (void)
   test_queue_limit ();
   test_schedule ();
   test_delay_classes ();
+  test_jitter ();
   test_red_law ();
   test_loss ();
   if (failures) {

@@ -145,6 +145,15 @@ serve (LeLink * link, uint64_t limit)
     link->queue_bytes -= p->len;
     link->busy_until = start + tx_time (link, p->len);
     p->release = link->busy_until + link->cfg.delay_ns[p->dclass];
+    if (link->cfg.jitter_ns) {
+      LePacket *prev = link->delay_line[p->dclass].tail;
+
+      p->release += (uint64_t) (le_random (link) *
+          (double) (link->cfg.jitter_ns + 1));
+      /* FIFO per class: a delay line does not reorder */
+      if (prev && prev->release > p->release)
+        p->release = prev->release;
+    }
     le_fifo_push (&link->delay_line[p->dclass], p);
     link->total.dequeued_pkts++;
     link->total.dequeued_bytes += p->len;

@@ -7,7 +7,9 @@
  *
  * Model: loss (random, Gilbert-Elliott) -> AQM (drop-tail or ns-2 RED) ->
  * FIFO queue -> bottleneck serializer at the scheduled rate -> per delay
- * class propagation delay line.  A packet that is being serialized is not in
+ * class propagation delay line (plus optional random jitter, which breaks
+ * the phase effects of a perfectly deterministic drop-tail link).  A packet
+ * that is being serialized is not in
  * the queue (ns-2 semantics): a queue limit of N holds N waiting packets
  * plus the one on the wire.
  *
@@ -85,6 +87,8 @@ typedef struct
   double ge_loss_bad, ge_loss_good;
   int n_classes;                /* class 0 is the default delay */
   uint64_t delay_ns[LE_MAX_CLASSES];
+  uint64_t jitter_ns;           /* extra delay, uniform in [0, jitter_ns];
+                                 * never reorders a delay class */
   int n_sched;
   LeSchedEntry sched[LE_MAX_SCHED];
 } LeLinkConfig;

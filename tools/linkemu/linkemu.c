@@ -128,7 +128,7 @@ enum
   OPT_IFACE_A = 1, OPT_IFACE_B, OPT_DURATION, OPT_CSV, OPT_INTERVAL,
   OPT_SUMMARY, OPT_SEED, OPT_TRACK, OPT_CONFIG, OPT_REALTIME, OPT_QUIET,
   OPT_MAX_PACKETS, OPT_HELP, OPT_VERSION,
-  OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_QUEUE, OPT_QUEUE_BYTES,
+  OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_JITTER, OPT_QUEUE, OPT_QUEUE_BYTES,
   OPT_RED, OPT_RED_GENTLE, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_DROP_NTH, OPT_GE,
   OPT_SCHEDULE,
   OPT_OVERHEAD
@@ -176,6 +176,10 @@ static const Option options[] = {
   {"delay-class", 'p', 1, OPT_DELAY_CLASS, "PORTS=MS",
       "one-way delay for TCP/UDP packets whose destination or source port "
         "is PORTS (a port or LO-HI); repeatable, first match wins"},
+  {"jitter", 'j', 1, OPT_JITTER, "MS",
+      "extra delay per packet, uniform in [0, MS] (no reordering within a "
+        "delay class); about one packet time at the rate breaks drop-tail "
+        "phase effects (default 0)"},
   {"queue", 'Q', 1, OPT_QUEUE, "PKTS",
       "queue limit in packets, excluding the one on the wire (default 1000; "
         "0 = none)"},
@@ -227,8 +231,8 @@ usage (FILE * f)
   }
   fprintf (f,
       "\nPipeline per direction: loss -> RED/drop-tail -> FIFO -> serializer "
-      "at RATE ->\ndelay line of the packet's class. The rate counts whole "
-      "Ethernet frames (header\nincluded) plus --overhead.\n\n"
+      "at RATE ->\ndelay line of the packet's class (+ jitter). The rate "
+      "counts whole Ethernet\nframes (header included) plus --overhead.\n\n"
       "Time series (--csv): one row per direction and interval: time_s, dir, "
       "rate_bps,\nqueue_pkts, queue_bytes, queue_max_pkts, red_avg, "
       "arrived_pkts, delivered_pkts,\ndelivered_bytes, drops_queue, "
@@ -403,6 +407,11 @@ apply_link_opt (Emu * e, const Option * o, const char *val)
         if (!parse_double (val, &x) || x < 0 || x > 1e6)
           die ("bad delay '%s'", val);
         c->delay_ns[0] = (uint64_t) (x * 1e6 + 0.5);
+        break;
+      case OPT_JITTER:
+        if (!parse_double (val, &x) || x < 0 || x > 1e6)
+          die ("bad jitter '%s'", val);
+        c->jitter_ns = (uint64_t) (x * 1e6 + 0.5);
         break;
       case OPT_DELAY_CLASS:{
         DelayClassSpec s;
