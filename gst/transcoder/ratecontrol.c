@@ -269,12 +269,19 @@ input_rate_prior (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
   return by_type[0] + by_type[1] + by_type[2];
 }
 
+/* The input rate is still input_rate_prior()'s guess. */
+static gboolean
+rate_is_prior (RateControl * rc)
+{
+  return rc->prev_i == 0 && rc->last_i == 1 && rc->in.count < GOP_PRIOR;
+}
+
 static gdouble
 input_rate (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
 {
   gdouble tmp[RC_PICTURE_N_TYPES];
 
-  if (rc->prev_i == 0 && rc->last_i == 1 && rc->in.count < GOP_PRIOR)
+  if (rate_is_prior (rc))
     return input_rate_prior (rc, by_type ? by_type : tmp);
   return ring_rate (&rc->in, window_frames (rc, &rc->in), by_type, NULL);
 }
@@ -507,7 +514,12 @@ rate_control_decide_early (RateControl * rc, RcPictureType type, gsize bytes,
   else if (rc->keep == RC_KEEP_IP)
     floor_rate = by_type[RC_PICTURE_I] + by_type[RC_PICTURE_P];
   pass = in_rate <= 0 || effective_target (rc, in_rate) >= in_rate;
-  if (pass || in_rate - floor_rate <= 0) {
+  /* Early in the first GOP the input rate is a guess from a frame or two
+   * (the decoder, a few frames later, knows more): with a bound to compare
+   * it with, leave that test to rate_control_decide(). */
+  if (rate_is_prior (rc) && (rc->target > 0 || rc->max_bitrate > 0))
+    pass = FALSE;
+  else if (pass || in_rate - floor_rate <= 0) {
     rc->passthrough = pass;
     rc->dropping = FALSE;
     *d = rate_control_pass_decision (rc, type, bytes);

@@ -451,6 +451,24 @@ GST_START_TEST (test_decide_early)
   rate_control_get_stats (rc, &st);
   fail_unless (st.passthrough);
 
+  /* with a target, the first GOP's guessed input rate is not trusted
+   * before decoding; once a GOP is seen, it is */
+  rate_control_free (rc);
+  rc = rate_control_new ();
+  rate_control_set_target (rc, (guint64) (stream_rate () * 1.5));
+  for (i = 0; i < GOP + 1; i++) {
+    RcPictureType t = type_at (i);
+    RcEarly e;
+
+    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    e = rate_control_decide_early (rc, t, size_of (t), &d);
+    if (i == 0) {
+      fail_unless_equals_int (e, RC_EARLY_NONE);
+    } else if (i == GOP) {
+      fail_unless_equals_int (e, RC_EARLY_PASSTHROUGH);
+    }
+  }
+
   /* an overridden decision passes the source at no cost to the budget */
   d = rate_control_pass_decision (rc, RC_PICTURE_P, 30000);
   fail_unless_equals_int (d.action, RC_ACTION_PASS);
