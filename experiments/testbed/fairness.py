@@ -7,12 +7,29 @@ server -> client) with RTTs 30/90/180 ms sharing it for 30 s, for cubic,
 reno and bbr.  Prints per-flow goodput and Jain's fairness index and
 compares it with the reference (DESIGN.md, "Testbed").
 
-  sudo experiments/testbed/fairness.py [--cc cubic,reno,bbr] [--out DIR]
-      [--check] [--duration 30]
+  sudo experiments/testbed/fairness.py [--cc cubic,reno,bbr] [--runs N]
+      [--out DIR] [--check] [--duration 30] [--start staggered|align]
+      [--jitter MS] [--split sym|data|ack] [--omit S] [--ss 1] ...
 
---out keeps each run's emulator CSV (plot with experiments/plot.py) and
-writes results.json.  --check exits 1 unless every Jain index is within
-+-0.05 of the reference.
+iperf3 exchanges control messages for about five RTTs before its data
+flows, so three clients started at once (--start staggered) send data
+from 0.15, 0.45 and 0.9 s on, the later ones' handshakes meet the first
+one's slow-start overshoot (a lost SYN or control segment delays a flow by
+a 1 s timeout), and the per-flow 30 s windows do not coincide.  The
+default --start align starts the long-RTT clients earlier by five RTTs'
+difference, so the three data transfers begin together.  The link adds a random delay of up to one
+frame time per packet (--jitter, default 1.21 ms at 10 Mbit/s) so that
+drop-tail phase effects of a perfectly deterministic emulator do not
+decide who loses packets (docs/testbed.md, "Fairness reproduction").
+
+Per run it prints iperf3's goodput per flow (each over its own 30 s) and,
+from the emulator's time series, the wire rate per flow over the interval
+all three were sending, the mean queue and the drops per flow.
+
+--out keeps each run's emulator CSV (plot with experiments/plot.py), the
+senders' `ss -tin` samples (--ss) and writes results.json.  --check exits 1
+unless each cc's mean Jain index over the runs is within +-0.05 of the
+reference.
 """
 
 import argparse
@@ -20,12 +37,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "net"))
 
-from twoflow_testbed import (Testbed, SkipTest, check_environment,  # noqa
+from twoflow_testbed import (Testbed, Link, SkipTest, check_environment,  # noqa
                              jain_index, SKIP)
 
 REFERENCE = {
@@ -51,71 +69,178 @@ def cc_available(cc):
         return False
 
 
+def _host_sysctls(tb, a):
+    for h in tb.servers + tb.clients:
+        for kv in a.sysctl:
+            k, v = kv.split("=", 1)
+            h.sysctl(k, v)
+
+
+def _ss_sampler(tb, path, interval, stop):
+    """Logs `ss -tin` of the senders (server side) every interval s."""
+    with open(path, "w") as f:
+        t0 = time.monotonic()
+        while not stop.wait(interval):
+            r = tb.server.run(["ss", "-tin", "state", "established",
+                               "( sport >= :%d and sport <= :%d )" % (
+                                   PORTS[0], PORTS[-1])], check=False)
+            f.write("@ %.2f\n%s" % (time.monotonic() - t0, r.stdout))
+
+
+def _links(a):
+    """fwd and rev Links: the RTT of each flow split between data and ACK
+    paths as --split says (sym: half each way)."""
+    frac = {"sym": 0.5, "data": 1.0, "ack": 0.0}[a.split]
+    fwd = {p: rtt * frac for p, rtt in zip(PORTS, a.rtts)}
+    rev = {p: rtt * (1 - frac) for p, rtt in zip(PORTS, a.rtts)}
+    return (Link(rate_bps=a.rate, queue_pkts=a.queue,
+                 delay_ms=a.rtts[0] * frac, delay_classes=fwd,
+                 jitter_ms=a.jitter),
+            Link(delay_ms=a.rtts[0] * (1 - frac), delay_classes=rev,
+                 jitter_ms=a.jitter))
+
+
+def emulator_stats(rows):
+    """From the emulator's fwd time series: each flow's first and last
+    interval with data, and over the interval all flows were active (after
+    the last one's first second) wire Mbit/s per flow and the mean queue."""
+    first, last = {}, {}
+    for r in rows:
+        for p in PORTS:
+            # a few full frames: data, not iperf3's small control messages
+            if r["bytes_%d" % p] >= 4000:
+                first.setdefault(p, r["time_s"] - 0.1)
+                last[p] = r["time_s"]
+    if len(first) < len(PORTS):
+        return {}
+    t0 = max(first.values()) + 1.0
+    t1 = min(last.values()) - 0.2
+    sel = [r for r in rows if t0 < r["time_s"] <= t1]
+    if len(sel) < 10:
+        return {}
+    span = sel[-1]["time_s"] - sel[0]["time_s"] + (
+        sel[1]["time_s"] - sel[0]["time_s"])
+    mbps = [sum(r["bytes_%d" % p] for r in sel) * 8 / span / 1e6
+            for p in PORTS]
+    q = sum(r["queue_pkts"] for r in sel) / len(sel)
+    return {"start_s": [first[p] for p in PORTS],
+            "common_s": [round(t0, 2), round(t1, 2)],
+            "common_mbps": mbps, "common_jain": jain_index(mbps),
+            "mean_queue_pkts": q,
+            "drops": [sum(r["drops_%d" % p] for r in rows) for p in PORTS]}
+
+
 def run_one(cc, a, workdir):
-    classes = {p: rtt / 2.0 for p, rtt in zip(PORTS, a.rtts)}
-    with Testbed(rate_bps=a.rate, queue_pkts=a.queue, delay_ms=a.rtts[0] / 2,
-                 delay_classes=classes, cc=cc, workdir=workdir,
+    fwd, rev = _links(a)
+    with Testbed(fwd=fwd, rev=rev, cc=cc, workdir=workdir,
                  csv_interval_ms=100) as tb:
+        _host_sysctls(tb, a)
         for p in PORTS:
             tb.server.popen(["iperf3", "-s", "-1", "-p", str(p)],
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
         time.sleep(0.5)
+        stop = threading.Event()
+        sampler = None
+        if a.ss and workdir:
+            os.makedirs(workdir, exist_ok=True)
+            sampler = threading.Thread(target=_ss_sampler, args=(
+                tb, os.path.join(workdir, "ss.log"), a.ss, stop))
+            sampler.start()
         # iperf3 needs about five RTTs of control exchange before data
-        # flows; --align starts the long-RTT clients earlier by that much
-        # so that the three data transfers begin together
-        lead = {p: (max(a.rtts) - rtt) / 1000.0 * 5 if a.align else 0.0
+        # flows; --start align starts the long-RTT clients earlier by that
+        # much so that the three data transfers begin together
+        lead = {p: (rtt - min(a.rtts)) / 1000.0 * 5
+                if a.start == "align" else 0.0
                 for p, rtt in zip(PORTS, a.rtts)}
-        clients = []
+        order = sorted(PORTS, key=lambda q: -lead[q])
+        extra = []
+        if a.omit:
+            extra += ["-O", str(a.omit)]
+        if a.window:
+            extra += ["-w", a.window]
+        procs = {}
         t0 = time.monotonic()
-        for p in sorted(PORTS, key=lambda q: lead[q]):
-            wait = t0 + lead[p] - time.monotonic()
+        lmax = max(lead.values())
+        for p in order:
+            wait = t0 + lmax - lead[p] - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            clients.append(tb.client.popen(
+            procs[p] = tb.client.popen(
                 ["iperf3", "-c", tb.server_ip, "-p", str(p), "-R", "-C", cc,
-                 "-t", str(a.duration), "-J"],
-                stdout=subprocess.PIPE, text=True))
-        clients = [clients[sorted(PORTS, key=lambda q: lead[q]).index(p)]
-                   for p in PORTS]
-        outs = [c.communicate(timeout=a.duration + 60)[0] for c in clients]
+                 "-t", str(a.duration), "-J"] + extra,
+                stdout=subprocess.PIPE, text=True)
+        outs = [procs[p].communicate(timeout=a.duration + a.omit + 60)[0]
+                for p in PORTS]
+        stop.set()
+        if sampler:
+            sampler.join()
         summary = tb.stop_emulator()
-    mbps = []
+        rows = tb.read_csv("fwd")
+    mbps, retr = [], []
     for p, out in zip(PORTS, outs):
         j = json.loads(out)
         if "error" in j:
             raise RuntimeError("iperf3 port %d: %s" % (p, j["error"]))
         mbps.append(j["end"]["sum_received"]["bits_per_second"] / 1e6)
+        retr.append(j["end"].get("sum_sent", {}).get("retransmits"))
         got_cc = j["end"].get("sender_tcp_congestion")
         if got_cc and got_cc != cc:
             raise RuntimeError("sender used %s, not %s" % (got_cc, cc))
     fwd = summary["fwd"]
-    return {"cc": cc, "mbps": mbps, "jain": jain_index(mbps),
-            "total_mbps": sum(mbps), "drops_queue": fwd["drops_queue"],
-            "max_queue_pkts": fwd["max_queue_pkts"],
-            "emulator_cpu_s": summary["cpu_user_s"] + summary["cpu_sys_s"],
-            "socket_drops": summary["socket_drops"]}
+    r = {"cc": cc, "mbps": mbps, "jain": jain_index(mbps),
+         "total_mbps": sum(mbps), "retransmits": retr,
+         "drops_queue": fwd["drops_queue"],
+         "max_queue_pkts": fwd["max_queue_pkts"],
+         "emulator_cpu_s": summary["cpu_user_s"] + summary["cpu_sys_s"],
+         "socket_drops": summary["socket_drops"]}
+    r.update(emulator_stats(rows))
+    return r
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--cc", default="cubic,reno,bbr")
+    ap.add_argument("--runs", type=int, default=1, help="runs per cc")
     ap.add_argument("--duration", type=int, default=30)
     ap.add_argument("--rate", type=float, default=10e6)
     ap.add_argument("--queue", type=int, default=80)
     ap.add_argument("--rtts", default="30,90,180",
                     help="RTTs in ms of the three flows")
     ap.add_argument("--out", help="keep CSVs and results.json here")
-    ap.add_argument("--align", action="store_true",
-                    help="start the clients so their data begins together")
+    ap.add_argument("--start", choices=("staggered", "align"),
+                    default="align",
+                    help="staggered: start the three clients at once (data "
+                    "begins after ~5 RTTs each); align (default): start "
+                    "long-RTT clients earlier so their data begins together")
+    ap.add_argument("--align", action="store_const", const="align",
+                    dest="start", help="same as --start align")
+    ap.add_argument("--split", choices=("sym", "data", "ack"), default="sym",
+                    help="where each flow's RTT is applied: half on the data "
+                    "and half on the ACK path (sym), all on data, all on ACKs")
+    ap.add_argument("--jitter", type=float, default=None,
+                    help="extra delay per packet, uniform in [0, MS], on "
+                    "both paths (default: one 1514-byte frame time at "
+                    "--rate, 1.21 ms at 10 Mbit/s; 0 = a perfectly "
+                    "deterministic link, with drop-tail phase effects)")
+    ap.add_argument("--omit", type=int, default=0,
+                    help="iperf3 -O: omit the first N s (slow start)")
+    ap.add_argument("--window", help="iperf3 -w")
+    ap.add_argument("--sysctl", action="append", default=[],
+                    help="KEY=VALUE in every host namespace (repeatable)")
+    ap.add_argument("--ss", type=float, default=0.0,
+                    help="log the senders' `ss -tin` every N s (with --out)")
     ap.add_argument("--check", action="store_true",
-                    help="exit 1 unless Jain within +-0.05 of the reference")
+                    help="exit 1 unless each cc's mean Jain over the runs "
+                    "is within +-0.05 of the reference")
     ap.add_argument("--skip-unless-slow", action="store_true",
                     help="exit 77 unless TWOFLOW_SLOW=1 (meson net-slow)")
     ap.add_argument("--emulator", help="twoflow-linkemu binary")
     a = ap.parse_args()
     a.rtts = [float(x) for x in a.rtts.split(",")]
+    if a.jitter is None:
+        a.jitter = round(1514 * 8 / a.rate * 1e3, 3)
     if a.skip_unless_slow and os.environ.get("TWOFLOW_SLOW") != "1":
         print("SKIP: slow experiment; set TWOFLOW_SLOW=1 to run it")
         return SKIP
@@ -128,35 +253,73 @@ def main():
         return SKIP
 
     results, ok = [], True
-    print("%.0f Mbit/s, %d-packet drop-tail queue, RTT %s ms, %d s" % (
-        a.rate / 1e6, a.queue, "/".join("%g" % r for r in a.rtts),
-        a.duration), flush=True)
+    print("%.0f Mbit/s, %d-packet drop-tail queue, RTT %s ms, %d s, start "
+          "%s, split %s%s" % (
+              a.rate / 1e6, a.queue, "/".join("%g" % r for r in a.rtts),
+              a.duration, a.start, a.split,
+              "".join(", " + x for x in
+                      (["jitter %g ms" % a.jitter]) +
+                      (["omit %d s" % a.omit] if a.omit else []) +
+                      (["-w " + a.window] if a.window else []) + a.sysctl)),
+          flush=True)
     for cc in a.cc.split(","):
         if not cc_available(cc):
             print("%-6s not available in this kernel" % cc, flush=True)
             ok = False
             continue
-        wd = os.path.join(a.out, cc) if a.out else None
-        r = run_one(cc, a, wd)
-        results.append(r)
-        line = "%-6s %s Mbit/s  total %.2f  Jain %.3f" % (
-            cc, " / ".join("%.2f" % m for m in r["mbps"]), r["total_mbps"],
-            r["jain"])
+        for run in range(a.runs):
+            wd = None
+            if a.out:
+                wd = os.path.join(a.out, cc if a.runs == 1 else
+                                  "%s-%d" % (cc, run + 1))
+            r = run_one(cc, a, wd)
+            r["run"] = run + 1
+            results.append(r)
+            line = "%-6s %s Mbit/s  total %.2f  Jain %.3f" % (
+                cc, " / ".join("%.2f" % m for m in r["mbps"]),
+                r["total_mbps"], r["jain"])
+            if cc in REFERENCE:
+                ref_mbps, ref_j = REFERENCE[cc]
+                good = abs(r["jain"] - ref_j) <= 0.05
+                r["reference_mbps"], r["reference_jain"] = ref_mbps, ref_j
+                line += "  (ref %.3f: %s)" % (
+                    ref_j, "within 0.05" if good else "OUTSIDE 0.05")
+            if "common_mbps" in r:
+                line += "\n       common %.1f-%.1f s: %s wire Mbit/s, " \
+                    "Jain %.3f; mean queue %.1f pkts; starts %s s; " \
+                    "drops %s" % (
+                        r["common_s"][0], r["common_s"][1],
+                        " / ".join("%.2f" % m for m in r["common_mbps"]),
+                        r["common_jain"], r["mean_queue_pkts"],
+                        "/".join("%.1f" % t for t in r["start_s"]),
+                        "/".join("%d" % d for d in r["drops"]))
+            line += "; retx %s; emulator cpu %.1f s" % (
+                "/".join(str(x) for x in r["retransmits"]),
+                r["emulator_cpu_s"])
+            print(line, flush=True)
+    # one run of 30 s is noisy (Jain varies by +-0.05..0.1 between runs,
+    # see docs/testbed.md): --check judges the mean over the runs
+    for cc in a.cc.split(","):
+        rs = [r for r in results if r["cc"] == cc]
+        if not rs:
+            continue
+        mean = [sum(r["mbps"][i] for r in rs) / len(rs)
+                for i in range(len(PORTS))]
+        mj = sum(r["jain"] for r in rs) / len(rs)
+        line = "%-6s mean of %d: %s Mbit/s, Jain of the means %.3f, " \
+            "mean Jain %.3f" % (cc, len(rs),
+                                " / ".join("%.2f" % m for m in mean),
+                                jain_index(mean), mj)
         if cc in REFERENCE:
-            ref_mbps, ref_j = REFERENCE[cc]
-            good = abs(r["jain"] - ref_j) <= 0.05
+            good = abs(mj - REFERENCE[cc][1]) <= 0.05
             ok = ok and good
-            r["reference_mbps"], r["reference_jain"] = ref_mbps, ref_j
-            line += "  (reference %s, Jain %.3f: %s)" % (
-                " / ".join("%.2f" % m for m in ref_mbps), ref_j,
-                "within 0.05" if good else "OUTSIDE 0.05")
-        line += "  [queue drops %d, emulator cpu %.1f s]" % (
-            r["drops_queue"], r["emulator_cpu_s"])
+            line += " (ref %.3f: %s)" % (
+                REFERENCE[cc][1], "within 0.05" if good else "OUTSIDE 0.05")
         print(line, flush=True)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "results.json"), "w") as f:
-            json.dump(results, f, indent=2)
+            json.dump({"args": vars(a), "results": results}, f, indent=2)
     if a.check and not ok:
         return 1
     return 0
