@@ -5,6 +5,7 @@
  * run here), from getrusage.
  *
  * Usage: bench-erap-transports [-s MB] [-b BLOCKSIZE] [-r RUNS] [-p US]
+ *   [-t erap,srt,tcp]
  *   -p US: sleep US microseconds per buffer (identity sleep-time) in every
  *          sender: srtsink is made for live input and discards what a
  *          file pushed at full speed overflows, so compare paced too.
@@ -191,6 +192,7 @@ int
 main (int argc, char **argv)
 {
   guint mb = 200, bs = 1316, runs = 1, pace = 0, i, r;
+  const gchar *only = NULL;
   gchar *file;
   FILE *f;
   guint8 *buf;
@@ -209,6 +211,8 @@ main (int argc, char **argv)
       runs = atoi (argv[i + 1]);
     else if (!strcmp (argv[i], "-p"))
       pace = atoi (argv[i + 1]);
+    else if (!strcmp (argv[i], "-t"))
+      only = argv[i + 1];
   }
   gst_init (&argc, &argv);
   size = (guint64) mb * 1000 * 1000;
@@ -229,6 +233,8 @@ main (int argc, char **argv)
       "CPU s/GB", "Mbit/s per CPU");
   for (i = 0; i < G_N_ELEMENTS (transports); i++) {
     okv[i] = TRUE;
+    if (only && !strstr (only, transports[i].name))
+      continue;
     for (r = 0; r < runs; r++) {
       gdouble secs = 1, cpu = 1;
       guint64 got = 0;

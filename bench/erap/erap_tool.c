@@ -2,10 +2,11 @@
  * receiver and logs what the scheduler sees, with CLOCK_MONOTONIC times.
  *
  *   bench-erap-tool send HOST PORT FILE [-d SECONDS] [-c CSV] [-r RATE]
- *       [-l LINGER_SECONDS]
+ *       [-l LINGER_SECONDS] [-o "PROP=VALUE ..."]
  *       filesrc ! erapsink; every 50 ms a CSV row: t_s, rate_bps, srtt_ms,
  *       packets_sent, packets_lost, loss_reactions, retransmitted,
- *       bytes_acked; stops at EOS (all acknowledged) or after -d seconds.
+ *       bytes_acked; stops at EOS (all acknowledged) or after -d seconds;
+ *       -o adds erapsink properties (e.g. "congestion-control=libra").
  *   bench-erap-tool recv PORT FILE [-t SECONDS]
  *       erapsrc ! filesink; exits at the sender's end of stream.
  * The last line on stdout is a summary, key=value.
@@ -75,6 +76,7 @@ main (int argc, char **argv)
   gchar *d;
   gdouble limit = 0;
   const gchar *csvpath = NULL;
+  const gchar *extra = "";
   guint64 rate = 1000000;
   gdouble linger = 30;
   gint i;
@@ -95,17 +97,22 @@ main (int argc, char **argv)
       linger = atof (argv[i + 1]);
     else if (!strcmp (argv[i], "-r"))
       rate = g_ascii_strtoull (argv[i + 1], NULL, 10);
+    else if (!strcmp (argv[i], "-o"))
+      extra = argv[i + 1];
   }
   t0 = g_get_monotonic_time ();
   if (!strcmp (argv[1], "send") && argc >= 5) {
     FILE *csv = csvpath ? fopen (csvpath, "w") : NULL;
     GstStructure *s;
     guint64 sent, lost, react, rtx, acked;
+    gdouble cap = 0, w = 0;
+    guint64 tmo = 0, spur = 0;
+    guint pairs = 0;
 
     d = g_strdup_printf ("filesrc location=%s blocksize=1392 ! erapsink "
         "name=s host=%s port=%s initial-rate=%" G_GUINT64_FORMAT
-        " scheduler-interval=0 linger=%" G_GUINT64_FORMAT, argv[4], argv[2],
-        argv[3], rate, (guint64) (linger * GST_SECOND));
+        " scheduler-interval=0 linger=%" G_GUINT64_FORMAT " %s", argv[4],
+        argv[2], argv[3], rate, (guint64) (linger * GST_SECOND), extra);
     p = gst_parse_launch (d, NULL);
     g_free (d);
     e = gst_bin_get_by_name (GST_BIN (p), "s");
@@ -119,11 +126,18 @@ main (int argc, char **argv)
         "packets-lost", G_TYPE_UINT64, &lost, "loss-reactions", G_TYPE_UINT64,
         &react, "packets-retransmitted", G_TYPE_UINT64, &rtx, "bytes-acked",
         G_TYPE_UINT64, &acked, NULL);
+    gst_structure_get (s, "capacity-estimate", G_TYPE_DOUBLE, &cap,
+        "pair-samples", G_TYPE_UINT, &pairs, "libra-window", G_TYPE_DOUBLE,
+        &w, "timeout-losses", G_TYPE_UINT64, &tmo, "spurious-losses",
+        G_TYPE_UINT64, &spur, NULL);
     gst_structure_free (s);
     printf ("eos=%d seconds=%.3f sent=%" G_GUINT64_FORMAT " lost=%"
         G_GUINT64_FORMAT " reactions=%" G_GUINT64_FORMAT " retransmitted=%"
-        G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT "\n", eos,
-        (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked);
+        G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT " capacity_estimate=%.3f"
+        " pair_samples=%u window=%.2f timeouts=%" G_GUINT64_FORMAT
+        " spurious=%" G_GUINT64_FORMAT "\n", eos,
+        (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked,
+        cap, pairs, w, tmo, spur);
     if (csv)
       fclose (csv);
   } else if (!strcmp (argv[1], "recv")) {

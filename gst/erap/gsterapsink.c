@@ -46,6 +46,9 @@
  * * `packets-retransmitted` (guint64): of those, retransmissions
  * * `packets-lost` (guint64): transmissions found lost (timeout or ACKs)
  * * `loss-reactions` (guint64): rate decreases, one per loss cluster
+ * * `timeout-losses` (guint64): of `packets-lost`, found by timeout
+ * * `spurious-losses` (guint64): of `packets-lost`, acknowledged afterwards
+ *   (declared lost too early)
  * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
  * * `bytes-acked` (guint64): payload bytes known delivered
  * * `queued-bytes` (guint64): payload bytes accepted and not yet acked
@@ -101,6 +104,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_MAX_RATE            0
 #define DEFAULT_MAX_QUEUE_BYTES     (4 * 1024 * 1024)
 #define DEFAULT_LINGER              (10 * GST_SECOND)
+#define DEFAULT_MIN_RTO             (200 * GST_MSECOND)
 #define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
 #define DEFAULT_LIBRA_A             GST_ERAP_LIBRA_DEFAULT_A
 #define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
@@ -109,6 +113,8 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_CAPACITY            0.0
 #define DEFAULT_LIBRA_SEED          0
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
+#define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
+#define DEFAULT_LIBRA_QUEUE_REF     0.1
 
 enum {
   PROP_0,
@@ -123,6 +129,7 @@ enum {
   PROP_MAX_RATE,
   PROP_MAX_QUEUE_BYTES,
   PROP_LINGER,
+  PROP_MIN_RTO,
   PROP_SCHEDULER_INTERVAL,
   PROP_LIBRA_A,
   PROP_LIBRA_B,
@@ -131,6 +138,8 @@ enum {
   PROP_CAPACITY,
   PROP_LIBRA_SEED,
   PROP_LIBRA_COMPENSATION,
+  PROP_LIBRA_STATE,
+  PROP_LIBRA_QUEUE_REF,
   PROP_STATS,
 };
 
@@ -149,6 +158,25 @@ gst_erap_congestion_control_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstErapCongestionControl", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_erap_libra_state_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_ERAP_LIBRA_WINDOW, "W is the state, sent at W/SRTT (TCP Libra)",
+        "window"},
+    {GST_ERAP_LIBRA_RATE, "The rate is the state, sent at rate*K/(K+q)",
+        "rate"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstErapLibraStateVar", values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -289,6 +317,19 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           0, G_MAXUINT64, DEFAULT_LINGER,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstErapSink:min-rto:
+   *
+   * Floor of the retransmission timeout, ns. Losses are normally found
+   * from the ACKs within an RTT; the timeout catches the rest. A floor
+   * well above scheduling hiccups of a loaded host keeps late ACKs from
+   * reading as losses (spurious rate decreases).
+   */
+  g_object_class_install_property (gobject_class, PROP_MIN_RTO,
+      g_param_spec_uint64 ("min-rto", "Minimum RTO",
+          "Floor of the retransmission timeout (ns)", GST_MSECOND,
+          10 * GST_SECOND, DEFAULT_MIN_RTO,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstErapSink:scheduler-interval:
    *
    * Period of the `erap-scheduler` element message (ns); 0 disables it.
@@ -371,6 +412,32 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           "one reaction per loss cluster)", DEFAULT_LIBRA_COMPENSATION,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstErapSink:libra-state:
+   *
+   * What Libra's laws update: `rate` (default) keeps the rate (the laws
+   * applied to W = rate*SRTT and converted back with the same SRTT) and
+   * sends at rate*K/(K+q), q the queueing delay, K
+   * #GstErapSink:libra-queue-ref: the same back-off for every flow;
+   * `window` keeps W and sends at W/SRTT, as TCP Libra does (a growing
+   * queue slows short-RTT flows more).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_STATE,
+      g_param_spec_enum ("libra-state", "Libra state",
+          "What Libra's laws update (window: W/SRTT; rate: rate*K/(K+q))",
+          GST_TYPE_ERAP_LIBRA_STATE, DEFAULT_LIBRA_STATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:libra-queue-ref:
+   *
+   * K in seconds, with #GstErapSink:libra-state=rate: packets go at
+   * rate*K/(K+q), q = SRTT - min RTT; 0 sends at the rate itself.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF,
+      g_param_spec_double ("libra-queue-ref", "Libra queue reference",
+          "K (s) in rate*K/(K+q) with libra-state=rate (0 = no scaling)", 0,
+          100, DEFAULT_LIBRA_QUEUE_REF,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -411,6 +478,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->max_rate = DEFAULT_MAX_RATE;
   sink->max_queue_bytes = DEFAULT_MAX_QUEUE_BYTES;
   sink->linger = DEFAULT_LINGER;
+  sink->min_rto = DEFAULT_MIN_RTO;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
   gst_erap_libra_params_init (&sink->libra);
   sink->libra.a = DEFAULT_LIBRA_A;
@@ -420,6 +488,8 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.capacity = DEFAULT_CAPACITY;
   sink->libra.seed = DEFAULT_LIBRA_SEED;
   sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
+  sink->libra.state = DEFAULT_LIBRA_STATE;
+  sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -466,6 +536,8 @@ make_stats (GstErapSink * sink)
       "packets-retransmitted", G_TYPE_UINT64, st.packets_retransmitted,
       "packets-lost", G_TYPE_UINT64, st.packets_lost,
       "loss-reactions", G_TYPE_UINT64, st.loss_reactions,
+      "timeout-losses", G_TYPE_UINT64, st.timeout_losses,
+      "spurious-losses", G_TYPE_UINT64, st.spurious_losses,
       "bytes-sent", G_TYPE_UINT64, st.bytes_sent,
       "bytes-acked", G_TYPE_UINT64, st.bytes_acked,
       "queued-bytes", G_TYPE_UINT64, st.queued_bytes,
@@ -536,6 +608,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LINGER:
       sink->linger = g_value_get_uint64 (value);
       break;
+    case PROP_MIN_RTO:
+      sink->min_rto = g_value_get_uint64 (value);
+      break;
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
       break;
@@ -559,6 +634,12 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_LIBRA_COMPENSATION:
       sink->libra.cluster_compensation = g_value_get_boolean (value);
+      break;
+    case PROP_LIBRA_STATE:
+      sink->libra.state = g_value_get_enum (value);
+      break;
+    case PROP_LIBRA_QUEUE_REF:
+      sink->libra.queue_ref = g_value_get_double (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -612,6 +693,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_LINGER:
       g_value_set_uint64 (value, sink->linger);
       break;
+    case PROP_MIN_RTO:
+      g_value_set_uint64 (value, sink->min_rto);
+      break;
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
       break;
@@ -635,6 +719,12 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_COMPENSATION:
       g_value_set_boolean (value, sink->libra.cluster_compensation);
+      break;
+    case PROP_LIBRA_STATE:
+      g_value_set_enum (value, sink->libra.state);
+      break;
+    case PROP_LIBRA_QUEUE_REF:
+      g_value_set_double (value, sink->libra.queue_ref);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -870,6 +960,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   cfg.initial_rate = sink->initial_rate;
   cfg.min_rate = sink->min_rate;
   cfg.max_rate = sink->max_rate;
+  cfg.min_rto = sink->min_rto;
+  cfg.max_rto = MAX (cfg.max_rto, cfg.min_rto);
   cfg.cc = sink->cc == GST_ERAP_CC_LIBRA ? &gst_erap_cc_libra :
       &gst_erap_cc_rap;
   libra = sink->libra;

@@ -25,6 +25,8 @@ typedef enum {
 
 #define GST_TYPE_ERAP_CONGESTION_CONTROL (gst_erap_congestion_control_get_type ())
 GType gst_erap_congestion_control_get_type (void);
+#define GST_TYPE_ERAP_LIBRA_STATE (gst_erap_libra_state_get_type ())
+GType gst_erap_libra_state_get_type (void);
 
 struct _GstErapSink {
   GstBaseSink parent;
@@ -40,6 +42,7 @@ struct _GstErapSink {
   guint64 initial_rate, min_rate, max_rate;
   guint64 max_queue_bytes;
   GstClockTime linger;
+  GstClockTime min_rto;
   GstClockTime scheduler_interval;
 
   /* session; lock order: sink lock, then manager lock */

@@ -25,6 +25,11 @@
 #define PP_MAX_SEND_SPREAD 100e-6
 /* dispersions below this are timer noise, not a bottleneck (seconds) */
 #define PP_MIN_DISPERSION 1e-6
+/* Tmax - Tmin below this is jitter, not a queue: without the floor a
+ * millisecond of jitter before any queue built up would read as beta ~ 1
+ * and stall the increase (seconds; the same for every flow, so flows that
+ * share a queue still see the same beta) */
+#define BETA_MIN_SPAN 0.010
 /* weight of the newest reaction in the losses-per-reaction average */
 #define RHO_GAIN (1.0 / 8)
 
@@ -33,6 +38,7 @@ typedef struct {
   guint64 rng;
 
   gdouble w;                    /* packets; 0 until the first ACK or loss */
+  gdouble r;                    /* rate state: packets/s, 0 until then */
   gdouble alpha, beta, cap_used;
   gdouble losses_per_reaction;  /* moving average, 1/rho */
   guint64 lost_at_reaction;
@@ -63,6 +69,8 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->y = GST_ERAP_LIBRA_DEFAULT_Y;
   p->seed = 1;
   p->cluster_compensation = TRUE;
+  p->state = GST_ERAP_LIBRA_RATE;
+  p->queue_ref = 0.1;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -94,21 +102,52 @@ current_rtt (const GstErapCCInfo * info)
   return MAX (info->srtt, 1e-6);
 }
 
-/* W is only known once there is an RTT: until then the law keeps the
- * configured rate, so the first sample does not make the rate jump. */
-static void
-ensure_window (GstErapCC * cc, Libra * l, gdouble t)
+/* The sending rate's share of the rate state: K/(K+q) with q the queueing
+ * delay this flow sees, the same for every flow behind one queue, so all
+ * back off alike as the queue grows (W/T would back short flows off more). */
+static gdouble
+queue_scale (Libra * l, const GstErapCCInfo * info)
 {
-  if (l->w <= 0)
-    l->w = t / cc->ipg;
+  gdouble q = MAX (0.0, info->srtt - info->min_rtt);
+
+  if (l->p.queue_ref <= 0 || info->min_rtt <= 0)
+    return 1;
+  return l->p.queue_ref / (l->p.queue_ref + q);
+}
+
+/* The state is only set once there is an RTT: until then the law keeps
+ * the configured rate, so the first sample does not make the rate jump. */
+static void
+ensure_state (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
+    gdouble t)
+{
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
+    if (l->w <= 0)
+      l->w = t / cc->ipg;
+  } else if (l->r <= 0) {
+    l->r = 1 / (cc->ipg * queue_scale (l, info));
+  }
 }
 
 static void
-apply_window (GstErapCC * cc, Libra * l, gdouble t)
+apply_state (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
+    gdouble t)
 {
-  gst_erap_cc_set_window (cc, l->w, t);
-  /* min-rate / max-rate clamps: W follows, so it cannot run away */
-  l->w = t / cc->ipg;
+  gdouble sc;
+
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
+    /* W is the state, as in TCP Libra: the rate W/T follows the RTT, so a
+     * growing queue slows every flow down by itself and absorbs a
+     * decrease */
+    gst_erap_cc_set_window (cc, l->w, t);
+    /* min-rate / max-rate clamps: W follows, so it cannot run away */
+    l->w = t / cc->ipg;
+    return;
+  }
+  sc = queue_scale (l, info);
+  gst_erap_cc_set_ipg (cc, 1 / (l->r * sc));
+  l->r = 1 / (cc->ipg * sc);
+  l->w = l->r * t;
 }
 
 static gdouble
@@ -128,7 +167,8 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
 {
   gdouble span = info->max_rtt - info->min_rtt;
 
-  l->beta = span > 1e-4 ? CLAMP ((t - info->min_rtt) / span, 0.0, 1.0) : 0.0;
+  l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
+      1.0);
   l->cap_used = capacity_mbps (cc, l, info);
   l->alpha = l->p.x * l->cap_used * exp (-l->p.y * l->beta);
   if (l->p.cluster_compensation)
@@ -179,10 +219,17 @@ libra_on_ack (GstErapCC * cc, const GstErapCCInfo * info)
   l->last_ack_seq = info->seqno;
   l->last_ack_time = info->now;
 
-  ensure_window (cc, l, t);
+  ensure_state (cc, l, info, t);
   update_alpha (cc, l, info, t);
-  l->w += l->alpha * t * t / ((t + l->p.a) * l->w);
-  apply_window (cc, l, t);
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
+    l->w += l->alpha * t * t / ((t + l->p.a) * l->w);
+  } else {
+    gdouble w = l->r * t;
+
+    w += l->alpha * t * t / ((t + l->p.a) * w);
+    l->r = w / t;
+  }
+  apply_state (cc, l, info, t);
 }
 
 static void
@@ -199,10 +246,13 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
         l->losses_per_reaction);
     l->lost_at_reaction = info->packets_lost;
   }
-  ensure_window (cc, l, t);
+  ensure_state (cc, l, info, t);
   /* B > 2(T+A) would take more than the whole window */
-  l->w -= l->w * MIN (f, 0.9);
-  apply_window (cc, l, t);
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW)
+    l->w -= l->w * MIN (f, 0.9);
+  else
+    l->r -= l->r * MIN (f, 0.9);
+  apply_state (cc, l, info, t);
 }
 
 /* Called after each packet: two back to back, then the pair of the next

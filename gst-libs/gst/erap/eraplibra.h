@@ -1,7 +1,10 @@
 /* twoflow — ERAP: Libra, RTT-fair congestion control (see docs/erap.md).
  *
  * Window laws of "Balancing Video on Demand Flows over Links with
- * Heterogeneous Delays" applied to W = rate * T (T = SRTT, seconds):
+ * Heterogeneous Delays" applied to W = rate * T (T = SRTT, seconds; by
+ * default the rate is the state and packets go at rate * K/(K+q), q the
+ * queueing delay: a back-off with the queue that is the same for every
+ * flow):
  *   per ACK   W += alpha * T^2 / ((T + A) * W)
  *   per loss  W -= W * B / (2 (T + A))
  *   alpha = X * C * exp (-Y * beta),  beta = (T - Tmin) / (Tmax - Tmin)
@@ -33,6 +36,18 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
+/**
+ * GstErapLibraStateVar:
+ * @GST_ERAP_LIBRA_WINDOW: W is the state; packets go at W/SRTT (TCP Libra)
+ * @GST_ERAP_LIBRA_RATE: the rate is the state (the laws applied to W =
+ *   rate*T and converted back with the same T); packets go at the rate
+ *   times K/(K+q), q = SRTT - Tmin, K = queue_ref
+ */
+typedef enum {
+  GST_ERAP_LIBRA_WINDOW = 0,
+  GST_ERAP_LIBRA_RATE = 1,
+} GstErapLibraStateVar;
+
 typedef struct {
   gdouble a;                    /* seconds */
   gdouble b;                    /* seconds */
@@ -42,6 +57,9 @@ typedef struct {
   guint64 seed;                 /* of the pacing generator */
   gboolean cluster_compensation;        /* scale alpha by reactions per loss
                                          * (docs/erap.md); default TRUE */
+  GstErapLibraStateVar state;   /* what the laws update; default rate */
+  gdouble queue_ref;            /* K, seconds (rate state), default 0.1;
+                                 * 0: no scaling */
 } GstErapLibraParams;
 
 typedef struct {

@@ -320,6 +320,7 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
   } else if (e && e->status == H_LOST) {
     /* declared lost too early, yet delivered: no need to resend it */
     e->status = H_ACKED;
+    s->st.spurious_losses++;
     frag_acked (s, e->appseq);
   }
 

@@ -35,6 +35,7 @@ typedef struct {
   guint64 packets_lost;         /* transmissions declared lost */
   guint64 loss_reactions;       /* rate decreases (one per loss cluster) */
   guint64 timeout_losses;       /* of packets_lost, found by timeout */
+  guint64 spurious_losses;      /* of packets_lost, acknowledged later */
   guint64 bytes_sent;           /* payload bytes, retransmissions included */
   guint64 bytes_acked;          /* payload bytes known delivered */
   guint64 acks_received;

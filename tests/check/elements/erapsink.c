@@ -137,7 +137,8 @@ GST_START_TEST (test_properties)
   guint port, mtu;
   guint64 linger;
   const gchar *fields[] = { "rate", "ipg", "srtt", "rto", "packets-sent",
-    "packets-retransmitted", "packets-lost", "loss-reactions", "bytes-sent",
+    "packets-retransmitted", "packets-lost", "loss-reactions", "timeout-losses",
+    "spurious-losses", "bytes-sent",
     "bytes-acked", "queued-bytes", "acks-received", "acks-invalid",
     "send-errors", "total-exit-bandwidth", "available-bandwidth",
     "queued-bits-total", "acks-malformed", "acks-unknown", NULL

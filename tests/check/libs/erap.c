@@ -733,6 +733,7 @@ GST_START_TEST (test_libra_laws)
   lp.x = 3;
   lp.y = 1.5;
   lp.capacity = 10;
+  lp.state = GST_ERAP_LIBRA_WINDOW;
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
   info.now = 1.0;
@@ -764,6 +765,34 @@ GST_START_TEST (test_libra_laws)
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.window, w0, 1e-12));
+  gst_erap_cc_free (cc);
+
+  /* the rate as the state: the same laws on W = rate*T, sent at
+   * rate*K/(K+q), q = 0.1 - 0.05 s */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  lp.state = GST_ERAP_LIBRA_RATE;
+  lp.queue_ref = 0.2;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.seqno = 1;
+  cc->ops->on_ack (cc, &info);
+  {
+    gdouble sc = 0.2 / (0.2 + 0.05);
+    gdouble r0 = 100 / sc;      /* the state behind the first gap */
+    gdouble w = r0 * t, r1;
+
+    w += alpha * t * t / ((t + 0.5) * w);
+    r1 = w / t;
+    fail_unless (rel_eq (cc->ipg, 1 / (r1 * sc), 1e-12), "%g %g", cc->ipg,
+        1 / (r1 * sc));
+    cc->ops->on_loss (cc, &info);
+    r1 -= r1 * 0.8 / (2 * (t + 0.5));
+    fail_unless (rel_eq (cc->ipg, 1 / (r1 * sc), 1e-12));
+    /* the queue empties: the same state goes out faster */
+    info.srtt = 0.05;
+    info.seqno = 2;
+    cc->ops->on_ack (cc, &info);
+    fail_unless (cc->ipg < 1 / r1);
+  }
   gst_erap_cc_free (cc);
   /* rap is not libra */
   cc = gst_erap_cc_new (NULL, 0.01, 0, 1.0);
