@@ -8,7 +8,8 @@ reno and bbr.  Prints per-flow goodput and Jain's fairness index and
 compares it with the reference (DESIGN.md, "Testbed").
 
   sudo experiments/testbed/fairness.py [--cc cubic,reno,bbr] [--runs N]
-      [--out DIR] [--check] [--duration 30] [--start staggered|align]
+      [--out DIR] [--check] [--duration 30]
+      [--start staggered|align|sequential] [--gap S]
       [--jitter MS] [--split sym|data|ack] [--omit S] [--ss 1] ...
 
 iperf3 exchanges control messages for about five RTTs before its data
@@ -17,7 +18,9 @@ from 0.15, 0.45 and 0.9 s on, the later ones' handshakes meet the first
 one's slow-start overshoot (a lost SYN or control segment delays a flow by
 a 1 s timeout), and the per-flow 30 s windows do not coincide.  The
 default --start align starts the long-RTT clients earlier by five RTTs'
-difference, so the three data transfers begin together.  The link adds a random delay of up to one
+difference, so the three data transfers begin together; --start
+sequential begins them in RTT order --gap s apart (a hypothesis option,
+see docs/testbed.md).  The link adds a random delay of up to one
 frame time per packet (--jitter, default 1.21 ms at 10 Mbit/s) so that
 drop-tail phase effects of a perfectly deterministic emulator do not
 decide who loses packets (docs/testbed.md, "Fairness reproduction").
@@ -130,6 +133,29 @@ def emulator_stats(rows):
             "drops": [sum(r["drops_%d" % p] for r in rows) for p in PORTS]}
 
 
+def start_leads(a):
+    """How long before the last client each client is started, s.
+
+    iperf3's data begins about five RTTs after its client starts.
+    staggered: all at once.  align: data of all flows begins together.
+    sequential: data begins in RTT order (the order a simultaneous start
+    gives) --gap s apart, so that each flow's handshake and slow start
+    happen after the previous flow's slow-start overshoot is over."""
+    hs = [5 * rtt / 1000.0 for rtt in a.rtts]
+    if a.start == "staggered":
+        data = hs
+    elif a.start == "align":
+        data = [0.0] * len(a.rtts)
+    else:
+        rank = sorted(range(len(a.rtts)), key=lambda i: a.rtts[i])
+        data = [0.0] * len(a.rtts)
+        for k, i in enumerate(rank):
+            data[i] = k * a.gap
+    launch = [d - h for d, h in zip(data, hs)]
+    last = max(launch)
+    return {p: last - t for p, t in zip(PORTS, launch)}
+
+
 def run_one(cc, a, workdir):
     fwd, rev = _links(a)
     with Testbed(fwd=fwd, rev=rev, cc=cc, workdir=workdir,
@@ -150,9 +176,7 @@ def run_one(cc, a, workdir):
         # iperf3 needs about five RTTs of control exchange before data
         # flows; --start align starts the long-RTT clients earlier by that
         # much so that the three data transfers begin together
-        lead = {p: (rtt - min(a.rtts)) / 1000.0 * 5
-                if a.start == "align" else 0.0
-                for p, rtt in zip(PORTS, a.rtts)}
+        lead = start_leads(a)
         order = sorted(PORTS, key=lambda q: -lead[q])
         extra = []
         if a.omit:
@@ -209,11 +233,14 @@ def main():
     ap.add_argument("--rtts", default="30,90,180",
                     help="RTTs in ms of the three flows")
     ap.add_argument("--out", help="keep CSVs and results.json here")
-    ap.add_argument("--start", choices=("staggered", "align"),
+    ap.add_argument("--start", choices=("staggered", "align", "sequential"),
                     default="align",
                     help="staggered: start the three clients at once (data "
                     "begins after ~5 RTTs each); align (default): start "
-                    "long-RTT clients earlier so their data begins together")
+                    "long-RTT clients earlier so their data begins together; "
+                    "sequential: data begins in RTT order --gap s apart")
+    ap.add_argument("--gap", type=float, default=2.0,
+                    help="--start sequential: s between data starts")
     ap.add_argument("--align", action="store_const", const="align",
                     dest="start", help="same as --start align")
     ap.add_argument("--split", choices=("sym", "data", "ack"), default="sym",
