@@ -93,8 +93,6 @@ def main():
         server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
                                  stdout=slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
-        emu_t0 = (tb.emulator_start_monotonic() if hasattr(tb, "emulator_start_monotonic")
-                  else None)
         t0 = time.monotonic()
         pending = list(arrivals)
 
@@ -184,8 +182,8 @@ def main():
     a1.grid(alpha=0.3)
     a1.set_title(f"Star Wars sessions arriving and leaving, {args.mode.upper()}/rUDP, "
                  f"{args.capacity / 1e6:g} Mbit/s pipe")
-    # emulator rows: time_s since its start, which was ~0.5 s before t0
-    off = 0.5
+    # emulator rows: time_s since its start (CLOCK_MONOTONIC csv_t0)
+    off = t0 - csv_t0 if csv_t0 else 0.5
     tt = [r["time_s"] - off for r in csv_rows]
     dt = (csv_rows[1]["time_s"] - csv_rows[0]["time_s"]) if len(csv_rows) > 1 else 0.1
 

@@ -3,7 +3,7 @@
 """Tables and plot of experiments/system/tables.py runs, written into
 docs/results.md (between the `tables` markers) and docs/results/.
 
-  experiments/system/report_tables.py /tmp/twoflow-tables/results.json
+  experiments/system/report_tables.py RESULTS.json [RESULTS.json...]
 """
 import json
 import os
@@ -25,9 +25,9 @@ def replace_section(name, text, path=DOC):
         f.write(doc[:a] + "\n" + text.rstrip() + "\n" + doc[b:])
 
 
-def table(rows, mode, factor):
-    sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor),
-                 key=lambda r: r["n"])
+def table(rows, mode, factor, seg):
+    sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
+                  and r["segment_s"] == seg), key=lambda r: r["n"])
     if not sel:
         return ""
     head = ("| n | pipe Mbit/s | frames | " + " | ".join(COLS) +
@@ -42,38 +42,46 @@ def table(rows, mode, factor):
 
 
 def write(rows, _out=None):
-    # the last run of each (n, mode, factor) counts
+    # the last run of each (n, mode, factor, segment) counts
     last = {}
     for r in rows:
-        last[(r["n"], r["mode"], r["factor"])] = r
+        last[(r["n"], r["mode"], r["factor"], r["segment_s"])] = r
     rows = list(last.values())
     d = os.path.join(ROOT, "docs", "results")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "tables.json"), "w") as f:
-        json.dump(sorted(rows, key=lambda r: (r["factor"], r["mode"], r["n"])), f, indent=1)
+        json.dump(sorted(rows, key=lambda r: (-r["segment_s"], r["factor"], r["mode"], r["n"])),
+                  f, indent=1)
     parts = []
     names = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
-    for factor in sorted({r["factor"] for r in rows}):
-        for mode in ("tcp", "ctcp"):
-            t = table(rows, mode, factor)
-            if t:
-                parts.append(f"**{names[mode]}, pipe = {factor:g} × Σ peak rates**\n\n{t}\n")
+    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
+        secs = {r["seconds"] for r in rows if r["segment_s"] == seg}
+        for factor in sorted({r["factor"] for r in rows if r["segment_s"] == seg}):
+            for mode in ("tcp", "ctcp"):
+                t = table(rows, mode, factor, seg)
+                if t:
+                    parts.append(f"**{names[mode]}, pipe = {factor:g} × Σ peak rates, "
+                                 f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
+                                 f"per session**\n\n{t}\n")
     text = "\n".join(parts)
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=80)
-    style = {"tcp": "o-", "ctcp": "s-"}
-    for factor in sorted({r["factor"] for r in rows}):
-        for mode in ("tcp", "ctcp"):
-            sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor),
-                         key=lambda r: r["n"])
-            if sel:
-                ax.plot([r["n"] for r in sel],
-                        [r["E_f"] / max(r["frames"], 1) * 100 for r in sel],
-                        style[mode], ls="-" if factor == 1.0 else "--",
-                        label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, {factor:g}×")
+    style = {"tcp": "o", "ctcp": "s"}
+    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
+        for factor in sorted({r["factor"] for r in rows}):
+            for mode in ("tcp", "ctcp"):
+                sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
+                              and r["segment_s"] == seg), key=lambda r: r["n"])
+                if sel:
+                    ax.plot([r["n"] for r in sel],
+                            [r["E_f"] / max(r["frames"], 1) * 100 for r in sel],
+                            style[mode], ls="-" if factor == 1.0 else "--",
+                            alpha=1.0 if seg == max(r["segment_s"] for r in rows) else 0.4,
+                            label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
+                                  f"{factor:g}×, T={seg:g} s")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
     ax.set_ylabel("E_f, % of frames")
@@ -88,8 +96,9 @@ def write(rows, _out=None):
 
 if __name__ == "__main__":
     rows = []
-    with open(sys.argv[1]) as f:
-        for line in f:
-            if line.strip():
-                rows.append(json.loads(line))
+    for path in sys.argv[1:]:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    rows.append(json.loads(line))
     write(rows)

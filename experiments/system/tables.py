@@ -120,6 +120,8 @@ def run_one(args, build, n, mode, factor, workdir):
             except subprocess.TimeoutExpired:
                 p.kill()
                 text = p.communicate()[0]
+            with open(os.path.join(workdir, f"proxy-{len(results):02d}.log"), "w") as f:
+                f.write(text)
             r = tagged(text, "FETCH-RESULT")
             results.append(r[0] if r else {"result": "no result: " + text[-300:]})
         time.sleep(0.5)
@@ -151,6 +153,8 @@ def run_one(args, build, n, mode, factor, workdir):
         "segments_late": sum(e.get("segments-late", 0) for e in ess),
         "retransmissions": sum(e.get("retransmissions", 0) for e in ess),
         "rudp_lost": sum(r.get("rudpsrc", {}).get("lost", 0) for r in results),
+        "jb_late": sum(r.get("jitterbuffer", {}).get("num-late", 0) for r in results),
+        "jb_lost": sum(r.get("jitterbuffer", {}).get("num-lost", 0) for r in results),
         "link_drops": (fwd.get("drops_queue") or 0) + (fwd.get("drops_loss") or 0),
         "link_delivered_bytes": fwd.get("delivered_bytes"),
         "wall_s": round(time.monotonic() - t_run, 1),

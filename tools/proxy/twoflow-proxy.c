@@ -70,7 +70,7 @@ typedef struct
   JsonObject *info;
   guint64 peak_rate;
   gint server_session;
-  GstElement *bin, *ess_src, *enh_src, *merge;
+  GstElement *bin, *ess_src, *enh_src, *merge, *jitterbuffer;
   gint enh_port;
   guint ready_timer;
   gboolean play_sent, server_done;
@@ -308,6 +308,7 @@ build_receive_bin (ProxySession * ps)
     add_count_probe (ps->enh_src, &ps->enh_bytes);
     jb = make (bin, "rtpjitterbuffer", NULL);
     g_object_set (jb, "latency", opt_jitter_ms, NULL);
+    ps->jitterbuffer = jb;
     depay = make (bin, "rtpgstdepay", NULL);
     gst_element_link_many (ps->ess_src, q, NULL);
     gst_element_link_pads (q, "src", ps->merge, "essential");
@@ -524,6 +525,13 @@ proxy_session_report (ProxySession * ps)
   if (ps->enh_src) {
     g_object_get (ps->enh_src, "stats", &st, NULL);
     twoflow_json_add_structure (o, "rudpsrc", st);
+    gst_structure_free (st);
+  }
+  /* packets the jitterbuffer gave up on (num-lost) or dropped as too late
+   * for its latency (num-late): frames missing without a network loss */
+  if (ps->jitterbuffer) {
+    g_object_get (ps->jitterbuffer, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "jitterbuffer", st);
     gst_structure_free (st);
   }
   return o;
