@@ -765,7 +765,9 @@ build_enhanced (Session * s, GError ** error)
   q = make (pipe, "queue", NULL);
   if (!pay || !sink || !q)
     goto missing;
-  g_object_set (pay, "mtu", 1400, NULL);
+  /* caps again every second: if the first packets are lost (a TCP burst
+   * at the start of the flow), rtpgstdepay can still start */
+  g_object_set (pay, "mtu", 1400, "config-interval", 1, NULL);
   g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "levels", levels);
   /* fixed: paced at the level above the flow's peak; receiver: the
