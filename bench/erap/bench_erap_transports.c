@@ -5,10 +5,20 @@
  * run here), from getrusage.
  *
  * Usage: bench-erap-transports [-s MB] [-b BLOCKSIZE] [-r RUNS] [-p US]
- *   [-t erap,srt,tcp]
+ *   [-m MBIT/S] [-t erap,srt,tcp]
  *   -p US: sleep US microseconds per buffer (identity sleep-time) in every
- *          sender: srtsink is made for live input and discards what a
- *          file pushed at full speed overflows, so compare paced too.
+ *          sender.
+ *   -m MBIT/S: cap erap (max-rate) and srt (maxbw) at this rate; without
+ *          it erap is unbounded and srt runs at its live-mode ceiling of
+ *          1 Gbit/s. tcp is never capped.
+ *
+ * SRT (live mode, what srtsink is for) needs its sender paced: pushed
+ * faster than its receiver buffer (8192 packets, 10.8 MB of 1316-byte
+ * payloads) drains within the latency, the receiver advertises a zero
+ * window, and libsrt 1.5.1 sends no new ACK once the application has read
+ * the buffer empty, so the sender waits forever (the stall after 10.8 MB).
+ * Its own pacing (maxbw) with a latency of 20 ms keeps rate x latency far
+ * below the buffer; tlpktdrop=0 makes it reliable like the others.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,22 +87,37 @@ bus_error (GstElement * p, const gchar * who)
 typedef struct {
   const gchar *name;
   const gchar *rx;              /* %u: port */
-  const gchar *tx;              /* the sink, %u: port */
+  const gchar *tx;              /* the sink, %u: port, %s: rate options */
 } Transport;
 
 static const Transport transports[] = {
   {"erap", "erapsrc port=%u ! fakesink name=out sync=false",
-      "erapsink name=esink host=127.0.0.1 port=%u initial-rate=10000000"},
-  /* live mode (what srtsink is for) without too-late drops, so it is
-   * reliable like the others */
+      "erapsink name=esink host=127.0.0.1 port=%u initial-rate=10000000%s"},
+  /* live mode without too-late drops (reliable like the others), paced by
+   * its own maxbw, latency small against its receiver buffer (above) */
   {"srt", "srtsrc uri=\"srt://127.0.0.1:%u?mode=listener&tlpktdrop=0"
-        "&latency=1000\" ! fakesink name=out sync=false",
-      "srtsink uri=\"srt://127.0.0.1:%u?mode=caller&tlpktdrop=0"
-        "&latency=1000\""},
+        "&latency=20\" ! fakesink name=out sync=false",
+      "srtsink name=ssink uri=\"srt://127.0.0.1:%u?mode=caller&tlpktdrop=0"
+        "&latency=20%s\""},
   {"tcp", "tcpserversrc host=127.0.0.1 port=%u ! fakesink name=out "
         "sync=false",
-      "tcpclientsink host=127.0.0.1 port=%u"},
+      "tcpclientsink host=127.0.0.1 port=%u%s"},
 };
+
+static guint cap_mbps;
+
+static gchar *
+rate_options (const Transport * t)
+{
+  if (!strcmp (t->name, "erap"))
+    return cap_mbps ? g_strdup_printf (" max-rate=%" G_GUINT64_FORMAT,
+        (guint64) cap_mbps * 1000000) : g_strdup ("");
+  if (!strcmp (t->name, "srt"))
+    /* bytes/s; SRT's live-mode ceiling is 1 Gbit/s */
+    return g_strdup_printf ("&maxbw=%" G_GUINT64_FORMAT,
+        (guint64) (cap_mbps ? cap_mbps : 1000) * 1000000 / 8);
+  return g_strdup ("");
+}
 
 static gboolean
 run_one (const Transport * t, const gchar * file, guint64 size, guint bs,
@@ -112,7 +137,11 @@ run_one (const Transport * t, const gchar * file, guint64 size, guint bs,
   d = g_strdup_printf (t->rx, port);
   rx = gst_parse_launch (d, NULL);
   g_free (d);
-  sinkd = g_strdup_printf (t->tx, port);
+  {
+    gchar *ro = rate_options (t);
+    sinkd = g_strdup_printf (t->tx, port, ro);
+    g_free (ro);
+  }
   pace = pace_us ? g_strdup_printf ("identity sleep-time=%u ! ", pace_us) :
       g_strdup ("");
   d = g_strdup_printf ("filesrc location=%s blocksize=%u ! %s%s", file, bs,
@@ -213,6 +242,8 @@ main (int argc, char **argv)
       pace = atoi (argv[i + 1]);
     else if (!strcmp (argv[i], "-t"))
       only = argv[i + 1];
+    else if (!strcmp (argv[i], "-m"))
+      cap_mbps = atoi (argv[i + 1]);
   }
   gst_init (&argc, &argv);
   size = (guint64) mb * 1000 * 1000;
@@ -227,8 +258,11 @@ main (int argc, char **argv)
   fclose (f);
   g_free (buf);
 
-  printf ("# %u MB, %u-byte buffers, loopback, %u run(s), source %s\n", mb,
-      bs, runs, pace ? "paced by identity sleep-time" : "unpaced");
+  printf ("# %u MB, %u-byte buffers, loopback, %u run(s), source %s, %s\n",
+      mb, bs, runs, pace ? "paced by identity sleep-time" : "unpaced",
+      cap_mbps ? "erap and srt capped" : "erap unbounded, srt at 1 Gbit/s");
+  if (cap_mbps)
+    printf ("# cap %u Mbit/s (erap max-rate, srt maxbw)\n", cap_mbps);
   printf ("%-6s %10s %10s %12s %14s\n", "", "seconds", "Mbit/s",
       "CPU s/GB", "Mbit/s per CPU");
   for (i = 0; i < G_N_ELEMENTS (transports); i++) {

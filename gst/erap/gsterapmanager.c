@@ -36,6 +36,7 @@ struct _GstErapManager {
 
   GMutex lock;
   GCond idle;                   /* a dispatch finished */
+  gint removing;                /* remove_session() waiting on idle */
   GHashTable *sessions;         /* key -> GstErapManagerSession */
   GstErapManagerStats st;
 };
@@ -54,77 +55,148 @@ make_key (GInetAddress * addr, guint16 port)
   return k;
 }
 
-static void
-dispatch (GstErapManager * m, const guint8 * data, gsize len,
-    GSocketAddress * from)
-{
-  GstErapAck ack;
-  GInetAddress *addr = NULL;
+#define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
+
+typedef struct {
   GstErapManagerSession *s;
-  gchar *key;
+  guint first, n;               /* a run of ACKs of one session */
+} Run;
 
-  if (!gst_erap_ack_parse (data, len, &ack) || !G_IS_INET_SOCKET_ADDRESS (from)) {
-    g_mutex_lock (&m->lock);
-    m->st.acks_malformed++;
-    g_mutex_unlock (&m->lock);
-    return;
+/* Finds the session of each ACK and groups consecutive ACKs of a session
+ * into runs; the address key is only rebuilt when the sender of the ACKs
+ * changes. Called with the manager lock; marks the sessions busy. */
+static guint
+group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
+    guint n, Run * runs)
+{
+  GstErapManagerSession *cur = NULL;
+  const guint8 *last_addr = NULL;
+  gsize last_len = 0;
+  guint last_port = 0, n_runs = 0, i, kept = 0;
+
+  for (i = 0; i < n; i++) {
+    GstErapAck *a = &acks[i];
+    const guint8 *addr;
+    gsize len;
+    GInetAddress *ia = NULL;
+
+    if (a->addr_len) {
+      addr = a->addr;
+      len = a->addr_len;
+    } else {
+      ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from[i]));
+      addr = g_inet_address_to_bytes (ia);
+      len = g_inet_address_get_native_size (ia);
+    }
+    if (!last_addr || len != last_len || a->port != last_port ||
+        memcmp (addr, last_addr, len) != 0) {
+      gchar *key;
+
+      if (a->addr_len)
+        ia = g_inet_address_new_from_bytes (addr, len == 4 ?
+            G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
+      else
+        g_object_ref (ia);
+      key = make_key (ia, a->port);
+      g_object_unref (ia);
+      cur = g_hash_table_lookup (m->sessions, key);
+      if (!cur)
+        GST_LOG ("ACK for unknown session %s", key);
+      g_free (key);
+      last_addr = addr;
+      last_len = len;
+      last_port = a->port;
+    }
+    if (!cur) {
+      m->st.acks_unknown++;
+      continue;
+    }
+    acks[kept] = *a;
+    if (n_runs > 0 && runs[n_runs - 1].s == cur) {
+      runs[n_runs - 1].n++;
+    } else {
+      runs[n_runs].s = cur;
+      runs[n_runs].first = kept;
+      runs[n_runs].n = 1;
+      cur->busy++;
+      n_runs++;
+    }
+    kept++;
   }
-  if (ack.addr_len)
-    addr = g_inet_address_new_from_bytes (ack.addr, ack.addr_len == 4 ?
-        G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
-  else
-    addr = g_object_ref (g_inet_socket_address_get_address
-        (G_INET_SOCKET_ADDRESS (from)));
-  key = make_key (addr, ack.port);
-  g_object_unref (addr);
-
-  g_mutex_lock (&m->lock);
-  s = g_hash_table_lookup (m->sessions, key);
-  if (!s) {
-    m->st.acks_unknown++;
-    g_mutex_unlock (&m->lock);
-    GST_LOG ("ACK for unknown session %s", key);
-    g_free (key);
-    return;
-  }
-  g_free (key);
-  s->busy++;
-  g_mutex_unlock (&m->lock);
-
-  s->func (s->owner, &ack);
-
-  g_mutex_lock (&m->lock);
-  s->busy--;
-  g_cond_broadcast (&m->idle);
-  g_mutex_unlock (&m->lock);
+  return n_runs;
 }
 
 static gpointer
 ack_thread (gpointer data)
 {
   GstErapManager *m = data;
-  guint8 buf[2048];
+  guint8 (*buf)[2048] = g_malloc (ACK_BATCH * 2048);
+  GInputVector iv[ACK_BATCH];
+  GInputMessage im[ACK_BATCH];
+  GSocketAddress *from[ACK_BATCH];
+  GstErapAck acks[ACK_BATCH];
+  GSocketAddress *ack_from[ACK_BATCH];
+  Run runs[ACK_BATCH];
+  GPollFD cfd;
 
+  /* keeps the cancellable's eventfd open: otherwise every wait below
+   * creates and closes one */
+  g_cancellable_make_pollfd (m->cancellable, &cfd);
   while (!g_cancellable_is_cancelled (m->cancellable)) {
     GError *err = NULL;
-    GSocketAddress *from = NULL;
-    gssize n;
+    gint n, i;
+    guint n_acks = 0, n_runs, r, malformed;
 
     if (!g_socket_condition_wait (m->socket, G_IO_IN, m->cancellable, &err)) {
       g_clear_error (&err);
       continue;                 /* cancelled: the loop ends */
     }
-    /* drain what is there, then wait again */
-    while ((n = g_socket_receive_from (m->socket, &from, (gchar *) buf,
-                sizeof (buf), NULL, &err)) >= 0) {
-      dispatch (m, buf, n, from);
-      g_clear_object (&from);
-    }
-    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-      GST_DEBUG ("receive error: %s", err->message);
-    g_clear_error (&err);
-    g_clear_object (&from);
+    /* drain what is there, a batch per system call, then wait again */
+    do {
+      memset (im, 0, sizeof (im));
+      for (i = 0; i < ACK_BATCH; i++) {
+        iv[i].buffer = buf[i];
+        iv[i].size = sizeof (buf[i]);
+        from[i] = NULL;
+        im[i].address = &from[i];
+        im[i].vectors = &iv[i];
+        im[i].num_vectors = 1;
+      }
+      n = g_socket_receive_messages (m->socket, im, ACK_BATCH, 0, NULL, &err);
+      if (n < 0) {
+        if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+          GST_DEBUG ("receive error: %s", err->message);
+        g_clear_error (&err);
+        break;
+      }
+      n_acks = malformed = 0;
+      for (i = 0; i < n; i++) {
+        if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]) &&
+            gst_erap_ack_parse (buf[i], im[i].bytes_received, &acks[n_acks]))
+          ack_from[n_acks++] = from[i];
+        else
+          malformed++;
+      }
+      g_mutex_lock (&m->lock);
+      m->st.acks_malformed += malformed;
+      n_runs = group_locked (m, acks, ack_from, n_acks, runs);
+      g_mutex_unlock (&m->lock);
+
+      for (r = 0; r < n_runs; r++)
+        runs[r].s->func (runs[r].s->owner, acks + runs[r].first, runs[r].n);
+
+      g_mutex_lock (&m->lock);
+      for (r = 0; r < n_runs; r++)
+        runs[r].s->busy--;
+      if (n_runs && m->removing)
+        g_cond_broadcast (&m->idle);
+      g_mutex_unlock (&m->lock);
+      for (i = 0; i < n; i++)
+        g_clear_object (&from[i]);
+    } while (n == ACK_BATCH);
   }
+  g_cancellable_release_fd (m->cancellable);
+  g_free (buf);
   return NULL;
 }
 
@@ -268,25 +340,31 @@ gst_erap_manager_remove_session (GstErapManager * m,
   g_mutex_lock (&m->lock);
   g_hash_table_remove (m->sessions, s->key);
   m->st.sessions--;
-  m->st.exit_bandwidth -= s->rate;
-  m->st.queued_bits -= s->queued * 8;
+  __atomic_fetch_sub (&m->st.exit_bandwidth, s->rate, __ATOMIC_RELAXED);
+  __atomic_fetch_sub (&m->st.queued_bits, s->queued * 8, __ATOMIC_RELAXED);
+  m->removing++;
   while (s->busy)
     g_cond_wait (&m->idle, &m->lock);
+  m->removing--;
   g_mutex_unlock (&m->lock);
   g_free (s->key);
   g_free (s);
 }
 
+/* Called on every round of sending: atomics rather than the manager lock,
+ * which the ACK thread takes for every batch. */
 void
 gst_erap_manager_session_update (GstErapManager * m,
     GstErapManagerSession * s, guint64 rate, guint64 queued_bytes)
 {
-  g_mutex_lock (&m->lock);
-  m->st.exit_bandwidth += rate - s->rate;
-  m->st.queued_bits += (queued_bytes - s->queued) * 8;
+  if (rate != s->rate)
+    __atomic_fetch_add (&m->st.exit_bandwidth, rate - s->rate,
+        __ATOMIC_RELAXED);
+  if (queued_bytes != s->queued)
+    __atomic_fetch_add (&m->st.queued_bits, (queued_bytes - s->queued) * 8,
+        __ATOMIC_RELAXED);
   s->rate = rate;
   s->queued = queued_bytes;
-  g_mutex_unlock (&m->lock);
 }
 
 void
@@ -294,6 +372,9 @@ gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
 {
   g_mutex_lock (&m->lock);
   *st = m->st;
+  st->exit_bandwidth = __atomic_load_n (&m->st.exit_bandwidth,
+      __ATOMIC_RELAXED);
+  st->queued_bits = __atomic_load_n (&m->st.queued_bits, __ATOMIC_RELAXED);
   g_mutex_unlock (&m->lock);
 }
 

@@ -14,7 +14,9 @@ typedef struct _GstErapManagerSession GstErapManagerSession;
 
 /* Called in the manager's thread for each well-formed ACK of the session.
  * @owner is referenced for the duration of the call. */
-typedef void (*GstErapAckFunc) (GstObject * owner, const GstErapAck * ack);
+/* @n_acks ACKs of one session, in arrival order */
+typedef void (*GstErapAckFunc) (GstObject * owner, const GstErapAck * acks,
+    guint n_acks);
 
 typedef struct {
   guint64 exit_bandwidth;       /* sum of the sessions' rates, bit/s */

@@ -105,6 +105,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_MAX_QUEUE_BYTES     (4 * 1024 * 1024)
 #define DEFAULT_LINGER              (10 * GST_SECOND)
 #define DEFAULT_MIN_RTO             (200 * GST_MSECOND)
+#define DEFAULT_PACING_QUANTUM      (500 * GST_USECOND)
 #define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
 #define DEFAULT_LIBRA_A             GST_ERAP_LIBRA_DEFAULT_A
 #define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
@@ -130,6 +131,7 @@ enum {
   PROP_MAX_QUEUE_BYTES,
   PROP_LINGER,
   PROP_MIN_RTO,
+  PROP_PACING_QUANTUM,
   PROP_SCHEDULER_INTERVAL,
   PROP_LIBRA_A,
   PROP_LIBRA_B,
@@ -330,6 +332,19 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           10 * GST_SECOND, DEFAULT_MIN_RTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstErapSink:pacing-quantum:
+   *
+   * Packets due within this time of a timer go out at once, in one burst
+   * and one system call (sendmmsg). At high rates a timer per packet costs
+   * more CPU than the packets; at low rates the gap is longer than the
+   * quantum and pacing stays exact. 0 paces every packet.
+   */
+  g_object_class_install_property (gobject_class, PROP_PACING_QUANTUM,
+      g_param_spec_uint64 ("pacing-quantum", "Pacing quantum",
+          "Send packets due within this time at once, in one burst (ns)", 0,
+          GST_SECOND, DEFAULT_PACING_QUANTUM,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstErapSink:scheduler-interval:
    *
    * Period of the `erap-scheduler` element message (ns); 0 disables it.
@@ -479,6 +494,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->max_queue_bytes = DEFAULT_MAX_QUEUE_BYTES;
   sink->linger = DEFAULT_LINGER;
   sink->min_rto = DEFAULT_MIN_RTO;
+  sink->pacing_quantum = DEFAULT_PACING_QUANTUM;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
   gst_erap_libra_params_init (&sink->libra);
   sink->libra.a = DEFAULT_LIBRA_A;
@@ -611,6 +627,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_MIN_RTO:
       sink->min_rto = g_value_get_uint64 (value);
       break;
+    case PROP_PACING_QUANTUM:
+      sink->pacing_quantum = g_value_get_uint64 (value);
+      break;
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
       break;
@@ -696,6 +715,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MIN_RTO:
       g_value_set_uint64 (value, sink->min_rto);
       break;
+    case PROP_PACING_QUANTUM:
+      g_value_set_uint64 (value, sink->pacing_quantum);
+      break;
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
       break;
@@ -745,28 +767,49 @@ now_locked (GstErapSink * sink)
   return gst_clock_get_time (sink->clock);
 }
 
+/* Packets due now go out SEND_BATCH per system call (sendmmsg). */
+#define SEND_BATCH 32
+
 static void
 send_packets_locked (GstErapSink * sink, GstClockTime now)
 {
-  GstErapOutPacket p;
+  GstErapOutPacket p[SEND_BATCH];
+  GOutputVector v[SEND_BATCH][2];
+  GOutputMessage m[SEND_BATCH];
+  guint n, i;
 
-  while (gst_erap_sender_poll (sink->sender, now, &p)) {
-    GOutputVector v[2];
-    GError *err = NULL;
-
-    v[0].buffer = p.header;
-    v[0].size = GST_ERAP_DATA_HEADER_SIZE;
-    v[1].buffer = p.payload;
-    v[1].size = p.payload_len;
-    if (g_socket_send_message (sink->socket, sink->peer, v,
-            p.payload_len ? 2 : 1, NULL, 0, 0, NULL, &err) < 0) {
-      /* the packet is as good as lost: the core finds out and reacts */
-      if (sink->send_errors++ == 0 &&
-          !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-        GST_WARNING_OBJECT (sink, "send error: %s", err->message);
-      g_clear_error (&err);
+  do {
+    /* payloads stay valid across polls: only ACKs release them */
+    for (n = 0; n < SEND_BATCH &&
+        gst_erap_sender_poll (sink->sender, now, &p[n]); n++) {
+      v[n][0].buffer = p[n].header;
+      v[n][0].size = GST_ERAP_DATA_HEADER_SIZE;
+      v[n][1].buffer = p[n].payload;
+      v[n][1].size = p[n].payload_len;
+      m[n].address = sink->peer;
+      m[n].vectors = v[n];
+      m[n].num_vectors = p[n].payload_len ? 2 : 1;
+      m[n].bytes_sent = 0;
+      m[n].control_messages = NULL;
+      m[n].num_control_messages = 0;
     }
-  }
+    for (i = 0; i < n;) {
+      GError *err = NULL;
+      gint r = g_socket_send_messages (sink->socket, m + i, n - i, 0, NULL,
+          &err);
+
+      if (r <= 0) {
+        /* as good as lost: the core finds out and reacts; skip one */
+        if (sink->send_errors++ == 0 &&
+            !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+          GST_WARNING_OBJECT (sink, "send error: %s",
+              err ? err->message : "");
+        g_clear_error (&err);
+        r = 1;
+      }
+      i += r;
+    }
+  } while (n == SEND_BATCH);
 }
 
 static void
@@ -814,8 +857,11 @@ service_and_unlock (GstErapSink * sink, GstClockTime now)
     notify = st.loss_reactions - sink->reactions_seen;
     sink->reactions_seen = st.loss_reactions;
   }
-  if (st.queued_bytes < sink->max_queue_bytes ||
-      gst_erap_sender_is_done (sink->sender))
+  /* only once there is room for a good number of buffers: waking the
+   * renderer for every ACK would cost two context switches per packet */
+  if (sink->render_waiting && (st.queued_bytes + MIN (sink->max_queue_bytes
+              / 4, 256 * 1024) <= sink->max_queue_bytes ||
+          gst_erap_sender_is_done (sink->sender)))
     g_cond_broadcast (&sink->queue_cond);
   if (sink->linger_id && gst_erap_sender_is_done (sink->sender))
     gst_clock_id_unschedule (sink->linger_id);
@@ -845,12 +891,14 @@ timer_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   return TRUE;
 }
 
-/* In the manager's thread. */
+/* In the manager's thread: the ACKs that arrived together, then one round
+ * of sending. */
 static void
-on_ack (GstObject * owner, const GstErapAck * ack)
+on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
 {
   GstErapSink *sink = GST_ERAP_SINK (owner);
   GstClockTime now;
+  guint i;
 
   g_mutex_lock (&sink->lock);
   if (!sink->sender || !sink->clock) {
@@ -858,9 +906,10 @@ on_ack (GstObject * owner, const GstErapAck * ack)
     return;
   }
   now = now_locked (sink);
-  if (gst_erap_sender_handle_ack (sink->sender, ack, now) !=
-      GST_ERAP_ACK_OK)
-    GST_LOG_OBJECT (sink, "invalid ACK for seq %u", ack->seq);
+  for (i = 0; i < n_acks; i++)
+    if (gst_erap_sender_handle_ack (sink->sender, &acks[i], now) !=
+        GST_ERAP_ACK_OK)
+      GST_LOG_OBJECT (sink, "invalid ACK for seq %u", acks[i].seq);
   service_and_unlock (sink, now);
 }
 
@@ -961,6 +1010,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
   cfg.min_rate = sink->min_rate;
   cfg.max_rate = sink->max_rate;
   cfg.min_rto = sink->min_rto;
+  cfg.quantum = sink->pacing_quantum;
   cfg.max_rto = MAX (cfg.max_rto, cfg.min_rto);
   cfg.cc = sink->cc == GST_ERAP_CC_LIBRA ? &gst_erap_cc_libra :
       &gst_erap_cc_rap;
@@ -1091,6 +1141,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
   GstErapSink *sink = GST_ERAP_SINK (bsink);
   Mapped *m = g_new0 (Mapped, 1);
   GBytes *bytes;
+  gboolean idle;
 
   if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
     g_free (m);
@@ -1105,15 +1156,25 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
   ensure_clock_locked (sink);
   /* backpressure: wait for ACKs to make room */
   while (!sink->flushing &&
-      gst_erap_sender_queued_bytes (sink->sender) >= sink->max_queue_bytes)
+      gst_erap_sender_queued_bytes (sink->sender) >= sink->max_queue_bytes) {
+    sink->render_waiting = TRUE;
     g_cond_wait (&sink->queue_cond, &sink->lock);
+    sink->render_waiting = FALSE;
+  }
   if (sink->flushing) {
     g_mutex_unlock (&sink->lock);
     g_bytes_unref (bytes);
     return GST_FLOW_FLUSHING;
   }
+  idle = gst_erap_sender_is_idle (sink->sender);
   gst_erap_sender_push (sink->sender, bytes, now_locked (sink));
   g_bytes_unref (bytes);
+  if (!idle && sink->timer) {
+    /* already sending: the timer and the ACKs take it from here; serving
+     * from here too would only fight them for the lock */
+    g_mutex_unlock (&sink->lock);
+    return GST_FLOW_OK;
+  }
   service_and_unlock (sink, now_locked (sink));
   return GST_FLOW_OK;
 }

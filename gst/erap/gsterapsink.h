@@ -43,6 +43,7 @@ struct _GstErapSink {
   guint64 max_queue_bytes;
   GstClockTime linger;
   GstClockTime min_rto;
+  GstClockTime pacing_quantum;
   GstClockTime scheduler_interval;
 
   /* session; lock order: sink lock, then manager lock */
@@ -59,6 +60,7 @@ struct _GstErapSink {
   GstClockID linger_id;
   GstClockID sched_id;
   gboolean flushing;
+  gboolean render_waiting;      /* render() waits on queue_cond */
   guint64 reactions_seen;
   guint64 send_errors;
   guint64 pending_notify;

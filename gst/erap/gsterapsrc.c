@@ -54,6 +54,8 @@ GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
 #define DEFAULT_MAX_REORDER_BYTES  GST_ERAP_DEFAULT_MAX_REORDER_BYTES
 #define DEFAULT_LINGER             (300 * GST_MSECOND)
 #define MAX_DATAGRAM               65536
+/* datagrams per receive call (recvmmsg) and ACKs per send call (sendmmsg) */
+#define RX_BATCH                   16
 
 enum {
   PROP_0,
@@ -362,7 +364,11 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   g_mutex_lock (&src->lock);
   src->socket = sock;
   src->receiver = gst_erap_receiver_new (&rc);
-  src->scratch = g_malloc (MAX_DATAGRAM);
+  src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
+  /* keeps the cancellable's eventfd open: otherwise every wait creates and
+   * closes one */
+  if (!src->have_pollfd)
+    src->have_pollfd = g_cancellable_make_pollfd (src->cancellable, &src->cfd);
   src->eos = FALSE;
   src->foreign = src->ack_errors = 0;
   memset (&src->last, 0, sizeof (src->last));
@@ -389,6 +395,10 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
   g_clear_object (&src->peer);
   g_queue_clear_full (&src->ready, (GDestroyNotify) gst_buffer_unref);
   g_clear_pointer (&src->scratch, g_free);
+  if (src->have_pollfd) {
+    g_cancellable_release_fd (src->cancellable);
+    src->have_pollfd = FALSE;
+  }
   g_mutex_unlock (&src->lock);
   return TRUE;
 }
@@ -419,57 +429,99 @@ same_address (GSocketAddress * a, GSocketAddress * b)
       g_inet_socket_address_get_address (y));
 }
 
-/* Receives and acknowledges what is there; FALSE on a socket error. */
+/* Receives and acknowledges what is there, RX_BATCH datagrams per system
+ * call and their ACKs in one more. */
 static gboolean
 receive_some (GstErapSrc * src)
 {
   for (;;) {
-    GSocketAddress *from = NULL;
+    GInputVector iv[RX_BATCH];
+    GInputMessage im[RX_BATCH];
+    GSocketAddress *from[RX_BATCH];
+    GOutputVector ov[RX_BATCH];
+    GOutputMessage om[RX_BATCH];
+    guint8 acks[RX_BATCH][GST_ERAP_ACK_MAX_SIZE];
     GError *err = NULL;
-    gssize n;
-    GBytes *pkt, *msg;
-    guint8 ack[GST_ERAP_ACK_MAX_SIZE];
-    gsize ack_len = 0;
-    gboolean eos = FALSE;
-    GstErapDataResult res;
+    gint n, i, n_acks = 0, sent;
 
-    n = g_socket_receive_from (src->socket, &from, (gchar *) src->scratch,
-        MAX_DATAGRAM, NULL, &err);
-    if (n < 0) {
-      gboolean wb = g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
-      if (!wb)
+    memset (im, 0, sizeof (im));
+    for (i = 0; i < RX_BATCH; i++) {
+      iv[i].buffer = src->scratch + (gsize) i * MAX_DATAGRAM;
+      iv[i].size = MAX_DATAGRAM;
+      from[i] = NULL;
+      im[i].address = &from[i];
+      im[i].vectors = &iv[i];
+      im[i].num_vectors = 1;
+    }
+    n = g_socket_receive_messages (src->socket, im, RX_BATCH, 0, NULL, &err);
+    if (n <= 0) {
+      if (n < 0 && !g_error_matches (err, G_IO_ERROR,
+              G_IO_ERROR_WOULD_BLOCK))
         GST_WARNING_OBJECT (src, "receive error: %s", err->message);
       g_clear_error (&err);
       return TRUE;
     }
+
     g_mutex_lock (&src->lock);
-    if (!src->peer) {
-      src->peer = g_object_ref (from);
-    } else if (!same_address (src->peer, from)) {
-      src->foreign++;
-      g_mutex_unlock (&src->lock);
-      g_object_unref (from);
-      continue;
-    }
-    pkt = g_bytes_new (src->scratch, n);
-    res = gst_erap_receiver_handle_data (src->receiver, pkt, ack, &ack_len);
-    g_bytes_unref (pkt);
-    GST_LOG_OBJECT (src, "datagram of %" G_GSSIZE_FORMAT " bytes: %d", n, res);
-    while ((msg = gst_erap_receiver_pop (src->receiver, &eos)))
-      g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
-    if (eos && !src->eos) {
-      GST_DEBUG_OBJECT (src, "in-band end of stream");
-      src->eos = TRUE;
+    for (i = 0; i < n; i++) {
+      GBytes *pkt, *msg;
+      gsize ack_len = 0;
+      gboolean eos = FALSE;
+      GstErapDataResult res;
+
+      if (!from[i])
+        continue;
+      if (!src->peer) {
+        src->peer = g_object_ref (from[i]);
+      } else if (!same_address (src->peer, from[i])) {
+        src->foreign++;
+        continue;
+      }
+      pkt = g_bytes_new (iv[i].buffer, im[i].bytes_received);
+      res = gst_erap_receiver_handle_data (src->receiver, pkt, acks[n_acks],
+          &ack_len);
+      g_bytes_unref (pkt);
+      GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
+          im[i].bytes_received, res);
+      while ((msg = gst_erap_receiver_pop (src->receiver, &eos)))
+        g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
+      if (eos && !src->eos) {
+        GST_DEBUG_OBJECT (src, "in-band end of stream");
+        src->eos = TRUE;
+      }
+      if (ack_len) {
+        ov[n_acks].buffer = acks[n_acks];
+        ov[n_acks].size = ack_len;
+        om[n_acks].address = from[i];
+        om[n_acks].vectors = &ov[n_acks];
+        om[n_acks].num_vectors = 1;
+        om[n_acks].bytes_sent = 0;
+        om[n_acks].control_messages = NULL;
+        om[n_acks].num_control_messages = 0;
+        n_acks++;
+      }
     }
     g_mutex_unlock (&src->lock);
 
-    if (ack_len && g_socket_send_to (src->socket, from, (const gchar *) ack,
-            ack_len, NULL, &err) < 0) {
-      src->ack_errors++;
-      GST_LOG_OBJECT (src, "ACK not sent: %s", err->message);
-      g_clear_error (&err);
+    for (sent = 0; sent < n_acks;) {
+      gint r = g_socket_send_messages (src->socket, om + sent, n_acks - sent,
+          0, NULL, &err);
+
+      if (r <= 0) {
+        /* a full socket buffer: these ACKs are lost, later ones repeat
+         * what they said */
+        src->ack_errors += n_acks - sent;
+        GST_LOG_OBJECT (src, "%d ACKs not sent: %s", n_acks - sent,
+            err ? err->message : "");
+        g_clear_error (&err);
+        break;
+      }
+      sent += r;
     }
-    g_object_unref (from);
+    for (i = 0; i < n; i++)
+      g_clear_object (&from[i]);
+    if (n < RX_BATCH)
+      return TRUE;
   }
 }
 

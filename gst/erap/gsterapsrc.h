@@ -30,6 +30,8 @@ struct _GstErapSrc {
   GSocketAddress *peer;         /* sender, fixed by the first data packet */
   GQueue ready;                 /* GstBuffers to push */
   guint8 *scratch;
+  GPollFD cfd;
+  gboolean have_pollfd;
   gboolean eos;
   guint64 foreign, ack_errors;
 };

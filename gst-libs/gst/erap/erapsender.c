@@ -433,7 +433,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   detect_timeouts (s, now);
   run_ticks (s, now);
-  if (!s->active || now < s->next_send)
+  if (!s->active || now + s->cfg.quantum < s->next_send)
     return FALSE;
   if (!next_fragment (s, &appseq, &rtx)) {
     /* nothing to send: rate timers off, rate kept */
@@ -499,7 +499,7 @@ gst_erap_sender_next_wakeup (GstErapSender * s)
   GstClockTime t = GST_CLOCK_TIME_NONE;
 
   if (s->active || has_data (s))
-    t = MIN (s->next_send, s->next_tick);
+    t = MIN (s->next_send - MIN (s->next_send, s->cfg.quantum), s->next_tick);
   if (s->first_out < s->next_seq) {
     HistEntry *e = erap_ring_get (&s->hist, s->first_out);
     if (e && e->status == H_SENT)

@@ -27,6 +27,8 @@ typedef struct {
   GstClockTime max_rto;
   guint dpthresh;               /* percent of the rate an SRTT must use to grow */
   guint max_burst;              /* packets sent back to back to catch up */
+  GstClockTime quantum;         /* packets due within this much of now go
+                                 * now, in one burst (default 0) */
 } GstErapSenderConfig;
 
 typedef struct {
@@ -49,7 +51,8 @@ typedef struct {
 
 typedef struct {
   guint8 header[GST_ERAP_DATA_HEADER_SIZE];
-  const guint8 *payload;        /* valid until the next call on the sender */
+  const guint8 *payload;        /* valid until the sender handles an ACK,
+                                 * is freed, or is polled after being done */
   gsize payload_len;
   guint64 seqno;
   guint64 appseq;

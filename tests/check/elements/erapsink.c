@@ -621,7 +621,9 @@ GST_START_TEST (test_pacing_on_test_clock)
   /* 1400-byte packets at 1.12 Mbit/s: one per 10 ms */
   {
     GstElement *e = gst_element_factory_make ("erapsink", NULL);
-    set_args (e, "host=127.0.0.1 initial-rate=1120000 scheduler-interval=0");
+    /* pacing-quantum=0: one packet per timer, as the test counts */
+    set_args (e, "host=127.0.0.1 initial-rate=1120000 scheduler-interval=0 "
+        "pacing-quantum=0");
     g_object_set (e, "port", rx->port, NULL);
     sink = gst_harness_new_with_element (e, "sink", NULL);
     gst_object_unref (e);
