@@ -56,6 +56,9 @@ make_key (GInetAddress * addr, guint16 port)
 }
 
 #define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
+#define ACK_BUF 2048            /* bytes per datagram */
+/* ACK records a batch can hold */
+#define ACK_RECORDS (ACK_BATCH * (ACK_BUF / GST_ERAP_ACK_SIZE))
 
 typedef struct {
   GstErapManagerSession *s;
@@ -130,13 +133,13 @@ static gpointer
 ack_thread (gpointer data)
 {
   GstErapManager *m = data;
-  guint8 (*buf)[2048] = g_malloc (ACK_BATCH * 2048);
+  guint8 (*buf)[ACK_BUF] = g_malloc (ACK_BATCH * ACK_BUF);
   GInputVector iv[ACK_BATCH];
   GInputMessage im[ACK_BATCH];
   GSocketAddress *from[ACK_BATCH];
-  GstErapAck acks[ACK_BATCH];
-  GSocketAddress *ack_from[ACK_BATCH];
-  Run runs[ACK_BATCH];
+  GstErapAck *acks = g_new (GstErapAck, ACK_RECORDS);
+  GSocketAddress **ack_from = g_new (GSocketAddress *, ACK_RECORDS);
+  Run *runs = g_new (Run, ACK_RECORDS);
   GPollFD cfd;
 
   /* keeps the cancellable's eventfd open: otherwise every wait below
@@ -171,10 +174,15 @@ ack_thread (gpointer data)
       }
       n_acks = malformed = 0;
       for (i = 0; i < n; i++) {
-        if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]) &&
-            gst_erap_ack_parse (buf[i], im[i].bytes_received, &acks[n_acks]))
-          ack_from[n_acks++] = from[i];
-        else
+        gsize off = 0;
+        guint before = n_acks;
+
+        if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]))
+          while (n_acks < ACK_RECORDS && gst_erap_ack_parse_next (buf[i],
+                  im[i].bytes_received, &off, &acks[n_acks]))
+            ack_from[n_acks++] = from[i];
+        /* a datagram that is not wholly ACK records counts once */
+        if (n_acks == before || off != im[i].bytes_received)
           malformed++;
       }
       g_mutex_lock (&m->lock);
@@ -197,6 +205,9 @@ ack_thread (gpointer data)
   }
   g_cancellable_release_fd (m->cancellable);
   g_free (buf);
+  g_free (acks);
+  g_free (ack_from);
+  g_free (runs);
   return NULL;
 }
 

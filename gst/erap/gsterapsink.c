@@ -841,12 +841,13 @@ reschedule_locked (GstErapSink * sink)
 /* Sends what is due, re-arms the timer, publishes the totals; then drops
  * the lock and tells the application about new loss reactions. */
 static void
-service_and_unlock (GstErapSink * sink, GstClockTime now)
+service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
 {
   GstErapSenderStats st;
   guint64 notify = 0;
 
-  send_packets_locked (sink, now);
+  if (send)
+    send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
   /* NULL once stop() began taking the session out of the manager */
@@ -887,7 +888,7 @@ timer_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   }
   gst_clock_id_unref (sink->timer);
   sink->timer = NULL;
-  service_and_unlock (sink, now_locked (sink));
+  service_and_unlock (sink, now_locked (sink), TRUE);
   return TRUE;
 }
 
@@ -897,7 +898,7 @@ static void
 on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
 {
   GstErapSink *sink = GST_ERAP_SINK (owner);
-  GstClockTime now;
+  GstClockTime now, next;
   guint i;
 
   g_mutex_lock (&sink->lock);
@@ -910,7 +911,12 @@ on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
     if (gst_erap_sender_handle_ack (sink->sender, &acks[i], now) !=
         GST_ERAP_ACK_OK)
       GST_LOG_OBJECT (sink, "invalid ACK for seq %u", acks[i].seq);
-  service_and_unlock (sink, now);
+  /* the pacing timer sends in bursts of a quantum; sending from here too
+   * would split them into many small ones (more wakeups on both sides),
+   * so only when the timer is late by a quantum */
+  next = gst_erap_sender_next_wakeup (sink->sender);
+  service_and_unlock (sink, now, !GST_CLOCK_TIME_IS_VALID (next) ||
+      next + sink->pacing_quantum <= now);
 }
 
 static gboolean
@@ -1175,7 +1181,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     g_mutex_unlock (&sink->lock);
     return GST_FLOW_OK;
   }
-  service_and_unlock (sink, now_locked (sink));
+  service_and_unlock (sink, now_locked (sink), TRUE);
   return GST_FLOW_OK;
 }
 
@@ -1194,7 +1200,7 @@ wait_acknowledged (GstErapSink * sink)
   ensure_clock_locked (sink);
   now = now_locked (sink);
   gst_erap_sender_push_eos (sink->sender, now);
-  service_and_unlock (sink, now);
+  service_and_unlock (sink, now, TRUE);
 
   g_mutex_lock (&sink->lock);
   if (!sink->flushing && !gst_erap_sender_is_done (sink->sender)) {

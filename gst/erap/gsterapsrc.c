@@ -429,8 +429,8 @@ same_address (GSocketAddress * a, GSocketAddress * b)
       g_inet_socket_address_get_address (y));
 }
 
-/* Receives and acknowledges what is there, RX_BATCH datagrams per system
- * call and their ACKs in one more. */
+/* Receives and acknowledges what is there: RX_BATCH datagrams per system
+ * call, and their ACK records bundled in one datagram. */
 static gboolean
 receive_some (GstErapSrc * src)
 {
@@ -438,11 +438,11 @@ receive_some (GstErapSrc * src)
     GInputVector iv[RX_BATCH];
     GInputMessage im[RX_BATCH];
     GSocketAddress *from[RX_BATCH];
-    GOutputVector ov[RX_BATCH];
-    GOutputMessage om[RX_BATCH];
-    guint8 acks[RX_BATCH][GST_ERAP_ACK_MAX_SIZE];
+    guint8 acks[RX_BATCH * GST_ERAP_ACK_MAX_SIZE];
+    gsize acks_len = 0;
+    guint n_acks = 0;
     GError *err = NULL;
-    gint n, i, n_acks = 0, sent;
+    gint n, i;
 
     memset (im, 0, sizeof (im));
     for (i = 0; i < RX_BATCH; i++) {
@@ -478,8 +478,8 @@ receive_some (GstErapSrc * src)
         continue;
       }
       pkt = g_bytes_new (iv[i].buffer, im[i].bytes_received);
-      res = gst_erap_receiver_handle_data (src->receiver, pkt, acks[n_acks],
-          &ack_len);
+      res = gst_erap_receiver_handle_data (src->receiver, pkt,
+          acks + acks_len, &ack_len);
       g_bytes_unref (pkt);
       GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
           im[i].bytes_received, res);
@@ -490,33 +490,21 @@ receive_some (GstErapSrc * src)
         src->eos = TRUE;
       }
       if (ack_len) {
-        ov[n_acks].buffer = acks[n_acks];
-        ov[n_acks].size = ack_len;
-        om[n_acks].address = from[i];
-        om[n_acks].vectors = &ov[n_acks];
-        om[n_acks].num_vectors = 1;
-        om[n_acks].bytes_sent = 0;
-        om[n_acks].control_messages = NULL;
-        om[n_acks].num_control_messages = 0;
+        acks_len += ack_len;
         n_acks++;
       }
     }
     g_mutex_unlock (&src->lock);
 
-    for (sent = 0; sent < n_acks;) {
-      gint r = g_socket_send_messages (src->socket, om + sent, n_acks - sent,
-          0, NULL, &err);
-
-      if (r <= 0) {
-        /* a full socket buffer: these ACKs are lost, later ones repeat
-         * what they said */
-        src->ack_errors += n_acks - sent;
-        GST_LOG_OBJECT (src, "%d ACKs not sent: %s", n_acks - sent,
-            err ? err->message : "");
-        g_clear_error (&err);
-        break;
-      }
-      sent += r;
+    /* the ACKs of all the packets read together, in one datagram (every
+     * accepted packet came from the peer) */
+    if (n_acks && g_socket_send_to (src->socket, src->peer,
+            (const gchar *) acks, acks_len, NULL, &err) < 0) {
+      /* a full socket buffer: these ACKs are lost, later ones repeat what
+       * they said */
+      src->ack_errors += n_acks;
+      GST_LOG_OBJECT (src, "%u ACKs not sent: %s", n_acks, err->message);
+      g_clear_error (&err);
     }
     for (i = 0; i < n; i++)
       g_clear_object (&from[i]);

@@ -130,3 +130,30 @@ gst_erap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack)
   }
   return TRUE;
 }
+
+gboolean
+gst_erap_ack_parse_next (const guint8 * data, gsize len, gsize * offset,
+    GstErapAck * ack)
+{
+  gsize off = *offset, rec;
+
+  if (data == NULL || off >= len || len - off < GST_ERAP_ACK_SIZE)
+    return FALSE;
+  switch (data[off + 3]) {
+    case 0:
+      rec = GST_ERAP_ACK_SIZE;
+      break;
+    case 4:
+      rec = GST_ERAP_ACK_SIZE + 4;
+      break;
+    case 6:
+      rec = GST_ERAP_ACK_SIZE + 16;
+      break;
+    default:
+      return FALSE;
+  }
+  if (rec > len - off || !gst_erap_ack_parse (data + off, rec, ack))
+    return FALSE;
+  *offset = off + rec;
+  return TRUE;
+}

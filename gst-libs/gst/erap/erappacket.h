@@ -35,6 +35,11 @@
  *         with the address it names the session at a shared sender socket.
  *   seqno x counts as received iff
  *         (lastRecv >= x && x > lastMiss) || x == prevRecv.
+ *
+ * An ACK datagram carries one or more such ACK records back to back (the
+ * receiver bundles the ACKs of the data packets it read together: still
+ * one ACK per data packet, fewer datagrams). Each record's length follows
+ * from its addr fam byte.
  */
 #ifndef __GST_ERAP_PACKET_H__
 #define __GST_ERAP_PACKET_H__
@@ -79,6 +84,10 @@ gboolean gst_erap_data_header_parse (const guint8 * data, gsize len,
 gsize    gst_erap_ack_write (const GstErapAck * ack,
     guint8 out[GST_ERAP_ACK_MAX_SIZE]);
 gboolean gst_erap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack);
+/* The record at *offset of an ACK datagram; advances *offset past it.
+ * FALSE at the end or on a malformed record (then the rest is dropped). */
+gboolean gst_erap_ack_parse_next (const guint8 * data, gsize len,
+    gsize * offset, GstErapAck * ack);
 
 /* Extends a 32-bit wire number to 64 bits, choosing the value nearest to
  * @ref (serial number arithmetic, RFC 1982). */

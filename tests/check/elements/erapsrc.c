@@ -17,6 +17,8 @@
 typedef struct {
   GSocket *sock;
   GSocketAddress *to;
+  guint8 ackbuf[2048];          /* the last ACK datagram */
+  gsize ack_len, ack_off;
 } Tx;
 
 static Tx *
@@ -56,19 +58,27 @@ tx_send (Tx * tx, guint32 seqno, guint32 appseq, guint8 flags,
           NULL, NULL) == (gssize) (8 + n));
 }
 
+/* The next ACK record: erapsrc bundles the ACKs of the packets it read
+ * together into one datagram, one record per data packet. */
 static gboolean
 tx_ack (Tx * tx, GstErapAck * ack)
 {
-  guint8 buf[100];
   gssize n;
 
+  if (gst_erap_ack_parse_next (tx->ackbuf, tx->ack_len, &tx->ack_off, ack))
+    return TRUE;
+  fail_unless (tx->ack_off == tx->ack_len, "malformed ACK records");
   if (!g_socket_condition_timed_wait (tx->sock, G_IO_IN, 5 * G_USEC_PER_SEC,
           NULL, NULL))
     return FALSE;
-  n = g_socket_receive (tx->sock, (gchar *) buf, sizeof (buf), NULL, NULL);
-  return n > 0 && gst_erap_ack_parse (buf, n, ack);
+  n = g_socket_receive (tx->sock, (gchar *) tx->ackbuf, sizeof (tx->ackbuf),
+      NULL, NULL);
+  if (n <= 0)
+    return FALSE;
+  tx->ack_len = n;
+  tx->ack_off = 0;
+  return gst_erap_ack_parse_next (tx->ackbuf, tx->ack_len, &tx->ack_off, ack);
 }
-
 
 static void
 set_args (GstElement * e, const gchar * args)

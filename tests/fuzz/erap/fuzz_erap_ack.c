@@ -1,7 +1,7 @@
 /* twoflow — fuzz target: ERAP ACK parser and sender.
  * A sender sends a few packets; the input is then a sequence of datagrams
  * (16-bit length prefix, then a 16-bit time step in microseconds) fed to it
- * as ACKs. It must never crash, never count more acknowledged than queued,
+ * as ACK datagrams (one or more records each). It must never crash, never count more acknowledged than queued,
  * and always be able to go on sending. */
 #include <stdint.h>
 #include <stddef.h>
@@ -43,12 +43,16 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     gsize n = ((gsize) data[off] << 8) | data[off + 1];
     guint step = ((guint) data[off + 2] << 8) | data[off + 3];
     GstErapAck a;
+    gsize roff = 0;
 
     off += 4;
     n = MIN (n, size - off);
     now += step * GST_USECOND;
-    if (gst_erap_ack_parse (data + off, n, &a))
+    /* a datagram of one or more ACK records */
+    while (gst_erap_ack_parse_next (data + off, n, &roff, &a)) {
+      g_assert (roff <= n);
       gst_erap_sender_handle_ack (s, &a, now);
+    }
     off += n;
     drain (s, now);
     g_assert (gst_erap_sender_next_wakeup (s) == GST_CLOCK_TIME_NONE ||
