@@ -80,6 +80,7 @@ typedef struct
   gint64 ess_bytes, enh_bytes;    /* under counters_lock */
   gint64 last_ess_bytes, last_enh_bytes, last_us;
   guint64 last_received, last_lost;
+  guint64 win_total[5], win_lost[5];    /* per progress event, ring */
   guint64 last_segments_late;
   gdouble rate, loss, rate_ratio;
   gboolean healthy;
@@ -353,13 +354,23 @@ update_measurement (ProxySession * ps, JsonObject * ev)
     gst_structure_free (st);
   }
   if (ps->last_us) {
+    guint i, k = ps->samples % G_N_ELEMENTS (ps->win_total);
+    guint64 tot = 0, lst = 0;
+
     dt = (now - ps->last_us) / 1e6;
     if (dt > 0)
       ps->rate = ((eb - ps->last_ess_bytes) + (nb - ps->last_enh_bytes))
           * 8.0 / dt;
-    if (received + lost > ps->last_received + ps->last_lost)
-      ps->loss = (gdouble) (lost - ps->last_lost) /
-          ((received + lost) - (ps->last_received + ps->last_lost));
+    /* loss over the last 5 s: one second holds too few packets of a
+     * low-rate flow to tell 8 % from 0 */
+    ps->win_total[k] = (received + lost) - (ps->last_received + ps->last_lost);
+    ps->win_lost[k] = lost - ps->last_lost;
+    for (i = 0; i < G_N_ELEMENTS (ps->win_total); i++) {
+      tot += ps->win_total[i];
+      lst += ps->win_lost[i];
+    }
+    if (tot > 0)
+      ps->loss = (gdouble) lst / tot;
   }
   tc = json_object_has_member (ev, "transcoder_stats") ?
       json_object_get_object_member (ev, "transcoder_stats") : NULL;

@@ -79,6 +79,7 @@ typedef struct
   gboolean ess_done, enh_done;
   guint lead_timer, progress_timer;
   guint64 forwarded_events, unforwarded_events;
+  GList *pending_events;        /* GstStructure: congestion during the lead */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
   GstClock *clock;
@@ -430,6 +431,19 @@ session_fail (Session * s, const gchar * what, const gchar * message)
   session_destroy (s, "error");
 }
 
+static void
+forward_event (Session * s, GstStructure * st)
+{
+  GstPad *pad = gst_element_get_static_pad (s->transcoder, "src");
+
+  if (gst_pad_send_event (pad, gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+              st)))
+    s->forwarded_events++;
+  else
+    s->unforwarded_events++;
+  gst_object_unref (pad);
+}
+
 static gboolean
 ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
 {
@@ -448,16 +462,14 @@ ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
       /* cross-path forwarding: the essential transport's congestion
        * lowers the rate of the real-time flow's transcoder */
       if (s->transcoder && type != GST_NETWORK_CONGESTION_RATE) {
-        GstPad *pad = gst_element_get_static_pad (s->transcoder, "src");
         const GstStructure *ms = gst_message_get_structure (msg);
-        GstEvent *ev = gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-            gst_structure_copy (ms));
-        /* refused while the enhanced pipeline waits out its lead */
-        if (gst_pad_send_event (pad, ev))
-          s->forwarded_events++;
+        /* during the lead the transcoder's pads are not active yet: keep
+         * the events and hand them over when the enhanced flow starts */
+        if (s->lead_timer)
+          s->pending_events = g_list_append (s->pending_events,
+              gst_structure_copy (ms));
         else
-          s->unforwarded_events++;
-        gst_object_unref (pad);
+          forward_event (s, gst_structure_copy (ms));
       }
       GST_INFO ("session %u: %s from %s (%" G_GUINT64_FORMAT " bit/s)",
           s->id, gst_network_congestion_type_to_string (type),
@@ -836,8 +848,14 @@ static gboolean
 start_enhanced_cb (gpointer user_data)
 {
   Session *s = user_data;
+  GList *l;
+
   s->lead_timer = 0;
   gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
+  for (l = s->pending_events; l; l = l->next)
+    forward_event (s, l->data);
+  g_list_free (s->pending_events);
+  s->pending_events = NULL;
   return G_SOURCE_REMOVE;
 }
 
@@ -897,6 +915,7 @@ session_destroy (Session * s, const gchar * why)
   g_free (s->rate_control);
   gst_object_unref (s->clock);
   g_mutex_clear (&s->release_lock);
+  g_list_free_full (s->pending_events, (GDestroyNotify) gst_structure_free);
   g_free (s);
 }
 
