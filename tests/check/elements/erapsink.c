@@ -40,6 +40,31 @@ count_threads (void)
   return n;
 }
 
+/* A free UDP port below the kernel's ephemeral range, so that sockets
+ * bound to port 0 by tests running in parallel cannot take it between
+ * the probe and the bind of the element. */
+static guint
+free_fixed_port (void)
+{
+  guint tries;
+
+  for (tries = 0; tries < 100; tries++) {
+    guint port = g_random_int_range (20000, 32000);
+    GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+        G_SOCKET_PROTOCOL_UDP, NULL);
+    GSocketAddress *a = g_inet_socket_address_new_from_string ("0.0.0.0",
+        port);
+    gboolean ok = g_socket_bind (s, a, FALSE, NULL);
+
+    g_object_unref (a);
+    g_object_unref (s);
+    if (ok)
+      return port;
+  }
+  fail ("no free UDP port");
+  return 0;
+}
+
 static GstHarness *
 new_src (guint * port)
 {
@@ -220,19 +245,8 @@ GST_START_TEST (test_one_ack_thread_per_port)
   guint ports[5], i, t1, t2, t3;
   GstBuffer *b;
   guint bind_port;
-  GSocket *probe;
-  GSocketAddress *a;
 
-  /* a free port to bind the shared socket on */
-  probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
-      G_SOCKET_PROTOCOL_UDP, NULL);
-  a = g_inet_socket_address_new_from_string ("0.0.0.0", 0);
-  g_socket_bind (probe, a, FALSE, NULL);
-  g_object_unref (a);
-  a = g_socket_get_local_address (probe, NULL);
-  bind_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
-  g_object_unref (a);
-  g_object_unref (probe);
+  bind_port = free_fixed_port ();
 
   for (i = 0; i < 5; i++)
     srcs[i] = new_src (&ports[i]);

@@ -16,6 +16,7 @@ usage: test_system.py SERVER_EXE PROXY_EXE
 import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -43,11 +44,19 @@ def check(cond, what):
 
 
 def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    # below the kernel's ephemeral range: sockets that tests running in
+    # parallel bind to port 0 cannot take it before the program binds it
+    for _ in range(100):
+        port = random.randrange(20000, 32000)
+        s = socket.socket(socket.AF_INET, kind)
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            pass
+        finally:
+            s.close()
+    raise RuntimeError("no free port")
 
 
 def run(desc, timeout=60):
