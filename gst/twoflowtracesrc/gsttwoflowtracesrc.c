@@ -15,16 +15,28 @@
  * come from the trace, the payload is a filler pattern of that size. Like
  * the server's two readers of one file, one instance can produce the
  * essential flow and another the enhanced flow (#GstTwoflowTraceSrc:flow);
- * twoflowmerge puts them back together and counts the damage. With
- * is-live=true frames leave at their decode time, the essential flow
- * #GstTwoflowTraceSrc:ahead of it.
+ * twoflowmerge puts them back together and counts the damage.
  *
- * ## Example launch line
+ * Not live (the default), the source produces frames as fast as downstream
+ * takes them. With #GstTwoflowTraceSrc:is-live=true it is a live source
+ * that paces itself on the pipeline clock: each frame leaves at its decode
+ * time (running time), the essential flow #GstTwoflowTraceSrc:ahead of it.
+ *
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 twoflowmerge name=m ! fakesink \
- *     twoflowtracesrc location=star-wars-iv.txt flow=essential num-frames=3000 ! m.essential \
- *     twoflowtracesrc location=star-wars-iv.txt flow=enhanced num-frames=3000 ! m.enhanced
- * ]| replays two minutes of Star Wars through a merge.
+ *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=essential num-frames=3000 ! m.essential \
+ *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=enhanced num-frames=3000 ! m.enhanced
+ * ]| replays two minutes of Star Wars through a merge, as fast as it can
+ * (run from the source tree; the traces are in `../shared/traces/`).
+ * |[
+ * gst-launch-1.0 twoflowmerge name=m ! fakesink sync=true \
+ *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=essential num-frames=250 \
+ *         is-live=true ahead=2000000000 ! queue ! m.essential \
+ *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=enhanced num-frames=250 \
+ *         is-live=true ! queue ! m.enhanced
+ * ]| plays its first ten seconds in real time, the essential flow two
+ * seconds ahead of the enhanced one.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -48,6 +60,7 @@ GST_DEBUG_CATEGORY_STATIC (twoflow_trace_src_debug);
 #define DEFAULT_SIZE_SCALE        1.0
 #define DEFAULT_NUM_FRAMES        -1
 #define DEFAULT_AHEAD             0
+#define DEFAULT_IS_LIVE           FALSE
 
 /* What the records say they carry: the traces are of MPEG-4 video. */
 #define TRACE_CAPS "video/mpeg, mpegversion=(int)4, systemstream=(boolean)false, " \
@@ -64,6 +77,7 @@ enum
   PROP_SIZE_SCALE,
   PROP_NUM_FRAMES,
   PROP_AHEAD,
+  PROP_IS_LIVE,
 };
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -164,6 +178,18 @@ gst_twoflow_trace_src_class_init (GstTwoflowTraceSrcClass * klass)
           0, G_MAXUINT64, DEFAULT_AHEAD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstTwoflowTraceSrc:is-live:
+   *
+   * Whether to act as a live source: frames are produced at their decode
+   * time on the pipeline clock (less #GstTwoflowTraceSrc:ahead) instead of
+   * as fast as downstream takes them.
+   */
+  g_object_class_install_property (gobject_class, PROP_IS_LIVE,
+      g_param_spec_boolean ("is-live", "Is Live",
+          "Whether to act as a live source (frames leave at their decode time)",
+          DEFAULT_IS_LIVE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -195,6 +221,7 @@ gst_twoflow_trace_src_init (GstTwoflowTraceSrc * self)
   self->size_scale = DEFAULT_SIZE_SCALE;
   self->num_frames = DEFAULT_NUM_FRAMES;
   self->ahead = DEFAULT_AHEAD;
+  gst_base_src_set_live (GST_BASE_SRC (self), DEFAULT_IS_LIVE);
   gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
 }
 
@@ -215,6 +242,11 @@ gst_twoflow_trace_src_set_property (GObject * object, guint prop_id,
 {
   GstTwoflowTraceSrc *self = GST_TWOFLOW_TRACE_SRC (object);
 
+  /* GstBaseSrc keeps the live flag under the object lock itself */
+  if (prop_id == PROP_IS_LIVE) {
+    gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:
@@ -256,6 +288,10 @@ gst_twoflow_trace_src_get_property (GObject * object, guint prop_id,
 {
   GstTwoflowTraceSrc *self = GST_TWOFLOW_TRACE_SRC (object);
 
+  if (prop_id == PROP_IS_LIVE) {
+    g_value_set_boolean (value, gst_base_src_is_live (GST_BASE_SRC (self)));
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_LOCATION:

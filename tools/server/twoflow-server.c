@@ -32,7 +32,6 @@
 #include <math.h>
 #include <glib-unix.h>
 #include <gst/gst.h>
-#include <gst/base/gstbasesrc.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
@@ -791,9 +790,8 @@ build_enhanced (Session * s, GError ** error)
 
   if (s->info->is_trace) {
     GstElement *src = make_source (s, pipe, NULL, "enhanced");
-    /* twoflowtracesrc has no is-live property (its doc says it has): a
-     * live base source waits for each frame's decode time */
-    gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
+    /* the enhanced flow plays in real time: each frame at its decode time */
+    g_object_set (src, "is-live", TRUE, NULL);
     g_object_set (sink, "sync", FALSE, NULL);
     gst_element_link_many (src, q, pay, sink, NULL);
   } else {

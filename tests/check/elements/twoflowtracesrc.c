@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
+#include <gst/base/gstbasesrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/twoflow/twoflowframe.h>
 
@@ -155,6 +158,137 @@ GST_START_TEST (test_trace_bad_file)
 
 GST_END_TEST;
 
+/* DTS of a record's header (not of the GstBuffer, which basesrc may shift). */
+static GstClockTime
+record_dts (GstBuffer * buf, GstTwoflowRecordKind * kind)
+{
+  GstTwoflowFrameHeader h;
+  guint8 raw[GST_TWOFLOW_HEADER_SIZE];
+
+  gst_buffer_extract (buf, 0, raw, sizeof (raw));
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          &h), GST_TWOFLOW_PARSE_OK);
+  *kind = h.kind;
+  return h.dts;
+}
+
+static gboolean
+query_live (GstElement * e, GstClockTime * min)
+{
+  GstQuery *q = gst_query_new_latency ();
+  gboolean live = FALSE;
+
+  fail_unless (gst_element_query (e, q));
+  gst_query_parse_latency (q, &live, min, NULL);
+  gst_query_unref (q);
+  return live;
+}
+
+#define LIVE_FRAMES 20
+#define LIVE_AHEAD (100 * GST_MSECOND)
+
+/* is-live=true: no frame is produced before its running time (its decode
+ * time less `ahead`); the test clock only moves when the source waits. */
+GST_START_TEST (test_trace_live)
+{
+  gchar *path = trace_path ();
+  GstHarness *h = gst_harness_new ("twoflowtracesrc");
+  GstTestClock *clock;
+  gboolean live;
+  GstClockTime min = GST_CLOCK_TIME_NONE;
+  guint i;
+
+  g_object_get (h->element, "is-live", &live, NULL);
+  fail_if (live, "is-live must default to FALSE");
+  g_object_set (h->element, "location", path, "num-frames",
+      (gint64) LIVE_FRAMES, "ahead", (guint64) LIVE_AHEAD, "is-live", TRUE,
+      NULL);
+  g_object_get (h->element, "is-live", &live, NULL);
+  fail_unless (live);
+  fail_unless (gst_base_src_is_live (GST_BASE_SRC (h->element)));
+
+  gst_harness_use_testclock (h);
+  clock = gst_harness_get_testclock (h);
+  gst_harness_play (h);
+
+  /* the caps record, then every frame, then the end record */
+  for (i = 0; i < LIVE_FRAMES + 2; i++) {
+    GstClockTime due = i == 0 ? 0 : (i - 1) * 40 * GST_MSECOND;
+    GstClockID id;
+    GstBuffer *buf;
+    GstTwoflowRecordKind kind;
+
+    due = i == LIVE_FRAMES + 1 ? LIVE_FRAMES * 40 * GST_MSECOND : due;
+    due = due > LIVE_AHEAD ? due - LIVE_AHEAD : 0;
+    /* the source waits on the clock for the record's time ... */
+    gst_test_clock_wait_for_next_pending_id (clock, &id);
+    fail_unless_equals_uint64 (gst_clock_id_get_time (id), due);
+    gst_clock_id_unref (id);
+    /* ... and has not pushed it yet */
+    fail_unless_equals_int (gst_harness_buffers_received (h), i);
+    fail_unless (gst_harness_try_pull (h) == NULL);
+    if (i == 1) {
+      /* a live source reports itself live in the latency query */
+      fail_unless (query_live (h->element, &min));
+      fail_unless_equals_uint64 (min, 0);
+    }
+    fail_unless (gst_harness_crank_single_clock_wait (h));
+    buf = gst_harness_pull (h);
+    fail_unless (buf != NULL);
+    fail_unless (gst_clock_get_time (GST_CLOCK (clock)) >= due);
+    if (i > 0 && i <= LIVE_FRAMES) {
+      fail_unless_equals_uint64 (record_dts (buf, &kind),
+          (i - 1) * 40 * GST_MSECOND);
+      fail_unless_equals_int (kind, GST_TWOFLOW_RECORD_FRAME);
+    }
+    gst_buffer_unref (buf);
+  }
+  /* then EOS, without another wait */
+  for (;;) {
+    GstEvent *ev = gst_harness_pull_event (h);
+    gboolean eos;
+
+    fail_unless (ev != NULL);
+    eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+    gst_event_unref (ev);
+    if (eos)
+      break;
+  }
+  fail_unless_equals_int (gst_test_clock_peek_id_count (clock), 0);
+  gst_object_unref (clock);
+  gst_harness_teardown (h);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Not live (the default): every record comes without any clock wait. */
+GST_START_TEST (test_trace_not_live)
+{
+  gchar *path = trace_path ();
+  GstHarness *h = gst_harness_new ("twoflowtracesrc");
+  GstTestClock *clock;
+  GstClockTime min;
+  guint i;
+
+  g_object_set (h->element, "location", path, "num-frames",
+      (gint64) LIVE_FRAMES, "ahead", (guint64) LIVE_AHEAD, NULL);
+  fail_if (gst_base_src_is_live (GST_BASE_SRC (h->element)));
+  gst_harness_use_testclock (h);
+  clock = gst_harness_get_testclock (h);
+  gst_harness_play (h);
+  for (i = 0; i < LIVE_FRAMES + 2; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  fail_unless_equals_int (gst_test_clock_peek_id_count (clock), 0);
+  fail_unless_equals_uint64 (gst_clock_get_time (GST_CLOCK (clock)), 0);
+  fail_if (query_live (h->element, &min));
+  gst_object_unref (clock);
+  gst_harness_teardown (h);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflowtracesrc_suite (void)
 {
@@ -165,6 +299,8 @@ twoflowtracesrc_suite (void)
   tcase_add_test (tc, test_trace_all_frames);
   tcase_add_test (tc, test_trace_two_flows_merge);
   tcase_add_test (tc, test_trace_bad_file);
+  tcase_add_test (tc, test_trace_live);
+  tcase_add_test (tc, test_trace_not_live);
   return s;
 }
 
