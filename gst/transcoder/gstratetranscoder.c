@@ -28,7 +28,12 @@
  * carries an srtt), rate sets it to the event's estimated-bitrate, and it
  * grows back by #GstRateTranscoder:recovery bit/s per second of stream up
  * to #GstRateTranscoder:max-bitrate, never above the source's bitrate.
- * A change applies from the next frame that leaves the decoder.
+ * A change applies from the next frame that leaves the decoder. Backoffs
+ * that arrive while there is no rate to scale yet (no target-bitrate or
+ * max-bitrate set, and the input's rate not measured yet: before the first
+ * 12 frames or first GOP are in) are kept — still at most one per srtt —
+ * and applied as soon as the input's rate is measured: k of them set the
+ * target to backoff^k times that rate (frames pass untouched until then).
  *
  * With #GstRateTranscoder:keep, essential frames (I, or I and P) are
  * emitted byte-identical to the source: the encoder codes them near
@@ -299,6 +304,10 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    * * events-rexmt, events-dupack, events-recovered, events-loss, events-rate (guint64)
    * * events-ignored (guint64): not in #GstRateTranscoder:events, or a
    *   backoff within one srtt of the previous one
+   * * backoffs-pending (guint): backoffs (rexmt, dupack, loss) that came
+   *   while there was no rate to scale (no target, input rate not measured
+   *   yet); they are counted under events, not events-ignored, and applied
+   *   together once the input's rate is measured
    * * reaction-latency (guint64): ns from the last rate change to the push
    *   of the first frame coded under it
    * * max-reaction-latency (guint64): largest of those
@@ -418,6 +427,7 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "events-loss", G_TYPE_UINT64, s.events[3],
       "events-rate", G_TYPE_UINT64, s.events[4],
       "events-ignored", G_TYPE_UINT64, s.events_ignored,
+      "backoffs-pending", G_TYPE_UINT, s.pending_backoffs,
       "reaction-latency", G_TYPE_UINT64, self->last_latency,
       "max-reaction-latency", G_TYPE_UINT64, self->max_latency, NULL);
   GST_OBJECT_UNLOCK (self);
@@ -1089,6 +1099,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   gint tref = 0;
   gboolean gop = FALSE;
   RcEarly early;
+  guint gen;
 
   f = g_new0 (RtFrame, 1);
   f->index = self->next_index++;
@@ -1137,7 +1148,15 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (!GST_CLOCK_TIME_IS_VALID (now))
     now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
   self->now = now;
+  gen = rate_control_get_generation (self->rc);
   rate_control_input (self->rc, f->type, map.size, dur, now);
+  if (rate_control_get_generation (self->rc) != gen) {
+    /* backoffs that came before the first frame took effect just now */
+    self->pending_generation = rate_control_get_generation (self->rc);
+    self->pending_since = g_get_monotonic_time ();
+    GST_INFO_OBJECT (self, "early backoffs applied: target now %"
+        G_GUINT64_FORMAT, rate_control_get_target (self->rc));
+  }
   /* a frame that is passed whatever the decoder says leaves at once */
   early = rate_control_decide_early (self->rc, f->type, map.size,
       &f->decision);

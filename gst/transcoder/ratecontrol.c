@@ -63,6 +63,7 @@ struct _RateControl {
   gboolean have_now;
   guint64 last_backoff;
   gboolean have_backoff;
+  guint pending_backoffs;       /* reacted to before the input rate was known */
   gdouble k[RC_PICTURE_N_TYPES];
   gboolean k_seen[RC_PICTURE_N_TYPES];
   gdouble qsrc_avg[RC_PICTURE_N_TYPES];
@@ -175,6 +176,7 @@ rate_control_reset (RateControl * rc)
   memset (&rc->out, 0, sizeof (rc->out));
   rc->last_i = rc->prev_i = 0;
   rc->have_now = rc->have_backoff = FALSE;
+  rc->pending_backoffs = 0;
   for (t = 0; t < RC_PICTURE_N_TYPES; t++) {
     rc->k[t] = K_INIT;
     rc->k_seen[t] = FALSE;
@@ -334,15 +336,18 @@ rate_control_congestion (RateControl * rc, GstNetworkCongestionType type,
         rc->stats.events_ignored++;
         return FALSE;
       }
-      if (old >= G_MAXDOUBLE) {
-        /* nothing measured yet: nothing to scale */
-        rc->stats.events_ignored++;
+      rc->last_backoff = now;
+      rc->have_backoff = TRUE;
+      if (old >= G_MAXDOUBLE || (rc->target <= 0 && rc->max_bitrate <= 0
+              && rate_is_prior (rc))) {
+        /* nothing to scale yet but a guess (no target, no max-bitrate, the
+         * input rate not measured): congestion on the path before then
+         * still counts, and is applied once the input's rate is known */
+        rc->pending_backoffs++;
         return FALSE;
       }
       rc->target = MAX (old * rc->backoff, rc->min_bitrate);
       rc->target = MAX (rc->target, 1);
-      rc->last_backoff = now;
-      rc->have_backoff = TRUE;
       break;
     case GST_NETWORK_CONGESTION_RATE:
       if (estimated_bitrate == 0)
@@ -362,6 +367,32 @@ rate_control_congestion (RateControl * rc, GstNetworkCongestionType type,
   return effective_target (rc, in_rate) != old;
 }
 
+/* The backoffs that came before there was a rate to scale, applied as one
+ * step (and one new generation) once the input rate is measured rather
+ * than input_rate_prior()'s guess from the first frame or two (which can
+ * be off by a factor of 2-3 and would set the target that far off for
+ * good): target = in_rate * backoff^k, within min-bitrate. Until then the
+ * frames pass as they came. */
+static void
+apply_pending_backoffs (RateControl * rc)
+{
+  gdouble in_rate, old;
+
+  if (rate_is_prior (rc))
+    return;
+  in_rate = input_rate (rc, NULL);
+  old = effective_target (rc, in_rate);
+  if (old >= G_MAXDOUBLE)
+    return;
+  rc->target = MAX (old * pow (rc->backoff, rc->pending_backoffs),
+      rc->min_bitrate);
+  rc->target = MAX (rc->target, 1);
+  rc->pending_backoffs = 0;
+  rc->deficit = CLAMP (rc->deficit, -rc->target * REPAY_S / 4,
+      rc->target * REPAY_S / 4);
+  rc->generation++;
+}
+
 void
 rate_control_input (RateControl * rc, RcPictureType type, gsize bytes,
     guint64 duration, guint64 now)
@@ -374,6 +405,9 @@ rate_control_input (RateControl * rc, RcPictureType type, gsize bytes,
     rc->prev_i = rc->last_i;
     rc->last_i = rc->in.count;
   }
+
+  if (rc->pending_backoffs > 0)
+    apply_pending_backoffs (rc);
 
   if (rc->have_now && now > rc->last_now && rc->target > 0 &&
       rc->recovery > 0) {
@@ -610,6 +644,7 @@ rate_control_get_stats (RateControl * rc, RcStats * s)
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;
   s->gop_length = rc->prev_i ? rc->last_i - rc->prev_i : 0;
+  s->pending_backoffs = rc->pending_backoffs;
 }
 
 guint

@@ -71,6 +71,7 @@ typedef struct {
   guint64 frames_in, frames_passed, frames_encoded, frames_dropped;
   guint64 events[5];            /* per GstNetworkCongestionType bit position */
   guint64 events_ignored;       /* not subscribed, or within one SRTT of a backoff */
+  guint pending_backoffs;       /* backoffs waiting for the input rate */
 } RcStats;
 
 typedef struct _RateControl RateControl;
@@ -91,7 +92,11 @@ void rate_control_set_keep (RateControl * rc, RcKeep keep);
 
 /* A congestion event arrived; @now is the stream (running) time of the last
  * input frame. Returns TRUE if the target changed (applies from the next
- * decision). */
+ * decision). A backoff (rexmt, dupack, loss) that comes while there is no
+ * rate to scale (no target, no max-bitrate, and the input rate not yet
+ * measured: before a whole GOP or 12 frames are in) is counted and kept;
+ * rate_control_input() applies the kept ones once the input rate is
+ * measured: target = rate * backoff^k, within min-bitrate. */
 gboolean rate_control_congestion (RateControl * rc,
     GstNetworkCongestionType type, guint64 estimated_bitrate, guint64 srtt,
     guint64 now);

@@ -384,6 +384,72 @@ GST_START_TEST (test_event_next_frame)
 
 GST_END_TEST;
 
+/* Losses reported before the first frame (as when the application hands
+ * over those of the essential flow's lead) are kept and applied once the
+ * input rate is measured: they are not lost on a transcoder with no rate
+ * yet. */
+GST_START_TEST (test_event_before_input)
+{
+  GstHarness *h;
+  GstStructure *stats;
+  GPtrArray *out;
+  GstBuffer *b;
+  guint64 v, in_rate, target;
+  guint pending, i;
+
+  h = gst_harness_new ("ratetranscoder");
+  g_object_set (h->element, "recovery", (guint64) 0, NULL);
+  gst_harness_set_src_caps (h, gst_caps_ref (source_caps));
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
+              GST_CLOCK_TIME_NONE, "test")));
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint (stats, "backoffs-pending", &pending));
+  fail_unless_equals_int (pending, 1);
+  fail_unless (gst_structure_get_uint64 (stats, "events-loss", &v));
+  fail_unless_equals_uint64 (v, 1);
+  fail_unless (gst_structure_get_uint64 (stats, "events-ignored", &v));
+  fail_unless_equals_uint64 (v, 0);
+  gst_structure_free (stats);
+
+  /* then the frames */
+  out = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  for (i = 0; i < source->len; i++) {
+    fail_unless_equals_int (gst_harness_push (h,
+            gst_buffer_ref (g_ptr_array_index (source, i))), GST_FLOW_OK);
+    while ((b = gst_harness_try_pull (h)))
+      g_ptr_array_add (out, b);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while ((b = gst_harness_try_pull (h)))
+    g_ptr_array_add (out, b);
+  g_object_get (h->element, "stats", &stats, NULL);
+  GST_INFO ("%" GST_PTR_FORMAT, stats);
+  fail_unless_equals_int (out->len, source->len);
+  fail_unless (gst_structure_get_uint (stats, "backoffs-pending", &pending));
+  fail_unless_equals_int (pending, 0);
+  fail_unless (gst_structure_get_uint64 (stats, "events-ignored", &v));
+  fail_unless_equals_uint64 (v, 0);
+  fail_unless (gst_structure_get_uint64 (stats, "frames-reencoded", &v));
+  fail_unless (v > 0);
+  fail_unless (gst_structure_get_uint64 (stats, "reaction-latency", &v));
+  fail_unless (v > 0);
+  fail_unless (gst_structure_get_uint64 (stats, "input-bitrate", &in_rate));
+  fail_unless (gst_structure_get_uint64 (stats, "target-bitrate", &target));
+  /* half the input's measured rate */
+  fail_unless (target > in_rate * 0.4 && target < in_rate * 0.6,
+      "target %" G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT, target,
+      in_rate);
+  gst_structure_free (stats);
+  fail_unless (bitrate_of (out) < source_bitrate * 0.75,
+      "%f of %f", bitrate_of (out), source_bitrate);
+  gst_harness_teardown (h);
+  fail_unless_equals_int (decode_count (out), source->len);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
 /* events the element is not subscribed to change nothing */
 GST_START_TEST (test_event_filter)
 {
@@ -597,6 +663,8 @@ GST_START_TEST (test_stats_fields)
   fail_unless (gst_structure_get_double (s, "quantizer", &q));
   fail_unless (q >= 2 && q <= 31);
   fail_unless (gst_structure_get_double (s, "mean-quantizer", &q));
+  fail_unless (gst_structure_get_uint (s, "backoffs-pending", &i));
+  fail_unless_equals_int (i, 0);
   gst_structure_get_uint64 (s, "frames-in", &in);
   gst_structure_get_uint64 (s, "frames-out", &outn);
   fail_unless_equals_uint64 (in, source->len);
@@ -933,6 +1001,7 @@ ratetranscoder_suite (void)
   tcase_add_test (tc, test_steady_target_half);
   tcase_add_test (tc, test_steady_target_third);
   tcase_add_test (tc, test_event_next_frame);
+  tcase_add_test (tc, test_event_before_input);
   tcase_add_test (tc, test_event_filter);
   tcase_add_test (tc, test_keep_i);
   tcase_add_test (tc, test_keep_ip);

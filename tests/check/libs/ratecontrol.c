@@ -223,11 +223,132 @@ GST_START_TEST (test_rate_event_and_ceiling)
   rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
       G_MAXUINT64, 0);
   fail_unless_equals_uint64 (rate_control_get_target (rc), 900000);
-  /* a backoff with nothing measured yet does nothing */
+  /* a backoff with nothing measured yet changes no target (yet: it is
+   * kept for the first input, see test_backoff_before_input) */
   rate_control_free (rc);
   rc = rate_control_new ();
   fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
           G_MAXUINT64, 0));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* Congestion before the first frame (no target, no max-bitrate: nothing to
+ * scale yet) is kept, at most one backoff per srtt on the virtual clock,
+ * and applied once the input rate is measured: target = rate * backoff^k.
+ * Feeds frames from @at[n-1] on; returns the measured rate it was applied
+ * to in @rate. */
+static RateControl *
+early_events (const guint64 * at, guint n, guint64 min_bitrate,
+    gdouble * rate)
+{
+  RateControl *rc = rate_control_new ();
+  guint i, g;
+  RcStats st;
+
+  rate_control_set_recovery (rc, 0);
+  rate_control_set_limits (rc, min_bitrate, 0);
+  for (i = 0; i < n; i++)
+    fail_if (rate_control_congestion (rc, i % 2 ? GST_NETWORK_CONGESTION_LOSS :
+            GST_NETWORK_CONGESTION_REXMT, 0, 100 * GST_MSECOND, at[i]));
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (st.pending_backoffs, n - st.events_ignored);
+  g = rate_control_get_generation (rc);
+  for (i = 0; i < 2 * GOP; i++) {
+    RcPictureType t = type_at (i);
+    RcDecision d;
+
+    rate_control_input (rc, t, size_of (t), DUR, at[n - 1] + i * DUR);
+    if (rate_control_get_generation (rc) != g)
+      break;
+    /* until then the frames pass as they came */
+    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
+            &d), RC_EARLY_PASSTHROUGH);
+    rate_control_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+  }
+  /* applied as one step that decisions can tell, once the rate is
+   * measured: after the first GOP_PRIOR (12) frames, not from a guess */
+  fail_unless_equals_int (i, 11);
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (st.pending_backoffs, 0);
+  *rate = st.input_bitrate;
+  fail_unless (fabs (*rate / stream_rate () - 1) < 0.15, "%f vs %f", *rate,
+      stream_rate ());
+  return rc;
+}
+
+GST_START_TEST (test_backoff_before_input)
+{
+  const guint64 one[] = { 0 };
+  const guint64 apart[] = { 0, 150 * GST_MSECOND };
+  const guint64 within[] = { 0, 50 * GST_MSECOND };
+  const guint64 three[] = { 0, 150 * GST_MSECOND, 300 * GST_MSECOND };
+  RateControl *rc;
+  RcStats st;
+  Run r = { 0 };
+  gdouble in_rate;
+
+  /* one event: in_rate * backoff */
+  rc = early_events (one, 1, 0, &in_rate);
+  fail_unless_equals_uint64 (rate_control_get_target (rc),
+      (guint64) (in_rate * 0.5 + 0.5));
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_uint64 (st.events[0], 1);
+  fail_unless_equals_uint64 (st.events_ignored, 0);
+  /* and it holds: the frames from there on are re-encoded towards it */
+  run (rc, 12, 4 * GOP, 0.8, &r);
+  fail_unless (r.encoded > 0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc),
+      (guint64) (in_rate * 0.5 + 0.5));
+  rate_control_free (rc);
+
+  /* two events more than an srtt apart: backoff^2 */
+  rc = early_events (apart, 2, 0, &in_rate);
+  fail_unless_equals_uint64 (rate_control_get_target (rc),
+      (guint64) (in_rate * 0.25 + 0.5));
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_uint64 (st.events[0], 1);
+  fail_unless_equals_uint64 (st.events[3], 1);
+  fail_unless_equals_uint64 (st.events_ignored, 0);
+  rate_control_free (rc);
+
+  /* two within one srtt: one reaction, the second ignored */
+  rc = early_events (within, 2, 0, &in_rate);
+  fail_unless_equals_uint64 (rate_control_get_target (rc),
+      (guint64) (in_rate * 0.5 + 0.5));
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_uint64 (st.events_ignored, 1);
+  rate_control_free (rc);
+
+  /* min-bitrate floors the result (0.125 of the rate asked, 0.2 floor) */
+  rc = early_events (three, 3, (guint64) (stream_rate () * 0.2), &in_rate);
+  fail_unless_equals_uint64 (rate_control_get_target (rc),
+      (guint64) (stream_rate () * 0.2));
+  rate_control_free (rc);
+
+  /* kept backoffs are counted, not ignored, while they wait; also those
+   * that come after the first frame, while its rate is only a guess */
+  rc = rate_control_new ();
+  rate_control_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
+      100 * GST_MSECOND, 0);
+  rate_control_input (rc, RC_PICTURE_I, size_of (RC_PICTURE_I), DUR, 0);
+  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
+          100 * GST_MSECOND, 200 * GST_MSECOND));
+  rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (st.pending_backoffs, 2);
+  fail_unless_equals_uint64 (st.events[1], 1);
+  fail_unless_equals_uint64 (st.events[3], 1);
+  fail_unless_equals_uint64 (st.events_ignored, 0);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  /* a reset (flush, new stream) forgets them */
+  rate_control_reset (rc);
+  memset (&r, 0, sizeof (r));
+  run (rc, 0, GOP, 0.8, &r);
+  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  fail_unless_equals_int (r.encoded, 0);
   rate_control_free (rc);
 }
 
@@ -492,6 +613,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_backoff_and_dedup);
   tcase_add_test (tc, test_min_and_backoff_factor);
   tcase_add_test (tc, test_rate_event_and_ceiling);
+  tcase_add_test (tc, test_backoff_before_input);
   tcase_add_test (tc, test_recovery_additive);
   tcase_add_test (tc, test_events_filter);
   tcase_add_test (tc, test_generation_bumps);
