@@ -189,18 +189,22 @@ run_one (const Transport * t, const gchar * file, guint64 size, guint bs,
     GstElement *e = gst_bin_get_by_name (GST_BIN (tx), "esink");
     if (e) {
       GstStructure *st;
-      guint64 pk, acks, payload;
+      guint64 pk, acks, payload, rtx, reactions, errors;
       gdouble ip = 28;          /* IPv4 + UDP, on both */
 
       g_object_get (e, "stats", &st, NULL);
       gst_structure_get (st, "packets-sent", G_TYPE_UINT64, &pk,
           "acks-received", G_TYPE_UINT64, &acks, "bytes-acked", G_TYPE_UINT64,
-          &payload, NULL);
+          &payload, "packets-retransmitted", G_TYPE_UINT64, &rtx,
+          "loss-reactions", G_TYPE_UINT64, &reactions, "send-errors",
+          G_TYPE_UINT64, &errors, NULL);
       gst_structure_free (st);
       gst_object_unref (e);
-      printf ("#   erap: %" G_GUINT64_FORMAT " packets, %" G_GUINT64_FORMAT
-          " ACKs for %" G_GUINT64_FORMAT " payload bytes\n", pk, acks,
-          payload);
+      printf ("#   erap: %" G_GUINT64_FORMAT " packets (%" G_GUINT64_FORMAT
+          " retransmitted, %" G_GUINT64_FORMAT " send errors, %"
+          G_GUINT64_FORMAT " loss reactions), %" G_GUINT64_FORMAT
+          " ACKs for %" G_GUINT64_FORMAT " payload bytes\n", pk, rtx, errors,
+          reactions, acks, payload);
       printf ("#   header bytes per payload byte: erap %.4f, rap %.4f "
           "(rap/erap %.2f); with IP+UDP: erap %.4f, rap %.4f\n",
           (8.0 * pk + 20.0 * acks) / payload,

@@ -83,12 +83,24 @@
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
  */
+#define _GNU_SOURCE             /* sendmmsg */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <errno.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "gsterapsink.h"
+
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define GST_CAT_DEFAULT erap_sink_debug
@@ -335,9 +347,13 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * GstErapSink:pacing-quantum:
    *
    * Packets due within this time of a timer go out at once, in one burst
-   * and one system call (sendmmsg). At high rates a timer per packet costs
-   * more CPU than the packets; at low rates the gap is longer than the
-   * quantum and pacing stays exact. 0 paces every packet.
+   * and one system call (sendmmsg; equal-sized packets as one UDP_SEGMENT
+   * datagram where the path allows it). At high rates a timer per packet
+   * costs more CPU than the packets; at low rates the gap is longer than
+   * the quantum and pacing stays exact. A buffer arriving while nothing
+   * is waiting to be sent waits up to one quantum for the ones that
+   * follow, so they leave together. 0 paces every packet and sends at
+   * once.
    */
   g_object_class_install_property (gobject_class, PROP_PACING_QUANTUM,
       g_param_spec_uint64 ("pacing-quantum", "Pacing quantum",
@@ -767,48 +783,119 @@ now_locked (GstErapSink * sink)
   return gst_clock_get_time (sink->clock);
 }
 
-/* Packets due now go out SEND_BATCH per system call (sendmmsg). */
-#define SEND_BATCH 32
+/* Packets due now go out SEND_BATCH per system call (sendmmsg); runs of
+ * equal-sized packets travel as one UDP_SEGMENT (GSO) datagram, which the
+ * kernel cuts into packets only where it must (loopback and an erapsrc
+ * with UDP_GRO take it whole): the UDP path costs per datagram, not per
+ * byte. */
+#define SEND_BATCH 64
+#define GSO_MAX_SEGMENTS 64     /* the kernel's UDP_MAX_SEGMENTS */
+#define GSO_MAX_BYTES 65000     /* below the 64 KiB IP datagram */
+
+typedef union {
+  gchar buf[CMSG_SPACE (sizeof (guint16))];
+  struct cmsghdr align;
+} GsoControl;
+
+static gsize
+packet_size (const GstErapOutPacket * p)
+{
+  return GST_ERAP_DATA_HEADER_SIZE + p->payload_len;
+}
+
+/* Sends packets [from, n) of @p; returns FALSE when UDP_SEGMENT failed
+ * on the first message sent, so the caller retries without it. */
+static gboolean
+send_run_locked (GstErapSink * sink, GstErapOutPacket * p, guint * from,
+    guint n)
+{
+  struct mmsghdr mm[SEND_BATCH];
+  struct iovec iov[SEND_BATCH][2];
+  GsoControl ctl[SEND_BATCH];
+  guint first[SEND_BATCH + 1];
+  guint n_msgs = 0, i = *from, j;
+  gint fd = g_socket_get_fd (sink->socket);
+
+  memset (mm, 0, sizeof (mm));
+  while (i < n) {
+    gsize seg = packet_size (&p[i]), bytes = 0;
+    guint k = 0, start = i;
+
+    /* a run: equal sizes, the last one may be shorter */
+    do {
+      gsize sz = packet_size (&p[i]);
+
+      iov[i][0].iov_base = p[i].header;
+      iov[i][0].iov_len = GST_ERAP_DATA_HEADER_SIZE;
+      iov[i][1].iov_base = (gpointer) p[i].payload;
+      iov[i][1].iov_len = p[i].payload_len;
+      bytes += sz;
+      k++;
+      i++;
+      if (sz < seg)
+        break;
+    } while (sink->gso && i < n && k < GSO_MAX_SEGMENTS &&
+        packet_size (&p[i]) <= seg && bytes + packet_size (&p[i]) <=
+        GSO_MAX_BYTES);
+
+    first[n_msgs] = start;
+    mm[n_msgs].msg_hdr.msg_name = &sink->peer_native;
+    mm[n_msgs].msg_hdr.msg_namelen = sink->peer_native_len;
+    mm[n_msgs].msg_hdr.msg_iov = &iov[start][0];
+    mm[n_msgs].msg_hdr.msg_iovlen = 2 * k;
+    if (k > 1) {
+      struct cmsghdr *c;
+
+      mm[n_msgs].msg_hdr.msg_control = ctl[n_msgs].buf;
+      mm[n_msgs].msg_hdr.msg_controllen = sizeof (ctl[n_msgs].buf);
+      c = CMSG_FIRSTHDR (&mm[n_msgs].msg_hdr);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN (sizeof (guint16));
+      *(guint16 *) CMSG_DATA (c) = seg;
+    }
+    n_msgs++;
+  }
+  first[n_msgs] = n;
+
+  for (j = 0; j < n_msgs;) {
+    gint r = sendmmsg (fd, mm + j, n_msgs - j, MSG_DONTWAIT);
+
+    if (r > 0) {
+      j += r;
+      continue;
+    }
+    if ((errno == EIO || errno == EINVAL || errno == ENOPROTOOPT) &&
+        mm[j].msg_hdr.msg_controllen) {
+      /* no checksum offload on this path (e.g. the testbed's veths) */
+      GST_INFO_OBJECT (sink, "UDP_SEGMENT refused (%s), sending packet by "
+          "packet", g_strerror (errno));
+      sink->gso = FALSE;
+      *from = first[j];
+      return FALSE;
+    }
+    /* as good as lost: the core finds out and reacts; skip this one */
+    if (sink->send_errors == 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      GST_WARNING_OBJECT (sink, "send error: %s", g_strerror (errno));
+    sink->send_errors += first[j + 1] - first[j];
+    j++;
+  }
+  *from = n;
+  return TRUE;
+}
 
 static void
 send_packets_locked (GstErapSink * sink, GstClockTime now)
 {
   GstErapOutPacket p[SEND_BATCH];
-  GOutputVector v[SEND_BATCH][2];
-  GOutputMessage m[SEND_BATCH];
-  guint n, i;
+  guint n, from;
 
   do {
     /* payloads stay valid across polls: only ACKs release them */
     for (n = 0; n < SEND_BATCH &&
-        gst_erap_sender_poll (sink->sender, now, &p[n]); n++) {
-      v[n][0].buffer = p[n].header;
-      v[n][0].size = GST_ERAP_DATA_HEADER_SIZE;
-      v[n][1].buffer = p[n].payload;
-      v[n][1].size = p[n].payload_len;
-      m[n].address = sink->peer;
-      m[n].vectors = v[n];
-      m[n].num_vectors = p[n].payload_len ? 2 : 1;
-      m[n].bytes_sent = 0;
-      m[n].control_messages = NULL;
-      m[n].num_control_messages = 0;
-    }
-    for (i = 0; i < n;) {
-      GError *err = NULL;
-      gint r = g_socket_send_messages (sink->socket, m + i, n - i, 0, NULL,
-          &err);
-
-      if (r <= 0) {
-        /* as good as lost: the core finds out and reacts; skip one */
-        if (sink->send_errors++ == 0 &&
-            !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-          GST_WARNING_OBJECT (sink, "send error: %s",
-              err ? err->message : "");
-        g_clear_error (&err);
-        r = 1;
-      }
-      i += r;
-    }
+        gst_erap_sender_poll (sink->sender, now, &p[n]); n++);
+    from = 0;
+    while (!send_run_locked (sink, p, &from, n));
   } while (n == SEND_BATCH);
 }
 
@@ -816,6 +903,10 @@ static void
 reschedule_locked (GstErapSink * sink)
 {
   GstClockTime next = gst_erap_sender_next_wakeup (sink->sender);
+
+  /* corked (see render): rate and loss timers can wait that long too */
+  if (GST_CLOCK_TIME_IS_VALID (next) && next < sink->cork_until)
+    next = sink->cork_until;
 
   if (!GST_CLOCK_TIME_IS_VALID (next)) {
     /* idle: no timer at all */
@@ -915,8 +1006,9 @@ on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
    * would split them into many small ones (more wakeups on both sides),
    * so only when the timer is late by a quantum */
   next = gst_erap_sender_next_wakeup (sink->sender);
-  service_and_unlock (sink, now, !GST_CLOCK_TIME_IS_VALID (next) ||
-      next + sink->pacing_quantum <= now);
+  service_and_unlock (sink, now, now >= sink->cork_until &&
+      (!GST_CLOCK_TIME_IS_VALID (next) ||
+          next + sink->pacing_quantum <= now));
 }
 
 static gboolean
@@ -1053,10 +1145,15 @@ gst_erap_sink_start (GstBaseSink * bsink)
   sink->msession = ms;
   sink->socket = gst_erap_manager_get_socket (m);
   sink->peer = G_SOCKET_ADDRESS (peer);
+  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+  g_socket_address_to_native (sink->peer, &sink->peer_native,
+      sizeof (sink->peer_native), NULL);
+  sink->gso = TRUE;
   sink->sender = gst_erap_sender_new (&cfg);
   gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
   memset (&sink->last_libra, 0, sizeof (sink->last_libra));
   sink->flushing = FALSE;
+  sink->cork_until = 0;
   sink->reactions_seen = 0;
   sink->send_errors = 0;
   memset (&sink->last, 0, sizeof (sink->last));
@@ -1179,6 +1276,16 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     /* already sending: the timer and the ACKs take it from here; serving
      * from here too would only fight them for the lock */
     g_mutex_unlock (&sink->lock);
+    return GST_FLOW_OK;
+  }
+  if (idle && sink->pacing_quantum > 0 && m->map.size < GSO_MAX_BYTES) {
+    /* small buffers after a pause wait up to a quantum for the ones that
+     * follow, so they leave as one burst (one UDP_SEGMENT datagram)
+     * rather than a system call and an ACK wakeup each */
+    GstClockTime now = now_locked (sink);
+
+    sink->cork_until = now + sink->pacing_quantum;
+    service_and_unlock (sink, now, FALSE);
     return GST_FLOW_OK;
   }
   service_and_unlock (sink, now_locked (sink), TRUE);

@@ -5,6 +5,7 @@
 #include <gst/gst.h>
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
+#include <sys/socket.h>
 #include <gst/erap/erap.h>
 #include "gsterapmanager.h"
 
@@ -54,9 +55,13 @@ struct _GstErapSink {
   GstErapManagerSession *msession;
   GSocket *socket;
   GSocketAddress *peer;
+  struct sockaddr_storage peer_native;  /* for sendmmsg */
+  socklen_t peer_native_len;
+  gboolean gso;                 /* UDP_SEGMENT works on this path */
   GstClock *clock;
   GstClockID timer;
   GstClockTime timer_time;
+  GstClockTime cork_until;      /* no sending before (render's batching) */
   GstClockID linger_id;
   GstClockID sched_id;
   gboolean flushing;

@@ -38,13 +38,24 @@
  * ]| Receives what `gst-launch-1.0 filesrc location=video.ts ! erapsink
  * host=127.0.0.1 port=5004` sends, and exits at its end of stream.
  */
+#define _GNU_SOURCE             /* recvmmsg */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include "gsterapsrc.h"
+
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
 #define GST_CAT_DEFAULT erap_src_debug
@@ -54,8 +65,10 @@ GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
 #define DEFAULT_MAX_REORDER_BYTES  GST_ERAP_DEFAULT_MAX_REORDER_BYTES
 #define DEFAULT_LINGER             (300 * GST_MSECOND)
 #define MAX_DATAGRAM               65536
-/* datagrams per receive call (recvmmsg) and ACKs per send call (sendmmsg) */
+/* datagrams per receive call (recvmmsg) */
 #define RX_BATCH                   16
+/* ACK records per datagram: within the sender's ACK buffer and one MTU */
+#define ACK_DATAGRAM               1400
 
 enum {
   PROP_0,
@@ -351,6 +364,8 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   g_free (address);
   g_socket_set_blocking (sock, FALSE);
   g_socket_set_option (sock, SOL_SOCKET, SO_RCVBUF, 4 * 1024 * 1024, NULL);
+  /* take a sender's UDP_SEGMENT runs whole where the path keeps them */
+  g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
   local = g_socket_get_local_address (sock, NULL);
   if (local) {
     port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
@@ -417,98 +432,154 @@ gst_erap_src_unlock_stop (GstBaseSrc * bsrc)
   return TRUE;
 }
 
+/* The sender's address, compared without allocating an object per
+ * datagram. */
 static gboolean
-same_address (GSocketAddress * a, GSocketAddress * b)
+same_native_address (const struct sockaddr_storage *a,
+    const struct sockaddr_storage *b)
 {
-  GInetSocketAddress *x = G_INET_SOCKET_ADDRESS (a);
-  GInetSocketAddress *y = G_INET_SOCKET_ADDRESS (b);
+  if (a->ss_family != b->ss_family)
+    return FALSE;
+  if (a->ss_family == AF_INET) {
+    const struct sockaddr_in *x = (const void *) a, *y = (const void *) b;
 
-  return g_inet_socket_address_get_port (x) ==
-      g_inet_socket_address_get_port (y) &&
-      g_inet_address_equal (g_inet_socket_address_get_address (x),
-      g_inet_socket_address_get_address (y));
+    return x->sin_port == y->sin_port &&
+        x->sin_addr.s_addr == y->sin_addr.s_addr;
+  }
+  if (a->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *x = (const void *) a, *y = (const void *) b;
+
+    return x->sin6_port == y->sin6_port &&
+        memcmp (&x->sin6_addr, &y->sin6_addr, sizeof (x->sin6_addr)) == 0;
+  }
+  return FALSE;
+}
+
+/* The ACKs collected so far, in one datagram (every accepted packet came
+ * from the peer). */
+static void
+send_acks (GstErapSrc * src, const guint8 * acks, gsize len, guint n_acks)
+{
+  GError *err = NULL;
+
+  if (n_acks && g_socket_send_to (src->socket, src->peer,
+          (const gchar *) acks, len, NULL, &err) < 0) {
+    /* a full socket buffer: these ACKs are lost, later ones repeat what
+     * they said */
+    src->ack_errors += n_acks;
+    GST_LOG_OBJECT (src, "%u ACKs not sent: %s", n_acks, err->message);
+    g_clear_error (&err);
+  }
 }
 
 /* Receives and acknowledges what is there: RX_BATCH datagrams per system
- * call, and their ACK records bundled in one datagram. */
+ * call, each of which may hold several packets of one size (UDP_GRO), and
+ * their ACK records bundled in datagrams of up to ACK_DATAGRAM bytes. */
 static gboolean
 receive_some (GstErapSrc * src)
 {
+  gint fd = g_socket_get_fd (src->socket);
+
   for (;;) {
-    GInputVector iv[RX_BATCH];
-    GInputMessage im[RX_BATCH];
-    GSocketAddress *from[RX_BATCH];
-    guint8 acks[RX_BATCH * GST_ERAP_ACK_MAX_SIZE];
+    struct mmsghdr mm[RX_BATCH];
+    struct iovec iov[RX_BATCH];
+    struct sockaddr_storage from[RX_BATCH];
+    union {
+      gchar buf[CMSG_SPACE (sizeof (gint))];
+      struct cmsghdr align;
+    } ctl[RX_BATCH];
+    guint8 acks[ACK_DATAGRAM];
     gsize acks_len = 0;
     guint n_acks = 0;
-    GError *err = NULL;
     gint n, i;
 
-    memset (im, 0, sizeof (im));
+    memset (mm, 0, sizeof (mm));
     for (i = 0; i < RX_BATCH; i++) {
-      iv[i].buffer = src->scratch + (gsize) i * MAX_DATAGRAM;
-      iv[i].size = MAX_DATAGRAM;
-      from[i] = NULL;
-      im[i].address = &from[i];
-      im[i].vectors = &iv[i];
-      im[i].num_vectors = 1;
+      iov[i].iov_base = src->scratch + (gsize) i * MAX_DATAGRAM;
+      iov[i].iov_len = MAX_DATAGRAM;
+      mm[i].msg_hdr.msg_name = &from[i];
+      mm[i].msg_hdr.msg_namelen = sizeof (from[i]);
+      mm[i].msg_hdr.msg_iov = &iov[i];
+      mm[i].msg_hdr.msg_iovlen = 1;
+      mm[i].msg_hdr.msg_control = ctl[i].buf;
+      mm[i].msg_hdr.msg_controllen = sizeof (ctl[i].buf);
     }
-    n = g_socket_receive_messages (src->socket, im, RX_BATCH, 0, NULL, &err);
+    n = recvmmsg (fd, mm, RX_BATCH, MSG_DONTWAIT, NULL);
     if (n <= 0) {
-      if (n < 0 && !g_error_matches (err, G_IO_ERROR,
-              G_IO_ERROR_WOULD_BLOCK))
-        GST_WARNING_OBJECT (src, "receive error: %s", err->message);
-      g_clear_error (&err);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        GST_WARNING_OBJECT (src, "receive error: %s", g_strerror (errno));
       return TRUE;
     }
 
     g_mutex_lock (&src->lock);
     for (i = 0; i < n; i++) {
-      GBytes *pkt, *msg;
-      gsize ack_len = 0;
-      gboolean eos = FALSE;
-      GstErapDataResult res;
+      const guint8 *data = iov[i].iov_base;
+      gsize len = mm[i].msg_len, seg = len, off;
+      struct cmsghdr *c;
 
-      if (!from[i])
+      if (mm[i].msg_hdr.msg_namelen == 0)
         continue;
       if (!src->peer) {
-        src->peer = g_object_ref (from[i]);
-      } else if (!same_address (src->peer, from[i])) {
+        src->peer = g_socket_address_new_from_native (&from[i],
+            mm[i].msg_hdr.msg_namelen);
+        if (!src->peer)
+          continue;
+        src->peer_native = from[i];
+      } else if (!same_native_address (&src->peer_native, &from[i])) {
         src->foreign++;
         continue;
       }
-      pkt = g_bytes_new (iv[i].buffer, im[i].bytes_received);
-      res = gst_erap_receiver_handle_data (src->receiver, pkt,
-          acks + acks_len, &ack_len);
-      g_bytes_unref (pkt);
-      GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
-          im[i].bytes_received, res);
-      while ((msg = gst_erap_receiver_pop (src->receiver, &eos)))
-        g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
-      if (eos && !src->eos) {
-        GST_DEBUG_OBJECT (src, "in-band end of stream");
-        src->eos = TRUE;
-      }
-      if (ack_len) {
-        acks_len += ack_len;
-        n_acks++;
+      for (c = CMSG_FIRSTHDR (&mm[i].msg_hdr); c;
+          c = CMSG_NXTHDR (&mm[i].msg_hdr, c))
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+          seg = *(gint *) CMSG_DATA (c);
+      if (seg == 0)
+        seg = len;
+
+      /* the packets the kernel coalesced, one by one */
+      for (off = 0; off < len || (len == 0 && off == 0); off += seg) {
+        gsize plen = MIN (seg, len - off), ack_len = 0;
+        GBytes *pkt, *msg;
+        gboolean eos = FALSE;
+        GstErapDataResult res;
+
+        if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks)) {
+          g_mutex_unlock (&src->lock);
+          send_acks (src, acks, acks_len, n_acks);
+          g_mutex_lock (&src->lock);
+          acks_len = 0;
+          n_acks = 0;
+        }
+        pkt = g_bytes_new (data + off, plen);
+        res = gst_erap_receiver_handle_data (src->receiver, pkt,
+            acks + acks_len, &ack_len);
+        g_bytes_unref (pkt);
+        GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
+            plen, res);
+        while ((msg = gst_erap_receiver_pop (src->receiver, &eos))) {
+          /* the buffer takes its own reference */
+          g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
+          g_bytes_unref (msg);
+        }
+        if (eos && !src->eos) {
+          GST_DEBUG_OBJECT (src, "in-band end of stream");
+          src->eos = TRUE;
+        }
+        if (ack_len) {
+          acks_len += ack_len;
+          n_acks++;
+        }
+        if (len == 0)
+          break;
       }
     }
     g_mutex_unlock (&src->lock);
 
-    /* the ACKs of all the packets read together, in one datagram (every
-     * accepted packet came from the peer) */
-    if (n_acks && g_socket_send_to (src->socket, src->peer,
-            (const gchar *) acks, acks_len, NULL, &err) < 0) {
-      /* a full socket buffer: these ACKs are lost, later ones repeat what
-       * they said */
-      src->ack_errors += n_acks;
-      GST_LOG_OBJECT (src, "%u ACKs not sent: %s", n_acks, err->message);
-      g_clear_error (&err);
-    }
-    for (i = 0; i < n; i++)
-      g_clear_object (&from[i]);
-    if (n < RX_BATCH)
+    send_acks (src, acks, acks_len, n_acks);
+    /* deliver before reading more: what downstream has not taken waits
+     * in the socket buffer, not in an unbounded queue here (a sender
+     * faster than downstream then sees losses and slows down) */
+    if (n < RX_BATCH || !g_queue_is_empty (&src->ready))
       return TRUE;
   }
 }

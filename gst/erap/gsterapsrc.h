@@ -5,6 +5,7 @@
 #include <gst/gst.h>
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
+#include <sys/socket.h>
 #include <gst/erap/erap.h>
 
 G_BEGIN_DECLS
@@ -28,6 +29,7 @@ struct _GstErapSrc {
   GstErapReceiver *receiver;
   GstErapReceiverStats last;
   GSocketAddress *peer;         /* sender, fixed by the first data packet */
+  struct sockaddr_storage peer_native;
   GQueue ready;                 /* GstBuffers to push */
   guint8 *scratch;
   GPollFD cfd;

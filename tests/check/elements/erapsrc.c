@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gio/gio.h>
@@ -311,6 +312,15 @@ write_random_file (const gchar * path, gsize size)
   g_rand_free (r);
 }
 
+/* Bytes malloc has handed out, all arenas. */
+static gsize
+heap_in_use (void)
+{
+  struct mallinfo2 mi = mallinfo2 ();
+
+  return mi.uordblks + mi.hblkhd;
+}
+
 GST_START_TEST (test_file_transfer)
 {
   const gchar *mb = g_getenv ("ERAP_TRANSFER_MB");
@@ -323,8 +333,10 @@ GST_START_TEST (test_file_transfer)
   GstMessage *msg;
   GstBus *bus;
   guint port;
+  gsize heap0, heap1;
 
   write_random_file (in, size);
+  heap0 = heap_in_use ();
   desc = g_strdup_printf ("erapsrc name=src port=0 ! filesink location=%s",
       out);
   rx = gst_parse_launch (desc, NULL);
@@ -367,6 +379,13 @@ GST_START_TEST (test_file_transfer)
     gst_structure_free (st);
     gst_object_unref (sink);
   }
+  /* delivered data is released: a buffer that kept its message alive
+   * would leave the whole file on the heap (it did once) */
+  heap1 = heap_in_use ();
+  GST_INFO ("heap grew by %" G_GSIZE_FORMAT " bytes", heap1 - MIN (heap1,
+          heap0));
+  fail_unless (heap1 < heap0 + 64 * 1000 * 1000, "heap grew by %"
+      G_GSIZE_FORMAT " MB", (heap1 - heap0) / 1000000);
   gst_element_set_state (tx, GST_STATE_NULL);
   gst_element_set_state (rx, GST_STATE_NULL);
   gst_object_unref (src);
