@@ -538,11 +538,13 @@ ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstTwoflowFrameHeader hdr;
   GstMapInfo map;
   GstPadProbeReturn ret = GST_PAD_PROBE_OK;
+  gboolean caps = FALSE;
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return ret;
   if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) ==
       GST_TWOFLOW_PARSE_OK) {
+    caps = hdr.kind == GST_TWOFLOW_RECORD_CAPS;
     if (hdr.kind == GST_TWOFLOW_RECORD_FRAME) {
       if ((gint) hdr.segment_no < s->skip_segments)
         ret = GST_PAD_PROBE_DROP;
@@ -553,6 +555,16 @@ ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
     }
   }
   gst_buffer_unmap (buf, &map);
+  /* The caps record comes first, stamped with the stream's first time.
+   * With segments skipped, ctcpsink would count from that time and make
+   * the caps record a segment of its own, sent at that tiny segment's
+   * target rate ahead of the real first segment (which came 35 s late in
+   * a 20 s replay): let it count from the first frame sent instead. */
+  if (ret == GST_PAD_PROBE_OK && s->skip_segments > 0 && caps) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf) = GST_CLOCK_TIME_NONE;
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+  }
   return ret;
 }
 
