@@ -62,6 +62,7 @@ struct _GstErapSender {
   gboolean active;              /* something to send: rate timers run */
   GstClockTime next_send;
   GstClockTime next_tick;
+  GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
   guint64 cluster_end;          /* losses at or below: same cluster */
 
@@ -431,6 +432,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   gboolean rtx;
   GstClockTime ipg, lag;
 
+  s->last_poll = now;
   detect_timeouts (s, now);
   run_ticks (s, now);
   if (!s->active || now + s->cfg.quantum < s->next_send)
@@ -498,8 +500,14 @@ gst_erap_sender_next_wakeup (GstErapSender * s)
 {
   GstClockTime t = GST_CLOCK_TIME_NONE;
 
-  if (s->active || has_data (s))
-    t = MIN (s->next_send - MIN (s->next_send, s->cfg.quantum), s->next_tick);
+  if (s->active || has_data (s)) {
+    t = MIN (s->next_send, s->next_tick);
+    /* one burst per quantum: poll sends what falls due within a quantum,
+     * so waking again sooner would only send a packet or two at a time
+     * (and run the per-SRTT tick on a short-RTT path every few µs) */
+    if (s->cfg.quantum && t < s->last_poll + s->cfg.quantum)
+      t = s->last_poll + s->cfg.quantum;
+  }
   if (s->first_out < s->next_seq) {
     HistEntry *e = erap_ring_get (&s->hist, s->first_out);
     if (e && e->status == H_SENT)

@@ -28,7 +28,8 @@ typedef struct {
   guint dpthresh;               /* percent of the rate an SRTT must use to grow */
   guint max_burst;              /* packets sent back to back to catch up */
   GstClockTime quantum;         /* packets due within this much of now go
-                                 * now, in one burst (default 0) */
+                                 * now, in one burst, and timers wake at
+                                 * most once per quantum (default 0) */
 } GstErapSenderConfig;
 
 typedef struct {
