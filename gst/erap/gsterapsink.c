@@ -93,6 +93,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowaddress.h>
 #include "gsterapsink.h"
 
 #ifndef SOL_UDP
@@ -1057,37 +1058,6 @@ ensure_clock_locked (GstErapSink * sink)
   }
 }
 
-static GInetSocketAddress *
-resolve (GstErapSink * sink, const gchar * host, guint port,
-    GSocketFamily family, GError ** error)
-{
-  GInetAddress *ia = g_inet_address_new_from_string (host);
-  GInetSocketAddress *sa;
-
-  if (!ia) {
-    GResolver *r = g_resolver_get_default ();
-    GList *l, *addrs = g_resolver_lookup_by_name (r, host, NULL, error);
-
-    g_object_unref (r);
-    for (l = addrs; l; l = l->next) {
-      if (g_inet_address_get_family (l->data) == family) {
-        ia = g_object_ref (l->data);
-        break;
-      }
-    }
-    g_resolver_free_addresses (addrs);
-    if (!ia) {
-      if (error && !*error)
-        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-            "no address of the bind address' family for %s", host);
-      return NULL;
-    }
-  }
-  sa = G_INET_SOCKET_ADDRESS (g_inet_socket_address_new (ia, port));
-  g_object_unref (ia);
-  return sa;
-}
-
 static gboolean
 gst_erap_sink_start (GstBaseSink * bsink)
 {
@@ -1124,7 +1094,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
   m = gst_erap_manager_acquire (bind_address, bind_port, &err);
   if (!m)
     goto bind_failed;
-  peer = resolve (sink, host, port,
+  peer = gst_twoflow_resolve (host, port,
       g_socket_get_family (gst_erap_manager_get_socket (m)), &err);
   if (!peer) {
     gst_erap_manager_release (m);

@@ -61,6 +61,7 @@
 #endif
 
 #include <sys/socket.h>
+#include <gst/twoflow/twoflowaddress.h>
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
 
@@ -444,8 +445,7 @@ static gboolean
 gst_rudp_sink_start (GstBaseSink * bsink)
 {
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
-  GResolver *resolver;
-  GList *addrs;
+  GInetSocketAddress *dest;
   GInetAddress *ia, *any;
   GSocketAddress *local;
   GError *err = NULL;
@@ -455,23 +455,18 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   host = g_strdup (sink->host);
   GST_OBJECT_UNLOCK (sink);
 
-  ia = g_inet_address_new_from_string (host);
-  if (!ia) {
-    resolver = g_resolver_get_default ();
-    addrs = g_resolver_lookup_by_name (resolver, host, NULL, &err);
-    g_object_unref (resolver);
-    if (!addrs) {
-      GST_ELEMENT_ERROR (sink, RESOURCE, NOT_FOUND, (NULL),
-          ("cannot resolve %s: %s", host, err->message));
-      g_clear_error (&err);
-      g_free (host);
-      return FALSE;
-    }
-    ia = g_object_ref (addrs->data);
-    g_resolver_free_addresses (addrs);
+  dest = gst_twoflow_resolve (host, sink->port, G_SOCKET_FAMILY_INVALID,
+      &err);
+  if (!dest) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, NOT_FOUND, (NULL),
+        ("cannot resolve %s: %s", host, err->message));
+    g_clear_error (&err);
+    g_free (host);
+    return FALSE;
   }
   g_free (host);
-  sink->dest = g_inet_socket_address_new (ia, sink->port);
+  sink->dest = G_SOCKET_ADDRESS (dest);
+  ia = g_object_ref (g_inet_socket_address_get_address (dest));
   sink->socket = g_socket_new (g_inet_address_get_family (ia),
       G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
   if (!sink->socket) {
