@@ -28,12 +28,14 @@
 #include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
+#include <gst/twoflow/twoflowframe.h>
 #include "twoflow-control.h"
 
 static gchar *opt_server = NULL;
 static gchar *opt_fetch = NULL;
 static gchar *opt_output = NULL;
 static gchar *opt_prestage = NULL;
+static gchar *opt_arrivals = NULL;
 static gchar *opt_prefix_dir = NULL;
 static gchar *opt_essential = NULL;
 static gchar *opt_policy = NULL;
@@ -86,6 +88,10 @@ typedef struct
   gboolean healthy;
   guint samples;
   GMainLoop *loop;              /* fetch mode */
+  /* --arrivals: one line per essential record as it arrives */
+  FILE *arrivals;
+  GstTwoflowParser *arrivals_parser;
+  gdouble lead;                 /* s, from the PLAY reply */
 } ProxySession;
 
 static void
@@ -134,6 +140,10 @@ proxy_session_free (ProxySession * ps)
   g_clear_object (&ps->conn);
   if (ps->info)
     json_object_unref (ps->info);
+  if (ps->arrivals)
+    fclose (ps->arrivals);
+  if (ps->arrivals_parser)
+    gst_twoflow_parser_free (ps->arrivals_parser);
   g_free (ps->local_addr);
   g_free (ps->video);
   g_free (ps->error);
@@ -228,6 +238,34 @@ count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Arrival time (monotonic clock, us: comparable across the processes of
+ * one machine) of every essential record, with what the experiments need
+ * to judge it against its deadline: decode time, segment and size. */
+static GstPadProbeReturn
+arrivals_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  gint64 now = g_get_monotonic_time ();
+  GstTwoflowFrameHeader h;
+  GstBuffer *payload;
+
+  gst_twoflow_parser_push (ps->arrivals_parser,
+      gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER (info)));
+  while (gst_twoflow_parser_pop (ps->arrivals_parser, &h, &payload) ==
+      GST_TWOFLOW_PARSE_OK) {
+    if (h.kind == GST_TWOFLOW_RECORD_FRAME)
+      fprintf (ps->arrivals, "%" G_GINT64_FORMAT " %u %u %c %" G_GUINT64_FORMAT
+          " %u\n", now, h.frame_no, h.segment_no,
+          gst_twoflow_picture_type_to_char (h.picture_type), h.dts,
+          GST_TWOFLOW_HEADER_SIZE + h.payload_size);
+    /* complete up to here even if the process is killed */
+    fflush (ps->arrivals);
+    if (payload)
+      gst_buffer_unref (payload);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 static void
 add_count_probe (GstElement * e, gint64 * counter)
 {
@@ -271,6 +309,20 @@ build_receive_bin (ProxySession * ps)
     g_object_set (ps->ess_src, "port", opt_essential_ports + port_index % 100,
         NULL);
   add_count_probe (ps->ess_src, &ps->ess_bytes);
+  if (opt_arrivals && !ps->prestage) {
+    ps->arrivals = fopen (opt_arrivals, "w");
+    if (ps->arrivals) {
+      GstPad *sp = gst_element_get_static_pad (ps->ess_src, "src");
+
+      fprintf (ps->arrivals, "# arrival_us frame segment type dts_ns bytes\n");
+      ps->arrivals_parser = gst_twoflow_parser_new ();
+      gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER, arrivals_probe, ps,
+          NULL);
+      gst_object_unref (sp);
+    } else {
+      g_printerr ("cannot write %s\n", opt_arrivals);
+    }
+  }
 
   if (ps->prestage) {
     out = ps->ess_src;
@@ -494,6 +546,13 @@ ready_cb (gpointer user_data)
   }
   ps->server_session = twoflow_json_get_int (r, "session", 0);
   ps->started_us = g_get_monotonic_time ();
+  ps->lead = twoflow_json_get_double (r, "lead", 0);
+  if (ps->arrivals) {
+    /* the playback clock, also for a fetch that never reports */
+    fprintf (ps->arrivals, "# started_us %" G_GINT64_FORMAT " lead %g\n",
+        ps->started_us, ps->lead);
+    fflush (ps->arrivals);
+  }
   g_print ("proxy session %u: playing %s (server session %d, lead %.1f s, "
       "peak %" G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video,
       ps->server_session, twoflow_json_get_double (r, "lead", 0),
@@ -520,6 +579,10 @@ proxy_session_report (ProxySession * ps)
   json_object_set_int_member (o, "server_session", ps->server_session);
   json_object_set_double_member (o, "elapsed", ps->started_us ?
       (g_get_monotonic_time () - ps->started_us) / 1e6 : 0);
+  /* when PLAY was answered (monotonic clock, us), and the enhanced flow's
+   * lead: the playback clock --arrivals are judged against */
+  json_object_set_int_member (o, "started_us", ps->started_us);
+  json_object_set_double_member (o, "lead", ps->lead);
   json_object_set_int_member (o, "essential_bytes",
       counter_get (&ps->ess_bytes));
   json_object_set_int_member (o, "enhanced_bytes",
@@ -901,6 +964,9 @@ main (int argc, char **argv)
           "store and exit", "NAME"},
     {"prefix-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_prefix_dir,
         "Prefix store (default ./prefix)", "DIR"},
+    {"arrivals", 0, 0, G_OPTION_ARG_FILENAME, &opt_arrivals,
+        "With --fetch: log every essential frame's arrival (monotonic us, "
+          "frame, segment, type, DTS, bytes) to FILE", "FILE"},
     {"essential", 'e', 0, G_OPTION_ARG_STRING, &opt_essential,
         "Essential transport: ctcp (default), tcp or erap", "T"},
     {"policy", 0, 0, G_OPTION_ARG_STRING, &opt_policy,
