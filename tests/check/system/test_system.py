@@ -213,6 +213,41 @@ def main():
               f"fetch with prefix: {rep and rep['merge']}")
         check(res.returncode == 0 and sha(out) == sha(os.path.join(work, "ball.m2v.parsed.m2v")),
               "fetch with prefix: byte-identical")
+        # a trace with a prefix: every essential segment after the prefix is
+        # there when it starts playing (segment k at k*T after the start);
+        # the server once sent the caps record as a segment of its own, a few
+        # bytes/s, and made every segment late
+        res = subprocess.run(proxy_base + ["--prestage", "sw.txt"],
+                             capture_output=True, text=True, timeout=60)
+        arrivals = os.path.join(work, "sw-prefix.arrivals")
+        res = subprocess.run(proxy_base + ["--fetch", "sw.txt", "--output",
+                                           os.path.join(work, "sw-prefix.out"),
+                                           "--arrivals", arrivals],
+                             capture_output=True, text=True, timeout=60)
+        rep = result_line(res.stdout, "FETCH-RESULT")
+        check(res.returncode == 0 and rep and rep["merge"]["prefix-frames"] > 0
+              and rep["merge"]["output-frames"] == 100 and rep["merge"]["E_f"] == 0,
+              f"fetch of a trace with prefix: {rep and rep['merge']}")
+        late, started, lead, last = [], None, 0.0, {}
+        if os.path.exists(arrivals):
+            with open(arrivals) as f:
+                for line in f:
+                    p = line.split()
+                    if line.startswith("# started_us"):
+                        started, lead = int(p[2]), float(p[4])
+                    elif len(p) == 6 and not line.startswith("#"):
+                        last[int(p[2])] = int(p[0])
+        T = float(SEGMENT)
+        ends = {}
+        for k, us in sorted(last.items()):
+            t = (us - started) / 1e6 - lead if started is not None else None
+            ends[k] = t is not None and round(t, 2)
+            if t is None or t > k * T + 0.5:
+                late.append(k)
+        check(started is not None and min(last, default=0) >= 1 and len(last) >= 3
+              and not late,
+              f"fetch of a trace with prefix: segments on time (last frame of "
+              f"each, s: {ends}; late: {late})")
 
         # 3. RTSP: one viewer decodes every frame; a second is rejected
         info = control(cport, {"cmd": "INFO", "video": "greyramp.m2v"})
