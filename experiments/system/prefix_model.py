@@ -154,6 +154,16 @@ def main():
         ax.plot(x, [r["mean_s_seg"] for r in rows], "o-", label="mean, one segment ahead")
         ax.plot(x, [r["max_s_seg"] for r in rows], "s--", label="max, one segment ahead")
         ax.plot(x, [r["mean_s_inf"] for r in rows], "^-", label="mean, unlimited lead")
+        # the testbed's figures (prefix_measured.py --out DIR, same DIR)
+        measured = os.path.join(args.out, "prefix-measured.json")
+        if os.path.exists(measured):
+            with open(measured) as f:
+                mrows = [r for r in json.load(f)["rows"] if r.get("mean_s") is not None]
+            mx = [r["n"] for r in mrows]
+            ax.plot(mx, [r["mean_s"] for r in mrows], "D", color="black",
+                    label="mean, measured on the testbed (120 s)")
+            ax.plot(mx, [r["max_s"] for r in mrows], "x", color="black", ms=8,
+                    label="max, measured on the testbed (120 s)")
         ax.axhline(args.segment, color="grey", lw=0.8, ls=":")
         ax.set_xlabel("sessions n")
         ax.set_ylabel("required prefix (s of video)")
