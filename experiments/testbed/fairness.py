@@ -10,7 +10,9 @@ compares it with the reference (DESIGN.md, "Testbed").
   sudo experiments/testbed/fairness.py [--cc cubic,reno,bbr] [--runs N]
       [--out DIR] [--check] [--duration 30]
       [--start staggered|align|sequential] [--gap S]
-      [--jitter MS] [--split sym|data|ack] [--omit S] [--ss 1] ...
+      [--jitter MS] [--jitter-at egress|ingress] [--jitter-dirs both|data]
+      [--split sym|data|ack]
+      [--omit S] [--ss 1] ...
 
 iperf3 exchanges control messages for about five RTTs before its data
 flows, so three clients started at once (--start staggered) send data
@@ -24,6 +26,9 @@ see docs/testbed.md).  The link adds a random delay of up to one
 frame time per packet (--jitter, default 1.21 ms at 10 Mbit/s) so that
 drop-tail phase effects of a perfectly deterministic emulator do not
 decide who loses packets (docs/testbed.md, "Fairness reproduction").
+--jitter-at says where: egress (default) adds it to the propagation delay
+after the bottleneck queue; ingress delays each packet's entry into the
+queue instead (reception latency), so the serializer's spacing survives.
 
 Per run it prints iperf3's goodput per flow (each over its own 30 s) and,
 from the emulator's time series, the wire rate per flow over the interval
@@ -96,11 +101,12 @@ def _links(a):
     frac = {"sym": 0.5, "data": 1.0, "ack": 0.0}[a.split]
     fwd = {p: rtt * frac for p, rtt in zip(PORTS, a.rtts)}
     rev = {p: rtt * (1 - frac) for p, rtt in zip(PORTS, a.rtts)}
+    jit = {"jitter_ms": a.jitter} if a.jitter_at == "egress" else \
+        {"ingress_jitter_ms": a.jitter}
+    rjit = jit if a.jitter_dirs == "both" else {}
     return (Link(rate_bps=a.rate, queue_pkts=a.queue,
-                 delay_ms=a.rtts[0] * frac, delay_classes=fwd,
-                 jitter_ms=a.jitter),
-            Link(delay_ms=a.rtts[0] * (1 - frac), delay_classes=rev,
-                 jitter_ms=a.jitter))
+                 delay_ms=a.rtts[0] * frac, delay_classes=fwd, **jit),
+            Link(delay_ms=a.rtts[0] * (1 - frac), delay_classes=rev, **rjit))
 
 
 def emulator_stats(rows):
@@ -251,6 +257,15 @@ def main():
                     "both paths (default: one 1514-byte frame time at "
                     "--rate, 1.21 ms at 10 Mbit/s; 0 = a perfectly "
                     "deterministic link, with drop-tail phase effects)")
+    ap.add_argument("--jitter-at", choices=("egress", "ingress"),
+                    default="egress",
+                    help="egress (default): added to the propagation delay "
+                    "after the queue; ingress: delays each packet's entry "
+                    "into the queue (the drop decision included)")
+    ap.add_argument("--jitter-dirs", choices=("both", "data"),
+                    default="both",
+                    help="jitter on both paths (default) or on the data "
+                    "path only (ACKs keep the spacing they leave with)")
     ap.add_argument("--omit", type=int, default=0,
                     help="iperf3 -O: omit the first N s (slow start)")
     ap.add_argument("--window", help="iperf3 -w")
@@ -285,7 +300,10 @@ def main():
               a.rate / 1e6, a.queue, "/".join("%g" % r for r in a.rtts),
               a.duration, a.start, a.split,
               "".join(", " + x for x in
-                      (["jitter %g ms" % a.jitter]) +
+                      (["jitter %g ms at %s%s" % (
+                          a.jitter, a.jitter_at,
+                          "" if a.jitter_dirs == "both" else ", data path only"
+                      )]) +
                       (["omit %d s" % a.omit] if a.omit else []) +
                       (["-w " + a.window] if a.window else []) + a.sysctl)),
           flush=True)

@@ -1,6 +1,6 @@
 /* Unit test of the link emulator core (tools/linkemu/link.c) on a virtual
  * clock: exact serialization times, queue limits, outage schedule, delay
- * classes, jitter, RED's early-drop law and loss rates.  No root needed.
+ * classes, jitter, ingress jitter, RED's early-drop law and loss rates.  No root needed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -285,6 +285,167 @@ test_jitter (void)
   le_link_clear (&l, free_pkt, NULL);
 }
 
+typedef struct
+{
+  uint64_t ingress;
+  int dclass, id;
+} IngressRec;
+
+static int
+cmp_ingress (const void *a, const void *b)
+{
+  const IngressRec *x = a, *y = b;
+
+  if (x->ingress != y->ingress)
+    return x->ingress < y->ingress ? -1 : 1;
+  if (x->dclass != y->dclass)
+    return x->dclass - y->dclass;
+  return x->id - y->id;
+}
+
+static int
+pkt_id (const LePacket * p)
+{
+  int id;
+
+  memcpy (&id, p->data, sizeof (id));
+  return id;
+}
+
+/* Ingress jitter: a packet enters the queue at arrival + uniform [0, J],
+ * in order within its delay class, and the loss/AQM/limit decision is
+ * made then.  Checked against a link without ingress jitter that is fed
+ * the same packets at the ingress times: drops and release times must be
+ * identical. */
+#define ING_N 3000
+static void
+test_ingress_jitter (void)
+{
+  static IngressRec rec[ING_N];
+  static uint64_t rel_a[ING_N], rel_b[ING_N];
+  static int drop_a[ING_N], drop_b[ING_N];
+  LeLinkConfig c;
+  LeLink a, b;
+  LePacket *p, *q;
+  uint64_t t = 0, prev[2] = { 0, 0 }, lo = UINT64_MAX, hi = 0, w;
+  double sum = 0;
+  int i, k, n_drop_a = 0, n_drop_b = 0, in_range = 1, ordered = 1, early = 0;
+  int same = 1, delivered = 0, pending = 0;
+
+  base_cfg (&c);
+  c.rate_bps = 10000000;        /* 1000 B: 0.8 ms */
+  c.limit_pkts = 4;
+  c.n_classes = 2;
+  c.delay_ns[0] = 5 * MS;
+  c.delay_ns[1] = 20 * MS;
+  c.ingress_jitter_ns = 2 * MS;
+  le_link_init (&a, &c, 1, 11, 0);
+
+  /* bursts of 1-4 packets per class every 3.2 ms (about 1.2x the rate) */
+  for (i = 0; i < ING_N; i++) {
+    int cl = (i / 3) % 2;
+    LeVerdict v;
+
+    if (i % 6 == 0)
+      t += 3200000;
+    p = mkpkt (1000, cl);
+    memcpy (p->data, &i, sizeof (i));
+    le_link_advance (&a, t);
+    /* advanced to t: what is due has entered, nothing later has */
+    for (k = 0; k < 2; k++)
+      if (a.ingress_line[k].head && a.ingress_line[k].head->ingress <= t)
+        early = 1;
+    for (q = a.queue.head; q; q = q->next)
+      if (q->arrival > t)
+        early = 1;
+    v = le_link_enqueue (&a, p, t);
+    CHECK (v == LE_VERDICT_INGRESS, "verdict %d", v);
+    rec[i].ingress = p->ingress;
+    rec[i].dclass = cl;
+    rec[i].id = i;
+    rel_a[i] = 0;
+    drop_a[i] = 0;
+    if (p->ingress < t || p->ingress > t + 2 * MS)
+      in_range = 0;
+    if (p->ingress < prev[cl])
+      ordered = 0;
+    prev[cl] = p->ingress;
+    /* the first of each burst is not clamped: pure jitter */
+    if (i % 3 == 0) {
+      sum += p->ingress - t;
+      if (p->ingress - t < lo)
+        lo = p->ingress - t;
+      if (p->ingress - t > hi)
+        hi = p->ingress - t;
+    }
+    if (p->ingress > t)
+      pending = 1;
+    w = le_link_next_wakeup (&a);
+    if (a.ingress_n && w > a.ingress_line[cl].head->ingress)
+      early = 1;                /* the wakeup must include the ingress line */
+    while ((p = le_link_pop_dropped (&a))) {
+      drop_a[pkt_id (p)] = 1;
+      n_drop_a++;
+      free (p);
+    }
+  }
+  while ((w = le_link_next_wakeup (&a)) != LE_TIME_NEVER) {
+    le_link_advance (&a, w);
+    while ((p = le_link_pop_dropped (&a))) {
+      drop_a[pkt_id (p)] = 1;
+      n_drop_a++;
+      free (p);
+    }
+    while ((p = le_link_pop_due (&a, w))) {
+      rel_a[pkt_id (p)] = p->release;
+      delivered++;
+      free (p);
+    }
+  }
+  CHECK (in_range && ordered, "ingress within [t, t+J] and FIFO per class");
+  CHECK (!early && pending, "no decision before the ingress time");
+  CHECK (hi <= 2 * MS && lo < MS / 50 && hi > 2 * MS - MS / 50,
+      "ingress jitter range %llu..%llu ns", (unsigned long long) lo,
+      (unsigned long long) hi);
+  CHECK (fabs (sum / (ING_N / 3) - MS) < 4 * 0.5774 * MS / sqrt (ING_N / 3),
+      "mean ingress jitter %.0f ns", sum / (ING_N / 3));
+  CHECK (n_drop_a > ING_N / 50 && n_drop_a < ING_N / 3
+      && n_drop_a + delivered == ING_N
+      && a.total.drops_queue == (uint64_t) n_drop_a,
+      "%d drops, %d delivered", n_drop_a, delivered);
+  le_link_clear (&a, free_pkt, NULL);
+
+  /* the twin: no ingress jitter, fed at the ingress times */
+  c.ingress_jitter_ns = 0;
+  le_link_init (&b, &c, 1, 11, 0);
+  qsort (rec, ING_N, sizeof (rec[0]), cmp_ingress);
+  for (i = 0; i < ING_N; i++) {
+    p = mkpkt (1000, rec[i].dclass);
+    memcpy (p->data, &rec[i].id, sizeof (int));
+    drop_b[rec[i].id] = 0;
+    rel_b[rec[i].id] = 0;
+    if (le_link_enqueue (&b, p, rec[i].ingress) != LE_VERDICT_QUEUED) {
+      drop_b[rec[i].id] = 1;
+      n_drop_b++;
+      free (p);
+    }
+  }
+  while ((w = le_link_next_wakeup (&b)) != LE_TIME_NEVER) {
+    le_link_advance (&b, w);
+    while ((p = le_link_pop_due (&b, w))) {
+      rel_b[pkt_id (p)] = p->release;
+      free (p);
+    }
+  }
+  for (i = 0; i < ING_N; i++)
+    if (drop_a[i] != drop_b[i] || rel_a[i] != rel_b[i])
+      same = 0;
+  CHECK (same && n_drop_a == n_drop_b,
+      "same drops (%d, %d) and release times as a link fed at the ingress "
+      "times", n_drop_a, n_drop_b);
+  le_link_clear (&b, free_pkt, NULL);
+}
+
 /* With weight 1 the average is the instantaneous queue, so the early drop
  * probability at a constant queue q follows pb = maxp (q-min)/(max-min),
  * uniformized by the count since the last drop (ns-2, Floyd 1993). */
@@ -403,6 +564,7 @@ main (void)
   test_schedule ();
   test_delay_classes ();
   test_jitter ();
+  test_ingress_jitter ();
   test_red_law ();
   test_loss ();
   if (failures) {

@@ -118,6 +118,10 @@ class Link:
         reordering a delay class; about one packet time at the rate
         (1.2 ms for 1514 B at 10 Mbit/s) breaks the phase effects of a
         perfectly deterministic drop-tail link.
+        ingress_jitter_ms: each packet enters the queue (loss, AQM and
+        queue limit decided then) uniform in [0, ingress_jitter_ms] after
+        it arrived, never reordering a delay class: reception latency, which
+        breaks phase effects without disturbing the serializer's spacing.
         schedule: [(t_seconds, rate_bps or None)] rate changes after start.
         overhead: bytes added per frame for the rate.
     """
@@ -125,9 +129,10 @@ class Link:
     def __init__(self, rate_bps=None, delay_ms=0.0, queue_pkts=None,
                  queue_bytes=None, red=None, loss=0.0, ge=None,
                  delay_classes=None, schedule=None, overhead=0,
-                 jitter_ms=0.0):
+                 jitter_ms=0.0, ingress_jitter_ms=0.0):
         self.rate_bps, self.delay_ms = rate_bps, delay_ms
         self.jitter_ms = jitter_ms
+        self.ingress_jitter_ms = ingress_jitter_ms
         self.queue_pkts, self.queue_bytes = queue_pkts, queue_bytes
         self.red, self.loss, self.ge = red, loss, ge
         self.delay_classes = dict(delay_classes or {})
@@ -141,6 +146,8 @@ class Link:
             a += ["--delay-class", "%s=%g" % (_ports_str(key), ms)]
         if self.jitter_ms:
             a += ["--jitter", "%g" % self.jitter_ms]
+        if self.ingress_jitter_ms:
+            a += ["--ingress-jitter", "%g" % self.ingress_jitter_ms]
         if self.queue_pkts is not None:
             a += ["--queue", str(int(self.queue_pkts))]
         if self.queue_bytes is not None:
@@ -380,8 +387,9 @@ class Testbed:
     red, loss, ge, delay_classes, schedule, overhead.  Or pass fwd=Link(...).
 
     rev: Link for client -> server (ACKs).  Default: unlimited rate, no
-        loss, and the same delay_ms, delay_classes and jitter_ms as fwd (so
-        a delay class of D ms gives an RTT of 2*D ms).
+        loss, and the same delay_ms, delay_classes, jitter_ms and
+        ingress_jitter_ms as fwd (so a delay class of D ms gives an RTT of
+        2*D ms).
     n_servers, n_clients: hosts on each side (a bridge joins several).
     track_ports: extra ports (or (lo, hi)) counted per flow in the CSV.
     csv_interval_ms: time series resolution.  duration_s: emulator stops
@@ -406,7 +414,8 @@ class Testbed:
         if rev is None:
             rev = Link(delay_ms=self.fwd.delay_ms,
                        delay_classes=self.fwd.delay_classes,
-                       jitter_ms=self.fwd.jitter_ms)
+                       jitter_ms=self.fwd.jitter_ms,
+                       ingress_jitter_ms=self.fwd.ingress_jitter_ms)
         self.rev = rev
         if not 1 <= n_servers <= 99 or not 1 <= n_clients <= 99:
             raise ValueError("1..99 hosts per side")
@@ -778,7 +787,8 @@ def _link_from_args(ns, prefix):
                 loss=g("loss"), ge=ge,
                 delay_classes=_parse_classes(g("delay_class")),
                 schedule=_parse_schedule(g("schedule")),
-                jitter_ms=g("jitter") or 0.0)
+                jitter_ms=g("jitter") or 0.0,
+                ingress_jitter_ms=g("ingress_jitter") or 0.0)
 
 
 def _add_link_args(p, prefix, what):
@@ -788,6 +798,8 @@ def _add_link_args(p, prefix, what):
                    help="%s one-way delay ms" % what)
     p.add_argument(d + "jitter", type=float,
                    help="%s extra delay uniform in [0, MS]" % what)
+    p.add_argument(d + "ingress-jitter", type=float,
+                   help="%s queue entry delayed uniform in [0, MS]" % what)
     p.add_argument(d + "queue", type=int, help="%s queue limit, packets" % what)
     p.add_argument(d + "queue-bytes", type=int, help="%s queue limit, bytes" % what)
     p.add_argument(d + "red", help="%s RED MIN,MAX,W,MAXP" % what)
@@ -839,13 +851,16 @@ def main(argv=None):
         return SKIP
     fwd = _link_from_args(ns, "")
     if any(getattr(ns, "rev_" + k) not in (None, 0.0)
-           for k in ("rate", "delay", "jitter", "queue", "queue_bytes",
-                     "red", "loss", "ge", "delay_class", "schedule")):
+           for k in ("rate", "delay", "jitter", "ingress_jitter", "queue",
+                     "queue_bytes", "red", "loss", "ge", "delay_class",
+                     "schedule")):
         rev = _link_from_args(ns, "rev_")
         if ns.rev_delay is None:
             rev.delay_ms = fwd.delay_ms
         if ns.rev_jitter is None:
             rev.jitter_ms = fwd.jitter_ms
+        if ns.rev_ingress_jitter is None:
+            rev.ingress_jitter_ms = fwd.ingress_jitter_ms
         if not rev.delay_classes:
             rev.delay_classes = fwd.delay_classes
     else:

@@ -105,9 +105,15 @@ le_link_clear (LeLink * link, void (*free_pkt) (LePacket *, void *),
 
   while ((p = le_fifo_pop (&link->queue)))
     free_pkt (p, user_data);
-  for (i = 0; i < LE_MAX_CLASSES; i++)
+  for (i = 0; i < LE_MAX_CLASSES; i++) {
     while ((p = le_fifo_pop (&link->delay_line[i])))
       free_pkt (p, user_data);
+    while ((p = le_fifo_pop (&link->ingress_line[i])))
+      free_pkt (p, user_data);
+  }
+  while ((p = le_fifo_pop (&link->dropped)))
+    free_pkt (p, user_data);
+  link->ingress_n = 0;
   free (link->flow_bytes_total);
   free (link->flow_bytes_interval);
   free (link->flow_drops_total);
@@ -162,12 +168,35 @@ serve (LeLink * link, uint64_t limit)
   }
 }
 
+/* The ingress line whose head is due first (lowest class on a tie), or -1. */
+static int
+ingress_next (const LeLink * link, uint64_t * t)
+{
+  uint64_t best_t = LE_TIME_NEVER;
+  int i, best = -1;
+
+  if (link->ingress_n == 0)
+    return -1;
+  for (i = 0; i < link->cfg.n_classes; i++) {
+    LePacket *h = link->ingress_line[i].head;
+
+    if (h && h->ingress < best_t) {
+      best_t = h->ingress;
+      best = i;
+    }
+  }
+  *t = best_t;
+  return best;
+}
+
+static LeVerdict admit (LeLink * link, LePacket * p, uint64_t now);
+
 void
 le_link_advance (LeLink * link, uint64_t now)
 {
   for (;;) {
-    uint64_t limit = now;
-    int change = 0;
+    uint64_t limit = now, it = LE_TIME_NEVER;
+    int change = 0, ic = ingress_next (link, &it);
 
     if (link->sched_idx < link->cfg.n_sched) {
       uint64_t at = link->start + link->cfg.sched[link->sched_idx].at;
@@ -177,9 +206,22 @@ le_link_advance (LeLink * link, uint64_t now)
         change = 1;
       }
     }
+    /* events in time order; a rate change at the same instant goes first */
+    if (ic >= 0 && it <= now && (!change || it < limit)) {
+      limit = it;
+      change = 2;
+    }
     serve (link, limit);
     if (!change)
       break;
+    if (change == 2) {
+      LePacket *p = le_fifo_pop (&link->ingress_line[ic]);
+
+      link->ingress_n--;
+      if (admit (link, p, it) != LE_VERDICT_QUEUED)
+        le_fifo_push (&link->dropped, p);
+      continue;
+    }
     /* after an outage, queued packets start no earlier than its end */
     if (link->rate_bps == 0 && link->busy_until < limit)
       link->busy_until = limit;
@@ -268,13 +310,14 @@ red_decide (LeLink * link, uint64_t now)
   return LE_VERDICT_QUEUED;
 }
 
-LeVerdict
-le_link_enqueue (LeLink * link, LePacket * p, uint64_t now)
+/* The packet enters the queue at @now (the link has been advanced to it):
+ * loss, AQM and queue limit decide. */
+static LeVerdict
+admit (LeLink * link, LePacket * p, uint64_t now)
 {
   const LeLinkConfig *c = &link->cfg;
   LeVerdict v = LE_VERDICT_QUEUED;
 
-  le_link_advance (link, now);
   p->arrival = now;
   link->total.arrived_pkts++;
   link->total.arrived_bytes += p->len;
@@ -311,7 +354,7 @@ le_link_enqueue (LeLink * link, LePacket * p, uint64_t now)
 
   le_fifo_push (&link->queue, p);
   link->queue_bytes += p->len;
-  le_link_advance (link, now);
+  serve (link, now);
   if (link->queue.n > link->interval.max_queue_pkts)
     link->interval.max_queue_pkts = link->queue.n;
   if (link->queue.n > link->total.max_queue_pkts)
@@ -321,6 +364,36 @@ le_link_enqueue (LeLink * link, LePacket * p, uint64_t now)
   if (link->queue_bytes > link->total.max_queue_bytes)
     link->total.max_queue_bytes = link->queue_bytes;
   return LE_VERDICT_QUEUED;
+}
+
+LeVerdict
+le_link_enqueue (LeLink * link, LePacket * p, uint64_t now)
+{
+  uint64_t jit = link->cfg.ingress_jitter_ns;
+
+  le_link_advance (link, now);
+  if (jit) {
+    /* reception latency: the packet reaches the queue later, at a random
+     * instant, but never before an earlier packet of its class */
+    LeFifo *f = &link->ingress_line[p->dclass];
+    uint64_t t = now + (uint64_t) (le_random (link) * (double) (jit + 1));
+
+    if (f->tail && f->tail->ingress > t)
+      t = f->tail->ingress;
+    p->ingress = t;
+    le_fifo_push (f, p);
+    link->ingress_n++;
+    le_link_advance (link, now);
+    return LE_VERDICT_INGRESS;
+  }
+  p->ingress = now;
+  return admit (link, p, now);
+}
+
+LePacket *
+le_link_pop_dropped (LeLink * link)
+{
+  return le_fifo_pop (&link->dropped);
 }
 
 LePacket *
@@ -365,6 +438,9 @@ le_link_next_wakeup (const LeLink * link)
 
     if (h && h->release < t)
       t = h->release;
+    h = link->ingress_line[i].head;
+    if (h && h->ingress < t)
+      t = h->ingress;
   }
   if (link->sched_idx < link->cfg.n_sched) {
     uint64_t at = link->start + link->cfg.sched[link->sched_idx].at;

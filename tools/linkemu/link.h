@@ -5,13 +5,15 @@
  * takes the packets whose propagation delay has elapsed and asks when it
  * must be woken next.
  *
- * Model: loss (random, Gilbert-Elliott) -> AQM (drop-tail or ns-2 RED) ->
- * FIFO queue -> bottleneck serializer at the scheduled rate -> per delay
- * class propagation delay line (plus optional random jitter, which breaks
- * the phase effects of a perfectly deterministic drop-tail link).  A packet
- * that is being serialized is not in
- * the queue (ns-2 semantics): a queue limit of N holds N waiting packets
- * plus the one on the wire.
+ * Model: (optional per delay class ingress line with random jitter) ->
+ * loss (random, Gilbert-Elliott) -> AQM (drop-tail or ns-2 RED) -> FIFO
+ * queue -> bottleneck serializer at the scheduled rate -> per delay class
+ * propagation delay line (plus optional random jitter).  Either jitter
+ * breaks the phase effects of a perfectly deterministic drop-tail link;
+ * ingress jitter (reception latency of a real userspace bottleneck) does
+ * it without disturbing the spacing the serializer gives the packets.  A
+ * packet that is being serialized is not in the queue (ns-2 semantics): a
+ * queue limit of N holds N waiting packets plus the one on the wire.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -32,7 +34,8 @@ typedef struct _LePacket LePacket;
 struct _LePacket
 {
   LePacket *next;
-  uint64_t arrival;             /* ns */
+  uint64_t arrival;             /* ns: enters the queue (AQM decision) */
+  uint64_t ingress;             /* ns: due time in the ingress line */
   uint64_t release;             /* ns: leaves the delay line */
   uint32_t len;                 /* frame length in bytes */
   uint16_t flow;                /* index of the flow counter */
@@ -58,7 +61,11 @@ typedef enum
   LE_VERDICT_DROP_LOSS,         /* random or burst loss */
   LE_VERDICT_DROP_RED_EARLY,    /* RED, avg between the thresholds */
   LE_VERDICT_DROP_RED_FORCED,   /* RED, avg above max threshold */
-  LE_VERDICT_DROP_QUEUE         /* queue limit */
+  LE_VERDICT_DROP_QUEUE,        /* queue limit */
+  LE_VERDICT_INGRESS            /* held in the ingress line: the link owns
+                                 * it, the decision comes at its ingress
+                                 * time (a drop then goes to
+                                 * le_link_pop_dropped) */
 } LeVerdict;
 
 typedef struct
@@ -88,6 +95,9 @@ typedef struct
   int n_classes;                /* class 0 is the default delay */
   uint64_t delay_ns[LE_MAX_CLASSES];
   uint64_t jitter_ns;           /* extra delay, uniform in [0, jitter_ns];
+                                 * never reorders a delay class */
+  uint64_t ingress_jitter_ns;   /* a packet enters the queue (loss, AQM,
+                                 * limit) at arrival + uniform [0, this];
                                  * never reorders a delay class */
   int n_sched;
   LeSchedEntry sched[LE_MAX_SCHED];
@@ -128,6 +138,9 @@ typedef struct
   uint64_t data_pkts;           /* packets of LE_DATA_PKT_MIN bytes or more */
 
   LeFifo delay_line[LE_MAX_CLASSES];
+  LeFifo ingress_line[LE_MAX_CLASSES];
+  uint32_t ingress_n;           /* packets in all ingress lines */
+  LeFifo dropped;               /* dropped at a deferred ingress */
 
   int n_flows;                  /* flow counters, the last one is "other" */
   LeCounters total, interval;
@@ -144,12 +157,18 @@ int le_link_init (LeLink * link, const LeLinkConfig * cfg, int n_flows,
 void le_link_clear (LeLink * link, void (*free_pkt) (LePacket *, void *),
     void *user_data);
 
-/* Runs the serializer and the rate schedule up to @now. */
+/* Runs the ingress lines, the serializer and the rate schedule up to @now,
+ * in time order. */
 void le_link_advance (LeLink * link, uint64_t now);
 
 /* Offers a packet (dclass and flow set) arriving at @now; advances the link
- * before and after.  On a drop verdict the packet is still the caller's. */
+ * before and after.  On a drop verdict the packet is still the caller's;
+ * on LE_VERDICT_QUEUED and LE_VERDICT_INGRESS the link's. */
 LeVerdict le_link_enqueue (LeLink * link, LePacket * p, uint64_t now);
+
+/* A packet dropped when it left the ingress line (counted like any drop;
+ * the caller frees it), or NULL. */
+LePacket *le_link_pop_dropped (LeLink * link);
 
 /* Next packet whose delay has elapsed at @now, or NULL. Counts it delivered. */
 LePacket *le_link_pop_due (LeLink * link, uint64_t now);

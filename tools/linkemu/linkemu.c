@@ -128,7 +128,8 @@ enum
   OPT_IFACE_A = 1, OPT_IFACE_B, OPT_DURATION, OPT_CSV, OPT_INTERVAL,
   OPT_SUMMARY, OPT_SEED, OPT_TRACK, OPT_CONFIG, OPT_REALTIME, OPT_QUIET,
   OPT_MAX_PACKETS, OPT_HELP, OPT_VERSION,
-  OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_JITTER, OPT_QUEUE, OPT_QUEUE_BYTES,
+  OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_JITTER,
+  OPT_INGRESS_JITTER, OPT_QUEUE, OPT_QUEUE_BYTES,
   OPT_RED, OPT_RED_GENTLE, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_DROP_NTH, OPT_GE,
   OPT_SCHEDULE,
   OPT_OVERHEAD
@@ -180,6 +181,11 @@ static const Option options[] = {
       "extra delay per packet, uniform in [0, MS] (no reordering within a "
         "delay class); about one packet time at the rate breaks drop-tail "
         "phase effects (default 0)"},
+  {"ingress-jitter", 0, 1, OPT_INGRESS_JITTER, "MS",
+      "each packet enters the queue (loss, AQM and limit decided then) "
+        "uniform [0, MS] after it arrived, in order within a delay class: "
+        "reception latency, breaks phase effects but keeps the serializer's "
+        "spacing (default 0)"},
   {"queue", 'Q', 1, OPT_QUEUE, "PKTS",
       "queue limit in packets, excluding the one on the wire (default 1000; "
         "0 = none)"},
@@ -230,9 +236,10 @@ usage (FILE * f)
     fprintf (f, "  %-28s %s\n", left, o->help);
   }
   fprintf (f,
-      "\nPipeline per direction: loss -> RED/drop-tail -> FIFO -> serializer "
-      "at RATE ->\ndelay line of the packet's class (+ jitter). The rate "
-      "counts whole Ethernet\nframes (header included) plus --overhead.\n\n"
+      "\nPipeline per direction: (ingress jitter ->) loss -> RED/drop-tail "
+      "-> FIFO ->\nserializer at RATE -> delay line of the packet's class "
+      "(+ jitter). The rate\ncounts whole Ethernet frames (header included) "
+      "plus --overhead.\n\n"
       "Time series (--csv): one row per direction and interval: time_s, dir, "
       "rate_bps,\nqueue_pkts, queue_bytes, queue_max_pkts, red_avg, "
       "arrived_pkts, delivered_pkts,\ndelivered_bytes, drops_queue, "
@@ -412,6 +419,11 @@ apply_link_opt (Emu * e, const Option * o, const char *val)
         if (!parse_double (val, &x) || x < 0 || x > 1e6)
           die ("bad jitter '%s'", val);
         c->jitter_ns = (uint64_t) (x * 1e6 + 0.5);
+        break;
+      case OPT_INGRESS_JITTER:
+        if (!parse_double (val, &x) || x < 0 || x > 1e6)
+          die ("bad ingress jitter '%s'", val);
+        c->ingress_jitter_ns = (uint64_t) (x * 1e6 + 0.5);
         break;
       case OPT_DELAY_CLASS:{
         DelayClassSpec s;
@@ -788,7 +800,10 @@ flush_due (Emu * e, int dir, uint64_t now)
   LePacket *pk[BATCH];
   struct mmsghdr msgs[BATCH];
   struct iovec iov[BATCH];
+  LePacket *d;
 
+  while ((d = le_link_pop_dropped (&e->link[dir])))
+    pkt_free (d, e);
   for (;;) {
     int n = 0, sent = 0, i;
 
@@ -835,6 +850,7 @@ receive (Emu * e, int i)
     struct iovec iov[BATCH];
     int n = 0, r, k;
     uint64_t now;
+    LeVerdict v;
 
     while (n < BATCH && (pk[n] = pkt_alloc (e))) {
       iov[n].iov_base = pk[n]->data;
@@ -864,7 +880,8 @@ receive (Emu * e, int i)
       }
       p->len = msgs[k].msg_len;
       classify (e, dir, p);
-      if (le_link_enqueue (&e->link[dir], p, now) != LE_VERDICT_QUEUED)
+      v = le_link_enqueue (&e->link[dir], p, now);
+      if (v != LE_VERDICT_QUEUED && v != LE_VERDICT_INGRESS)
         pkt_free (p, e);
     }
     for (k = r < 0 ? 0 : r; k < n; k++)
