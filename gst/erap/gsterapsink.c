@@ -866,7 +866,8 @@ send_run_locked (GstErapSink * sink, GstErapOutPacket * p, guint * from,
       j += r;
       continue;
     }
-    if ((errno == EIO || errno == EINVAL || errno == ENOPROTOOPT) &&
+    if ((errno == EIO || errno == EINVAL || errno == ENOPROTOOPT ||
+            errno == EMSGSIZE) &&
         mm[j].msg_hdr.msg_controllen) {
       /* no checksum offload on this path (e.g. the testbed's veths) */
       GST_INFO_OBJECT (sink, "UDP_SEGMENT refused (%s), sending packet by "
