@@ -86,13 +86,8 @@ def count_decoded(path):
 
 def generated_stream(build):
     path = os.path.join(build, "mainjob", "ball-600.m2v")
-    if not os.path.exists(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        run("videotestsrc num-buffers=600 pattern=ball ! "
-            "video/x-raw,width=352,height=288,framerate=25/1 ! "
-            "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
-            f"! filesink location={path}.tmp")
-        os.rename(path + ".tmp", path)
+    subprocess.run([os.path.join(ROOT, "scripts", "make-test-stream.sh"), path, "600"],
+                   check=True)
     return path
 
 

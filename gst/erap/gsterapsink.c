@@ -869,7 +869,8 @@ send_run_locked (GstErapSink * sink, GstErapOutPacket * p, guint * from,
     if ((errno == EIO || errno == EINVAL || errno == ENOPROTOOPT ||
             errno == EMSGSIZE) &&
         mm[j].msg_hdr.msg_controllen) {
-      /* no checksum offload on this path (e.g. the testbed's veths) */
+      /* this path or kernel takes no runs (e.g. no checksum offload on an
+       * older kernel): one datagram per packet from now on */
       GST_INFO_OBJECT (sink, "UDP_SEGMENT refused (%s), sending packet by "
           "packet", g_strerror (errno));
       sink->gso = FALSE;

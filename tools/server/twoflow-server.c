@@ -132,6 +132,8 @@ video_info_free (VideoInfo * v)
 
 typedef struct
 {
+  /* the essential and enhanced sinks run in two streaming threads */
+  GMutex lock;
   GArray *all, *ess, *enh;      /* guint64 bytes per window */
   VideoInfo *v;
   GstClockTime last_end;
@@ -169,6 +171,7 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   if (!GST_CLOCK_TIME_IS_VALID (t))
     t = 0;
   ess = (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL) != 0;
+  g_mutex_lock (&st->lock);
   window_add (st->all, t, map.size);
   window_add (ess ? st->ess : st->enh, t, map.size);
   st->v->frames++;
@@ -185,6 +188,7 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   st->last_end = MAX (st->last_end, t);
   if (st->v->codec == NULL)
     st->v->codec = g_strdup (gst_twoflow_codec_to_string (hdr.codec));
+  g_mutex_unlock (&st->lock);
   gst_buffer_unmap (buf, &map);
   return GST_PAD_PROBE_OK;
 }
@@ -253,6 +257,7 @@ video_scan (const gchar * name, gint policy, GError ** error)
     g_free (key);
     return NULL;
   }
+  g_mutex_init (&st.lock);
   st.all = g_array_new (FALSE, TRUE, sizeof (guint64));
   st.ess = g_array_new (FALSE, TRUE, sizeof (guint64));
   st.enh = g_array_new (FALSE, TRUE, sizeof (guint64));
@@ -309,6 +314,7 @@ video_scan (const gchar * name, gint policy, GError ** error)
     gst_message_unref (msg);
   gst_object_unref (pipe);
   g_array_free (st.all, TRUE);
+  g_mutex_clear (&st.lock);
   g_array_free (st.ess, TRUE);
   g_array_free (st.enh, TRUE);
   g_free (key);
