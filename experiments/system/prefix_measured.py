@@ -50,7 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 import swtrace  # noqa: E402
-from tables import TRACE, tagged  # noqa: E402
+from tables import TRACE, collect_fetches, tagged  # noqa: E402
 
 ESS_BASE, ENH_BASE = 7000, 7100
 PRESTAGE_BASE = 7050            # essential ports of the pre-staging runs
@@ -164,17 +164,8 @@ def run_point(args, build, n, workdir):
                  "--essential-ports", str(ESS_BASE + i),
                  "--enhanced-ports", str(ENH_BASE + i)],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        timeout = args.seconds + args.segment + args.spread + 60
-        for i, p in enumerate(procs):
-            try:
-                text = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))[0]
-            except subprocess.TimeoutExpired:
-                p.kill()
-                text = p.communicate()[0]
-            with open(os.path.join(workdir, f"proxy-{i:02d}.log"), "w") as f:
-                f.write(text)
-            r = tagged(text, "FETCH-RESULT")
-            results.append(r[0] if r else {"result": "no result: " + text[-300:]})
+        results += collect_fetches(procs, workdir,
+                                   args.seconds + args.segment + args.spread + 60, t0)
         time.sleep(0.5)
         server.terminate()
         server.wait(timeout=10)

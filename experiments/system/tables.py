@@ -50,6 +50,24 @@ TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
 ESS_BASE, ENH_BASE = 7000, 7100
 
 
+def collect_fetches(procs, workdir, timeout, t0):
+    """Waits for the proxies' fetches (killed once `timeout` s have passed
+    since t0), keeps each one's output as proxy-NN.log in workdir and
+    returns their FETCH-RESULT records, in order."""
+    results = []
+    for i, p in enumerate(procs):
+        try:
+            text = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))[0]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            text = p.communicate()[0]
+        with open(os.path.join(workdir, f"proxy-{i:02d}.log"), "w") as f:
+            f.write(text)
+        r = tagged(text, "FETCH-RESULT")
+        results.append(r[0] if r else {"result": "no result: " + text[-300:]})
+    return results
+
+
 def tagged(text, tag):
     out = []
     for line in text.splitlines():
@@ -113,17 +131,8 @@ def run_one(args, build, n, mode, factor, workdir):
                  "--essential-ports", str(ESS_BASE + i),
                  "--enhanced-ports", str(ENH_BASE + i)],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        timeout = args.seconds + args.segment + args.spread + 60
-        for p in procs:
-            try:
-                text = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))[0]
-            except subprocess.TimeoutExpired:
-                p.kill()
-                text = p.communicate()[0]
-            with open(os.path.join(workdir, f"proxy-{len(results):02d}.log"), "w") as f:
-                f.write(text)
-            r = tagged(text, "FETCH-RESULT")
-            results.append(r[0] if r else {"result": "no result: " + text[-300:]})
+        results += collect_fetches(procs, workdir,
+                                   args.seconds + args.segment + args.spread + 60, t0)
         time.sleep(0.5)
         server.terminate()
         server.wait(timeout=10)
