@@ -20,7 +20,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 
@@ -30,23 +29,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 import swtrace  # noqa: E402
 
-TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
-ESS_BASE, ENH_BASE = 7000, 7100
-
-
-def tagged(text, tag):
-    for line in text.splitlines():
-        if line.startswith(tag + " "):
-            try:
-                return json.loads(line[len(tag) + 1:])
-            except ValueError:
-                pass
-    return None
+from tables import ENH_BASE, ESS_BASE, TRACE, SystemTestbed, tagged  # noqa: E402
 
 
 def main():
-    import twoflow_testbed as tbm
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default="/tmp/twoflow-arrivals")
@@ -82,17 +68,8 @@ def main():
         t += rnd.expovariate(1 / args.interarrival)
     assert len(arrivals) <= 100
 
-    server_exe = os.path.join(build, "tools", "server", "twoflow-server")
-    proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
-    queue = max(10, int(args.capacity * 0.1 / 8 / 1500))
     events, active, results = [], {}, {}
-    with tbm.Testbed(rate_bps=args.capacity, delay_ms=20, queue_pkts=queue, cc="reno",
-                     track_ports=[(ESS_BASE, ESS_BASE + 99), (ENH_BASE, ENH_BASE + 99)],
-                     workdir=os.path.join(args.out, "testbed"), keep_workdir=True) as tb:
-        slog = open(os.path.join(args.out, "server.log"), "w")
-        server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
-                                 stdout=slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
+    with SystemTestbed(build, args.out, videos, args.capacity, 100.0) as st:
         t0 = time.monotonic()
         pending = list(arrivals)
 
@@ -100,7 +77,7 @@ def main():
             for name, (p, a) in list(active.items()):
                 if p.poll() is not None:
                     out = p.communicate()[0]
-                    results[name] = tagged(out, "FETCH-RESULT") or {"result": out[-300:]}
+                    results[name] = (tagged(out, "FETCH-RESULT") or [{"result": out[-300:]}])[0]
                     events.append({"t": round(time.monotonic() - t0, 2), "ev": "depart",
                                    "name": name})
                     del active[name]
@@ -116,30 +93,22 @@ def main():
                                "name": a["name"], "peak": a["peak"],
                                "residual": round(args.capacity - reserved)})
                 if ok:
-                    p = tb.client.popen(
-                        [proxy_exe, "--server", f"{tb.server.ip}:5500",
-                         "--segment-duration", str(args.segment), "--essential", args.mode,
+                    p = st.proxy(
+                        ["--segment-duration", str(args.segment), "--essential", args.mode,
                          "--fetch", a["name"], "--output",
                          os.path.join(args.out, a["name"] + ".out"),
                          "--prefix-dir", os.path.join(args.out, "prefix"),
                          "--essential-ports", str(ESS_BASE + a["port"]),
-                         "--enhanced-ports", str(ENH_BASE + a["port"])],
-                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                         "--enhanced-ports", str(ENH_BASE + a["port"])])
                     active[a["name"]] = (p, a)
             if now > args.window + args.max_seconds + args.segment + 60:
                 for p, _a in active.values():
                     p.kill()
             time.sleep(0.05)
         reap()
-        server.terminate()
-        server.wait(timeout=10)
-        slog.close()
-        summary = tb.stop_emulator()
-        csv_rows = tb.read_csv("fwd")
-        csv_t0 = summary.get("start_monotonic_s")
-    for f in os.listdir(args.out):
-        if f.endswith(".out"):
-            os.unlink(os.path.join(args.out, f))
+    summary = st.summary
+    csv_rows = st.tb.read_csv("fwd")
+    csv_t0 = summary.get("start_monotonic_s")
 
     merges = {n: r.get("merge", {}) for n, r in results.items()}
     admitted = [e for e in events if e["ev"] == "admit"]

@@ -41,7 +41,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 
@@ -50,9 +49,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 import swtrace  # noqa: E402
-from tables import TRACE, collect_fetches, tagged  # noqa: E402
+from tables import TRACE, ENH_BASE, ESS_BASE, SystemTestbed, tagged  # noqa: E402
 
-ESS_BASE, ENH_BASE = 7000, 7100
 PRESTAGE_BASE = 7050            # essential ports of the pre-staging runs
 
 
@@ -113,37 +111,21 @@ def required_prefix(seg_bytes, sec_bytes, arrivals, started_us, lead, segment, s
 
 
 def run_point(args, build, n, workdir):
-    import twoflow_testbed as tbm
-
     shutil.rmtree(workdir, ignore_errors=True)
     videos = os.path.join(workdir, "videos")
     prefix_dir = os.path.join(workdir, "prefix")
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     capacity = args.capacity
-    queue = max(10, int(capacity * args.queue_ms / 1000 / 8 / 1500))
-    server_exe = os.path.join(build, "tools", "server", "twoflow-server")
-    proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
     common = ["--segment-duration", str(args.segment), "--essential", "ctcp",
               "--prefix-dir", prefix_dir]
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     skip = 0 if args.no_prestage else 1
-    results, t_run = [], time.monotonic()
-    with tbm.Testbed(rate_bps=capacity, delay_ms=20, queue_pkts=queue, cc="reno",
-                     n_servers=1, n_clients=1,
-                     track_ports=[(ESS_BASE, ESS_BASE + 99), (ENH_BASE, ENH_BASE + 99)],
-                     workdir=os.path.join(workdir, "testbed"), keep_workdir=True) as tb:
-        slog = open(os.path.join(workdir, "server.log"), "w")
-        server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
-                                 stdout=slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
-        srv = ["--server", f"{tb.server.ip}:5500"]
+    t_run = time.monotonic()
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms) as st:
         if not args.no_prestage:
-            pre = [tb.client.popen([proxy_exe] + srv + common +
-                                   ["--prestage", name, "--essential-ports",
-                                    str(PRESTAGE_BASE + i)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True)
+            pre = [st.proxy(common + ["--prestage", name, "--essential-ports",
+                                      str(PRESTAGE_BASE + i)])
                    for i, (name, *_r) in enumerate(ex)]
             for i, p in enumerate(pre):
                 text = p.communicate(timeout=args.segment * 4 + 60)[0]
@@ -151,30 +133,15 @@ def run_point(args, build, n, workdir):
                         tagged(text, "PRESTAGE-RESULT")[0].get("result") != "ok":
                     raise RuntimeError(f"pre-staging {ex[i][0]} failed: {text[-300:]}")
         t_prestaged = time.monotonic()
-        procs = []
-        t0 = time.monotonic()
-        for i, (name, *_r) in enumerate(ex):
-            delay = starts[i] - (time.monotonic() - t0)
-            if delay > 0:
-                time.sleep(delay)
-            procs.append(tb.client.popen(
-                [proxy_exe] + srv + common +
-                ["--fetch", name, "--output", os.path.join(workdir, f"{name}.out"),
-                 "--arrivals", os.path.join(workdir, f"{name}.arrivals"),
-                 "--essential-ports", str(ESS_BASE + i),
-                 "--enhanced-ports", str(ENH_BASE + i)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        results += collect_fetches(procs, workdir,
-                                   args.seconds + args.segment + args.spread + 60, t0)
-        time.sleep(0.5)
-        server.terminate()
-        server.wait(timeout=10)
-        slog.close()
-        summary = tb.stop_emulator()
-        shutil.copy(tb.csv_path, os.path.join(workdir, "linkemu.csv"))
-    for f in os.listdir(workdir):
-        if f.endswith(".out"):
-            os.unlink(os.path.join(workdir, f))
+        results = st.fetch_staggered(
+            [e[0] for e in ex], starts,
+            lambda i, name: common + [
+                "--fetch", name, "--output", os.path.join(workdir, f"{name}.out"),
+                "--arrivals", os.path.join(workdir, f"{name}.arrivals"),
+                "--essential-ports", str(ESS_BASE + i),
+                "--enhanced-ports", str(ENH_BASE + i)],
+            args.seconds + args.segment + args.spread + 60)
+    summary = st.summary
 
     sessions = [session_metrics(args, workdir, name, mean, res, skip)
                 for (name, _peak, mean, *_r), res in zip(ex, results)]

@@ -68,6 +68,75 @@ def collect_fetches(procs, workdir, timeout, t0):
     return results
 
 
+class SystemTestbed:
+    """The system experiments' WAN and server: the emulated link server ->
+    proxies at `capacity` bit/s, 20 ms each way, a drop-tail queue of
+    `queue_ms` of the capacity (at least 10 packets), TCP Reno, the
+    sessions' ports tracked; twoflow-server in the server namespace serving
+    `videos` (its log: workdir/server.log). In the with block start proxies
+    with proxy(); at its end (without an error) the server stops, the
+    emulator's summary is in .summary, its CSV is copied to
+    workdir/linkemu.csv and the fetched *.out files are removed (their merge
+    stats are in the proxies' results)."""
+
+    def __init__(self, build, workdir, videos, capacity, queue_ms):
+        import twoflow_testbed as tbm
+        self.workdir, self.videos = workdir, videos
+        self.queue = max(10, int(capacity * queue_ms / 1000 / 8 / 1500))
+        self.server_exe = os.path.join(build, "tools", "server", "twoflow-server")
+        self.proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
+        self.tb = tbm.Testbed(rate_bps=capacity, delay_ms=20, queue_pkts=self.queue,
+                              cc="reno", n_servers=1, n_clients=1,
+                              track_ports=[(ESS_BASE, ESS_BASE + 99),
+                                           (ENH_BASE, ENH_BASE + 99)],
+                              workdir=os.path.join(workdir, "testbed"),
+                              keep_workdir=True)
+        self.summary = {}
+
+    def __enter__(self):
+        self.tb.__enter__()
+        self.slog = open(os.path.join(self.workdir, "server.log"), "w")
+        self.server = self.tb.server.popen(
+            [self.server_exe, "--dir", self.videos, "--port", "5500"],
+            stdout=self.slog, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        return self
+
+    def proxy(self, argv):
+        """A twoflow-proxy of this server in the client namespace."""
+        return self.tb.client.popen(
+            [self.proxy_exe, "--server", f"{self.tb.server.ip}:5500"] + argv,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def fetch_staggered(self, names, starts, argv_for, timeout):
+        """Starts one fetch per name at its offset in `starts` (s, sorted),
+        with argv_for(i, name) as the proxy's options, and collects them
+        (collect_fetches; killed `timeout` s after the first start)."""
+        procs, t0 = [], time.monotonic()
+        for i, name in enumerate(names):
+            delay = starts[i] - (time.monotonic() - t0)
+            if delay > 0:
+                time.sleep(delay)
+            procs.append(self.proxy(argv_for(i, name)))
+        return collect_fetches(procs, self.workdir, timeout, t0)
+
+    def __exit__(self, *exc):
+        try:
+            if exc[0] is None:
+                time.sleep(0.5)
+                self.server.terminate()
+                self.server.wait(timeout=10)
+                self.summary = self.tb.stop_emulator()
+                shutil.copy(self.tb.csv_path, os.path.join(self.workdir, "linkemu.csv"))
+        finally:
+            self.slog.close()
+            self.tb.__exit__(*exc)
+        for f in os.listdir(self.workdir):
+            if f.endswith(".out"):
+                os.unlink(os.path.join(self.workdir, f))
+        return False
+
+
 def tagged(text, tag):
     out = []
     for line in text.splitlines():
@@ -95,53 +164,26 @@ def aggregate(merges):
 
 
 def run_one(args, build, n, mode, factor, workdir):
-    import twoflow_testbed as tbm
-
     shutil.rmtree(workdir, ignore_errors=True)
     videos = os.path.join(workdir, "videos")
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     peaks = sum(e[1] for e in ex)
     capacity = factor * peaks
-    queue = max(10, int(capacity * args.queue_ms / 1000 / 8 / 1500))
-    server_exe = os.path.join(build, "tools", "server", "twoflow-server")
-    proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
-    results, t_run = [], time.monotonic()
-    with tbm.Testbed(rate_bps=capacity, delay_ms=20, queue_pkts=queue, cc="reno",
-                     n_servers=1, n_clients=1,
-                     track_ports=[(ESS_BASE, ESS_BASE + 99), (ENH_BASE, ENH_BASE + 99)],
-                     workdir=os.path.join(workdir, "testbed"), keep_workdir=True) as tb:
-        slog = open(os.path.join(workdir, "server.log"), "w")
-        server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
-                                 stdout=slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
-        procs = []
-        t0 = time.monotonic()
-        for i, (name, *_r) in enumerate(ex):
-            delay = starts[i] - (time.monotonic() - t0)
-            if delay > 0:
-                time.sleep(delay)
-            out = os.path.join(workdir, f"{name}.out")
-            procs.append(tb.client.popen(
-                [proxy_exe, "--server", f"{tb.server.ip}:5500",
-                 "--segment-duration", str(args.segment), "--essential", mode,
-                 "--fetch", name, "--output", out,
-                 "--prefix-dir", os.path.join(workdir, "prefix"),
-                 "--essential-ports", str(ESS_BASE + i),
-                 "--enhanced-ports", str(ENH_BASE + i)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        results += collect_fetches(procs, workdir,
-                                   args.seconds + args.segment + args.spread + 60, t0)
-        time.sleep(0.5)
-        server.terminate()
-        server.wait(timeout=10)
-        slog.close()
-        summary = tb.stop_emulator()
-        shutil.copy(tb.csv_path, os.path.join(workdir, "linkemu.csv"))
-    for f in os.listdir(workdir):
-        if f.endswith(".out"):
-            os.unlink(os.path.join(workdir, f))
+    t_run = time.monotonic()
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms) as st:
+        results = st.fetch_staggered(
+            [e[0] for e in ex], starts,
+            lambda i, name: ["--segment-duration", str(args.segment),
+                             "--essential", mode,
+                             "--fetch", name,
+                             "--output", os.path.join(workdir, f"{name}.out"),
+                             "--prefix-dir", os.path.join(workdir, "prefix"),
+                             "--essential-ports", str(ESS_BASE + i),
+                             "--enhanced-ports", str(ENH_BASE + i)],
+            args.seconds + args.segment + args.spread + 60)
+    queue, summary = st.queue, st.summary
     with open(os.path.join(workdir, "server.log")) as f:
         sends = tagged(f.read(), "SESSION-END")
     merges = [r.get("merge", {}) for r in results]
