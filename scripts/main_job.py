@@ -34,6 +34,8 @@ from gi.repository import Gst  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared")
+sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+from twoflow_records import tagged  # noqa: E402
 
 
 def run(desc, timeout=300):
@@ -134,20 +136,8 @@ def session(title, src, workdir, loss):
     return ok
 
 
-def parse_tagged(text, tag):
-    out = []
-    for line in text.splitlines():
-        if line.startswith(tag + " "):
-            try:
-                out.append(json.loads(line[len(tag) + 1:]))
-            except ValueError:
-                pass
-    return out
-
-
 def system_section(build, workdir):
     """Server and proxy across the emulated WAN; returns True if all checks pass."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
     import twoflow_testbed as tbm
 
     print("\n== the two-flow system across the emulated WAN")
@@ -190,7 +180,7 @@ def system_section(build, workdir):
                   "--essential-ports", "7000", "--enhanced-ports", "7100"]
         pre = proxy_host.run([proxy_exe] + common + ["--prestage", "ball.m2v"],
                              timeout=60, check=False)
-        prestage = parse_tagged(pre.stdout, "PRESTAGE-RESULT")
+        prestage = tagged(pre.stdout, "PRESTAGE-RESULT")
         print(f"  prefix store:     ball.m2v first segment pre-staged "
               f"({prestage[0]['essential_bytes'] if prestage else '?'} bytes)"
               if pre.returncode == 0 else f"  prestage FAILED: {pre.stderr[-300:]}")
@@ -231,9 +221,9 @@ def system_section(build, workdir):
         ptext = f.read()
     with open(os.path.join(sysdir, "server.log")) as f:
         stext = f.read()
-    admissions = parse_tagged(ptext, "ADMISSION")
-    ends = parse_tagged(ptext, "SESSION-END")
-    sends = {e["session"]: e for e in parse_tagged(stext, "SESSION-END")}
+    admissions = tagged(ptext, "ADMISSION")
+    ends = tagged(ptext, "SESSION-END")
+    sends = {e["session"]: e for e in tagged(stext, "SESSION-END")}
 
     print(f"  WAN:              {rate / 1e6:.0f} Mbit/s bottleneck, {rtt_ms} ms RTT, "
           f"80-packet drop-tail queue; admission capacity {capacity / 1e6:.0f} Mbit/s")

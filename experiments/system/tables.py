@@ -45,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 import swtrace  # noqa: E402
+from twoflow_records import tagged  # noqa: E402,F401 (also for the other experiments)
 
 TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
 ESS_BASE, ENH_BASE = 7000, 7100
@@ -135,17 +136,6 @@ class SystemTestbed:
             if f.endswith(".out"):
                 os.unlink(os.path.join(self.workdir, f))
         return False
-
-
-def tagged(text, tag):
-    out = []
-    for line in text.splitlines():
-        if line.startswith(tag + " "):
-            try:
-                out.append(json.loads(line[len(tag) + 1:]))
-            except ValueError:
-                pass
-    return out
 
 
 def aggregate(merges):

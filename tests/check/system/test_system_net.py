@@ -23,6 +23,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "net"))
+from twoflow_records import tagged  # noqa: E402
+
 failures = []
 
 
@@ -30,17 +32,6 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
-
-
-def tagged(text, tag):
-    out = []
-    for line in text.splitlines():
-        if line.startswith(tag + " "):
-            try:
-                out.append(json.loads(line[len(tag) + 1:]))
-            except ValueError:
-                pass
-    return out
 
 
 VIEWER = """
