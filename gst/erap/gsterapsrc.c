@@ -536,8 +536,10 @@ receive_some (GstErapSrc * src)
       if (seg == 0)
         seg = len;
 
-      /* the packets the kernel coalesced, one by one */
-      for (off = 0; off < len || (len == 0 && off == 0); off += seg) {
+      /* the packets the kernel coalesced, one by one (an empty datagram
+       * once: the receiver counts it as malformed) */
+      off = 0;
+      do {
         gsize plen = MIN (seg, len - off), ack_len = 0;
         GBytes *pkt, *msg;
         gboolean eos = FALSE;
@@ -569,9 +571,8 @@ receive_some (GstErapSrc * src)
           acks_len += ack_len;
           n_acks++;
         }
-        if (len == 0)
-          break;
-      }
+        off += seg;
+      } while (off < len);
     }
     g_mutex_unlock (&src->lock);
 
