@@ -452,6 +452,11 @@ gst_twoflow_merge_take_record (GstTwoflowMerge * self,
       gst_buffer_unref (payload);
       g_cond_broadcast (&self->cond);
       return;
+    case GST_TWOFLOW_RECORD_AUDIO_CAPS:
+    case GST_TWOFLOW_RECORD_AUDIO:
+      /* no audio output yet */
+      gst_buffer_unref (payload);
+      return;
     case GST_TWOFLOW_RECORD_FRAME:
       break;
   }

@@ -74,7 +74,8 @@ gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
 
   version = gst_byte_reader_get_uint8_unchecked (&br);
   hdr_size = gst_byte_reader_get_uint8_unchecked (&br);
-  if (version != GST_TWOFLOW_VERSION || hdr_size != GST_TWOFLOW_HEADER_SIZE)
+  if (version < GST_TWOFLOW_VERSION_MIN || version > GST_TWOFLOW_VERSION
+      || hdr_size != GST_TWOFLOW_HEADER_SIZE)
     return GST_TWOFLOW_PARSE_BAD_VERSION;
   checksum = GST_READ_UINT32_BE (data + CHECKSUM_OFFSET);
   if (checksum != (guint32) crc32 (0, data, CHECKSUM_OFFSET))
@@ -85,7 +86,8 @@ gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
   ptype = gst_byte_reader_get_uint8_unchecked (&br);
   flags = gst_byte_reader_get_uint8_unchecked (&br);
   reserved = gst_byte_reader_get_uint16_be_unchecked (&br);
-  if (kind > GST_TWOFLOW_RECORD_END || codec > GST_TWOFLOW_CODEC_H264 ||
+  if (kind > (version == 1 ? GST_TWOFLOW_RECORD_END : GST_TWOFLOW_RECORD_AUDIO)
+      || codec > GST_TWOFLOW_CODEC_H264 ||
       ptype > GST_TWOFLOW_PICTURE_B || reserved != 0 ||
       (flags & ~(GST_TWOFLOW_FLAG_REFERENCE | GST_TWOFLOW_FLAG_ESSENTIAL)))
     return GST_TWOFLOW_PARSE_BAD_FIELD;
@@ -110,6 +112,11 @@ gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
       (ptype == GST_TWOFLOW_PICTURE_NONE || hdr->frame_no == GST_TWOFLOW_NO_FRAME
           || (hdr->depends_from != GST_TWOFLOW_NO_FRAME
               && hdr->depends_from > hdr->frame_no)))
+    return GST_TWOFLOW_PARSE_BAD_FIELD;
+  /* Audio has no pictures and no codec of the video's. */
+  if (kind == GST_TWOFLOW_RECORD_AUDIO && (ptype != GST_TWOFLOW_PICTURE_NONE
+          || codec != GST_TWOFLOW_CODEC_UNKNOWN
+          || hdr->frame_no == GST_TWOFLOW_NO_FRAME))
     return GST_TWOFLOW_PARSE_BAD_FIELD;
   return GST_TWOFLOW_PARSE_OK;
 }
@@ -158,8 +165,9 @@ gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr, GstBuffer * payload)
   return out;
 }
 
-GstBuffer *
-gst_twoflow_record_new_caps (GstTwoflowCodec codec, const GstCaps * caps)
+static GstBuffer *
+record_new_caps_string (GstTwoflowRecordKind kind, GstTwoflowCodec codec,
+    const GstCaps * caps)
 {
   GstTwoflowFrameHeader h;
   gchar *str = gst_caps_to_string (caps);
@@ -167,11 +175,17 @@ gst_twoflow_record_new_caps (GstTwoflowCodec codec, const GstCaps * caps)
   GstBuffer *out;
 
   gst_twoflow_frame_header_init (&h);
-  h.kind = GST_TWOFLOW_RECORD_CAPS;
+  h.kind = kind;
   h.codec = codec;
   out = gst_twoflow_record_new (&h, payload);
   gst_buffer_unref (payload);
   return out;
+}
+
+GstBuffer *
+gst_twoflow_record_new_caps (GstTwoflowCodec codec, const GstCaps * caps)
+{
+  return record_new_caps_string (GST_TWOFLOW_RECORD_CAPS, codec, caps);
 }
 
 GstBuffer *
@@ -186,6 +200,40 @@ gst_twoflow_record_new_end (GstTwoflowCodec codec, guint32 frame_count,
   h.frame_no = frame_count;
   h.history = history;
   return gst_twoflow_record_new (&h, NULL);
+}
+
+GstBuffer *
+gst_twoflow_record_new_audio_caps (const GstCaps * caps)
+{
+  return record_new_caps_string (GST_TWOFLOW_RECORD_AUDIO_CAPS,
+      GST_TWOFLOW_CODEC_UNKNOWN, caps);
+}
+
+/**
+ * gst_twoflow_record_new_audio:
+ * @audio_no: the buffer's number in the audio track, from 0
+ * @payload: (transfer none): one audio buffer; its PTS, DTS and duration go
+ *     into the header
+ *
+ * An audio record: it travels in the essential flow, interleaved with the
+ * essential frames by timestamp.
+ */
+GstBuffer *
+gst_twoflow_record_new_audio (guint32 audio_no, guint32 segment_no,
+    GstBuffer * payload)
+{
+  GstTwoflowFrameHeader h;
+
+  gst_twoflow_frame_header_init (&h);
+  h.kind = GST_TWOFLOW_RECORD_AUDIO;
+  h.flags = GST_TWOFLOW_FLAG_ESSENTIAL;
+  h.frame_no = audio_no;
+  h.depends_from = audio_no;
+  h.segment_no = segment_no;
+  h.pts = GST_BUFFER_PTS (payload);
+  h.dts = GST_BUFFER_DTS (payload);
+  h.duration = GST_BUFFER_DURATION (payload);
+  return gst_twoflow_record_new (&h, payload);
 }
 
 /* Each history entry is 4 bits: bit 3 = known, bit 2 = reference,

@@ -11,7 +11,9 @@
 G_BEGIN_DECLS
 
 #define GST_TWOFLOW_MAGIC        0x54574f46u   /* "TWOF" */
-#define GST_TWOFLOW_VERSION      1
+/* Version written; version 1 (no audio records) is still read. */
+#define GST_TWOFLOW_VERSION      2
+#define GST_TWOFLOW_VERSION_MIN  1
 #define GST_TWOFLOW_HEADER_SIZE  68
 /* Upper bound of one record's payload: far above any coded picture, low
  * enough that garbage cannot make a parser wait for gigabytes. */
@@ -26,6 +28,9 @@ typedef enum {
   GST_TWOFLOW_RECORD_FRAME = 0,
   GST_TWOFLOW_RECORD_CAPS  = 1,   /* payload: the original caps as a string */
   GST_TWOFLOW_RECORD_END   = 2,   /* end of stream; frame_no = frame count */
+  /* version 2: the audio track travels in the essential flow */
+  GST_TWOFLOW_RECORD_AUDIO_CAPS = 3,  /* payload: the audio caps as a string */
+  GST_TWOFLOW_RECORD_AUDIO = 4,   /* payload: one audio buffer; frame_no = its number */
 } GstTwoflowRecordKind;
 
 typedef enum {
@@ -86,6 +91,9 @@ GstBuffer * gst_twoflow_record_new_caps (GstTwoflowCodec codec,
     const GstCaps * caps);
 GstBuffer * gst_twoflow_record_new_end (GstTwoflowCodec codec,
     guint32 frame_count, guint64 history);
+GstBuffer * gst_twoflow_record_new_audio_caps (const GstCaps * caps);
+GstBuffer * gst_twoflow_record_new_audio (guint32 audio_no, guint32 segment_no,
+    GstBuffer * payload);
 
 /* History of the frames before a frame: entry 0 is frame_no-1. */
 guint64 gst_twoflow_history_push (guint64 history,

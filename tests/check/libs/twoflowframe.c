@@ -1,6 +1,7 @@
 /* twoflow: unit tests of the frame format, the damage accounting and the
  * GstNetworkCongestion helpers (gst-libs/gst/twoflow). */
 #include <string.h>
+#include <zlib.h>
 #include <gst/check/gstcheck.h>
 #include <gst/base/gstadapter.h>
 #include <gst/twoflow/twoflowframe.h>
@@ -79,7 +80,7 @@ GST_START_TEST (test_header_errors)
   }
 
   memcpy (bad, raw, sizeof (raw));
-  bad[4] = 2;
+  bad[4] = GST_TWOFLOW_VERSION + 1;
   fail_unless_equals_int (gst_twoflow_frame_header_parse (bad, sizeof (bad),
           &out), GST_TWOFLOW_PARSE_BAD_VERSION);
 
@@ -93,6 +94,88 @@ GST_START_TEST (test_header_errors)
   gst_twoflow_frame_header_write (&in, bad);
   fail_unless_equals_int (gst_twoflow_frame_header_parse (bad, sizeof (bad),
           &out), GST_TWOFLOW_PARSE_BAD_FIELD);
+}
+
+GST_END_TEST;
+
+/* Rewrites a header as version 1 (valid checksum). */
+static void
+as_version_1 (guint8 raw[GST_TWOFLOW_HEADER_SIZE])
+{
+  raw[4] = 1;
+  GST_WRITE_UINT32_BE (raw + GST_TWOFLOW_HEADER_SIZE - 4,
+      (guint32) crc32 (0, raw, GST_TWOFLOW_HEADER_SIZE - 4));
+}
+
+GST_START_TEST (test_audio_records)
+{
+  GstCaps *caps = gst_caps_from_string ("audio/mpeg, mpegversion=(int)4, "
+      "stream-format=(string)raw, rate=(int)48000, channels=(int)2");
+  GstBuffer *payload = gst_buffer_new_wrapped (g_strdup ("aacframe"), 8);
+  GstBuffer *rec;
+  GstTwoflowParser *p = gst_twoflow_parser_new ();
+  GstTwoflowFrameHeader h;
+  GstBuffer *got;
+  GstMapInfo map;
+  guint8 raw[GST_TWOFLOW_HEADER_SIZE];
+
+  GST_BUFFER_PTS (payload) = 36000 * GST_SECOND + 21 * GST_MSECOND;
+  GST_BUFFER_DURATION (payload) = 21333333;
+
+  gst_twoflow_parser_push (p, gst_twoflow_record_new_audio_caps (caps));
+  gst_twoflow_parser_push (p, gst_twoflow_record_new_audio (7, 3, payload));
+
+  fail_unless_equals_int (gst_twoflow_parser_pop (p, &h, &got),
+      GST_TWOFLOW_PARSE_OK);
+  fail_unless_equals_int (h.kind, GST_TWOFLOW_RECORD_AUDIO_CAPS);
+  gst_buffer_map (got, &map, GST_MAP_READ);
+  {
+    gchar *str = g_strndup ((gchar *) map.data, map.size);
+    GstCaps *back = gst_caps_from_string (str);
+
+    fail_unless (gst_caps_is_equal (back, caps));
+    gst_caps_unref (back);
+    g_free (str);
+  }
+  gst_buffer_unmap (got, &map);
+  gst_buffer_unref (got);
+
+  fail_unless_equals_int (gst_twoflow_parser_pop (p, &h, &got),
+      GST_TWOFLOW_PARSE_OK);
+  fail_unless_equals_int (h.kind, GST_TWOFLOW_RECORD_AUDIO);
+  fail_unless_equals_int (h.frame_no, 7);
+  fail_unless_equals_int (h.segment_no, 3);
+  fail_unless_equals_int (h.picture_type, GST_TWOFLOW_PICTURE_NONE);
+  fail_unless (h.flags & GST_TWOFLOW_FLAG_ESSENTIAL);
+  fail_unless_equals_uint64 (h.pts, GST_BUFFER_PTS (payload));
+  fail_unless_equals_uint64 (h.duration, 21333333);
+  fail_unless (gst_buffer_memcmp (got, 0, "aacframe", 8) == 0);
+  gst_buffer_unref (got);
+
+  /* an audio record must not claim a picture type or a video codec */
+  h.picture_type = GST_TWOFLOW_PICTURE_I;
+  gst_twoflow_frame_header_write (&h, raw);
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          &h), GST_TWOFLOW_PARSE_BAD_FIELD);
+
+  /* version 1 headers are still read, but version 1 has no audio kinds */
+  rec = gst_twoflow_record_new_end (GST_TWOFLOW_CODEC_MPEG2, 5, 0);
+  gst_buffer_extract (rec, 0, raw, sizeof (raw));
+  as_version_1 (raw);
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          &h), GST_TWOFLOW_PARSE_OK);
+  fail_unless_equals_int (h.kind, GST_TWOFLOW_RECORD_END);
+  gst_buffer_unref (rec);
+  rec = gst_twoflow_record_new_audio (0, 0, payload);
+  gst_buffer_extract (rec, 0, raw, sizeof (raw));
+  as_version_1 (raw);
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          &h), GST_TWOFLOW_PARSE_BAD_FIELD);
+  gst_buffer_unref (rec);
+
+  gst_buffer_unref (payload);
+  gst_caps_unref (caps);
+  gst_twoflow_parser_free (p);
 }
 
 GST_END_TEST;
@@ -350,6 +433,7 @@ twoflowframe_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_header_roundtrip);
   tcase_add_test (tc, test_header_errors);
+  tcase_add_test (tc, test_audio_records);
   tcase_add_test (tc, test_parser_byte_stream);
   tcase_add_test (tc, test_history);
   tcase_add_test (tc, test_damage);
