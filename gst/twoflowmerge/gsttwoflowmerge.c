@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Copyright (C) 2026 twoflow developers
  *
@@ -25,12 +26,34 @@
  * that predict from it are dropped until the next intact reference. The
  * damage metrics of the two-flow paper are in #GstTwoflowMerge:stats.
  *
+ * The audio track, which travels only in the essential flow (and so in the
+ * prefix), comes out of a sometimes pad `audio`, added when the audio caps
+ * record is seen; `no-more-pads` follows once the first video frame is
+ * output (or at EOS), so an application knows whether there is audio. Audio
+ * buffers come out in their order with PTS, DTS and duration restored,
+ * interleaved with the video: an audio buffer is pushed once its PTS is not
+ * after the DTS (else PTS) of the next video frame, or once the video has
+ * ended. Both pads are pushed from one streaming thread, so each needs a
+ * queue downstream.
+ *
+ * Buffers keep their original timestamps; the time segment on both pads
+ * starts at the stream's first output timestamp (running time from 0, as a
+ * demuxer does), so a synchronised sink does not wait for a capture that
+ * began hours into its clock.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 twoflowmerge name=m ! mpegvideoparse ! avdec_mpeg2video ! fakesink \
  *     filesrc location=essential.twf ! m.essential \
  *     filesrc location=enhanced.twf ! m.enhanced
  * ]| decodes a video from the two flow files written by the twoflowsplit example.
+ * |[
+ * gst-launch-1.0 twoflowmerge name=m prefix-location=prefix.twf \
+ *     m.src ! queue ! mpegvideoparse ! avdec_mpeg2video ! autovideosink \
+ *     m.audio ! queue ! decodebin ! audioconvert ! autoaudiosink \
+ *     filesrc location=essential.twf ! m.essential \
+ *     filesrc location=enhanced.twf ! m.enhanced
+ * ]| plays a video with its audio track.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -79,6 +102,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2, 4 }, "
         "systemstream = (boolean) false, parsed = (boolean) true; "
         "video/x-h264, alignment = (string) au"));
+
+static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
+    GST_PAD_SRC,
+    GST_PAD_SOMETIMES,
+    GST_STATIC_CAPS_ANY);
 
 #define gst_twoflow_merge_parent_class parent_class
 G_DEFINE_TYPE (GstTwoflowMerge, gst_twoflow_merge, GST_TYPE_ELEMENT);
@@ -197,8 +225,12 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
    * * `prefix-frames` (guint64): essential frames read from the prefix file
    * * `duplicates` (guint64): records ignored because their frame had
    *   already arrived or had its turn (e.g. essential frames also in the prefix)
+   * * `audio-buffers` (guint64): audio buffers pushed on the audio pad
+   * * `audio-duplicates` (guint64): audio records ignored because that audio
+   *   buffer had already arrived (e.g. from the prefix and again on the
+   *   essential pad)
    * * `essential-queued-bytes`, `enhanced-queued-bytes` (guint64): bytes
-   *   waiting now
+   *   waiting now (the essential count includes audio)
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -209,6 +241,7 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       &essential_template);
   gst_element_class_add_static_pad_template (element_class, &enhanced_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class, &audio_template);
   gst_element_class_set_static_metadata (element_class,
       "Two-flow video merger", "Codec/Muxer/Video",
       "Merges the essential and enhanced flows back into one decodable stream",
@@ -254,6 +287,9 @@ gst_twoflow_merge_init (GstTwoflowMerge * self)
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_src_query));
   gst_pad_use_fixed_caps (self->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  self->flowcombiner = gst_flow_combiner_new ();
+  gst_flow_combiner_add_pad (self->flowcombiner, self->srcpad);
+  g_queue_init (&self->audio);
 
   self->max_essential_bytes = DEFAULT_MAX_ESSENTIAL_BYTES;
   self->max_enhanced_bytes = DEFAULT_MAX_ENHANCED_BYTES;
@@ -288,6 +324,14 @@ gst_twoflow_merge_reset (GstTwoflowMerge * self)
   input_clear (&self->essential);
   input_clear (&self->enhanced);
   g_clear_pointer (&self->caps_string, g_free);
+  g_queue_clear_full (&self->audio, (GDestroyNotify) frame_free);
+  self->audio_queued_bytes = 0;
+  g_clear_pointer (&self->audio_caps_string, g_free);
+  self->audio_next_in = self->audio_next_out = GST_TWOFLOW_NO_FRAME;
+  self->audio_need_headers = TRUE;
+  self->essential_end_seen = FALSE;
+  self->segment_start = GST_CLOCK_TIME_NONE;
+  self->no_more_pads = FALSE;
   self->need_headers = TRUE;
   self->started = FALSE;
   self->next_frame_no = 0;
@@ -303,6 +347,7 @@ static void
 gst_twoflow_merge_reset_stats (GstTwoflowMerge * self)
 {
   self->duplicates = self->prefix_frames = self->output_frames = 0;
+  self->audio_buffers = self->audio_duplicates = 0;
   gst_twoflow_damage_init (&self->damage);
 }
 
@@ -315,6 +360,7 @@ gst_twoflow_merge_finalize (GObject * object)
   gst_twoflow_parser_free (self->essential.parser);
   gst_twoflow_parser_free (self->enhanced.parser);
   g_free (self->prefix_location);
+  gst_flow_combiner_free (self->flowcombiner);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -331,8 +377,10 @@ gst_twoflow_merge_get_stats (GstTwoflowMerge * self)
       "output-frames", G_TYPE_UINT64, self->output_frames,
       "prefix-frames", G_TYPE_UINT64, self->prefix_frames,
       "duplicates", G_TYPE_UINT64, self->duplicates,
+      "audio-buffers", G_TYPE_UINT64, self->audio_buffers,
+      "audio-duplicates", G_TYPE_UINT64, self->audio_duplicates,
       "essential-queued-bytes", G_TYPE_UINT64,
-      (guint64) self->essential.queued_bytes,
+      (guint64) (self->essential.queued_bytes + self->audio_queued_bytes),
       "enhanced-queued-bytes", G_TYPE_UINT64,
       (guint64) self->enhanced.queued_bytes, NULL);
   g_mutex_unlock (&self->lock);
@@ -427,36 +475,116 @@ input_insert (GstTwoflowMergeInput * in, GstTwoflowMergeFrame * f)
   return TRUE;
 }
 
-/* Takes one parsed record into @in's state. With the lock held. */
-static void
-gst_twoflow_merge_take_record (GstTwoflowMerge * self,
-    GstTwoflowMergeInput * in, const GstTwoflowFrameHeader * hdr,
-    GstBuffer * payload)
+static gchar *
+payload_string (GstBuffer * payload)
+{
+  GstMapInfo map;
+  gchar *str;
+
+  gst_buffer_map (payload, &map, GST_MAP_READ);
+  str = g_strndup ((const gchar *) map.data, map.size);
+  gst_buffer_unmap (payload, &map);
+  return str;
+}
+
+/* Takes one audio record (or audio caps record) of the essential flow.
+ * Returns FALSE with *why set for one out of place. With the lock held. */
+static gboolean
+gst_twoflow_merge_take_audio (GstTwoflowMerge * self,
+    const GstTwoflowFrameHeader * hdr, GstBuffer * payload, gchar ** why)
 {
   GstTwoflowMergeFrame *f;
 
+  if (hdr->kind == GST_TWOFLOW_RECORD_AUDIO_CAPS) {
+    gchar *str;
+    GstCaps *caps;
+
+    if (self->audio_caps_string)
+      return TRUE;              /* again, e.g. in the prefix and on the pad */
+    str = payload_string (payload);
+    caps = gst_caps_from_string (str);
+    if (!caps || !gst_caps_is_fixed (caps)) {
+      *why = g_strdup_printf ("unusable audio caps record '%s'", str);
+      gst_clear_caps (&caps);
+      g_free (str);
+      return FALSE;
+    }
+    gst_caps_unref (caps);
+    if (self->no_more_pads) {
+      *why = g_strdup ("audio caps record after the video started");
+      g_free (str);
+      return FALSE;
+    }
+    self->audio_caps_string = str;
+    g_cond_broadcast (&self->cond);
+    return TRUE;
+  }
+
+  if (!self->audio_caps_string) {
+    *why = g_strdup_printf ("audio record %u before the audio caps record",
+        hdr->frame_no);
+    return FALSE;
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (hdr->pts)) {
+    *why = g_strdup_printf ("audio record %u without PTS", hdr->frame_no);
+    return FALSE;
+  }
+  if (self->audio_next_in != GST_TWOFLOW_NO_FRAME) {
+    if (hdr->frame_no < self->audio_next_in) {
+      self->audio_duplicates++;
+      return TRUE;
+    }
+    if (hdr->frame_no > self->audio_next_in) {
+      *why = g_strdup_printf ("audio record %u out of order (expected %u)",
+          hdr->frame_no, self->audio_next_in);
+      return FALSE;
+    }
+  }
+  self->audio_next_in = hdr->frame_no + 1;
+  f = g_new (GstTwoflowMergeFrame, 1);
+  f->hdr = *hdr;
+  f->payload = gst_buffer_ref (payload);
+  g_queue_push_tail (&self->audio, f);
+  self->audio_queued_bytes += gst_buffer_get_size (payload);
+  g_cond_broadcast (&self->cond);
+  return TRUE;
+}
+
+/* Takes one parsed record into @in's state. Returns FALSE with *why set for
+ * a record that has no place in the flow. With the lock held. */
+static gboolean
+gst_twoflow_merge_take_record (GstTwoflowMerge * self,
+    GstTwoflowMergeInput * in, const GstTwoflowFrameHeader * hdr,
+    GstBuffer * payload, gchar ** why)
+{
+  GstTwoflowMergeFrame *f;
+  gboolean ok;
+
   switch (hdr->kind) {
     case GST_TWOFLOW_RECORD_CAPS:
-      if (!self->caps_string) {
-        GstMapInfo map;
-
-        gst_buffer_map (payload, &map, GST_MAP_READ);
-        self->caps_string = g_strndup ((const gchar *) map.data, map.size);
-        gst_buffer_unmap (payload, &map);
-      }
+      if (!self->caps_string)
+        self->caps_string = payload_string (payload);
       gst_buffer_unref (payload);
-      return;
+      return TRUE;
     case GST_TWOFLOW_RECORD_END:
       self->frame_count = hdr->frame_no;
       self->end_history = hdr->history;
+      if (in == &self->essential)
+        self->essential_end_seen = TRUE;
       gst_buffer_unref (payload);
       g_cond_broadcast (&self->cond);
-      return;
+      return TRUE;
     case GST_TWOFLOW_RECORD_AUDIO_CAPS:
     case GST_TWOFLOW_RECORD_AUDIO:
-      /* no audio output yet */
+      if (in != &self->essential) {
+        *why = g_strdup_printf ("audio record %u on the %s flow (audio "
+            "travels only in the essential flow)", hdr->frame_no, in->name);
+        ok = FALSE;
+      } else {
+        ok = gst_twoflow_merge_take_audio (self, hdr, payload, why);
+      }
       gst_buffer_unref (payload);
-      return;
+      return ok;
     case GST_TWOFLOW_RECORD_FRAME:
       break;
   }
@@ -465,7 +593,7 @@ gst_twoflow_merge_take_record (GstTwoflowMerge * self,
     /* its turn has passed (late, or before the first essential frame) */
     self->duplicates++;
     gst_buffer_unref (payload);
-    return;
+    return TRUE;
   }
 
   f = g_new (GstTwoflowMergeFrame, 1);
@@ -480,10 +608,11 @@ gst_twoflow_merge_take_record (GstTwoflowMerge * self,
      * enhanced flow may repeat or reorder what the network delivered. */
     self->duplicates++;
     frame_free (f);
-    return;
+    return TRUE;
   }
   in->queued_bytes += gst_buffer_get_size (payload);
   g_cond_broadcast (&self->cond);
+  return TRUE;
 }
 
 /* Parses everything complete in @in's parser. With the lock held. */
@@ -497,7 +626,8 @@ gst_twoflow_merge_parse (GstTwoflowMerge * self, GstTwoflowMergeInput * in,
 
   while ((res = gst_twoflow_parser_pop (in->parser, &hdr,
               &payload)) == GST_TWOFLOW_PARSE_OK) {
-    gst_twoflow_merge_take_record (self, in, &hdr, payload);
+    if (!gst_twoflow_merge_take_record (self, in, &hdr, payload, why))
+      return FALSE;
   }
   if (res != GST_TWOFLOW_PARSE_NEED_MORE) {
     *why = g_strdup (gst_twoflow_parse_result_to_string (res));
@@ -558,6 +688,8 @@ gst_twoflow_merge_change_state (GstElement * element,
     self->error_posted = FALSE;
     gst_twoflow_merge_reset (self);
     gst_twoflow_merge_reset_stats (self);
+    gst_flow_combiner_reset (self->flowcombiner);
+    self->group_id = gst_util_group_id_next ();
     self->essential.flushing = self->enhanced.flushing = FALSE;
     ok = gst_twoflow_merge_load_prefix (self);
     g_mutex_unlock (&self->lock);
@@ -575,9 +707,18 @@ gst_twoflow_merge_change_state (GstElement * element,
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    GstPad *audio;
+
     g_mutex_lock (&self->lock);
     gst_twoflow_merge_reset (self);
+    audio = self->audio_srcpad;
+    self->audio_srcpad = NULL;
     g_mutex_unlock (&self->lock);
+    /* the next run adds it again if its flows have audio */
+    if (audio) {
+      gst_flow_combiner_remove_pad (self->flowcombiner, audio);
+      gst_element_remove_pad (element, audio);
+    }
   }
   return ret;
 }
@@ -627,8 +768,9 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   }
 
   if (in == &self->essential
-      && self->essential.queued_bytes > self->max_essential_bytes) {
-    guint64 queued = self->essential.queued_bytes;
+      && self->essential.queued_bytes + self->audio_queued_bytes >
+      self->max_essential_bytes) {
+    guint64 queued = self->essential.queued_bytes + self->audio_queued_bytes;
     guint64 max = self->max_essential_bytes;
 
     g_mutex_unlock (&self->lock);
@@ -706,6 +848,12 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
       g_mutex_lock (&self->lock);
       in->flushing = FALSE;
       input_clear (in);
+      if (in == &self->essential) {
+        g_queue_clear_full (&self->audio, (GDestroyNotify) frame_free);
+        self->audio_queued_bytes = 0;
+        self->audio_next_in = self->audio_next_out;
+        self->essential_end_seen = FALSE;
+      }
       g_mutex_unlock (&self->lock);
       gst_event_unref (event);
       return TRUE;
@@ -822,13 +970,23 @@ gst_twoflow_merge_type_of (GstTwoflowMerge * self, guint32 n,
 typedef enum {
   NEXT_WAIT,
   NEXT_FRAME,
+  NEXT_AUDIO,
   NEXT_MISSING,
   NEXT_EOS,
 } NextAction;
 
-/* Decides what happens to frame next_frame_no. With the lock held. */
+/* The time a video frame is ordered by against audio PTS: DTS, else PTS. */
+static GstClockTime
+frame_time (const GstTwoflowFrameHeader * hdr)
+{
+  return GST_CLOCK_TIME_IS_VALID (hdr->dts) ? hdr->dts : hdr->pts;
+}
+
+/* Decides what happens to video frame next_frame_no; for NEXT_FRAME *out
+ * is the frame, still queued at the head of *from. With the lock held. */
 static NextAction
-gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
+gst_twoflow_merge_next_video (GstTwoflowMerge * self,
+    GstTwoflowMergeFrame ** out, GstTwoflowMergeInput ** from)
 {
   guint32 n;
   gint64 now;
@@ -838,7 +996,8 @@ gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
 
     /* Decoding starts at the first essential frame. */
     if (!first)
-      return self->essential.eos ? NEXT_EOS : NEXT_WAIT;
+      return self->essential.eos || (self->essential_end_seen
+          && self->frame_count == 0) ? NEXT_EOS : NEXT_WAIT;
     self->started = TRUE;
     self->next_frame_no = first->hdr.frame_no;
     while (input_head (&self->enhanced) < self->next_frame_no) {
@@ -851,11 +1010,13 @@ gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
   if (self->frame_count != GST_TWOFLOW_NO_FRAME && n >= self->frame_count)
     return NEXT_EOS;
   if (input_head (&self->essential) == n) {
-    *out = input_pop (&self->essential);
+    *from = &self->essential;
+    *out = g_queue_peek_head (&self->essential.frames);
     return NEXT_FRAME;
   }
   if (input_head (&self->enhanced) == n) {
-    *out = input_pop (&self->enhanced);
+    *from = &self->enhanced;
+    *out = g_queue_peek_head (&self->enhanced.frames);
     return NEXT_FRAME;
   }
   if (!input_passed (&self->essential, n))
@@ -879,38 +1040,186 @@ gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
   return NEXT_WAIT;
 }
 
-/* Pushes stream-start, caps and segment before the first frame. */
+/* Decides what is output next: a video frame (popped into *out), an audio
+ * buffer (popped into *out), a missing frame, the end, or nothing yet.
+ * With the lock held. */
+static NextAction
+gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
+{
+  GstTwoflowMergeFrame *video = NULL, *audio;
+  GstTwoflowMergeInput *from = NULL;
+  NextAction action = gst_twoflow_merge_next_video (self, &video, &from);
+
+  if (action == NEXT_WAIT || action == NEXT_MISSING)
+    return action;
+
+  audio = g_queue_peek_head (&self->audio);
+  if (!GST_CLOCK_TIME_IS_VALID (self->segment_start)) {
+    /* the first output: both pads' segments start at the earliest time */
+    GstClockTime t = video ? frame_time (&video->hdr) : GST_CLOCK_TIME_NONE;
+
+    if (audio && (!GST_CLOCK_TIME_IS_VALID (t) || audio->hdr.pts < t))
+      t = audio->hdr.pts;
+    if (GST_CLOCK_TIME_IS_VALID (t))
+      self->segment_start = t;
+  }
+  if (audio && (action == NEXT_EOS
+          || !GST_CLOCK_TIME_IS_VALID (frame_time (&video->hdr))
+          || audio->hdr.pts <= frame_time (&video->hdr))) {
+    *out = g_queue_pop_head (&self->audio);
+    self->audio_queued_bytes -= gst_buffer_get_size ((*out)->payload);
+    return NEXT_AUDIO;
+  }
+  if (action == NEXT_EOS) {
+    /* the rest of the audio is still on its way in the essential flow */
+    if (self->audio_caps_string && !self->essential.eos
+        && !self->essential_end_seen)
+      return NEXT_WAIT;
+    return NEXT_EOS;
+  }
+  *out = input_pop (from);
+  return NEXT_FRAME;
+}
+
+static gchar *
+new_stream_id (const gchar * what)
+{
+  /* Two upstream streams: gst_pad_create_stream_id() would refuse. */
+  return g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge/%s",
+      g_random_int (), g_random_int (), g_random_int (), g_random_int (),
+      what);
+}
+
+/* Pushes stream-start, caps and segment before the first buffer of @pad. */
 static gboolean
-gst_twoflow_merge_push_headers (GstTwoflowMerge * self, const gchar * caps_str)
+gst_twoflow_merge_push_headers (GstTwoflowMerge * self, GstPad * pad,
+    const gchar * caps_str, GstClockTime start)
 {
   GstCaps *caps = caps_str ? gst_caps_from_string (caps_str) : NULL;
   GstSegment segment;
+  GstEvent *event;
   gchar *stream_id;
+  GstCaps *templ = gst_pad_get_pad_template_caps (pad);
   gboolean ok;
 
-  if (!caps || !gst_caps_is_fixed (caps) || !gst_caps_can_intersect (caps,
-          gst_pad_get_pad_template_caps (self->srcpad))) {
+  ok = caps && gst_caps_is_fixed (caps) && gst_caps_can_intersect (caps, templ);
+  gst_caps_unref (templ);
+  if (!ok) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-        ("The flows carry no usable caps record (got '%s')",
-            GST_STR_NULL (caps_str)));
+        ("The flows carry no usable %s caps record (got '%s')",
+            pad == self->srcpad ? "video" : "audio", GST_STR_NULL (caps_str)));
     gst_clear_caps (&caps);
     return FALSE;
   }
-  /* Two upstream streams: gst_pad_create_stream_id() would refuse. */
-  stream_id = g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge",
-      g_random_int (), g_random_int (), g_random_int (), g_random_int ());
-  gst_pad_push_event (self->srcpad, gst_event_new_stream_start (stream_id));
+  stream_id = new_stream_id (pad == self->srcpad ? "video" : "audio");
+  event = gst_event_new_stream_start (stream_id);
+  gst_event_set_group_id (event, self->group_id);
+  gst_pad_push_event (pad, event);
   g_free (stream_id);
-  ok = gst_pad_set_caps (self->srcpad, caps);
+  ok = gst_pad_set_caps (pad, caps);
   gst_caps_unref (caps);
   if (!ok) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("Downstream refused the stream's caps %s", caps_str));
+        ("Downstream refused the caps %s", caps_str));
     return FALSE;
   }
+  /* running time from the first output timestamp, like a demuxer */
   gst_segment_init (&segment, GST_FORMAT_TIME);
-  gst_pad_push_event (self->srcpad, gst_event_new_segment (&segment));
+  if (GST_CLOCK_TIME_IS_VALID (start))
+    segment.start = segment.position = start;
+  gst_pad_push_event (pad, gst_event_new_segment (&segment));
   return TRUE;
+}
+
+/* Adds the audio pad once its caps are known. Called without the lock. */
+static void
+gst_twoflow_merge_add_audio_pad (GstTwoflowMerge * self)
+{
+  GstPad *pad = gst_pad_new_from_static_template (&audio_template, "audio");
+
+  gst_pad_use_fixed_caps (pad);
+  g_mutex_lock (&self->lock);
+  self->audio_srcpad = gst_object_ref (pad);
+  g_mutex_unlock (&self->lock);
+  gst_flow_combiner_add_pad (self->flowcombiner, pad);
+  GST_INFO_OBJECT (self, "the flows have audio");
+  gst_element_add_pad (GST_ELEMENT (self), pad);
+  gst_object_unref (pad);
+}
+
+/* Pushes the end on both pads, with the headers first where nothing was
+ * pushed yet. */
+static void
+gst_twoflow_merge_push_eos (GstTwoflowMerge * self)
+{
+  gboolean need_headers, need_audio_headers;
+  gchar *caps_str, *audio_caps_str;
+  GstPad *audio;
+  GstClockTime start;
+
+  g_mutex_lock (&self->lock);
+  gst_twoflow_damage_finish (&self->damage);
+  need_headers = self->need_headers && self->caps_string;
+  self->need_headers = FALSE;
+  audio = self->audio_srcpad ? gst_object_ref (self->audio_srcpad) : NULL;
+  need_audio_headers = audio && self->audio_need_headers;
+  self->audio_need_headers = FALSE;
+  caps_str = g_strdup (self->caps_string);
+  audio_caps_str = g_strdup (self->audio_caps_string);
+  start = self->segment_start;
+  g_mutex_unlock (&self->lock);
+
+  if (need_headers)
+    gst_twoflow_merge_push_headers (self, self->srcpad, caps_str, start);
+  if (need_audio_headers)
+    gst_twoflow_merge_push_headers (self, audio, audio_caps_str, start);
+  GST_INFO_OBJECT (self, "all frames done");
+  gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+  if (audio) {
+    gst_pad_push_event (audio, gst_event_new_eos ());
+    gst_object_unref (audio);
+  }
+  g_free (caps_str);
+  g_free (audio_caps_str);
+}
+
+/* Pushes one audio buffer (taking @f). */
+static GstFlowReturn
+gst_twoflow_merge_push_audio (GstTwoflowMerge * self, GstTwoflowMergeFrame * f)
+{
+  GstPad *pad;
+  gboolean need_headers;
+  gchar *caps_str;
+  GstClockTime start;
+  GstBuffer *buf = f->payload;
+  GstFlowReturn ret;
+
+  pad = gst_object_ref (self->audio_srcpad);
+  need_headers = self->audio_need_headers;
+  self->audio_need_headers = FALSE;
+  caps_str = g_strdup (self->audio_caps_string);
+  start = self->segment_start;
+  self->audio_next_out = f->hdr.frame_no + 1;
+  self->audio_buffers++;
+  g_mutex_unlock (&self->lock);
+
+  buf = gst_buffer_make_writable (buf);
+  GST_BUFFER_PTS (buf) = f->hdr.pts;
+  GST_BUFFER_DTS (buf) = f->hdr.dts;
+  GST_BUFFER_DURATION (buf) = f->hdr.duration;
+  GST_BUFFER_OFFSET (buf) = f->hdr.frame_no;
+  g_free (f);
+  if (need_headers
+      && !gst_twoflow_merge_push_headers (self, pad, caps_str, start)) {
+    gst_buffer_unref (buf);
+    ret = GST_FLOW_ERROR;
+  } else {
+    ret = gst_pad_push (pad, buf);
+    ret = gst_flow_combiner_update_pad_flow (self->flowcombiner, pad, ret);
+  }
+  g_free (caps_str);
+  gst_object_unref (pad);
+  return ret;
 }
 
 static void
@@ -919,13 +1228,21 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   GstTwoflowMergeFrame *f = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   NextAction action;
-  gboolean need_headers, already_posted;
+  gboolean need_headers, already_posted, no_more_pads;
   gchar *caps_str = NULL;
+  GstClockTime start;
   GstBuffer *buf;
 
   g_mutex_lock (&self->lock);
-  while (self->srcresult == GST_FLOW_OK
-      && (action = gst_twoflow_merge_next (self, &f)) == NEXT_WAIT) {
+  while (self->srcresult == GST_FLOW_OK) {
+    /* the pad comes when the audio caps do, before anything is output */
+    if (self->audio_caps_string && !self->audio_srcpad) {
+      g_mutex_unlock (&self->lock);
+      gst_twoflow_merge_add_audio_pad (self);
+      return;
+    }
+    if ((action = gst_twoflow_merge_next (self, &f)) != NEXT_WAIT)
+      break;
     if (self->latency > 0 && self->started)
       g_cond_wait_until (&self->cond, &self->lock,
           g_get_monotonic_time () + MAX (self->latency / 4000, 1000));
@@ -937,20 +1254,24 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
     g_mutex_unlock (&self->lock);
     goto pause;
   }
-  self->wait_start = 0;
+  if (action != NEXT_AUDIO)
+    self->wait_start = 0;
 
   if (action == NEXT_EOS) {
-    gst_twoflow_damage_finish (&self->damage);
-    need_headers = self->need_headers && self->caps_string;
-    caps_str = g_strdup (self->caps_string);
-    self->need_headers = FALSE;
+    no_more_pads = !self->no_more_pads;
+    self->no_more_pads = TRUE;
     g_mutex_unlock (&self->lock);
-    if (need_headers)
-      gst_twoflow_merge_push_headers (self, caps_str);
-    g_free (caps_str);
-    GST_INFO_OBJECT (self, "all frames done");
-    gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+    if (no_more_pads)
+      gst_element_no_more_pads (GST_ELEMENT (self));
+    gst_twoflow_merge_push_eos (self);
     ret = GST_FLOW_EOS;
+    goto pause_set;
+  }
+
+  if (action == NEXT_AUDIO) {
+    ret = gst_twoflow_merge_push_audio (self, f);
+    if (ret == GST_FLOW_OK)
+      return;
     goto pause_set;
   }
 
@@ -985,7 +1306,10 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   }
   need_headers = self->need_headers;
   self->need_headers = FALSE;
+  no_more_pads = !self->no_more_pads;
+  self->no_more_pads = TRUE;
   caps_str = g_strdup (self->caps_string);
+  start = self->segment_start;
   self->output_frames++;
   buf = f->payload;
   f->payload = NULL;
@@ -995,6 +1319,10 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   }
   g_mutex_unlock (&self->lock);
 
+  /* whether there is audio is known once the video starts */
+  if (no_more_pads)
+    gst_element_no_more_pads (GST_ELEMENT (self));
+
   buf = gst_buffer_make_writable (buf);
   GST_BUFFER_PTS (buf) = f->hdr.pts;
   GST_BUFFER_DTS (buf) = f->hdr.dts;
@@ -1003,7 +1331,8 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
   g_free (f);
 
-  if (need_headers && !gst_twoflow_merge_push_headers (self, caps_str)) {
+  if (need_headers && !gst_twoflow_merge_push_headers (self, self->srcpad,
+          caps_str, start)) {
     g_free (caps_str);
     gst_buffer_unref (buf);
     ret = GST_FLOW_ERROR;
@@ -1012,6 +1341,8 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   g_free (caps_str);
 
   ret = gst_pad_push (self->srcpad, buf);
+  ret = gst_flow_combiner_update_pad_flow (self->flowcombiner, self->srcpad,
+      ret);
   if (ret == GST_FLOW_OK)
     return;
 
@@ -1028,7 +1359,16 @@ pause:
   already_posted = self->error_posted;
   g_mutex_unlock (&self->lock);
   if (!already_posted && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
+    GstPad *audio;
+
     GST_ELEMENT_FLOW_ERROR (self, ret);
     gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+    g_mutex_lock (&self->lock);
+    audio = self->audio_srcpad ? gst_object_ref (self->audio_srcpad) : NULL;
+    g_mutex_unlock (&self->lock);
+    if (audio) {
+      gst_pad_push_event (audio, gst_event_new_eos ());
+      gst_object_unref (audio);
+    }
   }
 }

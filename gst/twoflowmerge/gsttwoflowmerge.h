@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * twoflowmerge: essential and enhanced twoflow records in, one elementary
  * stream in decode order out.
@@ -9,6 +10,7 @@
 #include <gst/twoflow/twoflowframe.h>
 
 #include <gst/twoflow/twoflowdamage.h>
+#include <gst/base/gstflowcombiner.h>
 
 G_BEGIN_DECLS
 
@@ -39,6 +41,8 @@ struct _GstTwoflowMerge {
   GstElement parent;
 
   GstPad *srcpad;
+  GstPad *audio_srcpad;         /* once the audio caps record was seen */
+  GstFlowCombiner *flowcombiner;
   GstTwoflowMergeInput essential;
   GstTwoflowMergeInput enhanced;
 
@@ -64,11 +68,25 @@ struct _GstTwoflowMerge {
   gint64 wait_start;            /* monotonic µs when waiting for next began */
   gboolean discont;
   GstTwoflowDamage damage;
+  gboolean essential_end_seen;  /* end record on the essential flow */
+  GstClockTime segment_start;   /* first output timestamp, NONE before */
+  guint group_id;
+  gboolean no_more_pads;
+
+  /* the audio track (essential flow only; under lock) */
+  gchar *audio_caps_string;
+  GQueue audio;                 /* GstTwoflowMergeFrame, increasing number */
+  gsize audio_queued_bytes;
+  guint32 audio_next_in;        /* next audio number taken, NO_FRAME before */
+  guint32 audio_next_out;       /* next audio number output, NO_FRAME before */
+  gboolean audio_need_headers;
 
   /* statistics beyond the damage counters (under lock) */
   guint64 duplicates;
   guint64 prefix_frames;
   guint64 output_frames;
+  guint64 audio_buffers;
+  guint64 audio_duplicates;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (twoflowmerge);
