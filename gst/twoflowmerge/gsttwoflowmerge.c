@@ -26,6 +26,11 @@
  * that predict from it are dropped until the next intact reference. The
  * damage metrics of the two-flow paper are in #GstTwoflowMerge:stats.
  *
+ * The merge itself is GstTwoflowMerger (gst-libs/gst/twoflow/twoflowmerger.h),
+ * a sans-IO core; this element feeds it the records of its pads at the
+ * element clock's time and pushes what it decides from one streaming task,
+ * which sleeps on a clock entry at the core's next wakeup.
+ *
  * The audio track, which travels only in the essential flow (and so in the
  * prefix), comes out of a sometimes pad `audio`, added when the audio caps
  * record is seen; `no-more-pads` follows once the first video frame is
@@ -185,8 +190,10 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
    * GstTwoflowMerge:latency:
    *
    * In live use, how long to wait for an enhanced frame once its turn has
-   * come before counting it missing. 0 waits until the enhanced flow has
-   * moved past the frame or ended, as suits reliable or file input.
+   * come (and the essential flow has moved past it) before counting it
+   * missing, measured on the element's clock (the system clock when it has
+   * none). 0 waits until the enhanced flow has moved past the frame or
+   * ended, as suits reliable or file input.
    */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint64 ("latency", "Latency",
@@ -381,12 +388,16 @@ static gboolean
 gst_twoflow_merge_set_clock (GstElement * element, GstClock * clock)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (element);
+  gboolean ret = GST_ELEMENT_CLASS (parent_class)->set_clock (element, clock);
 
-  /* a wait on the old clock ends; the task waits again on the new one */
+  /* a wait on the old clock ends; the task waits again on the new one,
+   * and a latency wait in progress starts again on its time */
   g_mutex_lock (&self->lock);
+  gst_twoflow_merger_restart_wait (self->merger,
+      gst_twoflow_merge_now (self));
   gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
-  return GST_ELEMENT_CLASS (parent_class)->set_clock (element, clock);
+  return ret;
 }
 
 static void
