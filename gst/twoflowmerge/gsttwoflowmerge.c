@@ -923,12 +923,16 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   g_mutex_lock (&self->lock);
   while (self->srcresult == GST_FLOW_OK) {
     clock = gst_twoflow_merge_get_clock (self);
-    if (gst_twoflow_merger_poll (self->merger, gst_clock_get_time (clock),
-            &out) == GST_TWOFLOW_MERGER_WAIT)
+    gst_twoflow_merger_poll (self->merger, gst_clock_get_time (clock), &out);
+    if (out.action == GST_TWOFLOW_MERGER_WAIT)
       gst_twoflow_merge_wait (self, clock,
           gst_twoflow_merger_next_wakeup (self->merger));
+    else if (out.action == GST_TWOFLOW_MERGER_ERROR)
+      /* the pad that fed the bad record posts the error, then stops us */
+      g_cond_wait (&self->cond, &self->lock);
     gst_object_unref (clock);
-    if (out.action != GST_TWOFLOW_MERGER_WAIT)
+    if (out.action != GST_TWOFLOW_MERGER_WAIT
+        && out.action != GST_TWOFLOW_MERGER_ERROR)
       break;
   }
   if (self->srcresult != GST_FLOW_OK) {
@@ -975,11 +979,8 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
       if (ret == GST_FLOW_OK)
         ret = GST_FLOW_EOS;
       break;
-    case GST_TWOFLOW_MERGER_ERROR:
     default:
-      /* handle_record's failures are posted where they happen */
-      g_mutex_unlock (&self->lock);
-      ret = GST_FLOW_ERROR;
+      g_assert_not_reached ();
       break;
   }
   if (ret == GST_FLOW_OK)
