@@ -527,6 +527,9 @@ gst_erap_sink_init (GstErapSink * sink)
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
   gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
+  /* the last sample is a second reference to every buffer, which would
+   * make each one shared and copied (see buffer_bytes()) */
+  gst_base_sink_set_last_sample_enabled (GST_BASE_SINK (sink), FALSE);
 }
 
 static void
@@ -1210,22 +1213,52 @@ mapped_free (gpointer p)
   g_free (m);
 }
 
+/* The bytes of @buffer for the sender, which keeps them until they are
+ * acknowledged. A GstMemory counts its mappings in 8 bits, so at most 255
+ * may be held at once: a buffer shared with other holders (a tee, an
+ * application pushing one buffer to many sinks) is copied and unmapped at
+ * once; one that only we hold stays mapped, without a copy. */
+static GBytes *
+buffer_bytes (GstBuffer * buffer)
+{
+  Mapped *m;
+  GBytes *bytes;
+  guint i, n = gst_buffer_n_memory (buffer);
+  gboolean exclusive = gst_buffer_is_writable (buffer) && n == 1;
+
+  for (i = 0; exclusive && i < n; i++)
+    exclusive = gst_mini_object_is_writable (GST_MINI_OBJECT_CAST
+        (gst_buffer_peek_memory (buffer, i)));
+
+  m = g_new0 (Mapped, 1);
+  if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
+    g_free (m);
+    return NULL;
+  }
+  if (!exclusive) {
+    bytes = g_bytes_new (m->map.data, m->map.size);
+    gst_buffer_unmap (buffer, &m->map);
+    g_free (m);
+    return bytes;
+  }
+  m->buf = gst_buffer_ref (buffer);
+  return g_bytes_new_with_free_func (m->map.data, m->map.size, mapped_free,
+      m);
+}
+
 static GstFlowReturn
 gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
 {
   GstErapSink *sink = GST_ERAP_SINK (bsink);
-  Mapped *m = g_new0 (Mapped, 1);
   GBytes *bytes;
+  gsize size;
   gboolean idle;
 
-  if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
-    g_free (m);
+  if (!(bytes = buffer_bytes (buffer))) {
     GST_ELEMENT_ERROR (sink, RESOURCE, READ, (NULL), ("cannot map buffer"));
     return GST_FLOW_ERROR;
   }
-  m->buf = gst_buffer_ref (buffer);
-  bytes = g_bytes_new_with_free_func (m->map.data, m->map.size, mapped_free,
-      m);
+  size = g_bytes_get_size (bytes);
 
   g_mutex_lock (&sink->lock);
   ensure_clock_locked (sink);
@@ -1250,7 +1283,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     g_mutex_unlock (&sink->lock);
     return GST_FLOW_OK;
   }
-  if (idle && sink->pacing_quantum > 0 && m->map.size < GSO_MAX_BYTES) {
+  if (idle && sink->pacing_quantum > 0 && size < GSO_MAX_BYTES) {
     /* small buffers after a pause wait up to a quantum for the ones that
      * follow, so they leave as one burst (one UDP_SEGMENT datagram)
      * rather than a system call and an ACK wakeup each */

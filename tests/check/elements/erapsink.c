@@ -729,6 +729,77 @@ GST_START_TEST (test_libra_loopback)
 
 GST_END_TEST;
 
+
+/* One buffer rendered by more erapsinks than a GstMemory can count
+ * mappings of (255): each sink keeps what it sends until it is
+ * acknowledged, so it must not keep a mapping of memory others share
+ * (the 10,000-session bench's GStreamer-CRITICALs). Nothing acknowledges
+ * here, so every sink still holds its data at teardown. */
+GST_START_TEST (test_shared_buffer_many_sinks)
+{
+  const guint n = 300;
+  GstElement **sinks = g_new0 (GstElement *, n);
+  GstPad **pads = g_new0 (GstPad *, n);
+  GSocket **mute = g_new0 (GSocket *, n);
+  GstBuffer *b = pattern_buffer (1000, 7);
+  GstSegment seg;
+  GstMapInfo map;
+  guint bind_port = free_fixed_port (), i;
+
+  gst_segment_init (&seg, GST_FORMAT_BYTES);
+  for (i = 0; i < n; i++) {
+    GSocketAddress *a =
+        g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+    GstPad *sinkpad;
+    guint port;
+
+    /* a receiver that never acknowledges: one per session */
+    mute[i] = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+        G_SOCKET_PROTOCOL_UDP, NULL);
+    fail_unless (g_socket_bind (mute[i], a, FALSE, NULL));
+    g_object_unref (a);
+    a = g_socket_get_local_address (mute[i], NULL);
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+    g_object_unref (a);
+
+    sinks[i] = gst_element_factory_make ("erapsink", NULL);
+    g_object_set (sinks[i], "host", "127.0.0.1", "port", port, "bind-port",
+        bind_port, "async", FALSE, "linger", (guint64) 0, NULL);
+    pads[i] = gst_pad_new ("src", GST_PAD_SRC);
+    sinkpad = gst_element_get_static_pad (sinks[i], "sink");
+    fail_unless_equals_int (gst_pad_link (pads[i], sinkpad), GST_PAD_LINK_OK);
+    gst_object_unref (sinkpad);
+    gst_pad_set_active (pads[i], TRUE);
+    fail_unless (gst_element_set_state (sinks[i], GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    gst_pad_push_event (pads[i], gst_event_new_stream_start ("shared"));
+    gst_pad_push_event (pads[i], gst_event_new_segment (&seg));
+    fail_unless_equals_int (gst_pad_push (pads[i], gst_buffer_ref (b)),
+        GST_FLOW_OK);
+  }
+  /* every session holds its data (unacknowledged) */
+  for (i = 0; i < n; i++)
+    fail_unless (stats_u64 (sinks[i], "queued-bytes") >= 1000);
+
+  for (i = 0; i < n; i++) {
+    gst_element_set_state (sinks[i], GST_STATE_NULL);
+    gst_object_unref (sinks[i]);
+    gst_object_unref (pads[i]);
+    g_object_unref (mute[i]);
+  }
+  /* nobody holds a mapping any more: writable once we own it alone */
+  fail_unless (gst_buffer_is_writable (b));
+  fail_unless (gst_buffer_map (b, &map, GST_MAP_WRITE));
+  gst_buffer_unmap (b, &map);
+  check_pattern (b, 1000, 7);
+  gst_buffer_unref (b);
+  g_free (sinks);
+  g_free (pads);
+  g_free (mute);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsink_suite (void)
 {
@@ -746,6 +817,7 @@ erapsink_suite (void)
   tcase_add_test (tc, test_stray_acks);
   tcase_add_test (tc, test_pacing_on_test_clock);
   tcase_add_test (tc, test_libra_loopback);
+  tcase_add_test (tc, test_shared_buffer_many_sinks);
   return s;
 }
 
