@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Copyright (C) 2024 twoflow authors
  *
@@ -219,7 +220,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("target-bitrate", "Target bitrate",
           "Output bitrate in bit/s (0 = the input's); follows congestion events",
           0, G_MAXUINT64, DEFAULT_TARGET_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:min-bitrate:
    *
@@ -229,7 +231,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("min-bitrate", "Minimum bitrate",
           "Lowest target congestion can set, in bit/s (0 = no bound)",
           0, G_MAXUINT64, DEFAULT_MIN_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:max-bitrate:
    *
@@ -240,7 +243,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("max-bitrate", "Maximum bitrate",
           "Highest target recovery and rate events can set, in bit/s "
           "(0 = the input's)", 0, G_MAXUINT64, DEFAULT_MAX_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:backoff:
    *
@@ -250,7 +254,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_double ("backoff", "Backoff",
           "Multiplicative decrease on rexmt/dupack/loss events",
           0.0, 1.0, DEFAULT_BACKOFF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:recovery:
    *
@@ -261,7 +266,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("recovery", "Recovery",
           "Additive increase in bit/s per second without congestion",
           0, G_MAXUINT64, DEFAULT_RECOVERY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:events:
    *
@@ -271,7 +277,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_flags ("events", "Events",
           "GstNetworkCongestion event types to react to",
           GST_TYPE_NETWORK_CONGESTION_TYPE, DEFAULT_EVENTS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:keep:
    *
@@ -283,7 +290,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_enum ("keep", "Keep",
           "Essential frames kept byte-identical to the source",
           GST_TYPE_RATE_TRANSCODER_KEEP, DEFAULT_KEEP,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:stats:
    *

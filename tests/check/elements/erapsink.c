@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsink tests: loopback pairs, the shared ACK thread, loss
  * reactions, backpressure, linger, robustness against stray ACKs. */
 #ifdef HAVE_CONFIG_H
@@ -675,18 +676,18 @@ GST_START_TEST (test_libra_loopback)
   GstElement *e = gst_element_factory_make ("erapsink", NULL);
   GstStructure *s;
   gdouble a, b, x, y, cap, w, alpha, est;
-  guint64 seed, total = 0;
+  guint64 seed, capacity, total = 0;
   guint pairs;
   gboolean comp;
   const gchar *cc;
 
   g_object_get (e, "libra-a", &a, "libra-b", &b, "libra-x", &x, "libra-y", &y,
-      "capacity", &cap, "libra-seed", &seed, "libra-compensation", &comp, NULL);
+      "capacity", &capacity, "libra-seed", &seed, "libra-compensation", &comp, NULL);
   fail_unless_equals_float (a, 1.0);
   fail_unless_equals_float (b, 1.0);
   fail_unless_equals_float (x, 2.0);
   fail_unless_equals_float (y, 2.0);
-  fail_unless_equals_float (cap, 0.0);
+  fail_unless_equals_uint64 (capacity, 0);
   fail_unless_equals_uint64 (seed, 0);
   fail_unless (comp);
   gst_object_unref (e);
@@ -729,6 +730,39 @@ GST_START_TEST (test_libra_loopback)
 
 GST_END_TEST;
 
+
+/* A configured Libra capacity, in bit/s, is the C the law uses (and no
+ * packet-pair estimate replaces it). */
+GST_START_TEST (test_libra_configured_capacity)
+{
+  GstHarness *src, *sink;
+  GstStructure *s;
+  GstBuffer *b;
+  guint port;
+  gdouble cap, alpha;
+  guint64 capacity;
+
+  src = new_src (&port);
+  sink = new_sink (port, 0, "congestion-control=libra capacity=8000000");
+  g_object_get (sink->element, "capacity", &capacity, NULL);
+  fail_unless_equals_uint64 (capacity, 8000000);
+  fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (20000, 1)),
+      GST_FLOW_OK);
+  b = gst_harness_pull (src);
+  check_pattern (b, 20000, 1);
+  gst_buffer_unref (b);
+  g_object_get (sink->element, "stats", &s, NULL);
+  fail_unless (gst_structure_get (s, "capacity", G_TYPE_DOUBLE, &cap,
+          "libra-alpha", G_TYPE_DOUBLE, &alpha, NULL));
+  gst_structure_free (s);
+  fail_unless_equals_float (cap, 8e6);
+  /* alpha = X * C * exp (-Y * beta) with C in Mbit/s: at most 2 * 8 */
+  fail_unless (alpha > 0 && alpha <= 16.0 + 1e-9, "alpha %f", alpha);
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
 
 /* One buffer rendered by more erapsinks than a GstMemory can count
  * mappings of (255): each sink keeps what it sends until it is
@@ -817,6 +851,7 @@ erapsink_suite (void)
   tcase_add_test (tc, test_stray_acks);
   tcase_add_test (tc, test_pacing_on_test_clock);
   tcase_add_test (tc, test_libra_loopback);
+  tcase_add_test (tc, test_libra_configured_capacity);
   tcase_add_test (tc, test_shared_buffer_many_sinks);
   return s;
 }
