@@ -134,11 +134,12 @@ main (int argc, char **argv)
     gst_structure_free (s);
     printf ("eos=%d seconds=%.3f sent=%" G_GUINT64_FORMAT " lost=%"
         G_GUINT64_FORMAT " reactions=%" G_GUINT64_FORMAT " retransmitted=%"
-        G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT " capacity_estimate=%.3f" /* Mbit/s */
+        G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT " capacity_estimate=%.3f"
         " pair_samples=%u window=%.2f timeouts=%" G_GUINT64_FORMAT
         " spurious=%" G_GUINT64_FORMAT "\n", eos,
         (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked,
-        cap / 1e6, pairs, w, tmo, spur);
+        cap / 1e6 /* Mbit/s, as the experiments read it */ , pairs, w, tmo,
+        spur);
     if (csv)
       fclose (csv);
   } else if (!strcmp (argv[1], "recv")) {

@@ -170,7 +170,8 @@ gst_rate_transcoder_keep_get_type (void)
   static const GEnumValue values[] = {
     {GST_TWOFLOW_RATE_CONTROL_KEEP_NONE, "Re-encode every frame type", "none"},
     {GST_TWOFLOW_RATE_CONTROL_KEEP_I, "Keep I frames byte-identical", "i"},
-    {GST_TWOFLOW_RATE_CONTROL_KEEP_IP, "Keep I and P frames byte-identical", "ip"},
+    {GST_TWOFLOW_RATE_CONTROL_KEEP_IP, "Keep I and P frames byte-identical",
+          "ip"},
     {0, NULL, NULL}
   };
 
@@ -366,9 +367,11 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->keep = DEFAULT_KEEP;
   self->rc = gst_twoflow_rate_control_new ();
   /* MPEG-1 and MPEG-2 pictures parse alike */
-  self->picture_parser = gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
+  self->picture_parser =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
   gst_twoflow_rate_control_set_target (self->rc, DEFAULT_TARGET_BITRATE);
-  gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
+  gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+      self->max_bitrate);
   gst_twoflow_rate_control_set_backoff (self->rc, self->backoff);
   gst_twoflow_rate_control_set_recovery (self->rc, self->recovery);
   gst_twoflow_rate_control_set_events (self->rc, self->events);
@@ -413,8 +416,7 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
 
   GST_OBJECT_LOCK (self);
   gst_twoflow_rate_control_get_stats (self->rc, &s);
-  events = s.events[0] + s.events[1] + s.events[2] + s.events[3] +
-      s.events[4];
+  events = s.events[0] + s.events[1] + s.events[2] + s.events[3] + s.events[4];
   st = gst_structure_new ("application/x-ratetranscoder-stats",
       "input-bitrate", G_TYPE_UINT64, (guint64) s.input_bitrate,
       "output-bitrate", G_TYPE_UINT64, (guint64) s.output_bitrate,
@@ -454,15 +456,18 @@ gst_rate_transcoder_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TARGET_BITRATE:
-      gst_twoflow_rate_control_set_target (self->rc, g_value_get_uint64 (value));
+      gst_twoflow_rate_control_set_target (self->rc,
+          g_value_get_uint64 (value));
       break;
     case PROP_MIN_BITRATE:
       self->min_bitrate = g_value_get_uint64 (value);
-      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
+      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+          self->max_bitrate);
       break;
     case PROP_MAX_BITRATE:
       self->max_bitrate = g_value_get_uint64 (value);
-      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
+      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+          self->max_bitrate);
       break;
     case PROP_BACKOFF:
       self->backoff = g_value_get_double (value);
@@ -501,7 +506,8 @@ gst_rate_transcoder_get_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TARGET_BITRATE:
-      g_value_set_uint64 (value, gst_twoflow_rate_control_get_target (self->rc));
+      g_value_set_uint64 (value,
+          gst_twoflow_rate_control_get_target (self->rc));
       break;
     case PROP_MIN_BITRATE:
       g_value_set_uint64 (value, self->min_bitrate);
@@ -635,7 +641,8 @@ find_frame (GstRateTranscoder * self, guint64 index)
 }
 
 static void
-frame_decided (GstRateTranscoder * self, RtFrame * f, GstTwoflowRateControlAction action)
+frame_decided (GstRateTranscoder * self, RtFrame * f,
+    GstTwoflowRateControlAction action)
 {
   f->decision.action = action;
   f->state = FRAME_READY;
@@ -703,20 +710,21 @@ push_ready (GstRateTranscoder * self)
       case GST_TWOFLOW_RATE_CONTROL_DROP:
         break;
     }
-    if (out && !GST_BUFFER_PTS_IS_VALID (out) && GST_CLOCK_TIME_IS_VALID (f->pts)) {
+    if (out && !GST_BUFFER_PTS_IS_VALID (out)
+        && GST_CLOCK_TIME_IS_VALID (f->pts)) {
       out = gst_buffer_make_writable (out);
       GST_BUFFER_PTS (out) = f->pts;
     }
 
     GST_OBJECT_LOCK (self);
-    gst_twoflow_rate_control_handle_output (self->rc, f->type, &f->decision, in_size, f->qsrc,
-        out_size,
-        GST_CLOCK_TIME_IS_VALID (dur) ? dur :
-        gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n));
-    if (self->pending_since && f->has_picture &&
-        f->decision.generation >= self->pending_generation) {
-      self->last_latency = (g_get_monotonic_time () - self->pending_since) *
-          1000;
+    gst_twoflow_rate_control_handle_output (self->rc, f->type, &f->decision,
+        in_size, f->qsrc, out_size,
+        GST_CLOCK_TIME_IS_VALID (dur) ? dur : gst_util_uint64_scale (GST_SECOND,
+            self->fps_d, self->fps_n));
+    if (self->pending_since && f->has_picture
+        && f->decision.generation >= self->pending_generation) {
+      self->last_latency =
+          (g_get_monotonic_time () - self->pending_since) * 1000;
       self->max_latency = MAX (self->max_latency, self->last_latency);
       self->pending_since = 0;
       msg = (GstMessage *) 1;   /* post once unlocked */
@@ -863,7 +871,8 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
   if (corrupt)
     self->decode_errors++;
   if (!decide)
-    gst_twoflow_rate_control_handle_source_quantizer (self->rc, f->type, f->qsrc);
+    gst_twoflow_rate_control_handle_source_quantizer (self->rc, f->type,
+        f->qsrc);
   GST_OBJECT_UNLOCK (self);
 
   if (self->broken) {
@@ -925,8 +934,9 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     return;
   }
   if (decide)
-    f->state = f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ? FRAME_ENCODING :
-        FRAME_READY;
+    f->state =
+        f->decision.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? FRAME_ENCODING : FRAME_READY;
   receive_packets (self);
 }
 
@@ -1014,7 +1024,8 @@ load_matrices (GstRateTranscoder * self, gboolean load_intra,
   if (load_intra) {
     gst_mpeg_video_quant_matrix_get_raster_from_zigzag (raster, intra);
     if (self->enc && (!self->custom_intra ||
-            memcmp (raster, self->intra_matrix, 64)) && !self->matrices_warned) {
+            memcmp (raster, self->intra_matrix, 64))
+        && !self->matrices_warned) {
       GST_WARNING_OBJECT (self, "quantiser matrices changed mid-stream");
       self->matrices_warned = TRUE;
     }
@@ -1114,7 +1125,8 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   gst_twoflow_rate_control_handle_input (self->rc, f->type, map.size, dur, now);
   if (gst_twoflow_rate_control_get_generation (self->rc) != gen) {
     /* backoffs that came before the first frame took effect just now */
-    self->pending_generation = gst_twoflow_rate_control_get_generation (self->rc);
+    self->pending_generation =
+        gst_twoflow_rate_control_get_generation (self->rc);
     self->pending_since = g_get_monotonic_time ();
     GST_INFO_OBJECT (self, "early backoffs applied: target now %"
         G_GUINT64_FORMAT, gst_twoflow_rate_control_get_target (self->rc));
@@ -1291,7 +1303,8 @@ gst_rate_transcoder_src_event (GstPad * pad, GstObject * parent,
     gboolean changed;
 
     GST_OBJECT_LOCK (self);
-    changed = gst_twoflow_rate_control_handle_congestion (self->rc, type, bitrate,
+    changed =
+        gst_twoflow_rate_control_handle_congestion (self->rc, type, bitrate,
         GST_CLOCK_TIME_IS_VALID (srtt) ? srtt : G_MAXUINT64,
         GST_CLOCK_TIME_IS_VALID (self->now) ? self->now : 0);
     if (changed) {
@@ -1299,7 +1312,8 @@ gst_rate_transcoder_src_event (GstPad * pad, GstObject * parent,
 
       gst_twoflow_rate_control_get_stats (self->rc, &s);
       /* decisions from now on carry the bumped generation */
-      self->pending_generation = gst_twoflow_rate_control_get_generation (self->rc);
+      self->pending_generation =
+          gst_twoflow_rate_control_get_generation (self->rc);
       self->pending_since = g_get_monotonic_time ();
       GST_INFO_OBJECT (self, "%s from %s: target now %" G_GUINT64_FORMAT,
           gst_network_congestion_type_to_string (type),

@@ -352,8 +352,10 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
   if (codec == GST_TWOFLOW_CODEC_H264) {
     const gchar *format = gst_structure_get_string (s, "stream-format");
 
-    if (g_strcmp0 (format, "avc") == 0 &&
-        !gst_twoflow_split_parse_codec_data (self, s)) {
+    if (g_strcmp0 (format, "avc") != 0)
+      gst_twoflow_picture_parser_set_codec_data (self->picture_parser, NULL,
+          0);
+    else if (!gst_twoflow_split_parse_codec_data (self, s)) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
           ("H.264 avc caps without a valid codec_data"));
       return FALSE;

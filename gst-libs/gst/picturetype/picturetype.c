@@ -13,7 +13,8 @@
 #include <gst/codecparsers/gsth264parser.h>
 #include "picturetype.h"
 
-struct _GstTwoflowPictureParser {
+struct _GstTwoflowPictureParser
+{
   GstTwoflowCodec codec;
   GstH264NalParser *h264;
   gboolean avc;                 /* length-prefixed NAL units */
@@ -49,8 +50,12 @@ gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser * p,
   guint i;
 
   g_return_val_if_fail (p != NULL, FALSE);
-  if (!p->h264 || !data || size == 0)
+  if (!p->h264)
     return FALSE;
+  if (!data) {
+    p->avc = FALSE;
+    return TRUE;
+  }
   if (gst_h264_parser_parse_decoder_config_record (p->h264, data, size,
           &config) != GST_H264_PARSER_OK)
     return FALSE;
@@ -144,7 +149,7 @@ parse_mpeg (const guint8 * data, gsize size, GstTwoflowPictureInfo * info)
             info->reference = TRUE;
             break;
           case GST_MPEG_VIDEO_PICTURE_TYPE_B:
-            info->type = GST_TWOFLOW_PICTURE_B;   /* never a reference */
+            info->type = GST_TWOFLOW_PICTURE_B; /* never a reference */
             break;
           default:             /* D pictures: not handled */
             return FALSE;
@@ -183,8 +188,7 @@ parse_h264 (GstTwoflowPictureParser * p, const guint8 * data, gsize size,
       res = gst_h264_parser_identify_nalu_avc (p->h264, data, offset, size,
           p->nal_length_size, &nalu);
     else
-      res = gst_h264_parser_identify_nalu (p->h264, data, offset, size,
-          &nalu);
+      res = gst_h264_parser_identify_nalu (p->h264, data, offset, size, &nalu);
     if (res != GST_H264_PARSER_OK && res != GST_H264_PARSER_NO_NAL_END)
       break;
 

@@ -45,7 +45,8 @@ void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
 /* H.264 stream-format=avc: the avcC decoder configuration record (the
  * caps' codec_data). Sets the NAL length size and reads its SPS and PPS;
  * from then on buffers are read as length-prefixed NAL units. FALSE if
- * the record is invalid (or the codec is not H.264). */
+ * the record is invalid (or the codec is not H.264). With @data NULL:
+ * byte-stream (start codes) again, the default. */
 gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
     parser, const guint8 * data, gsize size);
 

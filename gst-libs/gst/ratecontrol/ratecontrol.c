@@ -28,16 +28,18 @@
 #define WINDOW_NS 500000000.0   /* measure rates over ~0.5 s of whole GOPs */
 #define REPAY_S 0.5             /* model error repaid over this long */
 #define K_INIT 1.0
-#define GOP_PRIOR 12
-#define QSRC_DEFAULT 4          /* source qscale assumed when unknown */            /* GOP length assumed before one is seen */
+#define GOP_PRIOR 12            /* GOP length assumed before one is seen */
+#define QSRC_DEFAULT 4          /* source qscale assumed when unknown */
 #define DEFAULT_DURATION 40000000       /* 25 fps when the caller knows none */
-/* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the target by this much,
- * and come back when a quantizer this far below GST_TWOFLOW_RATE_CONTROL_Q_MAX would do. */
+/* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the
+ * target by this much, and come back when a quantizer this far below it
+ * would do. */
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
 
 /* per-type arrays are indexed I = 0, P = 1, B = 2 */
-enum { IDX_I, IDX_P, IDX_B, N_TYPES };
+enum
+{ IDX_I, IDX_P, IDX_B, N_TYPES };
 
 /* the index of a picture type; N_TYPES (refused) for NONE and others */
 static inline guint
@@ -55,19 +57,23 @@ type_index (GstTwoflowPictureType type)
   }
 }
 
-typedef struct {
+typedef struct
+{
   guint32 bytes;
   guint32 duration_us;
   guint8 type;
-  gint8 q;                      /* output ring: quantizer, 0 if not re-encoded */
+  gint8 q;                      /* output ring: quantizer, 0 if not
+                                 * re-encoded */
 } Entry;
 
-typedef struct {
+typedef struct
+{
   Entry e[HISTORY];
   guint64 count;
 } Ring;
 
-struct _GstTwoflowRateControl {
+struct _GstTwoflowRateControl
+{
   /* configuration */
   gdouble target;               /* bit/s; <= 0 means unlimited */
   gdouble min_bitrate, max_bitrate;
@@ -97,8 +103,7 @@ struct _GstTwoflowRateControl {
 };
 
 static void
-ring_push (Ring * r, guint type, gsize bytes, guint64 duration,
-    gint q)
+ring_push (Ring * r, guint type, gsize bytes, guint64 duration, gint q)
 {
   Entry *e = &r->e[r->count % HISTORY];
 
@@ -232,21 +237,23 @@ gst_twoflow_rate_control_get_target (GstTwoflowRateControl * rc)
 }
 
 void
-gst_twoflow_rate_control_set_limits (GstTwoflowRateControl * rc, guint64 min_bitrate,
-    guint64 max_bitrate)
+gst_twoflow_rate_control_set_limits (GstTwoflowRateControl * rc,
+    guint64 min_bitrate, guint64 max_bitrate)
 {
   rc->min_bitrate = min_bitrate;
   rc->max_bitrate = max_bitrate;
 }
 
 void
-gst_twoflow_rate_control_set_backoff (GstTwoflowRateControl * rc, gdouble backoff)
+gst_twoflow_rate_control_set_backoff (GstTwoflowRateControl * rc,
+    gdouble backoff)
 {
   rc->backoff = CLAMP (backoff, 0.0, 1.0);
 }
 
 void
-gst_twoflow_rate_control_set_recovery (GstTwoflowRateControl * rc, guint64 bits_per_second)
+gst_twoflow_rate_control_set_recovery (GstTwoflowRateControl * rc,
+    guint64 bits_per_second)
 {
   rc->recovery = bits_per_second;
 }
@@ -258,7 +265,8 @@ gst_twoflow_rate_control_set_events (GstTwoflowRateControl * rc, guint events)
 }
 
 void
-gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc, GstTwoflowRateControlKeep keep)
+gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlKeep keep)
 {
   rc->keep = keep;
 }
@@ -331,8 +339,9 @@ effective_target (GstTwoflowRateControl * rc, gdouble in_rate)
 }
 
 gboolean
-gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc, GstNetworkCongestionType type,
-    guint64 estimated_bitrate, guint64 srtt, guint64 now)
+gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc,
+    GstNetworkCongestionType type, guint64 estimated_bitrate, guint64 srtt,
+    guint64 now)
 {
   gdouble in_rate = input_rate (rc, NULL);
   gdouble old = effective_target (rc, in_rate);
@@ -414,8 +423,8 @@ apply_pending_backoffs (GstTwoflowRateControl * rc)
 }
 
 void
-gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype, gsize bytes,
-    guint64 duration, guint64 now)
+gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, guint64 duration, guint64 now)
 {
   guint type = type_index (ptype);
   g_return_if_fail (type < N_TYPES);
@@ -462,11 +471,13 @@ source_q (GstTwoflowRateControl * rc, guint type, gdouble qsrc, gboolean learn)
 }
 
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype, gsize bytes,
-    gdouble qsrc)
+gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
 {
   guint type = type_index (ptype);
-  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP, bytes * 8.0, rc->generation };
+  GstTwoflowRateControlDecision d =
+      { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP,
+        bytes * 8.0, rc->generation };
   gdouble by_type[N_TYPES];
   gdouble in_rate, floor_rate, t, budget, base, reenc, ratio, need, q;
   gint qmin;
@@ -538,15 +549,20 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc, GstTwoflowPictureTy
 
 pass:
   /* B frames are never references: their discarded re-encoding can be cheap */
-  d.q = type == IDX_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX : GST_TWOFLOW_RATE_CONTROL_Q_KEEP;
+  d.q =
+      type ==
+      IDX_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX : GST_TWOFLOW_RATE_CONTROL_Q_KEEP;
   return d;
 }
 
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype, gsize bytes)
+gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes)
 {
   guint type = type_index (ptype);
-  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP, bytes * 8.0, rc->generation };
+  GstTwoflowRateControlDecision d =
+      { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP,
+        bytes * 8.0, rc->generation };
 
   /* B frames are never references: their discarded re-encoding can be cheap */
   if (type == IDX_B)
@@ -555,8 +571,8 @@ gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc, GstTwoflowPi
 }
 
 GstTwoflowRateControlEarly
-gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype, gsize bytes,
-    GstTwoflowRateControlDecision * d)
+gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, GstTwoflowRateControlDecision * d)
 {
   guint type = type_index (ptype);
   gdouble by_type[N_TYPES];
@@ -591,8 +607,8 @@ gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc, GstTwoflowPic
 }
 
 void
-gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype,
-    gdouble qsrc)
+gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gdouble qsrc)
 {
   guint type = type_index (ptype);
   g_return_if_fail (type < N_TYPES);
@@ -600,9 +616,9 @@ gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl * rc, Gs
 }
 
 void
-gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc, GstTwoflowPictureType ptype,
-    const GstTwoflowRateControlDecision * d, gsize in_bytes, gdouble qsrc, gsize out_bytes,
-    guint64 duration)
+gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, const GstTwoflowRateControlDecision * d,
+    gsize in_bytes, gdouble qsrc, gsize out_bytes, guint64 duration)
 {
   /* bytes without a picture (passed as they came) count in the output
    * rate; they are filed with the I frames */
@@ -656,7 +672,8 @@ gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc, GstTwoflowPi
 }
 
 void
-gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc, GstTwoflowRateControlStats * s)
+gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlStats * s)
 {
   gdouble by_type[N_TYPES];
   gdouble in_rate = input_rate (rc, by_type);
@@ -667,9 +684,9 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc, GstTwoflowRateCo
   s->output_bitrate = ring_rate (&rc->out, window_frames (rc, &rc->out), NULL,
       &s->mean_quantizer);
   s->target_bitrate = t >= G_MAXDOUBLE ? 0 : t;
-  s->floor_bitrate = rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I ? by_type[IDX_I] :
-      rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP ? by_type[IDX_I] + by_type[IDX_P] :
-      0;
+  s->floor_bitrate =
+      rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I ? by_type[IDX_I] : rc->keep ==
+      GST_TWOFLOW_RATE_CONTROL_KEEP_IP ? by_type[IDX_I] + by_type[IDX_P] : 0;
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;

@@ -682,7 +682,8 @@ GST_START_TEST (test_libra_loopback)
   const gchar *cc;
 
   g_object_get (e, "libra-a", &a, "libra-b", &b, "libra-x", &x, "libra-y", &y,
-      "capacity", &capacity, "libra-seed", &seed, "libra-compensation", &comp, NULL);
+      "capacity", &capacity, "libra-seed", &seed, "libra-compensation", &comp,
+      NULL);
   fail_unless_equals_float (a, 1.0);
   fail_unless_equals_float (b, 1.0);
   fail_unless_equals_float (x, 2.0);

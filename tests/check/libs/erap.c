@@ -1037,7 +1037,8 @@ GST_START_TEST (test_libra_packet_pair_estimate)
   gst_erap_libra_get_state (gst_erap_sender_get_cc (sim->sender), &ls);
   gst_erap_sender_get_stats (sim->sender, &st);
   GST_INFO ("estimate %.3f Mbit/s from %u pairs; alpha %.2f beta %.2f W %.1f "
-      "rate %.2f Mbit/s, queue drops %" G_GUINT64_FORMAT, ls.capacity_estimate / 1e6,
+      "rate %.2f Mbit/s, queue drops %" G_GUINT64_FORMAT,
+      ls.capacity_estimate / 1e6,
       ls.pair_samples, ls.alpha, ls.beta, ls.window, st.rate / 1e6,
       sim->queue_drops);
   fail_unless (ls.pair_samples > 100);

@@ -17,7 +17,8 @@
 /* ---------------------------------------------------------------- */
 /* a bit writer for MPEG-2 headers */
 
-typedef struct {
+typedef struct
+{
   guint8 data[1024];
   gsize bits;
 } Bits;
@@ -409,14 +410,23 @@ GST_START_TEST (test_h264_needs_parameter_sets)
 
   /* codec_data means nothing to an MPEG parser */
   gst_buffer_map (codec_data, &cd, GST_MAP_READ);
-  fail_if (gst_twoflow_picture_parser_set_codec_data (mpeg, cd.data,
-          cd.size));
+  fail_if (gst_twoflow_picture_parser_set_codec_data (mpeg, cd.data, cd.size));
   gst_buffer_unmap (codec_data, &cd);
 
   /* avc access units read as byte-stream, without the parameter sets */
   gst_buffer_map (g_ptr_array_index (aus, 1), &map, GST_MAP_READ);
   fail_if (gst_twoflow_picture_parser_parse (p, map.data, map.size, &info));
   fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_NONE);
+
+  /* with codec_data they read; back to byte-stream, they do not */
+  gst_buffer_map (codec_data, &cd, GST_MAP_READ);
+  fail_unless (gst_twoflow_picture_parser_set_codec_data (p, cd.data,
+          cd.size));
+  gst_buffer_unmap (codec_data, &cd);
+  fail_unless (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+          &info));
+  fail_unless (gst_twoflow_picture_parser_set_codec_data (p, NULL, 0));
+  fail_if (gst_twoflow_picture_parser_parse (p, map.data, map.size, &info));
   gst_buffer_unmap (g_ptr_array_index (aus, 1), &map);
 
   gst_twoflow_picture_parser_free (p);

@@ -28,7 +28,8 @@ type_at (guint i)
 static gsize
 size_of (GstTwoflowPictureType t)
 {
-  return t == GST_TWOFLOW_PICTURE_I ? 60000 : t == GST_TWOFLOW_PICTURE_P ? 30000 : 15000;
+  return t == GST_TWOFLOW_PICTURE_I ? 60000 : t ==
+      GST_TWOFLOW_PICTURE_P ? 30000 : 15000;
 }
 
 /* input bit/s of the synthetic stream */
@@ -156,20 +157,23 @@ GST_START_TEST (test_backoff_and_dedup)
   gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 10 * GOP, 0.8, &r);
 
-  fail_unless (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
-          100 * GST_MSECOND, now));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_REXMT, 0, 100 * GST_MSECOND, now));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
   /* same round trip: one reaction */
-  fail_if (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
-          100 * GST_MSECOND, now + 50 * GST_MSECOND));
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_DUPACK, 0, 100 * GST_MSECOND,
+          now + 50 * GST_MSECOND));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
   /* next round trip */
-  fail_unless (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          100 * GST_MSECOND, now + 150 * GST_MSECOND));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, 100 * GST_MSECOND,
+          now + 150 * GST_MSECOND));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 500000);
   /* without an srtt every event counts */
-  fail_unless (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, now + 150 * GST_MSECOND));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
+          now + 150 * GST_MSECOND));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 250000);
 
   gst_twoflow_rate_control_get_stats (rc, &st);
@@ -192,11 +196,11 @@ GST_START_TEST (test_min_and_backoff_factor)
   gst_twoflow_rate_control_set_limits (rc, 1500000, 0);
   gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 4 * GOP, 0.8, &r);
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      0);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 0);
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1600000);
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      0);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 0);
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1500000);
   gst_twoflow_rate_control_free (rc);
 }
@@ -211,25 +215,25 @@ GST_START_TEST (test_rate_event_and_ceiling)
 
   gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 4 * GOP, 0.8, &r);
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE, 1200000,
-      G_MAXUINT64, 0);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      1200000, G_MAXUINT64, 0);
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1200000);
   /* never above the source */
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
-      G_MAXUINT64, 0);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      100000000, G_MAXUINT64, 0);
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.target_bitrate <= st.input_bitrate + 1);
   /* nor above max-bitrate */
   gst_twoflow_rate_control_set_limits (rc, 0, 900000);
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
-      G_MAXUINT64, 0);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      100000000, G_MAXUINT64, 0);
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 900000);
   /* a backoff with nothing measured yet changes no target (yet: it is
    * kept for the first input, see test_backoff_before_input) */
   gst_twoflow_rate_control_free (rc);
   rc = gst_twoflow_rate_control_new ();
-  fail_if (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, 0));
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64, 0));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
   gst_twoflow_rate_control_free (rc);
 }
@@ -242,8 +246,7 @@ GST_END_TEST;
  * Feeds frames from @at[n-1] on; returns the measured rate it was applied
  * to in @rate. */
 static GstTwoflowRateControl *
-early_events (const guint64 * at, guint n, guint64 min_bitrate,
-    gdouble * rate)
+early_events (const guint64 * at, guint n, guint64 min_bitrate, gdouble * rate)
 {
   GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   guint i, g;
@@ -252,8 +255,9 @@ early_events (const guint64 * at, guint n, guint64 min_bitrate,
   gst_twoflow_rate_control_set_recovery (rc, 0);
   gst_twoflow_rate_control_set_limits (rc, min_bitrate, 0);
   for (i = 0; i < n; i++)
-    fail_if (gst_twoflow_rate_control_handle_congestion (rc, i % 2 ? GST_NETWORK_CONGESTION_LOSS :
-            GST_NETWORK_CONGESTION_REXMT, 0, 100 * GST_MSECOND, at[i]));
+    fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+            i % 2 ? GST_NETWORK_CONGESTION_LOSS : GST_NETWORK_CONGESTION_REXMT,
+            0, 100 * GST_MSECOND, at[i]));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_int (st.pending_backoffs, n - st.events_ignored);
@@ -262,13 +266,15 @@ early_events (const guint64 * at, guint n, guint64 min_bitrate,
     GstTwoflowPictureType t = type_at (i);
     GstTwoflowRateControlDecision d;
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, at[n - 1] + i * DUR);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        at[n - 1] + i * DUR);
     if (gst_twoflow_rate_control_get_generation (rc) != g)
       break;
     /* until then the frames pass as they came */
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t, size_of (t),
-            &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
-    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        size_of (t), DUR);
   }
   /* applied as one step that decisions can tell, once the rate is
    * measured: after the first GOP_PRIOR (12) frames, not from a guess */
@@ -333,11 +339,13 @@ GST_START_TEST (test_backoff_before_input)
   /* kept backoffs are counted, not ignored, while they wait; also those
    * that come after the first frame, while its rate is only a guess */
   rc = gst_twoflow_rate_control_new ();
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
-      100 * GST_MSECOND, 0);
-  gst_twoflow_rate_control_handle_input (rc, GST_TWOFLOW_PICTURE_I, size_of (GST_TWOFLOW_PICTURE_I), DUR, 0);
-  fail_if (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          100 * GST_MSECOND, 200 * GST_MSECOND));
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_DUPACK,
+      0, 100 * GST_MSECOND, 0);
+  gst_twoflow_rate_control_handle_input (rc, GST_TWOFLOW_PICTURE_I,
+      size_of (GST_TWOFLOW_PICTURE_I), DUR, 0);
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, 100 * GST_MSECOND,
+          200 * GST_MSECOND));
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_int (st.pending_backoffs, 2);
   fail_unless_equals_uint64 (st.events[1], 1);
@@ -367,8 +375,8 @@ GST_START_TEST (test_recovery_additive)
   t0 = gst_twoflow_rate_control_get_target (rc);
   /* 25 frames = 1 s of stream: +100 kbit/s */
   run (rc, GOP, 25, 0.8, &r);
-  fail_unless (fabs ((gdouble) gst_twoflow_rate_control_get_target (rc) - t0 - 100000) <
-      1000, "%" G_GUINT64_FORMAT " from %" G_GUINT64_FORMAT,
+  fail_unless (fabs ((gdouble) gst_twoflow_rate_control_get_target (rc) - t0 -
+          100000) < 1000, "%" G_GUINT64_FORMAT " from %" G_GUINT64_FORMAT,
       gst_twoflow_rate_control_get_target (rc), t0);
   /* capped by max-bitrate */
   gst_twoflow_rate_control_set_limits (rc, 0, 1150000);
@@ -388,8 +396,8 @@ GST_START_TEST (test_events_filter)
   gst_twoflow_rate_control_set_target (rc, 1000000);
   gst_twoflow_rate_control_set_events (rc, GST_NETWORK_CONGESTION_RATE);
   run (rc, 0, GOP, 0.8, &r);
-  fail_if (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
-          G_MAXUINT64, 0));
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_REXMT, 0, G_MAXUINT64, 0));
   fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events_ignored, 1);
@@ -409,11 +417,12 @@ GST_START_TEST (test_generation_bumps)
   gst_twoflow_rate_control_set_target (rc, 1000000);
   run (rc, 0, 2 * GOP, 0.8, &r);
   g = gst_twoflow_rate_control_get_generation (rc);
-  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      2 * GOP * (guint64) DUR);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 2 * GOP * (guint64) DUR);
   fail_unless (gst_twoflow_rate_control_get_generation (rc) > g);
   d = gst_twoflow_rate_control_decide (rc, GST_TWOFLOW_PICTURE_B, 15000, 8);
-  fail_unless_equals_int (d.generation, gst_twoflow_rate_control_get_generation (rc));
+  fail_unless_equals_int (d.generation,
+      gst_twoflow_rate_control_get_generation (rc));
   gst_twoflow_rate_control_free (rc);
 }
 
@@ -436,16 +445,18 @@ GST_START_TEST (test_keep_and_floor)
     GstTwoflowPictureType t = type_at (i);
     GstTwoflowRateControlDecision d;
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
     d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
     if (t == GST_TWOFLOW_PICTURE_I) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_ENCODE);
     }
-    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, d.action ==
-        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
-        size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        d.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 /
+            d.q) : size_of (t), DUR);
   }
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (fabs (st.floor_bitrate / i_rate - 1) < 0.01,
@@ -479,16 +490,18 @@ GST_START_TEST (test_keep_ip)
     GstTwoflowPictureType t = type_at (i);
     GstTwoflowRateControlDecision d;
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
     d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
     if (t != GST_TWOFLOW_PICTURE_B) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_ENCODE);
     }
-    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, d.action ==
-        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
-        size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        d.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 /
+            d.q) : size_of (t), DUR);
   }
   gst_twoflow_rate_control_free (rc);
 }
@@ -517,7 +530,8 @@ GST_START_TEST (test_drop_b_hysteresis)
 GST_END_TEST;
 
 /* The decision at input, before decoding: pass at once while no reduction
- * is needed or for kept types, otherwise wait for gst_twoflow_rate_control_decide(). */
+ * is needed or for kept types, otherwise wait for
+ * gst_twoflow_rate_control_decide(). */
 GST_START_TEST (test_decide_early)
 {
   GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
@@ -530,46 +544,59 @@ GST_START_TEST (test_decide_early)
   for (i = 0; i < 2 * GOP; i++) {
     GstTwoflowPictureType t = type_at (i);
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t, size_of (t),
-            &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
     fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     /* the encoder's copy of a reference stays close to the source */
-    fail_unless_equals_int (d.q, t == GST_TWOFLOW_PICTURE_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX : GST_TWOFLOW_RATE_CONTROL_Q_KEEP);
+    fail_unless_equals_int (d.q,
+        t ==
+        GST_TWOFLOW_PICTURE_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX :
+        GST_TWOFLOW_RATE_CONTROL_Q_KEEP);
     fail_unless_equals_int (d.budget_bits, size_of (t) * 8);
-    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        size_of (t), DUR);
   }
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.passthrough);
 
   /* a loss: nothing can be decided before decoding, except kept types */
-  fail_unless (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, 2 * GOP * DUR));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64, 2 * GOP * DUR));
   for (i = 2 * GOP; i < 3 * GOP; i++) {
     GstTwoflowPictureType t = type_at (i);
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t, size_of (t),
-            &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
   }
   gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, GST_TWOFLOW_PICTURE_I, 60000,
-          &d), GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_I, 60000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
   fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, GST_TWOFLOW_PICTURE_P, 30000,
-          &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_P, 30000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
   gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_IP);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, GST_TWOFLOW_PICTURE_P, 30000,
-          &d), GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, GST_TWOFLOW_PICTURE_B, 15000,
-          &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_P, 30000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_B, 15000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
 
   /* a rate above the input's: passthrough again, and said so */
-  fail_unless (gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
-          (guint64) (stream_rate () * 2), G_MAXUINT64, 3 * GOP * DUR));
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, GST_TWOFLOW_PICTURE_B, 15000,
-          &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
-  fail_unless_equals_int (d.generation, gst_twoflow_rate_control_get_generation (rc));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_RATE, (guint64) (stream_rate () * 2),
+          G_MAXUINT64, 3 * GOP * DUR));
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_B, 15000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+  fail_unless_equals_int (d.generation,
+      gst_twoflow_rate_control_get_generation (rc));
   gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.passthrough);
 
@@ -582,7 +609,8 @@ GST_START_TEST (test_decide_early)
     GstTwoflowPictureType t = type_at (i);
     GstTwoflowRateControlEarly e;
 
-    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
     e = gst_twoflow_rate_control_decide_early (rc, t, size_of (t), &d);
     if (i == 0) {
       fail_unless_equals_int (e, GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
