@@ -12,13 +12,12 @@
  * @title: twoflowtracesrc
  *
  * Replays a frame trace (`index type time_ms bytes` per line, decode order,
- * as in `data/`) as twoflow records: picture types and sizes
- * come from the trace, the payload is a filler pattern of that size. The
- * file is plain text or xz-compressed text (recognised by its magic bytes,
- * whatever its name), so the compressed traces of `data/` are read as they
- * are. Like
- * the server's two readers of one file, one instance can produce the
- * essential flow and another the enhanced flow (#GstTwoflowTraceSrc:flow);
+ * as in `data/`) as twoflow records: picture types and sizes come from the
+ * trace, the payload is a filler pattern of that size. The file is plain
+ * text or xz-compressed text (recognised by its magic bytes, whatever its
+ * name), so the compressed traces of `data/` are read as they are. Like the
+ * server's two readers of one file, one instance can produce the essential
+ * flow and another the enhanced flow (#GstTwoflowTraceSrc:flow);
  * twoflowmerge puts them back together and counts the damage.
  *
  * Not live (the default), the source produces frames as fast as downstream
