@@ -393,8 +393,7 @@ gst_twoflow_merge_set_clock (GstElement * element, GstClock * clock)
   /* a wait on the old clock ends; the task waits again on the new one,
    * and a latency wait in progress starts again on its time */
   g_mutex_lock (&self->lock);
-  gst_twoflow_merger_restart_wait (self->merger,
-      gst_twoflow_merge_now (self));
+  gst_twoflow_merger_restart_wait (self->merger, gst_twoflow_merge_now (self));
   gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
   return ret;
@@ -535,8 +534,7 @@ gst_twoflow_merge_load_prefix (GstTwoflowMerge * self)
 }
 
 static GstStateChangeReturn
-gst_twoflow_merge_change_state (GstElement * element,
-    GstStateChange transition)
+gst_twoflow_merge_change_state (GstElement * element, GstStateChange transition)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (element);
   GstStateChangeReturn ret;
@@ -730,8 +728,7 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
 }
 
 static gboolean
-gst_twoflow_merge_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_twoflow_merge_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (parent);
 
@@ -806,8 +803,7 @@ gst_twoflow_merge_push_headers (GstTwoflowMerge * self, GstPad * pad,
   }
   /* Two upstream streams: gst_pad_create_stream_id() would refuse. */
   stream_id = g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge/%s",
-      g_random_int (), g_random_int (), g_random_int (), g_random_int (),
-      what);
+      g_random_int (), g_random_int (), g_random_int (), g_random_int (), what);
   event = gst_event_new_stream_start (stream_id);
   g_free (stream_id);
   gst_event_set_group_id (event, self->group_id);
@@ -835,11 +831,13 @@ gst_twoflow_merge_push_unlock (GstTwoflowMerge * self, GstPad * pad,
   gboolean audio = pad != self->srcpad;
   gboolean *need = audio ? &self->audio_need_headers : &self->need_headers;
   gboolean headers = *need;
-  gchar *caps = g_strdup (audio ?
-      gst_twoflow_merger_get_audio_caps (self->merger) :
-      gst_twoflow_merger_get_caps (self->merger));
+  gchar *caps = NULL;
   GstClockTime start = gst_twoflow_merger_get_segment_start (self->merger);
   GstFlowReturn ret = GST_FLOW_OK;
+
+  if (headers)
+    caps = g_strdup (audio ? gst_twoflow_merger_get_audio_caps (self->merger)
+        : gst_twoflow_merger_get_caps (self->merger));
 
   *need = FALSE;
   gst_object_ref (pad);

@@ -21,13 +21,15 @@
 
 #define DEFAULT_MAX_ESSENTIAL_BYTES  (256 * 1024 * 1024)
 
-typedef struct {
+typedef struct
+{
   GstTwoflowFrameHeader hdr;
   GstBuffer *payload;
 } Record;
 
 /* One flow's waiting frames. */
-typedef struct {
+typedef struct
+{
   const gchar *name;
   GQueue frames;                /* Record, increasing frame_no */
   gsize queued_bytes;
@@ -36,7 +38,8 @@ typedef struct {
   gboolean end;                 /* its end record came (essential flow) */
 } Input;
 
-struct _GstTwoflowMerger {
+struct _GstTwoflowMerger
+{
   GstTwoflowMergerConfig config;
   Input essential, enhanced;
 
@@ -639,7 +642,8 @@ gst_twoflow_merger_get_error (GstTwoflowMerger * m)
 GstStructure *
 gst_twoflow_merger_get_stats (GstTwoflowMerger * m)
 {
-  GstStructure *s = gst_structure_new_empty ("application/x-twoflowmerge-stats");
+  GstStructure *s =
+      gst_structure_new_empty ("application/x-twoflowmerge-stats");
 
   gst_twoflow_damage_to_structure (&m->damage, s);
   gst_structure_set (s,

@@ -35,8 +35,7 @@ history_before (guint32 n)
   guint32 k;
 
   for (k = n >= 16 ? n - 16 : 0; k < n; k++)
-    h = gst_twoflow_history_push (h, type_of_frame (k),
-        type_of_frame (k) != B);
+    h = gst_twoflow_history_push (h, type_of_frame (k), type_of_frame (k) != B);
   return h;
 }
 
@@ -149,8 +148,8 @@ merger_new (GstClockTime latency, gboolean drop_dependent)
 /* Polls once at @now, expecting @want (and for frames/missing/dropped,
  * frame @n; for audio, audio buffer @n). */
 static void
-expect_at (gint line, GstTwoflowMerger * m, GstClockTime now, GstTwoflowMergerAction want,
-    guint32 n)
+expect_at (gint line, GstTwoflowMerger * m, GstClockTime now,
+    GstTwoflowMergerAction want, guint32 n)
 {
   GstTwoflowMergerOutput out;
   GstTwoflowMergerAction got = gst_twoflow_merger_poll (m, now, &out);
@@ -402,14 +401,14 @@ GST_START_TEST (test_duplicates)
   frame (m, PRE, 12, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, PRE, 24, 0, GST_TWOFLOW_MERGER_OK);
   caps (m, ESS);
-  frame (m, ESS, 24, 0, GST_TWOFLOW_MERGER_OK);       /* dup */
+  frame (m, ESS, 24, 0, GST_TWOFLOW_MERGER_OK); /* dup */
   frame (m, ESS, 36, 0, GST_TWOFLOW_MERGER_OK);
   /* enhanced frames before the first essential one are dropped */
   frame (m, ENH, 10, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, ENH, 11, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, ENH, 14, 0, GST_TWOFLOW_MERGER_OK);
-  frame (m, ENH, 13, 0, GST_TWOFLOW_MERGER_OK);       /* reordered */
-  frame (m, ENH, 14, 0, GST_TWOFLOW_MERGER_OK);       /* dup */
+  frame (m, ENH, 13, 0, GST_TWOFLOW_MERGER_OK); /* reordered */
+  frame (m, ENH, 14, 0, GST_TWOFLOW_MERGER_OK); /* dup */
   check_stat (m, "prefix-frames", 2);
   check_stat (m, "duplicates", 2);
   expect (m, 0, GST_TWOFLOW_MERGER_FRAME, 12);
@@ -421,7 +420,7 @@ GST_START_TEST (test_duplicates)
     frame (m, ENH, n, 0, GST_TWOFLOW_MERGER_OK);
   for (n = 15; n < 24; n++)
     expect (m, 0, GST_TWOFLOW_MERGER_FRAME, n);
-  frame (m, ENH, 20, 0, GST_TWOFLOW_MERGER_OK);       /* its turn has passed */
+  frame (m, ENH, 20, 0, GST_TWOFLOW_MERGER_OK); /* its turn has passed */
   check_stat (m, "duplicates", 5);
   for (n = 24; n < 37; n++)
     expect (m, 0, GST_TWOFLOW_MERGER_FRAME, n);
