@@ -866,6 +866,9 @@ gst_twoflow_merge_add_audio_pad (GstTwoflowMerge * self)
 {
   GstPad *pad = gst_pad_new_from_static_template (&audio_template, "audio");
 
+  /* the same latency as the video: both come out of the one wait */
+  gst_pad_set_query_function (pad,
+      GST_DEBUG_FUNCPTR (gst_twoflow_merge_src_query));
   gst_pad_use_fixed_caps (pad);
   g_mutex_lock (&self->lock);
   self->audio_srcpad = pad;
