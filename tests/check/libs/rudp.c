@@ -218,11 +218,12 @@ GST_START_TEST (test_levels_table)
 
   gst_rudp_levels_init_default (&l);
   fail_unless_equals_int (l.n, 10);
-  fail_unless_equals_uint64 (l.rate[0], 20000);
-  fail_unless_equals_uint64 (l.rate[9], 200000);
+  fail_unless_equals_uint64 (l.rate[0], 160000);
+  fail_unless_equals_uint64 (l.rate[9], 1600000);
   str = gst_rudp_levels_to_string (&l);
   fail_unless_equals_string (str,
-      "20000,40000,60000,80000,100000,120000,140000,160000,180000,200000");
+      "160000,320000,480000,640000,800000,960000,1120000,1280000,1440000,"
+      "1600000");
   g_free (str);
   fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, 1600000), 9);
   fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, 1599999), 9);
@@ -276,7 +277,7 @@ loop_init (Loop * lp, GstRudpReceiverConfig * c, GstClockTime t0, guint16 seq)
   lp->sender_level = c->initial_level;
   lp->rand = g_rand_new_with_seed (1);
   /* the first packet at 0 ms, then one per 1000 / rate ms exactly */
-  lp->credit = lp->size * 1000 - MIN (c->levels.rate[c->initial_level],
+  lp->credit = lp->size * 1000 - MIN (c->levels.rate[c->initial_level] / 8,
       lp->size * 1000);
 }
 
@@ -300,7 +301,7 @@ loop_run (Loop * lp, guint ms)
     if (lp->fixed_gap) {
       send = (lp->now / MS) % lp->fixed_gap == 0;
     } else {
-      lp->credit += lp->levels.rate[lp->sender_level];
+      lp->credit += lp->levels.rate[lp->sender_level] / 8;
       send = lp->credit >= lp->size * 1000;
       if (send)
         lp->credit -= lp->size * 1000;
@@ -699,7 +700,7 @@ GST_START_TEST (test_feedback_codec)
     guint64 br;
     guint ov;
 
-    gst_rudp_tmmbr_decode (gst_rudp_tmmbr_encode (l.rate[i] * 8, 28), &br,
+    gst_rudp_tmmbr_decode (gst_rudp_tmmbr_encode (l.rate[i], 28), &br,
         &ov);
     fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, br), i);
     fail_unless_equals_int (ov, 28);
@@ -853,7 +854,7 @@ typedef struct {
 } LoopResult;
 
 /* 100 KB/s bottleneck with a 20-packet drop-tail queue, 20 ms one-way
- * delay each way, 1000-byte packets, the default levels (20..200 KB/s),
+ * delay each way, 1000-byte packets, the default levels (160 kbit/s .. 1.6 Mbit/s),
  * a backlogged sender for 30 s: starting at level 0 and following the
  * receiver (@increase_packets), or a CBR flow at the top level
  * (@increase_packets 0). */
@@ -883,7 +884,7 @@ closed_loop (guint increase_packets, LoopResult * res)
   rc.increase_packets = MAX (increase_packets, 1);
   rc.initial_level = sender_level = cbr ? l.n - 1 : 0;
   r = gst_rudp_receiver_new (&rc);
-  f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level], 0, NULL, 0);
+  f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level] / 8, 0, NULL, 0);
 
   for (sim->now = 0; sim->now < 30 * GST_SECOND; sim->now += MS) {
     SimPkt *p;
@@ -894,7 +895,7 @@ closed_loop (guint increase_packets, LoopResult * res)
         SimPkt *n = g_new (SimPkt, 1);
 
         sender_level = p->seq;
-        gst_rudp_flow_set_rate (f, l.rate[sender_level], sim->now);
+        gst_rudp_flow_set_rate (f, l.rate[sender_level] / 8, sim->now);
         /* the notice: this level from the next sequence number on */
         n->t = sim->now + delay;
         n->seq = sim->seq;
