@@ -422,6 +422,8 @@ GST_START_TEST (test_receiver_feedback_loop)
   }
   gst_structure_free (st);
   fail_unless (stat_u64 (el (hsink, "rudpsink"), "feedback-received") >= 10);
+  /* every request is answered */
+  fail_unless (stat_u64 (el (hsink, "rudpsink"), "notices-sent") >= 10);
 
   producer_stop (&p);
   gst_harness_teardown (hsink);
