@@ -1067,8 +1067,10 @@ write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
   while (self->queued > 0) {
     guint64 allow = gst_ctcp_controller_allowance (&self->ctl,
         self->inflight, self->outq - self->inflight, now);
+    guint64 room = segment_room (self);
+    /* a segment's last bytes need not wait for a whole write's tokens */
     guint64 min_chunk = MIN (gst_ctcp_controller_min_write (&self->ctl),
-        self->queued);
+        MIN (self->queued, room));
     guint64 want, total = 0, left;
     struct msghdr msg = { 0, };
     GList *l;
@@ -1078,7 +1080,7 @@ write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
     /* whole packets only, unless the stream's last bytes */
     if (self->ctl.capped && allow < min_chunk)
       break;
-    want = MIN (MIN (allow, MAX_WRITE), segment_room (self));
+    want = MIN (MIN (allow, MAX_WRITE), room);
     for (l = self->queue.head; l && k < MAX_IOV && total < want; l = l->next) {
       gsize off = k == 0 ? self->head_offset : 0, len;
 
@@ -1167,7 +1169,19 @@ gst_ctcp_sink_thread (gpointer data)
       break;
     }
     gst_ctcp_controller_update (&self->ctl, &self->info, now);
-    gst_ctcp_schedule_acked (&self->sched, self->acked, now);
+    {
+      guint k0 = self->sched.first_pending, k;
+      gst_ctcp_schedule_acked (&self->sched, self->acked, now);
+      for (k = k0; k < self->sched.first_pending; k++) {
+        GstCtcpSegment *sg = &g_array_index (self->sched.segments,
+            GstCtcpSegment, k);
+        GST_DEBUG_OBJECT (self, "DONE segment %u [%" G_GUINT64_FORMAT "-%"
+            G_GUINT64_FORMAT ") ready %" GST_TIME_FORMAT " deadline %"
+            GST_TIME_FORMAT " done %" GST_TIME_FORMAT " slack %" G_GINT64_FORMAT,
+            sg->number, sg->start, sg->end, GST_TIME_ARGS (sg->ready),
+            GST_TIME_ARGS (sg->deadline), GST_TIME_ARGS (sg->done), sg->slack);
+      }
+    }
 
     GST_OBJECT_LOCK (self);
     events = self->events;
@@ -1224,8 +1238,8 @@ gst_ctcp_sink_thread (gpointer data)
     if (self->queued > 0 && !blocked && self->ctl.capped) {
       GstClockTime p = gst_ctcp_controller_next_write (&self->ctl,
           self->inflight, self->outq - self->inflight,
-          MIN (gst_ctcp_controller_min_write (&self->ctl), self->queued),
-          now);
+          MIN (gst_ctcp_controller_min_write (&self->ctl),
+              MIN (self->queued, segment_room (self))), now);
       /* none: the window holds us back and data is in flight, so the poll
        * sees when there is room */
       if (GST_CLOCK_TIME_IS_VALID (p) && p > now
