@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ctcpsink: controlled TCP sender with TCP congestion events
  * Copyright (C) 2026 twoflow developers
  *
@@ -30,12 +31,14 @@
  * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
  * paces packets on its own and the flow stays near-CBR.
  *
- * With #GstCtcpSink:target-rate set, that rate is used instead and buffers
- * are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
+ * With #GstCtcpSink:target-rate (bit/s) set, that rate is used instead and
+ * buffers are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
  * is plain TCP (the baseline): as fast as the connection allows.
  *
- * Segment k is due `t0 + (k − k0 + 1)·T`, where t0 is when the first
- * segment k0 became ready to send; a segment is done when the kernel
+ * Segment numbers count from the stream's first timestamp (whatever it
+ * is: a capture may start at hours). Segment k is due
+ * `t0 + (k − k0 + 1)·T`, where t0 is when the first segment k0 became
+ * ready to send; a segment is done when the kernel
  * reports its last byte acknowledged (`tcpi_bytes_acked`). Its deadline
  * slack is in the stats. A segment that starts late gets a higher rate,
  * from the time left before its deadline (never less than
@@ -53,11 +56,18 @@
  * same structure (`estimated-bitrate` = 8 · min(cwnd·MSS/srtt,
  * delivery rate)). Timers are #GstClockID waits on the pipeline clock.
  *
+ * The algorithm is the sans-IO core #GstCtcpSender (gst-libs/gst/ctcp):
+ * the element reads the clock, feeds it buffers, `TCP_INFO` readings and
+ * what it wrote, writes what its poll allows and sleeps until its next
+ * wakeup.
+ *
  * At EOS the sink waits until every byte is acknowledged, shuts down its
  * write side (so the receiver sees EOS) and then lets EOS through. A
  * refused or lost connection is an element error (RESOURCE).
  *
- * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` has:
+ * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` is the
+ * core's state at its last `TCP_INFO` reading (reading it does no I/O and
+ * changes nothing). Rates in it are bytes/s, like tcpi_delivery_rate:
  *
  * * `mode` (gchararray): ctcp or tcp
  * * `congestion-control` (gchararray): the socket's algorithm (TCP_CONGESTION)
@@ -73,6 +83,7 @@
  * * `cwnd`, `ssthresh` (guint): packets, from TCP_INFO
  * * `mss` (guint): bytes
  * * `srtt`, `rttvar` (guint64): ns
+ * * `estimated-bitrate` (guint64): 8 · min(cwnd·MSS/srtt, delivery rate), bit/s
  * * `retransmissions` (guint64): segments retransmitted on this connection
  * * `timeouts` (guint64): retransmission timeouts on this connection
  * * `recoveries` (guint64): fast recoveries (dupack events)
@@ -93,18 +104,23 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 tcpserversrc host=127.0.0.1 port=5600 ! filesink location=copy.m2v
+ * gst-launch-1.0 tcpserversrc host=127.0.0.1 port=5600 ! filesink location=essential.twoflow
  * ]| The receiver, a stock element (start it first).
  * |[
- * gst-launch-1.0 filesrc location=../shared/media/greyramp.m2v ! mpegvideoparse ! \
- *     ctcpsink host=127.0.0.1 port=5600 segment-duration=500000000
- * ]| Sends the file in 0.5 s segments, each at `S/(T(1−p̂))`; copy.m2v is
- * identical to the file (mpegvideoparse timestamps the pictures).
+ * gst-launch-1.0 videotestsrc num-buffers=250 pattern=ball ! \
+ *     video/x-raw,width=352,height=288,framerate=25/1 ! mpeg2enc format=3 ! \
+ *     mpegvideoparse ! twoflowsplit name=s segment-duration=1000000000 \
+ *     s.essential ! ctcpsink host=127.0.0.1 port=5600 segment-duration=1000000000 \
+ *     s.enhanced ! fakesink sync=false async=false
+ * ]| Encodes 10 s of video and sends its essential flow (the I frames, in
+ * the twoflow byte-stream format) in 1 s segments, each at `S/(T(1−p̂))`:
+ * about 10 s. essential.twoflow is identical to what `s.essential !
+ * filesink` writes.
  * |[
  * gst-launch-1.0 -m filesrc location=/dev/zero num-buffers=100 ! \
- *     ctcpsink host=127.0.0.1 port=5600 target-rate=27000 congestion-control=reno
- * ]| 400 kB as a fixed 27 kB/s cTCP flow over Reno (about 15 s), printing
- * any congestion events (restart the receiver first).
+ *     ctcpsink host=127.0.0.1 port=5600 target-rate=216000 congestion-control=reno
+ * ]| 400 kB as a fixed 216 kbit/s (27 kB/s) cTCP flow over Reno (about
+ * 15 s), printing any congestion events (restart the receiver first).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
