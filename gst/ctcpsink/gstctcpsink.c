@@ -671,8 +671,9 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   self->head_offset = 0;
   self->pacing_set = 0;
   gst_ctcp_sender_free (self->core);
+  /* its first reading (the sender thread's, before any write) is the
+   * baseline of the connection's counters */
   self->core = gst_ctcp_sender_new (&cfg);
-  read_tcp_info (self, 0);
   g_mutex_unlock (&self->lock);
 
   GST_INFO_OBJECT (self, "connected to %s:%u (%s, %s)", host, port,

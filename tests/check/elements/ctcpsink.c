@@ -260,6 +260,15 @@ check_bitexact (const gchar * props, gsize size, guint nbufs,
   fail_unless_equals_int (gst_value_array_get_size (slack), expect_segments);
   for (guint i = 0; i < gst_value_array_get_size (slack); i++)
     fail_unless (G_VALUE_HOLDS_INT64 (gst_value_array_get_value (slack, i)));
+  {
+    /* reading the stats has no side effects: the idle sink's second
+     * reading is the same structure (it used to poll TCP_INFO) */
+    GstStructure *again = get_stats (h);
+
+    fail_unless (gst_structure_is_equal (s, again), "%" GST_PTR_FORMAT
+        " vs %" GST_PTR_FORMAT, s, again);
+    gst_structure_free (again);
+  }
   gst_structure_free (s);
 
   gst_harness_teardown (h);
