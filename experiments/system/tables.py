@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
 import swtrace  # noqa: E402
 from twoflow_records import tagged  # noqa: E402,F401 (also for the other experiments)
 
-TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
+TRACE = os.path.join(ROOT, "data", "star-wars-iv.txt.xz")
 ESS_BASE, ENH_BASE = 7000, 7100
 
 
