@@ -227,6 +227,24 @@ run_one (const Transport * t, const gchar * file, guint64 size, guint bs,
           (24.0 * pk + 24.0 * acks) / (8.0 * pk + 20.0 * acks),
           ((8 + ip) * pk + (20 + ip) * acks) / payload,
           ((24 + ip) * pk + (24 + ip) * acks) / payload);
+      {
+        gboolean enc = FALSE;
+        guint64 dgrams = 0;
+
+        g_object_get (e, "stats", &st, NULL);
+        gst_structure_get (st, "encrypted", G_TYPE_BOOLEAN, &enc,
+            "acks-authenticated", G_TYPE_UINT64, &dgrams, NULL);
+        gst_structure_free (st);
+        if (enc)
+          /* sealed: 8 + 24 per data packet, 20 per ACK record plus 36 per
+           * sealed ACK datagram */
+          printf ("#   sealed: header bytes per payload byte %.4f (plain "
+              "erap %.4f): 32 B per data packet, 20 B per ACK record + 36 B "
+              "per ACK datagram (%" G_GUINT64_FORMAT " datagrams for %"
+              G_GUINT64_FORMAT " records)\n",
+              (32.0 * pk + 20.0 * acks + 36.0 * dgrams) / payload,
+              (8.0 * pk + 20.0 * acks) / payload, dgrams, acks);
+      }
     }
   }
   gst_element_set_state (tx, GST_STATE_NULL);
