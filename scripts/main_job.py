@@ -2,9 +2,9 @@
 """twoflow main job: the staggered two-flow VoD system across an emulated WAN,
 ending with a report.
 
-1. A short check of the elements: split → merge round trips of the shared
-   sample and a generated MPEG-2 stream (byte-identical, decodable), and the
-   merge's damage metrics with 10% of the enhanced frames lost.
+1. A short check of the elements: split → merge round trips of the 720x576
+   sample (scripts/make-media.sh) and a generated MPEG-2 stream
+   (byte-identical, decodable), and the merge's damage metrics with 10% of the enhanced frames lost.
 2. The system (needs root): twoflow-server in a server namespace and
    twoflow-proxy in a client namespace across twoflow-linkemu (10 Mbit/s
    bottleneck, 40 ms RTT, 80-packet drop-tail queue); the proxy pre-stages a
@@ -28,7 +28,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = os.path.join(ROOT, "..", "shared")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../python"))  # twoflowlab
 from twoflowlab import testbed as tbm, tool_argv  # noqa: E402
 from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
@@ -59,6 +58,13 @@ def count_decoded(path):
     if msg is None or msg.type != Gst.MessageType.EOS:
         return None
     return counter["n"]
+
+
+def greyramp(build):
+    """The 720x576 sample (scripts/make-media.sh; the build makes it too)."""
+    path = os.path.join(build, "tests", "media", "greyramp.m2v")
+    subprocess.run([os.path.join(ROOT, "scripts", "make-media.sh"), path], check=True)
+    return path
 
 
 def generated_stream(build):
@@ -133,7 +139,7 @@ def system_section(build, workdir):
     videos = os.path.join(sysdir, "videos")
     os.makedirs(videos)
     shutil.copy(generated_stream(build), os.path.join(videos, "ball.m2v"))
-    shutil.copy(os.path.join(SHARED, "media", "greyramp.m2v"), videos)
+    shutil.copy(greyramp(build), videos)
     rate, rtt_ms, capacity = 10e6, 40, 10e6
     seg = "2"
     ok = True
@@ -291,7 +297,7 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     print("twoflow main job — 1. split/merge round trips")
     ok = True
-    for src in (os.path.join(SHARED, "media", "greyramp.m2v"),
+    for src in (greyramp(args.build),
                 generated_stream(args.build)):
         ok &= session("round trip", src, workdir, 0)
     ok &= session("lossy enhanced flow", generated_stream(args.build), workdir, 0.10)

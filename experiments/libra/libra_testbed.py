@@ -157,7 +157,7 @@ def run_mix(a, name, erap_cc, queue, tcp_sets, erap_ports=ERAP_PORTS):
             if erap_cc == "libra":
                 opts += " libra-seed=%d" % (i + 1)
                 if a.capacity:
-                    opts += " capacity=%g" % a.capacity
+                    opts += " capacity=%d" % a.capacity
                 if a.libra_opts:
                     opts += " " + a.libra_opts
             tx.append(tb.server.popen(
@@ -404,7 +404,7 @@ def main():
     ap.add_argument("--initial-rate", type=float, default=1e6,
                     help="erapsink initial-rate, bit/s")
     ap.add_argument("--capacity", type=float, default=0,
-                    help="Libra's capacity, Mbit/s (0: packet pairs)")
+                    help="Libra's capacity, bit/s (0: packet pairs)")
     ap.add_argument("--emulator", help="twoflow-linkemu binary")
     ap.add_argument("--libra-opts", default="",
                     help="more erapsink properties for the Libra flows, "

@@ -29,18 +29,19 @@ n = 1 .. until sum of mean rates > C.
 """
 import argparse
 import json
+import lzma
 import os
 import random
 
 TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                     "..", "..", "..", "shared", "traces", "star-wars-iv.txt")
+                     "..", "..", "data", "star-wars-iv.txt.xz")
 HEADER = 68
 FPS = 25
 
 
 def per_second(path, policy="i"):
     ess, enh = [], []
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for k, line in enumerate(f):
             p = line.split()
             if len(p) != 4:

@@ -46,7 +46,7 @@ import swtrace  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402,F401 (also for the other experiments)
 from twoflowlab.systembed import SystemTestbed  # noqa: E402
 
-TRACE = os.path.join(ROOT, "..", "shared", "traces", "star-wars-iv.txt")
+TRACE = os.path.join(ROOT, "data", "star-wars-iv.txt.xz")
 ESS_BASE, ENH_BASE = 7000, 7100
 
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP manager.
  *
  * Every erapsink of a process that binds the same local address and port
@@ -43,7 +44,6 @@ struct _GstErapManager {
 
 G_LOCK_DEFINE_STATIC (managers);
 static GHashTable *managers;
-static gint n_threads;
 
 static gchar *
 make_key (GInetAddress * addr, guint16 port)
@@ -260,7 +260,6 @@ manager_new (const gchar * key, const gchar * bind_address, guint bind_port,
     g_object_unref (sa);
   }
   m->thread = g_thread_new ("erap-acks", ack_thread, m);
-  g_atomic_int_inc (&n_threads);
   GST_INFO ("manager %s on port %u", key, m->st.local_port);
   return m;
 }
@@ -303,7 +302,6 @@ gst_erap_manager_release (GstErapManager * m)
 
   g_cancellable_cancel (m->cancellable);
   g_thread_join (m->thread);
-  g_atomic_int_add (&n_threads, -1);
   g_object_unref (m->cancellable);
   g_socket_close (m->socket, NULL);
   g_object_unref (m->socket);
@@ -387,10 +385,4 @@ gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
       __ATOMIC_RELAXED);
   st->queued_bits = __atomic_load_n (&m->st.queued_bits, __ATOMIC_RELAXED);
   g_mutex_unlock (&m->lock);
-}
-
-guint
-gst_erap_manager_n_threads (void)
-{
-  return g_atomic_int_get (&n_threads);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsrc
  *
  * SECTION:element-erapsrc
@@ -120,7 +121,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_ADDRESS,
       g_param_spec_string ("address", "Address", "Local address to receive on",
-          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:port:
    *
@@ -129,7 +131,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_uint ("port", "Port",
           "UDP port to receive on (0 = any; read back after start)", 0,
-          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:max-reorder-bytes:
    *
@@ -139,7 +142,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       g_param_spec_uint64 ("max-reorder-bytes", "Max reorder bytes",
           "Most payload bytes held out of order", 1024, G_MAXUINT64,
           DEFAULT_MAX_REORDER_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:linger:
    *
@@ -150,7 +154,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       g_param_spec_uint64 ("linger", "Linger",
           "Quiet time after the end of stream before EOS (ns)", 0,
           G_MAXUINT64, DEFAULT_LINGER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstErapSrc:caps:
    *
@@ -158,7 +163,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_CAPS,
       g_param_spec_boxed ("caps", "Caps", "Caps of the received buffers",
-          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:stats:
    *

@@ -19,6 +19,7 @@ gst/ directory (twoflowlab.ctcpbed.setup_env() sets it).
 
 import argparse
 import json
+import lzma
 import os
 import sys
 import threading
@@ -62,7 +63,7 @@ def trace_frames(path, scale, minutes, types):
     and size by 1/scale (so the rate stays the same)."""
     frames = []
     limit = minutes * 60 * 1000 if minutes else None
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for line in f:
             p = line.split()
             if len(p) < 4:

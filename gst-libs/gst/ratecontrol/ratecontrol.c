@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Rate control of ratetranscoder (sans-IO).
  *
@@ -27,34 +28,59 @@
 #define WINDOW_NS 500000000.0   /* measure rates over ~0.5 s of whole GOPs */
 #define REPAY_S 0.5             /* model error repaid over this long */
 #define K_INIT 1.0
-#define GOP_PRIOR 12
-#define QSRC_DEFAULT 4          /* source qscale assumed when unknown */            /* GOP length assumed before one is seen */
+#define GOP_PRIOR 12            /* GOP length assumed before one is seen */
+#define QSRC_DEFAULT 4          /* source qscale assumed when unknown */
 #define DEFAULT_DURATION 40000000       /* 25 fps when the caller knows none */
-/* B frames are dropped when even RC_Q_MAX misses the target by this much,
- * and come back when a quantizer this far below RC_Q_MAX would do. */
+/* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the
+ * target by this much, and come back when a quantizer this far below it
+ * would do. */
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
 
-typedef struct {
+/* per-type arrays are indexed I = 0, P = 1, B = 2 */
+enum
+{ IDX_I, IDX_P, IDX_B, N_TYPES };
+
+/* the index of a picture type; N_TYPES (refused) for NONE and others */
+static inline guint
+type_index (GstTwoflowPictureType type)
+{
+  switch (type) {
+    case GST_TWOFLOW_PICTURE_I:
+      return IDX_I;
+    case GST_TWOFLOW_PICTURE_P:
+      return IDX_P;
+    case GST_TWOFLOW_PICTURE_B:
+      return IDX_B;
+    default:
+      return N_TYPES;
+  }
+}
+
+typedef struct
+{
   guint32 bytes;
   guint32 duration_us;
   guint8 type;
-  gint8 q;                      /* output ring: quantizer, 0 if not re-encoded */
+  gint8 q;                      /* output ring: quantizer, 0 if not
+                                 * re-encoded */
 } Entry;
 
-typedef struct {
+typedef struct
+{
   Entry e[HISTORY];
   guint64 count;
 } Ring;
 
-struct _RateControl {
+struct _GstTwoflowRateControl
+{
   /* configuration */
   gdouble target;               /* bit/s; <= 0 means unlimited */
   gdouble min_bitrate, max_bitrate;
   gdouble backoff;
   gdouble recovery;
   guint events;
-  RcKeep keep;
+  GstTwoflowRateControlKeep keep;
 
   /* state */
   Ring in, out;
@@ -64,21 +90,20 @@ struct _RateControl {
   guint64 last_backoff;
   gboolean have_backoff;
   guint pending_backoffs;       /* reacted to before the input rate was known */
-  gdouble k[RC_PICTURE_N_TYPES];
-  gboolean k_seen[RC_PICTURE_N_TYPES];
-  gdouble qsrc_avg[RC_PICTURE_N_TYPES];
+  gdouble k[N_TYPES];
+  gboolean k_seen[N_TYPES];
+  gdouble qsrc_avg[N_TYPES];
   gdouble deficit;              /* bits emitted - bits budgeted */
   gboolean dropping;
   gboolean passthrough;
   guint generation;
   gint last_q;
 
-  RcStats stats;
+  GstTwoflowRateControlStats stats;
 };
 
 static void
-ring_push (Ring * r, RcPictureType type, gsize bytes, guint64 duration,
-    gint q)
+ring_push (Ring * r, guint type, gsize bytes, guint64 duration, gint q)
 {
   Entry *e = &r->e[r->count % HISTORY];
 
@@ -90,15 +115,15 @@ ring_push (Ring * r, RcPictureType type, gsize bytes, guint64 duration,
 }
 
 static gboolean
-is_kept (RateControl * rc, RcPictureType type)
+is_kept (GstTwoflowRateControl * rc, guint type)
 {
-  return (rc->keep == RC_KEEP_I && type == RC_PICTURE_I) ||
-      (rc->keep == RC_KEEP_IP && type != RC_PICTURE_B);
+  return (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I && type == IDX_I) ||
+      (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP && type != IDX_B);
 }
 
 /* Number of recent frames to measure over: whole GOPs covering ~1 s. */
 static guint
-window_frames (RateControl * rc, const Ring * r)
+window_frames (GstTwoflowRateControl * rc, const Ring * r)
 {
   guint64 n = MIN (r->count, HISTORY);
   guint64 i, dur = 0, frames = 0, gop;
@@ -117,7 +142,7 @@ window_frames (RateControl * rc, const Ring * r)
 
 /* bit/s of the last @frames entries of @r; per-type sums in @by_type */
 static gdouble
-ring_rate (const Ring * r, guint frames, gdouble by_type[RC_PICTURE_N_TYPES],
+ring_rate (const Ring * r, guint frames, gdouble by_type[N_TYPES],
     gdouble * mean_q)
 {
   guint i, nq = 0;
@@ -149,26 +174,26 @@ ring_rate (const Ring * r, guint frames, gdouble by_type[RC_PICTURE_N_TYPES],
   return bits * 1e6 / us;
 }
 
-RateControl *
-rate_control_new (void)
+GstTwoflowRateControl *
+gst_twoflow_rate_control_new (void)
 {
-  RateControl *rc = g_new0 (RateControl, 1);
+  GstTwoflowRateControl *rc = g_new0 (GstTwoflowRateControl, 1);
 
   rc->backoff = 0.5;
   rc->events = GST_NETWORK_CONGESTION_ALL;
-  rate_control_reset (rc);
+  gst_twoflow_rate_control_reset (rc);
   return rc;
 }
 
 void
-rate_control_free (RateControl * rc)
+gst_twoflow_rate_control_free (GstTwoflowRateControl * rc)
 {
   g_free (rc);
 }
 
 /* Forget the stream (flush, new stream); keeps configuration and target. */
 void
-rate_control_reset (RateControl * rc)
+gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc)
 {
   gint t;
 
@@ -177,7 +202,7 @@ rate_control_reset (RateControl * rc)
   rc->last_i = rc->prev_i = 0;
   rc->have_now = rc->have_backoff = FALSE;
   rc->pending_backoffs = 0;
-  for (t = 0; t < RC_PICTURE_N_TYPES; t++) {
+  for (t = 0; t < N_TYPES; t++) {
     rc->k[t] = K_INIT;
     rc->k_seen[t] = FALSE;
     rc->qsrc_avg[t] = 0;
@@ -190,7 +215,7 @@ rate_control_reset (RateControl * rc)
 }
 
 void
-rate_control_set_target (RateControl * rc, guint64 target)
+gst_twoflow_rate_control_set_target (GstTwoflowRateControl * rc, guint64 target)
 {
   rc->target = target;
   rc->generation++;
@@ -199,7 +224,7 @@ rate_control_set_target (RateControl * rc, guint64 target)
 /* The target as configured or moved by events, within min/max-bitrate
  * (the source bound is applied per frame); 0 = unlimited. */
 guint64
-rate_control_get_target (RateControl * rc)
+gst_twoflow_rate_control_get_target (GstTwoflowRateControl * rc)
 {
   gdouble t = rc->target;
 
@@ -212,33 +237,36 @@ rate_control_get_target (RateControl * rc)
 }
 
 void
-rate_control_set_limits (RateControl * rc, guint64 min_bitrate,
-    guint64 max_bitrate)
+gst_twoflow_rate_control_set_limits (GstTwoflowRateControl * rc,
+    guint64 min_bitrate, guint64 max_bitrate)
 {
   rc->min_bitrate = min_bitrate;
   rc->max_bitrate = max_bitrate;
 }
 
 void
-rate_control_set_backoff (RateControl * rc, gdouble backoff)
+gst_twoflow_rate_control_set_backoff (GstTwoflowRateControl * rc,
+    gdouble backoff)
 {
   rc->backoff = CLAMP (backoff, 0.0, 1.0);
 }
 
 void
-rate_control_set_recovery (RateControl * rc, guint64 bits_per_second)
+gst_twoflow_rate_control_set_recovery (GstTwoflowRateControl * rc,
+    guint64 bits_per_second)
 {
   rc->recovery = bits_per_second;
 }
 
 void
-rate_control_set_events (RateControl * rc, guint events)
+gst_twoflow_rate_control_set_events (GstTwoflowRateControl * rc, guint events)
 {
   rc->events = events;
 }
 
 void
-rate_control_set_keep (RateControl * rc, RcKeep keep)
+gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlKeep keep)
 {
   rc->keep = keep;
 }
@@ -247,10 +275,10 @@ rate_control_set_keep (RateControl * rc, RcKeep keep)
  * a GOP of GOP_PRIOR frames whose other frames look like those seen so far
  * (or a quarter of the I frame when there are none yet). */
 static gdouble
-input_rate_prior (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
+input_rate_prior (GstTwoflowRateControl * rc, gdouble by_type[N_TYPES])
 {
-  guint64 i, n = MIN (rc->in.count, HISTORY), cnt[RC_PICTURE_N_TYPES] = { 0 };
-  gdouble bits[RC_PICTURE_N_TYPES] = { 0 }, us = 0, g, mi, mp, mb;
+  guint64 i, n = MIN (rc->in.count, HISTORY), cnt[N_TYPES] = { 0 };
+  gdouble bits[N_TYPES] = { 0 }, us = 0, g, mi, mp, mb;
 
   for (i = 0; i < n; i++) {
     const Entry *e = &rc->in.e[i];
@@ -273,15 +301,15 @@ input_rate_prior (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
 
 /* The input rate is still input_rate_prior()'s guess. */
 static gboolean
-rate_is_prior (RateControl * rc)
+rate_is_prior (GstTwoflowRateControl * rc)
 {
   return rc->prev_i == 0 && rc->last_i == 1 && rc->in.count < GOP_PRIOR;
 }
 
 static gdouble
-input_rate (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
+input_rate (GstTwoflowRateControl * rc, gdouble by_type[N_TYPES])
 {
-  gdouble tmp[RC_PICTURE_N_TYPES];
+  gdouble tmp[N_TYPES];
 
   if (rate_is_prior (rc))
     return input_rate_prior (rc, by_type ? by_type : tmp);
@@ -290,7 +318,7 @@ input_rate (RateControl * rc, gdouble by_type[RC_PICTURE_N_TYPES])
 
 /* Highest rate allowed now: max-bitrate, and never above the source. */
 static gdouble
-ceiling (RateControl * rc, gdouble in_rate)
+ceiling (GstTwoflowRateControl * rc, gdouble in_rate)
 {
   gdouble c = in_rate > 0 ? in_rate : G_MAXDOUBLE;
 
@@ -300,7 +328,7 @@ ceiling (RateControl * rc, gdouble in_rate)
 }
 
 static gdouble
-effective_target (RateControl * rc, gdouble in_rate)
+effective_target (GstTwoflowRateControl * rc, gdouble in_rate)
 {
   gdouble c = ceiling (rc, in_rate);
   gdouble t = rc->target > 0 ? MIN (rc->target, c) : c;
@@ -311,8 +339,9 @@ effective_target (RateControl * rc, gdouble in_rate)
 }
 
 gboolean
-rate_control_congestion (RateControl * rc, GstNetworkCongestionType type,
-    guint64 estimated_bitrate, guint64 srtt, guint64 now)
+gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc,
+    GstNetworkCongestionType type, guint64 estimated_bitrate, guint64 srtt,
+    guint64 now)
 {
   gdouble in_rate = input_rate (rc, NULL);
   gdouble old = effective_target (rc, in_rate);
@@ -374,7 +403,7 @@ rate_control_congestion (RateControl * rc, GstNetworkCongestionType type,
  * good): target = in_rate * backoff^k, within min-bitrate. Until then the
  * frames pass as they came. */
 static void
-apply_pending_backoffs (RateControl * rc)
+apply_pending_backoffs (GstTwoflowRateControl * rc)
 {
   gdouble in_rate, old;
 
@@ -394,14 +423,15 @@ apply_pending_backoffs (RateControl * rc)
 }
 
 void
-rate_control_input (RateControl * rc, RcPictureType type, gsize bytes,
-    guint64 duration, guint64 now)
+gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, guint64 duration, guint64 now)
 {
-  g_return_if_fail (type < RC_PICTURE_N_TYPES);
+  guint type = type_index (ptype);
+  g_return_if_fail (type < N_TYPES);
 
   ring_push (&rc->in, type, bytes, duration, 0);
   rc->stats.frames_in++;
-  if (type == RC_PICTURE_I) {
+  if (type == IDX_I) {
     rc->prev_i = rc->last_i;
     rc->last_i = rc->in.count;
   }
@@ -428,7 +458,7 @@ rate_control_input (RateControl * rc, RcPictureType type, gsize bytes,
  * (quantiser_scale / 2 with a linear scale, 1..31); a running mean per
  * type stands in when the decoder could not tell. */
 static gdouble
-source_q (RateControl * rc, RcPictureType type, gdouble qsrc, gboolean learn)
+source_q (GstTwoflowRateControl * rc, guint type, gdouble qsrc, gboolean learn)
 {
   if (qsrc > 0) {
     qsrc = MAX (qsrc / 2, 1);
@@ -440,25 +470,28 @@ source_q (RateControl * rc, RcPictureType type, gdouble qsrc, gboolean learn)
   return rc->qsrc_avg[type] > 0 ? rc->qsrc_avg[type] : QSRC_DEFAULT;
 }
 
-RcDecision
-rate_control_decide (RateControl * rc, RcPictureType type, gsize bytes,
-    gdouble qsrc)
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
 {
-  RcDecision d = { RC_ACTION_PASS, RC_Q_KEEP, bytes * 8.0, rc->generation };
-  gdouble by_type[RC_PICTURE_N_TYPES];
+  guint type = type_index (ptype);
+  GstTwoflowRateControlDecision d =
+      { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP,
+        bytes * 8.0, rc->generation };
+  gdouble by_type[N_TYPES];
   gdouble in_rate, floor_rate, t, budget, base, reenc, ratio, need, q;
   gint qmin;
 
-  g_return_val_if_fail (type < RC_PICTURE_N_TYPES, d);
+  g_return_val_if_fail (type < N_TYPES, d);
 
   qsrc = source_q (rc, type, qsrc, TRUE);
 
   in_rate = input_rate (rc, by_type);
   floor_rate = 0;
-  if (rc->keep == RC_KEEP_I)
-    floor_rate = by_type[RC_PICTURE_I];
-  else if (rc->keep == RC_KEEP_IP)
-    floor_rate = by_type[RC_PICTURE_I] + by_type[RC_PICTURE_P];
+  if (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I)
+    floor_rate = by_type[IDX_I];
+  else if (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP)
+    floor_rate = by_type[IDX_I] + by_type[IDX_P];
   t = effective_target (rc, in_rate);
   reenc = in_rate - floor_rate;
 
@@ -476,22 +509,22 @@ rate_control_decide (RateControl * rc, RcPictureType type, gsize bytes,
 
   /* Instant relief: when even the coarsest quantizer would miss the target
    * by a margin, B frames (never references) go first. */
-  need = ratio > 0 ? rc->k[RC_PICTURE_B] * source_q (rc, RC_PICTURE_B, 0,
+  need = ratio > 0 ? rc->k[IDX_B] * source_q (rc, IDX_B, 0,
       FALSE) / ratio : G_MAXDOUBLE;
-  if (!rc->dropping && need > RC_Q_MAX * DROP_ON)
+  if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON)
     rc->dropping = TRUE;
-  else if (rc->dropping && need < RC_Q_MAX * DROP_OFF)
+  else if (rc->dropping && need < GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_OFF)
     rc->dropping = FALSE;
 
   if (is_kept (rc, type))
     goto pass;
 
   if (rc->dropping) {
-    gdouble rest = reenc - by_type[RC_PICTURE_B];
+    gdouble rest = reenc - by_type[IDX_B];
 
-    if (type == RC_PICTURE_B) {
-      d.action = RC_ACTION_DROP;
-      d.q = RC_Q_MAX;
+    if (type == IDX_B) {
+      d.action = GST_TWOFLOW_RATE_CONTROL_DROP;
+      d.q = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
       d.budget_bits = 0;
       return d;
     }
@@ -504,97 +537,110 @@ rate_control_decide (RateControl * rc, RcPictureType type, gsize bytes,
   /* much finer than the source only adds bits: at the finest useful
    * quantizer the frame comes out under its share, so when behind
    * budget send its source bits instead */
-  qmin = MAX (RC_Q_MIN + 1, (gint) (qsrc * 0.75 + 0.5));
+  qmin = MAX (GST_TWOFLOW_RATE_CONTROL_Q_MIN + 1, (gint) (qsrc * 0.75 + 0.5));
   if (q < qmin - 0.5 && rc->deficit < 0) {
     d.budget_bits = bytes * 8.0 * CLAMP (base, 0.0, 1.0);
     goto pass;
   }
-  d.action = RC_ACTION_ENCODE;
-  d.q = CLAMP ((gint) (q + 0.5), qmin, RC_Q_MAX);
+  d.action = GST_TWOFLOW_RATE_CONTROL_ENCODE;
+  d.q = CLAMP ((gint) (q + 0.5), qmin, GST_TWOFLOW_RATE_CONTROL_Q_MAX);
   d.budget_bits = bytes * 8.0 * CLAMP (base, 0.0, 1.0);
   return d;
 
 pass:
   /* B frames are never references: their discarded re-encoding can be cheap */
-  d.q = type == RC_PICTURE_B ? RC_Q_MAX : RC_Q_KEEP;
+  d.q =
+      type ==
+      IDX_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX : GST_TWOFLOW_RATE_CONTROL_Q_KEEP;
   return d;
 }
 
-RcDecision
-rate_control_pass_decision (RateControl * rc, RcPictureType type, gsize bytes)
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes)
 {
-  RcDecision d = { RC_ACTION_PASS, RC_Q_KEEP, bytes * 8.0, rc->generation };
+  guint type = type_index (ptype);
+  GstTwoflowRateControlDecision d =
+      { GST_TWOFLOW_RATE_CONTROL_PASS, GST_TWOFLOW_RATE_CONTROL_Q_KEEP,
+        bytes * 8.0, rc->generation };
 
   /* B frames are never references: their discarded re-encoding can be cheap */
-  if (type == RC_PICTURE_B)
-    d.q = RC_Q_MAX;
+  if (type == IDX_B)
+    d.q = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
   return d;
 }
 
-RcEarly
-rate_control_decide_early (RateControl * rc, RcPictureType type, gsize bytes,
-    RcDecision * d)
+GstTwoflowRateControlEarly
+gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gsize bytes, GstTwoflowRateControlDecision * d)
 {
-  gdouble by_type[RC_PICTURE_N_TYPES];
+  guint type = type_index (ptype);
+  gdouble by_type[N_TYPES];
   gdouble in_rate, floor_rate = 0;
   gboolean pass;
 
-  g_return_val_if_fail (type < RC_PICTURE_N_TYPES, RC_EARLY_NONE);
+  g_return_val_if_fail (type < N_TYPES, GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
 
-  /* the same test rate_control_decide() starts with */
+  /* the same test gst_twoflow_rate_control_decide() starts with */
   in_rate = input_rate (rc, by_type);
-  if (rc->keep == RC_KEEP_I)
-    floor_rate = by_type[RC_PICTURE_I];
-  else if (rc->keep == RC_KEEP_IP)
-    floor_rate = by_type[RC_PICTURE_I] + by_type[RC_PICTURE_P];
+  if (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I)
+    floor_rate = by_type[IDX_I];
+  else if (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP)
+    floor_rate = by_type[IDX_I] + by_type[IDX_P];
   pass = in_rate <= 0 || effective_target (rc, in_rate) >= in_rate;
   /* Early in the first GOP the input rate is a guess from a frame or two
    * (the decoder, a few frames later, knows more): with a bound to compare
-   * it with, leave that test to rate_control_decide(). */
+   * it with, leave that test to gst_twoflow_rate_control_decide(). */
   if (rate_is_prior (rc) && (rc->target > 0 || rc->max_bitrate > 0))
     pass = FALSE;
   else if (pass || in_rate - floor_rate <= 0) {
     rc->passthrough = pass;
     rc->dropping = FALSE;
-    *d = rate_control_pass_decision (rc, type, bytes);
-    return RC_EARLY_PASSTHROUGH;
+    *d = gst_twoflow_rate_control_pass_decision (rc, ptype, bytes);
+    return GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH;
   }
   if (is_kept (rc, type)) {
-    *d = rate_control_pass_decision (rc, type, bytes);
-    return RC_EARLY_KEPT;
+    *d = gst_twoflow_rate_control_pass_decision (rc, ptype, bytes);
+    return GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT;
   }
-  return RC_EARLY_NONE;
+  return GST_TWOFLOW_RATE_CONTROL_EARLY_NONE;
 }
 
 void
-rate_control_source_quantizer (RateControl * rc, RcPictureType type,
-    gdouble qsrc)
+gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, gdouble qsrc)
 {
-  g_return_if_fail (type < RC_PICTURE_N_TYPES);
+  guint type = type_index (ptype);
+  g_return_if_fail (type < N_TYPES);
   source_q (rc, type, qsrc, TRUE);
 }
 
 void
-rate_control_output (RateControl * rc, RcPictureType type,
-    const RcDecision * d, gsize in_bytes, gdouble qsrc, gsize out_bytes,
-    guint64 duration)
+gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, const GstTwoflowRateControlDecision * d,
+    gsize in_bytes, gdouble qsrc, gsize out_bytes, guint64 duration)
 {
+  /* bytes without a picture (passed as they came) count in the output
+   * rate; they are filed with the I frames */
+  guint type = ptype == GST_TWOFLOW_PICTURE_NONE ? IDX_I : type_index (ptype);
   gdouble lim;
 
-  g_return_if_fail (type < RC_PICTURE_N_TYPES);
+  g_return_if_fail (type < N_TYPES);
+  g_return_if_fail (ptype != GST_TWOFLOW_PICTURE_NONE ||
+      d->action == GST_TWOFLOW_RATE_CONTROL_PASS);
 
   switch (d->action) {
-    case RC_ACTION_PASS:
+    case GST_TWOFLOW_RATE_CONTROL_PASS:
       rc->stats.frames_passed++;
       ring_push (&rc->out, type, in_bytes, duration, 0);
       /* a frame passed in place of a re-encoding is over its share */
       rc->deficit += in_bytes * 8.0 - d->budget_bits;
       break;
-    case RC_ACTION_DROP:
+    case GST_TWOFLOW_RATE_CONTROL_DROP:
       rc->stats.frames_dropped++;
       ring_push (&rc->out, type, 0, duration, 0);
       break;
-    case RC_ACTION_ENCODE:
+    case GST_TWOFLOW_RATE_CONTROL_ENCODE:
       rc->stats.frames_encoded++;
       ring_push (&rc->out, type, out_bytes, duration, d->q);
       rc->last_q = d->q;
@@ -611,7 +657,7 @@ rate_control_output (RateControl * rc, RcPictureType type,
         if (!rc->k_seen[type]) {
           /* first of its type: its own estimate, and the best guess for
            * the types not seen yet */
-          for (t = 0; t < RC_PICTURE_N_TYPES; t++)
+          for (t = 0; t < N_TYPES; t++)
             if (!rc->k_seen[t])
               rc->k[t] = k;
           rc->k_seen[type] = TRUE;
@@ -626,9 +672,10 @@ rate_control_output (RateControl * rc, RcPictureType type,
 }
 
 void
-rate_control_get_stats (RateControl * rc, RcStats * s)
+gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlStats * s)
 {
-  gdouble by_type[RC_PICTURE_N_TYPES];
+  gdouble by_type[N_TYPES];
   gdouble in_rate = input_rate (rc, by_type);
   gdouble t = effective_target (rc, in_rate);
 
@@ -637,9 +684,9 @@ rate_control_get_stats (RateControl * rc, RcStats * s)
   s->output_bitrate = ring_rate (&rc->out, window_frames (rc, &rc->out), NULL,
       &s->mean_quantizer);
   s->target_bitrate = t >= G_MAXDOUBLE ? 0 : t;
-  s->floor_bitrate = rc->keep == RC_KEEP_I ? by_type[RC_PICTURE_I] :
-      rc->keep == RC_KEEP_IP ? by_type[RC_PICTURE_I] + by_type[RC_PICTURE_P] :
-      0;
+  s->floor_bitrate =
+      rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I ? by_type[IDX_I] : rc->keep ==
+      GST_TWOFLOW_RATE_CONTROL_KEEP_IP ? by_type[IDX_I] + by_type[IDX_P] : 0;
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;
@@ -648,7 +695,7 @@ rate_control_get_stats (RateControl * rc, RcStats * s)
 }
 
 guint
-rate_control_get_generation (RateControl * rc)
+gst_twoflow_rate_control_get_generation (GstTwoflowRateControl * rc)
 {
   return rc->generation;
 }
