@@ -5,7 +5,7 @@ and scripts (standard library, plus PyGObject for the GStreamer tools).
 Modules:
   testbed     the emulated WAN: network namespaces + twoflow-linkemu
               (Testbed, Link, Red, GilbertElliott, ...); also a command
-              line tool: python3 -m twoflowlab.testbed --help
+              line tool: python/twoflowlab/testbed.py --help
   records     tagged(): the server's and proxy's tagged JSON lines
   gst         GStreamer runner helpers (run a pipeline to EOS, count
               decoded frames, element stats as dicts, a bus main loop)
@@ -14,7 +14,7 @@ Modules:
               system experiments
   ctcptool, rudptool, udptool, viewer
               programs run inside the namespaces:
-              python3 -m twoflowlab.<tool> --help
+              python3 -m twoflowlab.<tool> --help (python/ on PYTHONPATH)
 
 Who imports it: meson's test environment puts python/ on PYTHONPATH
 (tests/meson.build); every entry script under experiments/, bench/ and

@@ -4,7 +4,8 @@
 
 Python 3 standard library only. Importable (tests, benchmarks, experiments:
 ``from twoflowlab.testbed import Testbed``) and a command line tool
-(``python3 -m twoflowlab.testbed --help``, or run this file).
+(``python/twoflowlab/testbed.py --help``: standard library only, so the
+file runs by itself; or ``python3 -m twoflowlab.testbed``).
 
 Topology (all names unique per run; traffic stays inside the namespaces)::
 
@@ -25,7 +26,7 @@ Example::
 
 Everything is torn down on leaving the ``with`` block, at interpreter exit,
 and on SIGTERM/SIGHUP (SIGINT raises KeyboardInterrupt, which unwinds the
-``with`` block).  ``python3 -m twoflowlab.testbed cleanup`` removes namespaces
+``with`` block).  ``python/twoflowlab/testbed.py cleanup`` removes namespaces
 left behind by runs that were killed with SIGKILL.
 """
 

@@ -4,7 +4,7 @@
 A test script calls nettest.main(fn): argv[1] may name the emulator binary
 (meson passes it); exit 77 (skip) without root or netns; 1 on failure.
 The testbed is twoflowlab.testbed: meson's test environment puts python/
-on PYTHONPATH (by hand: PYTHONPATH=python sudo -E python3 tests/net/...).
+on PYTHONPATH (by hand: sudo env PYTHONPATH=python python3 tests/net/...).
 """
 
 import json
