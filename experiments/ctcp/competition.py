@@ -8,7 +8,7 @@ A UDP flow paced at 1.2 Mbit/s (twoflowlab.udptool: 1200-byte
 datagrams, the stand-in for rudpsink's near-CBR enhanced flow) and a TCP
 flow share a bottleneck of 1.1 x their summed rates (TCP's share: 100 kB/s
 = 0.8 Mbit/s; link 2.2 Mbit/s, 20 ms each way, 30-packet drop-tail
-queue).  Phase 1: the TCP flow is ctcpsink (target-rate 100000); phase 2,
+queue).  Phase 1: the TCP flow is ctcpsink (target-rate 800000 bit/s = 100 kB/s); phase 2,
 same setup: plain TCP (mode=tcp, bulk).  30 s each.  Check: cTCP's
 retransmissions <= 1/10 of plain TCP's.  Also prints goodputs, UDP loss
 and the link's queue drops.

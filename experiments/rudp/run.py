@@ -10,7 +10,7 @@ carries Poisson-arriving Pareto-sized transfers (mean 10 KB, shape 1.5,
 with either
   rudp  the media flow (rudpsink rate-control=receiver -> rudpsrc,
         1000-byte RTP packets, 10 levels of 160 kbit/s .. 1.6 Mbit/s), or
-  cbr   an unresponsive 1.6 Mbit/s CBR UDP flow (rudpsink rate=200000).
+  cbr   an unresponsive 1.6 Mbit/s CBR UDP flow (rudpsink rate=1600000).
 Reports media drops at the bottleneck (goal: rudp <= 1/10 of cbr), the
 TCP flow's throughput (goal: >= 40 % of the link with rudp) and the
 average queue; writes the CSVs, results.json and plots to --out.
@@ -67,7 +67,7 @@ def run_case(case, a, workdir):
         if case == "rudp":
             ctl = ["rate-control=receiver"]
         else:
-            ctl = ["rate=200000"]
+            ctl = ["rate=1600000"]
         tx = tb.server.popen(
             ["gst-launch-1.0", "-q", "videotestsrc", "!",
              "video/x-raw,width=320,height=240", "!", "rtpgstpay", "mtu=1000",

@@ -94,7 +94,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
-#include <gst/twoflow/twoflowaddress.h>
+#include "twoflownet.h"
 #include "gsterapsink.h"
 
 #ifndef SOL_UDP
@@ -1125,7 +1125,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
   m = gst_erap_manager_acquire (bind_address, bind_port, &err);
   if (!m)
     goto bind_failed;
-  peer = gst_twoflow_resolve (host, port,
+  peer = twoflow_net_resolve (host, port,
       g_socket_get_family (gst_erap_manager_get_socket (m)), &err);
   if (!peer) {
     gst_erap_manager_release (m);

@@ -110,7 +110,8 @@ def cmd_send(a):
     props = "host=%s port=%d mode=%s events=rexmt+dupack+recovered" % (
         a.host, a.port, a.mode)
     if a.target_rate:
-        props += " target-rate=%d" % a.target_rate
+        # the option is bytes/s (the experiments' unit); the property bit/s
+        props += " target-rate=%d" % (a.target_rate * 8)
     if a.cc:
         props += " congestion-control=%s" % a.cc
     if a.segment_duration:

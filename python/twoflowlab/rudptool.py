@@ -11,7 +11,7 @@ testbed namespaces. GST_PLUGIN_PATH_1_0 must name the build's gst/.
       videotestsrc ! rtpgstpay mtu=1000 ! rudpsink rate-control=receiver
       (1000-byte RTP packets, always backlogged); prints JSON {events
       [[t, type, estimated-bitrate]] (the GstNetworkCongestion bus
-      messages), samples [[t, level, rate, bytes-sent, packets-sent]],
+      messages), samples [[t, level, rate (bit/s), bytes-sent, packets-sent]],
       stats}
 
 Times are CLOCK_MONOTONIC seconds; samples every --interval (0.1 s).

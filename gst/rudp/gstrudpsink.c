@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsink
  *
  * SECTION:element-rudpsink
@@ -6,7 +7,7 @@
  *
  * Sends RTP packets (from any payloader, e.g. rtpgstpay) over UDP as a
  * near-CBR flow: a leaky bucket whose tokens arrive at #GstRudpSink:rate
- * bytes per second and hold at most #GstRudpSink:bucket-depth bytes
+ * (bit/s) and hold at most #GstRudpSink:bucket-depth bytes
  * decides when each packet may leave. The rate may change while PLAYING.
  *
  * All rudpsinks of a process share one pacing thread and one timer (a
@@ -21,7 +22,7 @@
  * the sink posts EOS once every queued packet has left.
  *
  * With #GstRudpSink:rate-control `receiver` the rate follows a table of
- * rate levels (#GstRudpSink:levels) as the receiver (rudpsrc) asks: it
+ * rate levels (#GstRudpSink:levels, bit/s) as the receiver (rudpsrc) asks: it
  * halves the level when it saw loss in a round-trip time and raises it by
  * one after enough loss-free packets at the current level (see rudpsrc's
  * increase-packets), and sends the level as RTCP feedback (RR + TMMBR, RFC
@@ -34,7 +35,7 @@
  *
  * The #GstRudpSink:stats structure `application/x-rudpsink-stats` has:
  *
- * * `rate` (guint64): the token rate in force, bytes/s
+ * * `rate` (guint64): the rate in force, bit/s
  * * `level` (guint): the rate level in force (receiver rate control)
  * * `bytes-sent`, `packets-sent` (guint64): RTP packets handed to the socket
  * * `bucket-fill` (gint64): tokens in the bucket, bytes (negative while a
@@ -43,25 +44,25 @@
  * * `queued-bytes` (guint64), `queued-packets` (guint): waiting to leave
  * * `send-errors` (guint64): datagrams the socket refused
  * * `feedback-received` (guint64): receiver requests handled
+ * * `notices-sent` (guint64): answers to them
  * * `level-changes` (guint64): level switches made
  * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpvrawpay ! rudpsink host=127.0.0.1 port=5004 rate=500000
- * ]| Sends raw video paced at 500 KB/s (the source is slowed to that rate).
+ * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpvrawpay ! rudpsink host=127.0.0.1 port=5004 rate=4000000
+ * ]| Sends raw video paced at 4 Mbit/s (the source is slowed to that rate).
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver
  * ]| Lets the receiver choose the rate among the 10 default levels
- * (20,000 to 200,000 bytes/s); receive it with
+ * (160 kbit/s to 1.6 Mbit/s); receive it with
  * `gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include <sys/socket.h>
-#include <gst/twoflow/twoflowaddress.h>
+#include "twoflownet.h"
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
 
@@ -70,12 +71,13 @@ GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 
 #define DEFAULT_HOST            "127.0.0.1"
 #define DEFAULT_PORT            5004
-#define DEFAULT_RATE            125000
+#define DEFAULT_RATE            1000000
 #define DEFAULT_TIMER_INTERVAL  GST_MSECOND
 #define DEFAULT_BUCKET_DEPTH    0
 #define DEFAULT_BUFFER_SIZE     (256 * 1024)
 #define DEFAULT_RATE_CONTROL    GST_RUDP_RATE_CONTROL_FIXED
-#define MAX_RATE                G_GUINT64_CONSTANT (10000000000)
+#define MIN_RATE                8
+#define MAX_RATE                G_GUINT64_CONSTANT (80000000000)
 
 enum {
   PROP_0,
@@ -166,13 +168,14 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   /**
    * GstRudpSink:rate:
    *
-   * Token rate of the leaky bucket in bytes (of RTP packets) per second.
-   * Under receiver rate control, setting it selects the highest level not
-   * above it (until the receiver asks for another).
+   * Token rate of the leaky bucket in bit/s (of RTP packets; the bucket
+   * counts whole bytes, rate / 8 per second). Under receiver rate
+   * control, setting it selects the highest level not above it (until the
+   * receiver asks for another).
    */
   g_object_class_install_property (gobject_class, PROP_RATE,
-      g_param_spec_uint64 ("rate", "Rate", "Sending rate in bytes per second",
-          1, MAX_RATE, DEFAULT_RATE, G_PARAM_READWRITE |
+      g_param_spec_uint64 ("rate", "Rate", "Sending rate in bit/s",
+          MIN_RATE, MAX_RATE, DEFAULT_RATE, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRudpSink:timer-interval:
@@ -220,13 +223,13 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   /**
    * GstRudpSink:levels:
    *
-   * The rate level table, bytes/s, strictly increasing, 1 to 64 levels
-   * (default 10: 20000, 40000, ..., 200000). Both ends must agree.
+   * The rate level table in bit/s, strictly increasing, 1 to 64 levels
+   * (default 10: 160000, 320000, ..., 1600000). Both ends must agree.
    */
   g_object_class_install_property (gobject_class, PROP_LEVELS,
       gst_param_spec_array ("levels", "Levels",
-          "Rate levels in bytes/s, increasing",
-          g_param_spec_uint64 ("level", "Level", "Rate in bytes/s", 1,
+          "Rate levels in bit/s, increasing",
+          g_param_spec_uint64 ("level", "Level", "Rate in bit/s", MIN_RATE,
               MAX_RATE, GST_RUDP_DEFAULT_LEVEL_STEP,
               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -278,6 +281,7 @@ gst_rudp_sink_finalize (GObject * object)
   GstRudpSink *sink = GST_RUDP_SINK (object);
 
   g_free (sink->host);
+  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   g_cond_clear (&sink->space);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -296,7 +300,7 @@ levels_from_value (GstRudpLevels * l, const GValue * value)
 
     g_value_init (&u, G_TYPE_UINT64);
     if (!g_value_type_transformable (G_VALUE_TYPE (v), G_TYPE_UINT64)
-        || !g_value_transform (v, &u))
+        || !g_value_transform (v, &u) || g_value_get_uint64 (&u) < MIN_RATE)
       return FALSE;
     rates[i] = g_value_get_uint64 (&u);
   }
@@ -337,8 +341,7 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_RATE:
       sink->rate = g_value_get_uint64 (value);
       if (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER)
-        set_level = gst_rudp_levels_for_bitrate (&sink->levels,
-            sink->rate * 8);
+        set_level = gst_rudp_levels_for_bitrate (&sink->levels, sink->rate);
       reconf = TRUE;
       break;
     case PROP_TIMER_INTERVAL:
@@ -362,8 +365,8 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
       if (levels_from_value (&l, value))
         sink->levels = l;
       else
-        g_warning ("rudpsink: levels must be 1 to %d increasing positive "
-            "rates", GST_RUDP_MAX_LEVELS);
+        g_warning ("rudpsink: levels must be 1 to %d increasing rates of "
+            "at least %d bit/s", GST_RUDP_MAX_LEVELS, MIN_RATE);
       break;
     }
     default:
@@ -377,7 +380,7 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
   if (sink->pacer && set_level >= 0)
     gst_rudp_pacer_set_level (sink->pacer, sink, set_level);
   else if (!sink->pacer && set_level >= 0)
-    sink->level = set_level;
+    sink->initial_level = set_level;
   if (sink->pacer && reconf)
     gst_rudp_pacer_reconfigure (sink->pacer, sink);
 }
@@ -418,22 +421,11 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       GST_OBJECT_UNLOCK (sink);
       break;
     case PROP_STATS:
-      if (sink->pacer) {
+      if (sink->pacer)
         g_value_take_boxed (value, gst_rudp_pacer_get_stats (sink->pacer,
                 sink));
-      } else {
-        g_value_take_boxed (value,
-            gst_structure_new ("application/x-rudpsink-stats", "rate",
-                G_TYPE_UINT64, sink->rate, "level", G_TYPE_UINT, sink->level,
-                "bytes-sent", G_TYPE_UINT64, (guint64) 0, "packets-sent",
-                G_TYPE_UINT64, (guint64) 0, "bucket-fill", G_TYPE_INT64,
-                (gint64) 0, "bucket-depth", G_TYPE_UINT64, sink->bucket_depth,
-                "queued-bytes", G_TYPE_UINT64, (guint64) 0, "queued-packets",
-                G_TYPE_UINT, 0, "send-errors", G_TYPE_UINT64, sink->send_errors,
-                "feedback-received", G_TYPE_UINT64, sink->feedback_received,
-                "level-changes", G_TYPE_UINT64, sink->level_changes, "srtt",
-                G_TYPE_UINT64, sink->srtt, NULL));
-      }
+      else
+        g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, NULL));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -441,21 +433,52 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
   }
 }
 
+GstStructure *
+gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
+{
+  GstRudpSenderStats ss = { 0 };
+  GstRudpFlowStats idle = { 0 };
+
+  if (sink->sender)
+    gst_rudp_sender_get_stats (sink->sender, &ss);
+  if (!fs) {
+    idle.rate = sink->rate / 8;
+    idle.depth = sink->bucket_depth;
+    fs = &idle;
+  }
+  return gst_structure_new ("application/x-rudpsink-stats",
+      "rate", G_TYPE_UINT64, fs->rate * 8,
+      "level", G_TYPE_UINT, sink->sender ? ss.level : sink->initial_level,
+      "bytes-sent", G_TYPE_UINT64, fs->bytes_sent,
+      "packets-sent", G_TYPE_UINT64, fs->packets_sent,
+      "bucket-fill", G_TYPE_INT64, fs->bucket_fill,
+      "bucket-depth", G_TYPE_UINT64, fs->depth,
+      "queued-bytes", G_TYPE_UINT64, fs->queued_bytes,
+      "queued-packets", G_TYPE_UINT, fs->queued_packets,
+      "send-errors", G_TYPE_UINT64, sink->send_errors,
+      "feedback-received", G_TYPE_UINT64, ss.requests,
+      "notices-sent", G_TYPE_UINT64, ss.notices,
+      "level-changes", G_TYPE_UINT64, ss.level_changes,
+      "srtt", G_TYPE_UINT64, ss.srtt, NULL);
+}
+
 static gboolean
 gst_rudp_sink_start (GstBaseSink * bsink)
 {
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
+  GstRudpSenderConfig sc;
   GInetSocketAddress *dest;
-  GInetAddress *ia, *any;
-  GSocketAddress *local;
   GError *err = NULL;
   gchar *host;
 
   GST_OBJECT_LOCK (sink);
   host = g_strdup (sink->host);
+  gst_rudp_sender_config_init (&sc);
+  sc.levels = sink->levels;
+  sc.initial_level = sink->initial_level;
   GST_OBJECT_UNLOCK (sink);
 
-  dest = gst_twoflow_resolve (host, sink->port, G_SOCKET_FAMILY_INVALID,
+  dest = twoflow_net_resolve (host, sink->port, G_SOCKET_FAMILY_INVALID,
       &err);
   if (!dest) {
     GST_ELEMENT_ERROR (sink, RESOURCE, NOT_FOUND, (NULL),
@@ -465,43 +488,23 @@ gst_rudp_sink_start (GstBaseSink * bsink)
     return FALSE;
   }
   g_free (host);
-  sink->dest = G_SOCKET_ADDRESS (dest);
-  ia = g_object_ref (g_inet_socket_address_get_address (dest));
-  sink->socket = g_socket_new (g_inet_address_get_family (ia),
-      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
+  /* an ephemeral port of our own: the receiver's feedback comes back
+   * here; non-blocking: the pacing thread must never block on one flow */
+  sink->socket = twoflow_net_udp_open_any (g_socket_address_get_family
+      (G_SOCKET_ADDRESS (dest)), 0, 0, 1024 * 1024, &err);
   if (!sink->socket) {
-    g_object_unref (ia);
-    goto socket_error;
+    GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE, (NULL),
+        ("cannot open a UDP socket: %s", err->message));
+    g_clear_error (&err);
+    g_object_unref (dest);
+    return FALSE;
   }
-  /* an ephemeral port of our own: the receiver's feedback comes back here */
-  any = g_inet_address_new_any (g_inet_address_get_family (ia));
-  g_object_unref (ia);
-  local = g_inet_socket_address_new (any, 0);
-  g_object_unref (any);
-  if (!g_socket_bind (sink->socket, local, FALSE, &err)) {
-    g_object_unref (local);
-    goto socket_error;
-  }
-  g_object_unref (local);
-  /* the pacing thread must never block on one flow's socket */
-  g_socket_set_blocking (sink->socket, FALSE);
-  g_socket_set_option (sink->socket, SOL_SOCKET, SO_SNDBUF, 1024 * 1024, NULL);
-  sink->cancellable = g_cancellable_new ();
-
-  sink->level = MIN (sink->level, sink->levels.n - 1);
-  sink->next_seq = sink->level_seq = 0;
-  sink->srtt = 0;
+  sink->dest = G_SOCKET_ADDRESS (dest);
+  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
+  sink->sender = gst_rudp_sender_new (&sc);
   sink->notify_pending = FALSE;
   sink->pacer = gst_rudp_pacer_add (sink);
   return TRUE;
-
-socket_error:
-  GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE, (NULL),
-      ("cannot open a UDP socket: %s", err->message));
-  g_clear_error (&err);
-  g_clear_object (&sink->socket);
-  g_clear_object (&sink->dest);
-  return FALSE;
 }
 
 static gboolean
@@ -513,7 +516,6 @@ gst_rudp_sink_stop (GstBaseSink * bsink)
     gst_rudp_pacer_remove (sink->pacer, sink);
     sink->pacer = NULL;
   }
-  g_clear_object (&sink->cancellable);
   if (sink->socket)
     g_socket_close (sink->socket, NULL);
   g_clear_object (&sink->socket);

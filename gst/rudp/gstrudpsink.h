@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsink: paced RTP/UDP sender */
 #ifndef __GST_RUDP_SINK_H__
 #define __GST_RUDP_SINK_H__
@@ -6,6 +7,7 @@
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
+#include "twoflowservice.h"
 
 G_BEGIN_DECLS
 
@@ -20,44 +22,42 @@ typedef enum {
 #define GST_TYPE_RUDP_RATE_CONTROL (gst_rudp_rate_control_get_type ())
 GType gst_rudp_rate_control_get_type (void);
 
-typedef struct _GstRudpPacer GstRudpPacer;
-
 struct _GstRudpSink {
   GstBaseSink parent;
 
   /* properties (object lock) */
   gchar *host;
   gint port;
-  guint64 rate;
+  guint64 rate;                 /* bit/s */
   GstClockTime timer_interval;
   guint64 bucket_depth;
   guint64 buffer_size;
   GstRudpRateControl rate_control;
-  GstRudpLevels levels;
+  GstRudpLevels levels;         /* bit/s */
+  guint initial_level;          /* from rate under receiver control */
 
   /* I/O, between start and stop */
   GSocket *socket;
   GSocketAddress *dest;
-  GCancellable *cancellable;
 
-  /* under the pacer's lock */
-  GstRudpPacer *pacer;
+  /* under the pacer's (the shared service's) lock */
+  TwoflowService *pacer;
   GstRudpFlow *flow;
+  GstRudpSender *sender;        /* sans-IO levels core (kept after stop) */
   gboolean flushing;
   GCond space;                  /* render and drain: packets of ours left */
   gboolean sent;                /* this tick sent packets of ours */
-  guint level;
-  guint16 next_seq;             /* RTP seqnum of the next packet to leave */
-  guint16 level_seq;            /* first seqnum sent at the current level */
-  guint32 ssrc;                 /* of the RTP flow, our RTCP SSRC */
-  GstClockTime srtt;            /* as the receiver reports it */
   guint64 send_errors;
-  guint64 feedback_received;
-  guint64 level_changes;
   gboolean notify_pending;      /* a level change to announce upstream */
+  guint64 notify_bitrate;
+  GstClockTime notify_srtt;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (rudpsink);
+
+/* The stats structure; @fs NULL while stopped. */
+GstStructure *gst_rudp_sink_make_stats (GstRudpSink * sink,
+    const GstRudpFlowStats * fs);
 
 G_END_DECLS
 

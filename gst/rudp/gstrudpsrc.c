@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsrc
  *
  * SECTION:element-rudpsrc
@@ -30,6 +31,14 @@
  * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
  * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
  *
+ * The receiver algorithm is a sans-IO core (gst-libs/gst/rudp) driven the
+ * way every twoflow shell drives its core: the streaming thread feeds it
+ * each packet at its arrival time, and a timer thread (as rtpsession's
+ * RTCP thread) runs `now = clock; advance(now); wait(next_wakeup())` on a
+ * single-shot #GstClockID of the system clock (a #GstTestClock installed
+ * with gst_system_clock_set_default() drives it), so rounds end and
+ * feedback goes out on time also while no packet arrives (an outage).
+ *
  * The #GstRudpSrc:stats structure `application/x-rudpsrc-stats` has:
  *
  * * `received` (guint64): RTP packets received
@@ -58,7 +67,7 @@
 #include "config.h"
 #endif
 
-#include <sys/socket.h>
+#include "twoflownet.h"
 #include "gstrudpsrc.h"
 
 GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
@@ -179,14 +188,15 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
   /**
    * GstRudpSrc:levels:
    *
-   * The rate level table, bytes/s, as the sender's (#GstRudpSink:levels);
-   * only the number of levels and the TMMBR bitrate depend on it.
+   * The rate level table in bit/s, as the sender's (#GstRudpSink:levels);
+   * the number of levels, the TMMBR bitrate and the TCP-friendly wait
+   * depend on it.
    */
   g_object_class_install_property (gobject_class, PROP_LEVELS,
       gst_param_spec_array ("levels", "Levels",
-          "Rate levels in bytes/s, increasing (as the sender's)",
-          g_param_spec_uint64 ("level", "Level", "Rate in bytes/s", 1,
-              G_GUINT64_CONSTANT (10000000000), GST_RUDP_DEFAULT_LEVEL_STEP,
+          "Rate levels in bit/s, increasing (as the sender's)",
+          g_param_spec_uint64 ("level", "Level", "Rate in bit/s", 1,
+              G_GUINT64_CONSTANT (80000000000), GST_RUDP_DEFAULT_LEVEL_STEP,
               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
@@ -300,6 +310,8 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->increase_packets = DEFAULT_INCREASE_PACKETS;
   src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
   gst_rudp_levels_init_default (&src->levels);
+  g_mutex_init (&src->lock);
+  g_cond_init (&src->timer_cond);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
   gst_base_src_set_do_timestamp (GST_BASE_SRC (src), TRUE);
@@ -314,6 +326,8 @@ gst_rudp_src_finalize (GObject * object)
   gst_caps_replace (&src->caps, NULL);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   g_free (src->scratch);
+  g_mutex_clear (&src->lock);
+  g_cond_clear (&src->timer_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -387,10 +401,12 @@ static GstStructure *
 make_stats (GstRudpSrc * src)
 {
   GstRudpReceiverStats st = { 0 };
+  GstStructure *s;
 
+  g_mutex_lock (&src->lock);
   if (src->receiver)
     gst_rudp_receiver_get_stats (src->receiver, &st);
-  return gst_structure_new ("application/x-rudpsrc-stats",
+  s = gst_structure_new ("application/x-rudpsrc-stats",
       "received", G_TYPE_UINT64, st.received,
       "lost", G_TYPE_UINT64, st.lost,
       "level", G_TYPE_UINT, st.level,
@@ -403,6 +419,8 @@ make_stats (GstRudpSrc * src)
       "increase-wait", G_TYPE_UINT64, st.increase_wait,
       "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
       "port", G_TYPE_INT, src->bound_port, NULL);
+  g_mutex_unlock (&src->lock);
+  return s;
 }
 
 static void
@@ -412,6 +430,10 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
   GstRudpSrc *src = GST_RUDP_SRC (object);
   guint i;
 
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, make_stats (src));
+    return;
+  }
   GST_OBJECT_LOCK (src);
   switch (prop_id) {
     case PROP_ADDRESS:
@@ -456,9 +478,6 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_TCP_FRIENDLY:
       g_value_set_boolean (value, src->tcp_friendly);
       break;
-    case PROP_STATS:
-      g_value_take_boxed (value, make_stats (src));
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -484,140 +503,7 @@ gst_rudp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
   return caps;
 }
 
-static gboolean
-gst_rudp_src_start (GstBaseSrc * bsrc)
-{
-  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
-  GstRudpReceiverConfig rc;
-  GInetAddress *ia;
-  GSocketAddress *sa;
-  GError *err = NULL;
-
-  GST_OBJECT_LOCK (src);
-  ia = g_inet_address_new_from_string (src->address);
-  GST_OBJECT_UNLOCK (src);
-  if (!ia) {
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-        ("address '%s' is not an IP address", src->address));
-    return FALSE;
-  }
-  src->socket = g_socket_new (g_inet_address_get_family (ia),
-      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
-  if (!src->socket) {
-    g_object_unref (ia);
-    goto error;
-  }
-  sa = g_inet_socket_address_new (ia, src->port);
-  g_object_unref (ia);
-  if (!g_socket_bind (src->socket, sa, TRUE, &err)) {
-    g_object_unref (sa);
-    goto error;
-  }
-  g_object_unref (sa);
-  if (src->buffer_size > 0
-      && !g_socket_set_option (src->socket, SOL_SOCKET, SO_RCVBUFFORCE,
-          src->buffer_size, NULL))
-    g_socket_set_option (src->socket, SOL_SOCKET, SO_RCVBUF,
-        src->buffer_size, NULL);
-  sa = g_socket_get_local_address (src->socket, NULL);
-  src->bound_port = sa ?
-      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (sa)) : 0;
-  g_clear_object (&sa);
-  src->cancellable = g_cancellable_new ();
-
-  gst_rudp_receiver_config_init (&rc);
-  GST_OBJECT_LOCK (src);
-  rc.levels = src->levels;
-  rc.increase_rtts = src->increase_rtts;
-  rc.increase_packets = src->increase_packets;
-  rc.tcp_friendly = src->tcp_friendly;
-  rc.min_interval = src->min_interval;
-  rc.feedback_interval = src->feedback_interval;
-  rc.initial_rtt = src->initial_rtt;
-  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
-  src->receiver = gst_rudp_receiver_new (&rc);
-  src->feedback_sent = src->notices_received = 0;
-  src->rtcp_invalid = src->non_rtp = 0;
-  GST_OBJECT_UNLOCK (src);
-  src->ssrc = g_random_int ();
-  return TRUE;
-
-error:
-  GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
-      ("cannot bind UDP port %d: %s", src->port, err->message));
-  g_clear_error (&err);
-  g_clear_object (&src->socket);
-  return FALSE;
-}
-
-static gboolean
-gst_rudp_src_stop (GstBaseSrc * bsrc)
-{
-  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
-
-  if (src->socket)
-    g_socket_close (src->socket, NULL);
-  g_clear_object (&src->socket);
-  g_clear_object (&src->cancellable);
-  g_clear_object (&src->sender);
-  /* the receiver stays, so stats stay readable after stop */
-  return TRUE;
-}
-
-static gboolean
-gst_rudp_src_unlock (GstBaseSrc * bsrc)
-{
-  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
-
-  if (src->cancellable)
-    g_cancellable_cancel (src->cancellable);
-  return TRUE;
-}
-
-static gboolean
-gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
-{
-  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
-
-  if (src->cancellable)
-    g_cancellable_reset (src->cancellable);
-  return TRUE;
-}
-
-static GstClockTime
-now_time (void)
-{
-  return (GstClockTime) g_get_monotonic_time () * GST_USECOND;
-}
-
-/* The sender's answer: an RTT sample, and from where its level holds. */
-static void
-handle_notice (GstRudpSrc * src, const guint8 * data, gsize len)
-{
-  GstBuffer *buf = gst_buffer_new_memdup (data, len);
-  GstRudpNotice n;
-
-  if (!gst_rudp_notice_parse (buf, &n) || !n.has_level) {
-    src->rtcp_invalid++;
-    gst_buffer_unref (buf);
-    return;
-  }
-  gst_buffer_unref (buf);
-  GST_OBJECT_LOCK (src);
-  src->notices_received++;
-  if (n.echo_timestamp) {
-    guint32 rtt = gst_rudp_ntp_short (now_time ()) - n.echo_timestamp -
-        n.delay;
-
-    /* modulo 2^32 (18 h): anything above a minute is garbage */
-    if (rtt < 60 * 65536)
-      gst_rudp_receiver_rtt_sample (src->receiver,
-          gst_rudp_ntp_short_to_time (rtt));
-  }
-  gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
-  GST_OBJECT_UNLOCK (src);
-}
-
+/* The feedback to the sender, with the lock held. */
 static void
 send_feedback (GstRudpSrc * src, GstClockTime now)
 {
@@ -629,13 +515,15 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
 
   gst_rudp_receiver_get_stats (src->receiver, &st);
   gst_rudp_receiver_feedback_sent (src->receiver, now);
+  if (!src->feedback || !src->sender)
+    return;
   req.ssrc = src->ssrc;
   req.media_ssrc = src->media_ssrc;
   req.fraction_lost = st.fraction_lost;
   req.packets_lost = MIN (st.lost, 0x7fffff);
   req.ext_max_seq = st.ext_max_seq;
   req.has_bitrate = TRUE;
-  req.bitrate = src->levels.rate[MIN (st.level, src->levels.n - 1)] * 8;
+  req.bitrate = src->levels.rate[MIN (st.level, src->levels.n - 1)];
   req.overhead = GST_RUDP_PACKET_OVERHEAD;
   req.has_level = TRUE;
   req.level = st.level;
@@ -656,6 +544,182 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
   gst_buffer_unref (buf);
 }
 
+/* core(now), with the lock held; wakes the timer when its wakeup moved
+ * earlier than the time it waits for. */
+static void
+run_core (GstRudpSrc * src, GstClockTime now)
+{
+  GstClockTime next;
+
+  if (gst_rudp_receiver_advance (src->receiver, now))
+    send_feedback (src, now);
+  next = gst_rudp_receiver_next_wakeup (src->receiver);
+  if (GST_CLOCK_TIME_IS_VALID (next) && (!GST_CLOCK_TIME_IS_VALID
+          (src->timer_at) || next < src->timer_at)) {
+    if (src->timer_id)
+      gst_clock_id_unschedule (src->timer_id);
+    g_cond_signal (&src->timer_cond);
+  }
+}
+
+/* now = clock; core(now); wait(next_wakeup()) */
+static gpointer
+timer_thread (gpointer data)
+{
+  GstRudpSrc *src = data;
+
+  g_mutex_lock (&src->lock);
+  while (src->timer_running) {
+    GstClockTime now = gst_clock_get_time (src->clock), next;
+    GstClockID id;
+
+    src->timer_at = GST_CLOCK_TIME_NONE;
+    run_core (src, now);
+    next = gst_rudp_receiver_next_wakeup (src->receiver);
+    if (!GST_CLOCK_TIME_IS_VALID (next)) {
+      /* nothing received yet: the first packet wakes us */
+      g_cond_wait (&src->timer_cond, &src->lock);
+      continue;
+    }
+    if (next <= now)
+      continue;
+    id = gst_clock_new_single_shot_id (src->clock, next);
+    src->timer_id = id;
+    src->timer_at = next;
+    g_mutex_unlock (&src->lock);
+    gst_clock_id_wait (id, NULL);
+    g_mutex_lock (&src->lock);
+    src->timer_id = NULL;
+    gst_clock_id_unref (id);
+  }
+  g_mutex_unlock (&src->lock);
+  return NULL;
+}
+
+static gboolean
+gst_rudp_src_start (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GstRudpReceiverConfig rc;
+  GError *err = NULL;
+  GSocket *socket;
+  gchar *address;
+  gint port, rcvbuf;
+
+  gst_rudp_receiver_config_init (&rc);
+  GST_OBJECT_LOCK (src);
+  address = g_strdup (src->address);
+  port = src->port;
+  rcvbuf = src->buffer_size;
+  rc.levels = src->levels;
+  rc.increase_rtts = src->increase_rtts;
+  rc.increase_packets = src->increase_packets;
+  rc.tcp_friendly = src->tcp_friendly;
+  rc.min_interval = src->min_interval;
+  rc.feedback_interval = src->feedback_interval;
+  rc.initial_rtt = src->initial_rtt;
+  GST_OBJECT_UNLOCK (src);
+
+  socket = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE |
+      TWOFLOW_NET_BLOCKING | TWOFLOW_NET_FORCE_BUFFERS, rcvbuf, 0, &err);
+  if (!socket) {
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT))
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("address '%s' is not an IP address", address));
+    else
+      GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
+          ("cannot bind UDP port %d: %s", port, err->message));
+    g_clear_error (&err);
+    g_free (address);
+    return FALSE;
+  }
+  g_free (address);
+  twoflow_cancel_init (&src->cancel);
+
+  g_mutex_lock (&src->lock);
+  src->socket = socket;
+  src->bound_port = twoflow_net_local_port (socket);
+  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
+  src->receiver = gst_rudp_receiver_new (&rc);
+  src->feedback_sent = src->notices_received = 0;
+  src->rtcp_invalid = src->non_rtp = 0;
+  src->ssrc = g_random_int ();
+  src->clock = gst_system_clock_obtain ();
+  src->timer_running = TRUE;
+  src->timer_at = GST_CLOCK_TIME_NONE;
+  g_mutex_unlock (&src->lock);
+  src->timer = g_thread_new ("rudpsrc-timer", timer_thread, src);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_stop (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+
+  g_mutex_lock (&src->lock);
+  src->timer_running = FALSE;
+  if (src->timer_id)
+    gst_clock_id_unschedule (src->timer_id);
+  g_cond_signal (&src->timer_cond);
+  g_mutex_unlock (&src->lock);
+  if (src->timer)
+    g_thread_join (src->timer);
+  src->timer = NULL;
+  gst_clear_object (&src->clock);
+  if (src->socket)
+    g_socket_close (src->socket, NULL);
+  g_clear_object (&src->socket);
+  twoflow_cancel_clear (&src->cancel);
+  g_clear_object (&src->sender);
+  /* the receiver stays, so stats stay readable after stop */
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock (GstBaseSrc * bsrc)
+{
+  twoflow_cancel_cancel (&GST_RUDP_SRC (bsrc)->cancel);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  twoflow_cancel_replace (&GST_RUDP_SRC (bsrc)->cancel);
+  return TRUE;
+}
+
+/* The sender's answer: an RTT sample, and from where its level holds. */
+static void
+handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
+    GstClockTime now)
+{
+  GstBuffer *buf = gst_buffer_new_memdup (data, len);
+  GstRudpNotice n;
+  gboolean ok = gst_rudp_notice_parse (buf, &n) && n.has_level;
+
+  gst_buffer_unref (buf);
+  g_mutex_lock (&src->lock);
+  if (!ok) {
+    src->rtcp_invalid++;
+    g_mutex_unlock (&src->lock);
+    return;
+  }
+  src->notices_received++;
+  if (n.echo_timestamp) {
+    guint32 rtt = gst_rudp_ntp_short (now) - n.echo_timestamp - n.delay;
+
+    /* modulo 2^32 (18 h): anything above a minute is garbage */
+    if (rtt < 60 * 65536)
+      gst_rudp_receiver_rtt_sample (src->receiver,
+          gst_rudp_ntp_short_to_time (rtt));
+  }
+  gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  run_core (src, now);
+  g_mutex_unlock (&src->lock);
+}
+
 static GstFlowReturn
 gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
@@ -671,18 +735,8 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GError *err = NULL;
     GstClockTime now;
 
-    if (!g_socket_condition_wait (src->socket, G_IO_IN, src->cancellable,
-            &err)) {
-      gboolean cancelled = g_error_matches (err, G_IO_ERROR,
-          G_IO_ERROR_CANCELLED);
-
-      g_clear_error (&err);
-      if (cancelled)
-        return GST_FLOW_FLUSHING;
-      continue;
-    }
     len = g_socket_receive_from (src->socket, &from, (gchar *) data,
-        MAX_PACKET, src->cancellable, &err);
+        MAX_PACKET, src->cancel.cancellable, &err);
     if (len < 0) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
@@ -694,30 +748,27 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         return GST_FLOW_FLUSHING;
       continue;
     }
+    now = gst_clock_get_time (src->clock);
     if (gst_rudp_is_rtcp (data, len)) {
-      handle_notice (src, data, len);
+      handle_notice (src, data, len, now);
       g_clear_object (&from);
       continue;
     }
     if (len < 12 || (data[0] >> 6) != 2) {
+      g_mutex_lock (&src->lock);
       src->non_rtp++;
+      g_mutex_unlock (&src->lock);
       g_clear_object (&from);
       continue;
     }
-    now = now_time ();
+    g_mutex_lock (&src->lock);
     g_clear_object (&src->sender);
     src->sender = from;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
-    GST_OBJECT_LOCK (src);
     gst_rudp_receiver_packet (src->receiver, GST_READ_UINT16_BE (data + 2),
         len, now);
-    if (gst_rudp_receiver_advance (src->receiver, now)) {
-      if (src->feedback)
-        send_feedback (src, now);
-      else
-        gst_rudp_receiver_feedback_sent (src->receiver, now);
-    }
-    GST_OBJECT_UNLOCK (src);
+    run_core (src, now);
+    g_mutex_unlock (&src->lock);
     break;
   }
   *outbuf = gst_buffer_new_memdup (data, len);

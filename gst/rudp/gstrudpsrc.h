@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsrc: RTP/UDP receiver with receiver-driven rate levels */
 #ifndef __GST_RUDP_SRC_H__
 #define __GST_RUDP_SRC_H__
@@ -6,6 +7,7 @@
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
+#include "twoflownet.h"
 
 G_BEGIN_DECLS
 
@@ -31,8 +33,10 @@ struct _GstRudpSrc {
 
   /* streaming */
   GSocket *socket;
-  GCancellable *cancellable;
-  GstRudpReceiver *receiver;    /* under the object lock */
+  TwoflowCancel cancel;
+
+  GMutex lock;                  /* the core and what follows */
+  GstRudpReceiver *receiver;    /* kept after stop (stats) */
   GSocketAddress *sender;       /* where the RTP comes from */
   guint32 ssrc;                 /* our RTCP SSRC */
   guint32 media_ssrc;
@@ -41,7 +45,15 @@ struct _GstRudpSrc {
   guint64 rtcp_invalid;
   guint64 non_rtp;
   gint bound_port;
-  guint8 *scratch;              /* receive buffer */
+  guint8 *scratch;              /* receive buffer (streaming thread) */
+
+  /* the timer thread: now = clock; core(now); wait(next_wakeup()) */
+  GstClock *clock;
+  GThread *timer;
+  GCond timer_cond;             /* nothing to wait for until a packet */
+  GstClockID timer_id;
+  GstClockTime timer_at;
+  gboolean timer_running;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (rudpsrc);
