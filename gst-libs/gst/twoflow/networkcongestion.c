@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * GstNetworkCongestion: a custom upstream event, mirrored as an element
  * message, with fields:
