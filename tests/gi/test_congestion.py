@@ -76,6 +76,32 @@ def check_bindings():
         (True, T.RATE, 99, Gst.CLOCK_TIME_NONE, "named")
     other = Gst.Message.new_element(sink, Gst.Structure.new_empty("x"))
     assert not GstTwoflow.network_congestion_message_parse(other)[0]
+
+    # the frame format: a record written by the library, read back
+    hdr = GstTwoflow.TwoflowFrameHeader()
+    hdr.kind = GstTwoflow.TwoflowRecordKind.FRAME
+    hdr.codec = GstTwoflow.TwoflowCodec.MPEG2
+    hdr.picture_type = GstTwoflow.TwoflowPictureType.P
+    hdr.frame_no, hdr.gop_no, hdr.segment_no = 41, 3, 1
+    hdr.depends_from = 38
+    hdr.pts, hdr.dts, hdr.duration = 2 * Gst.SECOND, Gst.SECOND, 40000000
+    rec = GstTwoflow.twoflow_record_new(hdr, Gst.Buffer.new_wrapped(
+        b"\x00\x00\x01\x00picture"))
+    data = rec.extract_dup(0, rec.get_size())
+    assert len(data) == GstTwoflow.TWOFLOW_HEADER_SIZE + 11, len(data)
+    res, back = GstTwoflow.twoflow_frame_header_parse(data)
+    assert res == GstTwoflow.TwoflowParseResult.OK, \
+        GstTwoflow.twoflow_parse_result_to_string(res)
+    assert (back.picture_type, back.frame_no, back.gop_no, back.segment_no,
+            back.depends_from, back.pts, back.dts, back.payload_size) == \
+        (GstTwoflow.TwoflowPictureType.P, 41, 3, 1, 38, 2 * Gst.SECOND,
+         Gst.SECOND, 11), back
+    bad = bytearray(data)
+    bad[20] ^= 0xff
+    assert GstTwoflow.twoflow_frame_header_parse(bytes(bad))[0] != \
+        GstTwoflow.TwoflowParseResult.OK
+    assert GstTwoflow.twoflow_frame_header_parse(data[:10])[0] == \
+        GstTwoflow.TwoflowParseResult.NEED_MORE
     print("bindings ok")
 
 
