@@ -8,6 +8,7 @@
 #endif
 
 #include <gst/check/gstcheck.h>
+#include <gio/gio.h>
 
 static gchar *
 get_str (GstElement * e, const gchar * name)
@@ -220,6 +221,86 @@ GST_START_TEST (test_bad_state)
 
 GST_END_TEST;
 
+static guint
+free_udp_port (void)
+{
+  GSocket *s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  GSocketAddress *a = g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+  GSocketAddress *local;
+  guint port;
+
+  fail_unless (g_socket_bind (s, a, FALSE, NULL));
+  local = g_socket_get_local_address (s, NULL);
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  g_object_unref (local);
+  g_object_unref (a);
+  g_socket_close (s, NULL);
+  g_object_unref (s);
+  return port;
+}
+
+/* playback by URI: uridecodebin makes an erapsrc for erap:// (through
+ * gst_element_make_from_uri), typefinds and decodes what an erapsink
+ * sends, to EOS */
+GST_START_TEST (test_uridecodebin)
+{
+  const gchar *media = g_getenv ("TWOFLOW_MEDIA");
+  gchar *file, *desc;
+  GstElement *rx, *tx, *out;
+  GstMessage *m;
+  GstBus *bus;
+  guint64 rendered = 0;
+  GstStructure *st;
+  guint port = free_udp_port ();
+
+  fail_unless (media != NULL, "TWOFLOW_MEDIA is not set");
+  file = g_build_filename (media, "greyramp.m2v", NULL);
+  desc = g_strdup_printf ("uridecodebin uri=erap://127.0.0.1:%u ! "
+      "fakesink name=out sync=false", port);
+  rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  desc = g_strdup_printf ("filesrc location=%s ! erapsink "
+      "uri=erap://127.0.0.1:%u", file, port);
+  tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  bus = gst_element_get_bus (rx);
+  m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  gst_object_unref (bus);
+  out = gst_bin_get_by_name (GST_BIN (rx), "out");
+  g_object_get (out, "stats", &st, NULL);
+  gst_structure_get_uint64 (st, "rendered", &rendered);
+  gst_structure_free (st);
+  GST_INFO ("%" G_GUINT64_FORMAT " decoded frames", rendered);
+  /* raw video frames came out of the decoder */
+  fail_unless (rendered > 0);
+  {
+    GstPad *pad = gst_element_get_static_pad (out, "sink");
+    GstCaps *caps = gst_pad_get_current_caps (pad);
+
+    fail_unless (caps != NULL);
+    fail_unless_equals_string (gst_structure_get_name
+        (gst_caps_get_structure (caps, 0)), "video/x-raw");
+    gst_caps_unref (caps);
+    gst_object_unref (pad);
+  }
+  gst_object_unref (out);
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (tx);
+  gst_object_unref (rx);
+  g_free (file);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapuri_suite (void)
 {
@@ -233,6 +314,7 @@ erapuri_suite (void)
   tcase_add_test (tc, test_src_from_uri);
   tcase_add_test (tc, test_launch_line);
   tcase_add_test (tc, test_bad_state);
+  tcase_add_test (tc, test_uridecodebin);
   return s;
 }
 
