@@ -55,6 +55,15 @@ gst_twoflow_frame_header_write (const GstTwoflowFrameHeader * hdr,
       (guint32) crc32 (0, out, CHECKSUM_OFFSET));
 }
 
+/**
+ * gst_twoflow_frame_header_parse:
+ * @data: (array length=size): bytes starting with a record header
+ * @size: the number of bytes in @data
+ * @hdr: (out caller-allocates): the header read, valid when
+ *   %GST_TWOFLOW_PARSE_OK is returned
+ *
+ * Returns: whether @data starts with a valid header, or why not
+ */
 GstTwoflowParseResult
 gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
     GstTwoflowFrameHeader * hdr)
@@ -142,6 +151,14 @@ gst_twoflow_parse_result_to_string (GstTwoflowParseResult res)
   return "unknown";
 }
 
+/**
+ * gst_twoflow_record_new:
+ * @hdr: the header (its payload_size is taken from @payload)
+ * @payload: (nullable) (transfer none): the coded picture; its memory is
+ *   shared, not copied
+ *
+ * Returns: (transfer full): the record, header then payload
+ */
 GstBuffer *
 gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr, GstBuffer * payload)
 {
