@@ -40,6 +40,11 @@ session_free (Session * s)
   g_free (s);
 }
 
+/**
+ * gst_twoflow_admission_new: (skip)
+ *
+ * The admission core; C only (an opaque struct, not a registered type).
+ */
 GstTwoflowAdmission *
 gst_twoflow_admission_new (GstTwoflowAdmissionMode mode, guint64 capacity)
 {

@@ -314,6 +314,11 @@ struct _GstTwoflowParser {
   GstTwoflowFrameHeader header;
 };
 
+/**
+ * gst_twoflow_parser_new: (skip)
+ *
+ * A parser for one flow; C only: Python reads records with gst_twoflow_frame_header_parse().
+ */
 GstTwoflowParser *
 gst_twoflow_parser_new (void)
 {

@@ -24,6 +24,11 @@ struct _GstTwoflowProfile {
   gint64 origin;                /* window number of index 0 */
 };
 
+/**
+ * gst_twoflow_profile_new: (skip)
+ *
+ * The video profile core; C only (an opaque struct, not a registered type).
+ */
 GstTwoflowProfile *
 gst_twoflow_profile_new (GstClockTime window)
 {
