@@ -88,6 +88,9 @@
  * packet: the salt and the tag; the payload per packet shrinks by as much,
  * the datagram stays within #GstErapSink:mtu); only sealed ACKs that
  * authenticate under the session's key and pass the replay window count.
+ * When keyed packets keep timing out and no ACK has ever authenticated,
+ * the sink posts a warning (at the #GstErapSink:scheduler-interval, once):
+ * wrong passphrase or key at the receiver, or no receiver.
  * Without either, ERAP is plaintext: for a lab only (docs/security.md).
  * In both modes an ACK for a sequence number never sent is dropped
  * (`acks-invalid`).
@@ -1150,6 +1153,8 @@ sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   GstErapSenderStats st;
   GstErapManagerStats ms;
   GstStructure *s;
+  gboolean auth_warn = FALSE;
+  guint64 auth_failures = 0;
 
   g_mutex_lock (&sink->lock);
   if (id != sink->sched_id || !sink->sender) {
@@ -1158,7 +1163,25 @@ sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   }
   gst_erap_sender_get_stats (sink->sender, &st);
   gst_erap_manager_get_stats (sink->manager, &ms);
+  if (sink->crypto && !sink->auth_warned && st.acks_received == 0 &&
+      st.timeout_losses >= 3) {
+    GstErapCryptoStats cs;
+
+    gst_erap_crypto_get_stats (sink->crypto, &cs);
+    if (cs.opened == 0) {
+      sink->auth_warned = TRUE;
+      auth_warn = TRUE;
+      auth_failures = cs.auth_failures;
+    }
+  }
   g_mutex_unlock (&sink->lock);
+  if (auth_warn)
+    GST_ELEMENT_WARNING (sink, RESOURCE, WRITE,
+        ("No authenticated ACK: wrong passphrase or key at the receiver, or "
+            "no receiver?"), ("%" G_GUINT64_FORMAT " packets sent, %"
+            G_GUINT64_FORMAT " timed out, %" G_GUINT64_FORMAT " ACKs failed "
+            "authentication", st.packets_sent, st.timeout_losses,
+            auth_failures));
   s = gst_structure_new ("erap-scheduler",
       "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
       "available-bandwidth", G_TYPE_UINT64, st.rate,
@@ -1274,6 +1297,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
   sink->sender = gst_erap_sender_new (&cfg);
   sink->encrypted = keyed > 0;
   sink->crypto_exhausted = FALSE;
+  sink->auth_warned = FALSE;
   memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));
   if (keyed > 0) {
     sink->crypto = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, master,

@@ -76,7 +76,7 @@ struct _GstErapSink {
   GstErapCrypto *crypto;        /* NULL: plaintext */
   guint8 *seal_buf;             /* SEND_BATCH sealed packets */
   gsize seal_stride;
-  gboolean encrypted, crypto_exhausted;
+  gboolean encrypted, crypto_exhausted, auth_warned;
   GstErapCryptoStats last_crypto;
 };
 

@@ -558,13 +558,25 @@ GST_START_TEST (test_wrong_passphrase)
   gsize len = 1;
 
   keyed_start (&k, 1000 * 1000, "passphrase=correct-horse-battery",
-      "passphrase=correct-horse-batterz");
+      "passphrase=correct-horse-batterz linger=20000000000");
   bus = gst_element_get_bus (k.rx);
   msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
   fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING);
   gst_message_parse_warning (msg, &err, &dbg);
   fail_unless (strstr (err->message, "wrong passphrase") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  /* the sender says so too */
+  bus = gst_element_get_bus (k.tx);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING);
+  gst_message_parse_warning (msg, &err, &dbg);
+  fail_unless (strstr (err->message, "No authenticated ACK") != NULL, "%s",
       err->message);
   g_clear_error (&err);
   g_free (dbg);
