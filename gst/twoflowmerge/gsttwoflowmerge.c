@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Copyright (C) 2026 twoflow developers
  *
@@ -25,12 +26,34 @@
  * that predict from it are dropped until the next intact reference. The
  * damage metrics of the two-flow paper are in #GstTwoflowMerge:stats.
  *
+ * The audio track, which travels only in the essential flow (and so in the
+ * prefix), comes out of a sometimes pad `audio`, added when the audio caps
+ * record is seen; `no-more-pads` follows once the first video frame is
+ * output (or at EOS), so an application knows whether there is audio. Audio
+ * buffers come out in their order with PTS, DTS and duration restored,
+ * interleaved with the video: an audio buffer is pushed once its PTS is not
+ * after the DTS (else PTS) of the next video frame, or once the video has
+ * ended. Both pads are pushed from one streaming thread, so each needs a
+ * queue downstream.
+ *
+ * Buffers keep their original timestamps; the time segment on both pads
+ * starts at the stream's first output timestamp (running time from 0, as a
+ * demuxer does), so a synchronised sink does not wait for a capture that
+ * began hours into its clock.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 twoflowmerge name=m ! mpegvideoparse ! avdec_mpeg2video ! fakesink \
  *     filesrc location=essential.twf ! m.essential \
  *     filesrc location=enhanced.twf ! m.enhanced
  * ]| decodes a video from the two flow files written by the twoflowsplit example.
+ * |[
+ * gst-launch-1.0 twoflowmerge name=m prefix-location=prefix.twf \
+ *     m.src ! queue ! mpegvideoparse ! avdec_mpeg2video ! autovideosink \
+ *     m.audio ! queue ! decodebin ! audioconvert ! autoaudiosink \
+ *     filesrc location=essential.twf ! m.essential \
+ *     filesrc location=enhanced.twf ! m.enhanced
+ * ]| plays a video with its audio track.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -80,6 +103,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "systemstream = (boolean) false, parsed = (boolean) true; "
         "video/x-h264, alignment = (string) au"));
 
+static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
+    GST_PAD_SRC,
+    GST_PAD_SOMETIMES,
+    GST_STATIC_CAPS_ANY);
+
 #define gst_twoflow_merge_parent_class parent_class
 G_DEFINE_TYPE (GstTwoflowMerge, gst_twoflow_merge, GST_TYPE_ELEMENT);
 GST_ELEMENT_REGISTER_DEFINE (twoflowmerge, "twoflowmerge", GST_RANK_NONE,
@@ -101,6 +129,8 @@ static gboolean gst_twoflow_merge_src_activate_mode (GstPad * pad,
 static gboolean gst_twoflow_merge_src_query (GstPad * pad, GstObject * parent,
     GstQuery * query);
 static void gst_twoflow_merge_loop (GstTwoflowMerge * self);
+static gboolean gst_twoflow_merge_set_clock (GstElement * element,
+    GstClock * clock);
 
 static void
 gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
@@ -197,8 +227,12 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
    * * `prefix-frames` (guint64): essential frames read from the prefix file
    * * `duplicates` (guint64): records ignored because their frame had
    *   already arrived or had its turn (e.g. essential frames also in the prefix)
+   * * `audio-buffers` (guint64): audio buffers pushed on the audio pad
+   * * `audio-duplicates` (guint64): audio records ignored because that audio
+   *   buffer had already arrived (e.g. from the prefix and again on the
+   *   essential pad)
    * * `essential-queued-bytes`, `enhanced-queued-bytes` (guint64): bytes
-   *   waiting now
+   *   waiting now (the essential count includes audio)
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -209,6 +243,7 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       &essential_template);
   gst_element_class_add_static_pad_template (element_class, &enhanced_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_add_static_pad_template (element_class, &audio_template);
   gst_element_class_set_static_metadata (element_class,
       "Two-flow video merger", "Codec/Muxer/Video",
       "Merges the essential and enhanced flows back into one decodable stream",
@@ -216,6 +251,7 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_change_state);
+  element_class->set_clock = GST_DEBUG_FUNCPTR (gst_twoflow_merge_set_clock);
 
   GST_DEBUG_CATEGORY_INIT (twoflow_merge_debug, "twoflowmerge", 0,
       "two-flow merger");
@@ -223,9 +259,10 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
 
 static void
 input_init (GstTwoflowMerge * self, GstTwoflowMergeInput * in,
-    GstStaticPadTemplate * templ)
+    GstStaticPadTemplate * templ, GstTwoflowMergerFlow flow)
 {
   in->name = templ->name_template;
+  in->flow = flow;
   in->pad = gst_pad_new_from_static_template (templ, templ->name_template);
   gst_pad_set_chain_function (in->pad,
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_chain));
@@ -234,8 +271,28 @@ input_init (GstTwoflowMerge * self, GstTwoflowMergeInput * in,
   gst_pad_set_element_private (in->pad, in);
   gst_element_add_pad (GST_ELEMENT (self), in->pad);
   in->parser = gst_twoflow_parser_new ();
-  g_queue_init (&in->frames);
-  in->last_frame_no = GST_TWOFLOW_NO_FRAME;
+}
+
+/* The merger's configuration from the properties. With the lock held. */
+static void
+merger_config (GstTwoflowMerge * self, GstTwoflowMergerConfig * config)
+{
+  gst_twoflow_merger_config_init (config);
+  config->max_essential_bytes = self->max_essential_bytes;
+  config->latency = self->latency;
+  config->drop_dependent = self->drop_dependent;
+}
+
+/* A fresh merge; the old one's statistics stay readable until then. With
+ * the lock held. */
+static void
+gst_twoflow_merge_new_merger (GstTwoflowMerge * self)
+{
+  GstTwoflowMergerConfig config;
+
+  merger_config (self, &config);
+  gst_twoflow_merger_free (self->merger);
+  self->merger = gst_twoflow_merger_new (&config);
 }
 
 static void
@@ -244,8 +301,10 @@ gst_twoflow_merge_init (GstTwoflowMerge * self)
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
 
-  input_init (self, &self->essential, &essential_template);
-  input_init (self, &self->enhanced, &enhanced_template);
+  input_init (self, &self->essential, &essential_template,
+      GST_TWOFLOW_MERGER_ESSENTIAL);
+  input_init (self, &self->enhanced, &enhanced_template,
+      GST_TWOFLOW_MERGER_ENHANCED);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
   gst_pad_set_activatemode_function (self->srcpad,
@@ -254,6 +313,8 @@ gst_twoflow_merge_init (GstTwoflowMerge * self)
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_src_query));
   gst_pad_use_fixed_caps (self->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  self->flowcombiner = gst_flow_combiner_new ();
+  gst_flow_combiner_add_pad (self->flowcombiner, self->srcpad);
 
   self->max_essential_bytes = DEFAULT_MAX_ESSENTIAL_BYTES;
   self->max_enhanced_bytes = DEFAULT_MAX_ENHANCED_BYTES;
@@ -261,49 +322,14 @@ gst_twoflow_merge_init (GstTwoflowMerge * self)
   self->latency = DEFAULT_LATENCY;
   self->drop_dependent = DEFAULT_DROP_DEPENDENT;
   self->srcresult = GST_FLOW_FLUSHING;
-  gst_twoflow_damage_init (&self->damage);
+  gst_twoflow_merge_new_merger (self);
 }
 
 static void
-frame_free (GstTwoflowMergeFrame * f)
+input_reset (GstTwoflowMergeInput * in)
 {
-  gst_buffer_unref (f->payload);
-  g_free (f);
-}
-
-static void
-input_clear (GstTwoflowMergeInput * in)
-{
-  g_queue_clear_full (&in->frames, (GDestroyNotify) frame_free);
-  in->queued_bytes = 0;
   gst_twoflow_parser_reset (in->parser);
-  in->last_frame_no = GST_TWOFLOW_NO_FRAME;
   in->eos = FALSE;
-}
-
-/* With the lock held. */
-static void
-gst_twoflow_merge_reset (GstTwoflowMerge * self)
-{
-  input_clear (&self->essential);
-  input_clear (&self->enhanced);
-  g_clear_pointer (&self->caps_string, g_free);
-  self->need_headers = TRUE;
-  self->started = FALSE;
-  self->next_frame_no = 0;
-  self->frame_count = GST_TWOFLOW_NO_FRAME;
-  self->end_history = 0;
-  self->wait_start = 0;
-  self->discont = TRUE;
-}
-
-/* Statistics stay readable after the run; a new run starts them afresh.
- * With the lock held. */
-static void
-gst_twoflow_merge_reset_stats (GstTwoflowMerge * self)
-{
-  self->duplicates = self->prefix_frames = self->output_frames = 0;
-  gst_twoflow_damage_init (&self->damage);
 }
 
 static void
@@ -311,32 +337,56 @@ gst_twoflow_merge_finalize (GObject * object)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (object);
 
-  gst_twoflow_merge_reset (self);
+  gst_twoflow_merger_free (self->merger);
   gst_twoflow_parser_free (self->essential.parser);
   gst_twoflow_parser_free (self->enhanced.parser);
   g_free (self->prefix_location);
+  gst_flow_combiner_free (self->flowcombiner);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-static GstStructure *
-gst_twoflow_merge_get_stats (GstTwoflowMerge * self)
+/* The clock the merge runs on: the element's, else the system clock
+ * (monotonic), which is what the pipeline uses by default. */
+static GstClock *
+gst_twoflow_merge_get_clock (GstTwoflowMerge * self)
 {
-  GstStructure *s = gst_structure_new_empty ("application/x-twoflowmerge-stats");
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
 
+  return clock ? clock : gst_system_clock_obtain ();
+}
+
+static GstClockTime
+gst_twoflow_merge_now (GstTwoflowMerge * self)
+{
+  GstClock *clock = gst_twoflow_merge_get_clock (self);
+  GstClockTime now = gst_clock_get_time (clock);
+
+  gst_object_unref (clock);
+  return now;
+}
+
+/* Wakes the streaming task (new input, a new deadline, stopping) and the
+ * enhanced pad's backpressure. With the lock held. */
+static void
+gst_twoflow_merge_wake (GstTwoflowMerge * self)
+{
+  g_cond_broadcast (&self->cond);
+  if (self->wait_id)
+    gst_clock_id_unschedule (self->wait_id);
+}
+
+static gboolean
+gst_twoflow_merge_set_clock (GstElement * element, GstClock * clock)
+{
+  GstTwoflowMerge *self = GST_TWOFLOW_MERGE (element);
+
+  /* a wait on the old clock ends; the task waits again on the new one */
   g_mutex_lock (&self->lock);
-  gst_twoflow_damage_to_structure (&self->damage, s);
-  gst_structure_set (s,
-      "output-frames", G_TYPE_UINT64, self->output_frames,
-      "prefix-frames", G_TYPE_UINT64, self->prefix_frames,
-      "duplicates", G_TYPE_UINT64, self->duplicates,
-      "essential-queued-bytes", G_TYPE_UINT64,
-      (guint64) self->essential.queued_bytes,
-      "enhanced-queued-bytes", G_TYPE_UINT64,
-      (guint64) self->enhanced.queued_bytes, NULL);
+  gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
-  return s;
+  return GST_ELEMENT_CLASS (parent_class)->set_clock (element, clock);
 }
 
 static void
@@ -344,6 +394,7 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (object);
+  GstTwoflowMergerConfig config;
 
   g_mutex_lock (&self->lock);
   switch (prop_id) {
@@ -352,7 +403,6 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_ENHANCED_BYTES:
       self->max_enhanced_bytes = g_value_get_uint64 (value);
-      g_cond_broadcast (&self->cond);
       break;
     case PROP_PREFIX_LOCATION:
       g_free (self->prefix_location);
@@ -360,7 +410,6 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
       break;
     case PROP_LATENCY:
       self->latency = g_value_get_uint64 (value);
-      g_cond_broadcast (&self->cond);
       break;
     case PROP_DROP_DEPENDENT:
       self->drop_dependent = g_value_get_boolean (value);
@@ -369,6 +418,9 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  merger_config (self, &config);
+  gst_twoflow_merger_set_config (self->merger, &config);
+  gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
 }
 
@@ -378,10 +430,6 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (object);
 
-  if (prop_id == PROP_STATS) {
-    g_value_take_boxed (value, gst_twoflow_merge_get_stats (self));
-    return;
-  }
   g_mutex_lock (&self->lock);
   switch (prop_id) {
     case PROP_MAX_ESSENTIAL_BYTES:
@@ -399,6 +447,9 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
     case PROP_DROP_DEPENDENT:
       g_value_set_boolean (value, self->drop_dependent);
       break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_twoflow_merger_get_stats (self->merger));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -406,98 +457,29 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
   g_mutex_unlock (&self->lock);
 }
 
-/* Puts a frame that came out of order into its place in the queue.
- * Returns FALSE for a frame already queued. */
-static gboolean
-input_insert (GstTwoflowMergeInput * in, GstTwoflowMergeFrame * f)
-{
-  GList *l;
-
-  for (l = in->frames.tail; l; l = l->prev) {
-    GstTwoflowMergeFrame *q = l->data;
-
-    if (q->hdr.frame_no == f->hdr.frame_no)
-      return FALSE;
-    if (q->hdr.frame_no < f->hdr.frame_no) {
-      g_queue_insert_after (&in->frames, l, f);
-      return TRUE;
-    }
-  }
-  g_queue_push_head (&in->frames, f);
-  return TRUE;
-}
-
-/* Takes one parsed record into @in's state. With the lock held. */
-static void
-gst_twoflow_merge_take_record (GstTwoflowMerge * self,
-    GstTwoflowMergeInput * in, const GstTwoflowFrameHeader * hdr,
-    GstBuffer * payload)
-{
-  GstTwoflowMergeFrame *f;
-
-  switch (hdr->kind) {
-    case GST_TWOFLOW_RECORD_CAPS:
-      if (!self->caps_string) {
-        GstMapInfo map;
-
-        gst_buffer_map (payload, &map, GST_MAP_READ);
-        self->caps_string = g_strndup ((const gchar *) map.data, map.size);
-        gst_buffer_unmap (payload, &map);
-      }
-      gst_buffer_unref (payload);
-      return;
-    case GST_TWOFLOW_RECORD_END:
-      self->frame_count = hdr->frame_no;
-      self->end_history = hdr->history;
-      gst_buffer_unref (payload);
-      g_cond_broadcast (&self->cond);
-      return;
-    case GST_TWOFLOW_RECORD_AUDIO_CAPS:
-    case GST_TWOFLOW_RECORD_AUDIO:
-      /* no audio output yet */
-      gst_buffer_unref (payload);
-      return;
-    case GST_TWOFLOW_RECORD_FRAME:
-      break;
-  }
-
-  if (self->started && hdr->frame_no < self->next_frame_no) {
-    /* its turn has passed (late, or before the first essential frame) */
-    self->duplicates++;
-    gst_buffer_unref (payload);
-    return;
-  }
-
-  f = g_new (GstTwoflowMergeFrame, 1);
-  f->hdr = *hdr;
-  f->payload = payload;
-  if (in->last_frame_no == GST_TWOFLOW_NO_FRAME
-      || hdr->frame_no > in->last_frame_no) {
-    in->last_frame_no = hdr->frame_no;
-    g_queue_push_tail (&in->frames, f);
-  } else if (in == &self->essential || !input_insert (in, f)) {
-    /* The essential pad may repeat what the prefix already gave; the
-     * enhanced flow may repeat or reorder what the network delivered. */
-    self->duplicates++;
-    frame_free (f);
-    return;
-  }
-  in->queued_bytes += gst_buffer_get_size (payload);
-  g_cond_broadcast (&self->cond);
-}
-
-/* Parses everything complete in @in's parser. With the lock held. */
+/* Feeds everything complete in @in's parser to the merger. On failure
+ * returns FALSE with *why set and *full telling a flow too far ahead from
+ * invalid data. With the lock held. */
 static gboolean
 gst_twoflow_merge_parse (GstTwoflowMerge * self, GstTwoflowMergeInput * in,
-    gboolean at_end, gchar ** why)
+    GstTwoflowMergerFlow flow, gboolean at_end, gchar ** why, gboolean * full)
 {
   GstTwoflowFrameHeader hdr;
   GstTwoflowParseResult res;
+  GstTwoflowMergerResult mres;
   GstBuffer *payload;
+  GstClockTime now = gst_twoflow_merge_now (self);
 
+  *full = FALSE;
   while ((res = gst_twoflow_parser_pop (in->parser, &hdr,
               &payload)) == GST_TWOFLOW_PARSE_OK) {
-    gst_twoflow_merge_take_record (self, in, &hdr, payload);
+    mres = gst_twoflow_merger_handle_record (self->merger, flow, &hdr,
+        payload, now);
+    if (mres != GST_TWOFLOW_MERGER_OK) {
+      *full = mres == GST_TWOFLOW_MERGER_FULL;
+      *why = g_strdup (gst_twoflow_merger_get_error (self->merger));
+      return FALSE;
+    }
   }
   if (res != GST_TWOFLOW_PARSE_NEED_MORE) {
     *why = g_strdup (gst_twoflow_parse_result_to_string (res));
@@ -517,9 +499,7 @@ gst_twoflow_merge_load_prefix (GstTwoflowMerge * self)
   GError *err = NULL;
   gchar *contents, *why = NULL;
   gsize len;
-  GstTwoflowMergeInput *in = &self->essential;
-  guint before;
-  gboolean ok;
+  gboolean ok, full;
 
   if (!self->prefix_location)
     return TRUE;
@@ -529,18 +509,17 @@ gst_twoflow_merge_load_prefix (GstTwoflowMerge * self)
     g_error_free (err);
     return FALSE;
   }
-  gst_twoflow_parser_push (in->parser, gst_buffer_new_wrapped (contents, len));
-  before = g_queue_get_length (&in->frames);
-  ok = gst_twoflow_merge_parse (self, in, TRUE, &why);
-  self->prefix_frames = g_queue_get_length (&in->frames) - before;
+  gst_twoflow_parser_push (self->essential.parser,
+      gst_buffer_new_wrapped (contents, len));
+  ok = gst_twoflow_merge_parse (self, &self->essential,
+      GST_TWOFLOW_MERGER_PREFIX, TRUE, &why, &full);
+  gst_twoflow_parser_reset (self->essential.parser);
   if (!ok) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
         ("Bad prefix file %s: %s", self->prefix_location, why));
     g_free (why);
     return FALSE;
   }
-  GST_INFO_OBJECT (self, "prefix: %" G_GUINT64_FORMAT " essential frames",
-      self->prefix_frames);
   return TRUE;
 }
 
@@ -556,8 +535,13 @@ gst_twoflow_merge_change_state (GstElement * element,
 
     g_mutex_lock (&self->lock);
     self->error_posted = FALSE;
-    gst_twoflow_merge_reset (self);
-    gst_twoflow_merge_reset_stats (self);
+    gst_twoflow_merge_new_merger (self);
+    input_reset (&self->essential);
+    input_reset (&self->enhanced);
+    self->need_headers = self->audio_need_headers = TRUE;
+    self->no_more_pads = FALSE;
+    self->group_id = gst_util_group_id_next ();
+    gst_flow_combiner_reset (self->flowcombiner);
     self->essential.flushing = self->enhanced.flushing = FALSE;
     ok = gst_twoflow_merge_load_prefix (self);
     g_mutex_unlock (&self->lock);
@@ -568,16 +552,29 @@ gst_twoflow_merge_change_state (GstElement * element,
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
     g_mutex_lock (&self->lock);
     self->essential.flushing = self->enhanced.flushing = TRUE;
-    g_cond_broadcast (&self->cond);
+    gst_twoflow_merge_wake (self);
     g_mutex_unlock (&self->lock);
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    GstPad *audio;
+
     g_mutex_lock (&self->lock);
-    gst_twoflow_merge_reset (self);
+    /* what waits is dropped; the statistics stay */
+    gst_twoflow_merger_flush (self->merger, GST_TWOFLOW_MERGER_ESSENTIAL);
+    gst_twoflow_merger_flush (self->merger, GST_TWOFLOW_MERGER_ENHANCED);
+    input_reset (&self->essential);
+    input_reset (&self->enhanced);
+    audio = self->audio_srcpad;
+    self->audio_srcpad = NULL;
     g_mutex_unlock (&self->lock);
+    /* the next run adds it again if its flows have audio */
+    if (audio) {
+      gst_flow_combiner_remove_pad (self->flowcombiner, audio);
+      gst_element_remove_pad (element, audio);
+    }
   }
   return ret;
 }
@@ -592,8 +589,25 @@ gst_twoflow_merge_fail (GstTwoflowMerge * self)
   g_mutex_lock (&self->lock);
   self->srcresult = GST_FLOW_ERROR;
   self->error_posted = TRUE;
-  g_cond_broadcast (&self->cond);
+  gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
+}
+
+/* Posts the error of a failed gst_twoflow_merge_parse(). */
+static void
+gst_twoflow_merge_parse_error (GstTwoflowMerge * self,
+    GstTwoflowMergeInput * in, gboolean at_end, gchar * why, gboolean full)
+{
+  if (full)
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL), ("%s", why));
+  else if (at_end)
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
+        ("Invalid data at the end of the %s flow: %s", in->name, why));
+  else
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
+        ("Invalid data on the %s pad: %s", in->name, why));
+  g_free (why);
+  gst_twoflow_merge_fail (self);
 }
 
 static GstFlowReturn
@@ -603,46 +617,34 @@ gst_twoflow_merge_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   GstTwoflowMergeInput *in = gst_pad_get_element_private (pad);
   GstFlowReturn ret;
   gchar *why = NULL;
+  gboolean full;
 
   g_mutex_lock (&self->lock);
-  if (in->flushing) {
+  if (in->flushing || in->eos) {
     g_mutex_unlock (&self->lock);
     gst_buffer_unref (buf);
-    return GST_FLOW_FLUSHING;
-  }
-  if (in->eos) {
-    g_mutex_unlock (&self->lock);
-    gst_buffer_unref (buf);
-    return GST_FLOW_EOS;
+    return in->flushing ? GST_FLOW_FLUSHING : GST_FLOW_EOS;
   }
 
+  if (gst_twoflow_merger_get_error (self->merger)) {
+    /* another pad's failure, being posted: that error is the one */
+    ret = self->srcresult;
+    g_mutex_unlock (&self->lock);
+    gst_buffer_unref (buf);
+    return ret;
+  }
   gst_twoflow_parser_push (in->parser, buf);
-  if (!gst_twoflow_merge_parse (self, in, FALSE, &why)) {
+  if (!gst_twoflow_merge_parse (self, in, in->flow, FALSE, &why, &full)) {
     g_mutex_unlock (&self->lock);
-    GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
-        ("Invalid data on the %s pad: %s", in->name, why));
-    gst_twoflow_merge_fail (self);
-    g_free (why);
+    gst_twoflow_merge_parse_error (self, in, FALSE, why, full);
     return GST_FLOW_ERROR;
   }
-
-  if (in == &self->essential
-      && self->essential.queued_bytes > self->max_essential_bytes) {
-    guint64 queued = self->essential.queued_bytes;
-    guint64 max = self->max_essential_bytes;
-
-    g_mutex_unlock (&self->lock);
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
-        ("The essential flow is too far ahead: %" G_GUINT64_FORMAT
-            " bytes held, max-essential-bytes is %" G_GUINT64_FORMAT, queued,
-            max));
-    gst_twoflow_merge_fail (self);
-    return GST_FLOW_ERROR;
-  }
+  gst_twoflow_merge_wake (self);
 
   /* Backpressure on the enhanced flow. */
   while (in == &self->enhanced && !in->flushing
-      && in->queued_bytes > self->max_enhanced_bytes
+      && gst_twoflow_merger_queued_bytes (self->merger,
+          GST_TWOFLOW_MERGER_ENHANCED) > self->max_enhanced_bytes
       && self->srcresult == GST_FLOW_OK)
     g_cond_wait (&self->cond, &self->lock);
 
@@ -664,59 +666,56 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:{
       GstCaps *caps;
-      const GstStructure *s;
       gboolean packetized = FALSE;
 
       gst_event_parse_caps (event, &caps);
-      s = gst_caps_get_structure (caps, 0);
-      gst_structure_get_boolean (s, "packetized", &packetized);
+      gst_structure_get_boolean (gst_caps_get_structure (caps, 0),
+          "packetized", &packetized);
       g_mutex_lock (&self->lock);
       in->packetized = packetized;
       g_mutex_unlock (&self->lock);
-      gst_event_unref (event);
-      return TRUE;
+      break;
     }
     case GST_EVENT_EOS:{
       gchar *why = NULL;
-      gboolean ok;
+      gboolean ok, full;
 
       g_mutex_lock (&self->lock);
-      ok = gst_twoflow_merge_parse (self, in, TRUE, &why);
-      if (ok)
+      ok = gst_twoflow_merger_get_error (self->merger) != NULL
+          || gst_twoflow_merge_parse (self, in, in->flow, TRUE, &why, &full);
+      if (ok) {
         in->eos = TRUE;
-      g_cond_broadcast (&self->cond);
-      g_mutex_unlock (&self->lock);
-      if (!ok) {
-        GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
-            ("Invalid data at the end of the %s flow: %s", in->name, why));
-        gst_twoflow_merge_fail (self);
-        g_free (why);
+        gst_twoflow_merger_handle_eos (self->merger, in->flow,
+            gst_twoflow_merge_now (self));
       }
-      gst_event_unref (event);
-      return TRUE;
+      gst_twoflow_merge_wake (self);
+      g_mutex_unlock (&self->lock);
+      if (!ok)
+        gst_twoflow_merge_parse_error (self, in, TRUE, why, full);
+      break;
     }
     case GST_EVENT_FLUSH_START:
       g_mutex_lock (&self->lock);
       in->flushing = TRUE;
-      g_cond_broadcast (&self->cond);
+      gst_twoflow_merge_wake (self);
       g_mutex_unlock (&self->lock);
-      gst_event_unref (event);
-      return TRUE;
+      break;
     case GST_EVENT_FLUSH_STOP:
       g_mutex_lock (&self->lock);
       in->flushing = FALSE;
-      input_clear (in);
+      input_reset (in);
+      gst_twoflow_merger_flush (self->merger, in->flow);
       g_mutex_unlock (&self->lock);
-      gst_event_unref (event);
-      return TRUE;
+      break;
     case GST_EVENT_STREAM_START:
     case GST_EVENT_SEGMENT:
       /* The output has a stream and a time segment of its own. */
-      gst_event_unref (event);
-      return TRUE;
+      break;
     default:
       return gst_pad_event_default (pad, parent, event);
   }
+  gst_event_unref (event);
+  return TRUE;
 }
 
 static gboolean
@@ -765,257 +764,216 @@ gst_twoflow_merge_src_activate_mode (GstPad * pad, GstObject * parent,
   }
   g_mutex_lock (&self->lock);
   self->srcresult = GST_FLOW_FLUSHING;
-  g_cond_broadcast (&self->cond);
+  gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
   return gst_pad_stop_task (pad);
 }
 
-static GstTwoflowMergeFrame *
-input_pop (GstTwoflowMergeInput * in)
-{
-  GstTwoflowMergeFrame *f = g_queue_pop_head (&in->frames);
-
-  in->queued_bytes -= gst_buffer_get_size (f->payload);
-  return f;
-}
-
-static guint32
-input_head (GstTwoflowMergeInput * in)
-{
-  GstTwoflowMergeFrame *f = g_queue_peek_head (&in->frames);
-
-  return f ? f->hdr.frame_no : GST_TWOFLOW_NO_FRAME;
-}
-
-/* Whether the flow can no longer deliver frame @n. */
+/* Pushes stream-start, caps and a segment from @start (the first output
+ * timestamp: running time from 0, like a demuxer) before the first buffer
+ * of @pad. */
 static gboolean
-input_passed (GstTwoflowMergeInput * in, guint32 n)
-{
-  guint32 head = input_head (in);
-
-  return (head != GST_TWOFLOW_NO_FRAME && head > n) || (in->eos
-      && head == GST_TWOFLOW_NO_FRAME);
-}
-
-/* The type of missing frame @n from the history of a later record. */
-static gboolean
-gst_twoflow_merge_type_of (GstTwoflowMerge * self, guint32 n,
-    GstTwoflowPictureType * type, gboolean * reference)
-{
-  GstTwoflowMergeInput *inputs[] = { &self->enhanced, &self->essential };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (inputs); i++) {
-    GstTwoflowMergeFrame *f = g_queue_peek_head (&inputs[i]->frames);
-
-    if (f && f->hdr.frame_no > n
-        && gst_twoflow_history_get (f->hdr.history, f->hdr.frame_no - n, type,
-            reference))
-      return TRUE;
-  }
-  if (self->frame_count != GST_TWOFLOW_NO_FRAME && self->frame_count > n)
-    return gst_twoflow_history_get (self->end_history, self->frame_count - n,
-        type, reference);
-  return FALSE;
-}
-
-typedef enum {
-  NEXT_WAIT,
-  NEXT_FRAME,
-  NEXT_MISSING,
-  NEXT_EOS,
-} NextAction;
-
-/* Decides what happens to frame next_frame_no. With the lock held. */
-static NextAction
-gst_twoflow_merge_next (GstTwoflowMerge * self, GstTwoflowMergeFrame ** out)
-{
-  guint32 n;
-  gint64 now;
-
-  if (!self->started) {
-    GstTwoflowMergeFrame *first = g_queue_peek_head (&self->essential.frames);
-
-    /* Decoding starts at the first essential frame. */
-    if (!first)
-      return self->essential.eos ? NEXT_EOS : NEXT_WAIT;
-    self->started = TRUE;
-    self->next_frame_no = first->hdr.frame_no;
-    while (input_head (&self->enhanced) < self->next_frame_no) {
-      frame_free (input_pop (&self->enhanced));
-      self->duplicates++;
-    }
-  }
-
-  n = self->next_frame_no;
-  if (self->frame_count != GST_TWOFLOW_NO_FRAME && n >= self->frame_count)
-    return NEXT_EOS;
-  if (input_head (&self->essential) == n) {
-    *out = input_pop (&self->essential);
-    return NEXT_FRAME;
-  }
-  if (input_head (&self->enhanced) == n) {
-    *out = input_pop (&self->enhanced);
-    return NEXT_FRAME;
-  }
-  if (!input_passed (&self->essential, n))
-    return NEXT_WAIT;           /* reliable: it will come */
-  if (input_passed (&self->enhanced, n)) {
-    /* Both flows ended with nothing left and no end record: done. */
-    if (self->essential.eos && self->enhanced.eos
-        && g_queue_is_empty (&self->essential.frames)
-        && g_queue_is_empty (&self->enhanced.frames)
-        && self->frame_count == GST_TWOFLOW_NO_FRAME)
-      return NEXT_EOS;
-    return NEXT_MISSING;
-  }
-  if (self->latency == 0)
-    return NEXT_WAIT;
-  now = g_get_monotonic_time ();
-  if (self->wait_start == 0)
-    self->wait_start = now;
-  if (now - self->wait_start >= (gint64) (self->latency / 1000))
-    return NEXT_MISSING;
-  return NEXT_WAIT;
-}
-
-/* Pushes stream-start, caps and segment before the first frame. */
-static gboolean
-gst_twoflow_merge_push_headers (GstTwoflowMerge * self, const gchar * caps_str)
+gst_twoflow_merge_push_headers (GstTwoflowMerge * self, GstPad * pad,
+    const gchar * caps_str, GstClockTime start)
 {
   GstCaps *caps = caps_str ? gst_caps_from_string (caps_str) : NULL;
+  GstCaps *templ = gst_pad_get_pad_template_caps (pad);
+  const gchar *what = pad == self->srcpad ? "video" : "audio";
   GstSegment segment;
+  GstEvent *event;
   gchar *stream_id;
   gboolean ok;
 
-  if (!caps || !gst_caps_is_fixed (caps) || !gst_caps_can_intersect (caps,
-          gst_pad_get_pad_template_caps (self->srcpad))) {
+  ok = caps && gst_caps_is_fixed (caps) && gst_caps_can_intersect (caps, templ);
+  gst_caps_unref (templ);
+  if (!ok) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-        ("The flows carry no usable caps record (got '%s')",
+        ("The flows carry no usable %s caps record (got '%s')", what,
             GST_STR_NULL (caps_str)));
     gst_clear_caps (&caps);
     return FALSE;
   }
   /* Two upstream streams: gst_pad_create_stream_id() would refuse. */
-  stream_id = g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge",
-      g_random_int (), g_random_int (), g_random_int (), g_random_int ());
-  gst_pad_push_event (self->srcpad, gst_event_new_stream_start (stream_id));
+  stream_id = g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge/%s",
+      g_random_int (), g_random_int (), g_random_int (), g_random_int (),
+      what);
+  event = gst_event_new_stream_start (stream_id);
   g_free (stream_id);
-  ok = gst_pad_set_caps (self->srcpad, caps);
+  gst_event_set_group_id (event, self->group_id);
+  gst_pad_push_event (pad, event);
+  ok = gst_pad_set_caps (pad, caps);
   gst_caps_unref (caps);
   if (!ok) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("Downstream refused the stream's caps %s", caps_str));
+        ("Downstream refused the caps %s", caps_str));
     return FALSE;
   }
   gst_segment_init (&segment, GST_FORMAT_TIME);
-  gst_pad_push_event (self->srcpad, gst_event_new_segment (&segment));
+  if (GST_CLOCK_TIME_IS_VALID (start))
+    segment.start = segment.position = start;
+  gst_pad_push_event (pad, gst_event_new_segment (&segment));
   return TRUE;
 }
 
+/* Pushes @buf (or, with @buf NULL, EOS) on @pad, its headers first if
+ * they are still due. Takes @buf. With the lock held; returns without. */
+static GstFlowReturn
+gst_twoflow_merge_push_unlock (GstTwoflowMerge * self, GstPad * pad,
+    GstBuffer * buf)
+{
+  gboolean audio = pad != self->srcpad;
+  gboolean *need = audio ? &self->audio_need_headers : &self->need_headers;
+  gboolean headers = *need;
+  gchar *caps = g_strdup (audio ?
+      gst_twoflow_merger_get_audio_caps (self->merger) :
+      gst_twoflow_merger_get_caps (self->merger));
+  GstClockTime start = gst_twoflow_merger_get_segment_start (self->merger);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  *need = FALSE;
+  gst_object_ref (pad);
+  g_mutex_unlock (&self->lock);
+
+  /* at EOS without any output, headers only if the flows told the caps */
+  if (headers && (buf || caps)
+      && !gst_twoflow_merge_push_headers (self, pad, caps, start)) {
+    gst_clear_buffer (&buf);
+    ret = GST_FLOW_ERROR;
+  }
+  if (buf) {
+    ret = gst_pad_push (pad, buf);
+    ret = gst_flow_combiner_update_pad_flow (self->flowcombiner, pad, ret);
+  } else if (ret == GST_FLOW_OK) {
+    gst_pad_push_event (pad, gst_event_new_eos ());
+  }
+  gst_object_unref (pad);
+  g_free (caps);
+  return ret;
+}
+
+/* Adds the audio pad. Called without the lock. */
+static void
+gst_twoflow_merge_add_audio_pad (GstTwoflowMerge * self)
+{
+  GstPad *pad = gst_pad_new_from_static_template (&audio_template, "audio");
+
+  gst_pad_use_fixed_caps (pad);
+  g_mutex_lock (&self->lock);
+  self->audio_srcpad = pad;
+  g_mutex_unlock (&self->lock);
+  gst_flow_combiner_add_pad (self->flowcombiner, pad);
+  GST_INFO_OBJECT (self, "the flows have audio");
+  gst_element_add_pad (GST_ELEMENT (self), pad);
+}
+
+/* Posts no-more-pads once (whether there is audio is known now). With the
+ * lock held; returns with it. */
+static void
+gst_twoflow_merge_no_more_pads (GstTwoflowMerge * self)
+{
+  if (self->no_more_pads)
+    return;
+  self->no_more_pads = TRUE;
+  g_mutex_unlock (&self->lock);
+  gst_element_no_more_pads (GST_ELEMENT (self));
+  g_mutex_lock (&self->lock);
+}
+
+/* Waits for new input or until @wakeup on the clock. With the lock held. */
+static void
+gst_twoflow_merge_wait (GstTwoflowMerge * self, GstClock * clock,
+    GstClockTime wakeup)
+{
+  GstClockID id;
+
+  if (!GST_CLOCK_TIME_IS_VALID (wakeup)) {
+    g_cond_wait (&self->cond, &self->lock);
+    return;
+  }
+  id = self->wait_id = gst_clock_new_single_shot_id (clock, wakeup);
+  g_mutex_unlock (&self->lock);
+  gst_clock_id_wait (id, NULL);
+  g_mutex_lock (&self->lock);
+  self->wait_id = NULL;
+  gst_clock_id_unref (id);
+}
+
+/* The streaming task: now = clock; poll; push; wait(next_wakeup). */
 static void
 gst_twoflow_merge_loop (GstTwoflowMerge * self)
 {
-  GstTwoflowMergeFrame *f = NULL;
+  GstTwoflowMergerOutput out;
   GstFlowReturn ret = GST_FLOW_OK;
-  NextAction action;
-  gboolean need_headers, already_posted;
-  gchar *caps_str = NULL;
-  GstBuffer *buf;
+  GstClock *clock;
+  GstPad *audio;
+  gboolean already_posted;
 
+  memset (&out, 0, sizeof (out));
   g_mutex_lock (&self->lock);
-  while (self->srcresult == GST_FLOW_OK
-      && (action = gst_twoflow_merge_next (self, &f)) == NEXT_WAIT) {
-    if (self->latency > 0 && self->started)
-      g_cond_wait_until (&self->cond, &self->lock,
-          g_get_monotonic_time () + MAX (self->latency / 4000, 1000));
-    else
-      g_cond_wait (&self->cond, &self->lock);
+  while (self->srcresult == GST_FLOW_OK) {
+    clock = gst_twoflow_merge_get_clock (self);
+    if (gst_twoflow_merger_poll (self->merger, gst_clock_get_time (clock),
+            &out) == GST_TWOFLOW_MERGER_WAIT)
+      gst_twoflow_merge_wait (self, clock,
+          gst_twoflow_merger_next_wakeup (self->merger));
+    gst_object_unref (clock);
+    if (out.action != GST_TWOFLOW_MERGER_WAIT)
+      break;
   }
   if (self->srcresult != GST_FLOW_OK) {
     ret = self->srcresult;
     g_mutex_unlock (&self->lock);
+    if (out.buffer)
+      gst_buffer_unref (out.buffer);
     goto pause;
   }
-  self->wait_start = 0;
-
-  if (action == NEXT_EOS) {
-    gst_twoflow_damage_finish (&self->damage);
-    need_headers = self->need_headers && self->caps_string;
-    caps_str = g_strdup (self->caps_string);
-    self->need_headers = FALSE;
-    g_mutex_unlock (&self->lock);
-    if (need_headers)
-      gst_twoflow_merge_push_headers (self, caps_str);
-    g_free (caps_str);
-    GST_INFO_OBJECT (self, "all frames done");
-    gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-    ret = GST_FLOW_EOS;
-    goto pause_set;
-  }
-
-  if (action == NEXT_MISSING) {
-    GstTwoflowPictureType type = GST_TWOFLOW_PICTURE_NONE;
-    gboolean reference = TRUE;
-    gboolean known = gst_twoflow_merge_type_of (self, self->next_frame_no,
-        &type, &reference);
-
-    GST_DEBUG_OBJECT (self, "frame %u missing (%c)", self->next_frame_no,
-        known ? gst_twoflow_picture_type_to_char (type) : '?');
-    gst_twoflow_damage_missing (&self->damage, self->next_frame_no, type,
-        known, reference);
-    self->next_frame_no++;
-    self->discont = TRUE;
-    g_cond_broadcast (&self->cond);
-    g_mutex_unlock (&self->lock);
-    return;
-  }
-
-  /* NEXT_FRAME */
-  self->next_frame_no++;
   g_cond_broadcast (&self->cond);       /* room on the enhanced pad */
-  if (!gst_twoflow_damage_frame (&self->damage, &f->hdr)
-      && self->drop_dependent) {
-    GST_DEBUG_OBJECT (self, "frame %u dropped: broken reference",
-        f->hdr.frame_no);
-    self->discont = TRUE;
-    g_mutex_unlock (&self->lock);
-    frame_free (f);
-    return;
-  }
-  need_headers = self->need_headers;
-  self->need_headers = FALSE;
-  caps_str = g_strdup (self->caps_string);
-  self->output_frames++;
-  buf = f->payload;
-  f->payload = NULL;
-  if (self->discont) {
-    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
-    self->discont = FALSE;
-  }
-  g_mutex_unlock (&self->lock);
 
-  buf = gst_buffer_make_writable (buf);
-  GST_BUFFER_PTS (buf) = f->hdr.pts;
-  GST_BUFFER_DTS (buf) = f->hdr.dts;
-  GST_BUFFER_DURATION (buf) = f->hdr.duration;
-  if (f->hdr.picture_type != GST_TWOFLOW_PICTURE_I)
-    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
-  g_free (f);
-
-  if (need_headers && !gst_twoflow_merge_push_headers (self, caps_str)) {
-    g_free (caps_str);
-    gst_buffer_unref (buf);
-    ret = GST_FLOW_ERROR;
-    goto pause_set;
+  switch (out.action) {
+    case GST_TWOFLOW_MERGER_AUDIO_CAPS:
+      g_mutex_unlock (&self->lock);
+      gst_twoflow_merge_add_audio_pad (self);
+      return;
+    case GST_TWOFLOW_MERGER_MISSING:
+      GST_DEBUG_OBJECT (self, "frame %u missing (%c)", out.hdr.frame_no,
+          gst_twoflow_picture_type_to_char (out.hdr.picture_type));
+      g_mutex_unlock (&self->lock);
+      return;
+    case GST_TWOFLOW_MERGER_DROPPED:
+      GST_DEBUG_OBJECT (self, "frame %u dropped: broken reference",
+          out.hdr.frame_no);
+      g_mutex_unlock (&self->lock);
+      return;
+    case GST_TWOFLOW_MERGER_FRAME:
+      gst_twoflow_merge_no_more_pads (self);
+      ret = gst_twoflow_merge_push_unlock (self, self->srcpad, out.buffer);
+      break;
+    case GST_TWOFLOW_MERGER_AUDIO:
+      ret = gst_twoflow_merge_push_unlock (self, self->audio_srcpad,
+          out.buffer);
+      break;
+    case GST_TWOFLOW_MERGER_EOS:
+      GST_INFO_OBJECT (self, "all frames done");
+      gst_twoflow_merge_no_more_pads (self);
+      audio = self->audio_srcpad;
+      ret = gst_twoflow_merge_push_unlock (self, self->srcpad, NULL);
+      if (audio) {
+        g_mutex_lock (&self->lock);
+        gst_twoflow_merge_push_unlock (self, audio, NULL);
+      }
+      if (ret == GST_FLOW_OK)
+        ret = GST_FLOW_EOS;
+      break;
+    case GST_TWOFLOW_MERGER_ERROR:
+    default:
+      /* handle_record's failures are posted where they happen */
+      g_mutex_unlock (&self->lock);
+      ret = GST_FLOW_ERROR;
+      break;
   }
-  g_free (caps_str);
-
-  ret = gst_pad_push (self->srcpad, buf);
   if (ret == GST_FLOW_OK)
     return;
 
-pause_set:
   g_mutex_lock (&self->lock);
   if (self->srcresult == GST_FLOW_OK)
     self->srcresult = ret;
@@ -1026,9 +984,13 @@ pause:
   gst_pad_pause_task (self->srcpad);
   g_mutex_lock (&self->lock);
   already_posted = self->error_posted;
+  audio = self->audio_srcpad ? gst_object_ref (self->audio_srcpad) : NULL;
   g_mutex_unlock (&self->lock);
   if (!already_posted && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)) {
     GST_ELEMENT_FLOW_ERROR (self, ret);
     gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+    if (audio)
+      gst_pad_push_event (audio, gst_event_new_eos ());
   }
+  gst_clear_object (&audio);
 }

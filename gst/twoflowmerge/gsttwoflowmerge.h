@@ -1,14 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * twoflowmerge: essential and enhanced twoflow records in, one elementary
- * stream in decode order out.
+ * stream in decode order (and its audio track) out. The I/O shell of
+ * GstTwoflowMerger (gst-libs/gst/twoflow/twoflowmerger.h).
  */
 #ifndef __GST_TWOFLOW_MERGE_H__
 #define __GST_TWOFLOW_MERGE_H__
 
 #include <gst/gst.h>
+#include <gst/base/gstflowcombiner.h>
 #include <gst/twoflow/twoflowframe.h>
-
-#include <gst/twoflow/twoflowdamage.h>
+#include <gst/twoflow/twoflowmerger.h>
 
 G_BEGIN_DECLS
 
@@ -16,21 +18,13 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstTwoflowMerge, gst_twoflow_merge, GST, TWOFLOW_MERGE,
     GstElement)
 
-/* One queued frame. */
-typedef struct {
-  GstTwoflowFrameHeader hdr;
-  GstBuffer *payload;
-} GstTwoflowMergeFrame;
-
 /* State of one sink pad. */
 typedef struct {
   GstPad *pad;
   const gchar *name;
+  GstTwoflowMergerFlow flow;
   GstTwoflowParser *parser;
   gboolean packetized;
-  GQueue frames;                /* GstTwoflowMergeFrame, increasing frame_no */
-  gsize queued_bytes;
-  guint32 last_frame_no;        /* GST_TWOFLOW_NO_FRAME before the first */
   gboolean eos;
   gboolean flushing;
 } GstTwoflowMergeInput;
@@ -39,6 +33,8 @@ struct _GstTwoflowMerge {
   GstElement parent;
 
   GstPad *srcpad;
+  GstPad *audio_srcpad;         /* once the flows turned out to have audio */
+  GstFlowCombiner *flowcombiner;        /* streaming thread only */
   GstTwoflowMergeInput essential;
   GstTwoflowMergeInput enhanced;
 
@@ -52,23 +48,14 @@ struct _GstTwoflowMerge {
   GstClockTime latency;
   gboolean drop_dependent;
 
-  /* output state (under lock) */
+  /* under lock */
+  GstTwoflowMerger *merger;     /* the merge itself; a new one each run */
+  GstClockID wait_id;           /* the task's wait for next_wakeup */
   GstFlowReturn srcresult;
   gboolean error_posted;        /* srcresult is an error already reported */
-  gchar *caps_string;
-  gboolean need_headers;
-  gboolean started;
-  guint32 next_frame_no;
-  guint32 frame_count;          /* from an end record, else NO_FRAME */
-  guint64 end_history;
-  gint64 wait_start;            /* monotonic µs when waiting for next began */
-  gboolean discont;
-  GstTwoflowDamage damage;
-
-  /* statistics beyond the damage counters (under lock) */
-  guint64 duplicates;
-  guint64 prefix_frames;
-  guint64 output_frames;
+  gboolean need_headers, audio_need_headers;
+  gboolean no_more_pads;
+  guint group_id;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (twoflowmerge);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow: tests of the twoflowmerge element (and split → merge) */
 #include <string.h>
 #include <glib/gstdio.h>
@@ -770,6 +771,529 @@ GST_START_TEST (test_bad_input)
 
 GST_END_TEST;
 
+/* ---- audio, segment ------------------------------------------------ */
+
+#define SHIFT (36000 * GST_SECOND)      /* a broadcast capture hours in */
+#define AUDIO_DUR (24 * GST_MSECOND)
+
+/* The records of a byte-stream flow, one buffer each. */
+static GPtrArray *
+flow_records (GBytes * bytes)
+{
+  GPtrArray *recs = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  const guint8 *data = g_bytes_get_data (bytes, NULL);
+  gsize off = 0, size = g_bytes_get_size (bytes);
+  GstTwoflowFrameHeader h;
+
+  while (off < size) {
+    fail_unless_equals_int (gst_twoflow_frame_header_parse (data + off,
+            size - off, &h), GST_TWOFLOW_PARSE_OK);
+    g_ptr_array_add (recs, gst_buffer_new_memdup (data + off,
+            GST_TWOFLOW_HEADER_SIZE + h.payload_size));
+    off += GST_TWOFLOW_HEADER_SIZE + h.payload_size;
+  }
+  return recs;
+}
+
+static void
+parse_record (GstBuffer * rec, GstTwoflowFrameHeader * h, GstBuffer ** payload)
+{
+  guint8 raw[GST_TWOFLOW_HEADER_SIZE];
+
+  gst_buffer_extract (rec, 0, raw, sizeof (raw));
+  fail_unless_equals_int (gst_twoflow_frame_header_parse (raw, sizeof (raw),
+          h), GST_TWOFLOW_PARSE_OK);
+  if (payload)
+    *payload = gst_buffer_copy_region (rec, GST_BUFFER_COPY_MEMORY,
+        GST_TWOFLOW_HEADER_SIZE, h->payload_size);
+}
+
+/* @rec with its timestamps moved by @shift. */
+static GstBuffer *
+shifted_record (GstBuffer * rec, GstClockTime shift)
+{
+  GstTwoflowFrameHeader h;
+  GstBuffer *payload, *out;
+
+  parse_record (rec, &h, &payload);
+  if (GST_CLOCK_TIME_IS_VALID (h.pts))
+    h.pts += shift;
+  if (GST_CLOCK_TIME_IS_VALID (h.dts))
+    h.dts += shift;
+  out = gst_twoflow_record_new (&h, payload);
+  gst_buffer_unref (payload);
+  return out;
+}
+
+static GstBuffer *
+audio_caps_record (void)
+{
+  GstCaps *caps = gst_caps_from_string ("audio/mpeg, mpegversion=(int)1, "
+      "layer=(int)2, rate=(int)48000, channels=(int)2, parsed=(boolean)true");
+  GstBuffer *rec = gst_twoflow_record_new_audio_caps (caps);
+
+  gst_caps_unref (caps);
+  return rec;
+}
+
+/* Audio buffer @k: its size and bytes tell it apart. */
+static GstBuffer *
+audio_record (guint32 k, GstClockTime pts)
+{
+  GstBuffer *payload = gst_buffer_new_allocate (NULL, 50 + k % 7, NULL);
+  GstBuffer *rec;
+
+  gst_buffer_memset (payload, 0, k & 0xff, 50 + k % 7);
+  GST_BUFFER_PTS (payload) = GST_BUFFER_DTS (payload) = pts;
+  GST_BUFFER_DURATION (payload) = AUDIO_DUR;
+  rec = gst_twoflow_record_new_audio (k, 0, payload);
+  gst_buffer_unref (payload);
+  return rec;
+}
+
+static GstClockTime
+video_time (const GstTwoflowFrameHeader * h)
+{
+  return GST_CLOCK_TIME_IS_VALID (h->dts) ? h->dts : h->pts;
+}
+
+/* The essential flow of a real split, timestamps moved by SHIFT, with an
+ * audio track (from audio_start, every AUDIO_DUR up to the video's end)
+ * interleaved by timestamp as the split does; *n_audio gets its length. */
+static GPtrArray *
+essential_with_audio (GBytes * ess, GstClockTime video_end,
+    GstClockTime audio_start, guint * n_audio)
+{
+  GPtrArray *in = flow_records (ess);
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  guint i, k = 0;
+
+  for (i = 0; i < in->len; i++) {
+    GstTwoflowFrameHeader h;
+    GstBuffer *rec = shifted_record (g_ptr_array_index (in, i), SHIFT);
+    GstClockTime until;
+
+    parse_record (rec, &h, NULL);
+    until = h.kind == GST_TWOFLOW_RECORD_FRAME ? video_time (&h) :
+        h.kind == GST_TWOFLOW_RECORD_END ? video_end : 0;
+    while (audio_start + k * AUDIO_DUR < until) {
+      g_ptr_array_add (out, audio_record (k, audio_start + k * AUDIO_DUR));
+      k++;
+    }
+    g_ptr_array_add (out, rec);
+    if (h.kind == GST_TWOFLOW_RECORD_CAPS)
+      g_ptr_array_add (out, audio_caps_record ());
+  }
+  g_ptr_array_unref (in);
+  *n_audio = k;
+  return out;
+}
+
+static void
+write_records (const gchar * path, GPtrArray * recs, guint from, guint to)
+{
+  GByteArray *b = g_byte_array_new ();
+  guint i;
+
+  for (i = from; i < to; i++) {
+    GstMapInfo map;
+
+    gst_buffer_map (g_ptr_array_index (recs, i), &map, GST_MAP_READ);
+    g_byte_array_append (b, map.data, map.size);
+    gst_buffer_unmap (g_ptr_array_index (recs, i), &map);
+  }
+  fail_unless (g_file_set_contents (path, (gchar *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+}
+
+/* What came out of the merge's src pads, in push order (one thread). */
+typedef struct {
+  gboolean audio;
+  GstClockTime pts, dts, duration;
+  guint64 offset;
+  gsize size;
+  guint8 first_byte;
+} OutItem;
+
+typedef struct {
+  GMutex lock;
+  GArray *items;                /* OutItem */
+  GstClockTime seg_start[2];    /* video, audio */
+  gchar *audio_caps;
+  gint eos[2];
+  gint pads_added;
+  gint no_more_pads;
+} OutLog;
+
+static GstPadProbeReturn
+out_probe (GstPad * pad, GstPadProbeInfo * info, OutLog * log)
+{
+  gboolean audio = g_str_equal (GST_PAD_NAME (pad), "audio");
+
+  g_mutex_lock (&log->lock);
+  if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+    GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+    OutItem it = { audio, GST_BUFFER_PTS (buf), GST_BUFFER_DTS (buf),
+      GST_BUFFER_DURATION (buf), GST_BUFFER_OFFSET (buf),
+      gst_buffer_get_size (buf), 0
+    };
+
+    gst_buffer_extract (buf, 0, &it.first_byte, 1);
+    g_array_append_val (log->items, it);
+  } else {
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+
+    if (GST_EVENT_TYPE (ev) == GST_EVENT_SEGMENT) {
+      const GstSegment *seg;
+
+      gst_event_parse_segment (ev, &seg);
+      log->seg_start[audio] = seg->start;
+    } else if (GST_EVENT_TYPE (ev) == GST_EVENT_CAPS && audio) {
+      GstCaps *caps;
+
+      gst_event_parse_caps (ev, &caps);
+      log->audio_caps = gst_caps_to_string (caps);
+    } else if (GST_EVENT_TYPE (ev) == GST_EVENT_EOS) {
+      log->eos[audio]++;
+    }
+  }
+  g_mutex_unlock (&log->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+watch_pad (GstPad * pad, OutLog * log)
+{
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, (GstPadProbeCallback) out_probe,
+      log, NULL);
+}
+
+static void
+pad_added_cb (GstElement * merge, GstPad * pad, OutLog * log)
+{
+  fail_unless_equals_string (GST_PAD_NAME (pad), "audio");
+  g_mutex_lock (&log->lock);
+  log->pads_added++;
+  g_mutex_unlock (&log->lock);
+  watch_pad (pad, log);
+}
+
+static void
+no_more_pads_cb (GstElement * merge, OutLog * log)
+{
+  g_mutex_lock (&log->lock);
+  log->no_more_pads++;
+  g_mutex_unlock (&log->lock);
+}
+
+static void
+out_log_init (OutLog * log, GstElement * merge)
+{
+  GstPad *src = gst_element_get_static_pad (merge, "src");
+
+  memset (log, 0, sizeof (*log));
+  g_mutex_init (&log->lock);
+  log->items = g_array_new (FALSE, FALSE, sizeof (OutItem));
+  log->seg_start[0] = log->seg_start[1] = GST_CLOCK_TIME_NONE;
+  watch_pad (src, log);
+  gst_object_unref (src);
+  g_signal_connect (merge, "pad-added", G_CALLBACK (pad_added_cb), log);
+  g_signal_connect (merge, "no-more-pads", G_CALLBACK (no_more_pads_cb), log);
+}
+
+static void
+out_log_clear (OutLog * log)
+{
+  g_array_free (log->items, TRUE);
+  g_free (log->audio_caps);
+  g_mutex_clear (&log->lock);
+}
+
+/* A real split (timestamps hours in) with an audio track, merged from a
+ * prefix file and overlapping essential and enhanced files in a pipeline
+ * with a queue on each output: the audio pad appears, every audio buffer
+ * comes out once, in order, with its timestamps, interleaved with the
+ * video, the video is the original stream, both segments start at the
+ * first timestamp, and EOS reaches both branches. */
+GST_START_TEST (test_audio)
+{
+  gchar *media = twoflow_test_generated_mpeg2 ();
+  gchar *ref = parsed_reference (media);
+  gchar *ess = twoflow_test_tmpfile ("a-essential.twf");
+  gchar *enh = twoflow_test_tmpfile ("a-enhanced.twf");
+  gchar *prefix = twoflow_test_tmpfile ("a-prefix.twf");
+  gchar *rest = twoflow_test_tmpfile ("a-rest.twf");
+  gchar *out = twoflow_test_tmpfile ("a-merged.m2v");
+  GstClockTime audio_start = SHIFT - 12 * GST_MSECOND, video_end;
+  GPtrArray *recs, *enh_recs;
+  GBytes *b;
+  GstElement *pipeline, *merge;
+  GstStructure *s;
+  OutLog log;
+  gchar *desc, *err = NULL;
+  guint i, n_audio, cut, overlap_from, prefix_frames = 0, dup_frames = 0,
+      dup_audio = 0, audio_seen = 0, video_seen = 0;
+  GstClockTime last_video = 0, next_video;
+
+  desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! filesink location=%s "
+      "s.enhanced ! queue ! filesink location=%s", media, ess, enh);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+
+  /* 336 frames at 25/s; the enhanced flow shifted alike */
+  video_end = SHIFT + 336 * 40 * GST_MSECOND;
+  b = twoflow_test_read (enh);
+  enh_recs = flow_records (b);
+  g_bytes_unref (b);
+  for (i = 0; i < enh_recs->len; i++) {
+    GstBuffer *r = shifted_record (g_ptr_array_index (enh_recs, i), SHIFT);
+
+    gst_buffer_unref (g_ptr_array_index (enh_recs, i));
+    g_ptr_array_index (enh_recs, i) = r;
+  }
+  write_records (enh, enh_recs, 0, enh_recs->len);
+  g_ptr_array_unref (enh_recs);
+
+  b = twoflow_test_read (ess);
+  recs = essential_with_audio (b, video_end, audio_start, &n_audio);
+  g_bytes_unref (b);
+  fail_unless_equals_int (n_audio, 561);
+  /* prefix: the first 150 records; the essential pad repeats its last 40 */
+  cut = 150;
+  overlap_from = cut - 40;
+  for (i = 0; i < cut; i++) {
+    GstTwoflowFrameHeader h;
+
+    parse_record (g_ptr_array_index (recs, i), &h, NULL);
+    if (h.kind == GST_TWOFLOW_RECORD_FRAME) {
+      prefix_frames++;
+      dup_frames += i >= overlap_from;
+    }
+    dup_audio += h.kind == GST_TWOFLOW_RECORD_AUDIO && i >= overlap_from;
+  }
+  fail_unless (dup_frames > 0 && dup_audio > 0);
+  write_records (prefix, recs, 0, cut);
+  write_records (rest, recs, overlap_from, recs->len);
+
+  desc = g_strdup_printf ("twoflowmerge name=m prefix-location=%s "
+      "m.src ! queue ! filesink location=%s "
+      "m.audio ! queue ! fakesink "
+      "filesrc location=%s ! m.essential filesrc location=%s ! m.enhanced",
+      prefix, out, rest, enh);
+  pipeline = gst_parse_launch (desc, NULL);
+  merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  out_log_init (&log, merge);
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+
+  fail_unless_equals_int (log.pads_added, 1);
+  fail_unless_equals_int (log.no_more_pads, 1);
+  fail_unless (log.audio_caps && g_str_has_prefix (log.audio_caps,
+          "audio/mpeg"), "%s", log.audio_caps);
+  /* running time from 0: the audio starts first */
+  fail_unless_equals_uint64 (log.seg_start[0], audio_start);
+  fail_unless_equals_uint64 (log.seg_start[1], audio_start);
+  fail_unless_equals_int (log.eos[0], 1);
+  fail_unless_equals_int (log.eos[1], 1);
+
+  for (i = 0; i < log.items->len; i++) {
+    OutItem *it = &g_array_index (log.items, OutItem, i);
+
+    if (it->audio) {
+      guint k = audio_seen++;
+
+      /* in order, each once, as sent */
+      fail_unless_equals_uint64 (it->offset, k);
+      fail_unless_equals_uint64 (it->pts, audio_start + k * AUDIO_DUR);
+      fail_unless_equals_uint64 (it->dts, audio_start + k * AUDIO_DUR);
+      fail_unless_equals_uint64 (it->duration, AUDIO_DUR);
+      fail_unless_equals_int (it->size, 50 + k % 7);
+      fail_unless_equals_int (it->first_byte, k & 0xff);
+      /* interleaved: after the video before it, not after the next one */
+      fail_unless (video_seen == 0 || it->pts > last_video,
+          "audio %u (%" GST_TIME_FORMAT ") after video at %" GST_TIME_FORMAT,
+          k, GST_TIME_ARGS (it->pts), GST_TIME_ARGS (last_video));
+      next_video = GST_CLOCK_TIME_NONE;
+      for (guint j = i + 1; j < log.items->len; j++) {
+        OutItem *v = &g_array_index (log.items, OutItem, j);
+
+        if (!v->audio) {
+          next_video = v->dts;
+          break;
+        }
+      }
+      fail_unless (!GST_CLOCK_TIME_IS_VALID (next_video)
+          || it->pts <= next_video, "audio %u (%" GST_TIME_FORMAT
+          ") before video at %" GST_TIME_FORMAT, k, GST_TIME_ARGS (it->pts),
+          GST_TIME_ARGS (next_video));
+    } else {
+      video_seen++;
+      fail_unless (GST_CLOCK_TIME_IS_VALID (it->dts));
+      fail_unless (it->dts >= SHIFT);
+      last_video = it->dts;
+    }
+  }
+  fail_unless_equals_int (audio_seen, n_audio);
+  fail_unless_equals_int (video_seen, 336);
+  /* the last audio comes after the last video frame, before EOS */
+  fail_unless (g_array_index (log.items, OutItem, log.items->len - 1).audio);
+
+  g_object_get (merge, "stats", &s, NULL);
+  GST_INFO ("stats %" GST_PTR_FORMAT, s);
+  twoflow_test_check_stat (s, "audio-buffers", n_audio);
+  twoflow_test_check_stat (s, "audio-duplicates", dup_audio);
+  twoflow_test_check_stat (s, "duplicates", dup_frames);
+  twoflow_test_check_stat (s, "prefix-frames", prefix_frames);
+  twoflow_test_check_stat (s, "output-frames", 336);
+  twoflow_test_check_stat (s, "E_f", 0);
+  gst_structure_free (s);
+  assert_same_file (ref, out);
+
+  out_log_clear (&log);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+  g_ptr_array_unref (recs);
+  g_free (desc);
+  for (gchar ** f = (gchar *[]) { ref, ess, enh, prefix, rest, out, NULL }; *f;
+      f++) {
+    g_unlink (*f);
+    g_free (*f);
+  }
+  g_free (media);
+}
+
+GST_END_TEST;
+
+/* Without audio there is no audio pad, and no-more-pads says so; the
+ * video's segment starts at its first DTS, 10 hours in. */
+GST_START_TEST (test_no_audio_segment)
+{
+  gchar *media = twoflow_test_greyramp ();
+  gchar *ess = twoflow_test_tmpfile ("na-essential.twf");
+  gchar *enh = twoflow_test_tmpfile ("na-enhanced.twf");
+  gchar *desc, *err = NULL;
+  GstElement *pipeline, *merge;
+  OutLog log;
+  GPtrArray *recs;
+  GBytes *b;
+  guint i;
+
+  desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! filesink location=%s "
+      "s.enhanced ! queue ! filesink location=%s", media, ess, enh);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+  for (gchar ** f = (gchar *[]) { ess, enh, NULL }; *f; f++) {
+    b = twoflow_test_read (*f);
+    recs = flow_records (b);
+    g_bytes_unref (b);
+    for (i = 0; i < recs->len; i++) {
+      GstBuffer *r = shifted_record (g_ptr_array_index (recs, i), SHIFT);
+
+      gst_buffer_unref (g_ptr_array_index (recs, i));
+      g_ptr_array_index (recs, i) = r;
+    }
+    write_records (*f, recs, 0, recs->len);
+    g_ptr_array_unref (recs);
+  }
+
+  desc = g_strdup_printf ("twoflowmerge name=m ! queue ! fakesink sync=true "
+      "filesrc location=%s ! m.essential filesrc location=%s ! m.enhanced",
+      ess, enh);
+  pipeline = gst_parse_launch (desc, NULL);
+  merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  out_log_init (&log, merge);
+  /* a synchronised sink: with a segment from 0 this would wait 10 hours */
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+  fail_unless_equals_int (log.pads_added, 0);
+  fail_unless_equals_int (log.no_more_pads, 1);
+  fail_unless (gst_element_get_static_pad (merge, "audio") == NULL);
+  fail_unless_equals_uint64 (log.seg_start[0], SHIFT);
+  fail_unless_equals_int (log.items->len, 25);
+  fail_unless_equals_uint64 (g_array_index (log.items, OutItem, 0).dts, SHIFT);
+  fail_unless_equals_int (log.eos[0], 1);
+
+  out_log_clear (&log);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_unlink (ess);
+  g_unlink (enh);
+  g_free (ess);
+  g_free (enh);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+static GBytes *
+records_bytes (GstBuffer * first, ...)
+{
+  GByteArray *b = g_byte_array_new ();
+  va_list ap;
+
+  va_start (ap, first);
+  for (GstBuffer * r = first; r; r = va_arg (ap, GstBuffer *)) {
+    GstMapInfo map;
+
+    gst_buffer_map (r, &map, GST_MAP_READ);
+    g_byte_array_append (b, map.data, map.size);
+    gst_buffer_unmap (r, &map);
+    gst_buffer_unref (r);
+  }
+  va_end (ap);
+  return g_byte_array_free_to_bytes (b);
+}
+
+/* Audio records out of place are an element error naming the fault. */
+GST_START_TEST (test_audio_bad)
+{
+  GBytes *enh = records_bytes (caps_record (), NULL);
+  GBytes *ess;
+  gchar *err;
+
+  /* sanity: a well-formed flow with audio merges */
+  ess = records_bytes (caps_record (), audio_caps_record (),
+      audio_record (0, 0), frame_record (0, GST_TWOFLOW_PICTURE_I, 0),
+      audio_record (1, 24 * GST_MSECOND), gst_twoflow_record_new_end
+      (GST_TWOFLOW_CODEC_MPEG2, 1, 0), NULL);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "");
+  fail_unless (err == NULL, "%s", err);
+  g_bytes_unref (ess);
+
+  ess = records_bytes (caps_record (), frame_record (0, GST_TWOFLOW_PICTURE_I,
+          0), audio_record (0, 0), NULL);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "");
+  fail_unless (err && strstr (err, "Invalid data on the essential pad: "
+          "audio record 0 before the audio caps record"), "%s", err);
+  g_free (err);
+  g_bytes_unref (ess);
+
+  ess = records_bytes (caps_record (), audio_caps_record (),
+      audio_record (0, 0), audio_record (2, 48 * GST_MSECOND), NULL);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "");
+  fail_unless (err && strstr (err, "audio record 2 out of order (expected 1)"),
+      "%s", err);
+  g_free (err);
+  g_bytes_unref (ess);
+
+  ess = records_bytes (caps_record (), frame_record (0, GST_TWOFLOW_PICTURE_I,
+          0), NULL);
+  g_bytes_unref (enh);
+  enh = records_bytes (caps_record (), audio_caps_record (), NULL);
+  err = merge_bytes (GST_TWOFLOW_CAPS, ess, enh, "");
+  fail_unless (err && strstr (err, "Invalid data on the enhanced pad: "
+          "audio record 0 on the enhanced flow"), "%s", err);
+  g_free (err);
+  g_bytes_unref (ess);
+  g_bytes_unref (enh);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflowmerge_suite (void)
 {
@@ -787,6 +1311,9 @@ twoflowmerge_suite (void)
   tcase_add_test (tc, test_live_latency);
   tcase_add_test (tc, test_enhanced_reorder);
   tcase_add_test (tc, test_bad_input);
+  tcase_add_test (tc, test_audio);
+  tcase_add_test (tc, test_no_audio_segment);
+  tcase_add_test (tc, test_audio_bad);
   return s;
 }
 
