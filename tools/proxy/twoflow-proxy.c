@@ -947,6 +947,18 @@ media_unprepared (GstRTSPMedia * media, gpointer data)
   }
 }
 
+/* Over UDP the end of the stream is an RTCP BYE on a socket of its own;
+ * ffmpeg stops at the BYE and dropped the last two frames still waiting in
+ * its RTP socket: the BYE leaves a moment after the last packet. */
+#define EOS_DELAY_US 300000
+static GstPadProbeReturn
+eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
+    g_usleep (EOS_DELAY_US);
+  return GST_PAD_PROBE_OK;
+}
+
 static GstElement *
 twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -993,6 +1005,12 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
   g_object_set (mux, "alignment", 7, NULL);
   gst_bin_add (GST_BIN (top), pay);
   gst_element_link (mux, pay);
+  {
+    GstPad *pp = gst_element_get_static_pad (pay, "src");
+    gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, eos_delay_probe,
+        NULL, NULL);
+    gst_object_unref (pp);
+  }
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
   proxy_session_start (ps);
   return top;
