@@ -1169,7 +1169,10 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   sink = gst_element_factory_make ("filesink", NULL);
   g_object_set (sink, "location", tmp, NULL);
   gst_bin_add_many (GST_BIN (pipe), recv, sink, NULL);
-  container = prestage ? "es" : container_for (final, ps->video_codec);
+  /* a trace's frames are sizes only: nothing a muxer could read */
+  container = prestage || g_str_equal (twoflow_json_get_string (ps->info,
+          "kind", "mpeg"), "trace") ? "es" : container_for (final,
+      ps->video_codec);
   if (!g_str_equal (container, "es")) {
     mux = build_mux (GST_BIN (pipe), ps, recv, container, &err);
     if (!mux) {
