@@ -15,7 +15,10 @@
 #                         PTS starting 26.5 h in: it wraps (2^33 / 90 kHz)
 #                         1.5 s into the file
 #   mpeg2-ac3.ts          mpeg2enc + avenc_ac3, mpegtsmux, PTS from 11 h
-#   mpeg2-mp2.mpg         mpeg2enc + avenc_mp2, mpegpsmux (program stream)
+#   mpeg2-mp2.mpg         mpeg2enc + avenc_mp2, mpegpsmux (program stream);
+#                         not in the system test: GStreamer's psdemux loses
+#                         this file's first sequence header (ffmpeg reads
+#                         it), so nothing GStreamer parses from it decodes
 # and the bad inputs (served to check the error paths):
 #   bad-truncated.mp4     the first 60 % of h264-aac.mp4 (no moov)
 #   bad-audio-only.mp4    avenc_aac in mp4mux, no video

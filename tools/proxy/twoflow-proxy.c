@@ -1063,11 +1063,15 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
     ProxySession *probe = proxy_session_new (video, FALSE, &err);
     if (!probe) {
       g_print ("RTSP DESCRIBE %s: %s\n", video, err->message);
+      gboolean missing = strstr (err->message, "no such video") != NULL
+          || !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_FAILED);
       g_object_set_data_full (G_OBJECT (client), "twoflow-reason",
           g_strdup (err->message), g_free);
       g_clear_error (&err);
       g_free (video);
-      return GST_RTSP_STS_NOT_FOUND;
+      /* a file that is there but not a video we serve: 415 with why */
+      return missing ? GST_RTSP_STS_NOT_FOUND :
+          GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
     }
     proxy_session_free (probe);
     info = g_hash_table_lookup (info_cache, video);
@@ -1104,7 +1108,8 @@ send_message (GstRTSPClient * client, GstRTSPContext * ctx,
     return;
   gst_rtsp_message_parse_response (msg, &code, &phrase, &version);
   if (code == GST_RTSP_STS_SERVICE_UNAVAILABLE
-      || code == GST_RTSP_STS_NOT_FOUND) {
+      || code == GST_RTSP_STS_NOT_FOUND
+      || code == GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE) {
     gchar *p = g_strdup_printf ("%s (%s)", gst_rtsp_status_as_text (code),
         reason);
     g_free (msg->type_data.response.reason);
