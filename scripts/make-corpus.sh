@@ -9,6 +9,8 @@
 #   h264-aac.mp4          x264enc (B frames) + avenc_aac, mp4mux
 #   h264-aac.mkv          x264enc + voaacenc, matroskamux
 #   h264-opengop-opus.mkv x264enc open GOPs (non-IDR I frames) + opusenc
+#   h264-2audio.mkv       x264enc + two audio tracks: AAC tagged English,
+#                         MP3 (660 Hz) tagged French (track selection)
 #   h264-field-mp3.ts     x264enc interlaced (MBAFF: x264 codes interlaced
 #                         video as field macroblock pairs, no PAFF) + lame
 #   mpeg2-mp2.ts          mpeg2enc (open GOPs) + twolamemp2enc, mpegtsmux,
@@ -56,6 +58,12 @@ make h264-opengop-opus.mkv matroskamux name=m ! filesink \
   $V ! $VCAPS ! x264enc bframes=2 key-int-max=25 speed-preset=ultrafast \
   bitrate=600 option-string=open-gop=1 ! h264parse ! queue ! m. \
   $A ! $ACAPS ! audioconvert ! audioresample ! opusenc ! queue ! m.
+make h264-2audio.mkv matroskamux name=m ! filesink \
+  $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! avenc_aac ! taginject tags=language-code=eng ! \
+  aacparse ! queue ! m. \
+  $A freq=660 ! $ACAPS ! audioconvert ! lamemp3enc ! \
+  taginject tags=language-code=fra ! mpegaudioparse ! queue ! m.
 make h264-field-mp3.ts mpegtsmux name=m ! filesink \
   $V ! $VCAPS ! interlace field-pattern=1:1 top-field-first=true ! \
   x264enc interlaced=true bframes=2 key-int-max=25 speed-preset=ultrafast \

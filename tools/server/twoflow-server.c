@@ -34,6 +34,7 @@
 #include <math.h>
 #include <glib-unix.h>
 #include <gst/gst.h>
+#include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
@@ -44,6 +45,7 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define DEFAULT_SEGMENT_DURATION 10.0
 #define RATE_WINDOW GST_SECOND
 #define N_LEVELS 10
+#define SCAN_STALL 5            /* s without a demuxed stream: refused */
 
 typedef struct
 {
@@ -180,6 +182,12 @@ typedef struct
   gboolean video_linked, audio_linked;
   gboolean checked;
   GString *seen;                /* the streams' media types */
+  /* audio chosen by language: the streams' tags come after parsebin adds
+   * their pads, so each audio pad waits (blocked) for its tags or first
+   * buffer; the queue to split.audio is linked from the first audio pad
+   * on, so the split waits for the audio */
+  GstElement *audio_queue;
+  guint audio_pending;
 } MediaLink;
 
 static void parsebin_no_more_pads (GstElement * parsebin, gpointer user_data);
@@ -216,13 +224,32 @@ media_link_free (MediaLink * ml)
 }
 
 static gboolean
+is_language (const gchar * sel)
+{
+  return sel && *sel && !g_ascii_isdigit (sel[0]) && g_strcmp0 (sel, "none");
+}
+
+/* ISO 639-1 or -2 codes ("fr", "fre", "fra") or names compare alike */
+static gboolean
+language_matches (const gchar * sel, const gchar * lang)
+{
+  const gchar *a, *b;
+
+  if (!sel || !lang)
+    return FALSE;
+  a = gst_tag_get_language_code_iso_639_1 (sel);
+  b = gst_tag_get_language_code_iso_639_1 (lang);
+  return g_ascii_strcasecmp (a ? a : sel, b ? b : lang) == 0;
+}
+
+static gboolean
 track_matches (const gchar * sel, guint index, const gchar * lang)
 {
   if (sel == NULL || *sel == '\0')
     return index == 0;
   if (g_ascii_isdigit (sel[0]))
     return index == (guint) atoi (sel);
-  return lang != NULL && g_ascii_strcasecmp (sel, lang) == 0;
+  return language_matches (sel, lang);
 }
 
 static gchar *
@@ -275,6 +302,86 @@ add_to_bin (GstElement * parsebin, const gchar * factory)
 }
 
 static void
+link_to (GstElement * e, GstPad * pad)
+{
+  GstPad *sink = gst_element_get_static_pad (e, "sink");
+
+  if (gst_pad_link (pad, sink) != GST_PAD_LINK_OK)
+    GST_WARNING ("cannot link %s:%s", GST_DEBUG_PAD_NAME (pad));
+  gst_object_unref (sink);
+}
+
+/* An audio pad waiting for its language: a matching tag links it to the
+ * audio queue; its first buffer without one sends it to a fakesink. When
+ * the last audio pad is decided without a match the queue gets EOS (the
+ * split stops waiting for audio) and the session an error. */
+static GstPadProbeReturn
+audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MediaLink *ml = user_data;
+  GstElement *pb;
+  gboolean take = FALSE, decided = FALSE, none_left = FALSE;
+  gchar *lang = NULL;
+
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+    GstTagList *tags;
+
+    if (GST_EVENT_TYPE (ev) != GST_EVENT_TAG)
+      return GST_PAD_PROBE_PASS;
+    gst_event_parse_tag (ev, &tags);
+    if (!gst_tag_list_get_string (tags, GST_TAG_LANGUAGE_CODE, &lang))
+      return GST_PAD_PROBE_PASS;
+  }
+  g_mutex_lock (&ml->lock);
+  if (lang) {
+    if (!ml->audio_linked && language_matches (ml->audio_track, lang))
+      take = decided = TRUE;
+  } else {
+    decided = TRUE;             /* data, and no tag matched */
+  }
+  if (decided) {
+    ml->audio_linked |= take;
+    ml->audio_pending--;
+    none_left = ml->audio_pending == 0 && !ml->audio_linked;
+  }
+  g_mutex_unlock (&ml->lock);
+  g_free (lang);
+  if (!decided)
+    return GST_PAD_PROBE_PASS;
+
+  pb = GST_ELEMENT (gst_pad_get_parent (pad));
+  if (take) {
+    link_to (ml->audio_queue, pad);
+    if (ml->ss.start > 0)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
+          &ml->ss, NULL);
+  } else {
+    link_to (add_to_bin (pb, "fakesink"), pad);
+  }
+  GST_INFO ("audio stream %s:%s: %s", GST_DEBUG_PAD_NAME (pad),
+      take ? "the audio (language)" : "unused");
+  if (none_left) {
+    GstPad *qsink = gst_element_get_static_pad (ml->audio_queue, "sink");
+    GstSegment seg;
+    GError *err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+        "no audio track '%s'; the file has: %s", ml->audio_track,
+        ml->seen->str);
+
+    gst_pad_send_event (qsink, gst_event_new_stream_start ("no-audio"));
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    gst_pad_send_event (qsink, gst_event_new_segment (&seg));
+    gst_pad_send_event (qsink, gst_event_new_eos ());
+    gst_object_unref (qsink);
+    gst_element_post_message (pb, gst_message_new_error (GST_OBJECT (pb),
+            err, NULL));
+    g_error_free (err);
+  }
+  gst_object_unref (pb);
+  return GST_PAD_PROBE_REMOVE;
+}
+
+static void
 parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
 {
   MediaLink *ml = user_data;
@@ -299,6 +406,32 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     want = !ml->video_linked && track_matches (ml->video_track, ml->n_video++,
         lang);
     ml->video_linked |= want;
+  } else if (audio && ml->split && is_language (ml->audio_track)) {
+    gboolean first = ml->audio_queue == NULL;
+
+    ml->n_audio++;
+    ml->audio_pending++;
+    if (first)
+      ml->audio_queue = add_to_bin (parsebin, "queue");
+    g_mutex_unlock (&ml->lock);
+    if (first) {
+      GstPad *qsrc = gst_element_get_static_pad (ml->audio_queue, "src");
+      GstPad *target = gst_element_request_pad_simple (ml->split, "audio");
+      if (!target || gst_pad_link (qsrc, target) != GST_PAD_LINK_OK)
+        GST_WARNING ("cannot link the audio queue");
+      gst_object_unref (qsrc);
+      if (target)
+        gst_object_unref (target);
+    }
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BLOCK |
+        GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        audio_language_probe, ml, NULL);
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_buffer_probe, ml,
+        NULL);
+    GST_INFO ("parsebin stream %s: waiting for its language", name);
+    g_free (lang);
+    gst_caps_unref (caps);
+    return;
   } else if (audio) {
     want = ml->split && !ml->audio_linked
         && g_strcmp0 (ml->audio_track, "none") != 0
@@ -354,7 +487,8 @@ parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
         ml->video_track ? ml->video_track : "",
         ml->seen->len ? ml->seen->str : "no streams");
   else if (ml->split && ml->audio_track && !ml->audio_linked
-      && g_strcmp0 (ml->audio_track, "none") != 0)
+      && g_strcmp0 (ml->audio_track, "none") != 0
+      && !is_language (ml->audio_track))
     err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
         "no audio track '%s'; the file has: %s", ml->audio_track,
         ml->seen->str);
@@ -607,8 +741,46 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
     gst_object_unref (sink);
   }
   gst_element_set_state (pipe, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe), 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  /* parsebin swallows a demuxer's error when it comes while parsebin is
+   * still bringing the demuxer up (seen with a truncated MP4 now and then:
+   * qtdemux paused, no message, the scan waited 120 s with the server's
+   * main loop): a file that gives no stream within SCAN_STALL is refused */
+  {
+    gint waited = 0;
+    MediaLink *ml = NULL;
+    GstElement *pb = NULL;
+    GstIterator *it = gst_bin_iterate_elements (GST_BIN (pipe));
+    GValue item = G_VALUE_INIT;
+
+    while (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+      GstElement *e = g_value_get_object (&item);
+      if (g_object_get_data (G_OBJECT (e), "media-link")) {
+        pb = e;
+        ml = g_object_get_data (G_OBJECT (e), "media-link");
+      }
+      g_value_reset (&item);
+    }
+    g_value_unset (&item);
+    gst_iterator_free (it);
+    while (!(msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe),
+                GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR))
+        && ++waited < 120) {
+      gboolean streams;
+
+      if (!ml || waited < SCAN_STALL)
+        continue;
+      g_mutex_lock (&ml->lock);
+      streams = ml->seen->len > 0;
+      g_mutex_unlock (&ml->lock);
+      if (!streams) {
+        GError *e = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_DEMUX,
+            "no playable streams: nothing demuxed in %d s", SCAN_STALL);
+        msg = gst_message_new_error (GST_OBJECT (pb), e, NULL);
+        g_error_free (e);
+        break;
+      }
+    }
+  }
   gst_element_set_state (pipe, GST_STATE_NULL);
   if (msg == NULL || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
       || v->frames == 0) {

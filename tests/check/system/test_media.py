@@ -15,7 +15,10 @@ through twoflow-server and twoflow-proxy:
   more decode errors than the source's;
 * bad input (a truncated MP4, an audio-only MP4, a text file named .mp4):
   the fetch fails with the reason, the RTSP viewer gets it in DESCRIBE's
-  answer, the server logs it, and a good file is served afterwards.
+  answer, the server logs it, and a good file is served afterwards;
+* track selection: of a file with an English AAC and a French MP3 track,
+  --audio-track fra/fre/eng/1/none fetch the right one (or none); deu
+  fails naming the tracks.
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR
 """
@@ -139,6 +142,32 @@ def rtsp_view(url, transport, wav):
             "stderr": res.stderr}
 
 
+RTSPSRC = """
+import sys, gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+p = Gst.parse_launch(f"rtspsrc location={sys.argv[1]} protocols=tcp ! rtpmp2tdepay ! "
+                     f"filesink location={sys.argv[2]}")
+p.set_state(Gst.State.PLAYING)
+m = p.get_bus().timed_pop_filtered(60 * Gst.SECOND,
+                                   Gst.MessageType.EOS | Gst.MessageType.ERROR)
+p.set_state(Gst.State.NULL)
+if m is None or m.type != Gst.MessageType.EOS:
+    print(m.parse_error()[0].message if m else "timeout")
+    sys.exit(1)
+"""
+
+
+def rtspsrc_record(url, out):
+    """GStreamer's RTSP client records the stream to its end (the first
+    EOS or error on the bus; gst-launch also failed on rtspsrc's PAUSE
+    after the end when the server had already closed the connection)."""
+    res = subprocess.run(["/usr/bin/python3", "-c", RTSPSRC, url, out],
+                         capture_output=True, text=True, timeout=90)
+    return None if res.returncode == 0 else (res.stdout + res.stderr).strip()[-200:]
+
+
 def compare(what, src, got):
     check(got["video"] == src["video"] and got["audio"] is not None,
           f"{what}: video {got['video']} (source {src['video']}), audio {got['audio']} "
@@ -210,6 +239,24 @@ def main():
                 if res.returncode == 0:
                     compare(f"fetch {name} -> .{ext}", sources[name], media_facts(out))
 
+        # 2b. track selection: by language (ISO 639-1 or -2), by index, none
+        for sel, want in (("fra", "mp3"), ("fre", "mp3"), ("eng", "aac"), ("1", "mp3"),
+                          ("none", None)):
+            out = os.path.join(work, f"2audio-{sel}.mkv")
+            res = subprocess.run(proxy_base + ["--audio-track", sel, "--fetch",
+                                               "h264-2audio.mkv", "--output", out],
+                                 capture_output=True, text=True, timeout=60)
+            got = media_facts(out) if res.returncode == 0 else {"audio": "?", "frames": 0}
+            check(res.returncode == 0 and got["audio"] == want and got["frames"] == 75,
+                  f"fetch h264-2audio.mkv --audio-track {sel}: audio {got['audio']} "
+                  f"(want {want}), {got['frames']} frames {res.stderr.strip()[-200:]}")
+        res = subprocess.run(proxy_base + ["--audio-track", "deu", "--fetch",
+                                           "h264-2audio.mkv", "--output",
+                                           os.path.join(work, "2audio-deu.mkv")],
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode != 0 and "no audio track 'deu'" in res.stderr,
+              f"fetch --audio-track deu: {res.stderr.strip()[-200:]}")
+
         # 3. RTSP viewers, one at a time
         proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
                                                "--rtsp-address", "127.0.0.1"],
@@ -235,15 +282,12 @@ def main():
         # GStreamer's client
         name = "h264-aac.mp4"
         rec = os.path.join(work, "rtspsrc.ts")
-        res = subprocess.run(["gst-launch-1.0", "-q", "rtspsrc",
-                              f"location=rtsp://127.0.0.1:{rport}/video/{name}",
-                              "protocols=tcp", "!", "rtpmp2tdepay", "!", "filesink",
-                              f"location={rec}"], capture_output=True, text=True, timeout=60)
-        got = media_facts(rec) if res.returncode == 0 else {"frames": 0, "audio": None}
-        check(res.returncode == 0 and got["frames"] == sources[name]["frames"]
+        err = rtspsrc_record(f"rtsp://127.0.0.1:{rport}/video/{name}", rec)
+        got = media_facts(rec) if err is None else {"frames": 0, "audio": None}
+        check(err is None and got["frames"] == sources[name]["frames"]
               and got["audio"] == sources[name]["audio"],
               f"RTSP {name} with rtspsrc: {got['frames']} frames, audio {got['audio']} "
-              f"({res.stderr.strip()[-200:]})")
+              f"({err})")
 
         # 4. bad input: clear errors to the viewer and in the log
         for name, reason in BAD.items():
