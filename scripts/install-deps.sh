@@ -9,6 +9,7 @@ PACKAGES=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   libgstreamer-plugins-bad1.0-dev libgstrtspserver-1.0-dev
   libavcodec-dev libavutil-dev libswscale-dev zlib1g-dev libjson-glib-dev
+  liblzma-dev xz-utils
   # run and test
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav

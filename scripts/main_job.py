@@ -2,21 +2,22 @@
 """twoflow main job: the staggered two-flow VoD system across an emulated WAN,
 ending with a report.
 
-1. A short check of the elements: split → merge round trips of the shared
-   sample and a generated MPEG-2 stream (byte-identical, decodable), and the
-   merge's damage metrics with 10% of the enhanced frames lost.
+1. A short check of the elements: split → merge round trips of the 720x576
+   sample (scripts/make-media.sh) and a generated MPEG-2 stream
+   (byte-identical, decodable), and the merge's damage metrics with 10% of the enhanced frames lost.
 2. The system (needs root): twoflow-server in a server namespace and
    twoflow-proxy in a client namespace across twoflow-linkemu (10 Mbit/s
    bottleneck, 40 ms RTT, 80-packet drop-tail queue); the proxy pre-stages a
    prefix, admits sessions against the configured WAN capacity, and viewers
    in another client namespace pull over RTSP with a stock client
-   (rtspsrc ! decodebin). One viewer is deliberately rejected. Then real
-   media with audio (scripts/make-corpus.sh): an MP4 (H.264 + AAC) and an
-   MPEG-TS (MPEG-2 + MP2, PTS from 26.5 h, wrapping) are viewed over RTSP
-   by ffmpeg and fetched by the proxy to .mp4/.ts, their video frames and
-   audio compared with the source's (ffprobe). Report: frames (and audio
-   buffers) delivered, damage metrics, rates, admission decisions, and PNG
-   plots of the emulator's time series (experiments/plot.py).
+   (rtspsrc ! decodebin). One viewer is deliberately rejected. Report:
+   frames delivered per type, damage metrics, rates, admission decisions,
+   and PNG plots of the emulator's time series (experiments/plot.py).
+   Then real media with audio (scripts/make-corpus.sh): an MP4 (H.264 +
+   AAC) and an MPEG-TS (MPEG-2 + MP2, PTS from 26.5 h, wrapping) are
+   viewed over RTSP by ffmpeg and fetched by the proxy to .mp4/.ts, their
+   video frames and audio compared with the source's (ffprobe), and the
+   sessions' audio buffers reported with their frames.
 
 Run through scripts/main.sh (which installs and builds first), or directly:
   GST_PLUGIN_PATH=build/gst /usr/bin/python3 scripts/main_job.py --build build
@@ -30,43 +31,17 @@ import subprocess
 import sys
 import time
 
-import gi
-
-gi.require_version("Gst", "1.0")
-from gi.repository import Gst  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = os.environ.get("TWOFLOW_SHARED", os.path.join(ROOT, "..", "shared"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-from twoflow_records import tagged  # noqa: E402
-
-
-def run(desc, timeout=300):
-    """Runs a pipeline description to EOS; returns the pipeline (in NULL)."""
-    pipeline = Gst.parse_launch(desc)
-    bus = pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    msg = bus.timed_pop_filtered(timeout * Gst.SECOND,
-                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    pipeline.set_state(Gst.State.NULL)
-    if msg is None:
-        raise RuntimeError("pipeline timed out: " + desc)
-    if msg.type == Gst.MessageType.ERROR:
-        err, dbg = msg.parse_error()
-        raise RuntimeError(f"{msg.src.get_name()}: {err.message} ({dbg})")
-    return pipeline
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../python"))  # twoflowlab
+from twoflowlab import testbed as tbm, tool_argv  # noqa: E402
+from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
+from twoflowlab.records import tagged  # noqa: E402
 
 
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
-
-
-def stats(pipeline, name):
-    s = pipeline.get_by_name(name).get_property("stats")
-    return {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-            for i in range(s.n_fields())}
 
 
 def count_decoded(path):
@@ -88,6 +63,13 @@ def count_decoded(path):
     if msg is None or msg.type != Gst.MessageType.EOS:
         return None
     return counter["n"]
+
+
+def greyramp(build):
+    """The 720x576 sample (scripts/make-media.sh; the build makes it too)."""
+    path = os.path.join(build, "tests", "media", "greyramp.m2v")
+    subprocess.run([os.path.join(ROOT, "scripts", "make-media.sh"), path], check=True)
+    return path
 
 
 def generated_stream(build):
@@ -176,12 +158,10 @@ def media_corpus(build):
 
 def system_section(build, workdir):
     """Server and proxy across the emulated WAN; returns True if all checks pass."""
-    import twoflow_testbed as tbm
-
     print("\n== the two-flow system across the emulated WAN")
     server_exe = os.path.join(build, "tools", "server", "twoflow-server")
     proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
-    viewer = os.path.join(ROOT, "experiments", "system", "viewer.py")
+    viewer = tool_argv("viewer")
     for exe in (server_exe, proxy_exe):
         if not os.access(exe, os.X_OK):
             print(f"  missing {exe}: build first")
@@ -198,7 +178,7 @@ def system_section(build, workdir):
     videos = os.path.join(sysdir, "videos")
     os.makedirs(videos)
     shutil.copy(generated_stream(build), os.path.join(videos, "ball.m2v"))
-    shutil.copy(os.path.join(SHARED, "media", "greyramp.m2v"), videos)
+    shutil.copy(greyramp(build), videos)
     corpus = media_corpus(build)
     for name in MEDIA:
         shutil.copy(os.path.join(corpus, name), videos)
@@ -237,8 +217,7 @@ def system_section(build, workdir):
         for name, video, delay in (("A", "ball.m2v", 0), ("B", "greyramp.m2v", 1.0),
                                    ("C", "greyramp.m2v", 1.0)):
             time.sleep(delay)
-            views[name] = viewer_host.popen(["/usr/bin/python3", viewer, url + video,
-                                             "--timeout", "90"],
+            views[name] = viewer_host.popen(viewer + [url + video, "--timeout", "90"],
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             text=True)
         results = {}
@@ -402,7 +381,7 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     print("twoflow main job — 1. split/merge round trips")
     ok = True
-    for src in (os.path.join(SHARED, "media", "greyramp.m2v"),
+    for src in (greyramp(args.build),
                 generated_stream(args.build)):
         ok &= session("round trip", src, workdir, 0)
     ok &= session("lossy enhanced flow", generated_stream(args.build), workdir, 0.10)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — CPU cost of ctcpsink's event polling for many connections
  * Copyright (C) 2026 twoflow developers
  *
@@ -8,8 +9,9 @@
  *
  * Opens N loopback TCP connections (default 100) with data in flight and
  * measures, on this thread's CPU clock, one poll as ctcpsink does it:
- * getsockopt(TCP_INFO) + SIOCOUTQ + SIOCOUTQNSD + the event detector and
- * controller update. Side by side, the cost of what a sender does anyway:
+ * getsockopt(TCP_INFO) + SIOCOUTQ + SIOCOUTQNSD, then the sans-IO core
+ * (GstCtcpSender, a 100 kB/s cTCP flow): handle_tcp_info (controller,
+ * schedule, event detector), poll and next_wakeup. Side by side, the cost of what a sender does anyway:
  * send() of one 1448-byte packet on the same sockets. Prints the ratio
  * and the CPU share of polling every 1, 5 and 20 ms (RTT/4 of 4, 20 and
  * 80 ms) for all N connections.
@@ -47,8 +49,10 @@ main (int argc, char **argv)
   int lfd, *c, *s, i, r;
   struct sockaddr_in a = { 0 };
   socklen_t al = sizeof (a);
-  GstCtcpEventDetector *det;
-  GstCtcpController *ctl;
+  GstCtcpSender **core;
+  GstCtcpSenderConfig cfg = { TRUE, 10 * GST_SECOND, 0.05, 8 * GST_SECOND,
+    800000, 4.0
+  };
   guint8 info[256], pkt[1448];
   double t0, t_poll, t_send;
   guint64 sink = 0;
@@ -64,8 +68,7 @@ main (int argc, char **argv)
   }
   c = g_new (int, n);
   s = g_new (int, n);
-  det = g_new0 (GstCtcpEventDetector, n);
-  ctl = g_new0 (GstCtcpController, n);
+  core = g_new0 (GstCtcpSender *, n);
   for (i = 0; i < n; i++) {
     c[i] = socket (AF_INET, SOCK_STREAM, 0);
     if (connect (c[i], (struct sockaddr *) &a, sizeof (a)) < 0) {
@@ -73,9 +76,10 @@ main (int argc, char **argv)
       return 1;
     }
     s[i] = accept (lfd, NULL, NULL);
-    gst_ctcp_event_detector_init (&det[i]);
-    gst_ctcp_controller_init (&ctl[i], TRUE, 8 * GST_SECOND);
-    gst_ctcp_controller_set_target (&ctl[i], 100000, 0);
+    core[i] = gst_ctcp_sender_new (&cfg);
+    /* data to send, so poll has work to judge */
+    gst_ctcp_sender_handle_buffer (core[i], GST_CLOCK_TIME_NONE,
+        GST_CLOCK_TIME_NONE, 1 << 20, 0);
   }
 
   /* polls, as ctcpsink's sender thread does per wakeup */
@@ -85,7 +89,8 @@ main (int argc, char **argv)
       socklen_t len = sizeof (info);
       int outq = 0, nsd = 0;
       GstCtcpTcpInfo ti = { 0, };
-      GstNetworkCongestionType ev[GST_CTCP_MAX_EVENTS];
+      GstCtcpSenderOutput out;
+      GstClockTime now = (guint64) r * GST_MSECOND;
       guint32 v32;
 
       getsockopt (c[i], IPPROTO_TCP, TCP_INFO, info, &len);
@@ -99,9 +104,11 @@ main (int argc, char **argv)
       ti.rtt_us = v32;
       memcpy (&v32, info + 100, 4);
       ti.total_retrans = v32;
-      gst_ctcp_controller_update (&ctl[i], &ti, (guint64) r * GST_MSECOND);
-      sink += gst_ctcp_event_detector_push (&det[i], &ti,
-          (guint64) r * GST_MSECOND, ev) + outq + nsd;
+      gst_ctcp_sender_handle_tcp_info (core[i], &ti, MAX (outq, 0),
+          outq > nsd ? outq - nsd : 0, now);
+      gst_ctcp_sender_poll (core[i], now, &out);
+      sink += out.write + out.n_events +
+          gst_ctcp_sender_next_wakeup (core[i], now) / GST_MSECOND;
     }
   }
   t_poll = (cpu_now () - t0) / ((double) rounds * n);
@@ -123,9 +130,9 @@ main (int argc, char **argv)
 
   printf ("connections: %d, rounds: %d (checksum %" G_GUINT64_FORMAT ")\n",
       n, rounds, sink);
-  printf ("one poll (TCP_INFO + 2 ioctls + detector + controller): %.2f us\n",
+  printf ("one poll (TCP_INFO + 2 ioctls + core: info, poll, wakeup): %.2f us\n",
       t_poll * 1e6);
-  printf ("one send() of 1448 bytes:                               %.2f us\n",
+  printf ("one send() of 1448 bytes:                                  %.2f us\n",
       t_send * 1e6);
   printf ("ratio poll / send: %.2f\n", t_poll / t_send);
   printf ("CPU share of polling %d connections every 1 / 5 / 20 ms: "
@@ -134,5 +141,8 @@ main (int argc, char **argv)
       100 * n * t_poll / 20e-3);
   printf ("(a 100 kB/s flow sends ~69 packets/s; polling at 20 ms costs "
       "as much as %.0f of those sends per second)\n", 50 * t_poll / t_send);
+  for (i = 0; i < n; i++)
+    gst_ctcp_sender_free (core[i]);
+  g_free (core);
   return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — bench helper for testbed experiments: runs one ERAP sender or
  * receiver and logs what the scheduler sees, with CLOCK_MONOTONIC times.
  *
@@ -137,7 +138,8 @@ main (int argc, char **argv)
         " pair_samples=%u window=%.2f timeouts=%" G_GUINT64_FORMAT
         " spurious=%" G_GUINT64_FORMAT "\n", eos,
         (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked,
-        cap, pairs, w, tmo, spur);
+        cap / 1e6 /* Mbit/s, as the experiments read it */ , pairs, w, tmo,
+        spur);
     if (csv)
       fclose (csv);
   } else if (!strcmp (argv[1], "recv")) {

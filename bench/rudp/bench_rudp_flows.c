@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — bench: CPU per packet of 50 paced flows at an aggregate
  * 10,000 packets/s (250-byte packets, 50 KB/s each), measured side by side:
- *   rudp     50 x (fakesrc ! rudpsink rate=50000): one shared pacing thread
+ *   rudp     50 x (fakesrc ! rudpsink rate=400000): one shared pacing thread
  *   udpsink  50 x (fakesrc datarate=50000 ! udpsink sync=true): a clock
  *            wait per packet in each flow's own streaming thread
  * Both send to one socket in this process, drained by a thread whose CPU is
@@ -109,7 +110,7 @@ run (const gchar * kind, guint flows, guint pps, gdouble seconds, guint port)
     if (strcmp (kind, "rudp") == 0)
       desc = g_strdup_printf ("fakesrc sizetype=fixed sizemax=250 "
           "filltype=zero ! application/x-rtp ! rudpsink host=127.0.0.1 "
-          "port=%u rate=%u buffer-size=5000", port, per_flow_rate);
+          "port=%u rate=%u buffer-size=5000", port, per_flow_rate * 8);
     else
       desc = g_strdup_printf ("fakesrc sizetype=fixed sizemax=250 "
           "filltype=zero datarate=%u ! application/x-rtp ! "

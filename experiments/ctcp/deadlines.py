@@ -3,7 +3,7 @@
 """Deadlines of a trace-driven essential flow (root; about 2.5 minutes):
 
   sudo experiments/ctcp/deadlines.py [--build build] [--scale 10]
-      [--minutes 20] [--trace ../shared/traces/star-wars-iv.txt]
+      [--minutes 20] [--trace data/star-wars-iv.txt.xz]
       [--no-competition | --competitors N] [--outage START:LENGTH]
       [--cc reno] [--max-catch-up X]
 
@@ -37,11 +37,12 @@ deadline of segment k = t0 + (k+1) T, t0 = when segment 0 was ready.
 import argparse
 import collections
 import json
+import lzma
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ctcpbed  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab import ctcpbed  # noqa: E402
 
 LINK_BPS = 512e3
 LOSS_THRESHOLD = 0.05
@@ -51,7 +52,7 @@ def segment_targets(path, minutes, seg_s=256.0):
     """S/(T(1-p)) of each essential (I-frame) segment of the trace, B/s."""
     size = collections.Counter()
     end = minutes * 60
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for line in f:
             p = line.split()
             if len(p) < 4:
@@ -75,7 +76,7 @@ def main():
     ap.add_argument("--scale", type=float, default=10)
     ap.add_argument("--minutes", type=float, default=20)
     ap.add_argument("--trace", default=os.path.join(
-        ctcpbed.ROOT, "..", "shared", "traces", "star-wars-iv.txt"))
+        ctcpbed.ROOT, "data", "star-wars-iv.txt.xz"))
     ap.add_argument("--out", default="/tmp/ctcp-deadlines")
     ap.add_argument("--no-competition", action="store_true")
     ap.add_argument("--competitors", type=int, default=1,

@@ -5,10 +5,10 @@
   sudo experiments/ctcp/fig9.py [--build build] [--out /tmp/ctcp-fig9]
 
 64 KB/s bottleneck (512 kbit/s), 40 ms each way, 30-packet drop-tail
-queue.  Two cTCP flows (ctcpsink target-rate 13000 and 27000 B/s, bulk
-input) from the server to a stock tcpserversrc at the client, the second
-starting 12 s after the first; then the same with two plain TCP flows
-(mode=tcp).  Goodput per flow from each sender's bytes-acked every 0.25 s.
+queue.  Two cTCP flows (13000 and 27000 B/s: ctcpsink target-rate 104000
+and 216000 bit/s, bulk input) from the server to a stock tcpserversrc at
+the client, the second starting 12 s after the first; then the same with
+two plain TCP flows (mode=tcp).  Goodput per flow from each sender's bytes-acked every 0.25 s.
 Checks: every 8 s interval after a cTCP flow's first is within +-10 % of
 its target; the two TCP flows share the link roughly equally (their rates
 while both run within a factor 1.5).  Writes fig9.png and fig9.json.
@@ -20,8 +20,8 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ctcpbed  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab import ctcpbed  # noqa: E402
 
 TARGETS = (13000, 27000)
 PORTS = (5401, 5402)

@@ -10,7 +10,7 @@ carries Poisson-arriving Pareto-sized transfers (mean 10 KB, shape 1.5,
 with either
   rudp  the media flow (rudpsink rate-control=receiver -> rudpsrc,
         1000-byte RTP packets, 10 levels of 160 kbit/s .. 1.6 Mbit/s), or
-  cbr   an unresponsive 1.6 Mbit/s CBR UDP flow (rudpsink rate=200000).
+  cbr   an unresponsive 1.6 Mbit/s CBR UDP flow (rudpsink rate=1600000).
 Reports media drops at the bottleneck (goal: rudp <= 1/10 of cbr), the
 TCP flow's throughput (goal: >= 40 % of the link with rudp) and the
 average queue; writes the CSVs, results.json and plots to --out.
@@ -33,9 +33,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-
-from twoflow_testbed import Testbed, Red, SkipTest, check_environment  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab.testbed import Testbed, Red, SkipTest, check_environment  # noqa
 
 MEDIA_PORT = 5004
 TCP_PORT = 5201
@@ -68,7 +67,7 @@ def run_case(case, a, workdir):
         if case == "rudp":
             ctl = ["rate-control=receiver"]
         else:
-            ctl = ["rate=200000"]
+            ctl = ["rate=1600000"]
         tx = tb.server.popen(
             ["gst-launch-1.0", "-q", "videotestsrc", "!",
              "video/x-raw,width=320,height=240", "!", "rtpgstpay", "mtu=1000",

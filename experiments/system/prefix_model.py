@@ -25,22 +25,23 @@ and the maximum over sessions, in kB and in seconds of the session's
 essential playback (the prefix divided by its mean essential rate), for
 n = 1 .. until sum of mean rates > C.
 
-  experiments/system/prefix_model.py --capacity 10e6 --out docs/results --doc
+  experiments/system/prefix_model.py --capacity 10e6 --out experiments/system/results --doc
 """
 import argparse
 import json
+import lzma
 import os
 import random
 
 TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                     "..", "..", "..", "shared", "traces", "star-wars-iv.txt")
+                     "..", "..", "data", "star-wars-iv.txt.xz")
 HEADER = 68
 FPS = 25
 
 
 def per_second(path, policy="i"):
     ess, enh = [], []
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for k, line in enumerate(f):
             p = line.split()
             if len(p) != 4:

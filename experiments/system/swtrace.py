@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Star Wars IV trace excerpts for the system experiments.
 
-The trace (../shared/traces/star-wars-iv.txt: `index type time_ms bytes`,
+The trace (data/star-wars-iv.txt.xz: `index type time_ms bytes`,
 decode order, 25 fps, GOP IBBPBBPBBPBB, 89,998 frames = 1 hour) is too
 long to replay n times on this machine, so each session replays an excerpt:
 `seconds` of the trace from a random I frame (seeded), renumbered from 1,
@@ -11,6 +11,7 @@ so the excerpt starts like a closed GOP. The peak and mean rates are
 computed as twoflow-server does (1 s windows of decode time, 68-byte
 record header included), so capacities can be set before the server runs.
 """
+import lzma
 import os
 import random
 
@@ -20,7 +21,7 @@ FPS = 25
 
 def load(path):
     frames = []
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
         for line in f:
             p = line.split()
             if len(p) == 4:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ctcpsink: controlled TCP sender with TCP congestion events
  * Copyright (C) 2026 twoflow developers
  *
@@ -30,12 +31,14 @@
  * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
  * paces packets on its own and the flow stays near-CBR.
  *
- * With #GstCtcpSink:target-rate set, that rate is used instead and buffers
- * are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
+ * With #GstCtcpSink:target-rate (bit/s) set, that rate is used instead and
+ * buffers are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
  * is plain TCP (the baseline): as fast as the connection allows.
  *
- * Segment k is due `t0 + (k − k0 + 1)·T`, where t0 is when the first
- * segment k0 became ready to send; a segment is done when the kernel
+ * Segment numbers count from the stream's first timestamp (whatever it
+ * is: a capture may start at hours). Segment k is due
+ * `t0 + (k − k0 + 1)·T`, where t0 is when the first segment k0 became
+ * ready to send; a segment is done when the kernel
  * reports its last byte acknowledged (`tcpi_bytes_acked`). Its deadline
  * slack is in the stats. A segment that starts late gets a higher rate,
  * from the time left before its deadline (never less than
@@ -53,11 +56,18 @@
  * same structure (`estimated-bitrate` = 8 · min(cwnd·MSS/srtt,
  * delivery rate)). Timers are #GstClockID waits on the pipeline clock.
  *
+ * The algorithm is the sans-IO core #GstCtcpSender (gst-libs/gst/ctcp):
+ * the element reads the clock, feeds it buffers, `TCP_INFO` readings and
+ * what it wrote, writes what its poll allows and sleeps until its next
+ * wakeup.
+ *
  * At EOS the sink waits until every byte is acknowledged, shuts down its
  * write side (so the receiver sees EOS) and then lets EOS through. A
  * refused or lost connection is an element error (RESOURCE).
  *
- * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` has:
+ * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` is the
+ * core's state at its last `TCP_INFO` reading (reading it does no I/O and
+ * changes nothing). Rates in it are bytes/s, like tcpi_delivery_rate:
  *
  * * `mode` (gchararray): ctcp or tcp
  * * `congestion-control` (gchararray): the socket's algorithm (TCP_CONGESTION)
@@ -73,6 +83,7 @@
  * * `cwnd`, `ssthresh` (guint): packets, from TCP_INFO
  * * `mss` (guint): bytes
  * * `srtt`, `rttvar` (guint64): ns
+ * * `estimated-bitrate` (guint64): 8 · min(cwnd·MSS/srtt, delivery rate), bit/s
  * * `retransmissions` (guint64): segments retransmitted on this connection
  * * `timeouts` (guint64): retransmission timeouts on this connection
  * * `recoveries` (guint64): fast recoveries (dupack events)
@@ -93,18 +104,23 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 tcpserversrc host=127.0.0.1 port=5600 ! filesink location=copy.m2v
+ * gst-launch-1.0 tcpserversrc host=127.0.0.1 port=5600 ! filesink location=essential.twoflow
  * ]| The receiver, a stock element (start it first).
  * |[
- * gst-launch-1.0 filesrc location=../shared/media/greyramp.m2v ! mpegvideoparse ! \
- *     ctcpsink host=127.0.0.1 port=5600 segment-duration=500000000
- * ]| Sends the file in 0.5 s segments, each at `S/(T(1−p̂))`; copy.m2v is
- * identical to the file (mpegvideoparse timestamps the pictures).
+ * gst-launch-1.0 videotestsrc num-buffers=250 pattern=ball ! \
+ *     video/x-raw,width=352,height=288,framerate=25/1 ! mpeg2enc format=3 ! \
+ *     mpegvideoparse ! twoflowsplit name=s segment-duration=1000000000 \
+ *     s.essential ! ctcpsink host=127.0.0.1 port=5600 segment-duration=1000000000 \
+ *     s.enhanced ! fakesink sync=false async=false
+ * ]| Encodes 10 s of video and sends its essential flow (the I frames, in
+ * the twoflow byte-stream format) in 1 s segments, each at `S/(T(1−p̂))`:
+ * about 10 s. essential.twoflow is identical to what `s.essential !
+ * filesink` writes.
  * |[
  * gst-launch-1.0 -m filesrc location=/dev/zero num-buffers=100 ! \
- *     ctcpsink host=127.0.0.1 port=5600 target-rate=27000 congestion-control=reno
- * ]| 400 kB as a fixed 27 kB/s cTCP flow over Reno (about 15 s), printing
- * any congestion events (restart the receiver first).
+ *     ctcpsink host=127.0.0.1 port=5600 target-rate=216000 congestion-control=reno
+ * ]| 400 kB as a fixed 216 kbit/s (27 kB/s) cTCP flow over Reno (about
+ * 15 s), printing any congestion events (restart the receiver first).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -139,17 +155,10 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
   (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
    GST_NETWORK_CONGESTION_RECOVERED)
 
-/* The kernel paces at this multiple of the target: room to catch up after
- * a stall and to retransmit without falling behind. */
-#define PACING_HEADROOM 1.25
 /* Unsent bytes the kernel may hold in cTCP mode. */
 #define NOTSENT_LOWAT (16 * 1024)
-/* Largest single write, and the most buffers it gathers. */
-#define MAX_WRITE (64 * 1024)
+/* The most buffers one write gathers. */
 #define MAX_IOV 64
-/* Streaming (non-holding) modes accept this much ahead of the socket. */
-#define MAX_QUEUED_TCP (1024 * 1024)
-#define MAX_SLACKS 1024
 
 #ifndef TCP_NOTSENT_LOWAT
 #define TCP_NOTSENT_LOWAT 25
@@ -344,12 +353,13 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
   /**
    * GstCtcpSink:target-rate:
    *
-   * A fixed target rate in bytes/s; 0 derives it from each segment's size.
+   * A fixed target rate in bit/s; 0 derives it from each segment's size
+   * (S/(T(1−p̂))). Set, buffers are sent as they come (no holding).
    */
   g_object_class_install_property (gobject_class, PROP_TARGET_RATE,
       g_param_spec_uint64 ("target-rate", "Target rate",
-          "Fixed target rate in bytes/s (0 = S/(T(1-p)) of each segment)",
-          0, G_MAXUINT32, DEFAULT_TARGET_RATE,
+          "Fixed target rate in bit/s (0 = S/(T(1-p)) of each segment)",
+          0, 8 * (guint64) G_MAXUINT32, DEFAULT_TARGET_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -404,7 +414,8 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Controller, TCP and deadline statistics",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
@@ -445,10 +456,14 @@ gst_ctcp_sink_init (GstCtcpSink * self)
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
   g_queue_init (&self->queue);
-  g_queue_init (&self->held);
-  gst_ctcp_controller_init (&self->ctl, TRUE, DEFAULT_ADJUSTMENT_INTERVAL);
-  gst_ctcp_event_detector_init (&self->det);
-  gst_ctcp_schedule_init (&self->sched, DEFAULT_SEGMENT_DURATION);
+  {
+    /* stats exist before the first connection */
+    GstCtcpSenderConfig cfg = { TRUE, DEFAULT_SEGMENT_DURATION,
+      DEFAULT_LOSS_THRESHOLD, DEFAULT_ADJUSTMENT_INTERVAL,
+      DEFAULT_TARGET_RATE, DEFAULT_MAX_CATCH_UP
+    };
+    self->core = gst_ctcp_sender_new (&cfg);
+  }
   /* cTCP paces itself and sends a segment ahead of playback */
   gst_base_sink_set_sync (GST_BASE_SINK (self), FALSE);
 }
@@ -460,8 +475,9 @@ gst_ctcp_sink_finalize (GObject * object)
 
   g_free (self->host);
   g_free (self->peer);
+  g_free (self->cc_used);
   g_object_unref (self->cancellable);
-  gst_ctcp_schedule_clear (&self->sched);
+  gst_ctcp_sender_free (self->core);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -485,13 +501,14 @@ cc_name (GstCtcpSinkCongestionControl cc)
   }
 }
 
-/* Reads TCP_INFO and the socket's queues into self; self->lock held. */
+/* Reads TCP_INFO and the socket's queues and hands them to the core;
+ * self->lock held. */
 static gboolean
-read_tcp_info (GstCtcpSink * self)
+read_tcp_info (GstCtcpSink * self, GstClockTime now)
 {
   struct ctcp_tcp_info k;
   socklen_t len = sizeof (k);
-  GstCtcpTcpInfo *i = &self->info;
+  GstCtcpTcpInfo i = { 0, };
   int outq = 0, nsd = 0;
 
   if (self->fd < 0)
@@ -499,52 +516,43 @@ read_tcp_info (GstCtcpSink * self)
   memset (&k, 0, sizeof (k));
   if (getsockopt (self->fd, IPPROTO_TCP, TCP_INFO, &k, &len) < 0)
     return FALSE;
-  memset (i, 0, sizeof (*i));
   self->tcp_state = k.state;
-  i->ca_state = k.ca_state;
-  i->retransmits = k.retransmits;
-  i->snd_mss = k.snd_mss;
-  i->rtt_us = k.rtt;
-  i->rttvar_us = k.rttvar;
-  i->snd_cwnd = k.snd_cwnd;
-  i->snd_ssthresh = k.snd_ssthresh;
-  i->unacked = k.unacked;
-  i->lost = k.lost;
-  i->total_retrans = k.total_retrans;
+  i.ca_state = k.ca_state;
+  i.retransmits = k.retransmits;
+  i.snd_mss = k.snd_mss;
+  i.rtt_us = k.rtt;
+  i.rttvar_us = k.rttvar;
+  i.snd_cwnd = k.snd_cwnd;
+  i.snd_ssthresh = k.snd_ssthresh;
+  i.unacked = k.unacked;
+  i.lost = k.lost;
+  i.total_retrans = k.total_retrans;
   if (len >= offsetof (struct ctcp_tcp_info, bytes_received))
-    i->bytes_acked = k.bytes_acked;
+    i.bytes_acked = k.bytes_acked;
   if (len >= offsetof (struct ctcp_tcp_info, busy_time))
-    i->delivery_rate = k.delivery_rate;
+    i.delivery_rate = k.delivery_rate;
   if (len >= offsetof (struct ctcp_tcp_info, dsack_dups))
-    i->bytes_retrans = k.bytes_retrans;
+    i.bytes_retrans = k.bytes_retrans;
   if (len >= offsetof (struct ctcp_tcp_info, total_rto_time)) {
-    i->has_total_rto = TRUE;
-    i->total_rto = k.total_rto;
-    i->total_rto_recoveries = k.total_rto_recoveries;
+    i.has_total_rto = TRUE;
+    i.total_rto = k.total_rto;
+    i.total_rto_recoveries = k.total_rto_recoveries;
   }
-  if (ioctl (self->fd, SIOCOUTQ, &outq) == 0
-      && ioctl (self->fd, SIOCOUTQNSD, &nsd) == 0) {
-    self->outq = MAX (outq, 0);
-    self->inflight = outq > nsd ? outq - nsd : 0;
-  }
-  if (!self->have_info) {
-    self->acked_base = i->bytes_acked;
-    self->initial_total_retrans = i->total_retrans;
-    self->initial_total_rto = i->total_rto;
-    self->have_info = TRUE;
-  }
-  self->acked = i->bytes_acked - self->acked_base;
-  self->polls++;
+  if (ioctl (self->fd, SIOCOUTQ, &outq) < 0
+      || ioctl (self->fd, SIOCOUTQNSD, &nsd) < 0)
+    outq = nsd = 0;
+  gst_ctcp_sender_handle_tcp_info (self->core, &i, MAX (outq, 0),
+      outq > nsd ? outq - nsd : 0, now);
   return TRUE;
 }
 
+/* SO_MAX_PACING_RATE, when the core's rate changed */
 static void
-set_pacing (GstCtcpSink * self, guint64 rate)
+set_pacing (GstCtcpSink * self, guint64 pace)
 {
-  guint64 pace = rate > 0 ? (guint64) (rate * PACING_HEADROOM) : G_MAXUINT64;
   guint32 pace32 = MIN (pace, G_MAXUINT32);
 
-  if (self->fd < 0 || pace == self->pacing_set)
+  if (self->fd < 0 || pace == 0 || pace == self->pacing_set)
     return;
   if (setsockopt (self->fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pace,
           sizeof (pace)) < 0
@@ -567,16 +575,22 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   GSocketAddress *sa;
   GError *err = NULL, *last_err = NULL;
   GSocket *sock = NULL;
-  gchar *host;
+  GstCtcpSenderConfig cfg;
+  gchar *host, ccbuf[16] = "";
+  socklen_t cclen = sizeof (ccbuf) - 1;
   guint port;
   const gchar *cc;
-  gboolean ctcp;
 
   GST_OBJECT_LOCK (self);
   host = g_strdup (self->host);
   port = self->port;
   cc = cc_name (self->cc);
-  ctcp = self->mode == GST_CTCP_SINK_MODE_CTCP;
+  cfg.capped = self->mode == GST_CTCP_SINK_MODE_CTCP;
+  cfg.segment_duration = self->segment_duration;
+  cfg.loss_threshold = self->loss_threshold;
+  cfg.adjustment_interval = self->adjustment_interval;
+  cfg.fixed_rate = self->target_rate;
+  cfg.max_catch_up = self->max_catch_up;
   GST_OBJECT_UNLOCK (self);
 
   g_cancellable_reset (self->cancellable);
@@ -603,9 +617,8 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
       g_free (host);
       return FALSE;
     }
-    if (sock && !g_socket_connect (sock, sa, self->cancellable, &err)) {
+    if (sock && !g_socket_connect (sock, sa, self->cancellable, &err))
       g_clear_object (&sock);
-    }
     if (!sock) {
       g_clear_error (&last_err);
       last_err = err;
@@ -631,7 +644,7 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   g_clear_error (&last_err);
 
   g_socket_set_blocking (sock, FALSE);
-  if (ctcp) {
+  if (cfg.capped) {
     int one = 1, lowat = NOTSENT_LOWAT;
 
     /* pacing decides packet sizes: no Nagle delays */
@@ -641,39 +654,30 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
             &lowat, sizeof (lowat)) < 0)
       GST_WARNING_OBJECT (self, "TCP_NOTSENT_LOWAT: %s", g_strerror (errno));
   }
+  getsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_CONGESTION, ccbuf,
+      &cclen);
 
   g_mutex_lock (&self->lock);
   self->socket = sock;
   self->fd = g_socket_get_fd (sock);
   g_free (self->peer);
   self->peer = g_strdup_printf ("%s:%u", host, port);
+  g_free (self->cc_used);
+  self->cc_used = g_strdup (ccbuf);
   self->flow = GST_FLOW_OK;
   self->running = TRUE;
   self->flushing = FALSE;
   self->eos = self->shut = self->kick = FALSE;
   self->head_offset = 0;
-  self->queued = self->accepted = self->written = 0;
-  self->held_bytes = 0;
-  self->have_segment = FALSE;
-  self->first_ts = self->segment_end_ts = GST_CLOCK_TIME_NONE;
-  self->send_index = 0;
-  self->send_started = FALSE;
-  self->have_info = FALSE;
-  self->acked = self->outq = self->inflight = 0;
   self->pacing_set = 0;
-  self->polls = self->events_posted = 0;
-  GST_OBJECT_LOCK (self);
-  self->hold = ctcp && self->target_rate == 0;
-  gst_ctcp_controller_init (&self->ctl, ctcp, self->adjustment_interval);
-  gst_ctcp_schedule_clear (&self->sched);
-  gst_ctcp_schedule_init (&self->sched, self->segment_duration);
-  GST_OBJECT_UNLOCK (self);
-  gst_ctcp_event_detector_init (&self->det);
-  read_tcp_info (self);
+  gst_ctcp_sender_free (self->core);
+  /* its first reading (the sender thread's, before any write) is the
+   * baseline of the connection's counters */
+  self->core = gst_ctcp_sender_new (&cfg);
   g_mutex_unlock (&self->lock);
 
-  GST_INFO_OBJECT (self, "connected to %s:%u (%s)", host, port,
-      ctcp ? "ctcp" : "tcp");
+  GST_INFO_OBJECT (self, "connected to %s:%u (%s, %s)", host, port,
+      cfg.capped ? "ctcp" : "tcp", ccbuf);
   g_free (host);
   return TRUE;
 }
@@ -703,8 +707,8 @@ gst_ctcp_sink_stop (GstBaseSink * bsink)
   }
   self->fd = -1;
   g_queue_clear_full (&self->queue, (GDestroyNotify) gst_buffer_unref);
-  g_queue_clear_full (&self->held, (GDestroyNotify) gst_buffer_unref);
   gst_clear_object (&self->clock);
+  /* the core stays: its stats describe the connection that ended */
   g_mutex_unlock (&self->lock);
   return TRUE;
 }
@@ -733,7 +737,7 @@ gst_ctcp_sink_unlock_stop (GstBaseSink * bsink)
 }
 
 /* ------------------------------------------------------------------ */
-/* receiving side: segments and the queue (self->lock held) */
+/* receiving side (self->lock held) */
 
 static GstClockTime
 now_locked (GstCtcpSink * self)
@@ -764,93 +768,11 @@ wake_sender (GstCtcpSink * self)
   g_cond_broadcast (&self->cond);
 }
 
-static void
-enqueue (GstCtcpSink * self, GstBuffer * buf)
-{
-  gsize size = gst_buffer_get_size (buf);
-
-  if (size == 0) {
-    gst_buffer_unref (buf);
-    return;
-  }
-  g_queue_push_tail (&self->queue, buf);
-  self->queued += size;
-  self->accepted += size;
-}
-
-/* Ends the segment being received: in hold mode its buffers go to the
- * send queue now that S is known. */
-static void
-finish_segment (GstCtcpSink * self, gboolean at_eos)
-{
-  GstClockTime dur = GST_CLOCK_TIME_NONE;
-
-  if (!self->have_segment)
-    return;
-  if (at_eos && GST_CLOCK_TIME_IS_VALID (self->first_ts)
-      && GST_CLOCK_TIME_IS_VALID (self->segment_end_ts)) {
-    GstClockTime seg_start = self->first_ts +
-        (GstClockTime) self->segment_no * self->sched.segment_duration;
-    if (self->segment_end_ts > seg_start)
-      dur = self->segment_end_ts - seg_start;
-  }
-  if (self->hold) {
-    guint64 start = self->accepted;
-    GstBuffer *b;
-
-    gst_ctcp_schedule_add (&self->sched, self->segment_no, start,
-        now_locked (self));
-    while ((b = g_queue_pop_head (&self->held)))
-      enqueue (self, b);
-    self->held_bytes = 0;
-  }
-  gst_ctcp_schedule_complete (&self->sched, self->accepted, dur);
-  GST_DEBUG_OBJECT (self, "segment %u complete: %" G_GUINT64_FORMAT
-      " bytes", self->segment_no, gst_ctcp_schedule_last (&self->sched)->end -
-      gst_ctcp_schedule_last (&self->sched)->start);
-  self->have_segment = FALSE;
-  wake_sender (self);
-}
-
-/* Complete segments not yet fully written. */
-static guint
-segments_waiting (GstCtcpSink * self)
-{
-  guint i, n = 0;
-
-  for (i = self->send_index; i < self->sched.segments->len; i++) {
-    GstCtcpSegment *s = &g_array_index (self->sched.segments, GstCtcpSegment,
-        i);
-    if (s->complete && s->end > self->written)
-      n++;
-  }
-  return n;
-}
-
-static GstFlowReturn
-wait_for_room (GstCtcpSink * self)
-{
-  while (!self->flushing && self->flow == GST_FLOW_OK) {
-    gboolean full;
-
-    if (self->hold)
-      full = segments_waiting (self) > 1;
-    else
-      full = self->queued >= (self->ctl.capped ?
-          MAX (64 * 1024, 2 * self->ctl.target_rate) : MAX_QUEUED_TCP);
-    if (!full)
-      return GST_FLOW_OK;
-    g_cond_wait (&self->cond, &self->lock);
-  }
-  return self->flushing ? GST_FLOW_FLUSHING : self->flow;
-}
-
 static GstFlowReturn
 gst_ctcp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
   GstCtcpSink *self = GST_CTCP_SINK (bsink);
-  GstClockTime ts = GST_BUFFER_DTS_OR_PTS (buf);
-  guint32 number;
+  gsize size = gst_buffer_get_size (buf);
   GstFlowReturn ret;
 
   g_mutex_lock (&self->lock);
@@ -859,48 +781,17 @@ gst_ctcp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     goto done;
   }
   ensure_thread (self);
-
-  /* segment number as twoflowsplit computes it */
-  number = self->have_segment ? self->segment_no : 0;
-  if (GST_CLOCK_TIME_IS_VALID (ts)) {
-    if (!GST_CLOCK_TIME_IS_VALID (self->first_ts))
-      self->first_ts = ts;
-    if (ts >= self->first_ts)
-      number = (ts - self->first_ts) / self->sched.segment_duration;
-  }
-  if (self->have_segment && number > self->segment_no) {
-    finish_segment (self, FALSE);
-    ret = wait_for_room (self);
-    if (ret != GST_FLOW_OK)
-      goto done;
-  }
-  if (!self->have_segment) {
-    self->have_segment = TRUE;
-    self->segment_no = number;
-    self->segment_end_ts = GST_CLOCK_TIME_NONE;
-    if (!self->hold)
-      gst_ctcp_schedule_add (&self->sched, number, self->accepted,
-          now_locked (self));
-  }
-  if (GST_CLOCK_TIME_IS_VALID (ts)) {
-    GstClockTime end = ts + (GST_BUFFER_DURATION_IS_VALID (buf) ?
-        GST_BUFFER_DURATION (buf) : 0);
-    if (!GST_CLOCK_TIME_IS_VALID (self->segment_end_ts)
-        || end > self->segment_end_ts)
-      self->segment_end_ts = end;
-  }
-
-  if (self->hold) {
-    self->held_bytes += gst_buffer_get_size (buf);
-    g_queue_push_tail (&self->held, gst_buffer_ref (buf));
-    ret = GST_FLOW_OK;
-  } else {
-    ret = wait_for_room (self);
-    if (ret == GST_FLOW_OK) {
-      enqueue (self, gst_buffer_ref (buf));
-      wake_sender (self);
-    }
-  }
+  /* the core numbers the segment and holds it until complete; the bytes
+   * wait here until it says they may go */
+  if (size > 0)
+    g_queue_push_tail (&self->queue, gst_buffer_ref (buf));
+  if (gst_ctcp_sender_handle_buffer (self->core, GST_BUFFER_DTS_OR_PTS (buf),
+          GST_BUFFER_DURATION (buf), size, now_locked (self)))
+    wake_sender (self);
+  while (!self->flushing && self->flow == GST_FLOW_OK
+      && gst_ctcp_sender_is_full (self->core))
+    g_cond_wait (&self->cond, &self->lock);
+  ret = self->flushing ? GST_FLOW_FLUSHING : self->flow;
 
 done:
   g_mutex_unlock (&self->lock);
@@ -926,7 +817,7 @@ gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event)
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
     g_mutex_lock (&self->lock);
     ensure_thread (self);
-    finish_segment (self, TRUE);
+    gst_ctcp_sender_handle_eos (self->core, now_locked (self));
     self->eos = TRUE;
     wake_sender (self);
     /* linger until the receiver has everything (or flushing / error) */
@@ -939,221 +830,85 @@ gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event)
 }
 
 /* ------------------------------------------------------------------ */
-/* the sender thread */
+/* the sender thread: now = clock; core(now); wait(next_wakeup()) */
 
-static guint64
-estimated_bitrate (GstCtcpSink * self)
-{
-  const GstCtcpTcpInfo *i = &self->info;
-  guint64 rate = G_MAXUINT64;
-
-  if (i->rtt_us > 0)
-    rate = (guint64) i->snd_cwnd * i->snd_mss * G_USEC_PER_SEC / i->rtt_us;
-  if (i->delivery_rate > 0)
-    rate = MIN (rate, i->delivery_rate);
-  return rate == G_MAXUINT64 ? 0 : rate * 8;
-}
-
-/* The target of the segment now being written; self->lock held. A new
- * segment starts at S/(T(1−p̂)) (or its late-start rate); while it is
- * sent, a segment behind its schedule is raised to its residual bytes
- * over its residual time (bounded by max-catch-up). */
-static void
-update_target (GstCtcpSink * self, GstClockTime now)
-{
-  GArray *segs = self->sched.segments;
-  guint64 fixed, rate;
-  gdouble p, boost;
-  GstClockTime rtt;
-
-  if (!self->ctl.capped)
-    return;
-  GST_OBJECT_LOCK (self);
-  fixed = self->target_rate;
-  p = self->loss_threshold;
-  boost = self->max_catch_up;
-  GST_OBJECT_UNLOCK (self);
-  if (fixed > 0) {
-    gst_ctcp_controller_set_target (&self->ctl, fixed, now);
-    set_pacing (self, fixed);
-    return;
-  }
-  /* move past written segments; a new one gets its rate when it starts */
-  while (self->send_index < segs->len) {
-    GstCtcpSegment *s = &g_array_index (segs, GstCtcpSegment,
-        self->send_index);
-
-    if (s->complete && self->written >= s->end && s->end > s->start) {
-      self->send_index++;
-      self->send_started = FALSE;
-      continue;
-    }
-    if (s->complete && s->end == s->start) {
-      self->send_index++;
-      continue;
-    }
-    if (!s->complete)
-      break;
-    if (!self->send_started) {
-      s->nominal_rate = gst_ctcp_target_rate (s->end - s->start, s->duration,
-          p);
-      s->target_rate = gst_ctcp_schedule_segment_rate (&self->sched, s,
-          p, boost, now);
-      gst_ctcp_controller_set_target (&self->ctl, s->target_rate, now);
-      gst_ctcp_controller_restart_pacing (&self->ctl, now);
-      set_pacing (self, s->target_rate);
-      self->send_started = TRUE;
-      GST_DEBUG_OBJECT (self, "segment %u: %" G_GUINT64_FORMAT " bytes at %"
-          G_GUINT64_FORMAT " B/s, due in %" GST_STIME_FORMAT, s->number,
-          s->end - s->start, s->target_rate,
-          GST_STIME_ARGS (GST_CLOCK_DIFF (now, s->deadline)));
-      break;
-    }
-    rtt = self->ctl.srtt;
-    if (GST_CLOCK_TIME_IS_VALID (self->ctl.w_rtt)
-        && (!GST_CLOCK_TIME_IS_VALID (rtt) || self->ctl.w_rtt > rtt))
-      rtt = self->ctl.w_rtt;
-    rate = gst_ctcp_schedule_required_rate (&self->sched, s, self->acked,
-        rtt, p, boost, now);
-    if (rate != self->ctl.target_rate) {
-      GST_LOG_OBJECT (self, "segment %u: %" G_GUINT64_FORMAT " B/s (%.2f x "
-          "nominal), %" G_GUINT64_FORMAT " bytes unacknowledged, due in %"
-          GST_STIME_FORMAT, s->number, rate, (gdouble) rate / s->nominal_rate,
-          s->end - CLAMP (self->acked, s->start, s->end),
-          GST_STIME_ARGS (GST_CLOCK_DIFF (now, s->deadline)));
-      gst_ctcp_controller_set_target (&self->ctl, rate, now);
-      set_pacing (self, rate);
-    }
-    break;
-  }
-}
-
-typedef struct
-{
-  GstNetworkCongestionType type;
-  guint64 bitrate;
-  GstClockTime srtt;
-} PendingEvent;
-
-/* Bytes left in the segment being sent (hold mode), so that one write
- * never starts the next segment before its rate is set. */
-static guint64
-segment_room (GstCtcpSink * self)
-{
-  GstCtcpSegment *seg;
-
-  if (!self->hold || self->send_index >= self->sched.segments->len)
-    return G_MAXUINT64;
-  seg = &g_array_index (self->sched.segments, GstCtcpSegment,
-      self->send_index);
-  if (!seg->complete || seg->end <= self->written)
-    return G_MAXUINT64;
-  return seg->end - self->written;
-}
-
-/* Writes what the controller allows, several queued buffers per write
- * (sendmsg): small buffers (a trace's frames, a parser's pictures) must
- * not each become a packet and a wakeup of their own. Returns FALSE on a
- * fatal error (then *err says why); *blocked tells the socket was full. */
-static gboolean
-write_some (GstCtcpSink * self, GstClockTime now, gboolean * blocked,
-    gchar ** err)
+/* Writes up to @max queued bytes in one sendmsg(), gathering buffers:
+ * small buffers (a trace's frames, a parser's pictures) must not each
+ * become a packet. Returns the bytes written (0: the socket is full), -1
+ * on a fatal error (then *err says why). */
+static gssize
+write_some (GstCtcpSink * self, guint64 max, gchar ** err)
 {
   struct iovec iov[MAX_IOV];
   GstMapInfo maps[MAX_IOV];
   GstBuffer *bufs[MAX_IOV];
+  struct msghdr msg = { 0, };
+  guint64 total = 0;
+  gssize n, left;
+  GList *l;
+  guint k = 0, j;
 
-  *blocked = FALSE;
-  while (self->queued > 0) {
-    guint64 allow = gst_ctcp_controller_allowance (&self->ctl,
-        self->inflight, self->outq - self->inflight, now);
-    guint64 min_chunk = MIN (gst_ctcp_controller_min_write (&self->ctl),
-        self->queued);
-    guint64 want, total = 0, left;
-    struct msghdr msg = { 0, };
-    GList *l;
-    guint k = 0, j;
-    gssize n;
+  for (l = self->queue.head; l && k < MAX_IOV && total < max; l = l->next) {
+    gsize off = k == 0 ? self->head_offset : 0;
 
-    /* whole packets only, unless the stream's last bytes */
-    if (self->ctl.capped && allow < min_chunk)
-      break;
-    want = MIN (MIN (allow, MAX_WRITE), segment_room (self));
-    for (l = self->queue.head; l && k < MAX_IOV && total < want; l = l->next) {
-      gsize off = k == 0 ? self->head_offset : 0, len;
-
-      bufs[k] = l->data;
-      if (!gst_buffer_map (bufs[k], &maps[k], GST_MAP_READ)) {
-        for (j = 0; j < k; j++)
-          gst_buffer_unmap (bufs[j], &maps[j]);
-        *err = g_strdup ("cannot map a buffer");
-        return FALSE;
-      }
-      len = MIN (maps[k].size - off, want - total);
-      iov[k].iov_base = maps[k].data + off;
-      iov[k].iov_len = len;
-      total += len;
-      k++;
+    bufs[k] = l->data;
+    if (!gst_buffer_map (bufs[k], &maps[k], GST_MAP_READ)) {
+      for (j = 0; j < k; j++)
+        gst_buffer_unmap (bufs[j], &maps[j]);
+      *err = g_strdup ("cannot map a buffer");
+      return -1;
     }
-    msg.msg_iov = iov;
-    msg.msg_iovlen = k;
-    n = sendmsg (self->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    for (j = 0; j < k; j++)
-      gst_buffer_unmap (bufs[j], &maps[j]);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        *blocked = TRUE;
-        return TRUE;
-      }
-      *err = g_strdup_printf ("send: %s", g_strerror (errno));
-      return FALSE;
-    }
-    GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " of %" G_GUINT64_FORMAT
-        " in %u buffers at %" GST_TIME_FORMAT " (allowed %" G_GUINT64_FORMAT
-        ", in flight %" G_GUINT64_FORMAT ", unsent %" G_GUINT64_FORMAT ")", n,
-        total, k, GST_TIME_ARGS (now), allow, self->inflight,
-        self->outq - self->inflight);
-    gst_ctcp_controller_consume (&self->ctl, n);
-    /* counted as unsent until the next reading */
-    self->outq += n;
-    self->written += n;
-    self->queued -= n;
-    for (left = n; left > 0;) {
-      GstBuffer *head = g_queue_peek_head (&self->queue);
-      gsize avail = gst_buffer_get_size (head) - self->head_offset;
-
-      if (left < avail) {
-        self->head_offset += left;
-        break;
-      }
-      left -= avail;
-      gst_buffer_unref (g_queue_pop_head (&self->queue));
-      self->head_offset = 0;
-    }
-    update_target (self, now);
+    iov[k].iov_base = maps[k].data + off;
+    iov[k].iov_len = MIN (maps[k].size - off, max - total);
+    total += iov[k].iov_len;
+    k++;
   }
-  return TRUE;
+  msg.msg_iov = iov;
+  msg.msg_iovlen = k;
+  do
+    n = sendmsg (self->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  for (j = 0; j < k; j++)
+    gst_buffer_unmap (bufs[j], &maps[j]);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return 0;
+    *err = g_strdup_printf ("send: %s", g_strerror (errno));
+    return -1;
+  }
+  GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " of %" G_GUINT64_FORMAT
+      " in %u buffers", n, total, k);
+  for (left = n; left > 0;) {
+    GstBuffer *head = g_queue_peek_head (&self->queue);
+    gsize avail = gst_buffer_get_size (head) - self->head_offset;
+
+    if ((gsize) left < avail) {
+      self->head_offset += left;
+      break;
+    }
+    left -= avail;
+    gst_buffer_unref (g_queue_pop_head (&self->queue));
+    self->head_offset = 0;
+  }
+  return n;
 }
 
 static gpointer
 gst_ctcp_sink_thread (gpointer data)
 {
   GstCtcpSink *self = data;
-  GArray *pending = g_array_new (FALSE, FALSE, sizeof (PendingEvent));
+  GArray *pending = g_array_new (FALSE, FALSE, sizeof (GstCtcpEvent));
   gchar *err = NULL, *peer;
 
   g_mutex_lock (&self->lock);
   while (self->running && self->flow == GST_FLOW_OK) {
-    GstClockTime now = gst_clock_get_time (self->clock), wake, poll;
-    GstNetworkCongestionType ev[GST_CTCP_MAX_EVENTS];
-    gboolean blocked = FALSE, busy;
-    guint n, i;
-    guint events;
+    GstClockTime now = gst_clock_get_time (self->clock), wake;
+    GstCtcpSenderOutput out;
+    gboolean blocked = FALSE;
+    guint events, i;
 
     self->kick = FALSE;
-    if (!read_tcp_info (self)) {
+    if (!read_tcp_info (self, now)) {
       err = g_strdup_printf ("TCP_INFO: %s", g_strerror (errno));
       self->flow = GST_FLOW_ERROR;
       break;
@@ -1166,86 +921,71 @@ gst_ctcp_sink_thread (gpointer data)
       self->flow = GST_FLOW_ERROR;
       break;
     }
-    gst_ctcp_controller_update (&self->ctl, &self->info, now);
-    gst_ctcp_schedule_acked (&self->sched, self->acked, now);
 
     GST_OBJECT_LOCK (self);
     events = self->events;
     GST_OBJECT_UNLOCK (self);
-    n = gst_ctcp_event_detector_push (&self->det, &self->info, now, ev);
-    for (i = 0; i < n; i++) {
-      PendingEvent pe = { ev[i], estimated_bitrate (self),
-        self->info.rtt_us * GST_USECOND
-      };
-      GST_INFO_OBJECT (self, "event %s (ca_state %u, cwnd %u, srtt %u us)",
-          gst_network_congestion_type_to_string (ev[i]),
-          self->info.ca_state, self->info.snd_cwnd, self->info.rtt_us);
-      if (ev[i] & events)
-        g_array_append_val (pending, pe);
-    }
+    for (;;) {
+      gssize n;
 
-    update_target (self, now);
-    if (!write_some (self, now, &blocked, &err)) {
+      gst_ctcp_sender_poll (self->core, now, &out);
+      for (i = 0; i < out.n_events; i++)
+        if (out.events[i].type & events)
+          g_array_append_val (pending, out.events[i]);
+      set_pacing (self, out.pacing_rate);
+      if (out.write == 0)
+        break;
+      n = write_some (self, out.write, &err);
+      if (n < 0)
+        break;
+      if (n == 0) {
+        blocked = TRUE;
+        break;
+      }
+      gst_ctcp_sender_handle_written (self->core, n, now);
+    }
+    if (err) {
       self->flow = GST_FLOW_ERROR;
       break;
     }
-    /* render may go on; EOS finishes once everything is acknowledged */
-    if (self->eos && !self->shut && self->queued == 0
-        && self->acked >= self->accepted && self->outq == 0) {
+    /* EOS finishes once everything is acknowledged */
+    if (out.finished && !self->shut) {
       g_socket_shutdown (self->socket, FALSE, TRUE, NULL);
       self->shut = TRUE;
-      GST_INFO_OBJECT (self, "all %" G_GUINT64_FORMAT " bytes acknowledged",
-          self->accepted);
+      GST_INFO_OBJECT (self, "all bytes acknowledged");
     }
+    /* render may go on */
     g_cond_broadcast (&self->cond);
 
     if (pending->len > 0) {
       g_mutex_unlock (&self->lock);
       for (i = 0; i < pending->len; i++) {
-        PendingEvent *pe = &g_array_index (pending, PendingEvent, i);
+        GstCtcpEvent *e = &g_array_index (pending, GstCtcpEvent, i);
         gst_network_congestion_notify (GST_ELEMENT (self),
-            GST_BASE_SINK_PAD (self), pe->type, pe->bitrate, pe->srtt);
+            GST_BASE_SINK_PAD (self), e->type, e->bitrate, e->srtt);
       }
       g_mutex_lock (&self->lock);
-      self->events_posted += pending->len;
       g_array_set_size (pending, 0);
       continue;
     }
 
-    /* next wakeup: the poll while data is in flight, the pacer */
-    busy = self->outq > 0 || self->queued > 0;
-    if (!busy) {
-      if (!self->kick && self->running)
-        g_cond_wait (&self->cond, &self->lock);
-      continue;
-    }
-    poll = gst_ctcp_poll_interval (self->ctl.srtt);
-    wake = self->outq > 0 ? now + poll : GST_CLOCK_TIME_NONE;
-    if (self->queued > 0 && !blocked && self->ctl.capped) {
-      GstClockTime p = gst_ctcp_controller_next_write (&self->ctl,
-          self->inflight, self->outq - self->inflight,
-          MIN (gst_ctcp_controller_min_write (&self->ctl), self->queued),
-          now);
-      /* none: the window holds us back and data is in flight, so the poll
-       * sees when there is room */
-      if (GST_CLOCK_TIME_IS_VALID (p) && p > now
-          && (!GST_CLOCK_TIME_IS_VALID (wake) || p < wake))
-        wake = p;
-    }
-    if (!GST_CLOCK_TIME_IS_VALID (wake))
-      wake = now + poll;
+    wake = gst_ctcp_sender_next_wakeup (self->core, now);
     if (self->kick)
       continue;
-
-    if (blocked) {
+    if (!GST_CLOCK_TIME_IS_VALID (wake)) {
+      /* idle: no timer, new data or EOS wakes us */
+      if (self->running)
+        g_cond_wait (&self->cond, &self->lock);
+    } else if (blocked) {
       GSocket *sock = g_object_ref (self->socket);
 
       g_mutex_unlock (&self->lock);
-      g_socket_condition_timed_wait (sock, G_IO_OUT, poll / GST_USECOND,
-          self->cancellable, NULL);
+      g_socket_condition_timed_wait (sock, G_IO_OUT,
+          MAX (wake - now, GST_MSECOND) / GST_USECOND, self->cancellable,
+          NULL);
       g_object_unref (sock);
       g_mutex_lock (&self->lock);
-    } else {
+    } else if (wake > now) {
       GstClockID id = gst_clock_new_single_shot_id (self->clock, wake);
 
       self->clock_id = id;
@@ -1272,76 +1012,17 @@ gst_ctcp_sink_thread (gpointer data)
 /* ------------------------------------------------------------------ */
 /* properties */
 
+/* The core's last state: reading the stats changes nothing. */
 static GstStructure *
 gst_ctcp_sink_get_stats (GstCtcpSink * self)
 {
   GstStructure *s;
-  GValue arr = G_VALUE_INIT, v = G_VALUE_INIT;
-  GArray *segs;
-  guint i, first;
-  gchar ccbuf[16] = "";
-  socklen_t cclen = sizeof (ccbuf) - 1;
-  guint64 window, nominal;
 
   g_mutex_lock (&self->lock);
-  /* the segment being sent, or the last one that was */
-  nominal = self->hold ? 0 : self->ctl.target_rate;
-  for (i = MIN (self->send_index + 1, self->sched.segments->len);
-      self->hold && i > 0 && nominal == 0; i--)
-    nominal = g_array_index (self->sched.segments, GstCtcpSegment,
-        i - 1).nominal_rate;
-  if (self->fd >= 0) {
-    read_tcp_info (self);
-    getsockopt (self->fd, IPPROTO_TCP, TCP_CONGESTION, ccbuf, &cclen);
-  }
-  window = gst_ctcp_controller_window_bytes (&self->ctl);
-  s = gst_structure_new ("application/x-ctcpsink-stats",
-      "mode", G_TYPE_STRING, self->ctl.capped ? "ctcp" : "tcp",
-      "congestion-control", G_TYPE_STRING, ccbuf,
-      "target-rate", G_TYPE_UINT64, self->ctl.target_rate,
-      "nominal-rate", G_TYPE_UINT64, nominal,
-      "w-target", G_TYPE_UINT, self->ctl.w_target,
-      "w-target-rtt", G_TYPE_UINT64,
-      GST_CLOCK_TIME_IS_VALID (self->ctl.w_rtt) ? self->ctl.w_rtt : 0,
-      "window", G_TYPE_UINT64, window == G_MAXUINT64 ? 0 : window,
-      "adjustments", G_TYPE_UINT64, self->ctl.adjustments,
-      "cwnd", G_TYPE_UINT, self->info.snd_cwnd,
-      "ssthresh", G_TYPE_UINT, self->info.snd_ssthresh,
-      "mss", G_TYPE_UINT, self->info.snd_mss,
-      "srtt", G_TYPE_UINT64, (guint64) self->info.rtt_us * GST_USECOND,
-      "rttvar", G_TYPE_UINT64, (guint64) self->info.rttvar_us * GST_USECOND,
-      "retransmissions", G_TYPE_UINT64,
-      (guint64) (self->info.total_retrans - self->initial_total_retrans),
-      "timeouts", G_TYPE_UINT64, self->info.has_total_rto ?
-      (guint64) (guint16) (self->info.total_rto - self->initial_total_rto) :
-      self->det.rexmt,
-      "recoveries", G_TYPE_UINT64, self->det.dupack,
-      "inferred-recoveries", G_TYPE_UINT64, self->det.inferred,
-      "rexmt-events", G_TYPE_UINT64, self->det.rexmt,
-      "dupack-events", G_TYPE_UINT64, self->det.dupack,
-      "recovered-events", G_TYPE_UINT64, self->det.recovered,
-      "bytes-sent", G_TYPE_UINT64, self->written,
-      "bytes-acked", G_TYPE_UINT64, MIN (self->acked, self->written),
-      "bytes-in-flight", G_TYPE_UINT64, MIN (self->inflight,
-          self->written - MIN (self->acked, self->written)),
-      "bytes-queued", G_TYPE_UINT64, self->queued + self->held_bytes,
-      "segments", G_TYPE_UINT64, self->sched.segments_done,
-      "segments-late", G_TYPE_UINT64, self->sched.segments_late,
-      "min-deadline-slack", G_TYPE_INT64, self->sched.segments_done ?
-      self->sched.min_slack : 0, "polls", G_TYPE_UINT64, self->polls, NULL);
-
-  g_value_init (&arr, GST_TYPE_ARRAY);
-  g_value_init (&v, G_TYPE_INT64);
-  segs = self->sched.segments;
-  first = self->sched.first_pending > MAX_SLACKS ?
-      self->sched.first_pending - MAX_SLACKS : 0;
-  for (i = first; i < self->sched.first_pending; i++) {
-    g_value_set_int64 (&v, g_array_index (segs, GstCtcpSegment, i).slack);
-    gst_value_array_append_value (&arr, &v);
-  }
+  s = gst_ctcp_sender_get_stats (self->core);
+  gst_structure_set (s, "congestion-control", G_TYPE_STRING,
+      self->cc_used ? self->cc_used : "", NULL);
   g_mutex_unlock (&self->lock);
-  gst_structure_take_value (s, "deadline-slack", &arr);
-  g_value_unset (&v);
   return s;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ctcpsink: controlled TCP sender with TCP congestion events
  * Copyright (C) 2026 twoflow developers
  *
@@ -82,45 +83,17 @@ struct _GstCtcpSink {
   gboolean eos;
   gboolean shut;                /* write side shut down after EOS */
   GstFlowReturn flow;           /* error seen by the sender thread */
+  gchar *cc_used;               /* TCP_CONGESTION of the socket */
 
-  /* data accepted but not yet written, in stream order */
+  /* stream bytes accepted and not yet written, in order */
   GQueue queue;
   gsize head_offset;
-  guint64 queued;
-  guint64 accepted;             /* stream bytes handed to the queue */
-  guint64 written;              /* stream bytes written to the socket */
 
-  /* the segment being received */
-  gboolean hold;                /* hold segments until complete (target from S) */
-  GQueue held;
-  guint64 held_bytes;
-  gboolean have_segment;
-  guint32 segment_no;
-  GstClockTime first_ts;
-  GstClockTime segment_end_ts;
+  /* the algorithm: segments, rates, window, pacing, events, stats */
+  GstCtcpSender *core;
 
-  /* the cores */
-  GstCtcpController ctl;
-  GstCtcpEventDetector det;
-  GstCtcpSchedule sched;
-  guint send_index;             /* segment whose bytes are being written */
-  gboolean send_started;
-
-  /* last TCP_INFO reading */
-  GstCtcpTcpInfo info;
-  guint8 tcp_state;
-  gboolean have_info;
-  guint64 acked_base;
-  guint64 acked;
-  guint64 outq;
-  guint64 inflight;
-  guint64 pacing_set;
-  guint32 initial_total_retrans;
-  guint16 initial_total_rto;
-
-  /* counters */
-  guint64 polls;
-  guint64 events_posted;
+  guint8 tcp_state;             /* of the last TCP_INFO reading */
+  guint64 pacing_set;           /* SO_MAX_PACING_RATE last set */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (ctcpsink);

@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP manager.
  *
  * Every erapsink of a process that binds the same local address and port
- * shares one non-blocking UDP socket and one thread. The thread receives
+ * shares one non-blocking UDP socket and one thread: a shared service
+ * (gst/common/twoflowservice.h) per address and port, whose GMainContext
+ * thread runs a socket source. The source receives
  * the ACKs of all those sessions and dispatches each to its session by
  * (receiver address, receiver port): the address is the ACK's source, or
  * the address the ACK carries when the receiver sends from another one.
@@ -13,7 +16,8 @@
 #endif
 
 #include <string.h>
-#include <sys/socket.h>
+#include "twoflownet.h"
+#include "twoflowservice.h"
 #include "gsterapmanager.h"
 
 GST_DEBUG_CATEGORY_STATIC (erap_manager_debug);
@@ -27,12 +31,25 @@ struct _GstErapManagerSession {
   gint busy;                    /* dispatches running, under manager lock */
 };
 
+#define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
+#define ACK_BUF 2048            /* bytes per datagram */
+/* ACK records a batch can hold */
+#define ACK_RECORDS (ACK_BATCH * (ACK_BUF / GST_ERAP_ACK_SIZE))
+
+typedef struct {
+  GstErapManagerSession *s;
+  guint first, n;               /* a run of ACKs of one session */
+} Run;
+
 struct _GstErapManager {
-  gchar *key;
-  gint refcount;
+  TwoflowService *service;
   GSocket *socket;
-  GCancellable *cancellable;
-  GThread *thread;
+  GSource *source;              /* in the service's context */
+  /* the service thread's receive buffers */
+  guint8 (*buf)[ACK_BUF];
+  GstErapAck *acks;
+  GSocketAddress **ack_from;
+  Run *runs;
 
   GMutex lock;
   GCond idle;                   /* a dispatch finished */
@@ -41,9 +58,6 @@ struct _GstErapManager {
   GstErapManagerStats st;
 };
 
-G_LOCK_DEFINE_STATIC (managers);
-static GHashTable *managers;
-static gint n_threads;
 
 static gchar *
 make_key (GInetAddress * addr, guint16 port)
@@ -54,16 +68,6 @@ make_key (GInetAddress * addr, guint16 port)
   g_free (a);
   return k;
 }
-
-#define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
-#define ACK_BUF 2048            /* bytes per datagram */
-/* ACK records a batch can hold */
-#define ACK_RECORDS (ACK_BATCH * (ACK_BUF / GST_ERAP_ACK_SIZE))
-
-typedef struct {
-  GstErapManagerSession *s;
-  guint first, n;               /* a run of ACKs of one session */
-} Run;
 
 /* Finds the session of each ACK and groups consecutive ACKs of a session
  * into runs; the address key is only rebuilt when the sender of the ACKs
@@ -129,189 +133,159 @@ group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
   return n_runs;
 }
 
-static gpointer
-ack_thread (gpointer data)
+/* In the service thread, when ACKs are there: drains the socket, a batch
+ * per system call, and dispatches each batch's ACKs by session. */
+static gboolean
+on_acks (GSocket * socket, GIOCondition cond, gpointer data)
 {
   GstErapManager *m = data;
-  guint8 (*buf)[ACK_BUF] = g_malloc (ACK_BATCH * ACK_BUF);
   GInputVector iv[ACK_BATCH];
   GInputMessage im[ACK_BATCH];
   GSocketAddress *from[ACK_BATCH];
-  GstErapAck *acks = g_new (GstErapAck, ACK_RECORDS);
-  GSocketAddress **ack_from = g_new (GSocketAddress *, ACK_RECORDS);
-  Run *runs = g_new (Run, ACK_RECORDS);
-  GPollFD cfd;
+  gint n, i;
 
-  /* keeps the cancellable's eventfd open: otherwise every wait below
-   * creates and closes one */
-  g_cancellable_make_pollfd (m->cancellable, &cfd);
-  while (!g_cancellable_is_cancelled (m->cancellable)) {
+  do {
     GError *err = NULL;
-    gint n, i;
-    guint n_acks = 0, n_runs, r, malformed;
+    guint n_acks = 0, n_runs, r, malformed = 0;
 
-    if (!g_socket_condition_wait (m->socket, G_IO_IN, m->cancellable, &err)) {
-      g_clear_error (&err);
-      continue;                 /* cancelled: the loop ends */
+    memset (im, 0, sizeof (im));
+    for (i = 0; i < ACK_BATCH; i++) {
+      iv[i].buffer = m->buf[i];
+      iv[i].size = sizeof (m->buf[i]);
+      from[i] = NULL;
+      im[i].address = &from[i];
+      im[i].vectors = &iv[i];
+      im[i].num_vectors = 1;
     }
-    /* drain what is there, a batch per system call, then wait again */
-    do {
-      memset (im, 0, sizeof (im));
-      for (i = 0; i < ACK_BATCH; i++) {
-        iv[i].buffer = buf[i];
-        iv[i].size = sizeof (buf[i]);
-        from[i] = NULL;
-        im[i].address = &from[i];
-        im[i].vectors = &iv[i];
-        im[i].num_vectors = 1;
-      }
-      n = g_socket_receive_messages (m->socket, im, ACK_BATCH, 0, NULL, &err);
-      if (n < 0) {
-        if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-          GST_DEBUG ("receive error: %s", err->message);
-        g_clear_error (&err);
-        break;
-      }
-      n_acks = malformed = 0;
-      for (i = 0; i < n; i++) {
-        gsize off = 0;
-        guint before = n_acks;
+    n = g_socket_receive_messages (m->socket, im, ACK_BATCH, 0, NULL, &err);
+    if (n < 0) {
+      if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        GST_DEBUG ("receive error: %s", err->message);
+      g_clear_error (&err);
+      break;
+    }
+    for (i = 0; i < n; i++) {
+      gsize off = 0;
+      guint before = n_acks;
 
-        if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]))
-          while (n_acks < ACK_RECORDS && gst_erap_ack_parse_next (buf[i],
-                  im[i].bytes_received, &off, &acks[n_acks]))
-            ack_from[n_acks++] = from[i];
-        /* a datagram that is not wholly ACK records counts once */
-        if (n_acks == before || off != im[i].bytes_received)
-          malformed++;
-      }
-      g_mutex_lock (&m->lock);
-      m->st.acks_malformed += malformed;
-      n_runs = group_locked (m, acks, ack_from, n_acks, runs);
-      g_mutex_unlock (&m->lock);
+      if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]))
+        while (n_acks < ACK_RECORDS && gst_erap_ack_parse_next (m->buf[i],
+                im[i].bytes_received, &off, &m->acks[n_acks]))
+          m->ack_from[n_acks++] = from[i];
+      /* a datagram that is not wholly ACK records counts once */
+      if (n_acks == before || off != im[i].bytes_received)
+        malformed++;
+    }
+    g_mutex_lock (&m->lock);
+    m->st.acks_malformed += malformed;
+    n_runs = group_locked (m, m->acks, m->ack_from, n_acks, m->runs);
+    g_mutex_unlock (&m->lock);
 
-      for (r = 0; r < n_runs; r++)
-        runs[r].s->func (runs[r].s->owner, acks + runs[r].first, runs[r].n);
+    for (r = 0; r < n_runs; r++)
+      m->runs[r].s->func (m->runs[r].s->owner, m->acks + m->runs[r].first,
+          m->runs[r].n);
 
-      g_mutex_lock (&m->lock);
-      for (r = 0; r < n_runs; r++)
-        runs[r].s->busy--;
-      if (n_runs && m->removing)
-        g_cond_broadcast (&m->idle);
-      g_mutex_unlock (&m->lock);
-      for (i = 0; i < n; i++)
-        g_clear_object (&from[i]);
-    } while (n == ACK_BATCH);
-  }
-  g_cancellable_release_fd (m->cancellable);
-  g_free (buf);
-  g_free (acks);
-  g_free (ack_from);
-  g_free (runs);
-  return NULL;
+    g_mutex_lock (&m->lock);
+    for (r = 0; r < n_runs; r++)
+      m->runs[r].s->busy--;
+    if (n_runs && m->removing)
+      g_cond_broadcast (&m->idle);
+    g_mutex_unlock (&m->lock);
+    for (i = 0; i < n; i++)
+      g_clear_object (&from[i]);
+  } while (n == ACK_BATCH);
+  return G_SOURCE_CONTINUE;
 }
 
-static GstErapManager *
-manager_new (const gchar * key, const gchar * bind_address, guint bind_port,
-    GError ** error)
+typedef struct {
+  const gchar *address;
+  guint port;
+} Bind;
+
+static gpointer
+manager_create (TwoflowService * service, gpointer arg, GError ** error)
 {
+  Bind *b = arg;
   GstErapManager *m;
-  GInetAddress *ia;
-  GSocketAddress *sa;
   GSocket *sock;
 
-  ia = g_inet_address_new_from_string (bind_address);
-  if (!ia) {
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-        "bind-address '%s' is not an IP address", bind_address);
-    return NULL;
-  }
-  sock = g_socket_new (g_inet_address_get_family (ia), G_SOCKET_TYPE_DATAGRAM,
-      G_SOCKET_PROTOCOL_UDP, error);
-  if (!sock) {
-    g_object_unref (ia);
-    return NULL;
-  }
-  sa = g_inet_socket_address_new (ia, bind_port);
-  g_object_unref (ia);
-  if (!g_socket_bind (sock, sa, FALSE, error)) {
-    g_object_unref (sa);
-    g_object_unref (sock);
-    return NULL;
-  }
-  g_object_unref (sa);
-  g_socket_set_blocking (sock, FALSE);
   /* room for bursts of many sessions and for their ACKs */
-  g_socket_set_option (sock, SOL_SOCKET, SO_SNDBUF, 4 * 1024 * 1024, NULL);
-  g_socket_set_option (sock, SOL_SOCKET, SO_RCVBUF, 4 * 1024 * 1024, NULL);
-
+  sock = twoflow_net_udp_open (b->address, b->port, 0, 4 * 1024 * 1024,
+      4 * 1024 * 1024, error);
+  if (!sock)
+    return NULL;
   m = g_new0 (GstErapManager, 1);
-  m->key = g_strdup (key);
-  m->refcount = 1;
+  m->service = service;
   m->socket = sock;
-  m->cancellable = g_cancellable_new ();
+  m->buf = g_malloc (ACK_BATCH * ACK_BUF);
+  m->acks = g_new (GstErapAck, ACK_RECORDS);
+  m->ack_from = g_new (GSocketAddress *, ACK_RECORDS);
+  m->runs = g_new (Run, ACK_RECORDS);
   g_mutex_init (&m->lock);
   g_cond_init (&m->idle);
   m->sessions = g_hash_table_new (g_str_hash, g_str_equal);
-  sa = g_socket_get_local_address (sock, NULL);
-  if (sa) {
-    m->st.local_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS
-        (sa));
-    g_object_unref (sa);
-  }
-  m->thread = g_thread_new ("erap-acks", ack_thread, m);
-  g_atomic_int_inc (&n_threads);
-  GST_INFO ("manager %s on port %u", key, m->st.local_port);
+  m->st.local_port = twoflow_net_local_port (sock);
+  m->source = g_socket_create_source (sock, G_IO_IN, NULL);
+  g_source_set_callback (m->source, G_SOURCE_FUNC (on_acks), m, NULL);
+  g_source_attach (m->source, twoflow_service_get_context (service));
+  GST_INFO ("manager %s on port %u", twoflow_service_get_name (service),
+      m->st.local_port);
   return m;
 }
 
-GstErapManager *
-gst_erap_manager_acquire (const gchar * bind_address, guint bind_port,
-    GError ** error)
+static void
+manager_destroy (gpointer data)
 {
-  GstErapManager *m;
-  gchar *key;
+  GstErapManager *m = data;
 
-  key = g_strdup_printf ("%s|%u", bind_address, bind_port);
-  G_LOCK (managers);
-  if (!erap_manager_debug)
-    GST_DEBUG_CATEGORY_INIT (erap_manager_debug, "erapmanager", 0,
-        "ERAP socket and ACK thread manager");
-  if (!managers)
-    managers = g_hash_table_new (g_str_hash, g_str_equal);
-  m = g_hash_table_lookup (managers, key);
-  if (m) {
-    m->refcount++;
-  } else if ((m = manager_new (key, bind_address, bind_port, error))) {
-    g_hash_table_insert (managers, m->key, m);
-  }
-  G_UNLOCK (managers);
-  g_free (key);
-  return m;
-}
-
-void
-gst_erap_manager_release (GstErapManager * m)
-{
-  G_LOCK (managers);
-  if (--m->refcount > 0) {
-    G_UNLOCK (managers);
-    return;
-  }
-  g_hash_table_remove (managers, m->key);
-  G_UNLOCK (managers);
-
-  g_cancellable_cancel (m->cancellable);
-  g_thread_join (m->thread);
-  g_atomic_int_add (&n_threads, -1);
-  g_object_unref (m->cancellable);
+  g_source_destroy (m->source);
+  g_source_unref (m->source);
   g_socket_close (m->socket, NULL);
   g_object_unref (m->socket);
   g_hash_table_unref (m->sessions);
   g_mutex_clear (&m->lock);
   g_cond_clear (&m->idle);
-  g_free (m->key);
+  g_free (m->buf);
+  g_free (m->acks);
+  g_free (m->ack_from);
+  g_free (m->runs);
   g_free (m);
+}
+
+static const TwoflowServiceInfo manager_info = {
+  "erap-acks", manager_create, NULL, manager_destroy
+};
+
+GstErapManager *
+gst_erap_manager_acquire (const gchar * bind_address, guint bind_port,
+    GError ** error)
+{
+  TwoflowService *service;
+  Bind b = { bind_address, bind_port };
+  gchar *name;
+
+  if (!erap_manager_debug)
+    GST_DEBUG_CATEGORY_INIT (erap_manager_debug, "erapmanager", 0,
+        "ERAP socket and ACK thread manager");
+  name = g_strdup_printf ("erap-acks|%s|%u", bind_address, bind_port);
+  service = twoflow_service_acquire (name, &manager_info, &b, error);
+  g_free (name);
+  if (!service) {
+    if (error && *error && g_error_matches (*error, G_IO_ERROR,
+            G_IO_ERROR_INVALID_ARGUMENT)) {
+      g_clear_error (error);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "bind-address '%s' is not an IP address", bind_address);
+    }
+    return NULL;
+  }
+  return twoflow_service_get_data (service);
+}
+
+void
+gst_erap_manager_release (GstErapManager * m)
+{
+  twoflow_service_release (m->service);
 }
 
 GSocket *
@@ -387,10 +361,4 @@ gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
       __ATOMIC_RELAXED);
   st->queued_bits = __atomic_load_n (&m->st.queued_bits, __ATOMIC_RELAXED);
   g_mutex_unlock (&m->lock);
-}
-
-guint
-gst_erap_manager_n_threads (void)
-{
-  return g_atomic_int_get (&n_threads);
 }

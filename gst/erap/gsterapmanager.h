@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP manager: one UDP socket per local address and port, and
  * one thread receiving the ACKs of every session on it. */
 #ifndef __GST_ERAP_MANAGER_H__
@@ -45,9 +46,6 @@ void gst_erap_manager_remove_session (GstErapManager * m,
 void gst_erap_manager_session_update (GstErapManager * m,
     GstErapManagerSession * s, guint64 rate, guint64 queued_bytes);
 void gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st);
-
-/* For tests: number of ACK threads running in the process. */
-guint gst_erap_manager_n_threads (void);
 
 G_END_DECLS
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsink
  *
  * SECTION:element-erapsink
@@ -69,8 +70,8 @@
  * * `congestion-control` (string): `rap` or `libra`
  * * `libra-window` (gdouble): Libra's W = rate * SRTT, packets (0 with rap)
  * * `libra-alpha`, `libra-beta` (gdouble): Libra's current alpha and beta
- * * `capacity` (gdouble): the bottleneck capacity C Libra uses, Mbit/s
- * * `capacity-estimate` (gdouble): C measured from packet pairs, Mbit/s
+ * * `capacity` (gdouble): the bottleneck capacity C Libra uses, bit/s
+ * * `capacity-estimate` (gdouble): C measured from packet pairs, bit/s
  *   (0 until measured, or with rap)
  * * `pair-samples` (guint): packet pairs measured
  *
@@ -80,7 +81,7 @@
  * ]| Sends a file; receive it with
  * `gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts`.
  * |[
- * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10000000
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
  */
 #define _GNU_SOURCE             /* sendmmsg */
@@ -93,7 +94,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
-#include <gst/twoflow/twoflowaddress.h>
+#include "twoflownet.h"
 #include "gsterapsink.h"
 
 #ifndef SOL_UDP
@@ -124,7 +125,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
 #define DEFAULT_LIBRA_X             GST_ERAP_LIBRA_DEFAULT_X
 #define DEFAULT_LIBRA_Y             GST_ERAP_LIBRA_DEFAULT_Y
-#define DEFAULT_CAPACITY            0.0
+#define DEFAULT_CAPACITY            0
 #define DEFAULT_LIBRA_SEED          0
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
@@ -233,7 +234,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_HOST,
       g_param_spec_string ("host", "Host", "Receiver host or address",
-          DEFAULT_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:port:
    *
@@ -241,7 +243,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_uint ("port", "Port", "Receiver UDP port", 1, 65535,
-          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:bind-address:
    *
@@ -250,7 +253,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_BIND_ADDRESS,
       g_param_spec_string ("bind-address", "Bind address",
           "Local IP address to send from and receive ACKs on",
-          DEFAULT_BIND_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_BIND_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:bind-port:
    *
@@ -261,7 +265,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_uint ("bind-port", "Bind port",
           "Local UDP port (0 = the shared ephemeral one)", 0, 65535,
-          DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:mtu:
    *
@@ -270,7 +275,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_MTU,
       g_param_spec_uint ("mtu", "MTU",
           "Largest UDP payload to send, 8-byte ERAP header included", 64,
-          65507, DEFAULT_MTU, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          65507, DEFAULT_MTU, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:congestion-control:
    *
@@ -280,7 +286,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_enum ("congestion-control", "Congestion control",
           "Congestion control law", GST_TYPE_ERAP_CONGESTION_CONTROL,
           DEFAULT_CONGESTION_CONTROL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:initial-rate:
    *
@@ -289,7 +296,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_INITIAL_RATE,
       g_param_spec_uint64 ("initial-rate", "Initial rate",
           "Initial sending rate (bit/s)", 1000, G_MAXUINT64,
-          DEFAULT_INITIAL_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_INITIAL_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:min-rate:
    *
@@ -300,7 +308,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("min-rate", "Minimum rate",
           "Lowest sending rate (bit/s, 0 = one packet per second)", 0,
           G_MAXUINT64, DEFAULT_MIN_RATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:max-rate:
    *
@@ -309,7 +318,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAX_RATE,
       g_param_spec_uint64 ("max-rate", "Maximum rate",
           "Highest sending rate (bit/s, 0 = unbounded)", 0, G_MAXUINT64,
-          DEFAULT_MAX_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_MAX_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:max-queue-bytes:
    *
@@ -319,7 +329,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("max-queue-bytes", "Max queue bytes",
           "Block rendering while this many bytes are unacknowledged", 1,
           G_MAXUINT64, DEFAULT_MAX_QUEUE_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstErapSink:linger:
    *
@@ -330,7 +341,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("linger", "Linger",
           "How long EOS waits for outstanding data to be acknowledged (ns)",
           0, G_MAXUINT64, DEFAULT_LINGER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstErapSink:min-rto:
    *
@@ -343,7 +355,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("min-rto", "Minimum RTO",
           "Floor of the retransmission timeout (ns)", GST_MSECOND,
           10 * GST_SECOND, DEFAULT_MIN_RTO,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:pacing-quantum:
    *
@@ -360,7 +373,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("pacing-quantum", "Pacing quantum",
           "Send packets due within this time at once, in one burst (ns)", 0,
           GST_SECOND, DEFAULT_PACING_QUANTUM,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:scheduler-interval:
    *
@@ -370,7 +384,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_uint64 ("scheduler-interval", "Scheduler interval",
           "Period of the erap-scheduler element message (ns, 0 = off)", 0,
           G_MAXUINT64, DEFAULT_SCHEDULER_INTERVAL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-a:
    *
@@ -381,7 +396,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_LIBRA_A,
       g_param_spec_double ("libra-a", "Libra A",
           "Libra's A (s) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0, 100,
-          DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-b:
    *
@@ -390,7 +406,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_LIBRA_B,
       g_param_spec_double ("libra-b", "Libra B",
           "Libra's B (s) in the per-loss decrease W*B/(2(T+A))", 0, 100,
-          DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-x:
    *
@@ -399,7 +416,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_LIBRA_X,
       g_param_spec_double ("libra-x", "Libra X",
           "Libra's X in alpha = X*C*exp(-Y*beta)", 0, 1000, DEFAULT_LIBRA_X,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-y:
    *
@@ -409,18 +427,21 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_LIBRA_Y,
       g_param_spec_double ("libra-y", "Libra Y",
           "Libra's Y in alpha = X*C*exp(-Y*beta)", 0, 100, DEFAULT_LIBRA_Y,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:capacity:
    *
-   * The bottleneck capacity C in Libra's alpha, Mbit/s; 0 measures it from
-   * the dispersion of back-to-back packet pairs in ACK arrival times.
+   * The bottleneck capacity C in Libra's alpha, bit/s (alpha takes it in
+   * Mbit/s, as in the paper); 0 measures it from the dispersion of
+   * back-to-back packet pairs in ACK arrival times.
    */
   g_object_class_install_property (gobject_class, PROP_CAPACITY,
-      g_param_spec_double ("capacity", "Capacity",
-          "Bottleneck capacity for Libra, Mbit/s (0 = estimate with packet "
-          "pairs)", 0, 1e6, DEFAULT_CAPACITY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+      g_param_spec_uint64 ("capacity", "Capacity",
+          "Bottleneck capacity for Libra, bit/s (0 = estimate with packet "
+          "pairs)", 0, G_GUINT64_CONSTANT (1000000000000), DEFAULT_CAPACITY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-seed:
    *
@@ -430,7 +451,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_LIBRA_SEED,
       g_param_spec_uint64 ("libra-seed", "Libra seed",
           "Seed of Libra's pacing generator (0 = random)", 0, G_MAXUINT64,
-          DEFAULT_LIBRA_SEED, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_LIBRA_SEED, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-compensation:
    *
@@ -442,7 +464,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_boolean ("libra-compensation", "Libra compensation",
           "Scale Libra's alpha by reactions per loss (RTT-independent with "
           "one reaction per loss cluster)", DEFAULT_LIBRA_COMPENSATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-state:
    *
@@ -457,7 +480,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_enum ("libra-state", "Libra state",
           "What Libra's laws update (window: W/SRTT; rate: rate*K/(K+q))",
           GST_TYPE_ERAP_LIBRA_STATE, DEFAULT_LIBRA_STATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-queue-ref:
    *
@@ -468,7 +492,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_double ("libra-queue-ref", "Libra queue reference",
           "K (s) in rate*K/(K+q) with libra-state=rate (0 = no scaling)", 0,
           100, DEFAULT_LIBRA_QUEUE_REF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:stats:
    *
@@ -527,6 +552,9 @@ gst_erap_sink_init (GstErapSink * sink)
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
   gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
+  /* the last sample is a second reference to every buffer, which would
+   * make each one shared and copied (see buffer_bytes()) */
+  gst_base_sink_set_last_sample_enabled (GST_BASE_SINK (sink), FALSE);
 }
 
 static void
@@ -663,7 +691,7 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       sink->libra.y = g_value_get_double (value);
       break;
     case PROP_CAPACITY:
-      sink->libra.capacity = g_value_get_double (value);
+      sink->libra.capacity = g_value_get_uint64 (value);
       break;
     case PROP_LIBRA_SEED:
       sink->libra.seed = g_value_get_uint64 (value);
@@ -751,7 +779,7 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_double (value, sink->libra.y);
       break;
     case PROP_CAPACITY:
-      g_value_set_double (value, sink->libra.capacity);
+      g_value_set_uint64 (value, (guint64) sink->libra.capacity);
       break;
     case PROP_LIBRA_SEED:
       g_value_set_uint64 (value, sink->libra.seed);
@@ -1082,8 +1110,9 @@ gst_erap_sink_start (GstBaseSink * bsink)
   cfg.min_rto = sink->min_rto;
   cfg.quantum = sink->pacing_quantum;
   cfg.max_rto = MAX (cfg.max_rto, cfg.min_rto);
-  cfg.cc = sink->cc == GST_ERAP_CC_LIBRA ? &gst_erap_cc_libra :
-      &gst_erap_cc_rap;
+  /* the property's nicks are the laws' names */
+  cfg.cc = gst_erap_cc_find (g_enum_get_value (g_type_class_peek
+          (GST_TYPE_ERAP_CONGESTION_CONTROL), sink->cc)->value_nick);
   libra = sink->libra;
   if (libra.seed == 0)
     libra.seed = ((guint64) g_random_int () << 32) | g_random_int ();
@@ -1096,7 +1125,7 @@ gst_erap_sink_start (GstBaseSink * bsink)
   m = gst_erap_manager_acquire (bind_address, bind_port, &err);
   if (!m)
     goto bind_failed;
-  peer = gst_twoflow_resolve (host, port,
+  peer = twoflow_net_resolve (host, port,
       g_socket_get_family (gst_erap_manager_get_socket (m)), &err);
   if (!peer) {
     gst_erap_manager_release (m);
@@ -1210,22 +1239,52 @@ mapped_free (gpointer p)
   g_free (m);
 }
 
+/* The bytes of @buffer for the sender, which keeps them until they are
+ * acknowledged. A GstMemory counts its mappings in 8 bits, so at most 255
+ * may be held at once: a buffer shared with other holders (a tee, an
+ * application pushing one buffer to many sinks) is copied and unmapped at
+ * once; one that only we hold stays mapped, without a copy. */
+static GBytes *
+buffer_bytes (GstBuffer * buffer)
+{
+  Mapped *m;
+  GBytes *bytes;
+  guint i, n = gst_buffer_n_memory (buffer);
+  gboolean exclusive = gst_buffer_is_writable (buffer) && n == 1;
+
+  for (i = 0; exclusive && i < n; i++)
+    exclusive = gst_mini_object_is_writable (GST_MINI_OBJECT_CAST
+        (gst_buffer_peek_memory (buffer, i)));
+
+  m = g_new0 (Mapped, 1);
+  if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
+    g_free (m);
+    return NULL;
+  }
+  if (!exclusive) {
+    bytes = g_bytes_new (m->map.data, m->map.size);
+    gst_buffer_unmap (buffer, &m->map);
+    g_free (m);
+    return bytes;
+  }
+  m->buf = gst_buffer_ref (buffer);
+  return g_bytes_new_with_free_func (m->map.data, m->map.size, mapped_free,
+      m);
+}
+
 static GstFlowReturn
 gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
 {
   GstErapSink *sink = GST_ERAP_SINK (bsink);
-  Mapped *m = g_new0 (Mapped, 1);
   GBytes *bytes;
+  gsize size;
   gboolean idle;
 
-  if (!gst_buffer_map (buffer, &m->map, GST_MAP_READ)) {
-    g_free (m);
+  if (!(bytes = buffer_bytes (buffer))) {
     GST_ELEMENT_ERROR (sink, RESOURCE, READ, (NULL), ("cannot map buffer"));
     return GST_FLOW_ERROR;
   }
-  m->buf = gst_buffer_ref (buffer);
-  bytes = g_bytes_new_with_free_func (m->map.data, m->map.size, mapped_free,
-      m);
+  size = g_bytes_get_size (bytes);
 
   g_mutex_lock (&sink->lock);
   ensure_clock_locked (sink);
@@ -1250,7 +1309,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     g_mutex_unlock (&sink->lock);
     return GST_FLOW_OK;
   }
-  if (idle && sink->pacing_quantum > 0 && m->map.size < GSO_MAX_BYTES) {
+  if (idle && sink->pacing_quantum > 0 && size < GSO_MAX_BYTES) {
     /* small buffers after a pause wait up to a quantum for the ones that
      * follow, so they leave as one burst (one UDP_SEGMENT datagram)
      * rather than a system call and an ACK wakeup each */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsrc
  *
  * SECTION:element-erapsrc
@@ -48,6 +49,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include "twoflownet.h"
 #include "gsterapsrc.h"
 
 #ifndef SOL_UDP
@@ -120,7 +122,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_ADDRESS,
       g_param_spec_string ("address", "Address", "Local address to receive on",
-          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:port:
    *
@@ -129,7 +132,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_uint ("port", "Port",
           "UDP port to receive on (0 = any; read back after start)", 0,
-          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:max-reorder-bytes:
    *
@@ -139,7 +143,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       g_param_spec_uint64 ("max-reorder-bytes", "Max reorder bytes",
           "Most payload bytes held out of order", 1024, G_MAXUINT64,
           DEFAULT_MAX_REORDER_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:linger:
    *
@@ -150,7 +155,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       g_param_spec_uint64 ("linger", "Linger",
           "Quiet time after the end of stream before EOS (ns)", 0,
           G_MAXUINT64, DEFAULT_LINGER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstErapSrc:caps:
    *
@@ -158,7 +164,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
    */
   g_object_class_install_property (gobject_class, PROP_CAPS,
       g_param_spec_boxed ("caps", "Caps", "Caps of the received buffers",
-          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:stats:
    *
@@ -194,7 +201,6 @@ gst_erap_src_init (GstErapSrc * src)
   src->linger = DEFAULT_LINGER;
   g_mutex_init (&src->lock);
   g_queue_init (&src->ready);
-  src->cancellable = g_cancellable_new ();
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
 }
@@ -206,7 +212,6 @@ gst_erap_src_finalize (GObject * object)
 
   g_free (src->address);
   gst_clear_caps (&src->caps);
-  g_object_unref (src->cancellable);
   g_mutex_clear (&src->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -326,8 +331,6 @@ gst_erap_src_start (GstBaseSrc * bsrc)
 {
   GstErapSrc *src = GST_ERAP_SRC (bsrc);
   GstErapReceiverConfig rc;
-  GInetAddress *ia;
-  GSocketAddress *sa, *local;
   GError *err = NULL;
   GSocket *sock;
   gchar *address;
@@ -340,50 +343,33 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   rc.max_reorder_bytes = src->max_reorder_bytes;
   GST_OBJECT_UNLOCK (src);
 
-  ia = g_inet_address_new_from_string (address);
-  if (!ia) {
-    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-        ("address '%s' is not an IP address", address));
-    g_free (address);
-    return FALSE;
-  }
-  sock = g_socket_new (g_inet_address_get_family (ia),
-      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, &err);
-  sa = g_inet_socket_address_new (ia, port);
-  g_object_unref (ia);
-  if (!sock || !g_socket_bind (sock, sa, TRUE, &err)) {
-    GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
-        ("cannot bind %s:%u: %s", address, port, err->message));
+  sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE,
+      4 * 1024 * 1024, 0, &err);
+  if (!sock) {
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT))
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("address '%s' is not an IP address", address));
+    else
+      GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
+          ("cannot bind %s:%u: %s", address, port, err->message));
     g_clear_error (&err);
-    g_clear_object (&sock);
-    g_object_unref (sa);
     g_free (address);
     return FALSE;
   }
-  g_object_unref (sa);
   g_free (address);
-  g_socket_set_blocking (sock, FALSE);
-  g_socket_set_option (sock, SOL_SOCKET, SO_RCVBUF, 4 * 1024 * 1024, NULL);
   /* take a sender's UDP_SEGMENT runs whole where the path keeps them */
   g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
-  local = g_socket_get_local_address (sock, NULL);
-  if (local) {
-    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
-    g_object_unref (local);
-    GST_OBJECT_LOCK (src);
-    src->port = port;
-    GST_OBJECT_UNLOCK (src);
-  }
+  port = twoflow_net_local_port (sock);
+  GST_OBJECT_LOCK (src);
+  src->port = port;
+  GST_OBJECT_UNLOCK (src);
   rc.port = port;
 
   g_mutex_lock (&src->lock);
   src->socket = sock;
   src->receiver = gst_erap_receiver_new (&rc);
   src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
-  /* keeps the cancellable's eventfd open: otherwise every wait creates and
-   * closes one */
-  if (!src->have_pollfd)
-    src->have_pollfd = g_cancellable_make_pollfd (src->cancellable, &src->cfd);
+  twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
   src->foreign = src->ack_errors = 0;
   memset (&src->last, 0, sizeof (src->last));
@@ -410,10 +396,7 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
   g_clear_object (&src->peer);
   g_queue_clear_full (&src->ready, (GDestroyNotify) gst_buffer_unref);
   g_clear_pointer (&src->scratch, g_free);
-  if (src->have_pollfd) {
-    g_cancellable_release_fd (src->cancellable);
-    src->have_pollfd = FALSE;
-  }
+  twoflow_cancel_clear (&src->cancel);
   g_mutex_unlock (&src->lock);
   return TRUE;
 }
@@ -421,14 +404,14 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
 static gboolean
 gst_erap_src_unlock (GstBaseSrc * bsrc)
 {
-  g_cancellable_cancel (GST_ERAP_SRC (bsrc)->cancellable);
+  twoflow_cancel_cancel (&GST_ERAP_SRC (bsrc)->cancel);
   return TRUE;
 }
 
 static gboolean
 gst_erap_src_unlock_stop (GstBaseSrc * bsrc)
 {
-  g_cancellable_reset (GST_ERAP_SRC (bsrc)->cancellable);
+  twoflow_cancel_replace (&GST_ERAP_SRC (bsrc)->cancel);
   return TRUE;
 }
 
@@ -599,7 +582,7 @@ gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
       /* the sender may not have our ACK of the end yet: keep answering
        * until it is quiet */
       while (g_socket_condition_timed_wait (src->socket, G_IO_IN,
-              src->linger / GST_USECOND, src->cancellable, &err))
+              src->linger / GST_USECOND, src->cancel.cancellable, &err))
         receive_some (src);
       if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
         g_clear_error (&err);
@@ -609,8 +592,8 @@ gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
       GST_INFO_OBJECT (src, "end of stream");
       return GST_FLOW_EOS;
     }
-    if (!g_socket_condition_wait (src->socket, G_IO_IN, src->cancellable,
-            &err)) {
+    if (!g_socket_condition_wait (src->socket, G_IO_IN,
+            src->cancel.cancellable, &err)) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
       g_clear_error (&err);

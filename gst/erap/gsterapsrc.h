@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsrc: receives an ERAP stream sent by erapsink. */
 #ifndef __GST_ERAP_SRC_H__
 #define __GST_ERAP_SRC_H__
@@ -7,6 +8,7 @@
 #include <gio/gio.h>
 #include <sys/socket.h>
 #include <gst/erap/erap.h>
+#include "twoflownet.h"
 
 G_BEGIN_DECLS
 
@@ -25,15 +27,13 @@ struct _GstErapSrc {
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
-  GCancellable *cancellable;
+  TwoflowCancel cancel;
   GstErapReceiver *receiver;
   GstErapReceiverStats last;
   GSocketAddress *peer;         /* sender, fixed by the first data packet */
   struct sockaddr_storage peer_native;
   GQueue ready;                 /* GstBuffers to push */
   guint8 *scratch;
-  GPollFD cfd;
-  gboolean have_pollfd;
   gboolean eos;
   guint64 foreign, ack_errors;
 };

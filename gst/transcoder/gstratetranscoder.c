@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Copyright (C) 2024 twoflow authors
  *
@@ -95,7 +96,7 @@ GST_DEBUG_CATEGORY_STATIC (rate_transcoder_debug);
 #define DEFAULT_BACKOFF 0.5
 #define DEFAULT_RECOVERY 50000
 #define DEFAULT_EVENTS GST_NETWORK_CONGESTION_ALL
-#define DEFAULT_KEEP RC_KEEP_NONE
+#define DEFAULT_KEEP GST_TWOFLOW_RATE_CONTROL_KEEP_NONE
 
 /* Longest run of B frames the encoder is set up for; each one is a frame
  * of encoder delay. Longer runs make the element pass the stream through. */
@@ -139,12 +140,12 @@ typedef struct
   guint64 index;
   GstBuffer *in;
   GstBuffer *out;               /* re-encoded picture */
-  RcPictureType type;
+  GstTwoflowPictureType type;
   gboolean has_picture;
   FrameState state;
   gboolean in_decoder;          /* the decoder still owes its picture */
   gboolean pushed;              /* pushed or dropped: output side done */
-  RcDecision decision;
+  GstTwoflowRateControlDecision decision;
   gdouble qsrc;
   GstClockTime pts;             /* synthesized when the input has none */
 } RtFrame;
@@ -167,9 +168,10 @@ gst_rate_transcoder_keep_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {RC_KEEP_NONE, "Re-encode every frame type", "none"},
-    {RC_KEEP_I, "Keep I frames byte-identical", "i"},
-    {RC_KEEP_IP, "Keep I and P frames byte-identical", "ip"},
+    {GST_TWOFLOW_RATE_CONTROL_KEEP_NONE, "Re-encode every frame type", "none"},
+    {GST_TWOFLOW_RATE_CONTROL_KEEP_I, "Keep I frames byte-identical", "i"},
+    {GST_TWOFLOW_RATE_CONTROL_KEEP_IP, "Keep I and P frames byte-identical",
+          "ip"},
     {0, NULL, NULL}
   };
 
@@ -219,7 +221,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("target-bitrate", "Target bitrate",
           "Output bitrate in bit/s (0 = the input's); follows congestion events",
           0, G_MAXUINT64, DEFAULT_TARGET_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:min-bitrate:
    *
@@ -229,7 +232,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("min-bitrate", "Minimum bitrate",
           "Lowest target congestion can set, in bit/s (0 = no bound)",
           0, G_MAXUINT64, DEFAULT_MIN_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:max-bitrate:
    *
@@ -240,7 +244,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("max-bitrate", "Maximum bitrate",
           "Highest target recovery and rate events can set, in bit/s "
           "(0 = the input's)", 0, G_MAXUINT64, DEFAULT_MAX_BITRATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:backoff:
    *
@@ -250,7 +255,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_double ("backoff", "Backoff",
           "Multiplicative decrease on rexmt/dupack/loss events",
           0.0, 1.0, DEFAULT_BACKOFF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:recovery:
    *
@@ -261,7 +267,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_uint64 ("recovery", "Recovery",
           "Additive increase in bit/s per second without congestion",
           0, G_MAXUINT64, DEFAULT_RECOVERY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:events:
    *
@@ -271,7 +278,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_flags ("events", "Events",
           "GstNetworkCongestion event types to react to",
           GST_TYPE_NETWORK_CONGESTION_TYPE, DEFAULT_EVENTS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:keep:
    *
@@ -283,7 +291,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       g_param_spec_enum ("keep", "Keep",
           "Essential frames kept byte-identical to the source",
           GST_TYPE_RATE_TRANSCODER_KEEP, DEFAULT_KEEP,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   /**
    * GstRateTranscoder:stats:
    *
@@ -356,13 +365,17 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->recovery = DEFAULT_RECOVERY;
   self->events = DEFAULT_EVENTS;
   self->keep = DEFAULT_KEEP;
-  self->rc = rate_control_new ();
-  rate_control_set_target (self->rc, DEFAULT_TARGET_BITRATE);
-  rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
-  rate_control_set_backoff (self->rc, self->backoff);
-  rate_control_set_recovery (self->rc, self->recovery);
-  rate_control_set_events (self->rc, self->events);
-  rate_control_set_keep (self->rc, self->keep);
+  self->rc = gst_twoflow_rate_control_new ();
+  /* MPEG-1 and MPEG-2 pictures parse alike */
+  self->picture_parser =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
+  gst_twoflow_rate_control_set_target (self->rc, DEFAULT_TARGET_BITRATE);
+  gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+      self->max_bitrate);
+  gst_twoflow_rate_control_set_backoff (self->rc, self->backoff);
+  gst_twoflow_rate_control_set_recovery (self->rc, self->recovery);
+  gst_twoflow_rate_control_set_events (self->rc, self->events);
+  gst_twoflow_rate_control_set_keep (self->rc, self->keep);
 
   self->mpegversion = 2;
   self->fps_n = 25;
@@ -387,7 +400,8 @@ gst_rate_transcoder_finalize (GObject * object)
   GstRateTranscoder *self = GST_RATE_TRANSCODER (object);
 
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
-  rate_control_free (self->rc);
+  gst_twoflow_rate_control_free (self->rc);
+  gst_twoflow_picture_parser_free (self->picture_parser);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -396,14 +410,13 @@ gst_rate_transcoder_finalize (GObject * object)
 static GstStructure *
 gst_rate_transcoder_stats (GstRateTranscoder * self)
 {
-  RcStats s;
+  GstTwoflowRateControlStats s;
   guint64 events;
   GstStructure *st;
 
   GST_OBJECT_LOCK (self);
-  rate_control_get_stats (self->rc, &s);
-  events = s.events[0] + s.events[1] + s.events[2] + s.events[3] +
-      s.events[4];
+  gst_twoflow_rate_control_get_stats (self->rc, &s);
+  events = s.events[0] + s.events[1] + s.events[2] + s.events[3] + s.events[4];
   st = gst_structure_new ("application/x-ratetranscoder-stats",
       "input-bitrate", G_TYPE_UINT64, (guint64) s.input_bitrate,
       "output-bitrate", G_TYPE_UINT64, (guint64) s.output_bitrate,
@@ -443,31 +456,34 @@ gst_rate_transcoder_set_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TARGET_BITRATE:
-      rate_control_set_target (self->rc, g_value_get_uint64 (value));
+      gst_twoflow_rate_control_set_target (self->rc,
+          g_value_get_uint64 (value));
       break;
     case PROP_MIN_BITRATE:
       self->min_bitrate = g_value_get_uint64 (value);
-      rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
+      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+          self->max_bitrate);
       break;
     case PROP_MAX_BITRATE:
       self->max_bitrate = g_value_get_uint64 (value);
-      rate_control_set_limits (self->rc, self->min_bitrate, self->max_bitrate);
+      gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
+          self->max_bitrate);
       break;
     case PROP_BACKOFF:
       self->backoff = g_value_get_double (value);
-      rate_control_set_backoff (self->rc, self->backoff);
+      gst_twoflow_rate_control_set_backoff (self->rc, self->backoff);
       break;
     case PROP_RECOVERY:
       self->recovery = g_value_get_uint64 (value);
-      rate_control_set_recovery (self->rc, self->recovery);
+      gst_twoflow_rate_control_set_recovery (self->rc, self->recovery);
       break;
     case PROP_EVENTS:
       self->events = g_value_get_flags (value);
-      rate_control_set_events (self->rc, self->events);
+      gst_twoflow_rate_control_set_events (self->rc, self->events);
       break;
     case PROP_KEEP:
       self->keep = g_value_get_enum (value);
-      rate_control_set_keep (self->rc, self->keep);
+      gst_twoflow_rate_control_set_keep (self->rc, self->keep);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -490,7 +506,8 @@ gst_rate_transcoder_get_property (GObject * object, guint prop_id,
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TARGET_BITRATE:
-      g_value_set_uint64 (value, rate_control_get_target (self->rc));
+      g_value_set_uint64 (value,
+          gst_twoflow_rate_control_get_target (self->rc));
       break;
     case PROP_MIN_BITRATE:
       g_value_set_uint64 (value, self->min_bitrate);
@@ -581,9 +598,9 @@ open_encoder (GstRateTranscoder * self, const AVFrame * f)
   c->thread_count = 1;
   /* our rate control: one quantizer per frame, from AVFrame.quality */
   c->flags |= AV_CODEC_FLAG_QSCALE;
-  c->global_quality = RC_Q_KEEP * FF_QP2LAMBDA;
-  c->qmin = RC_Q_MIN;
-  c->qmax = RC_Q_MAX;
+  c->global_quality = GST_TWOFLOW_RATE_CONTROL_Q_KEEP * FF_QP2LAMBDA;
+  c->qmin = GST_TWOFLOW_RATE_CONTROL_Q_MIN;
+  c->qmax = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
   /* picture types are forced per frame; the encoder must never insert an
    * I frame of its own nor pick its own B frame count */
   c->max_b_frames = RT_MAX_B_FRAMES;
@@ -624,7 +641,8 @@ find_frame (GstRateTranscoder * self, guint64 index)
 }
 
 static void
-frame_decided (GstRateTranscoder * self, RtFrame * f, RcAction action)
+frame_decided (GstRateTranscoder * self, RtFrame * f,
+    GstTwoflowRateControlAction action)
 {
   f->decision.action = action;
   f->state = FRAME_READY;
@@ -643,9 +661,9 @@ go_broken (GstRateTranscoder * self)
     if (f->pushed)
       continue;
     if (f->state != FRAME_READY)
-      frame_decided (self, f, RC_ACTION_PASS);
-    else if (f->decision.action == RC_ACTION_ENCODE && !f->out)
-      frame_decided (self, f, RC_ACTION_PASS);
+      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
+    else if (f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE && !f->out)
+      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
   }
   avcodec_free_context (&self->enc);
 }
@@ -680,32 +698,33 @@ push_ready (GstRateTranscoder * self)
     GstClockTime dur = GST_BUFFER_DURATION (f->in);
 
     switch (f->decision.action) {
-      case RC_ACTION_PASS:
+      case GST_TWOFLOW_RATE_CONTROL_PASS:
         out = gst_buffer_ref (f->in);
         break;
-      case RC_ACTION_ENCODE:
+      case GST_TWOFLOW_RATE_CONTROL_ENCODE:
         out = f->out;
         f->out = NULL;
         gst_buffer_copy_into (out, f->in, GST_BUFFER_COPY_FLAGS |
             GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
         break;
-      case RC_ACTION_DROP:
+      case GST_TWOFLOW_RATE_CONTROL_DROP:
         break;
     }
-    if (out && !GST_BUFFER_PTS_IS_VALID (out) && GST_CLOCK_TIME_IS_VALID (f->pts)) {
+    if (out && !GST_BUFFER_PTS_IS_VALID (out)
+        && GST_CLOCK_TIME_IS_VALID (f->pts)) {
       out = gst_buffer_make_writable (out);
       GST_BUFFER_PTS (out) = f->pts;
     }
 
     GST_OBJECT_LOCK (self);
-    rate_control_output (self->rc, f->type, &f->decision, in_size, f->qsrc,
-        out_size,
-        GST_CLOCK_TIME_IS_VALID (dur) ? dur :
-        gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n));
-    if (self->pending_since && f->has_picture &&
-        f->decision.generation >= self->pending_generation) {
-      self->last_latency = (g_get_monotonic_time () - self->pending_since) *
-          1000;
+    gst_twoflow_rate_control_handle_output (self->rc, f->type, &f->decision,
+        in_size, f->qsrc, out_size,
+        GST_CLOCK_TIME_IS_VALID (dur) ? dur : gst_util_uint64_scale (GST_SECOND,
+            self->fps_d, self->fps_n));
+    if (self->pending_since && f->has_picture
+        && f->decision.generation >= self->pending_generation) {
+      self->last_latency =
+          (g_get_monotonic_time () - self->pending_since) * 1000;
       self->max_latency = MAX (self->max_latency, self->last_latency);
       self->pending_since = 0;
       msg = (GstMessage *) 1;   /* post once unlocked */
@@ -760,7 +779,7 @@ release_pending (GstRateTranscoder * self)
       GST_DEBUG_OBJECT (self, "frame %" G_GUINT64_FORMAT " passed instead",
           f->index);
       GST_OBJECT_LOCK (self);
-      f->decision = rate_control_pass_decision (self->rc, f->type,
+      f->decision = gst_twoflow_rate_control_pass_decision (self->rc, f->type,
           gst_buffer_get_size (f->in));
       GST_OBJECT_UNLOCK (self);
       f->state = FRAME_READY;
@@ -778,8 +797,9 @@ receive_packets (GstRateTranscoder * self)
     RtFrame *f = find_frame (self, e->index);
     gsize n;
     guint8 *sd = av_packet_get_side_data (pkt, AV_PKT_DATA_QUALITY_STATS, &n);
-    static const gint av_types[] = { AV_PICTURE_TYPE_I, AV_PICTURE_TYPE_P,
-      AV_PICTURE_TYPE_B
+    /* indexed by GstTwoflowPictureType */
+    static const gint av_types[] = { AV_PICTURE_TYPE_NONE, AV_PICTURE_TYPE_I,
+      AV_PICTURE_TYPE_P, AV_PICTURE_TYPE_B
     };
 
     /* checked for every picture, also those whose packet is discarded */
@@ -824,7 +844,7 @@ static void
 pass_undecided (GstRateTranscoder * self, RtFrame * f)
 {
   if (f->state == FRAME_DECODING)
-    frame_decided (self, f, RC_ACTION_PASS);
+    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
 }
 
 /* A picture left the decoder (display order): decide, unless decided at
@@ -833,8 +853,9 @@ pass_undecided (GstRateTranscoder * self, RtFrame * f)
 static void
 handle_decoded (GstRateTranscoder * self, AVFrame * frame)
 {
-  static const gint av_types[] = { AV_PICTURE_TYPE_I, AV_PICTURE_TYPE_P,
-    AV_PICTURE_TYPE_B
+  /* indexed by GstTwoflowPictureType */
+  static const gint av_types[] = { AV_PICTURE_TYPE_NONE, AV_PICTURE_TYPE_I,
+    AV_PICTURE_TYPE_P, AV_PICTURE_TYPE_B
   };
   RtFrame *f = find_frame (self, (guint64) frame->pts);
   gboolean corrupt, decide;
@@ -850,7 +871,8 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
   if (corrupt)
     self->decode_errors++;
   if (!decide)
-    rate_control_source_quantizer (self->rc, f->type, f->qsrc);
+    gst_twoflow_rate_control_handle_source_quantizer (self->rc, f->type,
+        f->qsrc);
   GST_OBJECT_UNLOCK (self);
 
   if (self->broken) {
@@ -861,7 +883,7 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
   if (self->enc && (self->enc->width != frame->width ||
           self->enc->height != frame->height ||
           self->enc->pix_fmt != frame->format)) {
-    if (f->type != RC_PICTURE_I) {
+    if (f->type != GST_TWOFLOW_PICTURE_I) {
       pass_undecided (self, f);
       return;
     }
@@ -871,7 +893,7 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     avcodec_free_context (&self->enc);
   }
   if (!self->enc) {
-    if (f->type != RC_PICTURE_I) {
+    if (f->type != GST_TWOFLOW_PICTURE_I) {
       /* an encoder must start on an I frame to keep the types */
       pass_undecided (self, f);
       return;
@@ -887,15 +909,15 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
 
   if (decide) {
     GST_OBJECT_LOCK (self);
-    f->decision = rate_control_decide (self->rc, f->type,
+    f->decision = gst_twoflow_rate_control_decide (self->rc, f->type,
         gst_buffer_get_size (f->in), f->qsrc);
     GST_OBJECT_UNLOCK (self);
-    if (corrupt && f->decision.action == RC_ACTION_ENCODE)
-      f->decision.action = RC_ACTION_PASS;
+    if (corrupt && f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE)
+      f->decision.action = GST_TWOFLOW_RATE_CONTROL_PASS;
   }
 
   frame->pict_type = av_types[f->type];
-  frame->key_frame = f->type == RC_PICTURE_I;
+  frame->key_frame = f->type == GST_TWOFLOW_PICTURE_I;
   frame->quality = f->decision.q * FF_QP2LAMBDA;
   frame->pts = self->enc_count;
   self->enc_map[self->enc_count % RT_MAP_SIZE].index = f->index;
@@ -912,8 +934,9 @@ handle_decoded (GstRateTranscoder * self, AVFrame * frame)
     return;
   }
   if (decide)
-    f->state = f->decision.action == RC_ACTION_ENCODE ? FRAME_ENCODING :
-        FRAME_READY;
+    f->state =
+        f->decision.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? FRAME_ENCODING : FRAME_READY;
   receive_packets (self);
 }
 
@@ -963,7 +986,7 @@ drain (GstRateTranscoder * self)
 
     f->in_decoder = FALSE;
     if (f->state != FRAME_READY)
-      frame_decided (self, f, RC_ACTION_PASS);
+      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
   }
   self->have_last_ref = FALSE;
   return push_ready (self);
@@ -985,7 +1008,7 @@ reset_stream (GstRateTranscoder * self)
   self->broken = FALSE;
   self->discont = TRUE;
   GST_OBJECT_LOCK (self);
-  rate_control_reset (self->rc);
+  gst_twoflow_rate_control_reset (self->rc);
   self->pending_since = 0;
   GST_OBJECT_UNLOCK (self);
 }
@@ -1001,7 +1024,8 @@ load_matrices (GstRateTranscoder * self, gboolean load_intra,
   if (load_intra) {
     gst_mpeg_video_quant_matrix_get_raster_from_zigzag (raster, intra);
     if (self->enc && (!self->custom_intra ||
-            memcmp (raster, self->intra_matrix, 64)) && !self->matrices_warned) {
+            memcmp (raster, self->intra_matrix, 64))
+        && !self->matrices_warned) {
       GST_WARNING_OBJECT (self, "quantiser matrices changed mid-stream");
       self->matrices_warned = TRUE;
     }
@@ -1018,72 +1042,21 @@ load_matrices (GstRateTranscoder * self, gboolean load_intra,
 /* Picture type of a parsed picture (and the matrices it loads). */
 static gboolean
 parse_picture (GstRateTranscoder * self, const guint8 * data, gsize size,
-    RcPictureType * type, gint * tref, gboolean * gop)
+    GstTwoflowPictureType * type, gint * tref, gboolean * gop)
 {
-  GstMpegVideoPacket packet;
-  guint offset = 0;
-  gboolean found = FALSE;
+  GstTwoflowPictureInfo info;
+  gboolean found = gst_twoflow_picture_parser_parse (self->picture_parser,
+      data, size, &info);
 
-  while (offset + 4 <= size &&
-      gst_mpeg_video_parse (&packet, data, size, offset)) {
-    offset = packet.offset;
-    if (packet.size < 0)
-      packet.size = size - packet.offset;
-    switch (packet.type) {
-      case GST_MPEG_VIDEO_PACKET_SEQUENCE:{
-        GstMpegVideoSequenceHdr seq;
-
-        if (gst_mpeg_video_packet_parse_sequence_header (&packet, &seq)) {
-          /* a sequence header resets both to the defaults unless loaded */
-          self->custom_intra = self->custom_inter = FALSE;
-          load_matrices (self, seq.load_intra_quantiser_matrix,
-              seq.intra_quantizer_matrix, seq.load_non_intra_quantiser_matrix,
-              seq.non_intra_quantizer_matrix);
-        }
-        break;
-      }
-      case GST_MPEG_VIDEO_PACKET_EXTENSION:{
-        GstMpegVideoQuantMatrixExt qm;
-
-        if (packet.size >= 1 && (packet.data[packet.offset] >> 4) ==
-            GST_MPEG_VIDEO_PACKET_EXT_QUANT_MATRIX &&
-            gst_mpeg_video_packet_parse_quant_matrix_extension (&packet, &qm))
-          load_matrices (self, qm.load_intra_quantiser_matrix,
-              qm.intra_quantiser_matrix, qm.load_non_intra_quantiser_matrix,
-              qm.non_intra_quantiser_matrix);
-        break;
-      }
-      case GST_MPEG_VIDEO_PACKET_GOP:
-        *gop = TRUE;
-        break;
-      case GST_MPEG_VIDEO_PACKET_PICTURE:{
-        GstMpegVideoPictureHdr pic;
-
-        if (!found && gst_mpeg_video_packet_parse_picture_header (&packet,
-                &pic)) {
-          *tref = pic.tsn;
-          switch (pic.pic_type) {
-            case GST_MPEG_VIDEO_PICTURE_TYPE_I:
-              *type = RC_PICTURE_I;
-              found = TRUE;
-              break;
-            case GST_MPEG_VIDEO_PICTURE_TYPE_P:
-              *type = RC_PICTURE_P;
-              found = TRUE;
-              break;
-            case GST_MPEG_VIDEO_PICTURE_TYPE_B:
-              *type = RC_PICTURE_B;
-              found = TRUE;
-              break;
-            default:           /* D pictures: not handled */
-              break;
-          }
-        }
-        break;
-      }
-      default:
-        break;
-    }
+  /* a sequence header resets both to the defaults unless loaded */
+  if (info.sequence_header)
+    self->custom_intra = self->custom_inter = FALSE;
+  load_matrices (self, info.load_intra_matrix, info.intra_matrix,
+      info.load_non_intra_matrix, info.non_intra_matrix);
+  *gop = info.gop_header;
+  if (found) {
+    *type = info.type;
+    *tref = info.temporal_reference;
   }
   return found;
 }
@@ -1098,7 +1071,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   guint64 now;
   gint tref = 0;
   gboolean gop = FALSE;
-  RcEarly early;
+  GstTwoflowRateControlEarly early;
   guint gen;
 
   f = g_new0 (RtFrame, 1);
@@ -1106,11 +1079,11 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   f->in = buf;
   f->state = FRAME_DECODING;
   f->pts = GST_BUFFER_PTS (buf);
-  f->decision.action = RC_ACTION_PASS;
+  f->decision.action = GST_TWOFLOW_RATE_CONTROL_PASS;
   g_queue_push_tail (&self->frames, f);
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
-    frame_decided (self, f, RC_ACTION_PASS);
+    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
     return push_ready (self);
   }
   f->has_picture = parse_picture (self, map.data, map.size, &f->type, &tref,
@@ -1130,14 +1103,14 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
         ("buffer of %" G_GSIZE_FORMAT " bytes without a picture header, "
             "passed through", map.size));
     gst_buffer_unmap (buf, &map);
-    frame_decided (self, f, RC_ACTION_PASS);
+    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
     return push_ready (self);
   }
 
   /* An elementary stream read from a file has DTS only. Pictures of a GOP
    * are shown in temporal_reference order, the first one a frame after
    * the GOP's first picture is decoded. */
-  if (gop || (f->type == RC_PICTURE_I && !self->seen_gop_header)) {
+  if (gop || (f->type == GST_TWOFLOW_PICTURE_I && !self->seen_gop_header)) {
     self->seen_gop_header |= gop;
     self->gop_dts = GST_BUFFER_DTS (buf);
   }
@@ -1148,25 +1121,26 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   if (!GST_CLOCK_TIME_IS_VALID (now))
     now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
   self->now = now;
-  gen = rate_control_get_generation (self->rc);
-  rate_control_input (self->rc, f->type, map.size, dur, now);
-  if (rate_control_get_generation (self->rc) != gen) {
+  gen = gst_twoflow_rate_control_get_generation (self->rc);
+  gst_twoflow_rate_control_handle_input (self->rc, f->type, map.size, dur, now);
+  if (gst_twoflow_rate_control_get_generation (self->rc) != gen) {
     /* backoffs that came before the first frame took effect just now */
-    self->pending_generation = rate_control_get_generation (self->rc);
+    self->pending_generation =
+        gst_twoflow_rate_control_get_generation (self->rc);
     self->pending_since = g_get_monotonic_time ();
     GST_INFO_OBJECT (self, "early backoffs applied: target now %"
-        G_GUINT64_FORMAT, rate_control_get_target (self->rc));
+        G_GUINT64_FORMAT, gst_twoflow_rate_control_get_target (self->rc));
   }
   /* a frame that is passed whatever the decoder says leaves at once */
-  early = rate_control_decide_early (self->rc, f->type, map.size,
+  early = gst_twoflow_rate_control_decide_early (self->rc, f->type, map.size,
       &f->decision);
   GST_OBJECT_UNLOCK (self);
-  if (early != RC_EARLY_NONE)
+  if (early != GST_TWOFLOW_RATE_CONTROL_EARLY_NONE)
     f->state = FRAME_READY;
-  if (early == RC_EARLY_PASSTHROUGH)
+  if (early == GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH)
     release_pending (self);
 
-  if (f->type == RC_PICTURE_B) {
+  if (f->type == GST_TWOFLOW_PICTURE_B) {
     if (++self->b_run > RT_MAX_B_FRAMES && !self->unsupported) {
       GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED, (NULL),
           ("more than %d B frames in a row, passing the stream through",
@@ -1179,7 +1153,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   }
 
   /* after damage, start again clean at the next I frame */
-  if (self->broken && !self->unsupported && f->type == RC_PICTURE_I) {
+  if (self->broken && !self->unsupported && f->type == GST_TWOFLOW_PICTURE_I) {
     GST_INFO_OBJECT (self, "resuming re-encoding at frame %" G_GUINT64_FORMAT,
         f->index);
     self->broken = FALSE;
@@ -1190,7 +1164,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   if (self->broken) {
     gst_buffer_unmap (buf, &map);
-    frame_decided (self, f, RC_ACTION_PASS);
+    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
     return push_ready (self);
   }
 
@@ -1232,7 +1206,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 
   /* the decoder returns a reference picture when the next one arrives,
    * a B picture at once */
-  if (f->type == RC_PICTURE_B) {
+  if (f->type == GST_TWOFLOW_PICTURE_B) {
     mark_undecoded (self, f);
   } else {
     if (self->have_last_ref)
@@ -1250,7 +1224,7 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
       break;
     GST_WARNING_OBJECT (self, "frame %" G_GUINT64_FORMAT " stuck, passing",
         head->index);
-    frame_decided (self, head, RC_ACTION_PASS);
+    frame_decided (self, head, GST_TWOFLOW_RATE_CONTROL_PASS);
     push_ready (self);
   }
 
@@ -1329,15 +1303,17 @@ gst_rate_transcoder_src_event (GstPad * pad, GstObject * parent,
     gboolean changed;
 
     GST_OBJECT_LOCK (self);
-    changed = rate_control_congestion (self->rc, type, bitrate,
+    changed =
+        gst_twoflow_rate_control_handle_congestion (self->rc, type, bitrate,
         GST_CLOCK_TIME_IS_VALID (srtt) ? srtt : G_MAXUINT64,
         GST_CLOCK_TIME_IS_VALID (self->now) ? self->now : 0);
     if (changed) {
-      RcStats s;
+      GstTwoflowRateControlStats s;
 
-      rate_control_get_stats (self->rc, &s);
+      gst_twoflow_rate_control_get_stats (self->rc, &s);
       /* decisions from now on carry the bumped generation */
-      self->pending_generation = rate_control_get_generation (self->rc);
+      self->pending_generation =
+          gst_twoflow_rate_control_get_generation (self->rc);
       self->pending_since = g_get_monotonic_time ();
       GST_INFO_OBJECT (self, "%s from %s: target now %" G_GUINT64_FORMAT,
           gst_network_congestion_type_to_string (type),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * ratetranscoder: MPEG-1/2 rate transcoder following congestion events.
  */
@@ -6,7 +7,8 @@
 
 #include <gst/gst.h>
 #include <libavcodec/avcodec.h>
-#include "ratecontrol.h"
+#include <gst/ratecontrol/ratecontrol.h>
+#include <gst/picturetype/picturetype.h>
 
 G_BEGIN_DECLS
 
@@ -23,7 +25,7 @@ GType gst_rate_transcoder_keep_get_type (void);
 typedef struct
 {
   guint64 index;                /* decode index of the frame */
-  RcPictureType type;           /* the type forced on the encoder */
+  GstTwoflowPictureType type;   /* the type forced on the encoder */
 } RtEncEntry;
 
 struct _GstRateTranscoder
@@ -40,8 +42,8 @@ struct _GstRateTranscoder
   gdouble backoff;
   guint64 recovery;
   guint events;
-  RcKeep keep;
-  RateControl *rc;
+  GstTwoflowRateControlKeep keep;
+  GstTwoflowRateControl *rc;
   GstClockTime now;             /* running time of the last input frame */
   guint pending_generation;     /* generation of the last reaction */
   gint64 pending_since;         /* monotonic us of that reaction, 0 none */
@@ -53,6 +55,7 @@ struct _GstRateTranscoder
 
   /* streaming state, under the stream lock */
   gint mpegversion;
+  GstTwoflowPictureParser *picture_parser;
   GstSegment segment;
   AVCodecContext *dec;
   AVCodecContext *enc;

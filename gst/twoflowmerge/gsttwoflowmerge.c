@@ -26,6 +26,11 @@
  * that predict from it are dropped until the next intact reference. The
  * damage metrics of the two-flow paper are in #GstTwoflowMerge:stats.
  *
+ * The merge itself is GstTwoflowMerger (gst-libs/gst/twoflow/twoflowmerger.h),
+ * a sans-IO core; this element feeds it the records of its pads at the
+ * element clock's time and pushes what it decides from one streaming task,
+ * which sleeps on a clock entry at the core's next wakeup.
+ *
  * The audio track, which travels only in the essential flow (and so in the
  * prefix), comes out of a sometimes pad `audio`, added when the audio caps
  * record is seen; `no-more-pads` follows once the first video frame is
@@ -153,7 +158,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       g_param_spec_uint64 ("max-essential-bytes", "Max essential bytes",
           "Most bytes of essential frames held ahead of playback (error when exceeded)",
           1024, G_MAXUINT64, DEFAULT_MAX_ESSENTIAL_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:max-enhanced-bytes:
@@ -165,7 +171,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       g_param_spec_uint64 ("max-enhanced-bytes", "Max enhanced bytes",
           "Most bytes of enhanced frames queued before the enhanced pad blocks",
           1024, G_MAXUINT64, DEFAULT_MAX_ENHANCED_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:prefix-location:
@@ -185,14 +192,17 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
    * GstTwoflowMerge:latency:
    *
    * In live use, how long to wait for an enhanced frame once its turn has
-   * come before counting it missing. 0 waits until the enhanced flow has
-   * moved past the frame or ended, as suits reliable or file input.
+   * come (and the essential flow has moved past it) before counting it
+   * missing, measured on the element's clock (the system clock when it has
+   * none). 0 waits until the enhanced flow has moved past the frame or
+   * ended, as suits reliable or file input.
    */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint64 ("latency", "Latency",
           "Nanoseconds to wait for a late enhanced frame before counting it missing (0 = until the flow moves past it)",
           0, G_MAXUINT64, DEFAULT_LATENCY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:drop-dependent:
@@ -203,7 +213,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
   g_object_class_install_property (gobject_class, PROP_DROP_DEPENDENT,
       g_param_spec_boolean ("drop-dependent", "Drop dependent",
           "Drop frames that depend on a missing reference until the next intact one",
-          DEFAULT_DROP_DEPENDENT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_DROP_DEPENDENT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:stats:
@@ -381,12 +392,15 @@ static gboolean
 gst_twoflow_merge_set_clock (GstElement * element, GstClock * clock)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (element);
+  gboolean ret = GST_ELEMENT_CLASS (parent_class)->set_clock (element, clock);
 
-  /* a wait on the old clock ends; the task waits again on the new one */
+  /* a wait on the old clock ends; the task waits again on the new one,
+   * and a latency wait in progress starts again on its time */
   g_mutex_lock (&self->lock);
+  gst_twoflow_merger_restart_wait (self->merger, gst_twoflow_merge_now (self));
   gst_twoflow_merge_wake (self);
   g_mutex_unlock (&self->lock);
-  return GST_ELEMENT_CLASS (parent_class)->set_clock (element, clock);
+  return ret;
 }
 
 static void
@@ -524,8 +538,7 @@ gst_twoflow_merge_load_prefix (GstTwoflowMerge * self)
 }
 
 static GstStateChangeReturn
-gst_twoflow_merge_change_state (GstElement * element,
-    GstStateChange transition)
+gst_twoflow_merge_change_state (GstElement * element, GstStateChange transition)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (element);
   GstStateChangeReturn ret;
@@ -719,8 +732,7 @@ gst_twoflow_merge_sink_event (GstPad * pad, GstObject * parent,
 }
 
 static gboolean
-gst_twoflow_merge_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_twoflow_merge_src_query (GstPad * pad, GstObject * parent, GstQuery * query)
 {
   GstTwoflowMerge *self = GST_TWOFLOW_MERGE (parent);
 
@@ -795,8 +807,7 @@ gst_twoflow_merge_push_headers (GstTwoflowMerge * self, GstPad * pad,
   }
   /* Two upstream streams: gst_pad_create_stream_id() would refuse. */
   stream_id = g_strdup_printf ("%08x%08x%08x%08x/twoflowmerge/%s",
-      g_random_int (), g_random_int (), g_random_int (), g_random_int (),
-      what);
+      g_random_int (), g_random_int (), g_random_int (), g_random_int (), what);
   event = gst_event_new_stream_start (stream_id);
   g_free (stream_id);
   gst_event_set_group_id (event, self->group_id);
@@ -824,11 +835,13 @@ gst_twoflow_merge_push_unlock (GstTwoflowMerge * self, GstPad * pad,
   gboolean audio = pad != self->srcpad;
   gboolean *need = audio ? &self->audio_need_headers : &self->need_headers;
   gboolean headers = *need;
-  gchar *caps = g_strdup (audio ?
-      gst_twoflow_merger_get_audio_caps (self->merger) :
-      gst_twoflow_merger_get_caps (self->merger));
+  gchar *caps = NULL;
   GstClockTime start = gst_twoflow_merger_get_segment_start (self->merger);
   GstFlowReturn ret = GST_FLOW_OK;
+
+  if (headers)
+    caps = g_strdup (audio ? gst_twoflow_merger_get_audio_caps (self->merger)
+        : gst_twoflow_merger_get_caps (self->merger));
 
   *need = FALSE;
   gst_object_ref (pad);
@@ -857,6 +870,9 @@ gst_twoflow_merge_add_audio_pad (GstTwoflowMerge * self)
 {
   GstPad *pad = gst_pad_new_from_static_template (&audio_template, "audio");
 
+  /* the same latency as the video: both come out of the one wait */
+  gst_pad_set_query_function (pad,
+      GST_DEBUG_FUNCPTR (gst_twoflow_merge_src_query));
   gst_pad_use_fixed_caps (pad);
   g_mutex_lock (&self->lock);
   self->audio_srcpad = pad;
@@ -912,12 +928,16 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
   g_mutex_lock (&self->lock);
   while (self->srcresult == GST_FLOW_OK) {
     clock = gst_twoflow_merge_get_clock (self);
-    if (gst_twoflow_merger_poll (self->merger, gst_clock_get_time (clock),
-            &out) == GST_TWOFLOW_MERGER_WAIT)
+    gst_twoflow_merger_poll (self->merger, gst_clock_get_time (clock), &out);
+    if (out.action == GST_TWOFLOW_MERGER_WAIT)
       gst_twoflow_merge_wait (self, clock,
           gst_twoflow_merger_next_wakeup (self->merger));
+    else if (out.action == GST_TWOFLOW_MERGER_ERROR)
+      /* the pad that fed the bad record posts the error, then stops us */
+      g_cond_wait (&self->cond, &self->lock);
     gst_object_unref (clock);
-    if (out.action != GST_TWOFLOW_MERGER_WAIT)
+    if (out.action != GST_TWOFLOW_MERGER_WAIT
+        && out.action != GST_TWOFLOW_MERGER_ERROR)
       break;
   }
   if (self->srcresult != GST_FLOW_OK) {
@@ -964,11 +984,8 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
       if (ret == GST_FLOW_OK)
         ret = GST_FLOW_EOS;
       break;
-    case GST_TWOFLOW_MERGER_ERROR:
     default:
-      /* handle_record's failures are posted where they happen */
-      g_mutex_unlock (&self->lock);
-      ret = GST_FLOW_ERROR;
+      g_assert_not_reached ();
       break;
   }
   if (ret == GST_FLOW_OK)

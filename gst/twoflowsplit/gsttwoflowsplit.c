@@ -53,7 +53,6 @@
 #endif
 
 #include <string.h>
-#include <gst/codecparsers/gstmpegvideoparser.h>
 
 #include "gsttwoflowsplit.h"
 
@@ -272,9 +271,7 @@ static void
 gst_twoflow_split_reset (GstTwoflowSplit * self)
 {
   self->codec = GST_TWOFLOW_CODEC_UNKNOWN;
-  g_clear_pointer (&self->h264_parser, gst_h264_nal_parser_free);
-  self->h264_avc = FALSE;
-  self->h264_nal_length_size = 4;
+  g_clear_pointer (&self->picture_parser, gst_twoflow_picture_parser_free);
   self->caps_records_pending = FALSE;
   gst_clear_caps (&self->input_caps);
   gst_flow_combiner_reset (self->flow_combiner);
@@ -420,27 +417,15 @@ gst_twoflow_split_parse_codec_data (GstTwoflowSplit * self,
     const GstStructure * s)
 {
   const GValue *v = gst_structure_get_value (s, "codec_data");
-  GstH264DecoderConfigRecord *config = NULL;
   GstMapInfo map;
-  gboolean ok = FALSE;
-  guint i;
+  gboolean ok;
 
   if (!v || !GST_VALUE_HOLDS_BUFFER (v))
     return FALSE;
   if (!gst_buffer_map (gst_value_get_buffer (v), &map, GST_MAP_READ))
     return FALSE;
-  if (gst_h264_parser_parse_decoder_config_record (self->h264_parser,
-          map.data, map.size, &config) == GST_H264_PARSER_OK) {
-    self->h264_nal_length_size = config->length_size_minus_one + 1;
-    for (i = 0; i < config->sps->len; i++)
-      gst_h264_parser_parse_nal (self->h264_parser,
-          &g_array_index (config->sps, GstH264NalUnit, i));
-    for (i = 0; i < config->pps->len; i++)
-      gst_h264_parser_parse_nal (self->h264_parser,
-          &g_array_index (config->pps, GstH264NalUnit, i));
-    gst_h264_decoder_config_record_free (config);
-    ok = TRUE;
-  }
+  ok = gst_twoflow_picture_parser_set_codec_data (self->picture_parser,
+      map.data, map.size);
   gst_buffer_unmap (gst_value_get_buffer (v), &map);
   return ok;
 }
@@ -480,13 +465,15 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     GST_OBJECT_UNLOCK (self);
   }
   self->codec = codec;
+  if (!self->picture_parser)
+    self->picture_parser = gst_twoflow_picture_parser_new (codec);
   if (codec == GST_TWOFLOW_CODEC_H264) {
     const gchar *format = gst_structure_get_string (s, "stream-format");
 
-    if (!self->h264_parser)
-      self->h264_parser = gst_h264_nal_parser_new ();
-    self->h264_avc = g_strcmp0 (format, "avc") == 0;
-    if (self->h264_avc && !gst_twoflow_split_parse_codec_data (self, s)) {
+    if (g_strcmp0 (format, "avc") != 0)
+      gst_twoflow_picture_parser_set_codec_data (self->picture_parser, NULL,
+          0);
+    else if (!gst_twoflow_split_parse_codec_data (self, s)) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
           ("H.264 avc caps without a valid codec_data"));
       return FALSE;
@@ -503,103 +490,6 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
   ok &= gst_pad_set_caps (self->enhanced_pad, out);
   gst_caps_unref (out);
   return ok;
-}
-
-/* MPEG-1/2: the picture coding type of the (first) picture in the buffer. */
-static GstTwoflowPictureType
-mpeg_picture_type (const guint8 * data, gsize size, gboolean * reference)
-{
-  GstMpegVideoPacket packet;
-  guint offset = 0;
-
-  while (offset + 4 <= size
-      && gst_mpeg_video_parse (&packet, data, size, offset)) {
-    if (packet.type == GST_MPEG_VIDEO_PACKET_PICTURE) {
-      GstMpegVideoPictureHdr hdr;
-
-      if (!gst_mpeg_video_packet_parse_picture_header (&packet, &hdr))
-        return GST_TWOFLOW_PICTURE_NONE;
-      switch (hdr.pic_type) {
-        case GST_MPEG_VIDEO_PICTURE_TYPE_I:
-          *reference = TRUE;
-          return GST_TWOFLOW_PICTURE_I;
-        case GST_MPEG_VIDEO_PICTURE_TYPE_P:
-          *reference = TRUE;
-          return GST_TWOFLOW_PICTURE_P;
-        case GST_MPEG_VIDEO_PICTURE_TYPE_B:
-          *reference = FALSE;   /* never a reference in MPEG-1/2 */
-          return GST_TWOFLOW_PICTURE_B;
-        default:
-          return GST_TWOFLOW_PICTURE_NONE;
-      }
-    }
-    offset = packet.offset;
-  }
-  return GST_TWOFLOW_PICTURE_NONE;
-}
-
-/* A picture's type is that of its most dependent slice. */
-static GstTwoflowPictureType
-merge_slice_type (GstTwoflowPictureType cur, GstTwoflowPictureType slice)
-{
-  return MAX (cur, slice);
-}
-
-static GstTwoflowPictureType
-h264_slice_picture_type (GstH264SliceHdr * slice)
-{
-  if (GST_H264_IS_B_SLICE (slice))
-    return GST_TWOFLOW_PICTURE_B;
-  if (GST_H264_IS_P_SLICE (slice) || GST_H264_IS_SP_SLICE (slice))
-    return GST_TWOFLOW_PICTURE_P;
-  return GST_TWOFLOW_PICTURE_I;
-}
-
-static GstTwoflowPictureType
-gst_twoflow_split_h264_picture_type (GstTwoflowSplit * self,
-    const guint8 * data, gsize size, gboolean * reference, gboolean * idr)
-{
-  GstTwoflowPictureType type = GST_TWOFLOW_PICTURE_NONE;
-  GstH264NalUnit nalu;
-  GstH264ParserResult res;
-  guint offset = 0;
-
-  *reference = FALSE;
-  *idr = FALSE;
-  while (offset < size) {
-    if (self->h264_avc)
-      res = gst_h264_parser_identify_nalu_avc (self->h264_parser, data,
-          offset, size, self->h264_nal_length_size, &nalu);
-    else
-      res = gst_h264_parser_identify_nalu (self->h264_parser, data, offset,
-          size, &nalu);
-    if (res != GST_H264_PARSER_OK && res != GST_H264_PARSER_NO_NAL_END)
-      break;
-
-    switch (nalu.type) {
-      case GST_H264_NAL_SPS:
-      case GST_H264_NAL_PPS:
-        gst_h264_parser_parse_nal (self->h264_parser, &nalu);
-        break;
-      case GST_H264_NAL_SLICE:
-      case GST_H264_NAL_SLICE_IDR:{
-        GstH264SliceHdr slice;
-
-        if (gst_h264_parser_parse_slice_hdr (self->h264_parser, &nalu, &slice,
-                FALSE, FALSE) == GST_H264_PARSER_OK)
-          type = merge_slice_type (type, h264_slice_picture_type (&slice));
-        *reference |= nalu.ref_idc != 0;
-        *idr |= nalu.type == GST_H264_NAL_SLICE_IDR;
-        break;
-      }
-      default:
-        break;
-    }
-    offset = nalu.offset + nalu.size;
-    if (res == GST_H264_PARSER_NO_NAL_END)
-      break;
-  }
-  return type;
 }
 
 static GstFlowReturn
@@ -728,8 +618,9 @@ static GstFlowReturn
 gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
 {
   GstTwoflowFrameHeader hdr;
+  GstTwoflowPictureInfo picture;
   GstTwoflowPictureType type;
-  gboolean reference = FALSE, idr = FALSE, essential;
+  gboolean reference, idr, essential;
   GstMapInfo map;
   GstFlowReturn ret;
   gsize size;
@@ -747,11 +638,11 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   }
 
   gst_buffer_map (buf, &map, GST_MAP_READ);
-  if (self->codec == GST_TWOFLOW_CODEC_H264)
-    type = gst_twoflow_split_h264_picture_type (self, map.data, map.size,
-        &reference, &idr);
-  else
-    type = mpeg_picture_type (map.data, map.size, &reference);
+  gst_twoflow_picture_parser_parse (self->picture_parser, map.data, map.size,
+      &picture);
+  type = picture.type;
+  reference = picture.reference;
+  idr = picture.idr;
   size = map.size;
   gst_buffer_unmap (buf, &map);
 

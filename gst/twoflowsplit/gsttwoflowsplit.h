@@ -7,7 +7,7 @@
 
 #include <gst/gst.h>
 #include <gst/base/gstflowcombiner.h>
-#include <gst/codecparsers/gsth264parser.h>
+#include <gst/picturetype/picturetype.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowsequencer.h>
 
@@ -32,9 +32,7 @@ struct _GstTwoflowSplit {
 
   /* stream state (streaming thread) */
   GstTwoflowCodec codec;
-  GstH264NalParser *h264_parser;
-  gboolean h264_avc;
-  guint h264_nal_length_size;
+  GstTwoflowPictureParser *picture_parser;
   gboolean caps_records_pending;
   GstCaps *input_caps;
   GstTwoflowSequencer seq;

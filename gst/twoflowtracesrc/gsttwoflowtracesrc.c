@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Copyright (C) 2026 twoflow developers
  *
@@ -11,10 +12,12 @@
  * @title: twoflowtracesrc
  *
  * Replays a frame trace (`index type time_ms bytes` per line, decode order,
- * as in `../shared/traces/`) as twoflow records: picture types and sizes
- * come from the trace, the payload is a filler pattern of that size. Like
- * the server's two readers of one file, one instance can produce the
- * essential flow and another the enhanced flow (#GstTwoflowTraceSrc:flow);
+ * as in `data/`) as twoflow records: picture types and sizes come from the
+ * trace, the payload is a filler pattern of that size. The file is plain
+ * text or xz-compressed text (recognised by its magic bytes, whatever its
+ * name), so the compressed traces of `data/` are read as they are. Like the
+ * server's two readers of one file, one instance can produce the essential
+ * flow and another the enhanced flow (#GstTwoflowTraceSrc:flow);
  * twoflowmerge puts them back together and counts the damage.
  *
  * Not live (the default), the source produces frames as fast as downstream
@@ -25,15 +28,15 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 twoflowmerge name=m ! fakesink \
- *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=essential num-frames=3000 ! m.essential \
- *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=enhanced num-frames=3000 ! m.enhanced
+ *     twoflowtracesrc location=data/star-wars-iv.txt.xz flow=essential num-frames=3000 ! m.essential \
+ *     twoflowtracesrc location=data/star-wars-iv.txt.xz flow=enhanced num-frames=3000 ! m.enhanced
  * ]| replays two minutes of Star Wars through a merge, as fast as it can
- * (run from the source tree; the traces are in `../shared/traces/`).
+ * (run from the source tree; the traces are in `data/`).
  * |[
  * gst-launch-1.0 twoflowmerge name=m ! fakesink sync=true \
- *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=essential num-frames=250 \
+ *     twoflowtracesrc location=data/star-wars-iv.txt.xz flow=essential num-frames=250 \
  *         is-live=true ahead=2000000000 ! queue ! m.essential \
- *     twoflowtracesrc location=../shared/traces/star-wars-iv.txt flow=enhanced num-frames=250 \
+ *     twoflowtracesrc location=data/star-wars-iv.txt.xz flow=enhanced num-frames=250 \
  *         is-live=true ! queue ! m.enhanced
  * ]| plays its first ten seconds in real time, the essential flow two
  * seconds ahead of the enhanced one.
@@ -45,6 +48,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+
+#include <lzma.h>
 
 #include "gsttwoflowtracesrc.h"
 
@@ -325,18 +330,89 @@ gst_twoflow_trace_src_get_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
+/* The first bytes of an .xz stream. */
+static const guint8 xz_magic[6] = { 0xFD, '7', 'z', 'X', 'Z', 0x00 };
+
+/* A decompressed trace larger than this is refused (the hour-long traces
+ * of data/ are about 2 MB). */
+#define MAX_TRACE_BYTES (256 * 1024 * 1024)
+
+/* Decompresses a whole .xz file (concatenated streams allowed); NULL and
+ * *why on corrupt, truncated or oversized input. The result is
+ * NUL-terminated. */
+static gchar *
+xz_decompress (const guint8 * in, gsize in_len, gchar ** why)
+{
+  lzma_stream strm = LZMA_STREAM_INIT;
+  GByteArray *out = g_byte_array_new ();
+  guint8 chunk[64 * 1024];
+  lzma_ret ret;
+
+  ret = lzma_stream_decoder (&strm, UINT64_MAX, LZMA_CONCATENATED);
+  if (ret != LZMA_OK) {
+    *why = g_strdup_printf ("cannot start the xz decoder (lzma error %d)",
+        ret);
+    g_byte_array_unref (out);
+    return NULL;
+  }
+  strm.next_in = in;
+  strm.avail_in = in_len;
+  do {
+    strm.next_out = chunk;
+    strm.avail_out = sizeof (chunk);
+    /* all input is given at once: LZMA_FINISH lets the decoder tell a
+     * truncated stream from one that wants more input */
+    ret = lzma_code (&strm, LZMA_FINISH);
+    g_byte_array_append (out, chunk, sizeof (chunk) - strm.avail_out);
+    if (out->len > MAX_TRACE_BYTES) {
+      *why = g_strdup_printf ("decompressed trace larger than %u bytes",
+          MAX_TRACE_BYTES);
+      break;
+    }
+  } while (ret == LZMA_OK);
+  lzma_end (&strm);
+  if (ret != LZMA_STREAM_END) {
+    if (!*why)
+      *why = g_strdup_printf ("corrupt or truncated xz data (lzma error %d)",
+          ret);
+    g_byte_array_unref (out);
+    return NULL;
+  }
+  g_byte_array_append (out, (const guint8 *) "", 1);
+  return (gchar *) g_byte_array_free (out, FALSE);
+}
+
+/* The trace's text: the file itself, or its xz decompression. */
+static gchar *
+read_trace_text (const gchar * location, gchar ** why)
+{
+  gchar *contents = NULL, *text;
+  gsize len = 0;
+  GError *err = NULL;
+
+  if (!g_file_get_contents (location, &contents, &len, &err)) {
+    *why = g_strdup (err->message);
+    g_error_free (err);
+    return NULL;
+  }
+  if (len < sizeof (xz_magic) || memcmp (contents, xz_magic,
+          sizeof (xz_magic)) != 0)
+    return contents;
+  text = xz_decompress ((const guint8 *) contents, len, why);
+  g_free (contents);
+  return text;
+}
+
 /* Reads the whole trace; on failure *why says which line and why. */
 static GArray *
 load_trace (const gchar * location, gint64 max_frames, gchar ** why)
 {
   GArray *frames = g_array_new (FALSE, FALSE, sizeof (GstTwoflowTraceFrame));
-  gchar *contents = NULL, **lines, **l;
-  GError *err = NULL;
+  gchar *contents, **lines, **l;
   guint lineno = 0;
 
-  if (!g_file_get_contents (location, &contents, NULL, &err)) {
-    *why = g_strdup (err->message);
-    g_error_free (err);
+  contents = read_trace_text (location, why);
+  if (!contents) {
     g_array_unref (frames);
     return NULL;
   }
@@ -355,8 +431,13 @@ load_trace (const gchar * location, gint64 max_frames, gchar ** why)
             G_GUINT64_FORMAT, &index, &type, &time_ms, &bytes) != 4
         || !strchr ("IPB", type) || bytes > GST_TWOFLOW_MAX_PAYLOAD
         || (frames->len == 0 && type != 'I')) {
+      /* quoted as valid UTF-8, and short: the file may be binary */
+      gchar *shown = g_utf8_make_valid (*l, MIN (strlen (*l), 80));
+
       *why = g_strdup_printf ("line %u is not 'index I|P|B time_ms bytes' "
-          "(or the trace does not start with an I frame): '%s'", lineno, *l);
+          "(or the trace does not start with an I frame): '%s'", lineno,
+          shown);
+      g_free (shown);
       g_strfreev (lines);
       g_array_unref (frames);
       return NULL;

@@ -397,7 +397,7 @@ build_receive_bin (ProxySession * ps)
     gst_caps_unref (caps);
     for (i = 0; lv && i < json_array_get_length (lv); i++)
       g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
-          i ? "," : "", json_array_get_int_element (lv, i));
+          i ? "," : "", json_array_get_int_element (lv, i) * 8);   /* bit/s */
     g_string_append (levels, ">");
     gst_util_set_object_arg (G_OBJECT (ps->enh_src), "levels", levels->str);
     g_string_free (levels, TRUE);

@@ -873,7 +873,7 @@ levels_string (VideoInfo * v)
   gint i;
   for (i = 0; i < N_LEVELS; i++)
     g_string_append_printf (s, "%s(guint64)%" G_GUINT64_FORMAT,
-        i ? "," : "", v->levels[i]);
+        i ? "," : "", v->levels[i] * 8);      /* the property is in bit/s */
   g_string_append (s, ">");
   return g_string_free (s, FALSE);
 }
@@ -1263,7 +1263,7 @@ build_enhanced (Session * s, GError ** error)
    * proxy's rudpsrc picks the level (and the sink's rate events reach the
    * transcoder) */
   gst_util_set_object_arg (G_OBJECT (sink), "rate-control", s->rate_control);
-  top = s->info->enh_peak / 8 * 5 / 4;
+  top = s->info->enh_peak / 8 * 5 / 4 * 8;     /* bit/s */
   g_object_set (sink, "rate", top, NULL);
 
   if (s->info->is_trace) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — cTCP sans-IO core
  * Copyright (C) 2026 twoflow developers
  *
@@ -200,6 +201,83 @@ guint64 gst_ctcp_schedule_required_rate (const GstCtcpSchedule * s,
     gdouble loss_threshold, gdouble max_catch_up, GstClockTime now);
 guint gst_ctcp_schedule_acked (GstCtcpSchedule * s, guint64 bytes_acked,
     GstClockTime now);
+
+/* ------------------------------------------------------------------ */
+/* The sender: all of the above behind one sans-IO contract. The caller
+ * (ctcpsink) owns the socket and the data; it tells the sender what it
+ * accepted (handle_buffer / handle_eos), what the kernel reports
+ * (handle_tcp_info), what it wrote (handle_written), and asks what to do
+ * now (poll) and when to come back (next_wakeup). */
+
+typedef struct _GstCtcpSender GstCtcpSender;
+
+/**
+ * GstCtcpSenderConfig:
+ * @capped: FALSE: plain TCP (no window, no pacing, no held segments)
+ * @segment_duration: T
+ * @loss_threshold: p̂ of S/(T(1−p̂))
+ * @adjustment_interval: how often W_target is recomputed
+ * @fixed_rate: bit/s; 0 derives each segment's rate from its size
+ * @max_catch_up: bound of a late segment's rate, × S/(T(1−p̂))
+ */
+typedef struct {
+  gboolean capped;
+  GstClockTime segment_duration;
+  gdouble loss_threshold;
+  GstClockTime adjustment_interval;
+  guint64 fixed_rate;
+  gdouble max_catch_up;
+} GstCtcpSenderConfig;
+
+/* Largest single write the sender allows. */
+#define GST_CTCP_SENDER_MAX_WRITE (64 * 1024)
+/* Streaming (non-holding) modes accept this much ahead of the socket. */
+#define GST_CTCP_SENDER_MAX_QUEUED_TCP (1024 * 1024)
+/* The kernel paces at this multiple of the target (SO_MAX_PACING_RATE). */
+#define GST_CTCP_PACING_HEADROOM 1.25
+/* deadline-slack entries kept in the stats */
+#define GST_CTCP_SENDER_MAX_SLACKS 1024
+
+typedef struct {
+  GstNetworkCongestionType type;
+  guint64 bitrate;              /* estimated, bit/s */
+  GstClockTime srtt;
+} GstCtcpEvent;
+
+/**
+ * GstCtcpSenderOutput:
+ * @write: bytes that may be written now, from the next unwritten stream
+ *   byte (0: none); never across a segment boundary
+ * @pacing_rate: the rate the kernel should pace at (SO_MAX_PACING_RATE),
+ *   bytes/s; 0: no limit
+ * @events: congestion events detected since the last poll, in order
+ * @finished: EOS was seen and every byte is acknowledged
+ */
+typedef struct {
+  guint64 write;
+  guint64 pacing_rate;
+  guint n_events;
+  GstCtcpEvent events[2 * GST_CTCP_MAX_EVENTS];
+  gboolean finished;
+} GstCtcpSenderOutput;
+
+GstCtcpSender *gst_ctcp_sender_new (const GstCtcpSenderConfig * config);
+void gst_ctcp_sender_free (GstCtcpSender * s);
+gboolean gst_ctcp_sender_handle_buffer (GstCtcpSender * s, GstClockTime ts,
+    GstClockTime duration, guint64 size, GstClockTime now);
+void gst_ctcp_sender_handle_eos (GstCtcpSender * s, GstClockTime now);
+void gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
+    const GstCtcpTcpInfo * info, guint64 outq, guint64 inflight,
+    GstClockTime now);
+void gst_ctcp_sender_handle_written (GstCtcpSender * s, guint64 bytes,
+    GstClockTime now);
+void gst_ctcp_sender_poll (GstCtcpSender * s, GstClockTime now,
+    GstCtcpSenderOutput * out);
+GstClockTime gst_ctcp_sender_next_wakeup (GstCtcpSender * s,
+    GstClockTime now);
+gboolean gst_ctcp_sender_is_full (const GstCtcpSender * s);
+guint64 gst_ctcp_sender_estimated_bitrate (const GstCtcpSender * s);
+GstStructure *gst_ctcp_sender_get_stats (const GstCtcpSender * s);
 
 G_END_DECLS
 

@@ -1,4 +1,5 @@
-/* twoflow — ERAP congestion control laws and their registry. */
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — ERAP congestion control laws: rap here, libra in eraplibra.c. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -31,37 +32,14 @@ const GstErapCongestionOps gst_erap_cc_rap = {
   .on_loss = rap_on_loss,
 };
 
-G_LOCK_DEFINE_STATIC (registry);
-static GSList *registry;
-
-gboolean
-gst_erap_cc_register (const GstErapCongestionOps * ops)
-{
-  gboolean ok;
-
-  g_return_val_if_fail (ops != NULL && ops->name != NULL, FALSE);
-  G_LOCK (registry);
-  ok = gst_erap_cc_find (ops->name) == NULL;
-  if (ok)
-    registry = g_slist_append (registry, (gpointer) ops);
-  G_UNLOCK (registry);
-  return ok;
-}
-
+/* The laws by name: rap (also for NULL) and libra. */
 const GstErapCongestionOps *
 gst_erap_cc_find (const gchar * name)
 {
-  GSList *l;
-
   if (name == NULL || strcmp (name, gst_erap_cc_rap.name) == 0)
     return &gst_erap_cc_rap;
   if (strcmp (name, gst_erap_cc_libra.name) == 0)
     return &gst_erap_cc_libra;
-  for (l = registry; l; l = l->next) {
-    const GstErapCongestionOps *ops = l->data;
-    if (strcmp (ops->name, name) == 0)
-      return ops;
-  }
   return NULL;
 }
 

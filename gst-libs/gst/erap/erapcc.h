@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP
  * Pluggable congestion control, in the style of Linux tcp_congestion_ops.
  *
@@ -66,8 +67,9 @@ struct _GstErapCC {
 #define GST_ERAP_RAP_BETA 0.5
 extern const GstErapCongestionOps gst_erap_cc_rap;
 
+/* The law named @name ("rap", the default for NULL, or "libra"); NULL if
+ * there is none. */
 const GstErapCongestionOps *gst_erap_cc_find (const gchar * name);
-gboolean gst_erap_cc_register (const GstErapCongestionOps * ops);
 
 GstErapCC *gst_erap_cc_new (const GstErapCongestionOps * ops, gdouble ipg,
     gdouble min_ipg, gdouble max_ipg);

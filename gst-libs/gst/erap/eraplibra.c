@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP: Libra, RTT-fair congestion control.
  *
  * Why the laws below give every flow the same rate whatever its RTT
@@ -154,7 +155,7 @@ static gdouble
 capacity_mbps (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
 {
   if (l->p.capacity > 0)
-    return l->p.capacity;
+    return l->p.capacity / 1e6;
   if (l->cap_est > 0)
     return l->cap_est;
   /* no pair measured yet: the rate we send at is a lower bound */
@@ -320,8 +321,8 @@ gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st)
   st->window = l->w;
   st->alpha = l->alpha;
   st->beta = l->beta;
-  st->capacity = l->p.capacity > 0 ? l->p.capacity : l->cap_used;
-  st->capacity_estimate = l->cap_est;
+  st->capacity = l->p.capacity > 0 ? l->p.capacity : l->cap_used * 1e6;
+  st->capacity_estimate = l->cap_est * 1e6;
   st->pair_samples = l->total_samples;
   st->reactions_per_loss = 1 / l->losses_per_reaction;
   return TRUE;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP: Libra, RTT-fair congestion control (see docs/erap.md).
  *
  * Window laws of "Balancing Video on Demand Flows over Links with
@@ -8,7 +9,8 @@
  *   per ACK   W += alpha * T^2 / ((T + A) * W)
  *   per loss  W -= W * B / (2 (T + A))
  *   alpha = X * C * exp (-Y * beta),  beta = (T - Tmin) / (Tmax - Tmin)
- * C is the bottleneck capacity in Mbit/s, configured or estimated from the
+ * C is the bottleneck capacity (in Mbit/s in alpha, as in the paper;
+ * bit/s in the parameters and the state), configured or estimated from the
  * dispersion of back-to-back packet pairs as seen in ACK arrival times.
  * Packets leave in pairs, one pair at a random time within each of the W/2
  * slices of an RTT (a seeded generator: runs are reproducible).
@@ -53,7 +55,7 @@ typedef struct {
   gdouble b;                    /* seconds */
   gdouble x;
   gdouble y;
-  gdouble capacity;             /* Mbit/s; 0: estimate with packet pairs */
+  gdouble capacity;             /* bit/s; 0: estimate with packet pairs */
   guint64 seed;                 /* of the pacing generator */
   gboolean cluster_compensation;        /* scale alpha by reactions per loss
                                          * (docs/erap.md); default TRUE */
@@ -66,8 +68,8 @@ typedef struct {
   gdouble window;               /* W, packets */
   gdouble alpha;
   gdouble beta;
-  gdouble capacity;             /* C in use, Mbit/s */
-  gdouble capacity_estimate;    /* from packet pairs, Mbit/s; 0: none yet */
+  gdouble capacity;             /* C in use, bit/s */
+  gdouble capacity_estimate;    /* from packet pairs, bit/s; 0: none yet */
   guint pair_samples;           /* packet-pair samples taken */
   gdouble reactions_per_loss;   /* rho, the compensation factor of alpha */
 } GstErapLibraState;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP receiver state machine.
  *
  * The ACK carries RAP's "last hole" (ns-2 rap/rap.cc facts, own code):
@@ -81,12 +82,6 @@ gst_erap_receiver_free (GstErapReceiver * r)
   g_ptr_array_unref (r->partial);
   g_queue_clear_full (&r->ready, (GDestroyNotify) g_bytes_unref);
   g_free (r);
-}
-
-void
-gst_erap_receiver_set_port (GstErapReceiver * r, guint16 port)
-{
-  r->cfg.port = port;
 }
 
 /* Whether seqno s (in the window) was received. */
@@ -348,16 +343,4 @@ void
 gst_erap_receiver_get_stats (GstErapReceiver * r, GstErapReceiverStats * st)
 {
   *st = r->st;
-}
-
-void
-gst_erap_receiver_get_hole (GstErapReceiver * r, guint64 * last_recv,
-    guint64 * last_miss, guint64 * prev_recv)
-{
-  gint64 lm, pr;
-
-  ack_fields (r, &lm, &pr);
-  *last_recv = r->last_recv;
-  *last_miss = lm;
-  *prev_recv = pr;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ERAP receiver state machine (sans-IO).
  *
  * Fed data datagrams, returns the ACK to send for each (one per data
@@ -47,7 +48,6 @@ typedef struct {
 void gst_erap_receiver_config_init (GstErapReceiverConfig * config);
 GstErapReceiver *gst_erap_receiver_new (const GstErapReceiverConfig * config);
 void gst_erap_receiver_free (GstErapReceiver * r);
-void gst_erap_receiver_set_port (GstErapReceiver * r, guint16 port);
 
 /* @datagram: one whole datagram (referenced, not copied, when kept).
  * @ack/@ack_len: the ACK to send back when the result is NEW or DUPLICATE. */
@@ -61,10 +61,6 @@ gboolean gst_erap_receiver_is_eos (GstErapReceiver * r);
 
 void gst_erap_receiver_get_stats (GstErapReceiver * r,
     GstErapReceiverStats * st);
-
-/* The ACK state, for tests: 64-bit lastRecv, lastMiss, prevRecv. */
-void gst_erap_receiver_get_hole (GstErapReceiver * r, guint64 * last_recv,
-    guint64 * last_miss, guint64 * prev_recv);
 
 G_END_DECLS
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rUDP rate levels and the receiver algorithm (sans-IO). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -40,7 +41,7 @@ gst_rudp_levels_for_bitrate (const GstRudpLevels * l, guint64 bitrate)
   guint i, best = 0;
 
   for (i = 0; i < l->n; i++)
-    if (l->rate[i] * 8 * 1000 <= bitrate * 1001)
+    if (l->rate[i] * 1000 <= bitrate * 1001)
       best = i;
   return best;
 }
@@ -198,7 +199,7 @@ increase_wait (GstRudpReceiver * r)
   if (r->c.tcp_friendly && r->mean_size > 0
       && r->level + 1 < r->c.levels.n) {
     gdouble step = (r->c.levels.rate[r->level + 1] -
-        r->c.levels.rate[r->level]) / r->mean_size;
+        r->c.levels.rate[r->level]) / 8.0 / r->mean_size;
     /* TCP's increase is clocked by the RTT of the moment, queue included:
      * the SRTT lags a filling queue by several samples */
     gdouble rtt = (gdouble) MAX (rtt_of (r), r->last_rtt) / GST_SECOND;
@@ -429,7 +430,9 @@ gst_rudp_receiver_next_wakeup (GstRudpReceiver * r)
   if (!GST_CLOCK_TIME_IS_VALID (r->round_start))
     return GST_CLOCK_TIME_NONE;
   t = r->round_start + round_length (r);
-  if (!r->holding && GST_CLOCK_TIME_IS_VALID (r->clean_start)
+  /* (with a loss in this round the increase waits for the round's end) */
+  if (!r->holding && r->round_lost == 0
+      && GST_CLOCK_TIME_IS_VALID (r->clean_start)
       && r->clean_packets >= r->c.increase_packets
       && r->level + 1 < r->c.levels.n)
     t = MIN (t, r->clean_start + increase_wait (r));

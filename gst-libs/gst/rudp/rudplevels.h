@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rUDP rate levels and the receiver algorithm (sans-IO).
  *
  * Sender and receiver agree on a table of rate levels (0 = lowest). The
@@ -29,8 +30,9 @@ G_BEGIN_DECLS
 
 #define GST_RUDP_DEFAULT_N_LEVELS 10
 #define GST_RUDP_MAX_LEVELS 64
-/* Default table: level i = (i + 1) * 20,000 bytes/s (160 kbit/s .. 1.6 Mbit/s) */
-#define GST_RUDP_DEFAULT_LEVEL_STEP 20000
+/* Default table: level i = (i + 1) * 160 kbit/s (160 kbit/s .. 1.6 Mbit/s,
+ * i.e. 20,000 .. 200,000 bytes/s) */
+#define GST_RUDP_DEFAULT_LEVEL_STEP 160000
 /* Receiver defaults (see GstRudpReceiverConfig) */
 #define GST_RUDP_DEFAULT_MIN_INTERVAL (10 * GST_MSECOND)
 #define GST_RUDP_DEFAULT_INCREASE_RTTS 1
@@ -41,17 +43,17 @@ G_BEGIN_DECLS
 
 typedef struct {
   guint n;
-  guint64 rate[GST_RUDP_MAX_LEVELS];    /* bytes/s, increasing */
+  guint64 rate[GST_RUDP_MAX_LEVELS];    /* bit/s, increasing */
 } GstRudpLevels;
 
 void gst_rudp_levels_init_default (GstRudpLevels * l);
 /* FALSE unless 1..GST_RUDP_MAX_LEVELS strictly increasing positive rates */
 gboolean gst_rudp_levels_set (GstRudpLevels * l, const guint64 * rates,
     guint n);
-/* Highest level whose rate (in bit/s) is at most @bitrate (+0.1% for the
+/* Highest level whose rate is at most @bitrate (+0.1% for the
  * rounding of TMMBR's mantissa); 0 when none is. */
 guint gst_rudp_levels_for_bitrate (const GstRudpLevels * l, guint64 bitrate);
-/* "20000,40000,..." ; parse accepts commas, spaces or semicolons */
+/* "160000,320000,..." ; parse accepts commas, spaces or semicolons */
 gchar *gst_rudp_levels_to_string (const GstRudpLevels * l);
 gboolean gst_rudp_levels_from_string (GstRudpLevels * l, const gchar * str);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rUDP shared-timer scheduler (sans-IO). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -47,12 +48,6 @@ void
 gst_rudp_scheduler_set_interval (GstRudpScheduler * s, GstClockTime interval)
 {
   s->interval = MAX (interval, 1);
-}
-
-GstClockTime
-gst_rudp_scheduler_get_interval (GstRudpScheduler * s)
-{
-  return s->interval;
 }
 
 guint
@@ -191,12 +186,6 @@ gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth)
 {
   f->req_depth = depth;
   gst_rudp_bucket_set_depth (&f->bucket, depth);
-}
-
-guint64
-gst_rudp_flow_get_rate (GstRudpFlow * f)
-{
-  return f->bucket.rate;
 }
 
 guint64

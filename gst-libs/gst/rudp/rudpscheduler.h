@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rUDP shared-timer scheduler (sans-IO).
  *
  * Many flows, one timer: every flow owns a leaky bucket and a queue of
@@ -39,7 +40,6 @@ GstRudpScheduler *gst_rudp_scheduler_new (GstClockTime interval,
 void gst_rudp_scheduler_free (GstRudpScheduler * s);
 void gst_rudp_scheduler_set_interval (GstRudpScheduler * s,
     GstClockTime interval);
-GstClockTime gst_rudp_scheduler_get_interval (GstRudpScheduler * s);
 guint gst_rudp_scheduler_n_flows (GstRudpScheduler * s);
 
 /* @depth 0: automatic (see GstRudpBucket). */
@@ -63,7 +63,6 @@ void gst_rudp_flow_push (GstRudpFlow * f, gpointer packet, gsize size);
 void gst_rudp_flow_flush (GstRudpFlow * f, GDestroyNotify free_packet);
 void gst_rudp_flow_set_rate (GstRudpFlow * f, guint64 rate, GstClockTime now);
 void gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth);
-guint64 gst_rudp_flow_get_rate (GstRudpFlow * f);
 guint64 gst_rudp_flow_queued_bytes (GstRudpFlow * f);
 guint gst_rudp_flow_queued_packets (GstRudpFlow * f);
 gpointer gst_rudp_flow_get_user_data (GstRudpFlow * f);

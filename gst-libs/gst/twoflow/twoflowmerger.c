@@ -21,21 +21,25 @@
 
 #define DEFAULT_MAX_ESSENTIAL_BYTES  (256 * 1024 * 1024)
 
-typedef struct {
+typedef struct
+{
   GstTwoflowFrameHeader hdr;
   GstBuffer *payload;
 } Record;
 
 /* One flow's waiting frames. */
-typedef struct {
+typedef struct
+{
   const gchar *name;
   GQueue frames;                /* Record, increasing frame_no */
   gsize queued_bytes;
   guint32 last_frame_no;        /* GST_TWOFLOW_NO_FRAME before the first */
   gboolean eos;
+  gboolean end;                 /* its end record came (essential flow) */
 } Input;
 
-struct _GstTwoflowMerger {
+struct _GstTwoflowMerger
+{
   GstTwoflowMergerConfig config;
   Input essential, enhanced;
 
@@ -48,7 +52,6 @@ struct _GstTwoflowMerger {
   guint32 next_frame_no;
   guint32 frame_count;          /* from an end record, else NO_FRAME */
   guint64 end_history;
-  gboolean essential_end;       /* end record on the essential flow */
   guint32 wait_frame;           /* frame whose latency wait runs, or NO_FRAME */
   GstClockTime wait_start;
   gboolean discont;
@@ -87,6 +90,7 @@ input_init (Input * in, const gchar * name)
   in->queued_bytes = 0;
   in->last_frame_no = GST_TWOFLOW_NO_FRAME;
   in->eos = FALSE;
+  in->end = FALSE;
 }
 
 static void
@@ -179,7 +183,7 @@ input_passed (Input * in, guint32 n)
   guint32 head = input_head (in);
 
   return (head != GST_TWOFLOW_NO_FRAME && head > n)
-      || (in->eos && head == GST_TWOFLOW_NO_FRAME);
+      || ((in->eos || in->end) && head == GST_TWOFLOW_NO_FRAME);
 }
 
 /* Puts a frame that came out of order into its place in the queue.
@@ -309,8 +313,9 @@ take_record (GstTwoflowMerger * m, GstTwoflowMergerFlow flow,
     case GST_TWOFLOW_RECORD_END:
       m->frame_count = hdr->frame_no;
       m->end_history = hdr->history;
+      /* the reliable flow is in order: nothing follows its end record */
       if (in == &m->essential)
-        m->essential_end = TRUE;
+        m->essential.end = TRUE;
       return GST_TWOFLOW_MERGER_OK;
     case GST_TWOFLOW_RECORD_AUDIO_CAPS:
     case GST_TWOFLOW_RECORD_AUDIO:
@@ -397,7 +402,13 @@ gst_twoflow_merger_flush (GstTwoflowMerger * m, GstTwoflowMergerFlow flow)
   g_queue_clear_full (&m->audio, (GDestroyNotify) record_free);
   m->audio_queued_bytes = 0;
   m->audio_next_in = m->audio_next_out;
-  m->essential_end = FALSE;
+}
+
+void
+gst_twoflow_merger_restart_wait (GstTwoflowMerger * m, GstClockTime now)
+{
+  if (m->wait_frame != GST_TWOFLOW_NO_FRAME)
+    m->wait_start = now;
 }
 
 /* The type of missing frame @n from the history of a later record. */
@@ -442,17 +453,19 @@ next_video (GstTwoflowMerger * m, GstClockTime now, Record ** video,
 
     /* Decoding starts at the first essential frame. */
     if (!first)
-      return m->essential.eos || (m->essential_end && m->frame_count == 0) ?
-          GST_TWOFLOW_MERGER_EOS : GST_TWOFLOW_MERGER_WAIT;
+      return m->essential.eos || m->essential.end ? GST_TWOFLOW_MERGER_EOS :
+          GST_TWOFLOW_MERGER_WAIT;
     m->started = TRUE;
     m->next_frame_no = first->hdr.frame_no;
-    while (input_head (&m->enhanced) < m->next_frame_no) {
-      record_free (input_pop (&m->enhanced));
-      m->duplicates++;
-    }
   }
 
   n = m->next_frame_no;
+  /* enhanced frames before the first essential one, or that came from
+   * both flows */
+  while (input_head (&m->enhanced) < n) {
+    record_free (input_pop (&m->enhanced));
+    m->duplicates++;
+  }
   if (m->frame_count != GST_TWOFLOW_NO_FRAME && n >= m->frame_count)
     return GST_TWOFLOW_MERGER_EOS;
   *from = input_head (&m->essential) == n ? &m->essential :
@@ -556,7 +569,7 @@ gst_twoflow_merger_poll (GstTwoflowMerger * m, GstClockTime now,
 
   if (action == GST_TWOFLOW_MERGER_EOS) {
     /* the rest of the audio may still be on its way in the essential flow */
-    if (m->audio_caps && !m->essential.eos && !m->essential_end)
+    if (m->audio_caps && !m->essential.eos && !m->essential.end)
       return out->action = GST_TWOFLOW_MERGER_WAIT;
     gst_twoflow_damage_finish (&m->damage);
     m->done = TRUE;
@@ -629,7 +642,8 @@ gst_twoflow_merger_get_error (GstTwoflowMerger * m)
 GstStructure *
 gst_twoflow_merger_get_stats (GstTwoflowMerger * m)
 {
-  GstStructure *s = gst_structure_new_empty ("application/x-twoflowmerge-stats");
+  GstStructure *s =
+      gst_structure_new_empty ("application/x-twoflowmerge-stats");
 
   gst_twoflow_damage_to_structure (&m->damage, s);
   gst_structure_set (s,

@@ -94,6 +94,10 @@ void gst_twoflow_merger_handle_eos (GstTwoflowMerger * m,
 void gst_twoflow_merger_flush (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow);
 
+/* The caller's clock changed (times before and after are not comparable):
+ * a running latency wait starts again at @now, on the new clock. */
+void gst_twoflow_merger_restart_wait (GstTwoflowMerger * m, GstClockTime now);
+
 /* What happens next, at @now. Call until it returns WAIT (or EOS/ERROR),
  * then wait until next_wakeup or new input. */
 GstTwoflowMergerAction gst_twoflow_merger_poll (GstTwoflowMerger * m,

@@ -62,6 +62,33 @@ depends_from (GstTwoflowSequencer * seq, GstTwoflowPictureType type)
 }
 
 /**
+ * gst_twoflow_segment_number:
+ * @first_ts: (inout): the stream's first timestamp, set by the first valid @ts
+ * @ts: a frame's timestamp (DTS, else PTS)
+ * @number: (out): its segment number, set only when TRUE is returned
+ *
+ * The one segment numbering of the project (twoflowsplit, the trace
+ * source, ctcpsink): segments of @segment_duration counted from the
+ * stream's first timestamp, whatever that is (a capture may start at
+ * hours).
+ *
+ * Returns: FALSE for an invalid @ts or one before the first.
+ */
+gboolean
+gst_twoflow_segment_number (GstClockTime * first_ts, GstClockTime ts,
+    GstClockTime segment_duration, guint32 * number)
+{
+  if (!GST_CLOCK_TIME_IS_VALID (ts))
+    return FALSE;
+  if (!GST_CLOCK_TIME_IS_VALID (*first_ts))
+    *first_ts = ts;
+  if (ts < *first_ts)
+    return FALSE;
+  *number = (ts - *first_ts) / MAX (segment_duration, 1);
+  return TRUE;
+}
+
+/**
  * gst_twoflow_sequencer_next:
  * @hdr: (out): a frame header for the next picture, payload_size 0
  *
@@ -93,12 +120,8 @@ gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
   hdr->pts = pts;
   hdr->dts = dts;
   hdr->duration = duration;
-  if (GST_CLOCK_TIME_IS_VALID (ts)) {
-    if (!GST_CLOCK_TIME_IS_VALID (seq->first_ts))
-      seq->first_ts = ts;
-    if (ts >= seq->first_ts)
-      hdr->segment_no = (ts - seq->first_ts) / seq->segment_duration;
-  }
+  gst_twoflow_segment_number (&seq->first_ts, ts, seq->segment_duration,
+      &hdr->segment_no);
   if (reference)
     hdr->flags |= GST_TWOFLOW_FLAG_REFERENCE;
   if (type == GST_TWOFLOW_PICTURE_I || (type == GST_TWOFLOW_PICTURE_P

@@ -39,6 +39,9 @@ typedef struct {
   GstClockTime first_ts;
 } GstTwoflowSequencer;
 
+gboolean gst_twoflow_segment_number (GstClockTime * first_ts,
+    GstClockTime ts, GstClockTime segment_duration, guint32 * number);
+
 void gst_twoflow_sequencer_init (GstTwoflowSequencer * seq,
     GstTwoflowCodec codec, GstTwoflowPolicy policy,
     GstClockTime segment_duration);

@@ -260,6 +260,15 @@ check_bitexact (const gchar * props, gsize size, guint nbufs,
   fail_unless_equals_int (gst_value_array_get_size (slack), expect_segments);
   for (guint i = 0; i < gst_value_array_get_size (slack); i++)
     fail_unless (G_VALUE_HOLDS_INT64 (gst_value_array_get_value (slack, i)));
+  {
+    /* reading the stats has no side effects: the idle sink's second
+     * reading is the same structure (it used to poll TCP_INFO) */
+    GstStructure *again = get_stats (h);
+
+    fail_unless (gst_structure_is_equal (s, again), "%" GST_PTR_FORMAT
+        " vs %" GST_PTR_FORMAT, s, again);
+    gst_structure_free (again);
+  }
   gst_structure_free (s);
 
   gst_harness_teardown (h);
@@ -316,6 +325,83 @@ GST_START_TEST (test_bitexact_ctcp_segments)
 
 GST_END_TEST;
 
+/* A stream like the essential flow of a short clip: @nseg segments of
+ * @segdur, each of @per_seg buffers of uneven sizes (a few kB a segment,
+ * not a multiple of the MSS), timestamps from @origin (a broadcast capture
+ * starts at hours). Every segment must land before its deadline: before,
+ * each segment's last bytes waited for a whole write's worth of pacing
+ * tokens (and the catch-up raised that amount), so the first segment,
+ * which has only p̂·T of margin, was reported ~20 ms late on every
+ * loopback fetch. */
+static void
+check_deadlines (GstClockTime origin)
+{
+  Receiver *r = receiver_new ();
+  GstHarness *h = sender_new (r->port, "segment-duration=500000000", TRUE);
+  const guint nseg = 4, per_seg = 25;
+  const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / per_seg;
+  gsize size = 0, off = 0;
+  guint8 *data;
+  GstStructure *st;
+  const GValue *slack;
+  gint64 min_slack;
+
+  /* 80..199 bytes each, ~3.5 kB a segment: 2 packets and a tail */
+  for (guint i = 0; i < nseg * per_seg; i++)
+    size += 80 + (i * 37) % 120;
+  data = pattern (size, 11);
+  for (guint i = 0; i < nseg * per_seg; i++) {
+    gsize len = 80 + (i * 37) % 120;
+    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
+
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = origin + i * dur;
+    GST_BUFFER_DURATION (b) = dur;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    off += len;
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (receiver_wait (r, size, TRUE, 10000));
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+
+  st = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  fail_unless_equals_uint64 (stat_u64 (st, "segments"), nseg);
+  fail_unless_equals_uint64 (stat_u64 (st, "segments-late"), 0);
+  fail_unless (gst_structure_get_int64 (st, "min-deadline-slack",
+          &min_slack));
+  /* sane: on time, and no more than one segment early (the first one
+   * starts at once and has exactly T) */
+  fail_unless (min_slack > 0 && min_slack < (gint64) segdur,
+      "min-deadline-slack %" G_GINT64_FORMAT, min_slack);
+  slack = gst_structure_get_value (st, "deadline-slack");
+  fail_unless_equals_int (gst_value_array_get_size (slack), nseg);
+  for (guint i = 0; i < nseg; i++) {
+    gint64 v = g_value_get_int64 (gst_value_array_get_value (slack, i));
+
+    fail_unless (v > 0 && v < (gint64) ((i + 1) * segdur),
+        "segment %u slack %" G_GINT64_FORMAT, i, v);
+  }
+  gst_structure_free (st);
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_START_TEST (test_deadlines_on_time)
+{
+  check_deadlines (0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_deadlines_on_time_late_origin)
+{
+  /* segment numbers and deadlines count from the stream's first timestamp */
+  check_deadlines (36000 * GST_SECOND);
+}
+
+GST_END_TEST;
+
 /* The pacer runs on GstClockIDs: a test clock decides how much is sent.
  * Buffers of @bufsize bytes: small ones (a trace's frames) must be
  * gathered into packet-sized writes, not sent one per wakeup. */
@@ -323,7 +409,7 @@ static void
 check_pacing_testclock (gsize bufsize)
 {
   Receiver *r = receiver_new ();
-  GstHarness *h = sender_new (r->port, "target-rate=20000", FALSE);
+  GstHarness *h = sender_new (r->port, "target-rate=160000", FALSE);
   GstTestClock *clock = gst_harness_get_testclock (h);
   gsize size = 60000;
   guint8 *data = pattern (size, 3);
@@ -345,7 +431,7 @@ check_pacing_testclock (gsize bufsize)
   fail_unless (got >= MIN (bufsize, 1448) && got <= 2000, "%" G_GSIZE_FORMAT,
       got);
 
-  /* one virtual second: 20 kB more */
+  /* one virtual second at 160 kbit/s: 20 kB more */
   while (gst_clock_get_time (GST_CLOCK (clock)) < GST_SECOND) {
     gst_test_clock_crank (clock);
     /* let the real loopback ACK what was written before time runs on */
@@ -656,6 +742,8 @@ ctcpsink_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_bitexact_tcp);
   tcase_add_test (tc, test_bitexact_ctcp_segments);
+  tcase_add_test (tc, test_deadlines_on_time);
+  tcase_add_test (tc, test_deadlines_on_time_late_origin);
   tcase_add_test (tc, test_pacing_testclock);
   tcase_add_test (tc, test_pacing_small_buffers);
   tcase_add_test (tc, test_connection_refused);

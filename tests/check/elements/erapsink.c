@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — erapsink tests: loopback pairs, the shared ACK thread, loss
  * reactions, backpressure, linger, robustness against stray ACKs. */
 #ifdef HAVE_CONFIG_H
@@ -675,18 +676,19 @@ GST_START_TEST (test_libra_loopback)
   GstElement *e = gst_element_factory_make ("erapsink", NULL);
   GstStructure *s;
   gdouble a, b, x, y, cap, w, alpha, est;
-  guint64 seed, total = 0;
+  guint64 seed, capacity, total = 0;
   guint pairs;
   gboolean comp;
   const gchar *cc;
 
   g_object_get (e, "libra-a", &a, "libra-b", &b, "libra-x", &x, "libra-y", &y,
-      "capacity", &cap, "libra-seed", &seed, "libra-compensation", &comp, NULL);
+      "capacity", &capacity, "libra-seed", &seed, "libra-compensation", &comp,
+      NULL);
   fail_unless_equals_float (a, 1.0);
   fail_unless_equals_float (b, 1.0);
   fail_unless_equals_float (x, 2.0);
   fail_unless_equals_float (y, 2.0);
-  fail_unless_equals_float (cap, 0.0);
+  fail_unless_equals_uint64 (capacity, 0);
   fail_unless_equals_uint64 (seed, 0);
   fail_unless (comp);
   gst_object_unref (e);
@@ -729,6 +731,110 @@ GST_START_TEST (test_libra_loopback)
 
 GST_END_TEST;
 
+
+/* A configured Libra capacity, in bit/s, is the C the law uses (and no
+ * packet-pair estimate replaces it). */
+GST_START_TEST (test_libra_configured_capacity)
+{
+  GstHarness *src, *sink;
+  GstStructure *s;
+  GstBuffer *b;
+  guint port;
+  gdouble cap, alpha;
+  guint64 capacity;
+
+  src = new_src (&port);
+  sink = new_sink (port, 0, "congestion-control=libra capacity=8000000");
+  g_object_get (sink->element, "capacity", &capacity, NULL);
+  fail_unless_equals_uint64 (capacity, 8000000);
+  fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (20000, 1)),
+      GST_FLOW_OK);
+  b = gst_harness_pull (src);
+  check_pattern (b, 20000, 1);
+  gst_buffer_unref (b);
+  g_object_get (sink->element, "stats", &s, NULL);
+  fail_unless (gst_structure_get (s, "capacity", G_TYPE_DOUBLE, &cap,
+          "libra-alpha", G_TYPE_DOUBLE, &alpha, NULL));
+  gst_structure_free (s);
+  fail_unless_equals_float (cap, 8e6);
+  /* alpha = X * C * exp (-Y * beta) with C in Mbit/s: at most 2 * 8 */
+  fail_unless (alpha > 0 && alpha <= 16.0 + 1e-9, "alpha %f", alpha);
+  gst_harness_teardown (sink);
+  gst_harness_teardown (src);
+}
+
+GST_END_TEST;
+
+/* One buffer rendered by more erapsinks than a GstMemory can count
+ * mappings of (255): each sink keeps what it sends until it is
+ * acknowledged, so it must not keep a mapping of memory others share
+ * (the 10,000-session bench's GStreamer-CRITICALs). Nothing acknowledges
+ * here, so every sink still holds its data at teardown. */
+GST_START_TEST (test_shared_buffer_many_sinks)
+{
+  const guint n = 300;
+  GstElement **sinks = g_new0 (GstElement *, n);
+  GstPad **pads = g_new0 (GstPad *, n);
+  GSocket **mute = g_new0 (GSocket *, n);
+  GstBuffer *b = pattern_buffer (1000, 7);
+  GstSegment seg;
+  GstMapInfo map;
+  guint bind_port = free_fixed_port (), i;
+
+  gst_segment_init (&seg, GST_FORMAT_BYTES);
+  for (i = 0; i < n; i++) {
+    GSocketAddress *a =
+        g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+    GstPad *sinkpad;
+    guint port;
+
+    /* a receiver that never acknowledges: one per session */
+    mute[i] = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+        G_SOCKET_PROTOCOL_UDP, NULL);
+    fail_unless (g_socket_bind (mute[i], a, FALSE, NULL));
+    g_object_unref (a);
+    a = g_socket_get_local_address (mute[i], NULL);
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+    g_object_unref (a);
+
+    sinks[i] = gst_element_factory_make ("erapsink", NULL);
+    g_object_set (sinks[i], "host", "127.0.0.1", "port", port, "bind-port",
+        bind_port, "async", FALSE, "linger", (guint64) 0, NULL);
+    pads[i] = gst_pad_new ("src", GST_PAD_SRC);
+    sinkpad = gst_element_get_static_pad (sinks[i], "sink");
+    fail_unless_equals_int (gst_pad_link (pads[i], sinkpad), GST_PAD_LINK_OK);
+    gst_object_unref (sinkpad);
+    gst_pad_set_active (pads[i], TRUE);
+    fail_unless (gst_element_set_state (sinks[i], GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    gst_pad_push_event (pads[i], gst_event_new_stream_start ("shared"));
+    gst_pad_push_event (pads[i], gst_event_new_segment (&seg));
+    fail_unless_equals_int (gst_pad_push (pads[i], gst_buffer_ref (b)),
+        GST_FLOW_OK);
+  }
+  /* every session holds its data (unacknowledged) */
+  for (i = 0; i < n; i++)
+    fail_unless (stats_u64 (sinks[i], "queued-bytes") >= 1000);
+
+  for (i = 0; i < n; i++) {
+    gst_element_set_state (sinks[i], GST_STATE_NULL);
+    gst_object_unref (sinks[i]);
+    gst_object_unref (pads[i]);
+    g_object_unref (mute[i]);
+  }
+  /* nobody holds a mapping any more: writable once we own it alone */
+  fail_unless (gst_buffer_is_writable (b));
+  fail_unless (gst_buffer_map (b, &map, GST_MAP_WRITE));
+  gst_buffer_unmap (b, &map);
+  check_pattern (b, 1000, 7);
+  gst_buffer_unref (b);
+  g_free (sinks);
+  g_free (pads);
+  g_free (mute);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsink_suite (void)
 {
@@ -746,6 +852,8 @@ erapsink_suite (void)
   tcase_add_test (tc, test_stray_acks);
   tcase_add_test (tc, test_pacing_on_test_clock);
   tcase_add_test (tc, test_libra_loopback);
+  tcase_add_test (tc, test_libra_configured_capacity);
+  tcase_add_test (tc, test_shared_buffer_many_sinks);
   return s;
 }
 

@@ -54,7 +54,8 @@ tx_send (Tx * tx, guint32 seqno, guint32 appseq, guint8 flags,
   gsize n = payload ? strlen (payload) : 0;
 
   gst_erap_data_header_write (&h, buf);
-  memcpy (buf + 8, payload, n);
+  if (n)
+    memcpy (buf + 8, payload, n);
   fail_unless (g_socket_send_to (tx->sock, tx->to, (gchar *) buf, 8 + n,
           NULL, NULL) == (gssize) (8 + n));
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsink tests: CBR accuracy on loopback, 50 flows on one
  * pacing thread, backpressure, rate changes, test-clock pacing, and the
  * receiver feedback loop with rudpsrc. */
@@ -114,7 +115,7 @@ check_windows (RudpReceiver * r, guint32 ssrc, guint64 rate, guint n)
   g_free (w);
 }
 
-/* One flow at @rate bytes/s with @size-byte packets for ~3 s. */
+/* One flow at @rate bytes/s (the property is in bit/s) with @size-byte packets for ~3 s. */
 static void
 run_cbr (guint64 rate, gsize size)
 {
@@ -123,7 +124,7 @@ run_cbr (guint64 rate, gsize size)
   /* 200 ms of data queued: a producer thread descheduled for a while on
    * a loaded machine must not leave the flow idle */
   gchar *extra = g_strdup_printf ("rate=%" G_GUINT64_FORMAT
-      " buffer-size=%" G_GUINT64_FORMAT, rate, MAX (rate / 5, 262144));
+      " buffer-size=%" G_GUINT64_FORMAT, rate * 8, MAX (rate / 5, 262144));
   GstHarness *h = sink_new (r->port, extra);
   Producer p;
 
@@ -180,7 +181,7 @@ GST_START_TEST (test_fifty_flows_one_thread)
 
   threads_before = rudp_count_threads (NULL);
   for (i = 0; i < N_FLOWS; i++)
-    h[i] = sink_new (r->port, "rate=100000 buffer-size=400000");
+    h[i] = sink_new (r->port, "rate=800000 buffer-size=400000");
   /* every flow gets its whole backlog at once (within the buffer), so
    * one test thread feeds all of them */
   for (k = 0; k < n_packets; k++)
@@ -207,7 +208,7 @@ GST_START_TEST (test_backpressure)
 {
   RudpReceiver *r = rudp_receiver_start ();
   GstHarness *h = sink_new (r->port,
-      "rate=100000 buffer-size=10000 bucket-depth=3000");
+      "rate=800000 buffer-size=10000 bucket-depth=3000");
   Producer p;
   gint64 t0, t1;
   guint i, n;
@@ -246,7 +247,7 @@ GST_END_TEST;
 GST_START_TEST (test_rate_change_playing)
 {
   RudpReceiver *r = (rudp_boost_priority (), rudp_receiver_start ());
-  GstHarness *h = sink_new (r->port, "rate=50000");
+  GstHarness *h = sink_new (r->port, "rate=400000");
   Producer p;
   guint64 w[10], sum = 0;
   gint64 first, t_change;
@@ -255,7 +256,7 @@ GST_START_TEST (test_rate_change_playing)
   producer_start (&p, h, 0x99, 250, 0);
   g_usleep (1500000);
   t_change = g_get_monotonic_time ();
-  g_object_set (el (h, "rudpsink"), "rate", (guint64) 200000, NULL);
+  g_object_set (el (h, "rudpsink"), "rate", (guint64) 1600000, NULL);
   g_usleep (1500000);
   first = rudp_receiver_first (r, 0x99);
   rudp_receiver_windows (r, 0x99, first + 500000, WINDOW_US, 8, w);
@@ -268,7 +269,7 @@ GST_START_TEST (test_rate_change_playing)
     sum += w[i];
   fail_unless (sum >= 200000 * 95 / 100 && sum <= 200000 * 105 / 100,
       "%" G_GUINT64_FORMAT, sum);
-  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rate"), 200000);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rate"), 1600000);
   producer_stop (&p);
   gst_harness_teardown (h);
   rudp_receiver_stop (r);
@@ -287,7 +288,7 @@ GST_START_TEST (test_test_clock_drives_timer)
   /* the pacer takes the default system clock: make it a test clock */
   gst_system_clock_set_default (clock);
   r = rudp_receiver_start ();
-  h = sink_new (r->port, "rate=10000 bucket-depth=1000 timer-interval=10000000");
+  h = sink_new (r->port, "rate=80000 bucket-depth=1000 timer-interval=10000000");
   for (i = 0; i < 6; i++)
     fail_unless_equals_int (gst_harness_push (h, rudp_make_packet (5, i,
                 500)), GST_FLOW_OK);
@@ -421,6 +422,8 @@ GST_START_TEST (test_receiver_feedback_loop)
   }
   gst_structure_free (st);
   fail_unless (stat_u64 (el (hsink, "rudpsink"), "feedback-received") >= 10);
+  /* every request is answered */
+  fail_unless (stat_u64 (el (hsink, "rudpsink"), "notices-sent") >= 10);
 
   producer_stop (&p);
   gst_harness_teardown (hsink);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — rudpsrc tests: loss counting from sequence numbers, the RTCP
  * feedback it sends and the RTT from the sender's answers, RTCP not
  * pushed downstream, and the stock chain rudpsrc ! rtpjitterbuffer !
@@ -8,6 +9,7 @@
 
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
 #include <gst/rudp/rudp.h>
 #include "rudptestutil.h"
 
@@ -148,7 +150,8 @@ GST_START_TEST (test_loss_and_feedback)
           "increase-wait") <= GST_SECOND);
 
   /* the feedback came back to the RTP sender's address: valid RTCP with
-   * RR, TMMBR and the level */
+   * RR, TMMBR and the level (stopped first: the timer keeps sending) */
+  gst_element_set_state (h->element, GST_STATE_NULL);
   g_socket_set_blocking (s, FALSE);
   while ((n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL,
               NULL)) > 0) {
@@ -198,15 +201,23 @@ GST_START_TEST (test_rtt_from_notices)
   /* a sender that answers each request 30 ms late, saying so in the delay
    * field: the RTT must not include the 30 ms (RFC 3550's DLSR) */
   for (i = 0; i < 60; i++) {
+    gboolean got = FALSE;
+
     send_buf (s, dest, rudp_make_packet (0x55, i, 100));
     g_usleep (5000);
+    /* the requests come every 10 ms, also while we sleep: answer the
+     * newest of those waiting */
     while ((n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL,
                 NULL)) > 0) {
       GstBuffer *b = gst_buffer_new_memdup (data, n);
-      GstRudpNotice nt = { 0 };
 
       fail_unless (gst_rudp_request_parse (b, &req));
       gst_buffer_unref (b);
+      got = TRUE;
+    }
+    if (got) {
+      GstRudpNotice nt = { 0 };
+
       g_usleep (30000);
       nt.ssrc = 0x55;
       nt.requester_ssrc = req.ssrc;
@@ -230,6 +241,89 @@ GST_START_TEST (test_rtt_from_notices)
   g_object_unref (s);
   g_object_unref (dest);
   gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The receiver core keeps running while no packet arrives: rounds end and
+ * the RR + TMMBR feedback goes on every feedback-interval through a 2 s
+ * outage, on the timer's GstClockIDs (driven here by a GstTestClock as
+ * the system clock: all packets arrive at 1 s, then nothing until 3 s). */
+GST_START_TEST (test_feedback_through_outage)
+{
+  GstClock *clock = gst_test_clock_new_with_start_time (GST_SECOND);
+  GstTestClock *tc = GST_TEST_CLOCK (clock);
+  GstHarness *h;
+  GSocketAddress *dest;
+  GSocket *s;
+  guint i, requests = 0, wakeups = 0;
+  guint64 fb0, rounds0;
+  guint8 data[1500];
+  gssize n;
+  GstRudpRequest req;
+  GstClockTime last_wakeup = 0;
+
+  gst_system_clock_set_default (clock);
+  h = gst_harness_new_parse ("rudpsrc port=0 caps=application/x-rtp "
+      "min-interval=20000000 feedback-interval=200000000");
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (el (h, "rudpsrc")));
+  for (i = 0; i < 20; i++)
+    send_buf (s, dest, rudp_make_packet (0x77, 500 + i, 200));
+  for (i = 0; i < 20; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "received"), 20);
+  /* the outage: the clock moves on, no packet arrives */
+  fb0 = stat_u64 (el (h, "rudpsrc"), "feedback-sent");
+  rounds0 = stat_u64 (el (h, "rudpsrc"), "rounds");
+  while (TRUE) {
+    GList *ids = NULL;
+    GstClockTime t;
+
+    fail_unless (gst_test_clock_timed_wait_for_multiple_pending_ids (tc, 1,
+            2000, &ids), "no timer pending during the outage");
+    t = gst_clock_id_get_time (ids->data);
+    g_list_free_full (ids, (GDestroyNotify) gst_clock_id_unref);
+    if (t > 3 * GST_SECOND)
+      break;
+    fail_unless (t > last_wakeup);
+    last_wakeup = t;
+    fail_unless (gst_test_clock_crank (tc));
+    wakeups++;
+  }
+  /* the timer's next wakeup is pending: everything up to 3 s ran */
+  fail_unless (wakeups >= 10 && wakeups <= 40, "%u wakeups", wakeups);
+  /* one feedback per 200 ms: 1.2 s .. 3.0 s */
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "feedback-sent")
+      - fb0, 10);
+  /* the round that holds the packets ends in the outage (at 1.1 s: the
+   * initial RTT); the empty rounds after it give no verdict */
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "rounds"),
+      rounds0 + 1);
+  gst_element_set_state (h->element, GST_STATE_NULL);
+  g_socket_set_blocking (s, FALSE);
+  while ((n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL,
+              NULL)) > 0) {
+    GstBuffer *b = gst_buffer_new_memdup (data, n);
+
+    fail_unless (gst_rudp_request_parse (b, &req));
+    gst_buffer_unref (b);
+    fail_unless (req.has_bitrate && req.has_level);
+    fail_unless_equals_int (req.media_ssrc, 0x77);
+    /* those of the outage report everything up to the last packet */
+    if (requests >= fb0)
+      fail_unless_equals_int (req.ext_max_seq, 519);
+    fail_unless_equals_int (req.packets_lost, 0);
+    requests++;
+  }
+  fail_unless_equals_uint64 (requests, stat_u64 (el (h, "rudpsrc"),
+          "feedback-sent"));
+  fail_unless (requests >= fb0 + 10);
+  g_object_unref (s);
+  g_object_unref (dest);
+  gst_harness_teardown (h);
+  gst_system_clock_set_default (NULL);
+  gst_object_unref (clock);
 }
 
 GST_END_TEST;
@@ -274,7 +368,7 @@ GST_START_TEST (test_stock_chain)
   desc = g_strdup_printf ("videotestsrc num-buffers=20 ! "
       "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
       "rtpgstpay mtu=1000 config-interval=1 ! "
-      "rudpsink host=127.0.0.1 port=%d rate=200000", port);
+      "rudpsink host=127.0.0.1 port=%d rate=1600000", port);
   tx = gst_parse_launch (desc, NULL);
   g_free (desc);
   fail_unless (tx != NULL);
@@ -321,6 +415,7 @@ rudpsrc_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_loss_and_feedback);
   tcase_add_test (tc, test_rtt_from_notices);
+  tcase_add_test (tc, test_feedback_through_outage);
   tcase_add_test (tc, test_stock_chain);
   return s;
 }

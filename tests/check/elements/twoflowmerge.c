@@ -3,6 +3,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <gst/check/gsttestclock.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/twoflow/twoflowframe.h>
@@ -577,6 +578,105 @@ GST_START_TEST (test_live_latency)
   fail_unless (gst_app_sink_pull_sample (GST_APP_SINK (out)) == NULL);
   fail_unless (gst_app_sink_is_eos (GST_APP_SINK (out)));
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (e);
+  gst_object_unref (n);
+  gst_object_unref (out);
+  gst_object_unref (merge);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* The latency wait runs on the pipeline clock: with a test clock, the
+ * merge waits on a clock entry at exactly the deadline, a frame counts as
+ * missing only once the clock reaches it, and a frame arriving in time
+ * ends the wait at once. */
+GST_START_TEST (test_latency_test_clock)
+{
+  GstElement *pipeline = gst_parse_launch ("twoflowmerge name=m "
+      "latency=100000000 ! appsink name=out sync=false "
+      "appsrc name=e is-live=true format=time caps=application/x-twoflow ! "
+      "m.essential "
+      "appsrc name=n is-live=true format=time caps=application/x-twoflow ! "
+      "m.enhanced", NULL);
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstElement *n = gst_bin_get_by_name (GST_BIN (pipeline), "n");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  GstElement *merge = gst_bin_get_by_name (GST_BIN (pipeline), "m");
+  GstClock *clock = gst_test_clock_new_with_start_time (10 * GST_SECOND);
+  GstTestClock *tc = GST_TEST_CLOCK (clock);
+  guint64 h = gst_twoflow_history_push (0, GST_TWOFLOW_PICTURE_I, TRUE);
+  GstClockID id;
+  GstSample *sample;
+  GstStructure *s;
+
+  gst_pipeline_use_clock (GST_PIPELINE (pipeline), clock);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  gst_app_src_push_buffer (GST_APP_SRC (e), caps_record ());
+  gst_app_src_push_buffer (GST_APP_SRC (n), caps_record ());
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (0,
+          GST_TWOFLOW_PICTURE_I, 0));
+  sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+  fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer (sample)),
+      100);
+  gst_sample_unref (sample);
+
+  /* I2 arrives at 10.5 s: frame 1's wait starts, until 10.6 s */
+  gst_test_clock_set_time (tc, 10500 * GST_MSECOND);
+  h = gst_twoflow_history_push (h, GST_TWOFLOW_PICTURE_B, FALSE);
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (2,
+          GST_TWOFLOW_PICTURE_I, h));
+  gst_test_clock_wait_for_next_pending_id (tc, &id);
+  fail_unless_equals_uint64 (gst_clock_id_get_time (id), 10600 * GST_MSECOND);
+  gst_clock_id_unref (id);
+  gst_test_clock_set_time (tc, 10600 * GST_MSECOND - 1);
+  fail_unless (gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+          50 * GST_MSECOND) == NULL);
+  g_object_get (merge, "stats", &s, NULL);
+  twoflow_test_check_stat (s, "missing-b", 0);
+  gst_structure_free (s);
+
+  /* at the deadline frame 1 is missing, and frame 2 follows */
+  fail_unless (gst_test_clock_crank (tc));
+  fail_unless_equals_uint64 (gst_clock_get_time (clock), 10600 * GST_MSECOND);
+  sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+  fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer (sample)),
+      102);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (gst_sample_get_buffer (sample),
+          GST_BUFFER_FLAG_DISCONT));
+  gst_sample_unref (sample);
+  g_object_get (merge, "stats", &s, NULL);
+  twoflow_test_check_stat (s, "missing-b", 1);
+  gst_structure_free (s);
+
+  /* I4 at 10.6 s: frame 3 is waited for until 10.7 s, but arrives first */
+  h = gst_twoflow_history_push (h, GST_TWOFLOW_PICTURE_I, TRUE);
+  gst_app_src_push_buffer (GST_APP_SRC (e), frame_record (4,
+          GST_TWOFLOW_PICTURE_I, gst_twoflow_history_push (h,
+              GST_TWOFLOW_PICTURE_B, FALSE)));
+  gst_test_clock_wait_for_next_pending_id (tc, &id);
+  fail_unless_equals_uint64 (gst_clock_id_get_time (id), 10700 * GST_MSECOND);
+  gst_clock_id_unref (id);
+  gst_app_src_push_buffer (GST_APP_SRC (n), frame_record (3,
+          GST_TWOFLOW_PICTURE_B, h));
+  for (guint i = 3; i <= 4; i++) {
+    sample = gst_app_sink_pull_sample (GST_APP_SINK (out));
+    fail_unless_equals_int (gst_buffer_get_size (gst_sample_get_buffer
+            (sample)), 100 + i);
+    gst_sample_unref (sample);
+  }
+  fail_unless_equals_uint64 (gst_clock_get_time (clock), 10600 * GST_MSECOND);
+  g_object_get (merge, "stats", &s, NULL);
+  twoflow_test_check_stat (s, "missing-b", 1);
+  twoflow_test_check_stat (s, "output-frames", 4);
+  gst_structure_free (s);
+
+  gst_app_src_end_of_stream (GST_APP_SRC (e));
+  gst_app_src_end_of_stream (GST_APP_SRC (n));
+  fail_unless (gst_app_sink_pull_sample (GST_APP_SINK (out)) == NULL);
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (out)));
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (clock);
   gst_object_unref (e);
   gst_object_unref (n);
   gst_object_unref (out);
@@ -1309,6 +1409,7 @@ twoflowmerge_suite (void)
   tcase_add_test (tc, test_loss_keep_dependent);
   tcase_add_test (tc, test_prefix);
   tcase_add_test (tc, test_live_latency);
+  tcase_add_test (tc, test_latency_test_clock);
   tcase_add_test (tc, test_enhanced_reorder);
   tcase_add_test (tc, test_bad_input);
   tcase_add_test (tc, test_audio);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow: helpers shared by the twoflowsplit/twoflowmerge tests */
 #include <string.h>
 #include <unistd.h>
@@ -19,13 +20,17 @@ build_path (const gchar * name)
   return path;
 }
 
+/* The 720x576 sample the build generates (scripts/make-media.sh). */
 gchar *
 twoflow_test_greyramp (void)
 {
-  const gchar *shared = g_getenv ("TWOFLOW_SHARED");
-
-  return g_build_filename (shared ? shared : "../shared", "media",
+  const gchar *media = g_getenv ("TWOFLOW_MEDIA");
+  gchar *path = g_build_filename (media ? media : "tests/media",
       "greyramp.m2v", NULL);
+
+  fail_unless (g_file_test (path, G_FILE_TEST_EXISTS),
+      "no %s (the build generates it: scripts/make-media.sh)", path);
+  return path;
 }
 
 /* Encodes once; concurrent tests write to a private name then rename. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow: tests of the twoflowtracesrc element */
 #include <string.h>
 #include <stdio.h>
@@ -13,20 +14,52 @@
 
 #define NFRAMES 3000
 
+/* frames in data/star-wars-iv.txt.xz */
+#define TRACE_FRAMES 89998
+
+/* The project's compressed trace (data/), as the element reads it. */
 static gchar *
 trace_path (void)
 {
-  const gchar *shared = g_getenv ("TWOFLOW_SHARED");
+  const gchar *root = g_getenv ("TWOFLOW_SOURCE_ROOT");
 
-  return g_build_filename (shared ? shared : "../shared", "traces",
-      "star-wars-iv.txt", NULL);
+  return g_build_filename (root ? root : ".", "data", "star-wars-iv.txt.xz",
+      NULL);
 }
 
-/* Types and sizes of the first @n frames, read independently. */
+/* The same trace decompressed by the xz program into a private plain-text
+ * file (the caller unlinks it): a reference that owes nothing to the
+ * element's decoder. */
+static gchar *
+plain_trace_path (void)
+{
+  gchar *xz = trace_path ();
+  gchar *argv[] = { (gchar *) "xz", (gchar *) "-dc", xz, NULL };
+  gchar *out = NULL, *err = NULL, *plain = twoflow_test_tmpfile ("sw.txt");
+  gsize len;
+  gint status;
+  GError *error = NULL;
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL,
+          NULL, &out, &err, &status, &error), "xz: %s",
+      error ? error->message : "?");
+  fail_unless (g_spawn_check_wait_status (status, NULL), "xz -dc %s: %s", xz,
+      err);
+  len = strlen (out);
+  fail_unless (len > 1000000, "%s decompresses to %zu bytes", xz, len);
+  fail_unless (g_file_set_contents (plain, out, len, NULL));
+  g_free (out);
+  g_free (err);
+  g_free (xz);
+  return plain;
+}
+
+/* Types and sizes of the first @n frames, read independently (from the
+ * plain-text copy). */
 static void
 read_trace (gchar * types, guint * sizes, guint n)
 {
-  gchar *path = trace_path ();
+  gchar *path = plain_trace_path ();
   FILE *f = fopen (path, "r");
   guint i, idx, ms, bytes;
   gchar t;
@@ -39,7 +72,39 @@ read_trace (gchar * types, guint * sizes, guint n)
     sizes[i] = bytes;
   }
   fclose (f);
+  g_unlink (path);
   g_free (path);
+}
+
+/* Every record a twoflowtracesrc produces (its properties in @props),
+ * concatenated. */
+static GByteArray *
+trace_records (const gchar * location, const gchar * props)
+{
+  gchar *desc = g_strdup_printf ("twoflowtracesrc location=%s %s "
+      "! appsink name=sink sync=false", location, props);
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GByteArray *all = g_byte_array_new ();
+  GstSample *s;
+
+  fail_unless (p != NULL, "%s", desc);
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstMapInfo map;
+    GstBuffer *buf = gst_sample_get_buffer (s);
+
+    gst_buffer_map (buf, &map, GST_MAP_READ);
+    g_byte_array_append (all, map.data, map.size);
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (s);
+  }
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (p);
+  g_free (desc);
+  return all;
 }
 
 GST_START_TEST (test_trace_all_frames)
@@ -135,6 +200,119 @@ GST_START_TEST (test_trace_two_flows_merge)
 
 GST_END_TEST;
 
+/* The .xz trace and its plain-text decompression give the same records,
+ * byte for byte, for both flows. */
+GST_START_TEST (test_trace_xz_same_as_plain)
+{
+  gchar *xz = trace_path ();
+  gchar *plain = plain_trace_path ();
+  const gchar *props[] = { "flow=essential", "flow=enhanced policy=ip",
+    "flow=all"
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (props); i++) {
+    gchar *p = g_strdup_printf ("%s num-frames=%d", props[i], NFRAMES);
+    GByteArray *a = trace_records (xz, p);
+    GByteArray *b = trace_records (plain, p);
+
+    fail_unless (a->len > (guint) NFRAMES * GST_TWOFLOW_HEADER_SIZE / 3,
+        "%s: %u bytes", p, a->len);
+    fail_unless_equals_int (a->len, b->len);
+    fail_unless (memcmp (a->data, b->data, a->len) == 0, "%s: records differ",
+        p);
+    g_byte_array_unref (a);
+    g_byte_array_unref (b);
+    g_free (p);
+  }
+  g_unlink (plain);
+  g_free (plain);
+  g_free (xz);
+}
+
+GST_END_TEST;
+
+/* The whole hour decompresses: every frame, the last one included, has
+ * the type and (scaled) size of the plain-text trace. */
+GST_START_TEST (test_trace_xz_whole)
+{
+  gchar *xz = trace_path ();
+  gchar *types = g_malloc0 (TRACE_FRAMES + 1);
+  guint *sizes = g_new0 (guint, TRACE_FRAMES);
+  GByteArray *all;
+  gsize off = 0;
+  guint n = 0;
+
+  read_trace (types, sizes, TRACE_FRAMES);
+  all = trace_records (xz, "size-scale=0.001");
+  while (off < all->len) {
+    GstTwoflowFrameHeader h;
+
+    fail_unless_equals_int (gst_twoflow_frame_header_parse (all->data + off,
+            all->len - off, &h), GST_TWOFLOW_PARSE_OK);
+    if (h.kind == GST_TWOFLOW_RECORD_FRAME) {
+      fail_unless (n < TRACE_FRAMES);
+      fail_unless_equals_int (h.frame_no, n);
+      fail_unless_equals_int (gst_twoflow_picture_type_to_char
+          (h.picture_type), types[n]);
+      fail_unless_equals_int (h.payload_size, MAX (1,
+              (guint) (sizes[n] * 0.001 + 0.5)));
+      n++;
+    }
+    off += GST_TWOFLOW_HEADER_SIZE + h.payload_size;
+  }
+  fail_unless_equals_int (n, TRACE_FRAMES);
+  g_byte_array_unref (all);
+  g_free (types);
+  g_free (sizes);
+  g_free (xz);
+}
+
+GST_END_TEST;
+
+/* A truncated or corrupted .xz file is an error that says so, not a
+ * shorter trace. */
+GST_START_TEST (test_trace_xz_damaged)
+{
+  gchar *xz = trace_path ();
+  gchar *bad = twoflow_test_tmpfile ("bad-trace.txt.xz");
+  gchar *desc = g_strdup_printf ("twoflowtracesrc location=%s ! fakesink", bad);
+  gchar *data, *err = NULL;
+  gsize len;
+
+  fail_unless (g_file_get_contents (xz, &data, &len, NULL));
+
+  /* the first half of the file */
+  fail_unless (g_file_set_contents (bad, data, len / 2, NULL));
+  fail_if (twoflow_test_run (desc, &err));
+  fail_unless (strstr (err, "corrupt or truncated xz data") != NULL, "%s",
+      err);
+  g_clear_pointer (&err, g_free);
+
+  /* one flipped byte in the middle (the xz check catches it) */
+  data[len / 2] ^= 0x10;
+  fail_unless (g_file_set_contents (bad, data, len, NULL));
+  fail_if (twoflow_test_run (desc, &err));
+  fail_unless (strstr (err, "corrupt or truncated xz data") != NULL, "%s",
+      err);
+  g_clear_pointer (&err, g_free);
+
+  /* the magic bytes alone */
+  fail_unless (g_file_set_contents (bad, data, 6, NULL));
+  fail_if (twoflow_test_run (desc, &err));
+  fail_unless (strstr (err, "corrupt or truncated xz data") != NULL, "%s",
+      err);
+  g_clear_pointer (&err, g_free);
+
+  g_unlink (bad);
+  g_free (bad);
+  g_free (desc);
+  g_free (data);
+  g_free (xz);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_trace_bad_file)
 {
   gchar *bad = twoflow_test_tmpfile ("bad-trace.txt");
@@ -144,6 +322,13 @@ GST_START_TEST (test_trace_bad_file)
   fail_unless (g_file_set_contents (bad, "1 I 0 100\n2 X 40 20\n", -1, NULL));
   fail_if (twoflow_test_run (desc, &err));
   fail_unless (strstr (err, "line 2") != NULL, "%s", err);
+  g_free (err);
+
+  /* binary, not xz: an error quoting the line as valid UTF-8 (no warning) */
+  fail_unless (g_file_set_contents (bad, "\xff\xfe\x80 binary\n", -1, NULL));
+  fail_if (twoflow_test_run (desc, &err));
+  fail_unless (strstr (err, "line 1") != NULL, "%s", err);
+  fail_unless (g_utf8_validate (err, -1, NULL));
   g_free (err);
   g_free (desc);
 
@@ -298,6 +483,9 @@ twoflowtracesrc_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_trace_all_frames);
   tcase_add_test (tc, test_trace_two_flows_merge);
+  tcase_add_test (tc, test_trace_xz_same_as_plain);
+  tcase_add_test (tc, test_trace_xz_whole);
+  tcase_add_test (tc, test_trace_xz_damaged);
   tcase_add_test (tc, test_trace_bad_file);
   tcase_add_test (tc, test_trace_live);
   tcase_add_test (tc, test_trace_not_live);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — unit tests of the cTCP sans-IO core (virtual clock, synthetic
  * TCP_INFO snapshots)
  * Copyright (C) 2026 twoflow developers
@@ -7,6 +8,7 @@
  * License as published by the Free Software Foundation; either
  * version 2 of the License, or (at your option) any later version.
  */
+#include <string.h>
 #include <gst/check/gstcheck.h>
 #include <gst/ctcp/ctcp.h>
 
@@ -664,6 +666,383 @@ GST_START_TEST (test_catch_up_virtual_clock)
 
 GST_END_TEST;
 
+/* ---- the sender (GstCtcpSender) on a virtual clock ---- */
+
+/* An ideal link under the sender: what is written leaves at once and is
+ * acknowledged one RTT later; TCP_INFO is read at every wakeup, as
+ * ctcpsink does. */
+typedef struct
+{
+  GstCtcpSender *s;
+  GstClockTime now;
+  GstClockTime rtt;
+  guint64 written;
+  GArray *sent_at;              /* GstClockTime per write */
+  GArray *sent_upto;            /* guint64: cumulative bytes after it */
+  guint64 writes;
+  guint64 small_writes;         /* writes under 1448 bytes */
+  guint64 max_pacing;
+  guint n_wakeups;
+} Sim;
+
+static guint64
+sim_acked (Sim * m)
+{
+  guint64 acked = 0;
+
+  for (guint i = 0; i < m->sent_at->len; i++)
+    if (g_array_index (m->sent_at, GstClockTime, i) + m->rtt <= m->now)
+      acked = g_array_index (m->sent_upto, guint64, i);
+  return acked;
+}
+
+static void
+sim_init (Sim * m, const GstCtcpSenderConfig * cfg, GstClockTime rtt)
+{
+  memset (m, 0, sizeof (*m));
+  m->s = gst_ctcp_sender_new (cfg);
+  m->rtt = rtt;
+  m->now = 1000 * S;            /* the clock does not start at 0 either */
+  m->sent_at = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+  m->sent_upto = g_array_new (FALSE, FALSE, sizeof (guint64));
+}
+
+static void
+sim_clear (Sim * m)
+{
+  gst_ctcp_sender_free (m->s);
+  g_array_free (m->sent_at, TRUE);
+  g_array_free (m->sent_upto, TRUE);
+}
+
+/* One wakeup: the reading, then poll and write until told to stop.
+ * Returns the output of the last poll. */
+static GstCtcpSenderOutput
+sim_step (Sim * m)
+{
+  GstCtcpTcpInfo info = { 0, };
+  GstCtcpSenderOutput out;
+  guint64 acked = sim_acked (m);
+
+  info.snd_mss = 1448;
+  info.rtt_us = m->rtt / GST_USECOND;
+  info.snd_cwnd = 1000;
+  info.bytes_acked = acked;
+  gst_ctcp_sender_handle_tcp_info (m->s, &info, m->written - acked,
+      m->written - acked, m->now);
+  for (;;) {
+    gst_ctcp_sender_poll (m->s, m->now, &out);
+    m->max_pacing = MAX (m->max_pacing, out.pacing_rate);
+    if (out.write == 0)
+      break;
+    m->written += out.write;
+    m->writes++;
+    if (out.write < 1448)
+      m->small_writes++;
+    g_array_append_val (m->sent_at, m->now);
+    g_array_append_val (m->sent_upto, m->written);
+    gst_ctcp_sender_handle_written (m->s, out.write, m->now);
+  }
+  m->n_wakeups++;
+  return out;
+}
+
+/* Runs until EOS is finished (or @limit): wakes at next_wakeup() or
+ * when the next acknowledgement arrives, whichever is first. */
+static void
+sim_run (Sim * m, GstClockTime limit)
+{
+  while (m->now < limit) {
+    GstCtcpSenderOutput out = sim_step (m);
+    GstClockTime wake = gst_ctcp_sender_next_wakeup (m->s, m->now);
+
+    if (out.finished)
+      return;
+    fail_unless (GST_CLOCK_TIME_IS_VALID (wake), "idle with data left");
+    fail_unless (wake > m->now || out.n_events > 0);
+    m->now = MAX (wake, m->now + 1);
+  }
+  fail ("not finished by %" GST_TIME_FORMAT, GST_TIME_ARGS (limit));
+}
+
+static GstStructure *
+sim_stats (Sim * m)
+{
+  GstStructure *st = gst_ctcp_sender_get_stats (m->s);
+
+  fail_unless (gst_structure_has_name (st, "application/x-ctcpsink-stats"));
+  return st;
+}
+
+static guint64
+st_u64 (const GstStructure * st, const gchar * f)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (st, f, &v), "no %s", f);
+  return v;
+}
+
+static gint64
+st_i64 (const GstStructure * st, const gchar * f)
+{
+  gint64 v = 0;
+
+  fail_unless (gst_structure_get_int64 (st, f, &v), "no %s", f);
+  return v;
+}
+
+static const GstCtcpSenderConfig segments_config = {
+  TRUE, 1 * S, 0.05, 8 * S, 0, 4.0
+};
+
+/* @nseg segments of @seg_bytes in 25 buffers each (40 ms of timestamps),
+ * timestamps from @origin; EOS after the last. */
+static void
+sim_feed (Sim * m, GstClockTime origin, guint nseg, guint seg_bytes)
+{
+  for (guint k = 0; k < nseg; k++)
+    for (guint i = 0; i < 25; i++) {
+      GstClockTime ts = origin + k * S + i * 40 * MS;
+      guint64 len = seg_bytes / 25 + (i == 24 ? seg_bytes % 25 : 0);
+      gboolean ready = gst_ctcp_sender_handle_buffer (m->s, ts, 40 * MS, len,
+          m->now);
+
+      /* held: a segment becomes sendable when the next one starts */
+      fail_unless_equals_int (ready, k > 0 && i == 0);
+    }
+  gst_ctcp_sender_handle_eos (m->s, m->now);
+}
+
+GST_START_TEST (test_sender_segments_on_time)
+{
+  /* the regression of issue 12: 3000-byte segments are 2 packets and a
+   * 104-byte tail; the tail waited for a whole packet's tokens (and the
+   * catch-up made that more), so the first segment, which starts at once
+   * and has exactly T, landed late. With timestamps from 0 and from
+   * 36000 s (a broadcast capture) alike. */
+  GstClockTime origins[] = { 0, 36000 * S };
+
+  for (guint o = 0; o < G_N_ELEMENTS (origins); o++) {
+    Sim m;
+    GstStructure *st;
+    const GValue *arr;
+    guint64 nominal = gst_ctcp_target_rate (3000, S, 0.05);
+
+    sim_init (&m, &segments_config, 2 * MS);
+    sim_feed (&m, origins[o], 3, 3000);
+    sim_run (&m, m.now + 10 * S);
+    st = sim_stats (&m);
+    GST_INFO ("%" GST_PTR_FORMAT, st);
+    fail_unless_equals_uint64 (st_u64 (st, "segments"), 3);
+    fail_unless_equals_uint64 (st_u64 (st, "segments-late"), 0);
+    fail_unless_equals_uint64 (st_u64 (st, "bytes-acked"), 9000);
+    fail_unless_equals_uint64 (st_u64 (st, "bytes-queued"), 0);
+    fail_unless_equals_uint64 (st_u64 (st, "nominal-rate"), nominal);
+    /* the first segment's margin is p̂·T = 50 ms, less the ACK's RTT and
+     * the last write's rounding (a few ms) */
+    arr = gst_structure_get_value (st, "deadline-slack");
+    fail_unless_equals_int (gst_value_array_get_size (arr), 3);
+    fail_unless (g_value_get_int64 (gst_value_array_get_value (arr, 0)) >
+        40 * MS, "segment 0 slack %" G_GINT64_FORMAT,
+        g_value_get_int64 (gst_value_array_get_value (arr, 0)));
+    fail_unless (st_i64 (st, "min-deadline-slack") > 40 * MS);
+    fail_unless (st_i64 (st, "min-deadline-slack") < (gint64) S);
+    /* paced: never faster than 1.25 × a 4× catch-up */
+    fail_unless (m.max_pacing <= 5 * nominal * 1.25 + 1);
+    /* packets, not crumbs: one tail write per segment at most */
+    fail_unless (m.small_writes <= 3, "%" G_GUINT64_FORMAT, m.small_writes);
+    gst_structure_free (st);
+    sim_clear (&m);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sender_hold_and_room)
+{
+  Sim m;
+  GstCtcpSenderOutput out;
+  GstStructure *st;
+  GstClockTime start;
+
+  sim_init (&m, &segments_config, 2 * MS);
+  /* segment 0 is held: nothing to write, no timer */
+  fail_if (gst_ctcp_sender_handle_buffer (m.s, 5 * S, 40 * MS, 1000, m.now));
+  out = sim_step (&m);
+  fail_unless_equals_uint64 (out.write, 0);
+  fail_unless_equals_uint64 (m.written, 0);
+  fail_unless (!GST_CLOCK_TIME_IS_VALID (gst_ctcp_sender_next_wakeup (m.s,
+              m.now)));
+  fail_if (gst_ctcp_sender_is_full (m.s));
+  /* a buffer without timestamp joins the current segment */
+  fail_if (gst_ctcp_sender_handle_buffer (m.s, GST_CLOCK_TIME_NONE,
+          GST_CLOCK_TIME_NONE, 500, m.now));
+  /* segment 1 starts: 0 is complete (1500 bytes) and may go */
+  fail_unless (gst_ctcp_sender_handle_buffer (m.s, 6 * S, 40 * MS, 2000,
+          m.now));
+  fail_if (gst_ctcp_sender_is_full (m.s));
+  /* segment 2 starts: two complete segments wait, upstream must wait */
+  fail_unless (gst_ctcp_sender_handle_buffer (m.s, 7 * S, 40 * MS, 100,
+          m.now));
+  fail_unless (gst_ctcp_sender_is_full (m.s));
+  /* segment 0 goes at S/(T(1−p̂)), from an empty bucket (no burst):
+   * all of it by S/rate, never a byte of segment 1 before its rate is set */
+  start = m.now;
+  while (m.written < 1500) {
+    out = sim_step (&m);
+    fail_unless (m.written <= 1500);
+    if (m.written < 1500)
+      m.now = gst_ctcp_sender_next_wakeup (m.s, m.now);
+  }
+  fail_unless (m.now - start <= 950 * MS + MS && m.now - start > 900 * MS,
+      "%" GST_TIME_FORMAT, GST_TIME_ARGS (m.now - start));
+  st = sim_stats (&m);
+  /* segment 1 (2000 bytes) starts as soon as 0 is written */
+  fail_unless_equals_uint64 (st_u64 (st, "nominal-rate"),
+      gst_ctcp_target_rate (2000, S, 0.05));
+  fail_unless_equals_uint64 (st_u64 (st, "target-rate"),
+      gst_ctcp_target_rate (2000, S, 0.05));
+  fail_unless_equals_uint64 (st_u64 (st, "bytes-queued"), 2100);
+  gst_structure_free (st);
+  /* segment 0 written: one segment waits, room again */
+  fail_if (gst_ctcp_sender_is_full (m.s));
+  sim_clear (&m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sender_last_segment_duration)
+{
+  Sim m;
+  GstStructure *st;
+
+  /* 1 s segments; the stream ends 400 ms into segment 1: that segment's
+   * rate is S/(0.4 s·(1−p̂)) */
+  sim_init (&m, &segments_config, 2 * MS);
+  for (guint i = 0; i < 35; i++)
+    gst_ctcp_sender_handle_buffer (m.s, 100 * S + i * 40 * MS, 40 * MS, 100,
+        m.now);
+  gst_ctcp_sender_handle_eos (m.s, m.now);
+  sim_run (&m, m.now + 5 * S);
+  st = sim_stats (&m);
+  fail_unless_equals_uint64 (st_u64 (st, "segments"), 2);
+  fail_unless_equals_uint64 (st_u64 (st, "segments-late"), 0);
+  fail_unless_equals_uint64 (st_u64 (st, "nominal-rate"),
+      gst_ctcp_target_rate (1000, 400 * MS, 0.05));
+  gst_structure_free (st);
+  sim_clear (&m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sender_fixed_rate)
+{
+  /* 160 kbit/s = 20 kB/s, sent as it comes */
+  GstCtcpSenderConfig cfg = { TRUE, 1 * S, 0.05, 8 * S, 160000, 4.0 };
+  Sim m;
+  GstClockTime start;
+  GstStructure *st;
+
+  sim_init (&m, &cfg, 2 * MS);
+  start = m.now;
+  /* no timestamps at all: bytes are sendable at once */
+  fail_unless (gst_ctcp_sender_handle_buffer (m.s, GST_CLOCK_TIME_NONE,
+          GST_CLOCK_TIME_NONE, 40000, m.now));
+  /* 64 kB or 2 s of the rate may wait: not full */
+  fail_if (gst_ctcp_sender_is_full (m.s));
+  gst_ctcp_sender_handle_buffer (m.s, GST_CLOCK_TIME_NONE,
+      GST_CLOCK_TIME_NONE, 30000, m.now);
+  sim_step (&m);
+  fail_unless (gst_ctcp_sender_is_full (m.s));
+  fail_unless_equals_uint64 (m.max_pacing, 25000);
+  gst_ctcp_sender_handle_eos (m.s, m.now);
+  sim_run (&m, m.now + 10 * S);
+  /* 70 kB at 20 kB/s, the first packet free: 3.4 to 3.6 s */
+  fail_unless (m.now - start > 3400 * MS && m.now - start < 3600 * MS,
+      "%" GST_TIME_FORMAT, GST_TIME_ARGS (m.now - start));
+  st = sim_stats (&m);
+  fail_unless_equals_uint64 (st_u64 (st, "target-rate"), 20000);
+  fail_unless_equals_uint64 (st_u64 (st, "bytes-sent"), 70000);
+  gst_structure_free (st);
+  sim_clear (&m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sender_plain_tcp)
+{
+  GstCtcpSenderConfig cfg = { FALSE, 1 * S, 0.05, 8 * S, 0, 4.0 };
+  Sim m;
+  GstCtcpSenderOutput out;
+
+  sim_init (&m, &cfg, 2 * MS);
+  gst_ctcp_sender_handle_buffer (m.s, 0, 40 * MS, 200000, m.now);
+  /* no pacing, no holding: 64 kB writes at once */
+  out = sim_step (&m);
+  fail_unless_equals_uint64 (out.pacing_rate, 0);
+  fail_unless_equals_uint64 (m.written, 200000);
+  fail_unless_equals_uint64 (m.writes, 4);
+  /* data in flight: the next reading a quarter RTT on (1 ms floor) */
+  fail_unless_equals_uint64 (gst_ctcp_sender_next_wakeup (m.s, m.now),
+      m.now + MS);
+  gst_ctcp_sender_handle_eos (m.s, m.now);
+  sim_run (&m, m.now + S);
+  sim_clear (&m);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sender_events_and_stats)
+{
+  Sim m;
+  GstCtcpTcpInfo info = { 0, };
+  GstCtcpSenderOutput out;
+  GstStructure *a, *b;
+
+  sim_init (&m, &segments_config, 20 * MS);
+  info.snd_mss = 1448;
+  info.rtt_us = 20000;
+  info.snd_cwnd = 10;
+  gst_ctcp_sender_handle_tcp_info (m.s, &info, 0, 0, m.now);
+  /* fast retransmit, then open again */
+  info.ca_state = GST_CTCP_CA_RECOVERY;
+  info.total_retrans = 1;
+  info.snd_cwnd = 5;
+  gst_ctcp_sender_handle_tcp_info (m.s, &info, 0, 0, m.now + 5 * MS);
+  fail_unless_equals_uint64 (gst_ctcp_sender_next_wakeup (m.s,
+          m.now + 5 * MS), m.now + 5 * MS);
+  gst_ctcp_sender_poll (m.s, m.now + 5 * MS, &out);
+  fail_unless_equals_int (out.n_events, 1);
+  fail_unless_equals_int (out.events[0].type, GST_NETWORK_CONGESTION_DUPACK);
+  /* 8 · cwnd·MSS/srtt */
+  fail_unless_equals_uint64 (out.events[0].bitrate, 8 * 5 * 1448 * 50);
+  fail_unless_equals_uint64 (out.events[0].srtt, 20 * MS);
+  /* drained */
+  gst_ctcp_sender_poll (m.s, m.now + 6 * MS, &out);
+  fail_unless_equals_int (out.n_events, 0);
+  info.ca_state = GST_CTCP_CA_OPEN;
+  gst_ctcp_sender_handle_tcp_info (m.s, &info, 0, 0, m.now + 30 * MS);
+  gst_ctcp_sender_poll (m.s, m.now + 30 * MS, &out);
+  fail_unless_equals_int (out.n_events, 1);
+  fail_unless_equals_int (out.events[0].type,
+      GST_NETWORK_CONGESTION_RECOVERED);
+
+  /* reading the stats twice changes nothing */
+  a = sim_stats (&m);
+  b = sim_stats (&m);
+  fail_unless (gst_structure_is_equal (a, b));
+  fail_unless_equals_uint64 (st_u64 (a, "polls"), 3);
+  fail_unless_equals_uint64 (st_u64 (a, "dupack-events"), 1);
+  fail_unless_equals_uint64 (st_u64 (a, "recovered-events"), 1);
+  fail_unless_equals_uint64 (st_u64 (a, "retransmissions"), 1);
+  gst_structure_free (a);
+  gst_structure_free (b);
+  sim_clear (&m);
+}
+
+GST_END_TEST;
+
 static Suite *
 ctcp_suite (void)
 {
@@ -687,6 +1066,12 @@ ctcp_suite (void)
   tcase_add_test (tc, test_schedule);
   tcase_add_test (tc, test_required_rate);
   tcase_add_test (tc, test_catch_up_virtual_clock);
+  tcase_add_test (tc, test_sender_segments_on_time);
+  tcase_add_test (tc, test_sender_hold_and_room);
+  tcase_add_test (tc, test_sender_last_segment_duration);
+  tcase_add_test (tc, test_sender_fixed_rate);
+  tcase_add_test (tc, test_sender_plain_tcp);
+  tcase_add_test (tc, test_sender_events_and_stats);
   return s;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — unit tests of the ERAP sans-IO core on a virtual clock. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -732,7 +733,7 @@ GST_START_TEST (test_libra_laws)
   lp.b = 0.8;
   lp.x = 3;
   lp.y = 1.5;
-  lp.capacity = 10;
+  lp.capacity = 10e6;
   lp.state = GST_ERAP_LIBRA_WINDOW;
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
@@ -887,8 +888,8 @@ GST_START_TEST (test_libra_rtt_independent)
   guint i;
 
   gst_erap_libra_params_init (&lp);
-  lp.capacity = 10;
-  expect = sqrt (2 * lp.x * lp.capacity / (p * lp.b));
+  lp.capacity = 10e6;
+  expect = sqrt (2 * lp.x * lp.capacity / 1e6 / (p * lp.b));
   for (i = 0; i < 3; i++) {
     lp.cluster_compensation = TRUE;
     libra[i] = steady_rate ("libra", &lp, rtts[i], p, 100, 1500, &reactions);
@@ -1036,11 +1037,12 @@ GST_START_TEST (test_libra_packet_pair_estimate)
   gst_erap_libra_get_state (gst_erap_sender_get_cc (sim->sender), &ls);
   gst_erap_sender_get_stats (sim->sender, &st);
   GST_INFO ("estimate %.3f Mbit/s from %u pairs; alpha %.2f beta %.2f W %.1f "
-      "rate %.2f Mbit/s, queue drops %" G_GUINT64_FORMAT, ls.capacity_estimate,
+      "rate %.2f Mbit/s, queue drops %" G_GUINT64_FORMAT,
+      ls.capacity_estimate / 1e6,
       ls.pair_samples, ls.alpha, ls.beta, ls.window, st.rate / 1e6,
       sim->queue_drops);
   fail_unless (ls.pair_samples > 100);
-  fail_unless (rel_eq (ls.capacity_estimate, 8.0, 0.01), "%f",
+  fail_unless (rel_eq (ls.capacity_estimate, 8e6, 0.01), "%f",
       ls.capacity_estimate);
   fail_unless (ls.capacity == ls.capacity_estimate);
   g_free ((gpointer) g_bytes_get_data (sd.msg, NULL));

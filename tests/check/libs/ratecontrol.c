@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Unit tests of the sans-IO rate control of ratetranscoder, driven by a
  * synthetic stream and a synthetic encoder.
@@ -8,26 +9,27 @@
 
 #include <math.h>
 #include <gst/check/gstcheck.h>
-#include "ratecontrol.h"
+#include <gst/ratecontrol/ratecontrol.h>
 
 #define DUR G_GUINT64_CONSTANT (40000000)       /* 25 fps */
 #define GOP 15
 
 /* IPBB... in decode order: I P B B P B B ... */
-static RcPictureType
+static GstTwoflowPictureType
 type_at (guint i)
 {
   guint k = i % GOP;
 
   if (k == 0)
-    return RC_PICTURE_I;
-  return (k % 3 == 1) ? RC_PICTURE_P : RC_PICTURE_B;
+    return GST_TWOFLOW_PICTURE_I;
+  return (k % 3 == 1) ? GST_TWOFLOW_PICTURE_P : GST_TWOFLOW_PICTURE_B;
 }
 
 static gsize
-size_of (RcPictureType t)
+size_of (GstTwoflowPictureType t)
 {
-  return t == RC_PICTURE_I ? 60000 : t == RC_PICTURE_P ? 30000 : 15000;
+  return t == GST_TWOFLOW_PICTURE_I ? 60000 : t ==
+      GST_TWOFLOW_PICTURE_P ? 30000 : 15000;
 }
 
 /* input bit/s of the synthetic stream */
@@ -56,33 +58,33 @@ typedef struct
  * in step (no codec delay), which the element does not promise but the
  * model does not need. */
 static void
-run (RateControl * rc, guint first, guint n, gdouble k_true, Run * r)
+run (GstTwoflowRateControl * rc, guint first, guint n, gdouble k_true, Run * r)
 {
   guint i;
 
   for (i = first; i < first + n; i++) {
-    RcPictureType t = type_at (i);
+    GstTwoflowPictureType t = type_at (i);
     gsize s = size_of (t);
-    RcDecision d;
+    GstTwoflowRateControlDecision d;
     gsize out = 0;
 
-    rate_control_input (rc, t, s, DUR, (guint64) i * DUR);
-    d = rate_control_decide (rc, t, s, 8);
+    gst_twoflow_rate_control_handle_input (rc, t, s, DUR, (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, s, 8);
     switch (d.action) {
-      case RC_ACTION_PASS:
+      case GST_TWOFLOW_RATE_CONTROL_PASS:
         out = s;
         r->passed++;
         break;
-      case RC_ACTION_ENCODE:
+      case GST_TWOFLOW_RATE_CONTROL_ENCODE:
         out = (gsize) (k_true * s * 4 / d.q);
         r->encoded++;
         r->last_q = d.q;
         break;
-      case RC_ACTION_DROP:
+      case GST_TWOFLOW_RATE_CONTROL_DROP:
         r->dropped++;
         break;
     }
-    rate_control_output (rc, t, &d, s, 8, out, DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, s, 8, out, DUR);
     if (i >= 2 * GOP) {
       r->out_bits += out * 8.0;
       r->counted++;
@@ -98,20 +100,20 @@ run_rate (const Run * r)
 
 GST_START_TEST (test_passthrough_when_target_above_input)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
 
-  rate_control_set_target (rc, (guint64) (stream_rate () * 1.2));
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 1.2));
   run (rc, 0, 5 * GOP, 0.8, &r);
   fail_unless_equals_int (r.encoded, 0);
   fail_unless_equals_int (r.passed, 5 * GOP);
 
   /* 0 = the input's: pass too */
-  rate_control_set_target (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, 0);
   memset (&r, 0, sizeof (r));
   run (rc, 5 * GOP, GOP, 0.8, &r);
   fail_unless_equals_int (r.encoded, 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
@@ -125,11 +127,11 @@ GST_START_TEST (test_converges_to_target)
 
   for (a = 0; a < G_N_ELEMENTS (ks); a++) {
     for (b = 0; b < G_N_ELEMENTS (fractions); b++) {
-      RateControl *rc = rate_control_new ();
+      GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
       gdouble target = stream_rate () * fractions[b];
       Run r = { 0 };
 
-      rate_control_set_target (rc, (guint64) target);
+      gst_twoflow_rate_control_set_target (rc, (guint64) target);
       run (rc, 0, 12 * GOP, ks[a], &r);
       GST_INFO ("k %.1f target %.0f: out %.0f q %d", ks[a], target,
           run_rate (&r), r.last_q);
@@ -137,7 +139,7 @@ GST_START_TEST (test_converges_to_target)
       fail_unless (fabs (run_rate (&r) / target - 1) < 0.06,
           "k %.1f: %.0f for target %.0f", ks[a], run_rate (&r), target);
       fail_unless_equals_int (r.dropped, 0);
-      rate_control_free (rc);
+      gst_twoflow_rate_control_free (rc);
     }
   }
 }
@@ -146,91 +148,94 @@ GST_END_TEST;
 
 GST_START_TEST (test_backoff_and_dedup)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
   guint64 now = 10 * GOP * (guint64) DUR;
-  RcStats st;
+  GstTwoflowRateControlStats st;
 
-  rate_control_set_target (rc, 2000000);
-  rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, 2000000);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 10 * GOP, 0.8, &r);
 
-  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
-          100 * GST_MSECOND, now));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_REXMT, 0, 100 * GST_MSECOND, now));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
   /* same round trip: one reaction */
-  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
-          100 * GST_MSECOND, now + 50 * GST_MSECOND));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_DUPACK, 0, 100 * GST_MSECOND,
+          now + 50 * GST_MSECOND));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
   /* next round trip */
-  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          100 * GST_MSECOND, now + 150 * GST_MSECOND));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 500000);
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, 100 * GST_MSECOND,
+          now + 150 * GST_MSECOND));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 500000);
   /* without an srtt every event counts */
-  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, now + 150 * GST_MSECOND));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 250000);
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
+          now + 150 * GST_MSECOND));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 250000);
 
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events[0], 1);
   fail_unless_equals_uint64 (st.events[1], 1);
   fail_unless_equals_uint64 (st.events[3], 2);
   fail_unless_equals_uint64 (st.events_ignored, 1);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_min_and_backoff_factor)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
 
-  rate_control_set_target (rc, 2000000);
-  rate_control_set_backoff (rc, 0.8);
-  rate_control_set_limits (rc, 1500000, 0);
-  rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, 2000000);
+  gst_twoflow_rate_control_set_backoff (rc, 0.8);
+  gst_twoflow_rate_control_set_limits (rc, 1500000, 0);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 4 * GOP, 0.8, &r);
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1600000);
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1500000);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1600000);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1500000);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_rate_event_and_ceiling)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
-  RcStats st;
+  GstTwoflowRateControlStats st;
 
-  rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
   run (rc, 0, 4 * GOP, 0.8, &r);
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 1200000,
-      G_MAXUINT64, 0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1200000);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      1200000, G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1200000);
   /* never above the source */
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
-      G_MAXUINT64, 0);
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      100000000, G_MAXUINT64, 0);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.target_bitrate <= st.input_bitrate + 1);
   /* nor above max-bitrate */
-  rate_control_set_limits (rc, 0, 900000);
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE, 100000000,
-      G_MAXUINT64, 0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 900000);
+  gst_twoflow_rate_control_set_limits (rc, 0, 900000);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_RATE,
+      100000000, G_MAXUINT64, 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 900000);
   /* a backoff with nothing measured yet changes no target (yet: it is
    * kept for the first input, see test_backoff_before_input) */
-  rate_control_free (rc);
-  rc = rate_control_new ();
-  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, 0));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
+  rc = gst_twoflow_rate_control_new ();
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64, 0));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
@@ -240,39 +245,41 @@ GST_END_TEST;
  * and applied once the input rate is measured: target = rate * backoff^k.
  * Feeds frames from @at[n-1] on; returns the measured rate it was applied
  * to in @rate. */
-static RateControl *
-early_events (const guint64 * at, guint n, guint64 min_bitrate,
-    gdouble * rate)
+static GstTwoflowRateControl *
+early_events (const guint64 * at, guint n, guint64 min_bitrate, gdouble * rate)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   guint i, g;
-  RcStats st;
+  GstTwoflowRateControlStats st;
 
-  rate_control_set_recovery (rc, 0);
-  rate_control_set_limits (rc, min_bitrate, 0);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_limits (rc, min_bitrate, 0);
   for (i = 0; i < n; i++)
-    fail_if (rate_control_congestion (rc, i % 2 ? GST_NETWORK_CONGESTION_LOSS :
-            GST_NETWORK_CONGESTION_REXMT, 0, 100 * GST_MSECOND, at[i]));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
-  rate_control_get_stats (rc, &st);
+    fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+            i % 2 ? GST_NETWORK_CONGESTION_LOSS : GST_NETWORK_CONGESTION_REXMT,
+            0, 100 * GST_MSECOND, at[i]));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_int (st.pending_backoffs, n - st.events_ignored);
-  g = rate_control_get_generation (rc);
+  g = gst_twoflow_rate_control_get_generation (rc);
   for (i = 0; i < 2 * GOP; i++) {
-    RcPictureType t = type_at (i);
-    RcDecision d;
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
 
-    rate_control_input (rc, t, size_of (t), DUR, at[n - 1] + i * DUR);
-    if (rate_control_get_generation (rc) != g)
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        at[n - 1] + i * DUR);
+    if (gst_twoflow_rate_control_get_generation (rc) != g)
       break;
     /* until then the frames pass as they came */
-    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
-            &d), RC_EARLY_PASSTHROUGH);
-    rate_control_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        size_of (t), DUR);
   }
   /* applied as one step that decisions can tell, once the rate is
    * measured: after the first GOP_PRIOR (12) frames, not from a guess */
   fail_unless_equals_int (i, 11);
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_int (st.pending_backoffs, 0);
   *rate = st.input_bitrate;
   fail_unless (fabs (*rate / stream_rate () - 1) < 0.15, "%f vs %f", *rate,
@@ -286,134 +293,137 @@ GST_START_TEST (test_backoff_before_input)
   const guint64 apart[] = { 0, 150 * GST_MSECOND };
   const guint64 within[] = { 0, 50 * GST_MSECOND };
   const guint64 three[] = { 0, 150 * GST_MSECOND, 300 * GST_MSECOND };
-  RateControl *rc;
-  RcStats st;
+  GstTwoflowRateControl *rc;
+  GstTwoflowRateControlStats st;
   Run r = { 0 };
   gdouble in_rate;
 
   /* one event: in_rate * backoff */
   rc = early_events (one, 1, 0, &in_rate);
-  fail_unless_equals_uint64 (rate_control_get_target (rc),
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc),
       (guint64) (in_rate * 0.5 + 0.5));
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events[0], 1);
   fail_unless_equals_uint64 (st.events_ignored, 0);
   /* and it holds: the frames from there on are re-encoded towards it */
   run (rc, 12, 4 * GOP, 0.8, &r);
   fail_unless (r.encoded > 0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc),
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc),
       (guint64) (in_rate * 0.5 + 0.5));
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 
   /* two events more than an srtt apart: backoff^2 */
   rc = early_events (apart, 2, 0, &in_rate);
-  fail_unless_equals_uint64 (rate_control_get_target (rc),
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc),
       (guint64) (in_rate * 0.25 + 0.5));
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events[0], 1);
   fail_unless_equals_uint64 (st.events[3], 1);
   fail_unless_equals_uint64 (st.events_ignored, 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 
   /* two within one srtt: one reaction, the second ignored */
   rc = early_events (within, 2, 0, &in_rate);
-  fail_unless_equals_uint64 (rate_control_get_target (rc),
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc),
       (guint64) (in_rate * 0.5 + 0.5));
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events_ignored, 1);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 
   /* min-bitrate floors the result (0.125 of the rate asked, 0.2 floor) */
   rc = early_events (three, 3, (guint64) (stream_rate () * 0.2), &in_rate);
-  fail_unless_equals_uint64 (rate_control_get_target (rc),
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc),
       (guint64) (stream_rate () * 0.2));
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 
   /* kept backoffs are counted, not ignored, while they wait; also those
    * that come after the first frame, while its rate is only a guess */
-  rc = rate_control_new ();
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_DUPACK, 0,
-      100 * GST_MSECOND, 0);
-  rate_control_input (rc, RC_PICTURE_I, size_of (RC_PICTURE_I), DUR, 0);
-  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          100 * GST_MSECOND, 200 * GST_MSECOND));
-  rate_control_get_stats (rc, &st);
+  rc = gst_twoflow_rate_control_new ();
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_DUPACK,
+      0, 100 * GST_MSECOND, 0);
+  gst_twoflow_rate_control_handle_input (rc, GST_TWOFLOW_PICTURE_I,
+      size_of (GST_TWOFLOW_PICTURE_I), DUR, 0);
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, 100 * GST_MSECOND,
+          200 * GST_MSECOND));
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_int (st.pending_backoffs, 2);
   fail_unless_equals_uint64 (st.events[1], 1);
   fail_unless_equals_uint64 (st.events[3], 1);
   fail_unless_equals_uint64 (st.events_ignored, 0);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
   /* a reset (flush, new stream) forgets them */
-  rate_control_reset (rc);
+  gst_twoflow_rate_control_reset (rc);
   memset (&r, 0, sizeof (r));
   run (rc, 0, GOP, 0.8, &r);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 0);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 0);
   fail_unless_equals_int (r.encoded, 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_recovery_additive)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
   guint64 t0;
 
-  rate_control_set_target (rc, 1000000);
-  rate_control_set_recovery (rc, 100000);
+  gst_twoflow_rate_control_set_target (rc, 1000000);
+  gst_twoflow_rate_control_set_recovery (rc, 100000);
   run (rc, 0, GOP, 0.8, &r);
-  t0 = rate_control_get_target (rc);
+  t0 = gst_twoflow_rate_control_get_target (rc);
   /* 25 frames = 1 s of stream: +100 kbit/s */
   run (rc, GOP, 25, 0.8, &r);
-  fail_unless (fabs ((gdouble) rate_control_get_target (rc) - t0 - 100000) <
-      1000, "%" G_GUINT64_FORMAT " from %" G_GUINT64_FORMAT,
-      rate_control_get_target (rc), t0);
+  fail_unless (fabs ((gdouble) gst_twoflow_rate_control_get_target (rc) - t0 -
+          100000) < 1000, "%" G_GUINT64_FORMAT " from %" G_GUINT64_FORMAT,
+      gst_twoflow_rate_control_get_target (rc), t0);
   /* capped by max-bitrate */
-  rate_control_set_limits (rc, 0, 1150000);
+  gst_twoflow_rate_control_set_limits (rc, 0, 1150000);
   run (rc, GOP + 25, 50, 0.8, &r);
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1150000);
-  rate_control_free (rc);
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1150000);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_events_filter)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
-  RcStats st;
+  GstTwoflowRateControlStats st;
 
-  rate_control_set_target (rc, 1000000);
-  rate_control_set_events (rc, GST_NETWORK_CONGESTION_RATE);
+  gst_twoflow_rate_control_set_target (rc, 1000000);
+  gst_twoflow_rate_control_set_events (rc, GST_NETWORK_CONGESTION_RATE);
   run (rc, 0, GOP, 0.8, &r);
-  fail_if (rate_control_congestion (rc, GST_NETWORK_CONGESTION_REXMT, 0,
-          G_MAXUINT64, 0));
-  fail_unless_equals_uint64 (rate_control_get_target (rc), 1000000);
-  rate_control_get_stats (rc, &st);
+  fail_if (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_REXMT, 0, G_MAXUINT64, 0));
+  fail_unless_equals_uint64 (gst_twoflow_rate_control_get_target (rc), 1000000);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless_equals_uint64 (st.events_ignored, 1);
   fail_unless_equals_uint64 (st.events[0], 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_generation_bumps)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
-  RcDecision d;
+  GstTwoflowRateControlDecision d;
   guint g;
 
-  rate_control_set_target (rc, 1000000);
+  gst_twoflow_rate_control_set_target (rc, 1000000);
   run (rc, 0, 2 * GOP, 0.8, &r);
-  g = rate_control_get_generation (rc);
-  rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64,
-      2 * GOP * (guint64) DUR);
-  fail_unless (rate_control_get_generation (rc) > g);
-  d = rate_control_decide (rc, RC_PICTURE_B, 15000, 8);
-  fail_unless_equals_int (d.generation, rate_control_get_generation (rc));
-  rate_control_free (rc);
+  g = gst_twoflow_rate_control_get_generation (rc);
+  gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
+      0, G_MAXUINT64, 2 * GOP * (guint64) DUR);
+  fail_unless (gst_twoflow_rate_control_get_generation (rc) > g);
+  d = gst_twoflow_rate_control_decide (rc, GST_TWOFLOW_PICTURE_B, 15000, 8);
+  fail_unless_equals_int (d.generation,
+      gst_twoflow_rate_control_get_generation (rc));
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
@@ -422,45 +432,47 @@ GST_END_TEST;
  * target; below the floor plus coarsest B frames, B frames drop. */
 GST_START_TEST (test_keep_and_floor)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
   gdouble target = i_rate + (stream_rate () - i_rate) * 0.5;
   Run r = { 0 };
-  RcStats st;
+  GstTwoflowRateControlStats st;
   guint i;
 
-  rate_control_set_keep (rc, RC_KEEP_I);
-  rate_control_set_target (rc, (guint64) target);
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_target (rc, (guint64) target);
   for (i = 0; i < 10 * GOP; i++) {
-    RcPictureType t = type_at (i);
-    RcDecision d;
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
 
-    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    d = rate_control_decide (rc, t, size_of (t), 8);
-    if (t == RC_PICTURE_I) {
-      fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    if (t == GST_TWOFLOW_PICTURE_I) {
+      fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
-      fail_unless_equals_int (d.action, RC_ACTION_ENCODE);
+      fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_ENCODE);
     }
-    rate_control_output (rc, t, &d, size_of (t), 8, d.action ==
-        RC_ACTION_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
-        size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        d.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 /
+            d.q) : size_of (t), DUR);
   }
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (fabs (st.floor_bitrate / i_rate - 1) < 0.01,
       "floor %.0f, I rate %.0f", st.floor_bitrate, i_rate);
   fail_unless (fabs (st.output_bitrate / target - 1) < 0.08,
       "out %.0f target %.0f", st.output_bitrate, target);
 
   /* far under the floor: B frames go, P frames at the coarsest quantizer */
-  rate_control_set_target (rc, (guint64) (i_rate * 0.9));
+  gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate * 0.9));
   memset (&r, 0, sizeof (r));
   run (rc, 10 * GOP, 2 * GOP, 0.8, &r);
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.dropping_b);
   fail_unless (r.dropped >= 2 * 10 - 2);
-  fail_unless_equals_int (r.last_q, RC_Q_MAX);
-  rate_control_free (rc);
+  fail_unless_equals_int (r.last_q, GST_TWOFLOW_RATE_CONTROL_Q_MAX);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
@@ -468,28 +480,30 @@ GST_END_TEST;
 /* keep=ip: only B frames are ever re-encoded. */
 GST_START_TEST (test_keep_ip)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   guint i;
 
-  rate_control_set_keep (rc, RC_KEEP_IP);
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_IP);
   /* I+P are 61% of the stream: B frames get 0.24 / 0.39 of their size */
-  rate_control_set_target (rc, (guint64) (stream_rate () * 0.85));
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.85));
   for (i = 0; i < 6 * GOP; i++) {
-    RcPictureType t = type_at (i);
-    RcDecision d;
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
 
-    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    d = rate_control_decide (rc, t, size_of (t), 8);
-    if (t != RC_PICTURE_B) {
-      fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    if (t != GST_TWOFLOW_PICTURE_B) {
+      fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
-      fail_unless_equals_int (d.action, RC_ACTION_ENCODE);
+      fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_ENCODE);
     }
-    rate_control_output (rc, t, &d, size_of (t), 8, d.action ==
-        RC_ACTION_ENCODE ? (gsize) (0.8 * size_of (t) * 4 / d.q) :
-        size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        d.action ==
+        GST_TWOFLOW_RATE_CONTROL_ENCODE ? (gsize) (0.8 * size_of (t) * 4 /
+            d.q) : size_of (t), DUR);
   }
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
@@ -498,104 +512,119 @@ GST_END_TEST;
  * back when the target recovers. */
 GST_START_TEST (test_drop_b_hysteresis)
 {
-  RateControl *rc = rate_control_new ();
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   Run r = { 0 };
 
-  rate_control_set_recovery (rc, 0);
-  rate_control_set_target (rc, (guint64) (stream_rate () * 0.05));
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.05));
   run (rc, 0, 6 * GOP, 0.8, &r);
   fail_unless (r.dropped > 0);
 
-  rate_control_set_target (rc, (guint64) (stream_rate () * 0.6));
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.6));
   memset (&r, 0, sizeof (r));
   run (rc, 6 * GOP, 4 * GOP, 0.8, &r);
   fail_unless_equals_int (r.dropped, 0);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;
 
 /* The decision at input, before decoding: pass at once while no reduction
- * is needed or for kept types, otherwise wait for rate_control_decide(). */
+ * is needed or for kept types, otherwise wait for
+ * gst_twoflow_rate_control_decide(). */
 GST_START_TEST (test_decide_early)
 {
-  RateControl *rc = rate_control_new ();
-  RcStats st;
-  RcDecision d;
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  GstTwoflowRateControlStats st;
+  GstTwoflowRateControlDecision d;
   guint i;
 
-  rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
   /* target 0: the input's, so everything passes */
   for (i = 0; i < 2 * GOP; i++) {
-    RcPictureType t = type_at (i);
+    GstTwoflowPictureType t = type_at (i);
 
-    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
-            &d), RC_EARLY_PASSTHROUGH);
-    fail_unless_equals_int (d.action, RC_ACTION_PASS);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+    fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     /* the encoder's copy of a reference stays close to the source */
-    fail_unless_equals_int (d.q, t == RC_PICTURE_B ? RC_Q_MAX : RC_Q_KEEP);
+    fail_unless_equals_int (d.q,
+        t ==
+        GST_TWOFLOW_PICTURE_B ? GST_TWOFLOW_RATE_CONTROL_Q_MAX :
+        GST_TWOFLOW_RATE_CONTROL_Q_KEEP);
     fail_unless_equals_int (d.budget_bits, size_of (t) * 8);
-    rate_control_output (rc, t, &d, size_of (t), 8, size_of (t), DUR);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
+        size_of (t), DUR);
   }
-  rate_control_get_stats (rc, &st);
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.passthrough);
 
   /* a loss: nothing can be decided before decoding, except kept types */
-  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_LOSS, 0,
-          G_MAXUINT64, 2 * GOP * DUR));
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_LOSS, 0, G_MAXUINT64, 2 * GOP * DUR));
   for (i = 2 * GOP; i < 3 * GOP; i++) {
-    RcPictureType t = type_at (i);
+    GstTwoflowPictureType t = type_at (i);
 
-    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    fail_unless_equals_int (rate_control_decide_early (rc, t, size_of (t),
-            &d), RC_EARLY_NONE);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+            size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
   }
-  rate_control_set_keep (rc, RC_KEEP_I);
-  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_I, 60000,
-          &d), RC_EARLY_KEPT);
-  fail_unless_equals_int (d.action, RC_ACTION_PASS);
-  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_P, 30000,
-          &d), RC_EARLY_NONE);
-  rate_control_set_keep (rc, RC_KEEP_IP);
-  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_P, 30000,
-          &d), RC_EARLY_KEPT);
-  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_B, 15000,
-          &d), RC_EARLY_NONE);
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_I, 60000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
+  fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_P, 30000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_IP);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_P, 30000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_B, 15000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
 
   /* a rate above the input's: passthrough again, and said so */
-  fail_unless (rate_control_congestion (rc, GST_NETWORK_CONGESTION_RATE,
-          (guint64) (stream_rate () * 2), G_MAXUINT64, 3 * GOP * DUR));
-  fail_unless_equals_int (rate_control_decide_early (rc, RC_PICTURE_B, 15000,
-          &d), RC_EARLY_PASSTHROUGH);
-  fail_unless_equals_int (d.generation, rate_control_get_generation (rc));
-  rate_control_get_stats (rc, &st);
+  fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
+          GST_NETWORK_CONGESTION_RATE, (guint64) (stream_rate () * 2),
+          G_MAXUINT64, 3 * GOP * DUR));
+  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+          GST_TWOFLOW_PICTURE_B, 15000, &d),
+      GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
+  fail_unless_equals_int (d.generation,
+      gst_twoflow_rate_control_get_generation (rc));
+  gst_twoflow_rate_control_get_stats (rc, &st);
   fail_unless (st.passthrough);
 
   /* with a target, the first GOP's guessed input rate is not trusted
    * before decoding; once a GOP is seen, it is */
-  rate_control_free (rc);
-  rc = rate_control_new ();
-  rate_control_set_target (rc, (guint64) (stream_rate () * 1.5));
+  gst_twoflow_rate_control_free (rc);
+  rc = gst_twoflow_rate_control_new ();
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 1.5));
   for (i = 0; i < GOP + 1; i++) {
-    RcPictureType t = type_at (i);
-    RcEarly e;
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlEarly e;
 
-    rate_control_input (rc, t, size_of (t), DUR, (guint64) i * DUR);
-    e = rate_control_decide_early (rc, t, size_of (t), &d);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    e = gst_twoflow_rate_control_decide_early (rc, t, size_of (t), &d);
     if (i == 0) {
-      fail_unless_equals_int (e, RC_EARLY_NONE);
+      fail_unless_equals_int (e, GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
     } else if (i == GOP) {
-      fail_unless_equals_int (e, RC_EARLY_PASSTHROUGH);
+      fail_unless_equals_int (e, GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
     }
   }
 
   /* an overridden decision passes the source at no cost to the budget */
-  d = rate_control_pass_decision (rc, RC_PICTURE_P, 30000);
-  fail_unless_equals_int (d.action, RC_ACTION_PASS);
-  fail_unless_equals_int (d.q, RC_Q_KEEP);
+  d = gst_twoflow_rate_control_pass_decision (rc, GST_TWOFLOW_PICTURE_P, 30000);
+  fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
+  fail_unless_equals_int (d.q, GST_TWOFLOW_RATE_CONTROL_Q_KEEP);
   fail_unless_equals_int (d.budget_bits, 30000 * 8);
-  rate_control_free (rc);
+  gst_twoflow_rate_control_free (rc);
 }
 
 GST_END_TEST;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — unit tests of the rUDP sans-IO core on a virtual clock. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -218,11 +219,12 @@ GST_START_TEST (test_levels_table)
 
   gst_rudp_levels_init_default (&l);
   fail_unless_equals_int (l.n, 10);
-  fail_unless_equals_uint64 (l.rate[0], 20000);
-  fail_unless_equals_uint64 (l.rate[9], 200000);
+  fail_unless_equals_uint64 (l.rate[0], 160000);
+  fail_unless_equals_uint64 (l.rate[9], 1600000);
   str = gst_rudp_levels_to_string (&l);
   fail_unless_equals_string (str,
-      "20000,40000,60000,80000,100000,120000,140000,160000,180000,200000");
+      "160000,320000,480000,640000,800000,960000,1120000,1280000,1440000,"
+      "1600000");
   g_free (str);
   fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, 1600000), 9);
   fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, 1599999), 9);
@@ -276,7 +278,7 @@ loop_init (Loop * lp, GstRudpReceiverConfig * c, GstClockTime t0, guint16 seq)
   lp->sender_level = c->initial_level;
   lp->rand = g_rand_new_with_seed (1);
   /* the first packet at 0 ms, then one per 1000 / rate ms exactly */
-  lp->credit = lp->size * 1000 - MIN (c->levels.rate[c->initial_level],
+  lp->credit = lp->size * 1000 - MIN (c->levels.rate[c->initial_level] / 8,
       lp->size * 1000);
 }
 
@@ -300,7 +302,7 @@ loop_run (Loop * lp, guint ms)
     if (lp->fixed_gap) {
       send = (lp->now / MS) % lp->fixed_gap == 0;
     } else {
-      lp->credit += lp->levels.rate[lp->sender_level];
+      lp->credit += lp->levels.rate[lp->sender_level] / 8;
       send = lp->credit >= lp->size * 1000;
       if (send)
         lp->credit -= lp->size * 1000;
@@ -699,7 +701,7 @@ GST_START_TEST (test_feedback_codec)
     guint64 br;
     guint ov;
 
-    gst_rudp_tmmbr_decode (gst_rudp_tmmbr_encode (l.rate[i] * 8, 28), &br,
+    gst_rudp_tmmbr_decode (gst_rudp_tmmbr_encode (l.rate[i], 28), &br,
         &ov);
     fail_unless_equals_int (gst_rudp_levels_for_bitrate (&l, br), i);
     fail_unless_equals_int (ov, 28);
@@ -853,7 +855,7 @@ typedef struct {
 } LoopResult;
 
 /* 100 KB/s bottleneck with a 20-packet drop-tail queue, 20 ms one-way
- * delay each way, 1000-byte packets, the default levels (20..200 KB/s),
+ * delay each way, 1000-byte packets, the default levels (160 kbit/s .. 1.6 Mbit/s),
  * a backlogged sender for 30 s: starting at level 0 and following the
  * receiver (@increase_packets), or a CBR flow at the top level
  * (@increase_packets 0). */
@@ -883,7 +885,7 @@ closed_loop (guint increase_packets, LoopResult * res)
   rc.increase_packets = MAX (increase_packets, 1);
   rc.initial_level = sender_level = cbr ? l.n - 1 : 0;
   r = gst_rudp_receiver_new (&rc);
-  f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level], 0, NULL, 0);
+  f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level] / 8, 0, NULL, 0);
 
   for (sim->now = 0; sim->now < 30 * GST_SECOND; sim->now += MS) {
     SimPkt *p;
@@ -894,7 +896,7 @@ closed_loop (guint increase_packets, LoopResult * res)
         SimPkt *n = g_new (SimPkt, 1);
 
         sender_level = p->seq;
-        gst_rudp_flow_set_rate (f, l.rate[sender_level], sim->now);
+        gst_rudp_flow_set_rate (f, l.rate[sender_level] / 8, sim->now);
         /* the notice: this level from the next sequence number on */
         n->t = sim->now + delay;
         n->seq = sim->seq;
@@ -989,6 +991,176 @@ GST_START_TEST (test_closed_loop)
 
 GST_END_TEST;
 
+/* the sender side of the levels */
+
+static gint peers_freed;
+
+static void
+peer_free (gpointer p)
+{
+  peers_freed++;
+  g_free (p);
+}
+
+static void
+request_bytes (const GstRudpRequest * req, guint8 * out, gsize * len)
+{
+  GstBuffer *b = gst_rudp_request_write (req);
+
+  *len = gst_buffer_extract (b, 0, out, 1500);
+  gst_buffer_unref (b);
+}
+
+static void
+rtp_sent (GstRudpSender * s, guint32 ssrc, guint16 seq)
+{
+  guint8 rtp[12] = { 0x80, 96 };
+
+  GST_WRITE_UINT16_BE (rtp + 2, seq);
+  GST_WRITE_UINT32_BE (rtp + 8, ssrc);
+  gst_rudp_sender_handle_rtp (s, rtp, sizeof (rtp));
+}
+
+GST_START_TEST (test_sender_levels)
+{
+  GstRudpSenderConfig c;
+  GstRudpSender *s;
+  GstRudpSenderOutput out;
+  GstRudpSenderStats st;
+  GstRudpRequest req = { 0 };
+  GstRudpNotice n;
+  guint8 data[1500];
+  gsize len;
+  gint *peer;
+
+  peers_freed = 0;
+  gst_rudp_sender_config_init (&c);
+  c.initial_level = 2;
+  s = gst_rudp_sender_new (&c);
+  fail_unless_equals_int (gst_rudp_sender_get_level (s), 2);
+  fail_unless_equals_uint64 (gst_rudp_sender_get_bitrate (s), 480000);
+  fail_unless_equals_uint64 (gst_rudp_sender_next_wakeup (s),
+      GST_CLOCK_TIME_NONE);
+  fail_if (gst_rudp_sender_poll (s, GST_SECOND, &out));
+  rtp_sent (s, 0xfeed, 65534);
+  rtp_sent (s, 0xfeed, 65535);   /* the next to leave: 0 (wraps) */
+
+  /* a request for level 7 from a peer with our table, at 1 s */
+  req.ssrc = 0x1234;
+  req.media_ssrc = 0xfeed;
+  req.has_bitrate = TRUE;
+  req.bitrate = 1280000;
+  req.has_level = TRUE;
+  req.level = 7;
+  req.n_levels = 10;
+  req.timestamp = 0x10203040;
+  req.srtt_us = 25000;
+  request_bytes (&req, data, &len);
+  peer = g_new0 (gint, 1);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, peer, peer_free,
+          GST_SECOND));
+  fail_unless_equals_uint64 (gst_rudp_sender_next_wakeup (s), 0);
+  /* first the new rate, then the answer; polled 3 ms later */
+  fail_unless (gst_rudp_sender_poll (s, GST_SECOND + 3 * MS, &out));
+  fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_LEVEL);
+  fail_unless_equals_int (out.level, 7);
+  fail_unless_equals_uint64 (out.bitrate, 1280000);
+  fail_unless_equals_uint64 (out.srtt, 25 * MS);
+  fail_unless (gst_rudp_sender_poll (s, GST_SECOND + 3 * MS, &out));
+  fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_NOTICE);
+  fail_unless (out.peer == peer);
+  fail_unless (gst_rudp_notice_parse (out.buffer, &n));
+  gst_buffer_unref (out.buffer);
+  peer_free (out.peer);
+  fail_unless_equals_int (n.ssrc, 0xfeed);
+  fail_unless_equals_int (n.requester_ssrc, 0x1234);
+  fail_unless (n.has_level && n.level == 7 && n.n_levels == 10);
+  fail_unless_equals_uint64 (n.bitrate, 1280000);
+  fail_unless_equals_int (n.since_seq, 0);
+  fail_unless_equals_int (n.echo_timestamp, 0x10203040);
+  /* the 3 ms the answer waited, in 1/65536 s */
+  fail_unless_equals_int (n.delay, gst_rudp_ntp_short (3 * MS));
+  fail_if (gst_rudp_sender_poll (s, GST_SECOND + 3 * MS, &out));
+  fail_unless_equals_uint64 (gst_rudp_sender_next_wakeup (s),
+      GST_CLOCK_TIME_NONE);
+
+  /* the same level again: answered, no switch, the seqnum stays */
+  rtp_sent (s, 0xfeed, 0);
+  rtp_sent (s, 0xfeed, 1);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, g_new0 (gint,
+              1), peer_free, 2 * GST_SECOND));
+  fail_unless (gst_rudp_sender_poll (s, 2 * GST_SECOND, &out));
+  fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_NOTICE);
+  fail_unless (gst_rudp_notice_parse (out.buffer, &n));
+  gst_buffer_unref (out.buffer);
+  peer_free (out.peer);
+  fail_unless_equals_int (n.since_seq, 0);
+  fail_unless_equals_int (n.delay, 0);
+
+  /* a plain RFC 5104 peer (no APP, other table): by the TMMBR bitrate,
+   * the highest level not above it */
+  req.has_level = FALSE;
+  req.bitrate = 700000;
+  request_bytes (&req, data, &len);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, NULL, NULL,
+          3 * GST_SECOND));
+  fail_unless (gst_rudp_sender_poll (s, 3 * GST_SECOND, &out));
+  fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_LEVEL);
+  fail_unless_equals_int (out.level, 3);
+  fail_unless (gst_rudp_sender_poll (s, 3 * GST_SECOND, &out));
+  fail_unless (gst_rudp_notice_parse (out.buffer, &n));
+  gst_buffer_unref (out.buffer);
+  /* no APP for a plain peer: TMMBN alone */
+  fail_if (n.has_level);
+  fail_unless_equals_uint64 (n.bitrate, 640000);
+  gst_rudp_sender_get_stats (s, &st);
+  fail_unless_equals_int (st.level_seq, 2);
+  req.has_level = TRUE;
+  req.n_levels = 4;             /* another table: by bitrate too */
+  req.level = 0;
+  req.bitrate = 1600000;
+  request_bytes (&req, data, &len);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, NULL, NULL,
+          3 * GST_SECOND));
+  fail_unless (gst_rudp_sender_poll (s, 3 * GST_SECOND, &out));
+  fail_unless_equals_int (out.level, 9);
+  fail_unless (gst_rudp_sender_poll (s, 3 * GST_SECOND, &out));
+  gst_buffer_unref (out.buffer);
+
+  /* garbage and RTP are not requests; the peer is freed */
+  fail_if (gst_rudp_sender_handle_request (s, (const guint8 *) "junk", 4,
+          g_new0 (gint, 1), peer_free, 4 * GST_SECOND));
+  fail_unless_equals_int (peers_freed, 3);
+
+  /* a local choice (the rate property), clamped to the table */
+  gst_rudp_sender_set_level (s, 99, 5 * GST_SECOND);
+  fail_if (gst_rudp_sender_poll (s, 5 * GST_SECOND, &out));   /* at 9 */
+  gst_rudp_sender_set_level (s, 1, 5 * GST_SECOND);
+  fail_unless (gst_rudp_sender_poll (s, 5 * GST_SECOND, &out));
+  fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_LEVEL);
+  fail_unless_equals_uint64 (out.bitrate, 320000);
+
+  gst_rudp_sender_get_stats (s, &st);
+  fail_unless_equals_uint64 (st.requests, 4);
+  fail_unless_equals_uint64 (st.invalid, 1);
+  fail_unless_equals_uint64 (st.notices, 4);
+  fail_unless_equals_uint64 (st.level_changes, 4);  /* 7, 3, 9, 1 */
+  fail_unless_equals_int (st.level, 1);
+  fail_unless_equals_int (st.ssrc, 0xfeed);
+  fail_unless_equals_uint64 (st.srtt, 25 * MS);
+
+  /* pending answers' peers are freed with the core */
+  req.has_level = TRUE;
+  req.n_levels = 10;
+  request_bytes (&req, data, &len);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, g_new0 (gint,
+              1), peer_free, 6 * GST_SECOND));
+  gst_rudp_sender_free (s);
+  fail_unless_equals_int (peers_freed, 4);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudp_suite (void)
 {
@@ -1008,6 +1180,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_loss_rate);
   tcase_add_test (tc, test_receiver_reorder_and_idle);
   tcase_add_test (tc, test_feedback_codec);
+  tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_closed_loop);
   return s;
 }

@@ -15,6 +15,7 @@ usage: test_system.py SERVER_EXE PROXY_EXE
 """
 import hashlib
 import json
+import lzma
 import os
 import random
 import shutil
@@ -31,8 +32,9 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
-SHARED = os.environ.get("TWOFLOW_SHARED",
-                        os.path.join(os.path.dirname(__file__), "../../../../shared"))
+SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
+                        os.path.join(os.path.dirname(__file__), "../../.."))
+MEDIA = os.environ.get("TWOFLOW_MEDIA", "tests/media")  # scripts/make-media.sh
 SEGMENT = "1"
 failures = []
 
@@ -127,7 +129,7 @@ def main():
     os.makedirs(videos)
     procs = []
     try:
-        shutil.copy(os.path.join(SHARED, "media", "greyramp.m2v"), videos)
+        shutil.copy(os.path.join(MEDIA, "greyramp.m2v"), videos)
         gen = os.path.join(videos, "ball.m2v")
         run("videotestsrc num-buffers=100 pattern=ball ! "
             "video/x-raw,width=352,height=288,framerate=25/1 ! "
@@ -139,7 +141,7 @@ def main():
             "video/x-raw,width=352,height=288,framerate=25/1 ! "
             "mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 "
             f"! filesink location={videos}/ball250.m2v")
-        with open(os.path.join(SHARED, "traces", "star-wars-iv.txt")) as f, \
+        with lzma.open(os.path.join(SOURCE, "data", "star-wars-iv.txt.xz"), "rt") as f, \
                 open(os.path.join(videos, "sw.txt"), "w") as g:
             g.writelines(f.readlines()[:100])
         cport, rport = free_port(), free_port()

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow
+ * Rate control of ratetranscoder: a sans-IO core (no clocks, threads or
+ * codec of its own). It is told about every input frame, every congestion
+ * event and every output frame, with the stream time they belong to, and
+ * decides per frame whether to pass the original bits, re-encode at a
+ * quantizer, or drop it. It keeps no timers (additive recovery advances
+ * with the input frames' times), so it has no poll() or next_wakeup().
+ * See docs/transcoder.md.
+ */
+#ifndef __GST_TWOFLOW_RATE_CONTROL_H__
+#define __GST_TWOFLOW_RATE_CONTROL_H__
+
+#include <glib.h>
+#include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowframe.h>
+
+G_BEGIN_DECLS
+
+/* Which frames are essential and kept byte-identical to the source. */
+typedef enum {
+  GST_TWOFLOW_RATE_CONTROL_KEEP_NONE = 0,
+  GST_TWOFLOW_RATE_CONTROL_KEEP_I = 1,
+  GST_TWOFLOW_RATE_CONTROL_KEEP_IP = 2,
+} GstTwoflowRateControlKeep;
+
+typedef enum {
+  GST_TWOFLOW_RATE_CONTROL_PASS,        /* emit the source bits */
+  GST_TWOFLOW_RATE_CONTROL_ENCODE,      /* emit the re-encoded bits */
+  GST_TWOFLOW_RATE_CONTROL_DROP,        /* emit nothing (B frames only) */
+} GstTwoflowRateControlAction;
+
+/* What gst_twoflow_rate_control_decide_early() could tell before decoding. */
+typedef enum {
+  /* decide with gst_twoflow_rate_control_decide() */
+  GST_TWOFLOW_RATE_CONTROL_EARLY_NONE,
+  /* no reduction needed: pass */
+  GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH,
+  /* a type kept by keep: pass */
+  GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT,
+} GstTwoflowRateControlEarly;
+
+typedef struct {
+  GstTwoflowRateControlAction action;
+  /* quantizer (MPEG qscale 1..31) to encode the frame with; for PASS frames
+   * the one that keeps the encoder's reference close to the source */
+  gint q;
+  /* the frame's share of the target in bits (ENCODE), or its source size */
+  gdouble budget_bits;
+  /* bumped on each rate change, so the caller can tell which output frame
+   * is the first one coded under a change */
+  guint generation;
+} GstTwoflowRateControlDecision;
+
+/* Quantizer for frames whose own output is discarded in favour of the
+ * source bits: high enough fidelity that predictions from it do not drift. */
+#define GST_TWOFLOW_RATE_CONTROL_Q_KEEP 2
+#define GST_TWOFLOW_RATE_CONTROL_Q_MIN 1
+#define GST_TWOFLOW_RATE_CONTROL_Q_MAX 31
+
+typedef struct {
+  gdouble input_bitrate;        /* bit/s, GOP-aligned window */
+  gdouble output_bitrate;       /* bit/s, same window on the output */
+  gdouble target_bitrate;       /* effective target now, bit/s */
+  gdouble floor_bitrate;        /* bit/s of the frames that are always kept */
+  gdouble quantizer;            /* last quantizer of a re-encoded frame */
+  gdouble mean_quantizer;       /* mean over the window's re-encoded frames */
+  gboolean passthrough;         /* last frame passed: no reduction needed */
+  gboolean dropping_b;
+  guint gop_length;             /* frames between the last two I, 0 unknown */
+  guint64 frames_in, frames_passed, frames_encoded, frames_dropped;
+  guint64 events[5];            /* per GstNetworkCongestionType bit position */
+  guint64 events_ignored;       /* not subscribed, or within one SRTT of a
+                                 * backoff */
+  guint pending_backoffs;       /* backoffs waiting for the input rate */
+} GstTwoflowRateControlStats;
+
+typedef struct _GstTwoflowRateControl GstTwoflowRateControl;
+
+GstTwoflowRateControl *gst_twoflow_rate_control_new (void);
+void gst_twoflow_rate_control_free (GstTwoflowRateControl * rc);
+/* Forgets the stream (flush, new stream); keeps configuration and target. */
+void gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc);
+
+/* target: bit/s, 0 = unlimited (the input's); min/max: 0 = no bound / the
+ * input's */
+void gst_twoflow_rate_control_set_target (GstTwoflowRateControl * rc,
+    guint64 target);
+guint64 gst_twoflow_rate_control_get_target (GstTwoflowRateControl * rc);
+void gst_twoflow_rate_control_set_limits (GstTwoflowRateControl * rc,
+    guint64 min_bitrate, guint64 max_bitrate);
+void gst_twoflow_rate_control_set_backoff (GstTwoflowRateControl * rc,
+    gdouble backoff);
+void gst_twoflow_rate_control_set_recovery (GstTwoflowRateControl * rc,
+    guint64 bits_per_second);
+void gst_twoflow_rate_control_set_events (GstTwoflowRateControl * rc,
+    guint events);
+void gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlKeep keep);
+
+/* A congestion event arrived; @now is the stream (running) time of the last
+ * input frame. Returns TRUE if the target changed (applies from the next
+ * decision). A backoff (rexmt, dupack, loss) that comes while there is no
+ * rate to scale (no target, no max-bitrate, and the input rate not yet
+ * measured: before a whole GOP or 12 frames are in) is counted and kept;
+ * gst_twoflow_rate_control_handle_input() applies the kept ones once the
+ * input rate is measured: target = rate * backoff^k, within min-bitrate. */
+gboolean gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl *
+    rc, GstNetworkCongestionType type, guint64 estimated_bitrate,
+    guint64 srtt, guint64 now);
+
+/* Every input frame, in decode order, as it arrives. @now: its running time
+ * in ns (drives additive recovery); @duration in ns. */
+void gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, gsize bytes, guint64 duration, guint64 now);
+
+/* Decide what to do with a frame of @bytes source bytes whose source
+ * quantiser_scale (1..112, mean over its macroblocks, as the decoder
+ * reports it) was @qsrc; 0 if unknown. */
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, gsize bytes, gdouble qsrc);
+
+/* At input, in decode order, before the frame is decoded (after
+ * gst_twoflow_rate_control_handle_input()): can its source bits leave at
+ * once? They can while no reduction is needed (the effective target is at
+ * or above the input's rate) or when @type is kept; @d is then the PASS
+ * decision. Otherwise decide with gst_twoflow_rate_control_decide() once
+ * the frame is decoded. */
+GstTwoflowRateControlEarly
+gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, gsize bytes,
+    GstTwoflowRateControlDecision * d);
+
+/* The decision that passes a frame's source bits (and gives the encoder
+ * the quantizer that keeps its reference close to the source), for a frame
+ * whose earlier decision is overridden. */
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, gsize bytes);
+
+/* The source quantiser_scale of a frame decided without
+ * gst_twoflow_rate_control_decide(), once decoded: it keeps the per-type
+ * means the model falls back on up to date. */
+void gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl *
+    rc, GstTwoflowPictureType type, gdouble qsrc);
+
+/* The outcome of a decision: @out_bytes emitted (0 for DROP). @type may
+ * be GST_TWOFLOW_PICTURE_NONE for passed bytes that hold no picture. */
+void gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, const GstTwoflowRateControlDecision * d,
+    gsize in_bytes, gdouble qsrc, gsize out_bytes, guint64 duration);
+
+void gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
+    GstTwoflowRateControlStats * stats);
+guint gst_twoflow_rate_control_get_generation (GstTwoflowRateControl * rc);
+
+G_END_DECLS
+
+#endif /* __GST_TWOFLOW_RATE_CONTROL_H__ */

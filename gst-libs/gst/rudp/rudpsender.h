@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — rUDP sender side of the rate levels (sans-IO).
+ *
+ * Follows the receiver's requests (RTCP RR + TMMBR + APP "RUDP", see
+ * rudpfeedback.h): the exact level when the receiver's table has as many
+ * levels, else the highest level whose rate is not above the TMMBR
+ * bitrate (so a plain RFC 5104 receiver works too). Remembers from which
+ * RTP sequence number a new level holds (the next packet to leave) and
+ * answers every request with a notice (RR + TMMBN + APP): the level in
+ * force, that sequence number, the echoed timestamp and the time between
+ * the request's arrival and the answer (the receiver's RTT excludes it).
+ *
+ * The shell feeds it the RTP packets it sends (handle_rtp) and the
+ * datagrams that come back (handle_request, with an opaque peer that is
+ * handed back with the notice), and polls: a LEVEL output is a new rate
+ * for the pacing bucket (and an event to announce upstream), a NOTICE
+ * output a datagram to send to the peer. Not thread-safe.
+ */
+#ifndef __GST_RUDP_SENDER_H__
+#define __GST_RUDP_SENDER_H__
+
+#include <gst/gst.h>
+#include <gst/rudp/rudplevels.h>
+
+G_BEGIN_DECLS
+
+typedef struct _GstRudpSender GstRudpSender;
+
+typedef struct {
+  GstRudpLevels levels;         /* bit/s, as the receiver's */
+  guint initial_level;
+} GstRudpSenderConfig;
+
+typedef struct {
+  guint level;                  /* in force */
+  guint64 bitrate;              /* of that level, bit/s */
+  guint16 level_seq;            /* first RTP seqnum sent at that level */
+  guint32 ssrc;                 /* of the RTP flow (our RTCP SSRC) */
+  guint64 requests;             /* well-formed requests handled */
+  guint64 invalid;              /* datagrams that were no request */
+  guint64 notices;              /* notices written */
+  guint64 level_changes;
+  GstClockTime srtt;            /* the receiver's SRTT, 0 until reported */
+} GstRudpSenderStats;
+
+typedef enum {
+  GST_RUDP_SENDER_OUTPUT_NONE = 0,
+  /* a new level: pace at @bitrate and announce it */
+  GST_RUDP_SENDER_OUTPUT_LEVEL,
+  /* send @buffer to @peer (both the caller's now) */
+  GST_RUDP_SENDER_OUTPUT_NOTICE,
+} GstRudpSenderOutputType;
+
+typedef struct {
+  GstRudpSenderOutputType type;
+  /* LEVEL */
+  guint level;
+  guint64 bitrate;              /* bit/s */
+  GstClockTime srtt;            /* the receiver's, GST_CLOCK_TIME_NONE unknown */
+  /* NOTICE */
+  GstBuffer *buffer;
+  gpointer peer;
+} GstRudpSenderOutput;
+
+void gst_rudp_sender_config_init (GstRudpSenderConfig * c);
+GstRudpSender *gst_rudp_sender_new (const GstRudpSenderConfig * c);
+/* Pending peers are freed with their destroy notify. */
+void gst_rudp_sender_free (GstRudpSender * s);
+
+/* An RTP packet leaves now (its sequence number and SSRC are read). */
+void gst_rudp_sender_handle_rtp (GstRudpSender * s, const guint8 * data,
+    gsize len);
+/* A datagram from the receiver at @now; @peer (freed with @peer_free when
+ * the core drops it) comes back with the notice. FALSE (and @peer freed)
+ * when it is no request. */
+gboolean gst_rudp_sender_handle_request (GstRudpSender * s,
+    const guint8 * data, gsize len, gpointer peer, GDestroyNotify peer_free,
+    GstClockTime now);
+/* A level chosen locally (the sink's rate property). */
+void gst_rudp_sender_set_level (GstRudpSender * s, guint level,
+    GstClockTime now);
+/* The next output due at @now; FALSE when there is none. */
+gboolean gst_rudp_sender_poll (GstRudpSender * s, GstClockTime now,
+    GstRudpSenderOutput * out);
+/* @now's caller should poll again at: 0 while outputs are pending (at
+ * once), else GST_CLOCK_TIME_NONE (the core only answers). */
+GstClockTime gst_rudp_sender_next_wakeup (GstRudpSender * s);
+
+guint gst_rudp_sender_get_level (GstRudpSender * s);
+guint64 gst_rudp_sender_get_bitrate (GstRudpSender * s);
+void gst_rudp_sender_get_stats (GstRudpSender * s, GstRudpSenderStats * st);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — the network plumbing the elements share. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <sys/socket.h>
+#include "twoflownet.h"
+
+GInetSocketAddress *
+twoflow_net_resolve (const gchar * host, guint port, GSocketFamily family,
+    GError ** error)
+{
+  GInetAddress *ia;
+  GInetSocketAddress *sa;
+
+  g_return_val_if_fail (host != NULL, NULL);
+
+  ia = g_inet_address_new_from_string (host);
+  if (ia && family != G_SOCKET_FAMILY_INVALID &&
+      g_inet_address_get_family (ia) != family) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+        "%s is not of the local socket's address family", host);
+    g_object_unref (ia);
+    return NULL;
+  }
+  if (!ia) {
+    GResolver *r = g_resolver_get_default ();
+    GList *l, *addrs = g_resolver_lookup_by_name (r, host, NULL, error);
+
+    g_object_unref (r);
+    for (l = addrs; l; l = l->next) {
+      if (family == G_SOCKET_FAMILY_INVALID ||
+          g_inet_address_get_family (l->data) == family) {
+        ia = g_object_ref (l->data);
+        break;
+      }
+    }
+    if (addrs)
+      g_resolver_free_addresses (addrs);
+    if (!ia) {
+      if (error && !*error)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+            "no address of the local socket's family for %s", host);
+      return NULL;
+    }
+  }
+  sa = G_INET_SOCKET_ADDRESS (g_inet_socket_address_new (ia, port));
+  g_object_unref (ia);
+  return sa;
+}
+
+static void
+set_buffer (GSocket * s, gboolean force, gint force_opt, gint opt,
+    gint bytes)
+{
+  if (bytes <= 0)
+    return;
+  if (!force || !g_socket_set_option (s, SOL_SOCKET, force_opt, bytes, NULL))
+    g_socket_set_option (s, SOL_SOCKET, opt, bytes, NULL);
+}
+
+static GSocket *
+open_bound (GInetAddress * ia, guint port, TwoflowNetFlags flags,
+    gint rcvbuf, gint sndbuf, GError ** error)
+{
+  gboolean force = (flags & TWOFLOW_NET_FORCE_BUFFERS) != 0;
+  GSocketAddress *sa;
+  GSocket *s;
+
+  s = g_socket_new (g_inet_address_get_family (ia), G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, error);
+  if (!s)
+    return NULL;
+  sa = g_inet_socket_address_new (ia, port);
+  if (!g_socket_bind (s, sa, (flags & TWOFLOW_NET_REUSE) != 0, error)) {
+    g_object_unref (sa);
+    g_object_unref (s);
+    return NULL;
+  }
+  g_object_unref (sa);
+  g_socket_set_blocking (s, (flags & TWOFLOW_NET_BLOCKING) != 0);
+  set_buffer (s, force, SO_RCVBUFFORCE, SO_RCVBUF, rcvbuf);
+  set_buffer (s, force, SO_SNDBUFFORCE, SO_SNDBUF, sndbuf);
+  return s;
+}
+
+GSocket *
+twoflow_net_udp_open (const gchar * address, guint port,
+    TwoflowNetFlags flags, gint rcvbuf, gint sndbuf, GError ** error)
+{
+  GInetAddress *ia;
+  GSocket *s;
+
+  ia = address ? g_inet_address_new_from_string (address) : NULL;
+  if (!ia) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+        "'%s' is not an IP address", address ? address : "(null)");
+    return NULL;
+  }
+  s = open_bound (ia, port, flags, rcvbuf, sndbuf, error);
+  g_object_unref (ia);
+  return s;
+}
+
+GSocket *
+twoflow_net_udp_open_any (GSocketFamily family, TwoflowNetFlags flags,
+    gint rcvbuf, gint sndbuf, GError ** error)
+{
+  GInetAddress *ia = g_inet_address_new_any (family);
+  GSocket *s = open_bound (ia, 0, flags, rcvbuf, sndbuf, error);
+
+  g_object_unref (ia);
+  return s;
+}
+
+guint16
+twoflow_net_local_port (GSocket * socket)
+{
+  GSocketAddress *sa = g_socket_get_local_address (socket, NULL);
+  guint16 port = 0;
+
+  if (sa && G_IS_INET_SOCKET_ADDRESS (sa))
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (sa));
+  g_clear_object (&sa);
+  return port;
+}
+
+void
+twoflow_cancel_init (TwoflowCancel * c)
+{
+  c->cancellable = g_cancellable_new ();
+  c->made_fd = g_cancellable_make_pollfd (c->cancellable, &c->pollfd);
+}
+
+void
+twoflow_cancel_clear (TwoflowCancel * c)
+{
+  if (!c->cancellable)
+    return;
+  if (c->made_fd)
+    g_cancellable_release_fd (c->cancellable);
+  c->made_fd = FALSE;
+  g_clear_object (&c->cancellable);
+}
+
+void
+twoflow_cancel_cancel (TwoflowCancel * c)
+{
+  if (c->cancellable)
+    g_cancellable_cancel (c->cancellable);
+}
+
+void
+twoflow_cancel_replace (TwoflowCancel * c)
+{
+  if (!c->cancellable)
+    return;
+  twoflow_cancel_clear (c);
+  twoflow_cancel_init (c);
+}

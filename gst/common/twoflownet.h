@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — the network plumbing the elements share (not installed): name
+ * resolution, opening and binding UDP sockets, and the cancellable of an
+ * element's blocking waits, kept as udpsrc keeps it. Blocking I/O lives
+ * here, never in the sans-IO libraries under gst-libs/. */
+#ifndef __TWOFLOW_NET_H__
+#define __TWOFLOW_NET_H__
+
+#include <gio/gio.h>
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* @host is an IP address or a name (looked up with the default GResolver,
+ * blocking). With @family G_SOCKET_FAMILY_INVALID the first address of
+ * any family is taken, otherwise the first of @family (a socket already
+ * bound can only reach its own family). NULL with @error set when there
+ * is none. */
+GInetSocketAddress *twoflow_net_resolve (const gchar * host, guint port,
+    GSocketFamily family, GError ** error);
+
+typedef enum {
+  TWOFLOW_NET_REUSE = 1 << 0,   /* SO_REUSEADDR */
+  TWOFLOW_NET_BLOCKING = 1 << 1,        /* else non-blocking */
+  /* buffer sizes with SO_RCVBUFFORCE/SO_SNDBUFFORCE first (root may
+   * exceed the sysctl maxima), else plain SO_RCVBUF/SO_SNDBUF */
+  TWOFLOW_NET_FORCE_BUFFERS = 1 << 2,
+} TwoflowNetFlags;
+
+/* A UDP socket bound to @address (an IP literal) and @port (0: an
+ * ephemeral port), with receive/send buffer sizes @rcvbuf/@sndbuf when
+ * > 0. NULL with @error set (G_IO_ERROR_INVALID_ARGUMENT when @address is
+ * no IP address). */
+GSocket *twoflow_net_udp_open (const gchar * address, guint port,
+    TwoflowNetFlags flags, gint rcvbuf, gint sndbuf, GError ** error);
+/* A UDP socket of @family bound to the wildcard address, ephemeral port. */
+GSocket *twoflow_net_udp_open_any (GSocketFamily family,
+    TwoflowNetFlags flags, gint rcvbuf, gint sndbuf, GError ** error);
+/* The port a socket is bound to (0 if unknown). */
+guint16 twoflow_net_local_port (GSocket * socket);
+
+/* The cancellable of a source's waits, as udpsrc has it: created with its
+ * poll fd (so every wait does not open and close an eventfd), cancelled
+ * in unlock() and *replaced* in unlock_stop(): g_cancellable_reset() on a
+ * cancellable another thread may be waiting on is undefined. */
+typedef struct {
+  GCancellable *cancellable;
+  GPollFD pollfd;
+  gboolean made_fd;
+} TwoflowCancel;
+
+void twoflow_cancel_init (TwoflowCancel * c);   /* start() */
+void twoflow_cancel_clear (TwoflowCancel * c);  /* stop() */
+void twoflow_cancel_cancel (TwoflowCancel * c); /* unlock() */
+void twoflow_cancel_replace (TwoflowCancel * c);        /* unlock_stop() */
+
+G_END_DECLS
+
+#endif

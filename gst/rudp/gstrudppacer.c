@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — the process-wide pacer of all rudpsinks.
+ *
+ * One shared service (gst/common/twoflowservice.h, "rudp-pacer"): one
+ * thread and one timer serve every rudpsink of the process. The thread is
+ * the service's GstClockID loop on the system clock (so a GstTestClock
+ * installed as the default system clock drives it): at each wakeup every
+ * flow sends what its leaky bucket allows (the core scheduler's tick, on
+ * its shared grid), and the thread sleeps until the scheduler's next
+ * wakeup, or until kicked while no packet is queued anywhere.
+ *
+ * The same thread reads the RTCP feedback of the sinks in `receiver` rate
+ * control from their own sockets (one non-blocking poll over all of them
+ * per wakeup, at least every FEEDBACK_POLL) and hands it to each sink's
+ * sans-IO sender core (gst-libs/gst/rudp/rudpsender.h), whose outputs are
+ * a new rate for the flow and the notices to send back.
+ *
+ * Everything below runs under the service lock, which is also the lock of
+ * the sinks' queues; packets are sent with it held so a sink that stops
+ * (and closes its socket) never races a send. Upstream events are sent
+ * without it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/twoflow/networkcongestion.h>
+#include "gstrudppacer.h"
+
+GST_DEBUG_CATEGORY_STATIC (rudp_pacer_debug);
+#define GST_CAT_DEFAULT rudp_pacer_debug
+
+/* how often the thread looks for feedback while nothing is to be sent */
+#define FEEDBACK_POLL (20 * GST_MSECOND)
+
+typedef struct {
+  GstRudpScheduler *sched;
+  GList *sinks;                 /* GstRudpSink*, not reffed: they remove
+                                 * themselves before closing their socket */
+} Pacer;
+
+#define PACER(s) ((Pacer *) twoflow_service_get_data (s))
+
+static void
+send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
+    gpointer user_data)
+{
+  GstRudpSink *sink = gst_rudp_flow_get_user_data (flow);
+  GstBuffer *buf = packet;
+  GstMapInfo map;
+  GError *err = NULL;
+
+  sink->sent = TRUE;
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
+    sink->send_errors++;
+    gst_buffer_unref (buf);
+    return;
+  }
+  gst_rudp_sender_handle_rtp (sink->sender, map.data, map.size);
+  if (g_socket_send_to (sink->socket, sink->dest, (const gchar *) map.data,
+          map.size, NULL, &err) < 0) {
+    /* a warning, never fatal: the flow goes on */
+    if (sink->send_errors++ == 0)
+      GST_ELEMENT_WARNING (sink, RESOURCE, WRITE, (NULL),
+          ("send error: %s (counted in stats, not repeated)", err->message));
+    GST_LOG_OBJECT (sink, "send error: %s", err->message);
+    g_clear_error (&err);
+  }
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_unref (buf);
+}
+
+static guint64
+flow_rate (GstRudpSink * sink)
+{
+  guint64 bitrate = sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER ?
+      gst_rudp_sender_get_bitrate (sink->sender) : sink->rate;
+
+  return bitrate / 8;           /* the bucket counts bytes */
+}
+
+/* What the sender core has to do: a new rate, notices to send. */
+static void
+run_sender (TwoflowService * s, GstRudpSink * sink)
+{
+  GstRudpSenderOutput out;
+  GstClockTime now = twoflow_service_now (s);
+
+  while (gst_rudp_sender_poll (sink->sender, now, &out)) {
+    if (out.type == GST_RUDP_SENDER_OUTPUT_LEVEL) {
+      GST_DEBUG_OBJECT (sink, "level %u (%" G_GUINT64_FORMAT " bit/s)",
+          out.level, out.bitrate);
+      gst_rudp_flow_set_rate (sink->flow, out.bitrate / 8, now);
+      sink->notify_pending = TRUE;
+      sink->notify_bitrate = out.bitrate;
+      sink->notify_srtt = out.srtt;
+    } else if (out.type == GST_RUDP_SENDER_OUTPUT_NOTICE) {
+      GstMapInfo map;
+
+      if (gst_buffer_map (out.buffer, &map, GST_MAP_READ)) {
+        if (g_socket_send_to (sink->socket, out.peer,
+                (const gchar *) map.data, map.size, NULL, NULL) < 0)
+          sink->send_errors++;
+        gst_buffer_unmap (out.buffer, &map);
+      }
+      gst_buffer_unref (out.buffer);
+      g_object_unref (out.peer);
+    }
+  }
+}
+
+/* One poll over the sockets of the sinks under receiver control. */
+static gboolean
+read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
+{
+  guint n = 0, i, max = g_list_length (p->sinks);
+  GPollFD *fds = g_newa (GPollFD, MAX (max, 1));
+  GstRudpSink **owners = g_newa (GstRudpSink *, MAX (max, 1));
+  GList *l;
+
+  for (l = p->sinks; l; l = l->next) {
+    GstRudpSink *sink = l->data;
+
+    if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER)
+      continue;
+    fds[n].fd = g_socket_get_fd (sink->socket);
+    fds[n].events = G_IO_IN;
+    fds[n].revents = 0;
+    owners[n++] = sink;
+  }
+  if (n == 0)
+    return FALSE;
+  if (g_poll (fds, n, 0) <= 0)
+    return TRUE;
+  for (i = 0; i < n; i++) {
+    GstRudpSink *sink = owners[i];
+    guint8 data[1500];
+    GSocketAddress *from = NULL;
+    gssize len;
+
+    if (!(fds[i].revents & G_IO_IN))
+      continue;
+    while ((len = g_socket_receive_from (sink->socket, &from, (gchar *) data,
+                sizeof (data), NULL, NULL)) >= 0) {
+      gst_rudp_sender_handle_request (sink->sender, data, len, from,
+          g_object_unref, now);
+      from = NULL;
+    }
+    run_sender (s, sink);
+  }
+  return TRUE;
+}
+
+/* Wakes the render/drain of the sinks that sent (not all: a broadcast to
+ * every producer at each tick would wake 50 threads per millisecond). */
+static void
+wake_senders (Pacer * p)
+{
+  GList *l;
+
+  for (l = p->sinks; l; l = l->next) {
+    GstRudpSink *sink = l->data;
+
+    if (sink->sent) {
+      sink->sent = FALSE;
+      g_cond_broadcast (&sink->space);
+    }
+  }
+}
+
+typedef struct {
+  GstRudpSink *sink;
+  guint64 bitrate;
+  GstClockTime srtt;
+} Announce;
+
+/* Sends the GstNetworkCongestion rate events, without the lock. */
+static void
+announce_levels (TwoflowService * s, Pacer * p)
+{
+  GList *l;
+  GArray *todo = NULL;
+  guint i;
+
+  for (l = p->sinks; l; l = l->next) {
+    GstRudpSink *sink = l->data;
+    Announce a;
+
+    if (!sink->notify_pending)
+      continue;
+    sink->notify_pending = FALSE;
+    a.sink = gst_object_ref (sink);
+    a.bitrate = sink->notify_bitrate;
+    a.srtt = sink->notify_srtt;
+    if (!todo)
+      todo = g_array_new (FALSE, FALSE, sizeof (Announce));
+    g_array_append_val (todo, a);
+  }
+  if (!todo)
+    return;
+  twoflow_service_unlock (s);
+  for (i = 0; i < todo->len; i++) {
+    Announce *a = &g_array_index (todo, Announce, i);
+
+    gst_network_congestion_notify (GST_ELEMENT (a->sink),
+        GST_BASE_SINK_PAD (a->sink), GST_NETWORK_CONGESTION_RATE, a->bitrate,
+        a->srtt);
+    gst_object_unref (a->sink);
+  }
+  g_array_free (todo, TRUE);
+  twoflow_service_lock (s);
+}
+
+static GstClockTime
+pacer_dispatch (TwoflowService * s, gpointer data, GstClockTime now)
+{
+  Pacer *p = data;
+  gboolean feedback = read_feedback (s, p, now);
+  GstClockTime next;
+
+  if (gst_rudp_scheduler_tick (p->sched, now, send_packet, p) > 0)
+    wake_senders (p);
+  announce_levels (s, p);
+  next = gst_rudp_scheduler_next_wakeup (p->sched, now);
+  if (feedback && (!GST_CLOCK_TIME_IS_VALID (next)
+          || next > now + FEEDBACK_POLL))
+    next = now + FEEDBACK_POLL;
+  return next;
+}
+
+static gpointer
+pacer_create (TwoflowService * s, gpointer arg, GError ** error)
+{
+  GstRudpSink *first = arg;
+  Pacer *p = g_new0 (Pacer, 1);
+
+  p->sched = gst_rudp_scheduler_new (first->timer_interval,
+      twoflow_service_now (s));
+  return p;
+}
+
+static void
+pacer_destroy (gpointer data)
+{
+  Pacer *p = data;
+
+  gst_rudp_scheduler_free (p->sched);
+  g_free (p);
+}
+
+static const TwoflowServiceInfo pacer_info = {
+  "rudp-pacer", pacer_create, pacer_dispatch, pacer_destroy
+};
+
+static void
+update_interval (Pacer * p)
+{
+  GstClockTime iv = GST_CLOCK_TIME_NONE;
+  GList *l;
+
+  for (l = p->sinks; l; l = l->next)
+    iv = MIN (iv, ((GstRudpSink *) l->data)->timer_interval);
+  if (GST_CLOCK_TIME_IS_VALID (iv))
+    gst_rudp_scheduler_set_interval (p->sched, iv);
+}
+
+TwoflowService *
+gst_rudp_pacer_add (GstRudpSink * sink)
+{
+  TwoflowService *s;
+  Pacer *p;
+
+  if (!rudp_pacer_debug)
+    GST_DEBUG_CATEGORY_INIT (rudp_pacer_debug, "rudppacer", 0,
+        "rudpsink shared pacer");
+  s = twoflow_service_acquire (pacer_info.thread_name, &pacer_info, sink,
+      NULL);
+  p = PACER (s);
+  twoflow_service_lock (s);
+  sink->flushing = FALSE;
+  sink->send_errors = 0;
+  sink->flow = gst_rudp_scheduler_add_flow (p->sched, flow_rate (sink),
+      sink->bucket_depth, sink, twoflow_service_now (s));
+  p->sinks = g_list_append (p->sinks, sink);
+  update_interval (p);
+  twoflow_service_kick (s);
+  twoflow_service_unlock (s);
+  return s;
+}
+
+void
+gst_rudp_pacer_remove (TwoflowService * s, GstRudpSink * sink)
+{
+  Pacer *p = PACER (s);
+
+  twoflow_service_lock (s);
+  gst_rudp_scheduler_remove_flow (p->sched, sink->flow,
+      (GDestroyNotify) gst_buffer_unref);
+  sink->flow = NULL;
+  p->sinks = g_list_remove (p->sinks, sink);
+  update_interval (p);
+  g_cond_broadcast (&sink->space);
+  twoflow_service_unlock (s);
+  twoflow_service_release (s);
+}
+
+gboolean
+gst_rudp_pacer_queue (TwoflowService * s, GstRudpSink * sink, GstBuffer * buf)
+{
+  gsize size = gst_buffer_get_size (buf);
+
+  twoflow_service_lock (s);
+  /* backpressure: wait for room; an empty queue takes any buffer */
+  while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0
+      && gst_rudp_flow_queued_bytes (sink->flow) + size > sink->buffer_size)
+    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
+  if (sink->flushing) {
+    twoflow_service_unlock (s);
+    gst_buffer_unref (buf);
+    return FALSE;
+  }
+  gst_rudp_flow_push (sink->flow, buf, size);
+  /* a packet into an empty queue may be due at once */
+  if (gst_rudp_flow_queued_packets (sink->flow) == 1)
+    twoflow_service_kick (s);
+  twoflow_service_unlock (s);
+  return TRUE;
+}
+
+gboolean
+gst_rudp_pacer_drain (TwoflowService * s, GstRudpSink * sink)
+{
+  gboolean ok;
+
+  twoflow_service_lock (s);
+  while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0)
+    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
+  ok = !sink->flushing;
+  twoflow_service_unlock (s);
+  return ok;
+}
+
+void
+gst_rudp_pacer_set_flushing (TwoflowService * s, GstRudpSink * sink,
+    gboolean flushing)
+{
+  twoflow_service_lock (s);
+  sink->flushing = flushing;
+  g_cond_broadcast (&sink->space);
+  twoflow_service_unlock (s);
+}
+
+void
+gst_rudp_pacer_flush (TwoflowService * s, GstRudpSink * sink)
+{
+  twoflow_service_lock (s);
+  gst_rudp_flow_flush (sink->flow, (GDestroyNotify) gst_buffer_unref);
+  g_cond_broadcast (&sink->space);
+  twoflow_service_unlock (s);
+}
+
+void
+gst_rudp_pacer_reconfigure (TwoflowService * s, GstRudpSink * sink)
+{
+  twoflow_service_lock (s);
+  gst_rudp_flow_set_rate (sink->flow, flow_rate (sink),
+      twoflow_service_now (s));
+  gst_rudp_flow_set_depth (sink->flow, sink->bucket_depth);
+  update_interval (PACER (s));
+  g_cond_broadcast (&sink->space);      /* buffer-size may have grown */
+  twoflow_service_kick (s);
+  twoflow_service_unlock (s);
+}
+
+void
+gst_rudp_pacer_set_level (TwoflowService * s, GstRudpSink * sink,
+    guint level)
+{
+  twoflow_service_lock (s);
+  gst_rudp_sender_set_level (sink->sender, level, twoflow_service_now (s));
+  run_sender (s, sink);
+  twoflow_service_kick (s);
+  twoflow_service_unlock (s);
+}
+
+GstStructure *
+gst_rudp_pacer_get_stats (TwoflowService * s, GstRudpSink * sink)
+{
+  GstRudpFlowStats fs;
+  GstStructure *st;
+
+  twoflow_service_lock (s);
+  gst_rudp_flow_get_stats (sink->flow, twoflow_service_now (s), &fs);
+  st = gst_rudp_sink_make_stats (sink, &fs);
+  twoflow_service_unlock (s);
+  return st;
+}

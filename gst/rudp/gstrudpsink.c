@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — rudpsink
+ *
+ * SECTION:element-rudpsink
+ * @title: rudpsink
+ * @see_also: rudpsrc, udpsink, rtpgstpay
+ *
+ * Sends RTP packets (from any payloader, e.g. rtpgstpay) over UDP as a
+ * near-CBR flow: a leaky bucket whose tokens arrive at #GstRudpSink:rate
+ * (bit/s) and hold at most #GstRudpSink:bucket-depth bytes
+ * decides when each packet may leave. The rate may change while PLAYING.
+ *
+ * All rudpsinks of a process share one pacing thread and one timer (a
+ * #GstClockID on the system clock, so a #GstTestClock can drive it): at
+ * each tick, on a grid of the smallest #GstRudpSink:timer-interval of the
+ * sinks, every flow sends what its bucket allows; while nothing is queued
+ * the thread sleeps.
+ *
+ * Rendering queues the packet and blocks while the sink holds more than
+ * #GstRudpSink:buffer-size bytes: an upstream faster than the rate is
+ * slowed down (backpressure), nothing is ever dropped. At end of stream
+ * the sink posts EOS once every queued packet has left.
+ *
+ * With #GstRudpSink:rate-control `receiver` the rate follows a table of
+ * rate levels (#GstRudpSink:levels, bit/s) as the receiver (rudpsrc) asks: it
+ * halves the level when it saw loss in a round-trip time and raises it by
+ * one after enough loss-free packets at the current level (see rudpsrc's
+ * increase-packets), and sends the level as RTCP feedback (RR + TMMBR, RFC
+ * 5104, + an APP packet "RUDP" with the exact level) to this sink's own
+ * socket; the sink answers with a TMMBN notice. The flow starts at level 0.
+ * On every level change the sink sends a `GstNetworkCongestion` event
+ * upstream (`type=rate`, `estimated-bitrate` = the level's rate in bit/s,
+ * `srtt` as the receiver measures it) and posts it as an element message,
+ * so a rate transcoder upstream follows.
+ *
+ * The #GstRudpSink:stats structure `application/x-rudpsink-stats` has:
+ *
+ * * `rate` (guint64): the rate in force, bit/s
+ * * `level` (guint): the rate level in force (receiver rate control)
+ * * `bytes-sent`, `packets-sent` (guint64): RTP packets handed to the socket
+ * * `bucket-fill` (gint64): tokens in the bucket, bytes (negative while a
+ *   packet larger than the bucket is paid off)
+ * * `bucket-depth` (guint64): the bucket depth in force, bytes
+ * * `queued-bytes` (guint64), `queued-packets` (guint): waiting to leave
+ * * `send-errors` (guint64): datagrams the socket refused
+ * * `feedback-received` (guint64): receiver requests handled
+ * * `notices-sent` (guint64): answers to them
+ * * `level-changes` (guint64): level switches made
+ * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpvrawpay ! rudpsink host=127.0.0.1 port=5004 rate=4000000
+ * ]| Sends raw video paced at 4 Mbit/s (the source is slowed to that rate).
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver
+ * ]| Lets the receiver choose the rate among the 10 default levels
+ * (160 kbit/s to 1.6 Mbit/s); receive it with
+ * `gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "twoflownet.h"
+#include "gstrudpsink.h"
+#include "gstrudppacer.h"
+
+GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
+#define GST_CAT_DEFAULT rudp_sink_debug
+
+#define DEFAULT_HOST            "127.0.0.1"
+#define DEFAULT_PORT            5004
+#define DEFAULT_RATE            1000000
+#define DEFAULT_TIMER_INTERVAL  GST_MSECOND
+#define DEFAULT_BUCKET_DEPTH    0
+#define DEFAULT_BUFFER_SIZE     (256 * 1024)
+#define DEFAULT_RATE_CONTROL    GST_RUDP_RATE_CONTROL_FIXED
+#define MIN_RATE                8
+#define MAX_RATE                G_GUINT64_CONSTANT (80000000000)
+
+enum {
+  PROP_0,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_RATE,
+  PROP_TIMER_INTERVAL,
+  PROP_BUCKET_DEPTH,
+  PROP_BUFFER_SIZE,
+  PROP_RATE_CONTROL,
+  PROP_LEVELS,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
+
+GType
+gst_rudp_rate_control_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_RUDP_RATE_CONTROL_FIXED, "The rate property sets the rate", "fixed"},
+    {GST_RUDP_RATE_CONTROL_RECEIVER, "The receiver picks a rate level",
+        "receiver"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstRudpRateControl", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define gst_rudp_sink_parent_class parent_class
+G_DEFINE_TYPE (GstRudpSink, gst_rudp_sink, GST_TYPE_BASE_SINK);
+GST_ELEMENT_REGISTER_DEFINE (rudpsink, "rudpsink", GST_RANK_NONE,
+    GST_TYPE_RUDP_SINK);
+
+static void gst_rudp_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_rudp_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_rudp_sink_finalize (GObject * object);
+static gboolean gst_rudp_sink_start (GstBaseSink * bsink);
+static gboolean gst_rudp_sink_stop (GstBaseSink * bsink);
+static gboolean gst_rudp_sink_unlock (GstBaseSink * bsink);
+static gboolean gst_rudp_sink_unlock_stop (GstBaseSink * bsink);
+static gboolean gst_rudp_sink_event (GstBaseSink * bsink, GstEvent * event);
+static GstFlowReturn gst_rudp_sink_render (GstBaseSink * bsink,
+    GstBuffer * buf);
+static GstFlowReturn gst_rudp_sink_render_list (GstBaseSink * bsink,
+    GstBufferList * list);
+
+static void
+gst_rudp_sink_class_init (GstRudpSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *bs_class = GST_BASE_SINK_CLASS (klass);
+
+  GST_DEBUG_CATEGORY_INIT (rudp_sink_debug, "rudpsink", 0,
+      "paced RTP/UDP sender");
+
+  gobject_class->set_property = gst_rudp_sink_set_property;
+  gobject_class->get_property = gst_rudp_sink_get_property;
+  gobject_class->finalize = gst_rudp_sink_finalize;
+
+  /**
+   * GstRudpSink:host:
+   *
+   * Address (or name) of the receiver.
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST,
+      g_param_spec_string ("host", "Host", "Address of the receiver",
+          DEFAULT_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:port:
+   *
+   * UDP port of the receiver.
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_int ("port", "Port", "UDP port of the receiver", 1, 65535,
+          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:rate:
+   *
+   * Token rate of the leaky bucket in bit/s (of RTP packets; the bucket
+   * counts whole bytes, rate / 8 per second). Under receiver rate
+   * control, setting it selects the highest level not above it (until the
+   * receiver asks for another).
+   */
+  g_object_class_install_property (gobject_class, PROP_RATE,
+      g_param_spec_uint64 ("rate", "Rate", "Sending rate in bit/s",
+          MIN_RATE, MAX_RATE, DEFAULT_RATE, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:timer-interval:
+   *
+   * Pacing granularity: the period of the shared timer's tick grid, in ns.
+   * The shared timer uses the smallest interval of all rudpsinks.
+   */
+  g_object_class_install_property (gobject_class, PROP_TIMER_INTERVAL,
+      g_param_spec_uint64 ("timer-interval", "Timer interval",
+          "Period of the shared pacing timer in ns", 100 * GST_USECOND,
+          GST_SECOND, DEFAULT_TIMER_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:bucket-depth:
+   *
+   * Most bytes the bucket holds, i.e. the largest burst after an idle
+   * period. 0 chooses 20 ms of the rate, at least 3000 bytes.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUCKET_DEPTH,
+      g_param_spec_uint64 ("bucket-depth", "Bucket depth",
+          "Leaky bucket depth in bytes (0 = automatic)", 0, G_MAXUINT32,
+          DEFAULT_BUCKET_DEPTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:buffer-size:
+   *
+   * Bytes the sink queues before rendering blocks (backpressure).
+   */
+  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_uint64 ("buffer-size", "Buffer size",
+          "Bytes queued before render blocks", 1, G_MAXUINT32,
+          DEFAULT_BUFFER_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:rate-control:
+   *
+   * `fixed`: the rate property sets the rate; `receiver`: the receiver
+   * picks a level of #GstRudpSink:levels through RTCP feedback.
+   */
+  g_object_class_install_property (gobject_class, PROP_RATE_CONTROL,
+      g_param_spec_enum ("rate-control", "Rate control",
+          "Who sets the rate", GST_TYPE_RUDP_RATE_CONTROL,
+          DEFAULT_RATE_CONTROL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:levels:
+   *
+   * The rate level table in bit/s, strictly increasing, 1 to 64 levels
+   * (default 10: 160000, 320000, ..., 1600000). Both ends must agree.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEVELS,
+      gst_param_spec_array ("levels", "Levels",
+          "Rate levels in bit/s, increasing",
+          g_param_spec_uint64 ("level", "Level", "Rate in bit/s", MIN_RATE,
+              MAX_RATE, GST_RUDP_DEFAULT_LEVEL_STEP,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:stats:
+   *
+   * Statistics, see the element description.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Sender statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class, "rUDP sink",
+      "Sink/Network",
+      "Sends RTP over UDP as a paced near-CBR flow whose rate the receiver "
+      "may choose", "twoflow");
+  gst_type_mark_as_plugin_api (GST_TYPE_RUDP_RATE_CONTROL, 0);
+
+  bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_sink_start);
+  bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_sink_stop);
+  bs_class->unlock = GST_DEBUG_FUNCPTR (gst_rudp_sink_unlock);
+  bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_rudp_sink_unlock_stop);
+  bs_class->event = GST_DEBUG_FUNCPTR (gst_rudp_sink_event);
+  bs_class->render = GST_DEBUG_FUNCPTR (gst_rudp_sink_render);
+  bs_class->render_list = GST_DEBUG_FUNCPTR (gst_rudp_sink_render_list);
+}
+
+static void
+gst_rudp_sink_init (GstRudpSink * sink)
+{
+  sink->host = g_strdup (DEFAULT_HOST);
+  sink->port = DEFAULT_PORT;
+  sink->rate = DEFAULT_RATE;
+  sink->timer_interval = DEFAULT_TIMER_INTERVAL;
+  sink->bucket_depth = DEFAULT_BUCKET_DEPTH;
+  sink->buffer_size = DEFAULT_BUFFER_SIZE;
+  sink->rate_control = DEFAULT_RATE_CONTROL;
+  gst_rudp_levels_init_default (&sink->levels);
+  g_cond_init (&sink->space);
+  /* the bucket is the clock of this sink */
+  gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
+}
+
+static void
+gst_rudp_sink_finalize (GObject * object)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (object);
+
+  g_free (sink->host);
+  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
+  g_cond_clear (&sink->space);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static gboolean
+levels_from_value (GstRudpLevels * l, const GValue * value)
+{
+  guint64 rates[GST_RUDP_MAX_LEVELS];
+  guint i, n = gst_value_array_get_size (value);
+
+  if (n == 0 || n > GST_RUDP_MAX_LEVELS)
+    return FALSE;
+  for (i = 0; i < n; i++) {
+    const GValue *v = gst_value_array_get_value (value, i);
+    GValue u = G_VALUE_INIT;
+
+    g_value_init (&u, G_TYPE_UINT64);
+    if (!g_value_type_transformable (G_VALUE_TYPE (v), G_TYPE_UINT64)
+        || !g_value_transform (v, &u) || g_value_get_uint64 (&u) < MIN_RATE)
+      return FALSE;
+    rates[i] = g_value_get_uint64 (&u);
+  }
+  return gst_rudp_levels_set (l, rates, n);
+}
+
+static void
+levels_to_value (const GstRudpLevels * l, GValue * value)
+{
+  guint i;
+
+  for (i = 0; i < l->n; i++) {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, G_TYPE_UINT64);
+    g_value_set_uint64 (&v, l->rate[i]);
+    gst_value_array_append_and_take_value (value, &v);
+  }
+}
+
+static void
+gst_rudp_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (object);
+  gboolean reconf = FALSE;
+  gint set_level = -1;
+
+  GST_OBJECT_LOCK (sink);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_free (sink->host);
+      sink->host = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      sink->port = g_value_get_int (value);
+      break;
+    case PROP_RATE:
+      sink->rate = g_value_get_uint64 (value);
+      if (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER)
+        set_level = gst_rudp_levels_for_bitrate (&sink->levels, sink->rate);
+      reconf = TRUE;
+      break;
+    case PROP_TIMER_INTERVAL:
+      sink->timer_interval = g_value_get_uint64 (value);
+      reconf = TRUE;
+      break;
+    case PROP_BUCKET_DEPTH:
+      sink->bucket_depth = g_value_get_uint64 (value);
+      reconf = TRUE;
+      break;
+    case PROP_BUFFER_SIZE:
+      sink->buffer_size = g_value_get_uint64 (value);
+      reconf = TRUE;
+      break;
+    case PROP_RATE_CONTROL:
+      sink->rate_control = g_value_get_enum (value);
+      break;
+    case PROP_LEVELS:{
+      GstRudpLevels l;
+
+      if (levels_from_value (&l, value))
+        sink->levels = l;
+      else
+        g_warning ("rudpsink: levels must be 1 to %d increasing rates of "
+            "at least %d bit/s", GST_RUDP_MAX_LEVELS, MIN_RATE);
+      break;
+    }
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (sink);
+
+  /* the pacer is there between start and stop (streaming lock not held:
+   * its own lock orders the updates) */
+  if (sink->pacer && set_level >= 0)
+    gst_rudp_pacer_set_level (sink->pacer, sink, set_level);
+  else if (!sink->pacer && set_level >= 0)
+    sink->initial_level = set_level;
+  if (sink->pacer && reconf)
+    gst_rudp_pacer_reconfigure (sink->pacer, sink);
+}
+
+static void
+gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (object);
+
+  switch (prop_id) {
+    case PROP_HOST:
+      GST_OBJECT_LOCK (sink);
+      g_value_set_string (value, sink->host);
+      GST_OBJECT_UNLOCK (sink);
+      break;
+    case PROP_PORT:
+      g_value_set_int (value, sink->port);
+      break;
+    case PROP_RATE:
+      g_value_set_uint64 (value, sink->rate);
+      break;
+    case PROP_TIMER_INTERVAL:
+      g_value_set_uint64 (value, sink->timer_interval);
+      break;
+    case PROP_BUCKET_DEPTH:
+      g_value_set_uint64 (value, sink->bucket_depth);
+      break;
+    case PROP_BUFFER_SIZE:
+      g_value_set_uint64 (value, sink->buffer_size);
+      break;
+    case PROP_RATE_CONTROL:
+      g_value_set_enum (value, sink->rate_control);
+      break;
+    case PROP_LEVELS:
+      GST_OBJECT_LOCK (sink);
+      levels_to_value (&sink->levels, value);
+      GST_OBJECT_UNLOCK (sink);
+      break;
+    case PROP_STATS:
+      if (sink->pacer)
+        g_value_take_boxed (value, gst_rudp_pacer_get_stats (sink->pacer,
+                sink));
+      else
+        g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, NULL));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+GstStructure *
+gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
+{
+  GstRudpSenderStats ss = { 0 };
+  GstRudpFlowStats idle = { 0 };
+
+  if (sink->sender)
+    gst_rudp_sender_get_stats (sink->sender, &ss);
+  if (!fs) {
+    idle.rate = sink->rate / 8;
+    idle.depth = sink->bucket_depth;
+    fs = &idle;
+  }
+  return gst_structure_new ("application/x-rudpsink-stats",
+      "rate", G_TYPE_UINT64, fs->rate * 8,
+      "level", G_TYPE_UINT, sink->sender ? ss.level : sink->initial_level,
+      "bytes-sent", G_TYPE_UINT64, fs->bytes_sent,
+      "packets-sent", G_TYPE_UINT64, fs->packets_sent,
+      "bucket-fill", G_TYPE_INT64, fs->bucket_fill,
+      "bucket-depth", G_TYPE_UINT64, fs->depth,
+      "queued-bytes", G_TYPE_UINT64, fs->queued_bytes,
+      "queued-packets", G_TYPE_UINT, fs->queued_packets,
+      "send-errors", G_TYPE_UINT64, sink->send_errors,
+      "feedback-received", G_TYPE_UINT64, ss.requests,
+      "notices-sent", G_TYPE_UINT64, ss.notices,
+      "level-changes", G_TYPE_UINT64, ss.level_changes,
+      "srtt", G_TYPE_UINT64, ss.srtt, NULL);
+}
+
+static gboolean
+gst_rudp_sink_start (GstBaseSink * bsink)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+  GstRudpSenderConfig sc;
+  GInetSocketAddress *dest;
+  GError *err = NULL;
+  gchar *host;
+
+  GST_OBJECT_LOCK (sink);
+  host = g_strdup (sink->host);
+  gst_rudp_sender_config_init (&sc);
+  sc.levels = sink->levels;
+  sc.initial_level = sink->initial_level;
+  GST_OBJECT_UNLOCK (sink);
+
+  dest = twoflow_net_resolve (host, sink->port, G_SOCKET_FAMILY_INVALID,
+      &err);
+  if (!dest) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, NOT_FOUND, (NULL),
+        ("cannot resolve %s: %s", host, err->message));
+    g_clear_error (&err);
+    g_free (host);
+    return FALSE;
+  }
+  g_free (host);
+  /* an ephemeral port of our own: the receiver's feedback comes back
+   * here; non-blocking: the pacing thread must never block on one flow */
+  sink->socket = twoflow_net_udp_open_any (g_socket_address_get_family
+      (G_SOCKET_ADDRESS (dest)), 0, 0, 1024 * 1024, &err);
+  if (!sink->socket) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE, (NULL),
+        ("cannot open a UDP socket: %s", err->message));
+    g_clear_error (&err);
+    g_object_unref (dest);
+    return FALSE;
+  }
+  sink->dest = G_SOCKET_ADDRESS (dest);
+  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
+  sink->sender = gst_rudp_sender_new (&sc);
+  sink->notify_pending = FALSE;
+  sink->pacer = gst_rudp_pacer_add (sink);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_sink_stop (GstBaseSink * bsink)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+
+  if (sink->pacer) {
+    gst_rudp_pacer_remove (sink->pacer, sink);
+    sink->pacer = NULL;
+  }
+  if (sink->socket)
+    g_socket_close (sink->socket, NULL);
+  g_clear_object (&sink->socket);
+  g_clear_object (&sink->dest);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_sink_unlock (GstBaseSink * bsink)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+
+  if (sink->pacer)
+    gst_rudp_pacer_set_flushing (sink->pacer, sink, TRUE);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+
+  if (sink->pacer)
+    gst_rudp_pacer_set_flushing (sink->pacer, sink, FALSE);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_sink_event (GstBaseSink * bsink, GstEvent * event)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_EOS:
+      /* EOS once the last packet has left (or we are flushed) */
+      if (sink->pacer)
+        gst_rudp_pacer_drain (sink->pacer, sink);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      if (sink->pacer)
+        gst_rudp_pacer_flush (sink->pacer, sink);
+      break;
+    default:
+      break;
+  }
+  return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
+}
+
+static GstFlowReturn
+gst_rudp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+
+  if (!gst_rudp_pacer_queue (sink->pacer, sink, gst_buffer_ref (buf)))
+    return GST_FLOW_FLUSHING;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_rudp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
+{
+  GstRudpSink *sink = GST_RUDP_SINK (bsink);
+  guint i, n = gst_buffer_list_length (list);
+
+  for (i = 0; i < n; i++)
+    if (!gst_rudp_pacer_queue (sink->pacer, sink,
+            gst_buffer_ref (gst_buffer_list_get (list, i))))
+      return GST_FLOW_FLUSHING;
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — rudpsink: paced RTP/UDP sender */
+#ifndef __GST_RUDP_SINK_H__
+#define __GST_RUDP_SINK_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
+#include <gio/gio.h>
+#include <gst/rudp/rudp.h>
+#include "twoflowservice.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_RUDP_SINK (gst_rudp_sink_get_type ())
+G_DECLARE_FINAL_TYPE (GstRudpSink, gst_rudp_sink, GST, RUDP_SINK, GstBaseSink)
+
+typedef enum {
+  GST_RUDP_RATE_CONTROL_FIXED = 0,
+  GST_RUDP_RATE_CONTROL_RECEIVER = 1,
+} GstRudpRateControl;
+
+#define GST_TYPE_RUDP_RATE_CONTROL (gst_rudp_rate_control_get_type ())
+GType gst_rudp_rate_control_get_type (void);
+
+struct _GstRudpSink {
+  GstBaseSink parent;
+
+  /* properties (object lock) */
+  gchar *host;
+  gint port;
+  guint64 rate;                 /* bit/s */
+  GstClockTime timer_interval;
+  guint64 bucket_depth;
+  guint64 buffer_size;
+  GstRudpRateControl rate_control;
+  GstRudpLevels levels;         /* bit/s */
+  guint initial_level;          /* from rate under receiver control */
+
+  /* I/O, between start and stop */
+  GSocket *socket;
+  GSocketAddress *dest;
+
+  /* under the pacer's (the shared service's) lock */
+  TwoflowService *pacer;
+  GstRudpFlow *flow;
+  GstRudpSender *sender;        /* sans-IO levels core (kept after stop) */
+  gboolean flushing;
+  GCond space;                  /* render and drain: packets of ours left */
+  gboolean sent;                /* this tick sent packets of ours */
+  guint64 send_errors;
+  gboolean notify_pending;      /* a level change to announce upstream */
+  guint64 notify_bitrate;
+  GstClockTime notify_srtt;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (rudpsink);
+
+/* The stats structure; @fs NULL while stopped. */
+GstStructure *gst_rudp_sink_make_stats (GstRudpSink * sink,
+    const GstRudpFlowStats * fs);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — rudpsrc
+ *
+ * SECTION:element-rudpsrc
+ * @title: rudpsrc
+ * @see_also: rudpsink, udpsrc, rtpjitterbuffer
+ *
+ * Receives the RTP flow of a rudpsink and pushes it on for a stock chain
+ * (`rtpjitterbuffer ! rtpgstdepay`, or any depayloader); set
+ * #GstRudpSrc:caps as for udpsrc. It is live and timestamps each packet
+ * with its arrival (running) time.
+ *
+ * It measures loss per round-trip time from the RTP sequence numbers and
+ * runs the receiver algorithm of the rate levels: at the end of each RTT
+ * (floored to #GstRudpSrc:min-interval) it halves the level if a packet
+ * was lost (one reaction per loss episode: losses of packets sent before
+ * the sender switched do not count); it raises the level by one once the
+ * packets sent at the current level have arrived without loss for long
+ * enough: at least #GstRudpSrc:increase-packets packets and
+ * #GstRudpSrc:increase-rtts RTTs and, with #GstRudpSrc:tcp-friendly,
+ * step × RTT² (the level step in packets/s: no faster than TCP's additive
+ * increase of one packet per RTT per RTT). A round-trip time may hold less
+ * than one packet at the low levels, so "no loss in an RTT" alone says
+ * nothing; the packet count sets the loss rate the flow settles at (about
+ * 1/increase-packets). It sends the level to the sender's address and
+ * port (where the RTP came from) as an RTCP compound packet: RR with a
+ * report block, TMMBR (RFC 5104) with the level's bitrate, and an APP
+ * packet "RUDP" with the exact level and a timestamp. The sender's answer
+ * (TMMBN + APP) echoes the timestamp, which gives the RTT; before the first
+ * answer #GstRudpSrc:initial-rtt is used. The feedback goes out when the
+ * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
+ * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
+ *
+ * The receiver algorithm is a sans-IO core (gst-libs/gst/rudp) driven the
+ * way every twoflow shell drives its core: the streaming thread feeds it
+ * each packet at its arrival time, and a timer thread (as rtpsession's
+ * RTCP thread) runs `now = clock; advance(now); wait(next_wakeup())` on a
+ * single-shot #GstClockID of the system clock (a #GstTestClock installed
+ * with gst_system_clock_set_default() drives it), so rounds end and
+ * feedback goes out on time also while no packet arrives (an outage).
+ *
+ * The #GstRudpSrc:stats structure `application/x-rudpsrc-stats` has:
+ *
+ * * `received` (guint64): RTP packets received
+ * * `lost` (guint64): packets expected (from sequence numbers) but not
+ *   received
+ * * `level` (guint): the rate level the receiver asks for
+ * * `feedback-sent` (guint64): feedback packets sent
+ * * `notices-received` (guint64): sender answers received
+ * * `decreases`, `increases` (guint64): level changes by the algorithm
+ * * `rounds` (guint64): round-trip intervals judged
+ * * `clean-packets` (guint64): packets of the current level received
+ *   since the level took effect or the last loss
+ * * `increase-wait` (guint64): ns of loss-free time at the current level
+ *   needed before an increase (RTTs or the TCP-friendly term)
+ * * `srtt` (guint64): smoothed RTT, ns (0 until measured)
+ * * `port` (gint): the UDP port bound
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
+ * ]| Receives what
+ * `gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
+ * sends, choosing its rate.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "twoflownet.h"
+#include "gstrudpsrc.h"
+
+GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
+#define GST_CAT_DEFAULT rudp_src_debug
+
+#define DEFAULT_ADDRESS            "0.0.0.0"
+#define DEFAULT_PORT               5004
+#define DEFAULT_BUFFER_SIZE        (1024 * 1024)
+#define DEFAULT_FEEDBACK           TRUE
+#define DEFAULT_MIN_INTERVAL       GST_RUDP_DEFAULT_MIN_INTERVAL
+#define DEFAULT_INCREASE_RTTS      GST_RUDP_DEFAULT_INCREASE_RTTS
+#define DEFAULT_INCREASE_PACKETS   GST_RUDP_DEFAULT_INCREASE_PACKETS
+#define DEFAULT_TCP_FRIENDLY       TRUE
+#define DEFAULT_FEEDBACK_INTERVAL  (200 * GST_MSECOND)
+#define DEFAULT_INITIAL_RTT        (100 * GST_MSECOND)
+#define MAX_PACKET                 65536
+
+enum {
+  PROP_0,
+  PROP_ADDRESS,
+  PROP_PORT,
+  PROP_CAPS,
+  PROP_BUFFER_SIZE,
+  PROP_FEEDBACK,
+  PROP_LEVELS,
+  PROP_MIN_INTERVAL,
+  PROP_FEEDBACK_INTERVAL,
+  PROP_INITIAL_RTT,
+  PROP_INCREASE_RTTS,
+  PROP_INCREASE_PACKETS,
+  PROP_TCP_FRIENDLY,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
+
+#define gst_rudp_src_parent_class parent_class
+G_DEFINE_TYPE (GstRudpSrc, gst_rudp_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (rudpsrc, "rudpsrc", GST_RANK_NONE,
+    GST_TYPE_RUDP_SRC);
+
+static void gst_rudp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_rudp_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_rudp_src_finalize (GObject * object);
+static GstCaps *gst_rudp_src_get_caps (GstBaseSrc * src, GstCaps * filter);
+static gboolean gst_rudp_src_start (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_rudp_src_unlock_stop (GstBaseSrc * bsrc);
+static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
+    GstBuffer ** buf);
+
+static void
+gst_rudp_src_class_init (GstRudpSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *bs_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *ps_class = GST_PUSH_SRC_CLASS (klass);
+
+  GST_DEBUG_CATEGORY_INIT (rudp_src_debug, "rudpsrc", 0,
+      "RTP/UDP receiver with rate levels");
+
+  gobject_class->set_property = gst_rudp_src_set_property;
+  gobject_class->get_property = gst_rudp_src_get_property;
+  gobject_class->finalize = gst_rudp_src_finalize;
+
+  /**
+   * GstRudpSrc:address:
+   *
+   * Local address to bind.
+   */
+  g_object_class_install_property (gobject_class, PROP_ADDRESS,
+      g_param_spec_string ("address", "Address", "Local address to bind",
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:port:
+   *
+   * UDP port to bind (0: any; read the bound one in stats).
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_int ("port", "Port", "UDP port to bind (0 = any)", 0,
+          65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:caps:
+   *
+   * Caps of the RTP stream, as for udpsrc.
+   */
+  g_object_class_install_property (gobject_class, PROP_CAPS,
+      g_param_spec_boxed ("caps", "Caps", "Caps of the RTP stream",
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:buffer-size:
+   *
+   * Kernel receive buffer size in bytes (SO_RCVBUF; 0: the default).
+   */
+  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_int ("buffer-size", "Buffer size",
+          "Kernel receive buffer in bytes (0 = default)", 0, G_MAXINT,
+          DEFAULT_BUFFER_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:feedback:
+   *
+   * Whether to run the rate levels and send feedback to the sender.
+   */
+  g_object_class_install_property (gobject_class, PROP_FEEDBACK,
+      g_param_spec_boolean ("feedback", "Feedback",
+          "Send rate level feedback to the sender", DEFAULT_FEEDBACK,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:levels:
+   *
+   * The rate level table in bit/s, as the sender's (#GstRudpSink:levels);
+   * the number of levels, the TMMBR bitrate and the TCP-friendly wait
+   * depend on it.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEVELS,
+      gst_param_spec_array ("levels", "Levels",
+          "Rate levels in bit/s, increasing (as the sender's)",
+          g_param_spec_uint64 ("level", "Level", "Rate in bit/s", 1,
+              G_GUINT64_CONSTANT (80000000000), GST_RUDP_DEFAULT_LEVEL_STEP,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:min-interval:
+   *
+   * Shortest judging interval in ns: the RTT is floored to it (on a LAN
+   * the RTT is far shorter than a packet gap).
+   */
+  g_object_class_install_property (gobject_class, PROP_MIN_INTERVAL,
+      g_param_spec_uint64 ("min-interval", "Minimum interval",
+          "Floor of the loss judging interval (the RTT) in ns", GST_MSECOND,
+          10 * GST_SECOND, DEFAULT_MIN_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:feedback-interval:
+   *
+   * Longest time between two feedback packets in ns.
+   */
+  g_object_class_install_property (gobject_class, PROP_FEEDBACK_INTERVAL,
+      g_param_spec_uint64 ("feedback-interval", "Feedback interval",
+          "Longest time between feedback packets in ns", 10 * GST_MSECOND,
+          60 * GST_SECOND, DEFAULT_FEEDBACK_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:initial-rtt:
+   *
+   * RTT assumed until the first measurement, in ns.
+   */
+  g_object_class_install_property (gobject_class, PROP_INITIAL_RTT,
+      g_param_spec_uint64 ("initial-rtt", "Initial RTT",
+          "RTT assumed until measured, in ns", GST_MSECOND, 10 * GST_SECOND,
+          DEFAULT_INITIAL_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:increase-rtts:
+   *
+   * A level increase needs at least this many loss-free round-trip times
+   * (each floored to #GstRudpSrc:min-interval) at the current level; 1 is
+   * the paper's "raise it by one per RTT".
+   */
+  g_object_class_install_property (gobject_class, PROP_INCREASE_RTTS,
+      g_param_spec_uint ("increase-rtts", "Increase RTTs",
+          "Loss-free RTTs at the current level before going one level up",
+          1, 1000, DEFAULT_INCREASE_RTTS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:increase-packets:
+   *
+   * A level increase needs at least this many packets sent at the current
+   * level to have arrived with no loss since the level took effect. The
+   * flow goes up while its loss rate is well below 1/increase-packets and
+   * settles at about that loss rate; it also sets the pace of the climb
+   * (at level k of the default table with 1000-byte packets, 20 (k + 1)
+   * packets/s).
+   */
+  g_object_class_install_property (gobject_class, PROP_INCREASE_PACKETS,
+      g_param_spec_uint ("increase-packets", "Increase packets",
+          "Loss-free packets at the current level before going one level up",
+          1, 1000000, DEFAULT_INCREASE_PACKETS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:tcp-friendly:
+   *
+   * Also wait step × RTT² before a level increase (the step between the
+   * current and the next level in packets/s, from the mean packet size):
+   * TCP adds 1/RTT packets/s to its rate per RTT, so a flow that adds
+   * `step` packets/s per interval I is no more aggressive when
+   * I ≥ step × RTT². Matters on long paths (the default table with
+   * 1000-byte packets: 12.5 ms at 25 ms RTT, 800 ms at 200 ms).
+   */
+  g_object_class_install_property (gobject_class, PROP_TCP_FRIENDLY,
+      g_param_spec_boolean ("tcp-friendly", "TCP-friendly",
+          "Increase no faster than TCP's additive increase (step x RTT^2)",
+          DEFAULT_TCP_FRIENDLY, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:stats:
+   *
+   * Statistics, see the element description.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Receiver statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "rUDP source",
+      "Source/Network",
+      "Receives RTP over UDP and asks the sender for a rate level by RTCP "
+      "feedback", "twoflow");
+
+  bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
+  bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
+  bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
+  bs_class->unlock = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock);
+  bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock_stop);
+  ps_class->create = GST_DEBUG_FUNCPTR (gst_rudp_src_create);
+}
+
+static void
+gst_rudp_src_init (GstRudpSrc * src)
+{
+  src->address = g_strdup (DEFAULT_ADDRESS);
+  src->port = DEFAULT_PORT;
+  src->buffer_size = DEFAULT_BUFFER_SIZE;
+  src->feedback = DEFAULT_FEEDBACK;
+  src->min_interval = DEFAULT_MIN_INTERVAL;
+  src->feedback_interval = DEFAULT_FEEDBACK_INTERVAL;
+  src->initial_rtt = DEFAULT_INITIAL_RTT;
+  src->increase_rtts = DEFAULT_INCREASE_RTTS;
+  src->increase_packets = DEFAULT_INCREASE_PACKETS;
+  src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
+  gst_rudp_levels_init_default (&src->levels);
+  g_mutex_init (&src->lock);
+  g_cond_init (&src->timer_cond);
+  gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
+  gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+  gst_base_src_set_do_timestamp (GST_BASE_SRC (src), TRUE);
+}
+
+static void
+gst_rudp_src_finalize (GObject * object)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+
+  g_free (src->address);
+  gst_caps_replace (&src->caps, NULL);
+  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
+  g_free (src->scratch);
+  g_mutex_clear (&src->lock);
+  g_cond_clear (&src->timer_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_rudp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_free (src->address);
+      src->address = g_value_dup_string (value);
+      break;
+    case PROP_PORT:
+      src->port = g_value_get_int (value);
+      break;
+    case PROP_CAPS:
+      gst_caps_replace (&src->caps, (GstCaps *) gst_value_get_caps (value));
+      break;
+    case PROP_BUFFER_SIZE:
+      src->buffer_size = g_value_get_int (value);
+      break;
+    case PROP_FEEDBACK:
+      src->feedback = g_value_get_boolean (value);
+      break;
+    case PROP_LEVELS:{
+      guint64 rates[GST_RUDP_MAX_LEVELS];
+      guint i, n = gst_value_array_get_size (value);
+      gboolean ok = n > 0 && n <= GST_RUDP_MAX_LEVELS;
+
+      for (i = 0; ok && i < n; i++) {
+        GValue u = G_VALUE_INIT;
+
+        g_value_init (&u, G_TYPE_UINT64);
+        ok = g_value_transform (gst_value_array_get_value (value, i), &u);
+        rates[i] = g_value_get_uint64 (&u);
+      }
+      if (!ok || !gst_rudp_levels_set (&src->levels, rates, n))
+        g_warning ("rudpsrc: levels must be 1 to %d increasing positive "
+            "rates", GST_RUDP_MAX_LEVELS);
+      break;
+    }
+    case PROP_MIN_INTERVAL:
+      src->min_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_FEEDBACK_INTERVAL:
+      src->feedback_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_INITIAL_RTT:
+      src->initial_rtt = g_value_get_uint64 (value);
+      break;
+    case PROP_INCREASE_RTTS:
+      src->increase_rtts = g_value_get_uint (value);
+      break;
+    case PROP_INCREASE_PACKETS:
+      src->increase_packets = g_value_get_uint (value);
+      break;
+    case PROP_TCP_FRIENDLY:
+      src->tcp_friendly = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static GstStructure *
+make_stats (GstRudpSrc * src)
+{
+  GstRudpReceiverStats st = { 0 };
+  GstStructure *s;
+
+  g_mutex_lock (&src->lock);
+  if (src->receiver)
+    gst_rudp_receiver_get_stats (src->receiver, &st);
+  s = gst_structure_new ("application/x-rudpsrc-stats",
+      "received", G_TYPE_UINT64, st.received,
+      "lost", G_TYPE_UINT64, st.lost,
+      "level", G_TYPE_UINT, st.level,
+      "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
+      "notices-received", G_TYPE_UINT64, src->notices_received,
+      "decreases", G_TYPE_UINT64, st.decreases,
+      "increases", G_TYPE_UINT64, st.increases,
+      "rounds", G_TYPE_UINT64, st.rounds,
+      "clean-packets", G_TYPE_UINT64, st.clean_packets,
+      "increase-wait", G_TYPE_UINT64, st.increase_wait,
+      "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
+      "port", G_TYPE_INT, src->bound_port, NULL);
+  g_mutex_unlock (&src->lock);
+  return s;
+}
+
+static void
+gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (object);
+  guint i;
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, make_stats (src));
+    return;
+  }
+  GST_OBJECT_LOCK (src);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_value_set_string (value, src->address);
+      break;
+    case PROP_PORT:
+      g_value_set_int (value, src->port);
+      break;
+    case PROP_CAPS:
+      gst_value_set_caps (value, src->caps);
+      break;
+    case PROP_BUFFER_SIZE:
+      g_value_set_int (value, src->buffer_size);
+      break;
+    case PROP_FEEDBACK:
+      g_value_set_boolean (value, src->feedback);
+      break;
+    case PROP_LEVELS:
+      for (i = 0; i < src->levels.n; i++) {
+        GValue v = G_VALUE_INIT;
+
+        g_value_init (&v, G_TYPE_UINT64);
+        g_value_set_uint64 (&v, src->levels.rate[i]);
+        gst_value_array_append_and_take_value (value, &v);
+      }
+      break;
+    case PROP_MIN_INTERVAL:
+      g_value_set_uint64 (value, src->min_interval);
+      break;
+    case PROP_FEEDBACK_INTERVAL:
+      g_value_set_uint64 (value, src->feedback_interval);
+      break;
+    case PROP_INITIAL_RTT:
+      g_value_set_uint64 (value, src->initial_rtt);
+      break;
+    case PROP_INCREASE_RTTS:
+      g_value_set_uint (value, src->increase_rtts);
+      break;
+    case PROP_INCREASE_PACKETS:
+      g_value_set_uint (value, src->increase_packets);
+      break;
+    case PROP_TCP_FRIENDLY:
+      g_value_set_boolean (value, src->tcp_friendly);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (src);
+}
+
+static GstCaps *
+gst_rudp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GstCaps *caps, *res;
+
+  GST_OBJECT_LOCK (src);
+  caps = src->caps ? gst_caps_ref (src->caps) :
+      gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
+  GST_OBJECT_UNLOCK (src);
+  if (filter) {
+    res = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (caps);
+    return res;
+  }
+  return caps;
+}
+
+/* The feedback to the sender, with the lock held. */
+static void
+send_feedback (GstRudpSrc * src, GstClockTime now)
+{
+  GstRudpReceiverStats st;
+  GstRudpRequest req = { 0 };
+  GstBuffer *buf;
+  GstMapInfo map;
+  GError *err = NULL;
+
+  gst_rudp_receiver_get_stats (src->receiver, &st);
+  gst_rudp_receiver_feedback_sent (src->receiver, now);
+  if (!src->feedback || !src->sender)
+    return;
+  req.ssrc = src->ssrc;
+  req.media_ssrc = src->media_ssrc;
+  req.fraction_lost = st.fraction_lost;
+  req.packets_lost = MIN (st.lost, 0x7fffff);
+  req.ext_max_seq = st.ext_max_seq;
+  req.has_bitrate = TRUE;
+  req.bitrate = src->levels.rate[MIN (st.level, src->levels.n - 1)];
+  req.overhead = GST_RUDP_PACKET_OVERHEAD;
+  req.has_level = TRUE;
+  req.level = st.level;
+  req.n_levels = src->levels.n;
+  /* 0 means "no timestamp" to the sender's echo */
+  req.timestamp = MAX (gst_rudp_ntp_short (now), 1);
+  req.srtt_us = st.rtt_samples ? st.srtt / GST_USECOND : 0;
+  src->feedback_sent++;
+  buf = gst_rudp_request_write (&req);
+  if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
+    if (g_socket_send_to (src->socket, src->sender, (const gchar *) map.data,
+            map.size, NULL, &err) < 0) {
+      GST_DEBUG_OBJECT (src, "feedback not sent: %s", err->message);
+      g_clear_error (&err);
+    }
+    gst_buffer_unmap (buf, &map);
+  }
+  gst_buffer_unref (buf);
+}
+
+/* core(now), with the lock held; wakes the timer when its wakeup moved
+ * earlier than the time it waits for. */
+static void
+run_core (GstRudpSrc * src, GstClockTime now)
+{
+  GstClockTime next;
+
+  if (gst_rudp_receiver_advance (src->receiver, now))
+    send_feedback (src, now);
+  next = gst_rudp_receiver_next_wakeup (src->receiver);
+  if (GST_CLOCK_TIME_IS_VALID (next) && (!GST_CLOCK_TIME_IS_VALID
+          (src->timer_at) || next < src->timer_at)) {
+    if (src->timer_id)
+      gst_clock_id_unschedule (src->timer_id);
+    g_cond_signal (&src->timer_cond);
+  }
+}
+
+/* now = clock; core(now); wait(next_wakeup()) */
+static gpointer
+timer_thread (gpointer data)
+{
+  GstRudpSrc *src = data;
+
+  g_mutex_lock (&src->lock);
+  while (src->timer_running) {
+    GstClockTime now = gst_clock_get_time (src->clock), next;
+    GstClockID id;
+
+    src->timer_at = GST_CLOCK_TIME_NONE;
+    run_core (src, now);
+    next = gst_rudp_receiver_next_wakeup (src->receiver);
+    if (!GST_CLOCK_TIME_IS_VALID (next)) {
+      /* nothing received yet: the first packet wakes us */
+      g_cond_wait (&src->timer_cond, &src->lock);
+      continue;
+    }
+    if (next <= now)
+      continue;
+    id = gst_clock_new_single_shot_id (src->clock, next);
+    src->timer_id = id;
+    src->timer_at = next;
+    g_mutex_unlock (&src->lock);
+    gst_clock_id_wait (id, NULL);
+    g_mutex_lock (&src->lock);
+    src->timer_id = NULL;
+    gst_clock_id_unref (id);
+  }
+  g_mutex_unlock (&src->lock);
+  return NULL;
+}
+
+static gboolean
+gst_rudp_src_start (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GstRudpReceiverConfig rc;
+  GError *err = NULL;
+  GSocket *socket;
+  gchar *address;
+  gint port, rcvbuf;
+
+  gst_rudp_receiver_config_init (&rc);
+  GST_OBJECT_LOCK (src);
+  address = g_strdup (src->address);
+  port = src->port;
+  rcvbuf = src->buffer_size;
+  rc.levels = src->levels;
+  rc.increase_rtts = src->increase_rtts;
+  rc.increase_packets = src->increase_packets;
+  rc.tcp_friendly = src->tcp_friendly;
+  rc.min_interval = src->min_interval;
+  rc.feedback_interval = src->feedback_interval;
+  rc.initial_rtt = src->initial_rtt;
+  GST_OBJECT_UNLOCK (src);
+
+  socket = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE |
+      TWOFLOW_NET_BLOCKING | TWOFLOW_NET_FORCE_BUFFERS, rcvbuf, 0, &err);
+  if (!socket) {
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT))
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("address '%s' is not an IP address", address));
+    else
+      GST_ELEMENT_ERROR (src, RESOURCE, OPEN_READ, (NULL),
+          ("cannot bind UDP port %d: %s", port, err->message));
+    g_clear_error (&err);
+    g_free (address);
+    return FALSE;
+  }
+  g_free (address);
+  twoflow_cancel_init (&src->cancel);
+
+  g_mutex_lock (&src->lock);
+  src->socket = socket;
+  src->bound_port = twoflow_net_local_port (socket);
+  g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
+  src->receiver = gst_rudp_receiver_new (&rc);
+  src->feedback_sent = src->notices_received = 0;
+  src->rtcp_invalid = src->non_rtp = 0;
+  src->ssrc = g_random_int ();
+  src->clock = gst_system_clock_obtain ();
+  src->timer_running = TRUE;
+  src->timer_at = GST_CLOCK_TIME_NONE;
+  g_mutex_unlock (&src->lock);
+  src->timer = g_thread_new ("rudpsrc-timer", timer_thread, src);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_stop (GstBaseSrc * bsrc)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+
+  g_mutex_lock (&src->lock);
+  src->timer_running = FALSE;
+  if (src->timer_id)
+    gst_clock_id_unschedule (src->timer_id);
+  g_cond_signal (&src->timer_cond);
+  g_mutex_unlock (&src->lock);
+  if (src->timer)
+    g_thread_join (src->timer);
+  src->timer = NULL;
+  gst_clear_object (&src->clock);
+  if (src->socket)
+    g_socket_close (src->socket, NULL);
+  g_clear_object (&src->socket);
+  twoflow_cancel_clear (&src->cancel);
+  g_clear_object (&src->sender);
+  /* the receiver stays, so stats stay readable after stop */
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock (GstBaseSrc * bsrc)
+{
+  twoflow_cancel_cancel (&GST_RUDP_SRC (bsrc)->cancel);
+  return TRUE;
+}
+
+static gboolean
+gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  twoflow_cancel_replace (&GST_RUDP_SRC (bsrc)->cancel);
+  return TRUE;
+}
+
+/* The sender's answer: an RTT sample, and from where its level holds. */
+static void
+handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
+    GstClockTime now)
+{
+  GstBuffer *buf = gst_buffer_new_memdup (data, len);
+  GstRudpNotice n;
+  gboolean ok = gst_rudp_notice_parse (buf, &n) && n.has_level;
+
+  gst_buffer_unref (buf);
+  g_mutex_lock (&src->lock);
+  if (!ok) {
+    src->rtcp_invalid++;
+    g_mutex_unlock (&src->lock);
+    return;
+  }
+  src->notices_received++;
+  if (n.echo_timestamp) {
+    guint32 rtt = gst_rudp_ntp_short (now) - n.echo_timestamp - n.delay;
+
+    /* modulo 2^32 (18 h): anything above a minute is garbage */
+    if (rtt < 60 * 65536)
+      gst_rudp_receiver_rtt_sample (src->receiver,
+          gst_rudp_ntp_short_to_time (rtt));
+  }
+  gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  run_core (src, now);
+  g_mutex_unlock (&src->lock);
+}
+
+static GstFlowReturn
+gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (psrc);
+  guint8 *data;
+  gssize len;
+
+  if (!src->scratch)
+    src->scratch = g_malloc (MAX_PACKET);
+  data = src->scratch;
+  while (TRUE) {
+    GSocketAddress *from = NULL;
+    GError *err = NULL;
+    GstClockTime now;
+
+    len = g_socket_receive_from (src->socket, &from, (gchar *) data,
+        MAX_PACKET, src->cancel.cancellable, &err);
+    if (len < 0) {
+      gboolean cancelled = g_error_matches (err, G_IO_ERROR,
+          G_IO_ERROR_CANCELLED);
+
+      /* ICMP port unreachable from an earlier feedback: not fatal */
+      GST_DEBUG_OBJECT (src, "receive error: %s", err->message);
+      g_clear_error (&err);
+      if (cancelled)
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
+    now = gst_clock_get_time (src->clock);
+    if (gst_rudp_is_rtcp (data, len)) {
+      handle_notice (src, data, len, now);
+      g_clear_object (&from);
+      continue;
+    }
+    if (len < 12 || (data[0] >> 6) != 2) {
+      g_mutex_lock (&src->lock);
+      src->non_rtp++;
+      g_mutex_unlock (&src->lock);
+      g_clear_object (&from);
+      continue;
+    }
+    g_mutex_lock (&src->lock);
+    g_clear_object (&src->sender);
+    src->sender = from;
+    src->media_ssrc = GST_READ_UINT32_BE (data + 8);
+    gst_rudp_receiver_packet (src->receiver, GST_READ_UINT16_BE (data + 2),
+        len, now);
+    run_core (src, now);
+    g_mutex_unlock (&src->lock);
+    break;
+  }
+  *outbuf = gst_buffer_new_memdup (data, len);
+  return GST_FLOW_OK;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — rudpsrc: RTP/UDP receiver with receiver-driven rate levels */
+#ifndef __GST_RUDP_SRC_H__
+#define __GST_RUDP_SRC_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstpushsrc.h>
+#include <gio/gio.h>
+#include <gst/rudp/rudp.h>
+#include "twoflownet.h"
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_RUDP_SRC (gst_rudp_src_get_type ())
+G_DECLARE_FINAL_TYPE (GstRudpSrc, gst_rudp_src, GST, RUDP_SRC, GstPushSrc)
+
+struct _GstRudpSrc {
+  GstPushSrc parent;
+
+  /* properties (object lock) */
+  gchar *address;
+  gint port;
+  GstCaps *caps;
+  gint buffer_size;
+  gboolean feedback;
+  GstRudpLevels levels;
+  GstClockTime min_interval;
+  GstClockTime feedback_interval;
+  GstClockTime initial_rtt;
+  guint increase_rtts;
+  guint increase_packets;
+  gboolean tcp_friendly;
+
+  /* streaming */
+  GSocket *socket;
+  TwoflowCancel cancel;
+
+  GMutex lock;                  /* the core and what follows */
+  GstRudpReceiver *receiver;    /* kept after stop (stats) */
+  GSocketAddress *sender;       /* where the RTP comes from */
+  guint32 ssrc;                 /* our RTCP SSRC */
+  guint32 media_ssrc;
+  guint64 feedback_sent;
+  guint64 notices_received;
+  guint64 rtcp_invalid;
+  guint64 non_rtp;
+  gint bound_port;
+  guint8 *scratch;              /* receive buffer (streaming thread) */
+
+  /* the timer thread: now = clock; core(now); wait(next_wakeup()) */
+  GstClock *clock;
+  GThread *timer;
+  GCond timer_cond;             /* nothing to wait for until a packet */
+  GstClockID timer_id;
+  GstClockTime timer_at;
+  gboolean timer_running;
+};
+
+GST_ELEMENT_REGISTER_DECLARE (rudpsrc);
+
+G_END_DECLS
+
+#endif

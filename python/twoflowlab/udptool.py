@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Small UDP traffic tools for the testbed (standard library only).
+
+  python3 -m twoflowlab.udptool send --to IP --port P [--rate BPS] [--size B] (--count N | --duration S)
+  python3 -m twoflowlab.udptool recv --port P [--duration S] [--idle S] [--count N] [--out FILE]
+  python3 -m twoflowlab.udptool echo --port P [--duration S]
+  python3 -m twoflowlab.udptool ping --to IP --port P [--count N] [--interval S] [--size B]
+
+Each datagram carries a 64-bit sequence number and the send time
+(CLOCK_MONOTONIC, shared by all namespaces).  recv writes JSON: the list of
+[seq, arrival_time, length] and totals; ping writes the RTTs in ms.
+--rate paces by Ethernet frame size (payload + 42 bytes of UDP/IPv4/Ethernet
+headers); without --rate packets go back to back (a burst).
+"""
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import time
+
+HDR = struct.Struct("!Qd")
+WIRE_OVERHEAD = 42            # Ethernet 14 + IPv4 20 + UDP 8
+
+
+def cmd_send(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    if a.sport:
+        s.bind(("0.0.0.0", a.sport))
+    pad = b"\0" * max(0, a.size - HDR.size)
+    gap = (a.size + WIRE_OVERHEAD) * 8.0 / a.rate if a.rate else 0.0
+    start = time.monotonic()
+    end = start + a.duration if a.duration else None
+    seq = 0
+    nxt = start
+    while True:
+        now = time.monotonic()
+        if a.count is not None and seq >= a.count:
+            break
+        if end is not None and now >= end:
+            break
+        if gap:
+            if now < nxt:
+                time.sleep(nxt - now)
+            nxt += gap
+        try:
+            s.sendto(HDR.pack(seq, time.monotonic()) + pad, (a.to, a.port))
+        except OSError:
+            pass
+        seq += 1
+    print(json.dumps({"sent": seq, "start": start, "end": time.monotonic()}))
+
+
+def cmd_recv(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind(("0.0.0.0", a.port))
+    pkts = []
+    start = time.monotonic()
+    end = start + a.duration if a.duration else None
+    last = None
+    while True:
+        now = time.monotonic()
+        timeout = 0.5
+        if end is not None:
+            timeout = min(timeout, end - now)
+        if last is not None and a.idle:
+            timeout = min(timeout, last + a.idle - now)
+        if timeout <= 0:
+            break
+        s.settimeout(timeout)
+        try:
+            data = s.recv(65536)
+        except socket.timeout:
+            continue
+        t = time.monotonic()
+        last = t
+        seq = HDR.unpack_from(data)[0] if len(data) >= HDR.size else -1
+        pkts.append([seq, t, len(data)])
+        if a.count is not None and len(pkts) >= a.count:
+            break
+    out = {"packets": pkts, "received": len(pkts),
+           "bytes": sum(p[2] for p in pkts), "start": start}
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(out, f)
+    else:
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+
+
+def cmd_echo(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", a.port))
+    end = time.monotonic() + a.duration if a.duration else None
+    while end is None or time.monotonic() < end:
+        s.settimeout(0.5)
+        try:
+            data, peer = s.recvfrom(65536)
+        except socket.timeout:
+            continue
+        s.sendto(data, peer)
+
+
+def cmd_ping(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if a.sport:
+        s.bind(("0.0.0.0", a.sport))
+    pad = b"\0" * max(0, a.size - HDR.size)
+    rtts = []
+    lost = 0
+    for seq in range(a.count):
+        t0 = time.monotonic()
+        s.sendto(HDR.pack(seq, t0) + pad, (a.to, a.port))
+        deadline = t0 + a.timeout
+        got = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            s.settimeout(left)
+            try:
+                data = s.recv(65536)
+            except socket.timeout:
+                break
+            if HDR.unpack_from(data)[0] == seq:
+                rtts.append((time.monotonic() - t0) * 1000.0)
+                got = True
+                break
+        if not got:
+            lost += 1
+        rest = t0 + a.interval - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
+    print(json.dumps({"rtt_ms": rtts, "lost": lost}))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("send")
+    p.add_argument("--to", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--sport", type=int)
+    p.add_argument("--rate", type=float, help="bit/s of Ethernet frames")
+    p.add_argument("--size", type=int, default=1000, help="UDP payload bytes")
+    p.add_argument("--count", type=int)
+    p.add_argument("--duration", type=float)
+    p = sub.add_parser("recv")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--duration", type=float)
+    p.add_argument("--idle", type=float, help="stop this long after the "
+                   "last packet")
+    p.add_argument("--count", type=int)
+    p.add_argument("--out")
+    p = sub.add_parser("echo")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--duration", type=float)
+    p = sub.add_parser("ping")
+    p.add_argument("--to", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--sport", type=int)
+    p.add_argument("--count", type=int, default=20)
+    p.add_argument("--interval", type=float, default=0.05)
+    p.add_argument("--timeout", type=float, default=2.0)
+    p.add_argument("--size", type=int, default=64)
+    a = ap.parse_args(argv)
+    {"send": cmd_send, "recv": cmd_recv, "echo": cmd_echo,
+     "ping": cmd_ping}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow
+ * Unit tests of the picture-type parser (gst-libs/gst/picturetype):
+ * MPEG-2 pictures written bit by bit here, H.264 access units from x264enc
+ * in both stream formats, against the GOP structure the encoder was told
+ * to make.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
+#include <gst/picturetype/picturetype.h>
+
+/* ---------------------------------------------------------------- */
+/* a bit writer for MPEG-2 headers */
+
+typedef struct
+{
+  guint8 data[1024];
+  gsize bits;
+} Bits;
+
+static void
+put (Bits * b, guint32 v, guint n)
+{
+  while (n--) {
+    if ((v >> n) & 1)
+      b->data[b->bits / 8] |= 0x80 >> (b->bits % 8);
+    b->bits++;
+  }
+}
+
+static void
+start_code (Bits * b, guint8 code)
+{
+  b->bits = (b->bits + 7) / 8 * 8;
+  put (b, 0x000001, 24);
+  put (b, code, 8);
+}
+
+static gsize
+bytes_of (Bits * b)
+{
+  return (b->bits + 7) / 8;
+}
+
+/* a sequence header; with @intra_base, a loaded intra matrix whose
+ * (zigzag) entry i is intra_base + i */
+static void
+put_sequence (Bits * b, gint intra_base)
+{
+  guint i;
+
+  start_code (b, 0xb3);
+  put (b, 352, 12);
+  put (b, 288, 12);
+  put (b, 2, 4);                /* 4:3 */
+  put (b, 3, 4);                /* 25 fps */
+  put (b, 10000, 18);           /* 4 Mbit/s in 400 bit/s units */
+  put (b, 1, 1);                /* marker */
+  put (b, 112, 10);             /* vbv buffer size */
+  put (b, 0, 1);                /* constrained parameters */
+  put (b, intra_base > 0, 1);
+  if (intra_base > 0)
+    for (i = 0; i < 64; i++)
+      put (b, intra_base + i, 8);
+  put (b, 0, 1);                /* no non-intra matrix */
+}
+
+static void
+put_gop (Bits * b)
+{
+  start_code (b, 0xb8);
+  put (b, 0, 1);                /* drop frame */
+  put (b, 0, 5);
+  put (b, 0, 6);
+  put (b, 1, 1);                /* marker */
+  put (b, 0, 6);
+  put (b, 0, 6);
+  put (b, 1, 1);                /* closed */
+  put (b, 0, 1);
+}
+
+/* type: 1 I, 2 P, 3 B, 4 D */
+static void
+put_picture (Bits * b, guint tref, guint type)
+{
+  start_code (b, 0x00);
+  put (b, tref, 10);
+  put (b, type, 3);
+  put (b, 0xffff, 16);          /* vbv delay */
+  if (type == 2 || type == 3) {
+    put (b, 0, 1);
+    put (b, 7, 3);
+  }
+  if (type == 3) {
+    put (b, 0, 1);
+    put (b, 7, 3);
+  }
+  put (b, 0, 1);                /* extra_bit_picture */
+}
+
+/* a quant matrix extension loading a non-intra matrix of @base + i */
+static void
+put_quant_matrix_extension (Bits * b, gint intra_base, gint non_intra_base)
+{
+  guint i;
+
+  start_code (b, 0xb5);
+  put (b, 3, 4);                /* quant matrix extension */
+  put (b, intra_base > 0, 1);
+  if (intra_base > 0)
+    for (i = 0; i < 64; i++)
+      put (b, intra_base + i, 8);
+  put (b, non_intra_base > 0, 1);
+  if (non_intra_base > 0)
+    for (i = 0; i < 64; i++)
+      put (b, non_intra_base + i, 8);
+  put (b, 0, 1);                /* no chroma matrices */
+  put (b, 0, 1);
+}
+
+static void
+put_slice (Bits * b)
+{
+  start_code (b, 0x01);
+  put (b, 0x12345678, 32);
+  put (b, 0x9abcdef0, 32);
+}
+
+static gboolean
+parse (GstTwoflowCodec codec, Bits * b, GstTwoflowPictureInfo * info)
+{
+  GstTwoflowPictureParser *p = gst_twoflow_picture_parser_new (codec);
+  gboolean ok = gst_twoflow_picture_parser_parse (p, b->data, bytes_of (b),
+      info);
+
+  gst_twoflow_picture_parser_free (p);
+  return ok;
+}
+
+GST_START_TEST (test_mpeg2_types)
+{
+  GstTwoflowPictureInfo info;
+  Bits b;
+  guint i;
+
+  /* sequence + GOP + I */
+  memset (&b, 0, sizeof (b));
+  put_sequence (&b, 0);
+  put_gop (&b);
+  put_picture (&b, 2, 1);
+  put_slice (&b);
+  fail_unless (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+  fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_I);
+  fail_unless (info.reference);
+  fail_unless (info.sequence_header);
+  fail_unless (info.gop_header);
+  fail_unless (!info.idr);
+  fail_unless_equals_int (info.temporal_reference, 2);
+  fail_unless (!info.load_intra_matrix && !info.load_non_intra_matrix);
+
+  /* P and B alone; MPEG-1 reads the same */
+  for (i = 2; i <= 3; i++) {
+    memset (&b, 0, sizeof (b));
+    put_picture (&b, 5 + i, i);
+    put_slice (&b);
+    fail_unless (parse (i == 2 ? GST_TWOFLOW_CODEC_MPEG1 :
+            GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+    fail_unless_equals_int (info.type, i == 2 ? GST_TWOFLOW_PICTURE_P :
+        GST_TWOFLOW_PICTURE_B);
+    fail_unless_equals_int (info.reference, i == 2);
+    fail_unless (!info.sequence_header && !info.gop_header);
+    fail_unless_equals_int (info.temporal_reference, 5 + i);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_mpeg2_first_picture_counts)
+{
+  GstTwoflowPictureInfo info;
+  Bits b;
+
+  memset (&b, 0, sizeof (b));
+  put_picture (&b, 0, 3);
+  put_slice (&b);
+  put_picture (&b, 1, 1);
+  put_slice (&b);
+  fail_unless (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+  fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_B);
+  fail_unless (!info.reference);
+  fail_unless_equals_int (info.temporal_reference, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_mpeg2_no_picture)
+{
+  GstTwoflowPictureInfo info;
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
+  static const guint8 garbage[] = { 1, 2, 3, 0, 0, 2, 0xff, 0xfe, 0, 0 };
+  static const guint8 end[] = { 0, 0, 1, 0xb7 };
+  Bits b;
+
+  fail_if (gst_twoflow_picture_parser_parse (p, garbage, sizeof (garbage),
+          &info));
+  fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_NONE);
+  fail_if (gst_twoflow_picture_parser_parse (p, end, sizeof (end), &info));
+  fail_if (gst_twoflow_picture_parser_parse (p, NULL, 0, &info));
+  gst_twoflow_picture_parser_free (p);
+
+  /* a sequence header alone: reported, but no picture */
+  memset (&b, 0, sizeof (b));
+  put_sequence (&b, 0);
+  fail_if (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+  fail_unless (info.sequence_header);
+
+  /* a D picture (MPEG-1 only, DC coefficients): not a type we handle */
+  memset (&b, 0, sizeof (b));
+  put_picture (&b, 0, 4);
+  fail_if (parse (GST_TWOFLOW_CODEC_MPEG1, &b, &info));
+  fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_NONE);
+
+  /* truncated inside the picture header */
+  memset (&b, 0, sizeof (b));
+  put_picture (&b, 0, 1);
+  b.bits = 5 * 8;
+  fail_if (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+}
+
+GST_END_TEST;
+
+/* The sequence header's matrix, then a quant matrix extension after the
+ * picture (before its slices) that loads the other one: both reported,
+ * the extension read although it follows the picture header. */
+GST_START_TEST (test_mpeg2_quant_matrices)
+{
+  GstTwoflowPictureInfo info;
+  Bits b;
+  guint i;
+
+  memset (&b, 0, sizeof (b));
+  put_sequence (&b, 10);
+  put_gop (&b);
+  put_picture (&b, 0, 1);
+  put_quant_matrix_extension (&b, 0, 100);
+  put_slice (&b);
+  fail_unless (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+  fail_unless (info.load_intra_matrix);
+  fail_unless (info.load_non_intra_matrix);
+  for (i = 0; i < 64; i++) {
+    fail_unless_equals_int (info.intra_matrix[i], 10 + i);
+    fail_unless_equals_int (info.non_intra_matrix[i], 100 + i);
+  }
+
+  /* the later of two intra matrices wins; one after a slice is another
+   * picture's business */
+  memset (&b, 0, sizeof (b));
+  put_sequence (&b, 10);
+  put_picture (&b, 0, 1);
+  put_quant_matrix_extension (&b, 20, 0);
+  put_slice (&b);
+  put_quant_matrix_extension (&b, 30, 0);
+  fail_unless (parse (GST_TWOFLOW_CODEC_MPEG2, &b, &info));
+  fail_unless (info.load_intra_matrix);
+  fail_unless (!info.load_non_intra_matrix);
+  for (i = 0; i < 64; i++)
+    fail_unless_equals_int (info.intra_matrix[i], 20 + i);
+}
+
+GST_END_TEST;
+
+/* ---------------------------------------------------------------- */
+/* H.264 from x264enc: IDR, then P B B in decode order (b-adapt off, no
+ * B pyramid), a new IDR every 9 frames. */
+
+#define H264_FRAMES 20
+#define H264_GOP 9
+
+static GPtrArray *
+encode_h264 (const gchar * format, GstBuffer ** codec_data)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d ! "
+      "video/x-raw,width=64,height=48,framerate=25/1 ! x264enc "
+      "key-int-max=%d bframes=2 b-adapt=false b-pyramid=false "
+      "speed-preset=ultrafast ! h264parse ! "
+      "video/x-h264,stream-format=%s,alignment=au ! appsink name=out "
+      "sync=false", H264_FRAMES, H264_GOP, format);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GPtrArray *aus = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  GstSample *sample;
+
+  g_free (desc);
+  fail_unless (pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  *codec_data = NULL;
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstStructure *s = gst_caps_get_structure (gst_sample_get_caps (sample),
+        0);
+    const GValue *v = gst_structure_get_value (s, "codec_data");
+
+    if (v && !*codec_data)
+      *codec_data = gst_buffer_ref (gst_value_get_buffer (v));
+    g_ptr_array_add (aus, gst_buffer_ref (gst_sample_get_buffer (sample)));
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  fail_unless_equals_int (aus->len, H264_FRAMES);
+  return aus;
+}
+
+static void
+check_h264 (const gchar * format)
+{
+  GstBuffer *codec_data;
+  GPtrArray *aus = encode_h264 (format, &codec_data);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H264);
+  guint i, counts[4] = { 0 };
+
+  if (g_str_equal (format, "avc")) {
+    GstMapInfo map;
+
+    fail_unless (codec_data != NULL);
+    gst_buffer_map (codec_data, &map, GST_MAP_READ);
+    fail_unless (gst_twoflow_picture_parser_set_codec_data (p, map.data,
+            map.size));
+    /* a broken record is refused */
+    fail_if (gst_twoflow_picture_parser_set_codec_data (p, map.data, 3));
+    gst_buffer_unmap (codec_data, &map);
+  }
+
+  for (i = 0; i < aus->len; i++) {
+    GstBuffer *au = g_ptr_array_index (aus, i);
+    GstTwoflowPictureInfo info;
+    GstMapInfo map;
+    gboolean idr = !GST_BUFFER_FLAG_IS_SET (au, GST_BUFFER_FLAG_DELTA_UNIT);
+
+    gst_buffer_map (au, &map, GST_MAP_READ);
+    fail_unless (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+            &info), "no picture in access unit %u", i);
+    gst_buffer_unmap (au, &map);
+    counts[info.type]++;
+    fail_unless_equals_int (info.idr, idr);
+    fail_unless_equals_int (info.temporal_reference, -1);
+    if (idr) {
+      fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_I);
+      fail_unless (info.reference);
+    } else {
+      fail_unless (info.type == GST_TWOFLOW_PICTURE_P ||
+          info.type == GST_TWOFLOW_PICTURE_B, "access unit %u: type %d", i,
+          info.type);
+      /* without a B pyramid no B frame is a reference */
+      fail_unless_equals_int (info.reference,
+          info.type == GST_TWOFLOW_PICTURE_P);
+    }
+    /* x264enc puts an SPS before every IDR (h264parse keeps it in avc
+     * too), and only there */
+    fail_unless_equals_int (info.sequence_header, idr);
+  }
+  /* 20 frames with a key frame every 9: 3 IDR; the rest are P and B,
+   * at most two B in a row */
+  fail_unless_equals_int (counts[GST_TWOFLOW_PICTURE_I], 3);
+  fail_unless (counts[GST_TWOFLOW_PICTURE_B] >= 8);
+  fail_unless (counts[GST_TWOFLOW_PICTURE_P] >= 4);
+  fail_unless_equals_int (counts[GST_TWOFLOW_PICTURE_NONE], 0);
+
+  gst_twoflow_picture_parser_free (p);
+  gst_clear_buffer (&codec_data);
+  g_ptr_array_unref (aus);
+}
+
+GST_START_TEST (test_h264_byte_stream)
+{
+  check_h264 ("byte-stream");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_h264_avc)
+{
+  check_h264 ("avc");
+}
+
+GST_END_TEST;
+
+/* Without the SPS/PPS a slice header cannot be read: no type. */
+GST_START_TEST (test_h264_needs_parameter_sets)
+{
+  GstBuffer *codec_data;
+  GPtrArray *aus = encode_h264 ("avc", &codec_data);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H264);
+  GstTwoflowPictureParser *mpeg =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
+  GstTwoflowPictureInfo info;
+  GstMapInfo map;
+  GstMapInfo cd;
+
+  /* codec_data means nothing to an MPEG parser */
+  gst_buffer_map (codec_data, &cd, GST_MAP_READ);
+  fail_if (gst_twoflow_picture_parser_set_codec_data (mpeg, cd.data, cd.size));
+  gst_buffer_unmap (codec_data, &cd);
+
+  /* avc access units read as byte-stream, without the parameter sets */
+  gst_buffer_map (g_ptr_array_index (aus, 1), &map, GST_MAP_READ);
+  fail_if (gst_twoflow_picture_parser_parse (p, map.data, map.size, &info));
+  fail_unless_equals_int (info.type, GST_TWOFLOW_PICTURE_NONE);
+
+  /* with codec_data they read; back to byte-stream, they do not */
+  gst_buffer_map (codec_data, &cd, GST_MAP_READ);
+  fail_unless (gst_twoflow_picture_parser_set_codec_data (p, cd.data,
+          cd.size));
+  gst_buffer_unmap (codec_data, &cd);
+  fail_unless (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+          &info));
+  fail_unless (gst_twoflow_picture_parser_set_codec_data (p, NULL, 0));
+  fail_if (gst_twoflow_picture_parser_parse (p, map.data, map.size, &info));
+  gst_buffer_unmap (g_ptr_array_index (aus, 1), &map);
+
+  gst_twoflow_picture_parser_free (p);
+  gst_twoflow_picture_parser_free (mpeg);
+  gst_buffer_unref (codec_data);
+  g_ptr_array_unref (aus);
+}
+
+GST_END_TEST;
+
+static Suite *
+picturetype_suite (void)
+{
+  Suite *s = suite_create ("picturetype");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_mpeg2_types);
+  tcase_add_test (tc, test_mpeg2_first_picture_counts);
+  tcase_add_test (tc, test_mpeg2_no_picture);
+  tcase_add_test (tc, test_mpeg2_quant_matrices);
+  tcase_add_test (tc, test_h264_byte_stream);
+  tcase_add_test (tc, test_h264_avc);
+  tcase_add_test (tc, test_h264_needs_parameter_sets);
+  return s;
+}
+
+GST_CHECK_MAIN (picturetype);
