@@ -32,6 +32,7 @@
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowadmission.h>
 #include "twoflow-control.h"
 
 static gchar *opt_server = NULL;
@@ -58,7 +59,7 @@ static guint port_index = 0;
 static gchar *server_host;
 static gint server_port;
 static guint next_session_id = 1;
-static GList *admitted = NULL;  /* ProxySession, the admitted RTSP sessions */
+static GstTwoflowAdmission *admission;  /* the admitted RTSP sessions */
 G_LOCK_DEFINE_STATIC (counters);
 static GHashTable *info_cache;  /* video name -> JsonObject (INFO reply) */
 static GstRTSPMountPoints *mounts;
@@ -87,13 +88,6 @@ typedef struct
   gint64 started_us;
   /* measurement (progress events, once a second) */
   gint64 ess_bytes, enh_bytes;    /* under counters_lock */
-  gint64 last_ess_bytes, last_enh_bytes, last_us;
-  guint64 last_received, last_lost;
-  guint64 win_total[5], win_lost[5];    /* per progress event, ring */
-  guint64 last_segments_late;
-  gdouble rate, loss, rate_ratio;
-  gboolean healthy;
-  guint samples;
   GMainLoop *loop;              /* fetch mode */
   /* --arrivals: one line per essential record as it arrives */
   FILE *arrivals;
@@ -179,8 +173,6 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->id = next_session_id++;
   ps->video = g_strdup (video);
   ps->prestage = prestage;
-  ps->healthy = TRUE;
-  ps->rate_ratio = 1.0;
   g_socket_client_set_timeout (client, 10);
   ps->conn = g_socket_client_connect_to_host (client, server_host,
       server_port, NULL, error);
@@ -441,60 +433,35 @@ counter_get (gint64 * counter)
   return v;
 }
 
+/* One progress event of the server: a sample for measured admission. */
 static void
 update_measurement (ProxySession * ps, JsonObject * ev)
 {
-  gint64 now = g_get_monotonic_time ();
-  gint64 eb = counter_get (&ps->ess_bytes);
-  gint64 nb = counter_get (&ps->enh_bytes);
+  GstTwoflowAdmissionSample sample = { 0, };
   GstStructure *st = NULL;
-  guint64 received = 0, lost = 0, late = 0;
   JsonObject *tc, *es;
-  gdouble dt;
 
+  sample.essential_bytes = counter_get (&ps->ess_bytes);
+  sample.enhanced_bytes = counter_get (&ps->enh_bytes);
   if (ps->enh_src)
     g_object_get (ps->enh_src, "stats", &st, NULL);
   if (st) {
-    gst_structure_get_uint64 (st, "received", &received);
-    gst_structure_get_uint64 (st, "lost", &lost);
+    gst_structure_get_uint64 (st, "received", &sample.received);
+    gst_structure_get_uint64 (st, "lost", &sample.lost);
     gst_structure_free (st);
-  }
-  if (ps->last_us) {
-    guint i, k = ps->samples % G_N_ELEMENTS (ps->win_total);
-    guint64 tot = 0, lst = 0;
-
-    dt = (now - ps->last_us) / 1e6;
-    if (dt > 0)
-      ps->rate = ((eb - ps->last_ess_bytes) + (nb - ps->last_enh_bytes))
-          * 8.0 / dt;
-    /* loss over the last 5 s: one second holds too few packets of a
-     * low-rate flow to tell 8 % from 0 */
-    ps->win_total[k] = (received + lost) - (ps->last_received + ps->last_lost);
-    ps->win_lost[k] = lost - ps->last_lost;
-    for (i = 0; i < G_N_ELEMENTS (ps->win_total); i++) {
-      tot += ps->win_total[i];
-      lst += ps->win_lost[i];
-    }
-    if (tot > 0)
-      ps->loss = (gdouble) lst / tot;
   }
   tc = json_object_has_member (ev, "transcoder_stats") ?
       json_object_get_object_member (ev, "transcoder_stats") : NULL;
-  if (tc && twoflow_json_get_int (tc, "input-bitrate", 0) > 0)
-    ps->rate_ratio = (gdouble) twoflow_json_get_int (tc, "target-bitrate", 0)
-        / twoflow_json_get_int (tc, "input-bitrate", 1);
+  if (tc) {
+    sample.input_bitrate = twoflow_json_get_int (tc, "input-bitrate", 0);
+    sample.target_bitrate = twoflow_json_get_int (tc, "target-bitrate", 0);
+  }
   es = json_object_has_member (ev, "essential_stats") ?
       json_object_get_object_member (ev, "essential_stats") : NULL;
-  late = es ? twoflow_json_get_int (es, "segments-late", 0) : 0;
-  ps->healthy = ps->loss < 0.05 && ps->rate_ratio >= 0.9
-      && late <= ps->last_segments_late;
-  ps->last_segments_late = late;
-  ps->last_us = now;
-  ps->last_ess_bytes = eb;
-  ps->last_enh_bytes = nb;
-  ps->last_received = received;
-  ps->last_lost = lost;
-  ps->samples++;
+  sample.segments_late = es ? twoflow_json_get_int (es, "segments-late", 0) :
+      0;
+  gst_twoflow_admission_handle_sample (admission, ps->id, &sample,
+      g_get_monotonic_time () * GST_USECOND);
 }
 
 static void read_event (ProxySession * ps);
@@ -843,64 +810,36 @@ missing:
 
 /* ----------------------------------------------------- admission control */
 
-static guint64
-reserved_rate (void)
-{
-  guint64 sum = 0;
-  GList *l;
-  for (l = admitted; l; l = l->next)
-    sum += ((ProxySession *) l->data)->peak_rate;
-  return sum;
-}
-
 /* Called twice per viewer: at DESCRIBE (stage "describe": a rejection
- * answers 503) and when its session is set up (stage "session": an
- * admission reserves its peak rate). Each decision is logged once. */
+ * answers 503) and when its session is set up (stage "session": the caller
+ * then adds it, reserving its peak rate). Each decision is logged once. */
 static gboolean
 admission_check (const gchar * video, guint64 peak, const gchar * stage,
     gchar ** reason)
 {
-  gboolean ok = TRUE;
+  GstTwoflowAdmissionDecision d;
   JsonObject *log = json_object_new ();
-  GList *l;
 
+  gst_twoflow_admission_decide (admission, peak, &d);
   json_object_set_string_member (log, "video", video);
   json_object_set_int_member (log, "peak_rate", peak);
-  json_object_set_int_member (log, "sessions", g_list_length (admitted));
-  if (opt_wan_capacity > 0 && !opt_measured) {
-    guint64 used = reserved_rate ();
-    gdouble residual = opt_wan_capacity - used;
-    json_object_set_string_member (log, "mode", "configured");
-    json_object_set_double_member (log, "capacity", opt_wan_capacity);
-    json_object_set_double_member (log, "residual", residual);
-    if (peak > residual) {
-      ok = FALSE;
-      *reason = g_strdup_printf ("WAN capacity exhausted: peak rate %.2f "
-          "Mbit/s > residual %.2f of %.2f Mbit/s", peak / 1e6,
-          MAX (residual, 0) / 1e6, opt_wan_capacity / 1e6);
-    }
-  } else if (opt_measured) {
-    json_object_set_string_member (log, "mode", "measured");
-    for (l = admitted; l && ok; l = l->next) {
-      ProxySession *ps = l->data;
-      if (ps->samples >= 2 && !ps->healthy) {
-        ok = FALSE;
-        *reason = g_strdup_printf ("session %u (%s) is off its targets: "
-            "loss %.1f%%, transcoder at %.0f%% of its input rate",
-            ps->id, ps->video, ps->loss * 100, ps->rate_ratio * 100);
-      }
-    }
-  } else {
-    json_object_set_string_member (log, "mode", "none");
+  json_object_set_int_member (log, "sessions", d.sessions);
+  json_object_set_string_member (log, "mode",
+      gst_twoflow_admission_mode_to_string (d.mode));
+  if (d.mode == GST_TWOFLOW_ADMISSION_CONFIGURED) {
+    json_object_set_double_member (log, "capacity", d.capacity);
+    json_object_set_double_member (log, "residual", d.residual);
   }
-  json_object_set_string_member (log, "decision", ok ? "admit" : "reject");
+  json_object_set_string_member (log, "decision", d.admit ? "admit" :
+      "reject");
   json_object_set_string_member (log, "stage", stage);
-  if (!ok)
-    json_object_set_string_member (log, "reason", *reason);
-  if (!ok || g_str_equal (stage, "session"))
+  if (!d.admit)
+    json_object_set_string_member (log, "reason", d.reason);
+  if (!d.admit || g_str_equal (stage, "session"))
     log_json ("ADMISSION", log);
   json_object_unref (log);
-  return ok;
+  *reason = d.reason;
+  return d.admit;
 }
 
 /* ------------------------------------------------------------------ RTSP */
@@ -925,14 +864,13 @@ release_session (gpointer data, GObject * where_the_media_was)
   ProxySession *ps = data;
   JsonObject *rep;
 
-  if (!g_list_find (admitted, ps))
+  if (!gst_twoflow_admission_remove (admission, ps->id))
     return;
-  admitted = g_list_remove (admitted, ps);
   rep = proxy_session_report (ps);
   log_json ("SESSION-END", rep);
   json_object_unref (rep);
-  g_print ("proxy session %u: released; %u admitted, %.2f Mbit/s reserved\n",
-      ps->id, g_list_length (admitted), reserved_rate () / 1e6);
+  g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
+      ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
   proxy_session_free (ps);
 }
 
@@ -983,7 +921,7 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     proxy_session_free (ps);
     return NULL;
   }
-  admitted = g_list_append (admitted, ps);
+  gst_twoflow_admission_add (admission, ps->id, ps->video, ps->peak_rate);
 
   top = gst_bin_new (NULL);
   recv = build_receive_bin (ps);
@@ -993,7 +931,7 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
   if (!mux) {
     g_print ("RTSP %s: %s\n", url->abspath, err->message);
     g_clear_error (&err);
-    admitted = g_list_remove (admitted, ps);
+    gst_twoflow_admission_remove (admission, ps->id);
     proxy_session_free (ps);
     gst_object_unref (top);
     return NULL;
@@ -1312,6 +1250,10 @@ main (int argc, char **argv)
   g_strfreev (hp);
   info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) json_object_unref);
+  admission = gst_twoflow_admission_new (opt_measured ?
+      GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
+      GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
+      (guint64) MAX (opt_wan_capacity, 0));
 
   if (opt_prestage)
     return run_fetch (opt_prestage, NULL, TRUE);
@@ -1352,7 +1294,7 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_main_loop_run (loop);
   g_print ("twoflow-proxy: stopping, %u session(s) admitted\n",
-      g_list_length (admitted));
+      gst_twoflow_admission_n_sessions (admission));
   g_object_unref (server);
   return 0;
 }

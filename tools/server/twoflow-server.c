@@ -36,6 +36,7 @@
 #include <gst/gst.h>
 #include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
 
@@ -44,7 +45,6 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 
 #define DEFAULT_SEGMENT_DURATION 10.0
 #define RATE_WINDOW GST_SECOND
-#define N_LEVELS 10
 #define SCAN_STALL 5            /* s without a demuxed stream: refused */
 
 typedef struct
@@ -62,7 +62,7 @@ typedef struct
   GstClockTime duration;
   /* bit/s; peaks over 1 s windows of decode time */
   guint64 peak_rate, mean_rate, ess_peak, ess_mean, enh_peak, enh_mean;
-  guint64 levels[N_LEVELS];     /* rUDP rate levels, bytes/s */
+  guint64 levels[GST_TWOFLOW_PROFILE_N_LEVELS];  /* rUDP rate levels, bit/s */
 } VideoInfo;
 
 typedef struct _Client Client;
@@ -567,21 +567,9 @@ typedef struct
 {
   /* the essential and enhanced sinks run in two streaming threads */
   GMutex lock;
-  GArray *all, *ess, *enh;      /* guint64 bytes per window */
+  GstTwoflowProfile *profile;
   VideoInfo *v;
-  GstClockTime last_end;
 } ScanState;
-
-static void
-window_add (GArray * a, GstClockTime t, guint64 bytes)
-{
-  guint idx = t / RATE_WINDOW;
-  if (idx > 1000000)
-    return;
-  if (a->len <= idx)
-    g_array_set_size (a, idx + 1);
-  g_array_index (a, guint64, idx) += bytes;
-}
 
 static GstPadProbeReturn
 scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
@@ -590,8 +578,6 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
   GstTwoflowFrameHeader hdr;
   GstMapInfo map;
-  GstClockTime t;
-  gboolean ess;
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return GST_PAD_PROBE_OK;
@@ -611,55 +597,42 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
     if (caps)
       gst_caps_unref (caps);
     g_free (str);
-  } else if (hdr.kind == GST_TWOFLOW_RECORD_AUDIO) {
-    t = GST_CLOCK_TIME_IS_VALID (hdr.pts) ? hdr.pts : 0;
-    g_mutex_lock (&st->lock);
-    window_add (st->all, t, map.size);
-    window_add (st->ess, t, map.size);
-    st->v->audio_records++;
-    st->v->audio_bytes += map.size;
-    st->v->bytes += map.size;
-    st->v->ess_bytes += map.size;
-    g_mutex_unlock (&st->lock);
   }
-  if (hdr.kind != GST_TWOFLOW_RECORD_FRAME) {
-    gst_buffer_unmap (buf, &map);
-    return GST_PAD_PROBE_OK;
-  }
-  t = GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
-  if (!GST_CLOCK_TIME_IS_VALID (t))
-    t = 0;
-  ess = (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL) != 0;
   g_mutex_lock (&st->lock);
-  window_add (st->all, t, map.size);
-  window_add (ess ? st->ess : st->enh, t, map.size);
-  st->v->frames++;
-  st->v->bytes += map.size;
-  if (ess) {
-    st->v->ess_frames++;
-    st->v->ess_bytes += map.size;
-  } else {
-    st->v->enh_frames++;
-    st->v->enh_bytes += map.size;
-  }
-  if (GST_CLOCK_TIME_IS_VALID (hdr.duration))
-    t += hdr.duration;
-  st->last_end = MAX (st->last_end, t);
-  if (st->v->codec == NULL)
-    st->v->codec = g_strdup (gst_twoflow_codec_to_string (hdr.codec));
+  gst_twoflow_profile_handle_record (st->profile, &hdr, map.size);
   g_mutex_unlock (&st->lock);
   gst_buffer_unmap (buf, &map);
   return GST_PAD_PROBE_OK;
 }
 
-static guint64
-array_max (GArray * a)
+/* The scan's result into @v (rates bit/s, duration from the first
+ * timestamp: a capture that starts hours in is not hours long). */
+static void
+video_info_set_profile (VideoInfo * v, GstTwoflowProfile * profile)
 {
-  guint64 m = 0;
-  guint i;
-  for (i = 0; i < a->len; i++)
-    m = MAX (m, g_array_index (a, guint64, i));
-  return m;
+  GstTwoflowProfileInfo in;
+
+  gst_twoflow_profile_get_info (profile, &in);
+  v->frames = in.frames;
+  v->ess_frames = in.essential_frames;
+  v->enh_frames = in.enhanced_frames;
+  v->audio_records = in.audio_records;
+  v->bytes = in.bytes;
+  v->ess_bytes = in.essential_bytes;
+  v->enh_bytes = in.enhanced_bytes;
+  v->audio_bytes = in.audio_bytes;
+  v->duration = in.duration;
+  v->peak_rate = in.peak_rate;
+  v->mean_rate = in.mean_rate;
+  v->ess_peak = in.essential_peak_rate;
+  v->ess_mean = in.essential_mean_rate;
+  v->enh_peak = in.enhanced_peak_rate;
+  v->enh_mean = in.enhanced_mean_rate;
+  v->audio_mean = in.audio_mean_rate;
+  if (v->codec == NULL && in.frames > 0)
+    v->codec = g_strdup (gst_twoflow_codec_to_string (in.codec));
+  gst_twoflow_profile_levels (in.enhanced_mean_rate, in.enhanced_peak_rate,
+      v->levels);
 }
 
 /* Reads the whole video once (parse only, no decoding) for its frame
@@ -675,7 +648,6 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   ScanState st = { 0, };
   GstElement *sink;
   GstPad *pad;
-  guint64 seconds_ns;
   gint i;
 
   if (name == NULL || strchr (name, '/') || name[0] == '.' || !*name) {
@@ -726,9 +698,7 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
     return NULL;
   }
   g_mutex_init (&st.lock);
-  st.all = g_array_new (FALSE, TRUE, sizeof (guint64));
-  st.ess = g_array_new (FALSE, TRUE, sizeof (guint64));
-  st.enh = g_array_new (FALSE, TRUE, sizeof (guint64));
+  st.profile = gst_twoflow_profile_new (RATE_WINDOW);
   st.v = v;
   for (i = 0; i < 3; i++) {
     const gchar *sn[] = { "all", "ess", "enh" };
@@ -782,6 +752,7 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
     }
   }
   gst_element_set_state (pipe, GST_STATE_NULL);
+  video_info_set_profile (v, st.profile);
   if (msg == NULL || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
       || v->frames == 0) {
     GError *err = NULL;
@@ -794,37 +765,14 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
     video_info_free (v);
     v = NULL;
   } else {
-    v->duration = st.last_end;
-    seconds_ns = MAX (v->duration, 1);
-    v->peak_rate = array_max (st.all) * 8 * GST_SECOND / RATE_WINDOW;
-    v->ess_peak = array_max (st.ess) * 8 * GST_SECOND / RATE_WINDOW;
-    v->enh_peak = array_max (st.enh) * 8 * GST_SECOND / RATE_WINDOW;
-    v->mean_rate = gst_util_uint64_scale (v->bytes * 8, GST_SECOND, seconds_ns);
-    v->ess_mean = gst_util_uint64_scale (v->ess_bytes * 8, GST_SECOND,
-        seconds_ns);
-    v->enh_mean = gst_util_uint64_scale (v->enh_bytes * 8, GST_SECOND,
-        seconds_ns);
-    v->audio_mean = gst_util_uint64_scale (v->audio_bytes * 8, GST_SECOND,
-        seconds_ns);
-    /* rUDP levels (bytes/s): geometric from a quarter of the enhanced mean
-     * to twice its peak (plus RTP/UDP/IP overhead), so the top levels carry
-     * the flow untranscoded and the lower ones leave the transcoder room. */
-    {
-      gdouble lo = MAX (v->enh_mean / 8.0 / 4.0, 2000.0);
-      gdouble hi = MAX (v->enh_peak / 8.0 * 2.0 * 1.05, lo * 2.0);
-      for (i = 0; i < N_LEVELS; i++)
-        v->levels[i] = (guint64) (lo * pow (hi / lo, i / (N_LEVELS - 1.0)));
-    }
     g_hash_table_insert (video_cache, key, v);
     key = NULL;
   }
   if (msg)
     gst_message_unref (msg);
   gst_object_unref (pipe);
-  g_array_free (st.all, TRUE);
+  gst_twoflow_profile_free (st.profile);
   g_mutex_clear (&st.lock);
-  g_array_free (st.ess, TRUE);
-  g_array_free (st.enh, TRUE);
   g_free (key);
   return v;
 }
@@ -861,8 +809,9 @@ video_info_to_json (VideoInfo * v, JsonObject * o)
     json_object_set_string_member (o, "video_track", v->video_track);
   if (v->audio_track)
     json_object_set_string_member (o, "audio_track", v->audio_track);
-  for (i = 0; i < N_LEVELS; i++)
-    json_array_add_int_element (lv, v->levels[i]);
+  /* the control protocol's levels are bytes/s */
+  for (i = 0; i < GST_TWOFLOW_PROFILE_N_LEVELS; i++)
+    json_array_add_int_element (lv, v->levels[i] / 8);
   json_object_set_array_member (o, "levels", lv);
 }
 
@@ -871,9 +820,9 @@ levels_string (VideoInfo * v)
 {
   GString *s = g_string_new ("<");
   gint i;
-  for (i = 0; i < N_LEVELS; i++)
+  for (i = 0; i < GST_TWOFLOW_PROFILE_N_LEVELS; i++)
     g_string_append_printf (s, "%s(guint64)%" G_GUINT64_FORMAT,
-        i ? "," : "", v->levels[i] * 8);      /* the property is in bit/s */
+        i ? "," : "", v->levels[i]);
   g_string_append (s, ">");
   return g_string_free (s, FALSE);
 }
