@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.0-or-later
 # Installs the Debian 12 packages twoflow needs to build, test and run its
 # experiments. Idempotent: does nothing (quickly) when all are present.
 set -euo pipefail
@@ -16,6 +17,8 @@ PACKAGES=(
   # testbed and experiments
   iproute2 ethtool iperf3 python3 python3-matplotlib procps
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
+  # GObject introspection of gstreamer-twoflow-1.0 (GstTwoflow-1.0.typelib)
+  gobject-introspection libgirepository1.0-dev
 )
 
 missing=()

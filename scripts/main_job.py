@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
 """twoflow main job: the staggered two-flow VoD system across an emulated WAN,
 ending with a report.
 
@@ -26,42 +27,17 @@ import subprocess
 import sys
 import time
 
-import gi
-
-gi.require_version("Gst", "1.0")
-from gi.repository import Gst  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-from twoflow_records import tagged  # noqa: E402
-
-
-def run(desc, timeout=300):
-    """Runs a pipeline description to EOS; returns the pipeline (in NULL)."""
-    pipeline = Gst.parse_launch(desc)
-    bus = pipeline.get_bus()
-    pipeline.set_state(Gst.State.PLAYING)
-    msg = bus.timed_pop_filtered(timeout * Gst.SECOND,
-                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    pipeline.set_state(Gst.State.NULL)
-    if msg is None:
-        raise RuntimeError("pipeline timed out: " + desc)
-    if msg.type == Gst.MessageType.ERROR:
-        err, dbg = msg.parse_error()
-        raise RuntimeError(f"{msg.src.get_name()}: {err.message} ({dbg})")
-    return pipeline
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../python"))  # twoflowlab
+from twoflowlab import testbed as tbm, tool_argv  # noqa: E402
+from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
+from twoflowlab.records import tagged  # noqa: E402
 
 
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
-
-
-def stats(pipeline, name):
-    s = pipeline.get_by_name(name).get_property("stats")
-    return {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-            for i in range(s.n_fields())}
 
 
 def count_decoded(path):
@@ -144,12 +120,10 @@ def session(title, src, workdir, loss):
 
 def system_section(build, workdir):
     """Server and proxy across the emulated WAN; returns True if all checks pass."""
-    import twoflow_testbed as tbm
-
     print("\n== the two-flow system across the emulated WAN")
     server_exe = os.path.join(build, "tools", "server", "twoflow-server")
     proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
-    viewer = os.path.join(ROOT, "experiments", "system", "viewer.py")
+    viewer = tool_argv("viewer")
     for exe in (server_exe, proxy_exe):
         if not os.access(exe, os.X_OK):
             print(f"  missing {exe}: build first")
@@ -202,8 +176,7 @@ def system_section(build, workdir):
         for name, video, delay in (("A", "ball.m2v", 0), ("B", "greyramp.m2v", 1.0),
                                    ("C", "greyramp.m2v", 1.0)):
             time.sleep(delay)
-            views[name] = viewer_host.popen(["/usr/bin/python3", viewer, url + video,
-                                             "--timeout", "90"],
+            views[name] = viewer_host.popen(viewer + [url + video, "--timeout", "90"],
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             text=True)
         results = {}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.0-or-later
 # ERAP benchmarks, side by side in one run. Usage:
 #   bench/erap/run.sh [BUILD_DIR]
 # (a) loopback goodput and CPU per GB: erap vs srt vs tcp, unpaced (srt

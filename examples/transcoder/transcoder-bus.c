@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * transcoder-bus: an application driving ratetranscoder from bus messages.
  *

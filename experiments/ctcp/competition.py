@@ -4,7 +4,7 @@
 
   sudo experiments/ctcp/competition.py [--build build] [--out DIR]
 
-A UDP flow paced at 1.2 Mbit/s (tests/net/udptool.py: 1200-byte
+A UDP flow paced at 1.2 Mbit/s (twoflowlab.udptool: 1200-byte
 datagrams, the stand-in for rudpsink's near-CBR enhanced flow) and a TCP
 flow share a bottleneck of 1.1 x their summed rates (TCP's share: 100 kB/s
 = 0.8 Mbit/s; link 2.2 Mbit/s, 20 ms each way, 30-packet drop-tail
@@ -20,10 +20,11 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ctcpbed  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab import ctcpbed  # noqa: E402
 
-UDPTOOL = os.path.join(ctcpbed.ROOT, "tests", "net", "udptool.py")
+from twoflowlab import tool_argv  # noqa: E402
+UDPTOOL = tool_argv("udptool", sys.executable)
 TCP_RATE = 100000               # bytes/s
 UDP_BPS = 1.2e6
 LINK_BPS = 1.1 * (TCP_RATE * 8 + UDP_BPS)
@@ -36,10 +37,10 @@ def phase(mode, args):
                          workdir=os.path.join(args.out, mode),
                          keep_workdir=True) as tb:
         rx = ctcpbed.receiver(tb, 5501, duration=RUN + 15)
-        urx = tb.client.popen([sys.executable, UDPTOOL, "recv", "--port",
+        urx = tb.client.popen(UDPTOOL + ["recv", "--port",
                                "9301", "--duration", str(RUN + 5)],
                               stdout=subprocess.PIPE, text=True)
-        usx = tb.server.popen([sys.executable, UDPTOOL, "send", "--to",
+        usx = tb.server.popen(UDPTOOL + ["send", "--to",
                                tb.client_ip, "--port", "9301", "--rate",
                                str(UDP_BPS), "--size", "1200", "--duration",
                                str(RUN)], stdout=subprocess.PIPE, text=True)

@@ -41,8 +41,8 @@ import lzma
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ctcpbed  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab import ctcpbed  # noqa: E402
 
 LINK_BPS = 512e3
 LOSS_THRESHOLD = 0.05

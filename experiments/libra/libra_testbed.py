@@ -3,7 +3,7 @@
 """Libra (ERAP's RTT-fair congestion control) on the emulated WAN.
 
 One command per experiment (root; traffic only inside the testbed's
-namespaces, tests/net/twoflow_testbed.py):
+namespaces, twoflowlab.testbed):
 
   sudo experiments/libra/libra_testbed.py fairness      [--build B] [--out D]
   sudo experiments/libra/libra_testbed.py buffers       [--build B] [--out D]
@@ -40,9 +40,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-
-from twoflow_testbed import (Testbed, SkipTest, check_environment,  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab.testbed import (Testbed, SkipTest, check_environment,  # noqa
                              jain_index)
 
 RATE = 10e6
@@ -297,7 +296,7 @@ def plot_run(r, png, smooth_s=1.0):
     plt = _plt()
     if not plt or not os.path.exists(r["emulator_csv"]):
         return
-    from twoflow_testbed import read_csv
+    from twoflowlab.testbed import read_csv
     rows = read_csv(r["emulator_csv"], "fwd")
     n = max(1, int(round(smooth_s / 0.1)))
     t0 = r["window_s"][0]

@@ -33,9 +33,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-
-from twoflow_testbed import Testbed, Red, SkipTest, check_environment  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab.testbed import Testbed, Red, SkipTest, check_environment  # noqa
 
 MEDIA_PORT = 5004
 TCP_PORT = 5201

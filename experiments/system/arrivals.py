@@ -25,11 +25,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 import swtrace  # noqa: E402
 
-from tables import ENH_BASE, ESS_BASE, TRACE, SystemTestbed, tagged  # noqa: E402
+from tables import ENH_BASE, ESS_BASE, PORTS, TRACE  # noqa: E402
+from twoflowlab.records import tagged  # noqa: E402
+from twoflowlab.systembed import SystemTestbed  # noqa: E402
 
 
 def main():
@@ -44,7 +45,7 @@ def main():
     ap.add_argument("--segment", type=float, default=5.0)
     ap.add_argument("--mode", default="ctcp", choices=["ctcp", "tcp"])
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--doc", action="store_true", help="also copy into docs/results/")
+    ap.add_argument("--doc", action="store_true", help="also copy into experiments/system/results/")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")
@@ -69,7 +70,7 @@ def main():
     assert len(arrivals) <= 100
 
     events, active, results = [], {}, {}
-    with SystemTestbed(build, args.out, videos, args.capacity, 100.0) as st:
+    with SystemTestbed(build, args.out, videos, args.capacity, 100.0, PORTS) as st:
         t0 = time.monotonic()
         pending = list(arrivals)
 
@@ -180,7 +181,7 @@ def main():
     png = os.path.join(args.out, "arrivals.png")
     fig.savefig(png)
     if args.doc:
-        d = os.path.join(ROOT, "docs", "results")
+        d = os.path.join(HERE, "results")
         os.makedirs(d, exist_ok=True)
         shutil.copy(png, os.path.join(d, f"arrivals-{args.mode}.png"))
         with open(os.path.join(d, f"arrivals-{args.mode}.json"), "w") as f:

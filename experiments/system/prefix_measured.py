@@ -3,7 +3,7 @@
 """Required prefix size vs number of sessions (two-flow paper Fig. 10),
 measured on the emulated testbed: the counterpart of prefix_model.py.
 
-Setup (root; traffic only inside tests/net/twoflow_testbed.py namespaces),
+Setup (root; traffic only inside the twoflowlab.testbed namespaces),
 as in tables.py: n sessions, each replaying its own excerpt of the Star
 Wars IV trace (swtrace.py, --seconds from a seeded random I frame), one
 twoflow-server, one twoflow-proxy --fetch per session started within
@@ -46,10 +46,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 import swtrace  # noqa: E402
-from tables import TRACE, ENH_BASE, ESS_BASE, SystemTestbed, tagged  # noqa: E402
+from tables import TRACE, ENH_BASE, ESS_BASE, PORTS  # noqa: E402
+from twoflowlab.records import tagged  # noqa: E402
+from twoflowlab.systembed import SystemTestbed  # noqa: E402
 
 PRESTAGE_BASE = 7050            # essential ports of the pre-staging runs
 
@@ -122,7 +123,7 @@ def run_point(args, build, n, workdir):
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     skip = 0 if args.no_prestage else 1
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
         if not args.no_prestage:
             pre = [st.proxy(common + ["--prestage", name, "--essential-ports",
                                       str(PRESTAGE_BASE + i)])
@@ -277,7 +278,8 @@ def main():
     ap.add_argument("--reanalyse", action="store_true",
                     help="with --report-only: recompute the sessions from OUT/nN/")
     ap.add_argument("--doc", action="store_true",
-                    help="write docs/results/prefix-measured.json and the table in docs/results.md")
+                    help="write experiments/system/results/prefix-measured.json and the table "
+                    "in docs/results.md")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")
@@ -308,7 +310,7 @@ def main():
             f.write(json.dumps(row) + "\n")
     if args.doc:
         import report_tables
-        with open(os.path.join(ROOT, "docs", "results", "prefix-measured.json"), "w") as f:
+        with open(os.path.join(HERE, "results", "prefix-measured.json"), "w") as f:
             json.dump({"command": " ".join(sys.argv[1:]), "rows": rows}, f, indent=1)
         report_tables.replace_section("prefix-measured", doc_section(rows))
 

@@ -25,7 +25,7 @@ and the maximum over sessions, in kB and in seconds of the session's
 essential playback (the prefix divided by its mean essential rate), for
 n = 1 .. until sum of mean rates > C.
 
-  experiments/system/prefix_model.py --capacity 10e6 --out docs/results --doc
+  experiments/system/prefix_model.py --capacity 10e6 --out experiments/system/results --doc
 """
 import argparse
 import json

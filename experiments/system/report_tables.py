@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Tables and plot of experiments/system/tables.py runs, written into
-docs/results.md (between the `tables` markers) and docs/results/.
+docs/results.md (between the `tables` markers) and experiments/system/results/.
 
   experiments/system/report_tables.py RESULTS.json [RESULTS.json...]
 """
@@ -47,7 +47,7 @@ def write(rows, _out=None):
     for r in rows:
         last[(r["n"], r["mode"], r["factor"], r["segment_s"])] = r
     rows = list(last.values())
-    d = os.path.join(ROOT, "docs", "results")
+    d = os.path.join(HERE, "results")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "tables.json"), "w") as f:
         json.dump(sorted(rows, key=lambda r: (-r["segment_s"], r["factor"], r["mode"], r["n"])),

@@ -4,7 +4,7 @@
 twoflow-server and twoflow-proxy across the emulated WAN, cTCP/rUDP against
 TCP/rUDP, damage per n.
 
-Setup (root; traffic only inside tests/net/twoflow_testbed.py namespaces):
+Setup (root; traffic only inside the twoflowlab.testbed namespaces):
 * n sessions, each replaying its own excerpt of the Star Wars IV trace
   (experiments/system/swtrace.py: --seconds of the trace from a seeded random
   I frame; the full hour per session is not feasible here), started within
@@ -29,113 +29,28 @@ Setup (root; traffic only inside tests/net/twoflow_testbed.py namespaces):
   sudo experiments/system/tables.py --out /tmp/tables            # full set
   sudo experiments/system/tables.py --n 1 5 --modes ctcp --factors 1.0
 Writes results.json (appended per run) and, with --doc, the tables and
-plots into docs/results/ (see docs/results.md).
+plots into experiments/system/results/ (see docs/results.md).
 """
 import argparse
 import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 import swtrace  # noqa: E402
-from twoflow_records import tagged  # noqa: E402,F401 (also for the other experiments)
+from twoflowlab.records import tagged  # noqa: E402,F401 (also for the other experiments)
+from twoflowlab.systembed import SystemTestbed  # noqa: E402
 
 TRACE = os.path.join(ROOT, "data", "star-wars-iv.txt.xz")
 ESS_BASE, ENH_BASE = 7000, 7100
 
 
-def collect_fetches(procs, workdir, timeout, t0):
-    """Waits for the proxies' fetches (killed once `timeout` s have passed
-    since t0), keeps each one's output as proxy-NN.log in workdir and
-    returns their FETCH-RESULT records, in order."""
-    results = []
-    for i, p in enumerate(procs):
-        try:
-            text = p.communicate(timeout=max(1, timeout - (time.monotonic() - t0)))[0]
-        except subprocess.TimeoutExpired:
-            p.kill()
-            text = p.communicate()[0]
-        with open(os.path.join(workdir, f"proxy-{i:02d}.log"), "w") as f:
-            f.write(text)
-        r = tagged(text, "FETCH-RESULT")
-        results.append(r[0] if r else {"result": "no result: " + text[-300:]})
-    return results
-
-
-class SystemTestbed:
-    """The system experiments' WAN and server: the emulated link server ->
-    proxies at `capacity` bit/s, 20 ms each way, a drop-tail queue of
-    `queue_ms` of the capacity (at least 10 packets), TCP Reno, the
-    sessions' ports tracked; twoflow-server in the server namespace serving
-    `videos` (its log: workdir/server.log). In the with block start proxies
-    with proxy(); at its end (without an error) the server stops, the
-    emulator's summary is in .summary, its CSV is copied to
-    workdir/linkemu.csv and the fetched *.out files are removed (their merge
-    stats are in the proxies' results)."""
-
-    def __init__(self, build, workdir, videos, capacity, queue_ms):
-        import twoflow_testbed as tbm
-        self.workdir, self.videos = workdir, videos
-        self.queue = max(10, int(capacity * queue_ms / 1000 / 8 / 1500))
-        self.server_exe = os.path.join(build, "tools", "server", "twoflow-server")
-        self.proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
-        self.tb = tbm.Testbed(rate_bps=capacity, delay_ms=20, queue_pkts=self.queue,
-                              cc="reno", n_servers=1, n_clients=1,
-                              track_ports=[(ESS_BASE, ESS_BASE + 99),
-                                           (ENH_BASE, ENH_BASE + 99)],
-                              workdir=os.path.join(workdir, "testbed"),
-                              keep_workdir=True)
-        self.summary = {}
-
-    def __enter__(self):
-        self.tb.__enter__()
-        self.slog = open(os.path.join(self.workdir, "server.log"), "w")
-        self.server = self.tb.server.popen(
-            [self.server_exe, "--dir", self.videos, "--port", "5500"],
-            stdout=self.slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
-        return self
-
-    def proxy(self, argv):
-        """A twoflow-proxy of this server in the client namespace."""
-        return self.tb.client.popen(
-            [self.proxy_exe, "--server", f"{self.tb.server.ip}:5500"] + argv,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def fetch_staggered(self, names, starts, argv_for, timeout):
-        """Starts one fetch per name at its offset in `starts` (s, sorted),
-        with argv_for(i, name) as the proxy's options, and collects them
-        (collect_fetches; killed `timeout` s after the first start)."""
-        procs, t0 = [], time.monotonic()
-        for i, name in enumerate(names):
-            delay = starts[i] - (time.monotonic() - t0)
-            if delay > 0:
-                time.sleep(delay)
-            procs.append(self.proxy(argv_for(i, name)))
-        return collect_fetches(procs, self.workdir, timeout, t0)
-
-    def __exit__(self, *exc):
-        try:
-            if exc[0] is None:
-                time.sleep(0.5)
-                self.server.terminate()
-                self.server.wait(timeout=10)
-                self.summary = self.tb.stop_emulator()
-                shutil.copy(self.tb.csv_path, os.path.join(self.workdir, "linkemu.csv"))
-        finally:
-            self.slog.close()
-            self.tb.__exit__(*exc)
-        for f in os.listdir(self.workdir):
-            if f.endswith(".out"):
-                os.unlink(os.path.join(self.workdir, f))
-        return False
+PORTS = [(ESS_BASE, ESS_BASE + 99), (ENH_BASE, ENH_BASE + 99)]  # tracked per flow
 
 
 def aggregate(merges):
@@ -162,7 +77,7 @@ def run_one(args, build, n, mode, factor, workdir):
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
         results = st.fetch_staggered(
             [e[0] for e in ex], starts,
             lambda i, name: ["--segment-duration", str(args.segment),
@@ -217,7 +132,7 @@ def main():
     ap.add_argument("--queue-ms", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--doc", action="store_true",
-                    help="write docs/results/tables.json and the plots")
+                    help="write experiments/system/results/tables.json and the plots")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")

@@ -7,7 +7,7 @@ Streaming" (Table 3) on the emulated WAN testbed.  Run as root:
   sudo /usr/bin/python3 experiments/transcoder/tcp_interactive.py \\
       [--build build] [--runs 5] [--seconds 60] [--out DIR]
 
-Topology (tests/net/twoflow_testbed.py): two server hosts and one client
+Topology (twoflowlab.testbed): two server hosts and one client
 host (the proxy/player) across one bottleneck (default 6 Mbit/s, 20 ms
 one way, 40-packet drop-tail queue, both directions' delay equal).
 
@@ -54,6 +54,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 PY = "/usr/bin/python3"            # Debian's, with PyGObject and matplotlib
 FPS = 25
 VIDEO_PORT = 5600
@@ -64,44 +65,19 @@ CROSS_PORT = 5201
 # the two ends (GStreamer through PyGObject, inside the namespaces)
 
 def _gst():
-    import gi
-    gi.require_version("Gst", "1.0")
-    from gi.repository import GLib, Gst
-    Gst.init(None)
+    from twoflowlab.gst import GLib, Gst, init
+    init()
     return GLib, Gst
 
 
-def _run_loop(GLib, Gst, pipeline, on_element=None):
-    loop = GLib.MainLoop()
-    res = {"eos": False, "error": None}
-    bus = pipeline.get_bus()
-    bus.add_signal_watch()
-
-    def on_msg(_bus, msg):
-        if msg.type == Gst.MessageType.EOS:
-            res["eos"] = True
-            loop.quit()
-        elif msg.type == Gst.MessageType.ERROR:
-            err, dbg = msg.parse_error()
-            res["error"] = "%s: %s (%s)" % (msg.src.get_name(), err.message,
-                                            dbg)
-            loop.quit()
-        elif msg.type == Gst.MessageType.ELEMENT and on_element:
-            on_element(msg)
-    bus.connect("message", on_msg)
-    return loop, res
+def _run_loop(pipeline, on_element=None):
+    from twoflowlab.gst import bus_loop
+    return bus_loop(pipeline, None, on_element)
 
 
-def _struct(s, skip=("deadline-slack",)):
-    out = {}
-    for i in range(s.n_fields()):
-        k = s.nth_field_name(i)
-        if k in skip:
-            continue
-        v = s.get_value(k)
-        if isinstance(v, (int, float, str, bool)):
-            out[k] = v
-    return out
+def _struct(s):
+    from twoflowlab.gst import structure_to_dict
+    return structure_to_dict(s, ("deadline-slack",), scalars_only=True)
 
 
 def cmd_send(a):
@@ -151,7 +127,7 @@ def cmd_send(a):
                       k.get_value("cwnd"), k.get_value("srtt")))
         return True
 
-    loop, res = _run_loop(GLib, Gst, p, on_element)
+    loop, res = _run_loop(p, on_element)
     GLib.timeout_add(100, tick)
     if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
         res["error"] = res["error"] or "could not start the sender"
@@ -207,7 +183,7 @@ def cmd_recv(a):
         Gst.PadProbeType.BUFFER, on_chunk)
     p.get_by_name("parse").get_static_pad("src").add_probe(
         Gst.PadProbeType.BUFFER, on_frame)
-    loop, res = _run_loop(GLib, Gst, p)
+    loop, res = _run_loop(p)
     p.set_state(Gst.State.PLAYING)
     print(json.dumps({"ready": True}), flush=True)
     if a.duration:
@@ -339,7 +315,7 @@ def _ready(p, what):
 
 
 def one_run(a, video, mode, k, rundir):
-    from twoflow_testbed import Testbed
+    from twoflowlab.testbed import Testbed
     os.makedirs(rundir, exist_ok=True)
     rxf, txf = os.path.join(rundir, "recv.json"), os.path.join(rundir,
                                                               "send.json")
@@ -404,8 +380,7 @@ def one_run(a, video, mode, k, rundir):
 
 
 def main_run(a):
-    sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-    from twoflow_testbed import check_environment, SkipTest
+    from twoflowlab.testbed import check_environment, SkipTest
     build = os.path.abspath(a.build)
     os.environ["GST_PLUGIN_PATH_1_0"] = os.path.join(build, "gst")
     os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")
@@ -599,8 +574,7 @@ def plot(rows, out):
     plt.close(fig)
 
     # rates of run 1 of each mode: transcoder target/output, link shares
-    sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-    from twoflow_testbed import read_csv
+    from twoflowlab.testbed import read_csv
     fig, axes = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
     for ax, mode in zip(axes, ("on", "off")):
         sel = [x for x in rows if x[0]["mode"] == mode and x[0]["run"] == 1]

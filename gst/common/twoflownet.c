@@ -126,6 +126,86 @@ twoflow_net_local_port (GSocket * socket)
   return port;
 }
 
+gchar *
+twoflow_net_bind_address_for (const gchar * bind_address, const gchar * host)
+{
+  GInetAddress *ia;
+  gboolean v4 = FALSE, v6 = FALSE;
+
+  if (g_strcmp0 (bind_address, "0.0.0.0") != 0 || host == NULL)
+    return g_strdup (bind_address);
+  ia = g_inet_address_new_from_string (host);
+  if (ia) {
+    v6 = g_inet_address_get_family (ia) == G_SOCKET_FAMILY_IPV6;
+    g_object_unref (ia);
+  } else {
+    GResolver *r = g_resolver_get_default ();
+    GList *l, *addrs = g_resolver_lookup_by_name (r, host, NULL, NULL);
+
+    g_object_unref (r);
+    for (l = addrs; l; l = l->next) {
+      if (g_inet_address_get_family (l->data) == G_SOCKET_FAMILY_IPV6)
+        v6 = TRUE;
+      else
+        v4 = TRUE;
+    }
+    if (addrs)
+      g_resolver_free_addresses (addrs);
+    /* a name with both families keeps IPv4, as before */
+    v6 = v6 && !v4;
+  }
+  return g_strdup (v6 ? "::" : bind_address);
+}
+
+gboolean
+twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
+    const gchar * const *reserved, GError ** error)
+{
+  GList *keys = gst_uri_get_query_keys (uri), *l;
+  GArray *values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  GPtrArray *names = g_ptr_array_new ();
+  gboolean ok = TRUE;
+  guint i;
+
+  g_array_set_clear_func (values, (GDestroyNotify) g_value_unset);
+  for (l = keys; l && ok; l = l->next) {
+    const gchar *key = l->data;
+    const gchar *str = gst_uri_get_query_value (uri, key);
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS
+        (object), key);
+    GValue v = G_VALUE_INIT;
+
+    if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) ||
+        (pspec->flags & G_PARAM_CONSTRUCT_ONLY) ||
+        (reserved && g_strv_contains (reserved, key))) {
+      g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+          "'%s' is not a property that can be set in the URI", key);
+      ok = FALSE;
+      break;
+    }
+    g_value_init (&v, G_PARAM_SPEC_VALUE_TYPE (pspec));
+    if (str == NULL || !gst_value_deserialize (&v, str) ||
+        g_param_value_validate (pspec, &v)) {
+      g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+          "invalid value '%s' for %s", str ? str : "", key);
+      g_value_unset (&v);
+      ok = FALSE;
+      break;
+    }
+    g_array_append_val (values, v);
+    g_ptr_array_add (names, (gpointer) pspec->name);
+  }
+  if (ok) {
+    for (i = 0; i < names->len; i++)
+      g_object_set_property (object, g_ptr_array_index (names, i),
+          &g_array_index (values, GValue, i));
+  }
+  g_array_unref (values);
+  g_ptr_array_unref (names);
+  g_list_free (keys);
+  return ok;
+}
+
 void
 twoflow_cancel_init (TwoflowCancel * c)
 {

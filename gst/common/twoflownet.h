@@ -39,6 +39,22 @@ GSocket *twoflow_net_udp_open_any (GSocketFamily family,
 /* The port a socket is bound to (0 if unknown). */
 guint16 twoflow_net_local_port (GSocket * socket);
 
+/* The local address to bind so that @host can be reached: @bind_address
+ * itself, except that the IPv4 wildcard "0.0.0.0" (the elements' default)
+ * becomes the IPv6 wildcard "::" when @host is an IPv6 literal or a name
+ * with IPv6 addresses only (looked up blocking). Free with g_free(). */
+gchar *twoflow_net_bind_address_for (const gchar * bind_address,
+    const gchar * host);
+
+/* Sets the query parameters of @uri (`?key=value&...`) as properties of
+ * @object: each key names a writable property (not one of the NULL
+ * terminated @reserved names), its value is parsed as gst-launch-1.0
+ * parses property values (enum nicks, caps, numbers...). Every parameter
+ * is checked (name, value, range) before any is set; on failure nothing
+ * is set and @error has GST_URI_ERROR_BAD_URI. */
+gboolean twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
+    const gchar * const *reserved, GError ** error);
+
 /* The cancellable of a source's waits, as udpsrc has it: created with its
  * poll fd (so every wait does not open and close an eventfd), cancelled
  * in unlock() and *replaced* in unlock_stop(): g_cancellable_reset() on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ctcp plugin
  * Copyright (C) 2026 twoflow developers
  *

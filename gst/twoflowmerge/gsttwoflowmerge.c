@@ -158,7 +158,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       g_param_spec_uint64 ("max-essential-bytes", "Max essential bytes",
           "Most bytes of essential frames held ahead of playback (error when exceeded)",
           1024, G_MAXUINT64, DEFAULT_MAX_ESSENTIAL_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:max-enhanced-bytes:
@@ -170,7 +171,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       g_param_spec_uint64 ("max-enhanced-bytes", "Max enhanced bytes",
           "Most bytes of enhanced frames queued before the enhanced pad blocks",
           1024, G_MAXUINT64, DEFAULT_MAX_ENHANCED_BYTES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:prefix-location:
@@ -199,7 +201,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       g_param_spec_uint64 ("latency", "Latency",
           "Nanoseconds to wait for a late enhanced frame before counting it missing (0 = until the flow moves past it)",
           0, G_MAXUINT64, DEFAULT_LATENCY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:drop-dependent:
@@ -210,7 +213,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
   g_object_class_install_property (gobject_class, PROP_DROP_DEPENDENT,
       g_param_spec_boolean ("drop-dependent", "Drop dependent",
           "Drop frames that depend on a missing reference until the next intact one",
-          DEFAULT_DROP_DEPENDENT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+          DEFAULT_DROP_DEPENDENT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   /**
    * GstTwoflowMerge:stats:

@@ -3,6 +3,8 @@
 
 A test script calls nettest.main(fn): argv[1] may name the emulator binary
 (meson passes it); exit 77 (skip) without root or netns; 1 on failure.
+The testbed is twoflowlab.testbed: meson's test environment puts python/
+on PYTHONPATH (by hand: sudo env PYTHONPATH=python python3 tests/net/...).
 """
 
 import json
@@ -12,13 +14,11 @@ import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+from twoflowlab import tool_argv
+from twoflowlab.testbed import (Testbed, Link, Red, GilbertElliott,
+                                SkipTest, check_environment, SKIP)
 
-from twoflow_testbed import (Testbed, Link, Red, GilbertElliott,  # noqa: E402
-                             SkipTest, check_environment, SKIP)
-
-UDPTOOL = os.path.join(HERE, "udptool.py")
+UDPTOOL = tool_argv("udptool", sys.executable)   # python3 -m twoflowlab.udptool
 WIRE = 42                       # Ethernet + IPv4 + UDP header bytes
 
 __all__ = ["Testbed", "Link", "Red", "GilbertElliott", "UDPTOOL", "WIRE",
@@ -43,16 +43,16 @@ def expect(cond, what, *values):
 
 def udp_recv(host, port, *args):
     """Starts a udptool receiver in host; collect() returns its JSON."""
-    p = host.python(UDPTOOL, "recv", "--port", port, *args,
-                    stdout=subprocess.PIPE, text=True)
+    p = host.popen(UDPTOOL + ["recv", "--port", str(port)] + [str(a) for a in args],
+                   stdout=subprocess.PIPE, text=True)
     time.sleep(0.2)             # bound before anyone sends
     return p
 
 
 def udp_send(host, to, port, *args, timeout=60):
     """Runs a udptool sender in host to completion; returns its JSON."""
-    r = host.run([sys.executable, UDPTOOL, "send", "--to", to, "--port",
-                  str(port)] + [str(a) for a in args], timeout=timeout)
+    r = host.run(UDPTOOL + ["send", "--to", to, "--port", str(port)] +
+                 [str(a) for a in args], timeout=timeout)
     return json.loads(r.stdout)
 
 

@@ -10,14 +10,8 @@
   `recovered`; one recovery in the kernel's TcpExt TCPSackRecovery.
 Every byte arrives (EOS at the stock tcpserversrc receiver)."""
 
-import os
-import sys
-
 from nettest import Testbed, expect, main, log
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "experiments", "ctcp"))
-import ctcpbed  # noqa: E402
+from twoflowlab import ctcpbed
 
 RATE = 100000                     # target, bytes/s
 SIZE = 8 * RATE                   # 8 s of data

@@ -6,7 +6,7 @@ direction, measured at the receivers and in the emulator's time series."""
 import subprocess
 
 from nettest import (Testbed, Link, expect, main, udp_recv, udp_send,
-                     collect, WIRE, log)
+                     collect, WIRE, log, UDPTOOL)
 
 FWD_RATE = 20e6
 REV_RATE = 8e6
@@ -28,10 +28,11 @@ def test():
         rc = udp_recv(tb.client, 6001, "--idle", 1.0)
         rs = udp_recv(tb.server, 6002, "--idle", 1.0)
         # overload both directions by 20-25 % for 4 s, at the same time
-        ps = tb.server.python(
-            __import__("nettest").UDPTOOL, "send", "--to", tb.client_ip,
-            "--port", 6001, "--rate", FWD_RATE * 1.2, "--size", SIZE,
-            "--duration", 4, stdout=subprocess.DEVNULL)
+        ps = tb.server.popen(
+            UDPTOOL + [str(a) for a in (
+                "send", "--to", tb.client_ip, "--port", 6001, "--rate",
+                FWD_RATE * 1.2, "--size", SIZE, "--duration", 4)],
+            stdout=subprocess.DEVNULL)
         udp_send(tb.client, tb.server_ip, 6002, "--rate", REV_RATE * 1.25,
                  "--size", SIZE, "--duration", 4)
         ps.wait(30)

@@ -6,7 +6,6 @@ bottleneck, with per-direction delays (asymmetric class included)."""
 import json
 import statistics
 import subprocess
-import sys
 import time
 
 from nettest import Testbed, Link, expect, main, UDPTOOL
@@ -24,14 +23,14 @@ def test():
                delay_classes={7001: 5, 7002: 40, "7003-7004": 25, 7005: 10})
     with Testbed(fwd=fwd, rev=rev) as tb:
         for port in CLASSES:
-            tb.server.python(UDPTOOL, "echo", "--port", port, "--duration", 30)
+            tb.server.popen(UDPTOOL + ["echo", "--port", str(port), "--duration", "30"])
         time.sleep(0.5)             # echo servers bound
         # all classes probed at once: they share the bottleneck
         pings = {}
         for port in CLASSES:
             pings[port] = tb.client.popen(
-                [sys.executable, UDPTOOL, "ping", "--to", tb.server_ip,
-                 "--port", str(port), "--count", "25", "--interval", "0.04"],
+                UDPTOOL + ["ping", "--to", tb.server_ip,
+                           "--port", str(port), "--count", "25", "--interval", "0.04"],
                 stdout=subprocess.PIPE, text=True)
         res = {port: json.loads(p.communicate(timeout=60)[0])
                for port, p in pings.items()}

@@ -26,10 +26,9 @@ import sys
 import time
 
 from nettest import Testbed, expect, main, log
+from twoflowlab import tool_argv
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = os.path.join(HERE, "..", "..", "experiments", "rudp", "rudptool.py")
-PY = "/usr/bin/python3"           # Debian's, with PyGObject
+TOOL = tool_argv("rudptool")      # Debian's python3 (PyGObject) -m twoflowlab.rudptool
 
 PORT = 5004
 LINK = 1.1e6                      # bit/s of Ethernet frames
@@ -53,7 +52,7 @@ def output(p, timeout):
     out, _ = p.communicate(timeout=timeout)
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     expect(p.returncode == 0 and lines, "%s exited %s" % (
-        p.args[2] if len(p.args) > 2 else p.args, p.returncode))
+        " ".join(p.args[4:8]), p.returncode))
     return json.loads(lines[-1])
 
 
@@ -62,12 +61,12 @@ def test():
     fits = max(k for k in range(10) if wire_bps(k) <= LINK)
     with Testbed(rate_bps=LINK, delay_ms=10, queue_pkts=20,
                  track_ports=[PORT]) as tb:
-        rx = tb.client.popen([PY, TOOL, "recv", "--port", str(PORT),
+        rx = tb.client.popen(TOOL + ["recv", "--port", str(PORT),
                               "--duration", str(MEDIA_S + 2), "--props",
                               os.environ.get("RUDP_SRC_PROPS", "")],
                              stdout=subprocess.PIPE, text=True)
         time.sleep(0.5)
-        tx = tb.server.popen([PY, TOOL, "send", "--host", tb.client_ip,
+        tx = tb.server.popen(TOOL + ["send", "--host", tb.client_ip,
                               "--port", str(PORT), "--duration",
                               str(MEDIA_S)],
                              stdout=subprocess.PIPE, text=True)

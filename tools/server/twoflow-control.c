@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — control channel helpers shared by twoflow-server and twoflow-proxy
  * Copyright (C) 2026 twoflow developers
  *

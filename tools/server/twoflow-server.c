@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow-server — the central server of the staggered two-flow VoD system
  * Copyright (C) 2026 twoflow developers
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * GstNetworkCongestion: a custom upstream event, mirrored as an element
  * message, with fields:
@@ -21,6 +22,11 @@ static const GFlagsValue congestion_values[] = {
   {0, NULL, NULL}
 };
 
+/**
+ * gst_network_congestion_type_get_type:
+ *
+ * Returns: the #GType of the #GstNetworkCongestionType flags
+ */
 GType
 gst_network_congestion_type_get_type (void)
 {
@@ -34,6 +40,14 @@ gst_network_congestion_type_get_type (void)
   return (GType) type;
 }
 
+/**
+ * gst_network_congestion_type_to_string:
+ * @type: one congestion type (a single flag)
+ *
+ * Returns: (nullable) (transfer none): its name as in the `type` field
+ * ("rexmt", "dupack", "recovered", "loss", "rate"), or %NULL when @type is
+ * not exactly one flag
+ */
 const gchar *
 gst_network_congestion_type_to_string (GstNetworkCongestionType type)
 {
@@ -45,6 +59,13 @@ gst_network_congestion_type_to_string (GstNetworkCongestionType type)
   return NULL;
 }
 
+/**
+ * gst_network_congestion_type_from_string:
+ * @str: (nullable): a name as in the `type` field
+ * @type: (out): the congestion type of that name
+ *
+ * Returns: whether @str names a congestion type
+ */
 gboolean
 gst_network_congestion_type_from_string (const gchar * str,
     GstNetworkCongestionType * type)
@@ -63,6 +84,15 @@ gst_network_congestion_type_from_string (const gchar * str,
   return FALSE;
 }
 
+/**
+ * gst_network_congestion_structure_new:
+ * @type: what happened (exactly one flag)
+ * @estimated_bitrate: bit/s the transport believes it can carry
+ * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
+ * @source: (nullable): name of the element raising it
+ *
+ * Returns: (transfer full): a `GstNetworkCongestion` structure
+ */
 GstStructure *
 gst_network_congestion_structure_new (GstNetworkCongestionType type,
     guint64 estimated_bitrate, GstClockTime srtt, const gchar * source)
@@ -77,6 +107,19 @@ gst_network_congestion_structure_new (GstNetworkCongestionType type,
       "source", G_TYPE_STRING, source ? source : "", NULL);
 }
 
+/**
+ * gst_network_congestion_structure_parse:
+ * @s: a structure
+ * @type: (out) (optional): the congestion type
+ * @estimated_bitrate: (out) (optional): bit/s (0 when absent)
+ * @srtt: (out) (optional): smoothed RTT in ns (%GST_CLOCK_TIME_NONE when
+ *   absent)
+ * @source: (out) (optional) (transfer none) (nullable): name of the
+ *   element that raised it, owned by @s
+ *
+ * Returns: whether @s is a `GstNetworkCongestion` structure with a known
+ * type; the out values are only set when it is
+ */
 gboolean
 gst_network_congestion_structure_parse (const GstStructure * s,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
@@ -104,6 +147,10 @@ gst_network_congestion_structure_parse (const GstStructure * s,
 
 /**
  * gst_network_congestion_event_new:
+ * @type: what happened (exactly one flag)
+ * @estimated_bitrate: bit/s the transport believes it can carry
+ * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
+ * @source: (nullable): name of the element raising it
  *
  * Returns: (transfer full): a new custom upstream event.
  */
@@ -118,6 +165,17 @@ gst_network_congestion_event_new (GstNetworkCongestionType type,
   return gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s);
 }
 
+/**
+ * gst_network_congestion_event_parse:
+ * @event: an event
+ * @type: (out) (optional): the congestion type
+ * @estimated_bitrate: (out) (optional): bit/s
+ * @srtt: (out) (optional): smoothed RTT in ns
+ * @source: (out) (optional) (transfer none) (nullable): name of the
+ *   element that raised it, owned by @event
+ *
+ * Returns: whether @event is a `GstNetworkCongestion` upstream event
+ */
 gboolean
 gst_network_congestion_event_parse (GstEvent * event,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
@@ -132,6 +190,10 @@ gst_network_congestion_event_parse (GstEvent * event,
 
 /**
  * gst_network_congestion_message_new:
+ * @src: (nullable): the element posting it
+ * @type: what happened (exactly one flag)
+ * @estimated_bitrate: bit/s the transport believes it can carry
+ * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
  *
  * Returns: (transfer full): an element message whose source field is the
  * name of @src.
@@ -149,6 +211,17 @@ gst_network_congestion_message_new (GstObject * src,
   return gst_message_new_element (src, s);
 }
 
+/**
+ * gst_network_congestion_message_parse:
+ * @message: a message
+ * @type: (out) (optional): the congestion type
+ * @estimated_bitrate: (out) (optional): bit/s
+ * @srtt: (out) (optional): smoothed RTT in ns
+ * @source: (out) (optional) (transfer none) (nullable): name of the
+ *   element that raised it, owned by @message
+ *
+ * Returns: whether @message is a `GstNetworkCongestion` element message
+ */
 gboolean
 gst_network_congestion_message_parse (GstMessage * message,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
@@ -165,6 +238,9 @@ gst_network_congestion_message_parse (GstMessage * message,
  * gst_network_congestion_notify:
  * @element: the transport element raising the event
  * @sinkpad: (nullable): pad to send the upstream event from
+ * @type: what happened (exactly one flag)
+ * @estimated_bitrate: bit/s the transport believes it can carry
+ * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
  *
  * What every transport sink does on congestion: sends the event upstream
  * from @sinkpad and posts the same structure as an element message.

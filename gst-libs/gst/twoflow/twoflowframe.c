@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow
  * Writer and parser of the twoflow frame format (docs/frame-format.md).
  * All multi-byte fields are big-endian.
@@ -54,6 +55,15 @@ gst_twoflow_frame_header_write (const GstTwoflowFrameHeader * hdr,
       (guint32) crc32 (0, out, CHECKSUM_OFFSET));
 }
 
+/**
+ * gst_twoflow_frame_header_parse:
+ * @data: (array length=size): bytes starting with a record header
+ * @size: the number of bytes in @data
+ * @hdr: (out caller-allocates): the header read, valid when
+ *   %GST_TWOFLOW_PARSE_OK is returned
+ *
+ * Returns: whether @data starts with a valid header, or why not
+ */
 GstTwoflowParseResult
 gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
     GstTwoflowFrameHeader * hdr)
@@ -141,6 +151,14 @@ gst_twoflow_parse_result_to_string (GstTwoflowParseResult res)
   return "unknown";
 }
 
+/**
+ * gst_twoflow_record_new:
+ * @hdr: the header (its payload_size is taken from @payload)
+ * @payload: (nullable) (transfer none): the coded picture; its memory is
+ *   shared, not copied
+ *
+ * Returns: (transfer full): the record, header then payload
+ */
 GstBuffer *
 gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr, GstBuffer * payload)
 {
@@ -296,6 +314,11 @@ struct _GstTwoflowParser {
   GstTwoflowFrameHeader header;
 };
 
+/**
+ * gst_twoflow_parser_new: (skip)
+ *
+ * A parser for one flow; C only: Python reads records with gst_twoflow_frame_header_parse().
+ */
 GstTwoflowParser *
 gst_twoflow_parser_new (void)
 {

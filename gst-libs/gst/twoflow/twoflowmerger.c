@@ -107,6 +107,11 @@ input_clear (Input * in)
   input_init (in, in->name);
 }
 
+/**
+ * gst_twoflow_merger_new: (skip)
+ *
+ * The merge core; C only (an opaque struct, not a registered type).
+ */
 GstTwoflowMerger *
 gst_twoflow_merger_new (const GstTwoflowMergerConfig * config)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — ctcpsink element tests: loopback to a stock tcpserversrc
  * Copyright (C) 2026 twoflow developers
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — helpers of the rudp element tests. */
 #include <string.h>
 #include <time.h>

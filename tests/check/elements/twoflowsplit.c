@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow: tests of the twoflowsplit element */
 #include <string.h>
 #include <glib/gstdio.h>

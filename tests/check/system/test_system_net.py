@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
 """The system across a lossy emulated WAN (suite 'system-net', root; exit 77
 otherwise): measured-mode admission control and congestion forwarding.
 
@@ -21,9 +22,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "net"))
-from twoflow_records import tagged  # noqa: E402
+from twoflowlab import testbed as tbm
+from twoflowlab.records import tagged
 
 failures = []
 
@@ -53,7 +53,6 @@ else:
 
 
 def main():
-    import twoflow_testbed as tbm
     try:
         tbm.check_environment()
     except tbm.SkipTest as e:

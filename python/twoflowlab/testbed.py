@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """twoflow emulated WAN testbed: network namespaces + twoflow-linkemu.
 
-Python 3 standard library only. Importable (tests, benchmarks, experiments)
-and a command line tool (``twoflow_testbed.py --help``).
+Python 3 standard library only. Importable (tests, benchmarks, experiments:
+``from twoflowlab.testbed import Testbed``) and a command line tool
+(``python/twoflowlab/testbed.py --help``: standard library only, so the
+file runs by itself; or ``python3 -m twoflowlab.testbed``).
 
 Topology (all names unique per run; traffic stays inside the namespaces)::
 
@@ -16,7 +18,7 @@ Topology (all names unique per run; traffic stays inside the namespaces)::
 
 Example::
 
-    from twoflow_testbed import Testbed
+    from twoflowlab.testbed import Testbed
     with Testbed(rate_bps=10e6, delay_ms=20, queue_pkts=80) as tb:
         srv = tb.server.popen(["iperf3", "-s", "-1"])
         out = tb.client.run(["iperf3", "-c", tb.server_ip, "-R", "-t", "5"])
@@ -24,7 +26,7 @@ Example::
 
 Everything is torn down on leaving the ``with`` block, at interpreter exit,
 and on SIGTERM/SIGHUP (SIGINT raises KeyboardInterrupt, which unwinds the
-``with`` block).  ``python3 twoflow_testbed.py cleanup`` removes namespaces
+``with`` block).  ``python/twoflowlab/testbed.py cleanup`` removes namespaces
 left behind by runs that were killed with SIGKILL.
 """
 
@@ -44,7 +46,8 @@ import threading
 import time
 
 __all__ = ["Testbed", "Link", "Red", "GilbertElliott", "Host", "SkipTest",
-           "find_emulator", "check_environment", "cleanup_stale", "SKIP"]
+           "find_emulator", "check_environment", "cleanup_stale", "SKIP",
+           "read_csv", "jain_index"]
 
 SKIP = 77                     # meson's "skipped" exit code
 NS_PREFIX = "tf-"
@@ -177,7 +180,7 @@ def find_emulator():
     if os.environ.get("TWOFLOW_BUILD_ROOT"):
         cands.append(os.path.join(os.environ["TWOFLOW_BUILD_ROOT"],
                                   "tools", "linkemu", "twoflow-linkemu"))
-    root = os.path.dirname(os.path.dirname(HERE))
+    root = os.path.dirname(os.path.dirname(HERE))     # python/twoflowlab/..
     for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
         if d.startswith("build"):
             cands.append(os.path.join(root, d, "tools", "linkemu",

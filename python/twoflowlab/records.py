@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The tagged JSON lines twoflow-server and twoflow-proxy print
 ("FETCH-RESULT {...}", "SESSION-END {...}", "ADMISSION {...}", ...), read
-by the tests, the main job and the experiments (standard library only)."""
+by the tests, the main job and the experiments (standard library only):
+``from twoflowlab.records import tagged``."""
 
 import json
 

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Small UDP traffic tools for the testbed (standard library only).
 
-  udptool.py send --to IP --port P [--rate BPS] [--size B] (--count N | --duration S)
-  udptool.py recv --port P [--duration S] [--idle S] [--count N] [--out FILE]
-  udptool.py echo --port P [--duration S]
-  udptool.py ping --to IP --port P [--count N] [--interval S] [--size B]
+  python3 -m twoflowlab.udptool send --to IP --port P [--rate BPS] [--size B] (--count N | --duration S)
+  python3 -m twoflowlab.udptool recv --port P [--duration S] [--idle S] [--count N] [--out FILE]
+  python3 -m twoflowlab.udptool echo --port P [--duration S]
+  python3 -m twoflowlab.udptool ping --to IP --port P [--count N] [--interval S] [--size B]
 
 Each datagram carries a 64-bit sequence number and the send time
 (CLOCK_MONOTONIC, shared by all namespaces).  recv writes JSON: the list of

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""ERAP experiments on the emulated WAN (tests/net/twoflow_testbed.py).
+"""ERAP experiments on the emulated WAN (twoflowlab.testbed).
 
-  sudo bench/erap/testbed_erap.py [--build build] [--out DIR] [--only a,b,c]
+  sudo experiments/erap/testbed_erap.py [--build build] [--out DIR] [--only a,b,c]
 
 (a) the paper's topology: 1 MB/s bottleneck, 10 ms link delay each way,
     10-packet queue, 60 s of continuous sending: utilization, loss, and
@@ -12,7 +12,8 @@
     arrives exactly once, in order (SHA-256 equal);
 (c) friendliness: one ERAP flow and one TCP cubic flow over 8 Mbit/s,
     40 ms RTT, 40-packet queue, 60 s: throughput ratio (goal 0.67..1.5).
-Results go to DIR/results.json.
+Results go to DIR/results.json (default: a new /tmp/erap-tb-* directory);
+the kept ones are in experiments/erap/results/ (docs/results.md).
 """
 
 import argparse
@@ -27,9 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-
-from twoflow_testbed import Testbed, Link, SkipTest, check_environment  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+from twoflowlab.testbed import Testbed, Link, SkipTest, check_environment  # noqa
 
 PORT = 7000
 

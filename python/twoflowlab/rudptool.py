@@ -4,10 +4,10 @@
 Debian's /usr/bin/python3), for the net test and experiments; run inside
 testbed namespaces. GST_PLUGIN_PATH_1_0 must name the build's gst/.
 
-  rudptool.py recv --port P --duration S [--props "increase-packets=20"]
+  python3 -m twoflowlab.rudptool recv --port P --duration S [--props "increase-packets=20"]
       rudpsrc ! fakesink; prints JSON {stats, samples [[t, level, received,
       lost]]}
-  rudptool.py send --host H --port P --duration S [--props "..."]
+  python3 -m twoflowlab.rudptool send --host H --port P --duration S [--props "..."]
       videotestsrc ! rtpgstpay mtu=1000 ! rudpsink rate-control=receiver
       (1000-byte RTP packets, always backlogged); prints JSON {events
       [[t, type, estimated-bitrate]] (the GstNetworkCongestion bus
@@ -22,18 +22,10 @@ import json
 import sys
 import time
 
-import gi
-
-gi.require_version("Gst", "1.0")
-from gi.repository import GLib, Gst  # noqa: E402
+from twoflowlab.gst import GLib, Gst, structure_to_dict
 
 CAPS = ("application/x-rtp,media=application,clock-rate=90000,"
         "encoding-name=X-GST")
-
-
-def structure_to_dict(s):
-    return {s.nth_field_name(i): s.get_value(s.nth_field_name(i))
-            for i in range(s.n_fields())}
 
 
 def run(desc, element, duration, interval, fields, on_message=None):

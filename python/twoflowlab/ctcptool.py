@@ -3,9 +3,9 @@
 """Sender and receiver of the cTCP experiments (GStreamer via PyGObject,
 hence Debian's /usr/bin/python3).  Run inside testbed namespaces.
 
-  ctcptool.py recv --port P [--out FILE] [--duration S]
+  python3 -m twoflowlab.ctcptool recv --port P [--out FILE] [--duration S]
       tcpserversrc ! filesink/fakesink; prints JSON {bytes, first_s, last_s}
-  ctcptool.py send --host H --port P [--mode ctcp|tcp] [--target-rate B/s]
+  python3 -m twoflowlab.ctcptool send --host H --port P [--mode ctcp|tcp] [--target-rate B/s]
       [--cc reno] [--size BYTES | --file F | --trace F --scale C --minutes M]
       [--segment-duration S] [--max-catch-up X] [--duration S]
       [--sample-interval S]
@@ -14,7 +14,7 @@ hence Debian's /usr/bin/python3).  Run inside testbed namespaces.
       namespace's TcpExt counters (TCPTimeouts, TCPSackRecovery, ...).
 
 Times are CLOCK_MONOTONIC seconds.  GST_PLUGIN_PATH must name the build's
-gst/ directory (the scripts in this directory set it).
+gst/ directory (twoflowlab.ctcpbed.setup_env() sets it).
 """
 
 import argparse
@@ -25,10 +25,7 @@ import sys
 import threading
 import time
 
-import gi
-
-gi.require_version("Gst", "1.0")
-from gi.repository import GLib, Gst  # noqa: E402
+from twoflowlab.gst import Gst, bus_loop, structure_to_dict
 
 KEYS = ("TCPTimeouts", "TCPSackRecovery", "TCPRenoRecovery", "TCPLossProbes",
         "TCPLossUndo", "TCPFullUndo", "TCPPartialUndo", "TCPSpuriousRTOs",
@@ -45,15 +42,6 @@ def netstat():
         if n[0] == "TcpExt:":
             out.update({k: int(x) for k, x in zip(n[1:], v[1:])})
     return {k: out.get(k, 0) for k in KEYS}
-
-
-def structure_to_dict(s):
-    d = {}
-    for i in range(s.n_fields()):
-        name = s.nth_field_name(i)
-        if name != "deadline-slack":
-            d[name] = s.get_value(name)
-    return d
 
 
 def slack_list(s):
@@ -90,31 +78,6 @@ def trace_frames(path, scale, minutes, types):
     return frames
 
 
-def run(pipeline, duration, on_tick=None, tick=0.25):
-    loop = GLib.MainLoop()
-    result = {"error": None, "eos": False}
-    bus = pipeline.get_bus()
-    bus.add_signal_watch()
-
-    def on_msg(bus, msg):
-        if msg.type == Gst.MessageType.EOS:
-            result["eos"] = True
-            loop.quit()
-        elif msg.type == Gst.MessageType.ERROR:
-            err, dbg = msg.parse_error()
-            result["error"] = "%s (%s)" % (err.message, dbg)
-            loop.quit()
-        elif msg.type == Gst.MessageType.ELEMENT and on_msg.cb:
-            on_msg.cb(msg)
-    on_msg.cb = None
-    bus.connect("message", on_msg)
-    if on_tick:
-        GLib.timeout_add(int(tick * 1000), lambda: on_tick() or True)
-    if duration:
-        GLib.timeout_add(int(duration * 1000), loop.quit)
-    return loop, result, on_msg
-
-
 def cmd_recv(a):
     Gst.init(None)
     sink = ("filesink location=%s" % a.out) if a.out else \
@@ -130,7 +93,7 @@ def cmd_recv(a):
                 stat["first_s"] = now
             stat["last_s"] = now
         p.get_by_name("fs").connect("handoff", handoff)
-    loop, result, _ = run(p, a.duration)
+    loop, result = bus_loop(p, a.duration)
     p.set_state(Gst.State.PLAYING)
     print(json.dumps({"ready": True}), flush=True)
     loop.run()
@@ -184,8 +147,7 @@ def cmd_send(a):
                         st.get_value("target-rate"), st.get_value("w-target"),
                         st.get_value("cwnd"), st.get_value("srtt")])
 
-    loop, result, watcher = run(p, a.duration, tick, a.sample_interval)
-    watcher.cb = on_element
+    loop, result = bus_loop(p, a.duration, on_element, tick, a.sample_interval)
 
     if frames is not None:
         appsrc = p.get_by_name("src")
@@ -206,8 +168,8 @@ def cmd_send(a):
         loop.run()
     t_end = time.monotonic()
     st = sink.get_property("stats")
-    final = {k: v for k, v in structure_to_dict(st).items()
-             if not isinstance(v, (list, tuple)) and k != "deadline-slack"}
+    final = {k: v for k, v in structure_to_dict(st, ("deadline-slack",)).items()
+             if not isinstance(v, (list, tuple))}
     final["deadline-slack"] = slack_list(st)
     p.set_state(Gst.State.NULL)
     ns1 = netstat()

@@ -1,28 +1,25 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Shared helpers of the cTCP experiments and net tests: run ctcptool.py
+"""Shared helpers of the cTCP experiments and net tests: run ctcptool
 senders (server namespace = the central server) and receivers (client
 namespace = the proxy, a stock tcpserversrc) across a Testbed."""
 
 import json
 import os
 import subprocess
-import sys
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "net"))
-TOOL = os.path.join(HERE, "ctcptool.py")
-PY = "/usr/bin/python3"          # Debian's, with PyGObject
+from twoflowlab import PY, SOURCE_ROOT, build_dir, tool_argv
+from twoflowlab.testbed import Testbed, Link, SkipTest, check_environment  # noqa: F401
 
-from twoflow_testbed import Testbed, Link, SkipTest, check_environment  # noqa
+__all__ = ["ROOT", "TOOL", "Testbed", "Link", "SkipTest", "check_environment",
+           "setup_env", "receiver", "sender", "result", "interval_rates"]
+
+ROOT = SOURCE_ROOT
+TOOL = tool_argv("ctcptool", PY)  # python3 -m twoflowlab.ctcptool
 
 
 def setup_env(build=None):
     """Points GStreamer at the build's plugins (and the emulator)."""
-    build = build or os.environ.get("TWOFLOW_BUILD_ROOT") or \
-        os.path.join(ROOT, "build")
-    build = os.path.abspath(build)
+    build = build_dir(build)
     os.environ["GST_PLUGIN_PATH_1_0"] = os.path.join(build, "gst")
     os.environ["GST_PLUGIN_PATH"] = os.path.join(build, "gst")
     os.environ.setdefault("GST_REGISTRY_1_0",
@@ -35,7 +32,7 @@ def setup_env(build=None):
 
 
 def receiver(tb, port, client=0, duration=None, out=None):
-    argv = [PY, TOOL, "recv", "--port", str(port)]
+    argv = TOOL + ["recv", "--port", str(port)]
     if duration:
         argv += ["--duration", str(duration)]
     if out:
@@ -48,8 +45,8 @@ def receiver(tb, port, client=0, duration=None, out=None):
 
 
 def sender(tb, port, server=0, **opts):
-    argv = [PY, TOOL, "send", "--host", tb.clients[0].ip if "client" not in
-            opts else tb.clients[opts.pop("client")].ip, "--port", str(port)]
+    argv = TOOL + ["send", "--host", tb.clients[0].ip if "client" not in
+                   opts else tb.clients[opts.pop("client")].ip, "--port", str(port)]
     for k, v in opts.items():
         if v is None or v is False:
             continue

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""twoflowlab: the Python side of twoflow's tests, experiments, benchmarks
+and scripts (standard library, plus PyGObject for the GStreamer tools).
+
+Modules:
+  testbed     the emulated WAN: network namespaces + twoflow-linkemu
+              (Testbed, Link, Red, GilbertElliott, ...); also a command
+              line tool: python/twoflowlab/testbed.py --help
+  records     tagged(): the server's and proxy's tagged JSON lines
+  gst         GStreamer runner helpers (run a pipeline to EOS, count
+              decoded frames, element stats as dicts, a bus main loop)
+  ctcpbed     ctcptool senders and receivers across a Testbed
+  systembed   SystemTestbed: the WAN + twoflow-server + proxies of the
+              system experiments
+  ctcptool, rudptool, udptool, viewer
+              programs run inside the namespaces:
+              python3 -m twoflowlab.<tool> --help (python/ on PYTHONPATH)
+
+Who imports it: meson's test environment puts python/ on PYTHONPATH
+(tests/meson.build); every entry script under experiments/, bench/ and
+scripts/ has one bootstrap line after its imports,
+
+  sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+
+(with "../python" from scripts/).  Importing the package also puts its
+directory on PYTHONPATH in os.environ, so the tools it starts as
+``python3 -m twoflowlab.<tool>`` (inside namespaces, via ``ip netns
+exec``) find it too.
+"""
+
+import os
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_ROOT = os.path.dirname(PYTHON_DIR)
+PY = "/usr/bin/python3"           # Debian's, with PyGObject (the GStreamer tools)
+
+
+def _export_path():
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if PYTHON_DIR not in (os.path.abspath(p) for p in parts):
+        os.environ["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR] + parts)
+
+
+_export_path()
+
+
+def tool_argv(name, python=PY):
+    """argv that runs the twoflowlab tool `name` (ctcptool, rudptool,
+    udptool, viewer) with `python`; its options follow."""
+    return [python, "-m", "twoflowlab." + name]
+
+
+def build_dir(build=None):
+    """The build tree: `build`, $TWOFLOW_BUILD_ROOT, else SOURCE_ROOT/build."""
+    return os.path.abspath(build or os.environ.get("TWOFLOW_BUILD_ROOT")
+                           or os.path.join(SOURCE_ROOT, "build"))
