@@ -345,43 +345,104 @@ GST_START_TEST (test_h264_half_avc)
 
 GST_END_TEST;
 
-/* A loss event mid-GOP, while re-encoding: the encoder is reconfigured
- * (x264_encoder_reconfig through libavcodec) before the next picture it
- * gets, so the very next packets it emits are smaller, and no IDR is
- * inserted. */
-GST_START_TEST (test_h264_event_next_frame)
+/* Runs the source through at 60% of its rate, a loss event (halving the
+ * target) before frame @split if @event; @k: packets out before it. */
+static GPtrArray *
+run_event (gboolean event, guint split, guint * k)
 {
   guint64 target = (guint64) (source_bitrate * 0.6), now;
   GstHarness *h = harness (source_caps);
   GPtrArray *out = new_array ();
-  guint split = 60, k, i;
-  gdouble before = 0, after = 0;
 
   g_object_set (h->element, "target-bitrate", target, "recovery",
       (guint64) 0, NULL);
   push_range (h, source, 0, split, out);
-  k = out->len;
-  fail_unless (k >= 12, "only %u out", k);
-  fail_unless (gst_harness_push_upstream_event (h,
-          gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
-              GST_CLOCK_TIME_NONE, "test")));
-  g_object_get (h->element, "target-bitrate", &now, NULL);
-  fail_unless (now < target * 0.55 && now > target * 0.45);
+  *k = out->len;
+  fail_unless (*k >= 12, "only %u out", *k);
+  if (event) {
+    fail_unless (gst_harness_push_upstream_event (h,
+            gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
+                GST_CLOCK_TIME_NONE, "test")));
+    g_object_get (h->element, "target-bitrate", &now, NULL);
+    fail_unless (now < target * 0.55 && now > target * 0.45);
+  }
   /* the next input frame */
   push_range (h, source, split, split + 1, out);
-  fail_unless (stat_u64 (h, "reaction-latency") > 0,
-      "no picture coded under the new target after the next frame");
+  if (event) {
+    fail_unless (stat_u64 (h, "reaction-latency") > 0,
+        "no picture coded under the new target after the next frame");
+    fail_unless_equals_uint64 (stat_u64 (h, "events-loss"), 1);
+  }
   push_range (h, source, split + 1, source->len, out);
   finish (h, out);
   fail_unless_equals_int (out->len, source->len);
+  gst_harness_teardown (h);
+  return out;
+}
 
-  for (i = 0; i < 6; i++) {
-    before += gst_buffer_get_size (g_ptr_array_index (out, k - 6 + i));
-    after += gst_buffer_get_size (g_ptr_array_index (out, k + i));
-  }
-  GST_INFO ("6 packets before the event: %.0f bytes, after: %.0f", before,
-      after);
-  fail_unless (after < before * 0.8, "before %.0f after %.0f", before, after);
+static gdouble
+window_bytes (GPtrArray * out, guint from, guint n)
+{
+  gdouble bytes = 0;
+  guint i;
+
+  for (i = from; i < from + n; i++)
+    bytes += gst_buffer_get_size (g_ptr_array_index (out, i));
+  return bytes;
+}
+
+static gdouble
+largest (GPtrArray * out, guint from, guint n)
+{
+  gsize m = 0;
+  guint i;
+
+  for (i = from; i < from + n; i++)
+    m = MAX (m, gst_buffer_get_size (g_ptr_array_index (out, i)));
+  return m;
+}
+
+/* A loss event mid-GOP, while re-encoding: the encoder is reconfigured
+ * (x264_encoder_reconfig through libavcodec) before the next picture it
+ * gets: the very first packet it emits then differs from the same
+ * packet of a run without the event, the output shrinks from there, and
+ * no IDR is inserted. */
+GST_START_TEST (test_h264_event_next_frame)
+{
+  guint split = 60, k, k0, i;
+  GPtrArray *out = run_event (TRUE, split, &k);
+  GPtrArray *ctrl = run_event (FALSE, split, &k0);
+  gdouble before, after, cbefore, cafter;
+  GPtrArray *d;
+
+  fail_unless_equals_int (k, k0);
+  /* up to the event, the same packets */
+  for (i = 0; i < k; i++)
+    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+            g_ptr_array_index (ctrl, i)), "packet %u differs", i);
+  /* x264 codes the next picture under the new rate; its average-bitrate
+   * control then moves progressively: half a second (12 packets) after
+   * the event the output is clearly below the run without it */
+  before = window_bytes (out, k - 12, 12);
+  after = window_bytes (out, k, 12);
+  cbefore = window_bytes (ctrl, k - 12, 12);
+  cafter = window_bytes (ctrl, k, 12);
+  for (i = k; i < k + 12; i++)
+    if (gst_buffer_get_size (g_ptr_array_index (out, i)) !=
+        gst_buffer_get_size (g_ptr_array_index (ctrl, i)))
+      break;
+  g_print ("loss event before frame %u (target halved): the first packet "
+      "that differs from the run without the event is packet %u (the first "
+      "after the event is %u); 12 packets after: %.0f bytes, without the "
+      "event %.0f (%.2fx); largest %.0f, without %.0f\n", split, i, k,
+      after, cafter, after / cafter, largest (out, k, 12),
+      largest (ctrl, k, 12));
+  fail_unless_equals_int (i, k);
+  fail_unless (after < cafter * 0.85, "after %.0f, without the event %.0f",
+      after, cafter);
+  fail_unless (largest (out, k, 12) < largest (ctrl, k, 12) * 0.9);
+  (void) before;
+  (void) cbefore;
   /* no new IDR: the next key frame is the source's (frame 75) */
   for (i = k; i < out->len; i++) {
     GstBuffer *b = g_ptr_array_index (out, i);
@@ -390,15 +451,100 @@ GST_START_TEST (test_h264_event_next_frame)
       fail_unless (GST_BUFFER_PTS (b) >= 75 * GST_SECOND / 25,
           "an IDR at %" GST_TIME_FORMAT, GST_TIME_ARGS (GST_BUFFER_PTS (b)));
   }
-  fail_unless_equals_uint64 (stat_u64 (h, "events-loss"), 1);
-  {
-    GPtrArray *d = decode (out, source_caps);
+  d = decode (out, source_caps);
+  fail_unless_equals_int (d->len, source->len);
+  g_ptr_array_unref (d);
+  g_ptr_array_unref (out);
+  g_ptr_array_unref (ctrl);
+}
 
-    fail_unless_equals_int (d->len, source->len);
-    g_ptr_array_unref (d);
+GST_END_TEST;
+
+/* Passthrough -> re-encoding (a loss event) -> passthrough (a rate event
+ * above the input's rate): re-encoding starts at the next I or P picture
+ * with an IDR of the encoder's, the source's bits come back from its next
+ * IDR (with its SPS/PPS in front when it does not carry them), every
+ * picture is there once, decode timestamps increase, and all decodes. */
+static void
+check_switch (GPtrArray * in, GstCaps * caps)
+{
+  GstHarness *h = harness (caps);
+  GPtrArray *out = new_array (), *d;
+  guint i, first_diff = G_MAXUINT, n_key = 0;
+  GstClockTime last_dts = GST_CLOCK_TIME_NONE;
+
+  g_object_set (h->element, "recovery", (guint64) 0, NULL);
+  push_range (h, in, 0, 30, out);
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
+              GST_CLOCK_TIME_NONE, "test")));
+  push_range (h, in, 30, 60, out);
+  fail_unless (stat_u64 (h, "frames-reencoded") > 0);
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_network_congestion_event_new (GST_NETWORK_CONGESTION_RATE,
+              (guint64) (source_bitrate * 10), GST_CLOCK_TIME_NONE,
+              "test")));
+  push_range (h, in, 60, in->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, in->len);
+  for (i = 0; i < out->len; i++) {
+    GstBuffer *o = g_ptr_array_index (out, i);
+
+    if (first_diff == G_MAXUINT &&
+        !buffers_equal (o, g_ptr_array_index (in, i)))
+      first_diff = i;
+    /* every source picture once */
+    fail_unless (find_by_pts (in, GST_BUFFER_PTS (o)) != NULL);
+    if (GST_CLOCK_TIME_IS_VALID (last_dts))
+      fail_unless (GST_BUFFER_DTS (o) > last_dts, "DTS %u", i);
+    last_dts = GST_BUFFER_DTS (o);
+    if (!GST_BUFFER_FLAG_IS_SET (o, GST_BUFFER_FLAG_DELTA_UNIT))
+      n_key++;
   }
+  /* frames 0..29 passed, re-encoding from the next I/P after the event */
+  fail_unless (first_diff >= 30 && first_diff <= 34, "first re-encoded %u",
+      first_diff);
+  /* an IDR of the encoder's at the switch, the source's at 0, 25, 50, 75 */
+  fail_unless_equals_int (n_key, 5);
+  /* the source's bits again from its IDR at 75 (that one perhaps with its
+   * parameter sets in front) */
+  for (i = 76; i < in->len; i++)
+    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+            g_ptr_array_index (in, i)), "frame %u not the source's", i);
+  {
+    GstBuffer *o = g_ptr_array_index (out, 75), *s = g_ptr_array_index (in,
+        75);
+    GstMapInfo mo, ms;
+
+    gst_buffer_map (o, &mo, GST_MAP_READ);
+    gst_buffer_map (s, &ms, GST_MAP_READ);
+    fail_unless (mo.size >= ms.size &&
+        memcmp (mo.data + mo.size - ms.size, ms.data, ms.size) == 0);
+    gst_buffer_unmap (o, &mo);
+    gst_buffer_unmap (s, &ms);
+  }
+  d = decode (out, caps);
+  fail_unless_equals_int (d->len, in->len);
+  g_ptr_array_unref (d);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
+}
+
+GST_START_TEST (test_h264_switch)
+{
+  check_switch (source, source_caps);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_h264_switch_avc)
+{
+  GstCaps *caps = NULL;
+  GPtrArray *in = load (source_path, "avc", &caps);
+
+  check_switch (in, caps);
+  g_ptr_array_unref (in);
+  gst_caps_unref (caps);
 }
 
 GST_END_TEST;
@@ -572,6 +718,8 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_half);
   tcase_add_test (tc, test_h264_half_avc);
   tcase_add_test (tc, test_h264_event_next_frame);
+  tcase_add_test (tc, test_h264_switch);
+  tcase_add_test (tc, test_h264_switch_avc);
   tcase_add_test (tc, test_h264_keep_i_low);
   tcase_add_test (tc, test_h264_keep_ip);
   tcase_add_test (tc, test_h264_no_disposable);
