@@ -604,7 +604,7 @@ h264_pass (GstRateTranscoder * self, GstBuffer * buf, gboolean prepend_ps)
 static GstFlowReturn
 h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
     const GstTwoflowPictureInfo * info, gsize size, GstClockTime dur,
-    guint64 now)
+    guint64 now, gboolean prepend_ps)
 {
   GstTwoflowRateControlLayer layer;
   GstTwoflowRateControlDecision d;
@@ -649,7 +649,7 @@ h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
     return GST_FLOW_OK;
   }
   account (self, info->type, &d, size, size, dur);
-  return h264_pass (self, buf, FALSE);
+  return h264_pass (self, buf, prepend_ps);
 }
 
 static void
@@ -713,9 +713,23 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
     now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
   GST_OBJECT_UNLOCK (self);
 
-  if (self->keep != GST_TWOFLOW_RATE_CONTROL_KEEP_NONE) {
+  /* keep=i|ip: no codecs. Set while re-encoding, it applies from the next
+   * source IDR (the receiver's references are the encoder's until then) */
+  if (self->keep != GST_TWOFLOW_RATE_CONTROL_KEEP_NONE &&
+      (!self->h264_encoding || info.idr)) {
+    gboolean ps = FALSE;
+
+    if (self->h264_encoding || self->dec) {
+      ret = rt_h264_drain (self);
+      ps = self->enc_n > 0 && !has_param_sets (self, map.data, map.size);
+      self->enc_n = 0;
+    }
     gst_buffer_unmap (buf, &map);
-    return h264_chain_drop (self, buf, &info, size, dur, now);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (buf);
+      return ret;
+    }
+    return h264_chain_drop (self, buf, &info, size, dur, now, ps);
   }
 
   GST_OBJECT_LOCK (self);

@@ -549,6 +549,49 @@ GST_START_TEST (test_h264_switch_avc)
 
 GST_END_TEST;
 
+/* keep set to i while re-encoding (the staggered system's server may set
+ * it late): re-encoding goes on up to the source's next IDR, which leaves
+ * with its parameter sets in front; from there every frame is the
+ * source's or dropped, and all decodes. */
+GST_START_TEST (test_h264_keep_while_encoding)
+{
+  GstHarness *h = harness (source_caps);
+  GPtrArray *out = new_array (), *d;
+  guint i, n_before;
+
+  g_object_set (h->element, "target-bitrate", (guint64) (source_bitrate *
+          0.4), "recovery", (guint64) 0, NULL);
+  push_range (h, source, 0, 60, out);
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
+  push_range (h, source, 60, source->len, out);
+  finish (h, out);
+  /* up to frame 74 re-encoded, all there */
+  n_before = 0;
+  for (i = 0; i < out->len; i++)
+    if (GST_BUFFER_PTS (g_ptr_array_index (out, i)) <
+        75 * GST_SECOND / 25)
+      n_before++;
+  fail_unless_equals_int (n_before, 75);
+  for (i = 75; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+
+    if (i == 75) {
+      fail_unless (o != NULL);
+      fail_unless (gst_buffer_get_size (o) >= gst_buffer_get_size (s));
+    } else if (o) {
+      fail_unless (buffers_equal (s, o), "frame %u", i);
+    }
+  }
+  d = decode (out, source_caps);
+  fail_unless_equals_int (d->len, out->len);
+  g_ptr_array_unref (d);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
 /* keep=i under a low target: I frames byte-identical, disposable pictures
  * (nal_ref_idc = 0) and then GOP tails dropped; what is left decodes. */
 static void
@@ -720,6 +763,7 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_event_next_frame);
   tcase_add_test (tc, test_h264_switch);
   tcase_add_test (tc, test_h264_switch_avc);
+  tcase_add_test (tc, test_h264_keep_while_encoding);
   tcase_add_test (tc, test_h264_keep_i_low);
   tcase_add_test (tc, test_h264_keep_ip);
   tcase_add_test (tc, test_h264_no_disposable);
