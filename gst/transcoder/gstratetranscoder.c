@@ -70,10 +70,29 @@
  * the new target has been pushed (its reaction-latency field is then
  * up to date).
  *
- * ## Example launch line
+ * H.264 (`video/x-h264`, byte-stream or avc, alignment=au; the output
+ * keeps the input's format): with keep=none each picture is decoded and
+ * re-encoded with libx264 through libavcodec (libopenh264 where libx264 is
+ * missing) in average-bitrate mode under a VBV; a target change is handed
+ * to x264_encoder_reconfig() before the next picture, without a new IDR.
+ * Passing through, the source's buffers leave as they came; re-encoding
+ * starts at the next I or P picture with an IDR of the encoder's, and the
+ * source's bits come back at its next IDR. #GstRateTranscoder:preset is
+ * the x264 preset. The element reports 10 frames of latency for H.264
+ * (x264's look-ahead and B frames, the decoder's reordering). With
+ * keep=i|ip there are no codecs: pictures nothing references
+ * (nal_ref_idc = 0) are dropped first, then (keep=i) the tail of a GOP
+ * from a reference picture to the next I frame; essential pictures leave
+ * byte-identical, and floor-bitrate is what is never dropped (the
+ * input's rate when nothing is disposable). See docs/transcoder.md.
+ *
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,width=720,height=576,framerate=25/1 ! mpeg2enc format=3 bitrate=6000 ! mpegvideoparse ! ratetranscoder target-bitrate=2000000 max-bitrate=2000000 ! mpegvideoparse ! filesink location=out.m2v
  * ]| Re-encodes a 6 Mbit/s MPEG-2 stream at 2 Mbit/s.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=1280,height=720,framerate=25/1 ! x264enc bitrate=4000 bframes=3 b-adapt=false ! h264parse ! ratetranscoder target-bitrate=2000000 ! h264parse ! matroskamux ! filesink location=out.mkv
+ * ]| Re-encodes a 4 Mbit/s H.264 stream at 2 Mbit/s.
  */
 
 #ifdef HAVE_CONFIG_H
