@@ -12,6 +12,7 @@ PACKAGES=(
   libavcodec-dev libavutil-dev libswscale-dev zlib1g-dev libjson-glib-dev
   liblzma-dev xz-utils
   libgnutls28-dev  # ERAP keyed sessions (AES-GCM, PBKDF2, HKDF)
+  glib-networking gnutls-bin  # control channel over TLS (GTlsConnection); certtool for test certificates
   # run and test
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav

@@ -194,10 +194,20 @@ def system_section(build, workdir):
         srv_host, proxy_host, viewer_host = tb.server, tb.clients[0], tb.clients[1]
         slog = open(os.path.join(sysdir, "server.log"), "w")
         plog = open(os.path.join(sysdir, "proxy.log"), "w")
-        server = srv_host.popen([server_exe, "--dir", videos, "--port", "5500"],
+        # the control channel over TLS, the proxy authenticated by its token
+        # (throw-away certificates: docs/security.md)
+        certs = os.path.join(sysdir, "certs")
+        subprocess.run([os.path.join(ROOT, "scripts", "make-test-certs.sh"), certs,
+                        srv_host.ip], check=True)
+        token = open(os.path.join(certs, "tokens")).read().split()[1]
+        server = srv_host.popen([server_exe, "--dir", videos, "--port", "5500",
+                                 "--tls-cert", os.path.join(certs, "server.pem"),
+                                 "--tls-key", os.path.join(certs, "server.key"),
+                                 "--tokens", os.path.join(certs, "tokens")],
                                 stdout=slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
         common = ["--server", f"{srv_host.ip}:5500", "--segment-duration", seg,
+                  "--tls-ca", os.path.join(certs, "ca.pem"), "--token", token,
                   "--prefix-dir", os.path.join(sysdir, "prefix"),
                   "--essential-ports", "7000", "--enhanced-ports", "7100"]
         pre = proxy_host.run([proxy_exe] + common + ["--prestage", "ball.m2v"],

@@ -58,7 +58,7 @@ class SystemTestbed:
         self.tb.__enter__()
         self.slog = open(os.path.join(self.workdir, "server.log"), "w")
         self.server = self.tb.server.popen(
-            [self.server_exe, "--dir", self.videos, "--port", "5500"],
+            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure"],
             stdout=self.slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
         return self
@@ -66,7 +66,7 @@ class SystemTestbed:
     def proxy(self, argv):
         """A twoflow-proxy of this server in the client namespace."""
         return self.tb.client.popen(
-            [self.proxy_exe, "--server", f"{self.tb.server.ip}:5500"] + argv,
+            [self.proxy_exe, "--server", f"{self.tb.server.ip}:5500", "--insecure"] + argv,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def fetch_staggered(self, names, starts, argv_for, timeout):

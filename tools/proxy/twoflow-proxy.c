@@ -34,6 +34,7 @@
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
 #include "twoflow-control.h"
+#include "twoflow-tls.h"
 
 static gchar *opt_server = NULL;
 static gchar *opt_fetch = NULL;
@@ -55,6 +56,14 @@ static gint opt_enhanced_ports = 0;
 static gchar *opt_video_track = NULL;
 static gchar *opt_audio_track = NULL;
 static guint port_index = 0;
+/* control-channel security (docs/security.md) */
+static gboolean opt_insecure = FALSE;
+static gchar *opt_tls_ca = NULL, *opt_tls_pin = NULL;
+static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
+static gchar *opt_token = NULL;
+/* viewers: RTSP basic authentication, RTSPS */
+static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
+static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
 static gchar *server_host;
 static gint server_port;
@@ -173,7 +182,15 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->id = next_session_id++;
   ps->video = g_strdup (video);
   ps->prestage = prestage;
+  TwoflowTlsClientConfig tls = { opt_insecure, opt_tls_ca, opt_tls_pin,
+    opt_tls_cert, opt_tls_key
+  };
+
   g_socket_client_set_timeout (client, 10);
+  if (!twoflow_tls_client_configure (client, &tls, error)) {
+    g_object_unref (client);
+    goto fail;
+  }
   ps->conn = g_socket_client_connect_to_host (client, server_host,
       server_port, NULL, error);
   g_object_unref (client);
@@ -183,6 +200,17 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
           (ps->conn)));
   ps->out = g_io_stream_get_output_stream (G_IO_STREAM (ps->conn));
   ps->cancel = g_cancellable_new ();
+  if (opt_token) {
+    req = json_object_new ();
+    json_object_set_string_member (req, "cmd", "AUTH");
+    json_object_set_string_member (req, "token", opt_token);
+    ps->info = request (ps, req, error);
+    json_object_unref (req);
+    if (!ps->info)
+      goto fail;
+    json_object_unref (ps->info);
+    ps->info = NULL;
+  }
   la = g_socket_connection_get_local_address (ps->conn, NULL);
   ps->local_addr = g_inet_address_to_string (g_inet_socket_address_get_address
       (G_INET_SOCKET_ADDRESS (la)));
@@ -540,7 +568,8 @@ ready_cb (gpointer user_data)
   json_object_set_string_member (req, "essential", opt_essential);
   json_object_set_string_member (req, "policy", opt_policy);
   add_track_args (req);
-  json_object_set_string_member (req, "host", ps->local_addr);
+  /* no "host": the server sends only to the control connection's peer
+   * (no reflection; docs/security.md) */
   json_object_set_int_member (req, "essential_port", ess_port);
   json_object_set_double_member (req, "segment_duration", opt_segment);
   if (ps->prestage) {
@@ -1169,6 +1198,47 @@ quit_cb (gpointer loop)
   return G_SOURCE_REMOVE;
 }
 
+/* Viewers: RTSP basic authentication (--rtsp-user/--rtsp-password) and
+ * RTSPS (--rtsp-tls-cert): a GstRTSPAuth on the server; the one factory of
+ * every mount gives the role "viewer" access. */
+static gboolean
+setup_rtsp_auth (GstRTSPServer * server, GError ** error)
+{
+  GstRTSPAuth *auth;
+  GstRTSPToken *tok;
+
+  if (!opt_rtsp_user && !opt_rtsp_tls_cert)
+    return TRUE;
+  auth = gst_rtsp_auth_new ();
+  tok = gst_rtsp_token_new (GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, G_TYPE_STRING,
+      "viewer", NULL);
+  if (opt_rtsp_user) {
+    gchar *basic = gst_rtsp_auth_make_basic (opt_rtsp_user,
+        opt_rtsp_password ? opt_rtsp_password : "");
+    gst_rtsp_auth_add_basic (auth, basic, tok);
+    g_free (basic);
+  } else {
+    gst_rtsp_auth_set_default_token (auth, tok);
+  }
+  gst_rtsp_token_unref (tok);
+  if (opt_rtsp_tls_cert) {
+    GTlsCertificate *cert = twoflow_tls_load_certificate (opt_rtsp_tls_cert,
+        opt_rtsp_tls_key, error);
+    if (cert == NULL) {
+      g_object_unref (auth);
+      return FALSE;
+    }
+    gst_rtsp_auth_set_tls_certificate (auth, cert);
+    g_object_unref (cert);
+  }
+  gst_rtsp_media_factory_add_role (factory, "viewer",
+      GST_RTSP_PERM_MEDIA_FACTORY_ACCESS, G_TYPE_BOOLEAN, TRUE,
+      GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT, G_TYPE_BOOLEAN, TRUE, NULL);
+  gst_rtsp_server_set_auth (server, auth);
+  g_object_unref (auth);
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1214,6 +1284,27 @@ main (int argc, char **argv)
     {"audio-track", 0, 0, G_OPTION_ARG_STRING, &opt_audio_track,
         "Audio stream: index, language code or none (default: the first)",
           "T"},
+    {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
+        "Plaintext control channel (lab use only)", NULL},
+    {"tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_ca,
+        "Verify the server's certificate with this CA (PEM)", "FILE"},
+    {"tls-pin", 0, 0, G_OPTION_ARG_STRING, &opt_tls_pin,
+        "Or accept only the server certificate with this SHA-256 "
+        "fingerprint (hex, colons allowed)", "SHA256"},
+    {"tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_cert,
+        "Client certificate for the control channel (PEM)", "FILE"},
+    {"tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_key,
+        "Its key (default: in --tls-cert)", "FILE"},
+    {"token", 0, 0, G_OPTION_ARG_STRING, &opt_token,
+        "This proxy's token (server --tokens)", "TOKEN"},
+    {"rtsp-user", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_user,
+        "Viewers authenticate (RTSP basic) with this user ...", "USER"},
+    {"rtsp-password", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_password,
+        "... and password", "PASSWORD"},
+    {"rtsp-tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_cert,
+        "RTSPS: the RTSP server's certificate (PEM)", "FILE"},
+    {"rtsp-tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_key,
+        "Its key (default: in --rtsp-tls-cert)", "FILE"},
     {"rtsp-port", 'p', 0, G_OPTION_ARG_INT, &opt_rtsp_port,
         "RTSP port (default 8554)", "PORT"},
     {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,
@@ -1255,6 +1346,10 @@ main (int argc, char **argv)
       GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
       (guint64) MAX (opt_wan_capacity, 0));
 
+  if (!opt_insecure && !twoflow_tls_available (&err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
   if (opt_prestage)
     return run_fetch (opt_prestage, NULL, TRUE);
   if (opt_fetch) {
@@ -1274,6 +1369,10 @@ main (int argc, char **argv)
   mounts = gst_rtsp_server_get_mount_points (server);
   factory = g_object_new (twoflow_factory_get_type (), NULL);
   gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));
+  if (!setup_rtsp_auth (server, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
   g_signal_connect (server, "client-connected", G_CALLBACK (client_connected),
       NULL);
   if (gst_rtsp_server_attach (server, NULL) == 0) {

@@ -39,6 +39,8 @@
 #include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
+#include "twoflow-auth.h"
+#include "twoflow-tls.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
@@ -100,16 +102,40 @@ struct _Client
 {
   guint id;
   GSocketConnection *conn;
-  GDataInputStream *in;
+  GIOStream *stream;            /* conn, or the TLS connection over it */
+  GInputStream *in;
   GOutputStream *out;
   GCancellable *cancel;
   GList *sessions;
   gchar *peer;
+  /* security (docs/security.md): who it is, bounded input */
+  gboolean authenticated;
+  gchar *identity;              /* token or certificate name; else the peer */
+  guint auth_timer;
+  TwoflowLineBuffer lines;
+  gchar rbuf[4096];
+  gboolean closing;
+  guint close_idle;
 };
 
 static gchar *opt_dir = NULL;
 static gchar *opt_address = NULL;
 static gint opt_port = TWOFLOW_CONTROL_DEFAULT_PORT;
+/* control-channel security and limits (docs/security.md) */
+static gboolean opt_insecure = FALSE;
+static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
+static gchar *opt_tls_client_ca = NULL;
+static gchar *opt_tokens = NULL;
+static gint opt_max_connections = 256;
+static gint opt_max_line = 65536;
+static gint opt_max_sessions = 256;
+static gint opt_max_client_sessions = 32;
+static gint opt_auth_timeout = 10;
+static GTlsCertificate *tls_cert;
+static GTlsDatabase *tls_client_ca;
+static TwoflowTokens *tokens;
+static guint n_clients, n_rejecting;
+static guint64 refused_total;
 
 static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
 static GHashTable *sessions;            /* id -> Session */
@@ -1369,6 +1395,41 @@ track_arg (JsonObject * req, const gchar * name)
   return NULL;
 }
 
+/* No reflection: media go only to the authenticated control peer; and
+ * the session limits (total, per client identity). */
+static gboolean
+session_allowed (Client * c, JsonObject * req, GError ** error)
+{
+  const gchar *host = twoflow_json_get_string (req, "host", NULL);
+  GHashTableIter it;
+  gpointer v;
+  guint mine = 0;
+
+  if (host && !twoflow_same_address (host, c->peer)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "PLAY host %s refused: media go only to the control peer %s "
+        "(no reflection)", host, c->peer);
+    return FALSE;
+  }
+  if (g_hash_table_size (sessions) >= (guint) opt_max_sessions) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY,
+        "server full: %u sessions (--max-sessions)",
+        g_hash_table_size (sessions));
+    return FALSE;
+  }
+  g_hash_table_iter_init (&it, sessions);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    if (g_str_equal (((Session *) v)->client->identity, c->identity))
+      mine++;
+  if (mine >= (guint) opt_max_client_sessions) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY,
+        "too many sessions for %s: %u (--max-client-sessions)", c->identity,
+        mine);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static Session *
 session_new (Client * c, JsonObject * req, GError ** error)
 {
@@ -1386,6 +1447,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
         "essential must be ctcp, tcp or erap");
     return NULL;
   }
+  if (!session_allowed (c, req, error))
+    return NULL;
   info = video_scan (video, g_str_equal (policy, "ip"),
       track_arg (req, "video_track"), track_arg (req, "audio_track"), error);
   if (!info)
@@ -1477,6 +1540,39 @@ session_new (Client * c, JsonObject * req, GError ** error)
 
 /* --------------------------------------------------------------- clients */
 
+static gboolean client_send_and_close_cb (gpointer data);
+
+static void
+client_authenticated (Client * c, const gchar * name)
+{
+  c->authenticated = TRUE;
+  g_free (c->identity);
+  c->identity = g_strdup (name);
+  if (c->auth_timer) {
+    g_source_remove (c->auth_timer);
+    c->auth_timer = 0;
+  }
+  g_print ("client %u (%s): authenticated as %s\n", c->id, c->peer, name);
+}
+
+/* One line to a client, then the connection closes (its sessions end). */
+static void
+client_refuse (Client * c, const gchar * reason)
+{
+  JsonObject *r = json_object_new ();
+
+  json_object_set_boolean_member (r, "ok", FALSE);
+  json_object_set_string_member (r, "error", reason);
+  client_send (c, r);
+  json_object_unref (r);
+  refused_total++;
+  g_print ("client %u (%s): refused: %s\n", c->id, c->peer, reason);
+  if (!c->closing) {
+    c->closing = TRUE;
+    c->close_idle = g_idle_add (client_send_and_close_cb, c);
+  }
+}
+
 static void
 client_free (Client * c, const gchar * why)
 {
@@ -1484,12 +1580,22 @@ client_free (Client * c, const gchar * why)
       c->peer, why, g_list_length (c->sessions));
   while (c->sessions)
     session_destroy (c->sessions->data, "client gone");
+  if (c->auth_timer)
+    g_source_remove (c->auth_timer);
+  if (c->close_idle)
+    g_source_remove (c->close_idle);
   g_cancellable_cancel (c->cancel);
   g_object_unref (c->cancel);
-  g_object_unref (c->in);
+  c->in = NULL;
   c->out = NULL;
+  g_io_stream_close (c->stream, NULL, NULL);
+  if (c->stream != G_IO_STREAM (c->conn))
+    g_object_unref (c->stream);
   g_io_stream_close (G_IO_STREAM (c->conn), NULL, NULL);
   g_object_unref (c->conn);
+  twoflow_line_buffer_clear (&c->lines);
+  n_clients--;
+  g_free (c->identity);
   g_free (c->peer);
   g_free (c);
 }
@@ -1512,6 +1618,28 @@ handle_request (Client * c, JsonObject * req)
   GError *err = NULL;
   JsonObject *r = NULL;
 
+  if (g_ascii_strcasecmp (cmd, "AUTH") == 0) {
+    const gchar *name = c->authenticated ? c->identity :
+        twoflow_tokens_check (tokens, twoflow_json_get_string (req, "token",
+            NULL));
+    if (name == NULL) {
+      client_refuse (c, tokens ? "unauthenticated: unknown token" :
+          "unauthenticated: this server takes client certificates only");
+      return;
+    }
+    if (!c->authenticated)
+      client_authenticated (c, name);
+    r = reply_new (req, TRUE);
+    json_object_set_string_member (r, "identity", c->identity);
+    client_send (c, r);
+    json_object_unref (r);
+    return;
+  }
+  if (!c->authenticated) {
+    client_refuse (c, "unauthenticated: the first request must be AUTH "
+        "with a token (or connect with a client certificate)");
+    return;
+  }
   if (g_ascii_strcasecmp (cmd, "PLAY") == 0) {
     Session *s = session_new (c, req, &err);
     if (s) {
@@ -1565,6 +1693,8 @@ handle_request (Client * c, JsonObject * req)
     r = reply_new (req, TRUE);
     json_object_set_int_member (r, "sessions", g_hash_table_size (sessions));
     json_object_set_int_member (r, "sessions_total", sessions_total);
+    json_object_set_int_member (r, "clients", n_clients);
+    json_object_set_int_member (r, "refused", refused_total);
   } else {
     g_set_error (&err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "unknown command '%s'", cmd);
@@ -1583,66 +1713,241 @@ handle_request (Client * c, JsonObject * req)
 static void read_next (Client * c);
 
 static void
-line_read_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+client_line (Client * c, gchar * line)
+{
+  GError *err = NULL;
+  JsonObject *req;
+
+  g_strstrip (line);
+  if (*line == '\0')
+    return;
+  /* a client certificate signed by --tls-client-ca authenticates */
+  if (!c->authenticated && tls_client_ca && G_IS_TLS_CONNECTION (c->stream)) {
+    GTlsCertificate *pc =
+        g_tls_connection_get_peer_certificate (G_TLS_CONNECTION (c->stream));
+    if (pc) {
+      gchar *cn = twoflow_tls_subject_cn (pc);
+      gchar *id = g_strdup_printf ("cert:%s", cn ? cn : "?");
+      client_authenticated (c, id);
+      g_free (id);
+      g_free (cn);
+    }
+  }
+  req = twoflow_json_from_line (line, &err);
+  if (req) {
+    handle_request (c, req);
+    json_object_unref (req);
+  } else if (!c->authenticated) {
+    client_refuse (c, "unauthenticated: not a request");
+    g_clear_error (&err);
+  } else {
+    JsonObject *r = json_object_new ();
+    json_object_set_boolean_member (r, "ok", FALSE);
+    json_object_set_string_member (r, "error", err->message);
+    client_send (c, r);
+    json_object_unref (r);
+    g_clear_error (&err);
+  }
+}
+
+static void
+read_cb (GObject * source, GAsyncResult * res, gpointer user_data)
 {
   Client *c = user_data;
   GError *err = NULL;
-  gchar *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM
-      (source), res, NULL, &err);
-  JsonObject *req;
+  gssize n = g_input_stream_read_finish (G_INPUT_STREAM (source), res, &err);
+  gchar *line;
 
-  if (line == NULL) {
-    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-      client_free (c, err ? err->message : "control connection closed");
+  if (n < 0 && g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+    g_clear_error (&err);       /* c is gone */
+    return;
+  }
+  if (c->closing) {
     g_clear_error (&err);
     return;
   }
-  g_strstrip (line);
-  if (*line) {
-    req = twoflow_json_from_line (line, &err);
-    if (req) {
-      handle_request (c, req);
-      json_object_unref (req);
-    } else {
-      JsonObject *r = json_object_new ();
-      json_object_set_boolean_member (r, "ok", FALSE);
-      json_object_set_string_member (r, "error", err->message);
-      client_send (c, r);
-      json_object_unref (r);
-      g_clear_error (&err);
-    }
+  if (n <= 0) {
+    client_free (c, err ? err->message : "control connection closed");
+    g_clear_error (&err);
+    return;
   }
-  g_free (line);
-  read_next (c);
+  if (!twoflow_line_buffer_append (&c->lines, c->rbuf, n)) {
+    gchar *why = g_strdup_printf ("line too long (over %d bytes, "
+        "--max-line)", opt_max_line);
+    client_refuse (c, why);
+    g_free (why);
+    return;
+  }
+  while (!c->closing && (line = twoflow_line_buffer_pop (&c->lines))) {
+    client_line (c, line);
+    g_free (line);
+  }
+  if (!c->closing)
+    read_next (c);
 }
 
 static void
 read_next (Client * c)
 {
-  g_data_input_stream_read_line_async (c->in, G_PRIORITY_DEFAULT, c->cancel,
-      line_read_cb, c);
+  g_input_stream_read_async (c->in, c->rbuf, sizeof (c->rbuf),
+      G_PRIORITY_DEFAULT, c->cancel, read_cb, c);
+}
+
+static gboolean
+client_send_and_close_cb (gpointer data)
+{
+  Client *c = data;
+
+  c->close_idle = 0;
+  client_free (c, "closed");
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+auth_timeout_cb (gpointer data)
+{
+  Client *c = data;
+
+  c->auth_timer = 0;
+  client_refuse (c, "unauthenticated: no AUTH in time");
+  return G_SOURCE_REMOVE;
+}
+
+/* Over --max-connections: one line (over TLS when it is on, written
+ * asynchronously so a client that never completes its handshake cannot
+ * stall the server), then closed; at most 32 such at a time, the rest
+ * closed at once. */
+typedef struct
+{
+  GSocketConnection *conn;
+  GIOStream *stream;
+  GCancellable *cancel;
+  guint timer;
+  gchar *line;
+} Refusal;
+
+static void
+refusal_done (GObject * src, GAsyncResult * res, gpointer data)
+{
+  Refusal *r = data;
+
+  g_output_stream_write_all_finish (G_OUTPUT_STREAM (src), res, NULL, NULL);
+  if (r->timer)
+    g_source_remove (r->timer);
+  g_io_stream_close (G_IO_STREAM (r->conn), NULL, NULL);
+  if (r->stream != G_IO_STREAM (r->conn))
+    g_object_unref (r->stream);
+  g_object_unref (r->conn);
+  g_object_unref (r->cancel);
+  g_free (r->line);
+  g_free (r);
+  n_rejecting--;
+}
+
+static gboolean
+refusal_timeout (gpointer data)
+{
+  Refusal *r = data;
+
+  r->timer = 0;
+  g_cancellable_cancel (r->cancel);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+refuse_connection (GSocketConnection * conn, const gchar * peer,
+    const gchar * reason)
+{
+  Refusal *r;
+  JsonObject *o;
+  gchar *text;
+
+  refused_total++;
+  if (n_rejecting >= 32) {
+    g_io_stream_close (G_IO_STREAM (conn), NULL, NULL);
+    return;
+  }
+  r = g_new0 (Refusal, 1);
+  r->conn = g_object_ref (conn);
+  r->stream = tls_cert ? twoflow_tls_server_wrap (G_IO_STREAM (conn),
+      tls_cert, NULL, NULL) : G_IO_STREAM (conn);
+  if (r->stream == NULL)
+    r->stream = G_IO_STREAM (conn);
+  r->cancel = g_cancellable_new ();
+  o = json_object_new ();
+  json_object_set_boolean_member (o, "ok", FALSE);
+  json_object_set_string_member (o, "error", reason);
+  text = twoflow_json_to_line (o);
+  json_object_unref (o);
+  r->line = g_strconcat (text, "\n", NULL);
+  g_free (text);
+  r->timer = g_timeout_add_seconds (5, refusal_timeout, r);
+  n_rejecting++;
+  g_output_stream_write_all_async (g_io_stream_get_output_stream (r->stream),
+      r->line, strlen (r->line), G_PRIORITY_DEFAULT, r->cancel, refusal_done,
+      r);
+  if (refused_total <= 10 || refused_total % 100 == 0)
+    g_print ("connection from %s refused: %s (%" G_GUINT64_FORMAT
+        " refused)\n", peer, reason, refused_total);
 }
 
 static gboolean
 incoming_cb (GSocketService * service, GSocketConnection * conn,
     GObject * source, gpointer user_data)
 {
-  Client *c = g_new0 (Client, 1);
+  Client *c;
   GSocketAddress *addr = g_socket_connection_get_remote_address (conn, NULL);
+  gchar *peer;
+  GError *err = NULL;
 
-  c->id = next_client_id++;
-  c->conn = g_object_ref (conn);
-  c->cancel = g_cancellable_new ();
-  c->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
-          (conn)));
-  c->out = g_io_stream_get_output_stream (G_IO_STREAM (conn));
   if (addr && G_IS_INET_SOCKET_ADDRESS (addr))
-    c->peer = g_inet_address_to_string (g_inet_socket_address_get_address
+    peer = g_inet_address_to_string (g_inet_socket_address_get_address
         (G_INET_SOCKET_ADDRESS (addr)));
   else
-    c->peer = g_strdup ("127.0.0.1");
+    peer = g_strdup ("127.0.0.1");
   g_clear_object (&addr);
-  g_print ("client %u (%s): connected\n", c->id, c->peer);
+  if (n_clients >= (guint) opt_max_connections) {
+    gchar *why = g_strdup_printf ("server busy: %u control connections "
+        "(--max-connections)", n_clients);
+    refuse_connection (conn, peer, why);
+    g_free (why);
+    g_free (peer);
+    return TRUE;
+  }
+
+  c = g_new0 (Client, 1);
+  c->id = next_client_id++;
+  c->conn = g_object_ref (conn);
+  c->stream = G_IO_STREAM (conn);
+  if (tls_cert) {
+    c->stream = twoflow_tls_server_wrap (G_IO_STREAM (conn), tls_cert,
+        tls_client_ca, &err);
+    if (c->stream == NULL) {
+      g_print ("client (%s): TLS failed: %s\n", peer, err->message);
+      g_clear_error (&err);
+      g_object_unref (c->conn);
+      g_free (peer);
+      g_free (c);
+      return TRUE;
+    }
+  }
+  n_clients++;
+  c->cancel = g_cancellable_new ();
+  c->in = g_io_stream_get_input_stream (c->stream);
+  c->out = g_io_stream_get_output_stream (c->stream);
+  c->peer = peer;
+  twoflow_line_buffer_init (&c->lines, opt_max_line);
+  if (tokens == NULL && tls_client_ca == NULL) {
+    /* --insecure without --tokens: anyone (lab use) */
+    c->authenticated = TRUE;
+    c->identity = g_strdup (c->peer);
+  } else {
+    c->identity = g_strdup (c->peer);
+    c->auth_timer = g_timeout_add_seconds (opt_auth_timeout, auth_timeout_cb,
+        c);
+  }
+  g_print ("client %u (%s): connected%s\n", c->id, c->peer,
+      tls_cert ? " (TLS)" : "");
   read_next (c);
   return TRUE;
 }
@@ -1664,6 +1969,29 @@ main (int argc, char **argv)
         "Control port (default 5500; 0 = any, printed)", "PORT"},
     {"address", 'a', 0, G_OPTION_ARG_STRING, &opt_address,
         "Address to listen on (default: all)", "ADDR"},
+    {"tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_cert,
+        "Control channel over TLS: the server's certificate (PEM)", "FILE"},
+    {"tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_key,
+        "Its private key (PEM; default: in --tls-cert)", "FILE"},
+    {"tls-client-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_client_ca,
+        "Accept proxies with a client certificate signed by this CA", "FILE"},
+    {"tokens", 0, 0, G_OPTION_ARG_FILENAME, &opt_tokens,
+        "Per-proxy tokens: lines \"name token\"; a proxy sends AUTH first",
+        "FILE"},
+    {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
+        "Plaintext control channel, anyone may connect unless --tokens "
+        "(lab use only)", NULL},
+    {"max-connections", 0, 0, G_OPTION_ARG_INT, &opt_max_connections,
+        "Control connections at most (default 256); more are refused", "N"},
+    {"max-line", 0, 0, G_OPTION_ARG_INT, &opt_max_line,
+        "Longest control line in bytes (default 65536)", "BYTES"},
+    {"max-sessions", 0, 0, G_OPTION_ARG_INT, &opt_max_sessions,
+        "Sessions at most (default 256)", "N"},
+    {"max-client-sessions", 0, 0, G_OPTION_ARG_INT, &opt_max_client_sessions,
+        "Sessions per client identity (token/certificate name, else "
+        "address; default 32)", "N"},
+    {"auth-timeout", 0, 0, G_OPTION_ARG_INT, &opt_auth_timeout,
+        "Seconds a connection may take to authenticate (default 10)", "S"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- twoflow central server");
@@ -1688,6 +2016,42 @@ main (int argc, char **argv)
   }
   GST_DEBUG_CATEGORY_INIT (server_debug, "twoflow-server", 0,
       "twoflow central server");
+  if (opt_tls_cert) {
+    tls_cert = twoflow_tls_load_certificate (opt_tls_cert, opt_tls_key, &err);
+    if (tls_cert == NULL) {
+      g_printerr ("--tls-cert: %s\n", err->message);
+      return 2;
+    }
+  } else if (!opt_insecure) {
+    g_printerr ("the control channel needs TLS (--tls-cert FILE --tls-key "
+        "FILE) or, for lab use, --insecure\n");
+    return 2;
+  }
+  if (opt_tls_client_ca) {
+    if (!tls_cert) {
+      g_printerr ("--tls-client-ca needs --tls-cert\n");
+      return 2;
+    }
+    tls_client_ca = g_tls_file_database_new (opt_tls_client_ca, &err);
+    if (tls_client_ca == NULL) {
+      g_printerr ("--tls-client-ca: %s\n", err->message);
+      return 2;
+    }
+  }
+  if (opt_tokens && !(tokens = twoflow_tokens_load (opt_tokens, &err))) {
+    g_printerr ("--tokens: %s\n", err->message);
+    return 2;
+  }
+  if (tls_cert && !tokens && !tls_client_ca) {
+    g_printerr ("with TLS, proxies authenticate: --tokens FILE and/or "
+        "--tls-client-ca FILE\n");
+    return 2;
+  }
+  if (opt_max_connections < 1 || opt_max_line < 64 || opt_max_sessions < 1
+      || opt_max_client_sessions < 1 || opt_auth_timeout < 1) {
+    g_printerr ("bad limits\n");
+    return 2;
+  }
 
   video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) video_info_free);
@@ -1705,8 +2069,11 @@ main (int argc, char **argv)
   }
   g_signal_connect (service, "incoming", G_CALLBACK (incoming_cb), NULL);
   g_socket_service_start (service);
-  g_print ("twoflow-server: serving %s on control port %u\n", opt_dir,
-      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective)));
+  g_print ("twoflow-server: serving %s on control port %u (%s%s%s)\n",
+      opt_dir,
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective)),
+      tls_cert ? "TLS" : "plaintext, --insecure",
+      tokens ? ", tokens" : "", tls_client_ca ? ", client certificates" : "");
   g_object_unref (addr);
   g_object_unref (effective);
 

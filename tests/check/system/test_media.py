@@ -203,7 +203,7 @@ def main():
         server_log = os.path.join(work, "server.log")
         proxy_log = os.path.join(work, "proxy.log")
         server = subprocess.Popen([server_exe, "--dir", corpus, "--port", str(cport),
-                                   "--address", "127.0.0.1"],
+                                   "--address", "127.0.0.1", "--insecure"],
                                   stdout=open(server_log, "w"), stderr=subprocess.STDOUT)
         procs.append(server)
         for _ in range(100):
@@ -212,7 +212,7 @@ def main():
                 break
             except OSError:
                 time.sleep(0.05)
-        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}",
+        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                       "--segment-duration", SEGMENT,
                       "--prefix-dir", os.path.join(work, "prefix")]
         sources = {name: media_facts(os.path.join(corpus, name)) for name in GOOD}

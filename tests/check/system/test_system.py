@@ -148,7 +148,7 @@ def main():
         cport, rport = free_port(), free_port()
         env = dict(os.environ)
         server = subprocess.Popen([server_exe, "--dir", videos, "--port", str(cport),
-                                   "--address", "127.0.0.1"],
+                                   "--address", "127.0.0.1", "--insecure"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, env=env)
         procs.append(server)
@@ -158,7 +158,7 @@ def main():
                 break
             except OSError:
                 time.sleep(0.05)
-        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}",
+        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                       "--segment-duration", SEGMENT,
                       "--prefix-dir", os.path.join(work, "prefix")]
 

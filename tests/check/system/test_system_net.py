@@ -73,10 +73,11 @@ def main():
                          workdir=os.path.join(work, "tb"), keep_workdir=True) as tb:
             slog = open(os.path.join(work, "server.log"), "w")
             plog = open(os.path.join(work, "proxy.log"), "w")
-            server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
+            server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
+                                      "--insecure"],
                                      stdout=slog, stderr=subprocess.STDOUT)
             time.sleep(0.5)
-            proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500",
+            proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
                                      "--segment-duration", "1", "--measured",
                                      "--prefix-dir", os.path.join(work, "prefix")],
                                     stdout=plog, stderr=subprocess.STDOUT)
