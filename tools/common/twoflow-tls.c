@@ -206,8 +206,10 @@ twoflow_tls_server_wrap (GIOStream * base, GTlsCertificate * cert,
 
   if (tls == NULL)
     return NULL;
+  /* without client certificates the server verifies nothing: no trust
+   * store (the system's default database) per connection */
+  g_tls_connection_set_database (G_TLS_CONNECTION (tls), client_ca);
   if (client_ca) {
-    g_tls_connection_set_database (G_TLS_CONNECTION (tls), client_ca);
     g_object_set (tls, "authentication-mode",
         G_TLS_AUTHENTICATION_REQUESTED, NULL);
     g_signal_connect (tls, "accept-certificate",

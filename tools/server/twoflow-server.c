@@ -116,6 +116,7 @@ struct _Client
   gchar rbuf[4096];
   gboolean closing;
   guint close_idle;
+  gboolean handshaken;          /* TLS handshake done (or plaintext) */
 };
 
 static gchar *opt_dir = NULL;
@@ -1563,7 +1564,10 @@ client_refuse (Client * c, const gchar * reason)
 
   json_object_set_boolean_member (r, "ok", FALSE);
   json_object_set_string_member (r, "error", reason);
-  client_send (c, r);
+  /* a client that sent nothing may not have completed its TLS handshake:
+   * a (blocking) write would wait for it; it is closed without the line */
+  if (c->handshaken)
+    client_send (c, r);
   json_object_unref (r);
   refused_total++;
   g_print ("client %u (%s): refused: %s\n", c->id, c->peer, reason);
@@ -1588,10 +1592,12 @@ client_free (Client * c, const gchar * why)
   g_object_unref (c->cancel);
   c->in = NULL;
   c->out = NULL;
-  g_io_stream_close (c->stream, NULL, NULL);
+  /* the socket only: a synchronous close of a TLS connection whose
+   * handshake is still pending in the (cancelled) read would wait for it
+   * in this very loop; the peer sees the end without close_notify */
+  g_io_stream_close (G_IO_STREAM (c->conn), NULL, NULL);
   if (c->stream != G_IO_STREAM (c->conn))
     g_object_unref (c->stream);
-  g_io_stream_close (G_IO_STREAM (c->conn), NULL, NULL);
   g_object_unref (c->conn);
   twoflow_line_buffer_clear (&c->lines);
   n_clients--;
@@ -1793,6 +1799,27 @@ read_next (Client * c)
       G_PRIORITY_DEFAULT, c->cancel, read_cb, c);
 }
 
+static void
+handshake_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  Client *c = user_data;
+  GError *err = NULL;
+
+  if (!g_tls_connection_handshake_finish (G_TLS_CONNECTION (source), res,
+          &err)) {
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+        && !c->closing)
+      client_free (c, err->message);    /* else c is gone or going */
+    g_clear_error (&err);
+    return;
+  }
+  if (c->closing)
+    return;
+  c->handshaken = TRUE;
+  g_socket_set_timeout (g_socket_connection_get_socket (c->conn), 0);
+  read_next (c);
+}
+
 static gboolean
 client_send_and_close_cb (gpointer data)
 {
@@ -1874,6 +1901,10 @@ refuse_connection (GSocketConnection * conn, const gchar * peer,
   if (r->stream == NULL)
     r->stream = G_IO_STREAM (conn);
   r->cancel = g_cancellable_new ();
+  /* glib-networking runs handshakes in a thread pool, blocking on the
+   * socket: its timeout frees the thread of a peer that never sends */
+  if (tls_cert)
+    g_socket_set_timeout (g_socket_connection_get_socket (conn), 5);
   o = json_object_new ();
   json_object_set_boolean_member (o, "ok", FALSE);
   json_object_set_string_member (o, "error", reason);
@@ -1920,6 +1951,11 @@ incoming_cb (GSocketService * service, GSocketConnection * conn,
   c->conn = g_object_ref (conn);
   c->stream = G_IO_STREAM (conn);
   if (tls_cert) {
+    /* the handshake (in a glib-networking pool thread, blocking on the
+     * socket) ends within --auth-timeout: a peer that never sends must
+     * not hold a thread; reset at the first data */
+    g_socket_set_timeout (g_socket_connection_get_socket (conn),
+        opt_auth_timeout);
     c->stream = twoflow_tls_server_wrap (G_IO_STREAM (conn), tls_cert,
         tls_client_ca, &err);
     if (c->stream == NULL) {
@@ -1948,7 +1984,13 @@ incoming_cb (GSocketService * service, GSocketConnection * conn,
   }
   g_print ("client %u (%s): connected%s\n", c->id, c->peer,
       tls_cert ? " (TLS)" : "");
-  read_next (c);
+  if (c->stream != G_IO_STREAM (conn)) {
+    g_tls_connection_handshake_async (G_TLS_CONNECTION (c->stream),
+        G_PRIORITY_DEFAULT, c->cancel, handshake_cb, c);
+  } else {
+    c->handshaken = TRUE;
+    read_next (c);
+  }
   return TRUE;
 }
 
@@ -2058,6 +2100,9 @@ main (int argc, char **argv)
   sessions = g_hash_table_new (NULL, NULL);
 
   service = g_socket_service_new ();
+  /* a burst of connections waits in the kernel's queue instead of being
+   * dropped (GLib's default backlog is 10) */
+  g_socket_listener_set_backlog (G_SOCKET_LISTENER (service), 128);
   addr = g_inet_socket_address_new_from_string (opt_address ? opt_address :
       "0.0.0.0", opt_port);
   if (addr == NULL || !g_socket_listener_add_address (G_SOCKET_LISTENER
