@@ -19,6 +19,7 @@ web_session_added (ProxySession * ps)
 {
   live_sessions = g_list_append (live_sessions, ps);
   total_sessions++;
+  ps->rate_us = g_get_monotonic_time ();    /* the first rate: from 0 */
 }
 
 static void
@@ -382,12 +383,7 @@ shutdown_tick (gpointer loop)
 static void
 end_session_streams (gpointer data, gpointer unused)
 {
-  ProxySession *ps = data;
-
-  if (ps->ess_src)
-    gst_element_send_event (ps->ess_src, gst_event_new_eos ());
-  if (ps->enh_src)
-    gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+  end_session_output (data);
 }
 
 static gboolean

@@ -105,6 +105,7 @@ typedef struct
   gint64 rate_us, rate_ess, rate_enh;
   gdouble ess_rate, enh_rate;   /* bit/s */
   gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
+  GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
 } ProxySession;
 
 static void web_session_added (ProxySession * ps);
@@ -826,6 +827,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads),
         al);
   }
+  ps->out_mux = mux;
   return mux;
 
 missing:
@@ -1206,9 +1208,33 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   return rc;
 }
 
-/* SIGTERM/SIGINT during a fetch: the sources end their streams, the muxer
- * finishes the file (playable) and the fetch ends as after the last frame;
- * a second signal, or 5 s without the end, stops at once. */
+/* The end of a session's output before the end of the video (SIGTERM):
+ * the muxer's inputs get EOS, so it finishes its file, playlist or stream
+ * (the merge, cut in the middle of a frame, would fail); without a muxer
+ * the sources end their streams. */
+static gboolean
+mux_pad_eos (GstElement * e, GstPad * pad, gpointer data)
+{
+  gst_pad_send_event (pad, gst_event_new_eos ());
+  return TRUE;
+}
+
+static void
+end_session_output (ProxySession * ps)
+{
+  if (ps->out_mux) {
+    gst_element_foreach_sink_pad (ps->out_mux, mux_pad_eos, NULL);
+    return;
+  }
+  if (ps->ess_src)
+    gst_element_send_event (ps->ess_src, gst_event_new_eos ());
+  if (ps->enh_src)
+    gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+}
+
+/* SIGTERM/SIGINT during a fetch: the muxer finishes the file (playable)
+ * and the fetch ends as after the last frame; a second signal, or 5 s
+ * without the end, stops at once. */
 static gboolean
 fetch_stop_now (gpointer data)
 {
@@ -1229,10 +1255,7 @@ fetch_signal_cb (gpointer data)
     return fetch_stop_now (ps);
   ps->interrupted = TRUE;
   g_print ("fetch %s: signal: ending the stream\n", ps->video);
-  if (ps->ess_src)
-    gst_element_send_event (ps->ess_src, gst_event_new_eos ());
-  if (ps->enh_src)
-    gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+  end_session_output (ps);
   g_timeout_add_seconds (5, fetch_stop_now, ps);
   return G_SOURCE_CONTINUE;
 }

@@ -90,9 +90,9 @@ function plot() {
   for (let i = 0; i <= 4; i++) {
     const y = H - B - (H - B - 8) * i / 4;
     g.beginPath(); g.moveTo(L, y); g.lineTo(W, y); g.stroke();
-    g.fillText((max * i / 4 / 1e6).toFixed(1), 4, y + 4);
+    g.fillText((max * i / 4 / 1e6).toFixed(max < 4e6 ? 2 : 1), 4, y + 4);
   }
-  g.fillText('Mbit/s', 4, 10);
+  g.fillText('Mbit/s', 4, H - 4);
   g.fillText('last ' + span + ' s', W - 70, H - 4);
   const colours = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e'];
   let k = 0, ly = 14;
