@@ -328,7 +328,9 @@ gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
   s->outq = outq;
   s->inflight = inflight;
   if (!s->have_info) {
-    s->acked_base = info->bytes_acked;
+    /* before our first write, what the socket still holds is not ours
+     * (a TLS handshake's last flight): acknowledging it is no progress */
+    s->acked_base = info->bytes_acked + (s->written == 0 ? outq : 0);
     s->initial_total_retrans = info->total_retrans;
     s->initial_total_rto = info->total_rto;
     s->have_info = TRUE;
