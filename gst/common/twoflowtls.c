@@ -168,6 +168,15 @@ twoflow_tls_client_handshake (GIOStream * conn,
   return tls;
 }
 
+/* glib-networking asks a server about every client certificate, also a
+ * valid one: accept exactly those that chain to the client CA file. */
+static gboolean
+accept_client (GTlsConnection * conn, GTlsCertificate * peer,
+    GTlsCertificateFlags errors, gpointer user_data)
+{
+  return errors == 0;
+}
+
 GIOStream *
 twoflow_tls_server_handshake (GIOStream * conn, GTlsCertificate * cert,
     const gchar * client_ca_file, GCancellable * cancellable, GError ** error)
@@ -187,6 +196,8 @@ twoflow_tls_server_handshake (GIOStream * conn, GTlsCertificate * cert,
     g_object_unref (db);
     g_object_set (tls, "authentication-mode",
         G_TLS_AUTHENTICATION_REQUIRED, NULL);
+    g_signal_connect (tls, "accept-certificate", G_CALLBACK (accept_client),
+        NULL);
   }
   if (!g_tls_connection_handshake (G_TLS_CONNECTION (tls), cancellable,
           error)) {

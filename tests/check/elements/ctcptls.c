@@ -18,6 +18,7 @@
 #include "twoflowtls.h"
 
 static gchar *tmpdir, *cert_file, *key_file, *other_cert_file;
+static gchar *client_cert_file, *client_key_file;
 static GTlsCertificate *server_cert;
 
 static gchar *
@@ -38,7 +39,7 @@ make_cert (const gchar * name)
   fail_unless (g_file_set_contents (tmpl, "cn = \"twoflow test\"\n"
           "dns_name = \"localhost\"\nip_address = \"127.0.0.1\"\n"
           "expiration_days = 2\nca\ncert_signing_key\nsigning_key\n"
-          "encryption_key\ntls_www_server\n", -1, NULL));
+          "encryption_key\ntls_www_server\ntls_www_client\n", -1, NULL));
   fail_unless (g_spawn_sync (NULL, argv1, NULL, G_SPAWN_SEARCH_PATH |
           G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
           NULL, NULL, &status, NULL) && status == 0,
@@ -49,6 +50,8 @@ make_cert (const gchar * name)
   g_free (tmpl);
   if (g_str_equal (name, "server"))
     key_file = key;
+  else if (g_str_equal (name, "client"))
+    client_key_file = key;
   else
     g_free (key);
   return cert;
@@ -63,6 +66,7 @@ setup_certs (void)
   fail_unless (tmpdir != NULL);
   cert_file = make_cert ("server");
   other_cert_file = make_cert ("other");
+  client_cert_file = make_cert ("client");
   server_cert = g_tls_certificate_new_from_files (cert_file, key_file, &err);
   fail_unless (server_cert != NULL, "%s", err ? err->message : "");
 }
@@ -86,6 +90,8 @@ remove_certs (void)
   g_free (cert_file);
   g_free (key_file);
   g_free (other_cert_file);
+  g_free (client_cert_file);
+  g_free (client_key_file);
   g_free (tmpdir);
 }
 
@@ -97,6 +103,7 @@ typedef struct {
   GThread *thread;
   GMutex lock;
   GByteArray *data;
+  const gchar *client_ca;       /* require a client certificate */
   gboolean done;                /* clean end (close_notify, then EOF) */
   gchar *error;                 /* handshake or read error */
 } TlsReceiver;
@@ -113,7 +120,7 @@ tls_receiver_thread (gpointer user_data)
 
   if (conn)
     tls = twoflow_tls_server_handshake (G_IO_STREAM (conn), server_cert,
-        NULL, NULL, &err);
+        r->client_ca, NULL, &err);
   if (tls) {
     GInputStream *in = g_io_stream_get_input_stream (tls);
     gssize n;
@@ -138,7 +145,7 @@ tls_receiver_thread (gpointer user_data)
 }
 
 static TlsReceiver *
-tls_receiver_new (void)
+tls_receiver_new_full (const gchar * client_ca)
 {
   TlsReceiver *r = g_new0 (TlsReceiver, 1);
   GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
@@ -153,8 +160,15 @@ tls_receiver_new (void)
   g_object_unref (lo);
   g_mutex_init (&r->lock);
   r->data = g_byte_array_new ();
+  r->client_ca = client_ca;
   r->thread = g_thread_new ("tls-receiver", tls_receiver_thread, r);
   return r;
+}
+
+static TlsReceiver *
+tls_receiver_new (void)
+{
+  return tls_receiver_new_full (NULL);
 }
 
 static gboolean
@@ -236,9 +250,10 @@ stat_u64 (const GstStructure * s, const gchar * f)
 /* @nseg segments of @segdur in 25 buffers each, then EOS; byte-exact,
  * on time, TLS in the stats. */
 static void
-check_transfer (const gchar * props, gsize size, guint nseg)
+check_transfer_full (const gchar * props, gsize size, guint nseg,
+    const gchar * client_ca)
 {
-  TlsReceiver *r = tls_receiver_new ();
+  TlsReceiver *r = tls_receiver_new_full (client_ca);
   GstHarness *h = sender_new (r->port, props);
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
   guint8 *data = pattern (size, 7);
@@ -303,6 +318,12 @@ check_transfer (const gchar * props, gsize size, guint nseg)
   gst_harness_teardown (h);
   tls_receiver_free (r);
   g_free (data);
+}
+
+static void
+check_transfer (const gchar * props, gsize size, guint nseg)
+{
+  check_transfer_full (props, size, nseg, NULL);
 }
 
 GST_START_TEST (test_tls_ca_file)
@@ -399,6 +420,67 @@ GST_START_TEST (test_tls_system_ca_refuses_self_signed)
 
 GST_END_TEST;
 
+/* A receiver requiring a client certificate from @client_ca refuses the
+ * sink (@props): it gets nothing, and the sink reports the connection
+ * (TLS 1.3: the client's handshake ends before the server checks it, so
+ * the refusal shows on the connection). */
+static void
+check_client_refused (const gchar * props)
+{
+  TlsReceiver *r = tls_receiver_new_full (client_cert_file);
+  GstHarness *h = sender_new (r->port, props);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m = NULL;
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless (tls_receiver_wait (r, 5000));
+  fail_unless (r->error != NULL);
+  fail_unless_equals_int (r->data->len, 0);
+  for (i = 0; i < 100 && !m; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, 20000, NULL);
+
+    gst_buffer_memset (b, 0, 0x11, 20000);
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * 20 * GST_MSECOND;
+    GST_BUFFER_DURATION (b) = 20 * GST_MSECOND;
+    if (gst_harness_push (h, b) != GST_FLOW_OK)
+      break;
+    m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  }
+  if (!m)
+    m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL, "no error from the sink");
+  gst_message_unref (m);
+  gst_harness_teardown (h);
+  fail_unless_equals_int (r->data->len, 0);
+  tls_receiver_free (r);
+  gst_object_unref (bus);
+}
+
+/* The receiver requires a client certificate: with tls-certificate and
+ * tls-key the transfer goes through; without one, or with one the
+ * receiver does not trust, it is refused. */
+GST_START_TEST (test_tls_client_certificate)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
+      "tls-certificate=%s tls-key=%s", pin, client_cert_file,
+      client_key_file);
+
+  check_transfer_full (props, 100000, 2, client_cert_file);
+  g_free (props);
+  props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s", pin);
+  check_client_refused (props);
+  g_free (props);
+  props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
+      "tls-certificate=%s tls-key=%s", pin, cert_file, key_file);
+  check_client_refused (props);
+  g_free (props);
+  g_free (pin);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_tls_properties)
 {
   GstElement *sink = gst_element_factory_make ("ctcpsink", NULL);
@@ -431,6 +513,7 @@ ctcptls_suite (void)
   tcase_add_test (tc, test_tls_wrong_pin);
   tcase_add_test (tc, test_tls_wrong_ca);
   tcase_add_test (tc, test_tls_system_ca_refuses_self_signed);
+  tcase_add_test (tc, test_tls_client_certificate);
   return s;
 }
 
