@@ -11,9 +11,12 @@ PACKAGES=(
   libgstreamer-plugins-bad1.0-dev libgstrtspserver-1.0-dev
   libavcodec-dev libavutil-dev libswscale-dev zlib1g-dev libjson-glib-dev
   liblzma-dev xz-utils
+  libgnutls28-dev  # ERAP keyed sessions (AES-GCM, PBKDF2, HKDF)
   # run and test
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
+  # real media: the system tests' ffprobe/ffmpeg viewer, VLC as a viewer
+  ffmpeg vlc-bin vlc-plugin-base
   # testbed and experiments
   iproute2 ethtool iperf3 python3 python3-matplotlib procps
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0

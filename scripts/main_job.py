@@ -14,6 +14,11 @@ ending with a report.
    (rtspsrc ! decodebin). One viewer is deliberately rejected. Report:
    frames delivered per type, damage metrics, rates, admission decisions,
    and PNG plots of the emulator's time series (experiments/plot.py).
+   Then real media with audio (scripts/make-corpus.sh): an MP4 (H.264 +
+   AAC) and an MPEG-TS (MPEG-2 + MP2, PTS from 26.5 h, wrapping) are
+   viewed over RTSP by ffmpeg and fetched by the proxy to .mp4/.ts, their
+   video frames and audio compared with the source's (ffprobe), and the
+   sessions' audio buffers reported with their frames.
 
 Run through scripts/main.sh (which installs and builds first), or directly:
   GST_PLUGIN_PATH=build/gst /usr/bin/python3 scripts/main_job.py --build build
@@ -118,6 +123,40 @@ def session(title, src, workdir, loss):
     return ok
 
 
+MEDIA = ("h264-aac.mp4", "mpeg2-mp2.ts")
+
+
+def ffprobe_facts(path):
+    """Video codec and decoded frames, audio codec and decoded seconds."""
+    def probe(*args):
+        r = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *args, path],
+                           capture_output=True, text=True, timeout=120)
+        try:
+            return json.loads(r.stdout or "{}")
+        except ValueError:
+            return {}
+    f = {"video": None, "audio": None, "frames": 0, "audio_s": 0.0}
+    for st in probe("-show_entries", "stream=codec_type,codec_name").get("streams", []):
+        if st.get("codec_type") in ("video", "audio") and f[st["codec_type"]] is None:
+            f[st["codec_type"]] = st.get("codec_name")
+    v = probe("-select_streams", "v:0", "-count_frames",
+              "-show_entries", "stream=nb_read_frames").get("streams", [{}])
+    f["frames"] = int((v[0] if v else {}).get("nb_read_frames", 0) or 0)
+    a = probe("-select_streams", "a:0", "-show_entries",
+              "frame=nb_samples:stream=sample_rate")
+    rate = int((a.get("streams") or [{}])[0].get("sample_rate", 0) or 0)
+    if rate:
+        f["audio_s"] = sum(int(x.get("nb_samples", 0)) for x in a.get("frames", [])) / rate
+    return f
+
+
+def media_corpus(build):
+    corpus = os.path.join(build, "mainjob", "corpus")
+    subprocess.run([os.path.join(ROOT, "scripts", "make-corpus.sh"), corpus], check=True,
+                   capture_output=True)
+    return corpus
+
+
 def system_section(build, workdir):
     """Server and proxy across the emulated WAN; returns True if all checks pass."""
     print("\n== the two-flow system across the emulated WAN")
@@ -141,6 +180,9 @@ def system_section(build, workdir):
     os.makedirs(videos)
     shutil.copy(generated_stream(build), os.path.join(videos, "ball.m2v"))
     shutil.copy(greyramp(build), videos)
+    corpus = media_corpus(build)
+    for name in MEDIA:
+        shutil.copy(os.path.join(corpus, name), videos)
     rate, rtt_ms, capacity = 10e6, 40, 10e6
     seg = "2"
     ok = True
@@ -185,6 +227,23 @@ def system_section(build, workdir):
                 results[name] = json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1])
             except (ValueError, IndexError, subprocess.TimeoutExpired):
                 results[name] = {"frames": 0, "error": "no result"}
+        # real media with audio, one after the other: ffmpeg views over
+        # RTSP (recording what it receives), the proxy fetches to a file
+        media = {}
+        for video in MEDIA:
+            rec = os.path.join(sysdir, f"rtsp-{video}.ts")
+            r = viewer_host.run(["ffmpeg", "-hide_banner", "-nostats", "-y", "-rtsp_transport",
+                                 "tcp", "-i", url + video, "-map", "0", "-c", "copy",
+                                 "-f", "mpegts", rec], timeout=120, check=False)
+            out = os.path.join(sysdir, "fetch-" + video)
+            fr = proxy_host.run([proxy_exe] + common + ["--fetch", video, "--output", out],
+                                timeout=120, check=False)
+            media[video] = {"rtsp": ffprobe_facts(rec) if r.returncode == 0 else None,
+                            "fetch": ffprobe_facts(out) if fr.returncode == 0 else None,
+                            "fetch_result": (tagged(fr.stdout, "FETCH-RESULT") or [{}])[0],
+                            "source": ffprobe_facts(os.path.join(videos, video)),
+                            "error": (r.stderr[-200:] if r.returncode else "")
+                            + (fr.stderr[-200:] if fr.returncode else "")}
         time.sleep(1.0)
         proxy.terminate()
         proxy.wait(timeout=10)
@@ -226,7 +285,8 @@ def system_section(build, workdir):
         print(f"  session {e['session']} ({e['video']}):")
         print(f"    frames delivered: I {m.get('received-i')}  P {m.get('received-p')}  "
               f"B {m.get('received-b')}  (out {m.get('output-frames')} of {e['frames']}, "
-              f"{m.get('prefix-frames')} from the prefix store)")
+              f"{m.get('prefix-frames')} from the prefix store); "
+              f"audio buffers {m.get('audio-buffers', 0)}")
         print(f"    missing P/B:      {m.get('missing-p')}/{m.get('missing-b')}, "
               f"dropped {m.get('dropped')}")
         print(f"    damage:           E_f {m.get('E_f')}  E_g {m.get('E_g')}  "
@@ -263,6 +323,28 @@ def system_section(build, workdir):
             print(f"  plot {d} failed: {r.stderr[-200:]}")
     print("  plots:            " + ", ".join(plots))
 
+    print("  real media with audio (source -> RTSP viewer ffmpeg / proxy fetch):")
+    media_ok = True
+    for video, r in media.items():
+        src = r["source"]
+        print(f"    {video}: source {src['video']} {src['frames']} frames + {src['audio']} "
+              f"{src['audio_s']:.3f} s")
+        for how in ("rtsp", "fetch"):
+            g = r[how]
+            if g is None:
+                print(f"      {how:6s} FAILED {r['error']}")
+                media_ok = False
+                continue
+            good = (g["video"] == src["video"] and g["frames"] == src["frames"]
+                    and g["audio"] == src["audio"] and abs(g["audio_s"] - src["audio_s"]) <= 0.1)
+            media_ok &= good
+            print(f"      {how:6s} {g['video']} {g['frames']} frames + {g['audio']} "
+                  f"{g['audio_s']:.3f} s{'' if good else '  MISMATCH'}")
+        fm = r["fetch_result"].get("merge", {})
+        print(f"      fetch merge: {fm.get('output-frames')} frames, "
+              f"{fm.get('audio-buffers')} audio buffers, E_f {fm.get('E_f')}, "
+              f"container {r['fetch_result'].get('container')}")
+    video_ends = [e for e in ends if e["video"] in ("ball.m2v", "greyramp.m2v")]
     checks = [
         (results["A"]["frames"] == expected["A"] and not results["A"].get("error"),
          "viewer A decoded every frame of ball.m2v"),
@@ -271,8 +353,10 @@ def system_section(build, workdir):
         (results["C"]["frames"] == 0 and "503" in (results["C"].get("error") or ""),
          "viewer C rejected with 503 by admission control"),
         (any(a["decision"] == "reject" for a in admissions), "a rejection is logged"),
-        (len(ends) == 2 and all(e["merge"]["E_f"] == 0 for e in ends),
+        (len(video_ends) == 2 and all(e["merge"]["E_f"] == 0 for e in video_ends),
          "two sessions merged without damage"),
+        (media_ok, "MP4 (H.264+AAC) and TS (MPEG-2+MP2): every frame and the audio "
+         "over RTSP and in the fetched files"),
         (any(e["merge"].get("prefix-frames", 0) > 0 for e in ends), "prefix store used"),
         (len(plots) == 2, "plots written"),
     ]

@@ -6,7 +6,9 @@
  * run here), from getrusage.
  *
  * Usage: bench-erap-transports [-s MB] [-b BLOCKSIZE] [-r RUNS] [-p US]
- *   [-m MBIT/S] [-t erap,srt,tcp]
+ *   [-m MBIT/S] [-t erap,srt,tcp,erap-enc,srt-enc]
+ *   erap-enc and srt-enc: the same with a passphrase (ERAP: AES-256-GCM on
+ *          data and ACKs; SRT: pbkeylen=32, AES-256-CTR on its payloads).
  *   -p US: sleep US microseconds per buffer (identity sleep-time) in every
  *          sender.
  *   -m MBIT/S: cap erap (max-rate) and srt (maxbw) at this rate; without
@@ -91,6 +93,8 @@ typedef struct {
   const gchar *tx;              /* the sink, %u: port, %s: rate options */
 } Transport;
 
+#define BENCH_PASSPHRASE "bench-passphrase-0123"
+
 static const Transport transports[] = {
   {"erap", "erapsrc port=%u ! fakesink name=out sync=false",
       "erapsink name=esink host=127.0.0.1 port=%u initial-rate=10000000%s"},
@@ -103,6 +107,17 @@ static const Transport transports[] = {
   {"tcp", "tcpserversrc host=127.0.0.1 port=%u ! fakesink name=out "
         "sync=false",
       "tcpclientsink host=127.0.0.1 port=%u%s"},
+  /* encrypted: ERAP's AES-256-GCM on data and ACKs (docs/security.md)
+   * against SRT's AES-CTR with a 32-byte key (pbkeylen=32) */
+  {"erap-enc", "erapsrc port=%u passphrase=" BENCH_PASSPHRASE
+        " ! fakesink name=out sync=false",
+      "erapsink name=esink host=127.0.0.1 port=%u initial-rate=10000000 "
+        "passphrase=" BENCH_PASSPHRASE "%s"},
+  {"srt-enc", "srtsrc passphrase=" BENCH_PASSPHRASE " pbkeylen=32 "
+        "uri=\"srt://127.0.0.1:%u?mode=listener&tlpktdrop=0"
+        "&latency=20\" ! fakesink name=out sync=false",
+      "srtsink name=ssink passphrase=" BENCH_PASSPHRASE " pbkeylen=32 "
+        "uri=\"srt://127.0.0.1:%u?mode=caller&tlpktdrop=0&latency=20%s\""},
 };
 
 static guint cap_mbps;
@@ -110,10 +125,10 @@ static guint cap_mbps;
 static gchar *
 rate_options (const Transport * t)
 {
-  if (!strcmp (t->name, "erap"))
+  if (g_str_has_prefix (t->name, "erap"))
     return cap_mbps ? g_strdup_printf (" max-rate=%" G_GUINT64_FORMAT,
         (guint64) cap_mbps * 1000000) : g_strdup ("");
-  if (!strcmp (t->name, "srt"))
+  if (g_str_has_prefix (t->name, "srt"))
     /* bytes/s; SRT's live-mode ceiling is 1 Gbit/s */
     return g_strdup_printf ("&maxbw=%" G_GUINT64_FORMAT,
         (guint64) (cap_mbps ? cap_mbps : 1000) * 1000000 / 8);
@@ -213,6 +228,24 @@ run_one (const Transport * t, const gchar * file, guint64 size, guint bs,
           (24.0 * pk + 24.0 * acks) / (8.0 * pk + 20.0 * acks),
           ((8 + ip) * pk + (20 + ip) * acks) / payload,
           ((24 + ip) * pk + (24 + ip) * acks) / payload);
+      {
+        gboolean enc = FALSE;
+        guint64 dgrams = 0;
+
+        g_object_get (e, "stats", &st, NULL);
+        gst_structure_get (st, "encrypted", G_TYPE_BOOLEAN, &enc,
+            "acks-authenticated", G_TYPE_UINT64, &dgrams, NULL);
+        gst_structure_free (st);
+        if (enc)
+          /* sealed: 8 + 24 per data packet, 20 per ACK record plus 36 per
+           * sealed ACK datagram */
+          printf ("#   sealed: header bytes per payload byte %.4f (plain "
+              "erap %.4f): 32 B per data packet, 20 B per ACK record + 36 B "
+              "per ACK datagram (%" G_GUINT64_FORMAT " datagrams for %"
+              G_GUINT64_FORMAT " records)\n",
+              (32.0 * pk + 20.0 * acks + 36.0 * dgrams) / payload,
+              (8.0 * pk + 20.0 * acks) / payload, dgrams, acks);
+      }
     }
   }
   gst_element_set_state (tx, GST_STATE_NULL);
@@ -268,7 +301,7 @@ main (int argc, char **argv)
       cap_mbps ? "erap and srt capped" : "erap unbounded, srt at 1 Gbit/s");
   if (cap_mbps)
     printf ("# cap %u Mbit/s (erap max-rate, srt maxbw)\n", cap_mbps);
-  printf ("%-6s %10s %10s %12s %14s\n", "", "seconds", "Mbit/s",
+  printf ("%-8s %10s %10s %12s %14s\n", "", "seconds", "Mbit/s",
       "CPU s/GB", "Mbit/s per CPU");
   for (i = 0; i < G_N_ELEMENTS (transports); i++) {
     okv[i] = TRUE;
@@ -283,7 +316,7 @@ main (int argc, char **argv)
       okv[i] &= ok;
       gput[i] += got * 8 / secs / 1e6 / runs;
       cpugb[i] += cpu / (got / 1e9) / runs;
-      printf ("%-6s %10.2f %10.1f %12.2f %14.1f%s\n", transports[i].name,
+      printf ("%-8s %10.2f %10.1f %12.2f %14.1f%s\n", transports[i].name,
           secs, got * 8 / secs / 1e6, cpu / (got / 1e9),
           (got * 8 / 1e6) / cpu, ok ? "" : "  (stalled)");
       if (!ok)
@@ -297,6 +330,11 @@ main (int argc, char **argv)
       cpugb[1] / cpugb[0], cpugb[2] / cpugb[0]);
   printf ("# goodput, erap / srt: %.2f, erap / tcp: %.2f\n",
       gput[0] / gput[1], gput[0] / gput[2]);
+  printf ("# encrypted, goodput per CPU second: erap-enc / srt-enc: %.2f, "
+      "erap-enc / erap: %.2f, srt-enc / srt: %.2f\n", cpugb[4] / cpugb[3],
+      cpugb[0] / cpugb[3], cpugb[1] / cpugb[4]);
+  printf ("# encrypted, goodput: erap-enc / srt-enc: %.2f\n",
+      gput[3] / gput[4]);
   g_unlink (file);
   g_free (file);
   return okv[0] ? 0 : 1;

@@ -6,7 +6,8 @@
 #     paced by its own live-mode ceiling of 1 Gbit/s), capped at the same
 #     rate, and paced by the source; (b) 1..10,000 sessions in one
 #     process: threads, RSS, CPU per packet; (c) header bytes per payload
-#     byte vs RAP (printed with (a)).
+#     byte vs RAP (printed with (a)); (d) encrypted: erap-enc (passphrase,
+#     AES-256-GCM) vs srt-enc (passphrase, pbkeylen=32), also with (a).
 set -e
 build=${1:-build}
 build=$(cd "$build" && pwd)

@@ -29,6 +29,8 @@ struct _GstErapManagerSession {
   GstErapAckFunc func;
   guint64 rate, queued;
   gint busy;                    /* dispatches running, under manager lock */
+  GstErapCrypto *crypto;        /* keyed session: only sealed ACKs count */
+  guint64 salt;
 };
 
 #define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
@@ -49,12 +51,14 @@ struct _GstErapManager {
   guint8 (*buf)[ACK_BUF];
   GstErapAck *acks;
   GSocketAddress **ack_from;
+  GstErapManagerSession **ack_sess;     /* of a sealed ACK, else NULL */
   Run *runs;
 
   GMutex lock;
   GCond idle;                   /* a dispatch finished */
   gint removing;                /* remove_session() waiting on idle */
   GHashTable *sessions;         /* key -> GstErapManagerSession */
+  GHashTable *by_salt;          /* &salt -> keyed GstErapManagerSession */
   GstErapManagerStats st;
 };
 
@@ -74,7 +78,7 @@ make_key (GInetAddress * addr, guint16 port)
  * changes. Called with the manager lock; marks the sessions busy. */
 static guint
 group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
-    guint n, Run * runs)
+    GstErapManagerSession ** sess, guint n, Run * runs)
 {
   GstErapManagerSession *cur = NULL;
   const guint8 *last_addr = NULL;
@@ -87,6 +91,12 @@ group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
     gsize len;
     GInetAddress *ia = NULL;
 
+    if (sess[i]) {
+      /* authenticated: the session is the one whose key opened it */
+      cur = sess[i];
+      last_addr = NULL;
+      goto found;
+    }
     if (a->addr_len) {
       addr = a->addr;
       len = a->addr_len;
@@ -118,6 +128,12 @@ group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
       m->st.acks_unknown++;
       continue;
     }
+    if (cur->crypto) {
+      /* a plain ACK record for a keyed session: forged or misconfigured */
+      gst_erap_crypto_count_failure (cur->crypto);
+      continue;
+    }
+  found:
     acks[kept] = *a;
     if (n_runs > 0 && runs[n_runs - 1].s == cur) {
       runs[n_runs - 1].n++;
@@ -164,21 +180,39 @@ on_acks (GSocket * socket, GIOCondition cond, gpointer data)
       g_clear_error (&err);
       break;
     }
+    g_mutex_lock (&m->lock);
     for (i = 0; i < n; i++) {
-      gsize off = 0;
+      gsize off = 0, len = im[i].bytes_received;
       guint before = n_acks;
+      guint8 *rec = m->buf[i];
+      GstErapManagerSession *sealed_by = NULL;
+      guint64 salt;
 
+      if (gst_erap_crypto_peek_ack (rec, len, &salt)) {
+        /* sealed: find the session by its salt, authenticate, decrypt */
+        sealed_by = g_hash_table_lookup (m->by_salt, &salt);
+        if (!sealed_by) {
+          m->st.acks_unknown++;
+          continue;
+        }
+        if (gst_erap_crypto_open_ack (sealed_by->crypto, rec, len, &len) !=
+            GST_ERAP_OPEN_OK)
+          continue;             /* counted by the session's crypto */
+        rec += GST_ERAP_SEALED_ACK_HEADER;
+      }
       if (from[i] && G_IS_INET_SOCKET_ADDRESS (from[i]))
-        while (n_acks < ACK_RECORDS && gst_erap_ack_parse_next (m->buf[i],
-                im[i].bytes_received, &off, &m->acks[n_acks]))
+        while (n_acks < ACK_RECORDS && gst_erap_ack_parse_next (rec,
+                len, &off, &m->acks[n_acks])) {
+          m->ack_sess[n_acks] = sealed_by;
           m->ack_from[n_acks++] = from[i];
+        }
       /* a datagram that is not wholly ACK records counts once */
-      if (n_acks == before || off != im[i].bytes_received)
+      if (n_acks == before || off != len)
         malformed++;
     }
-    g_mutex_lock (&m->lock);
     m->st.acks_malformed += malformed;
-    n_runs = group_locked (m, m->acks, m->ack_from, n_acks, m->runs);
+    n_runs = group_locked (m, m->acks, m->ack_from, m->ack_sess, n_acks,
+        m->runs);
     g_mutex_unlock (&m->lock);
 
     for (r = 0; r < n_runs; r++)
@@ -220,10 +254,12 @@ manager_create (TwoflowService * service, gpointer arg, GError ** error)
   m->buf = g_malloc (ACK_BATCH * ACK_BUF);
   m->acks = g_new (GstErapAck, ACK_RECORDS);
   m->ack_from = g_new (GSocketAddress *, ACK_RECORDS);
+  m->ack_sess = g_new (GstErapManagerSession *, ACK_RECORDS);
   m->runs = g_new (Run, ACK_RECORDS);
   g_mutex_init (&m->lock);
   g_cond_init (&m->idle);
   m->sessions = g_hash_table_new (g_str_hash, g_str_equal);
+  m->by_salt = g_hash_table_new (g_int64_hash, g_int64_equal);
   m->st.local_port = twoflow_net_local_port (sock);
   m->source = g_socket_create_source (sock, G_IO_IN, NULL);
   g_source_set_callback (m->source, G_SOURCE_FUNC (on_acks), m, NULL);
@@ -243,11 +279,13 @@ manager_destroy (gpointer data)
   g_socket_close (m->socket, NULL);
   g_object_unref (m->socket);
   g_hash_table_unref (m->sessions);
+  g_hash_table_unref (m->by_salt);
   g_mutex_clear (&m->lock);
   g_cond_clear (&m->idle);
   g_free (m->buf);
   g_free (m->acks);
   g_free (m->ack_from);
+  g_free (m->ack_sess);
   g_free (m->runs);
   g_free (m);
 }
@@ -324,6 +362,8 @@ gst_erap_manager_remove_session (GstErapManager * m,
 {
   g_mutex_lock (&m->lock);
   g_hash_table_remove (m->sessions, s->key);
+  if (s->crypto && g_hash_table_lookup (m->by_salt, &s->salt) == s)
+    g_hash_table_remove (m->by_salt, &s->salt);
   m->st.sessions--;
   __atomic_fetch_sub (&m->st.exit_bandwidth, s->rate, __ATOMIC_RELAXED);
   __atomic_fetch_sub (&m->st.queued_bits, s->queued * 8, __ATOMIC_RELAXED);
@@ -334,6 +374,20 @@ gst_erap_manager_remove_session (GstErapManager * m,
   g_mutex_unlock (&m->lock);
   g_free (s->key);
   g_free (s);
+}
+
+void
+gst_erap_manager_session_set_crypto (GstErapManager * m,
+    GstErapManagerSession * s, GstErapCrypto * crypto)
+{
+  g_mutex_lock (&m->lock);
+  s->crypto = crypto;
+  s->salt = gst_erap_crypto_get_salt (crypto);
+  /* 2^-64 per pair of sessions: a collision leaves the newer one keyed
+   * but unreachable (its ACKs go to the older one and fail there) */
+  if (!g_hash_table_contains (m->by_salt, &s->salt))
+    g_hash_table_insert (m->by_salt, &s->salt, s);
+  g_mutex_unlock (&m->lock);
 }
 
 /* Called on every round of sending: atomics rather than the manager lock,

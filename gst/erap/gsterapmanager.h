@@ -42,6 +42,12 @@ GstErapManagerSession *gst_erap_manager_add_session (GstErapManager * m,
 /* After this returns, @func is not running and will not be called. */
 void gst_erap_manager_remove_session (GstErapManager * m,
     GstErapManagerSession * s);
+/* Makes @s a keyed session: its ACKs are accepted only sealed with
+ * @crypto's session key (found by the salt they carry); plain ACK records
+ * naming it are dropped and counted as @crypto's auth failures. @crypto
+ * (a sender's) must outlive the session. */
+void gst_erap_manager_session_set_crypto (GstErapManager * m,
+    GstErapManagerSession * s, GstErapCrypto * crypto);
 /* Keeps the manager's running totals (the scheduler's view) up to date. */
 void gst_erap_manager_session_update (GstErapManager * m,
     GstErapManagerSession * s, guint64 rate, guint64 queued_bytes);

@@ -67,6 +67,13 @@
  *   that were not ACKs, or ACKs of no session (e.g. from another address
  *   than a session's peer), dropped
  * * `local-port` (guint): the UDP port data is sent from
+ * * `encrypted` (gboolean): #GstErapSink:passphrase or #GstErapSink:key set
+ * * `acks-authenticated` (guint64): sealed ACK datagrams that passed the
+ *   AEAD check
+ * * `auth-failures` (guint64): ACK datagrams or records dropped: bad tag,
+ *   or plain ACKs naming this keyed session
+ * * `replays` (guint64): authentic ACK datagrams seen before or older than
+ *   the replay window, dropped
  * * `congestion-control` (string): `rap` or `libra`
  * * `libra-window` (gdouble): Libra's W = rate * SRTT, packets (0 with rap)
  * * `libra-alpha`, `libra-beta` (gdouble): Libra's current alpha and beta
@@ -74,6 +81,19 @@
  * * `capacity-estimate` (gdouble): C measured from packet pairs, bit/s
  *   (0 until measured, or with rap)
  * * `pair-samples` (guint): packet pairs measured
+ *
+ * With #GstErapSink:passphrase or #GstErapSink:key set (the receiver's
+ * must match), each session draws a random salt, derives its keys from
+ * it and seals every data packet with AES-256-GCM (24 bytes more per
+ * packet: the salt and the tag; the payload per packet shrinks by as much,
+ * the datagram stays within #GstErapSink:mtu); only sealed ACKs that
+ * authenticate under the session's key and pass the replay window count.
+ * When keyed packets keep timing out and no ACK has ever authenticated,
+ * the sink posts a warning (at the #GstErapSink:scheduler-interval, once):
+ * wrong passphrase or key at the receiver, or no receiver.
+ * Without either, ERAP is plaintext: for a lab only (docs/security.md).
+ * In both modes an ACK for a sequence number never sent is dropped
+ * (`acks-invalid`).
  *
  * ## Example launch lines
  * |[
@@ -157,7 +177,12 @@ enum {
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
   PROP_STATS,
+  PROP_PASSPHRASE,
+  PROP_KEY,
 };
+
+#define DEFAULT_PASSPHRASE          NULL
+#define DEFAULT_KEY                 NULL
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -510,6 +535,32 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       g_param_spec_boxed ("stats", "Statistics", "Session statistics",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstErapSink:passphrase:
+   *
+   * Shared secret (10 to 79 characters, as srtsink's): the session keys
+   * are derived from it (PBKDF2, then HKDF with a random per-session salt
+   * carried in every packet) and every data packet and ACK is
+   * authenticated and encrypted (AES-256-GCM). Unset, together with
+   * #GstErapSink:key, means plaintext (lab use only).
+   */
+  g_object_class_install_property (gobject_class, PROP_PASSPHRASE,
+      g_param_spec_string ("passphrase", "Passphrase",
+          "Shared secret for authentication and encryption (10..79 chars)",
+          DEFAULT_PASSPHRASE, G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:key:
+   *
+   * A 32-byte master key as 64 hexadecimal digits (e.g. handed over by a
+   * control channel), instead of #GstErapSink:passphrase.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEY,
+      g_param_spec_string ("key", "Key",
+          "Master key, 64 hex digits (instead of passphrase)", DEFAULT_KEY,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
       "Sink/Network",
@@ -570,6 +621,8 @@ gst_erap_sink_finalize (GObject * object)
 
   g_free (sink->host);
   g_free (sink->bind_address);
+  g_free (sink->passphrase);
+  g_free (sink->key);
   g_mutex_clear (&sink->lock);
   g_cond_clear (&sink->queue_cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -581,6 +634,7 @@ make_stats (GstErapSink * sink)
   GstErapSenderStats st;
   GstErapManagerStats ms = { 0 };
   GstErapLibraState ls;
+  GstErapCryptoStats cs;
   GstStructure *s;
   GEnumValue *ev;
 
@@ -590,8 +644,11 @@ make_stats (GstErapSink * sink)
     gst_erap_libra_get_state (gst_erap_sender_get_cc (sink->sender),
         &sink->last_libra);
   }
+  if (sink->crypto)
+    gst_erap_crypto_get_stats (sink->crypto, &sink->last_crypto);
   st = sink->last;
   ls = sink->last_libra;
+  cs = sink->last_crypto;
   if (sink->manager)
     gst_erap_manager_get_stats (sink->manager, &ms);
   s = gst_structure_new ("application/x-erapsink-stats",
@@ -627,7 +684,11 @@ make_stats (GstErapSink * sink)
       "libra-beta", G_TYPE_DOUBLE, ls.beta,
       "capacity", G_TYPE_DOUBLE, ls.capacity,
       "capacity-estimate", G_TYPE_DOUBLE, ls.capacity_estimate,
-      "pair-samples", G_TYPE_UINT, ls.pair_samples, NULL);
+      "pair-samples", G_TYPE_UINT, ls.pair_samples,
+      "encrypted", G_TYPE_BOOLEAN, sink->encrypted,
+      "acks-authenticated", G_TYPE_UINT64, cs.opened,
+      "auth-failures", G_TYPE_UINT64, cs.auth_failures,
+      "replays", G_TYPE_UINT64, cs.replays, NULL);
   g_mutex_unlock (&sink->lock);
   return s;
 }
@@ -656,6 +717,14 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MTU:
       sink->mtu = g_value_get_uint (value);
+      break;
+    case PROP_PASSPHRASE:
+      g_free (sink->passphrase);
+      sink->passphrase = g_value_dup_string (value);
+      break;
+    case PROP_KEY:
+      g_free (sink->key);
+      sink->key = g_value_dup_string (value);
       break;
     case PROP_CONGESTION_CONTROL:
       sink->cc = g_value_get_enum (value);
@@ -833,9 +902,41 @@ typedef union {
 } GsoControl;
 
 static gsize
-packet_size (const GstErapOutPacket * p)
+packet_size (GstErapSink * sink, const GstErapOutPacket * p)
 {
-  return GST_ERAP_DATA_HEADER_SIZE + p->payload_len;
+  return GST_ERAP_DATA_HEADER_SIZE + p->payload_len +
+      (sink->crypto ? GST_ERAP_DATA_SEAL_OVERHEAD : 0);
+}
+
+/* The iovecs of packet @i: header and payload, or the sealed packet in
+ * the session's seal buffer (each packet of a GSO run sealed on its own;
+ * sealing again after a refused run gives the same bytes) */
+static void
+packet_iov (GstErapSink * sink, GstErapOutPacket * p, guint i,
+    struct iovec iov[2])
+{
+  if (sink->crypto) {
+    guint8 *out = sink->seal_buf + (gsize) i * sink->seal_stride;
+
+    if (!gst_erap_crypto_seal_data (sink->crypto, p->seqno, p->header,
+            p->payload, p->payload_len, out)) {
+      /* seqno space of this key used up (2^32 packets): never reuse a
+       * nonce; render() fails the stream */
+      sink->crypto_exhausted = TRUE;
+      iov[0].iov_len = iov[1].iov_len = 0;
+      iov[0].iov_base = iov[1].iov_base = NULL;
+      return;
+    }
+    iov[0].iov_base = out;
+    iov[0].iov_len = packet_size (sink, p);
+    iov[1].iov_base = NULL;
+    iov[1].iov_len = 0;
+    return;
+  }
+  iov[0].iov_base = p->header;
+  iov[0].iov_len = GST_ERAP_DATA_HEADER_SIZE;
+  iov[1].iov_base = (gpointer) p->payload;
+  iov[1].iov_len = p->payload_len;
 }
 
 /* Sends packets [from, n) of @p; returns FALSE when UDP_SEGMENT failed
@@ -853,24 +954,21 @@ send_run_locked (GstErapSink * sink, GstErapOutPacket * p, guint * from,
 
   memset (mm, 0, sizeof (mm));
   while (i < n) {
-    gsize seg = packet_size (&p[i]), bytes = 0;
+    gsize seg = packet_size (sink, &p[i]), bytes = 0;
     guint k = 0, start = i;
 
     /* a run: equal sizes, the last one may be shorter */
     do {
-      gsize sz = packet_size (&p[i]);
+      gsize sz = packet_size (sink, &p[i]);
 
-      iov[i][0].iov_base = p[i].header;
-      iov[i][0].iov_len = GST_ERAP_DATA_HEADER_SIZE;
-      iov[i][1].iov_base = (gpointer) p[i].payload;
-      iov[i][1].iov_len = p[i].payload_len;
+      packet_iov (sink, &p[i], i, iov[i]);
       bytes += sz;
       k++;
       i++;
       if (sz < seg)
         break;
     } while (sink->gso && i < n && k < GSO_MAX_SEGMENTS &&
-        packet_size (&p[i]) <= seg && bytes + packet_size (&p[i]) <=
+        packet_size (sink, &p[i]) <= seg && bytes + packet_size (sink, &p[i]) <=
         GSO_MAX_BYTES);
 
     first[n_msgs] = start;
@@ -1055,6 +1153,8 @@ sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   GstErapSenderStats st;
   GstErapManagerStats ms;
   GstStructure *s;
+  gboolean auth_warn = FALSE;
+  guint64 auth_failures = 0;
 
   g_mutex_lock (&sink->lock);
   if (id != sink->sched_id || !sink->sender) {
@@ -1063,7 +1163,25 @@ sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   }
   gst_erap_sender_get_stats (sink->sender, &st);
   gst_erap_manager_get_stats (sink->manager, &ms);
+  if (sink->crypto && !sink->auth_warned && st.acks_received == 0 &&
+      st.timeout_losses >= 3) {
+    GstErapCryptoStats cs;
+
+    gst_erap_crypto_get_stats (sink->crypto, &cs);
+    if (cs.opened == 0) {
+      sink->auth_warned = TRUE;
+      auth_warn = TRUE;
+      auth_failures = cs.auth_failures;
+    }
+  }
   g_mutex_unlock (&sink->lock);
+  if (auth_warn)
+    GST_ELEMENT_WARNING (sink, RESOURCE, WRITE,
+        ("No authenticated ACK: wrong passphrase or key at the receiver, or "
+            "no receiver?"), ("%" G_GUINT64_FORMAT " packets sent, %"
+            G_GUINT64_FORMAT " timed out, %" G_GUINT64_FORMAT " ACKs failed "
+            "authentication", st.packets_sent, st.timeout_losses,
+            auth_failures));
   s = gst_structure_new ("erap-scheduler",
       "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
       "available-bandwidth", G_TYPE_UINT64, st.rate,
@@ -1106,10 +1224,23 @@ gst_erap_sink_start (GstBaseSink * bsink)
   GstErapManagerSession *ms;
   gchar *host, *bind_address;
   guint port, bind_port;
+  guint8 master[GST_ERAP_KEY_SIZE];
+  gint keyed;
 
   GST_OBJECT_LOCK (sink);
+  keyed = gst_erap_crypto_master_from_settings (sink->passphrase, sink->key,
+      master, &err);
+  /* (mtu >= 64 leaves sealed packets 32 bytes of payload at least) */
+  if (keyed < 0) {
+    GST_OBJECT_UNLOCK (sink);
+    GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL), ("%s",
+            err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
   gst_erap_sender_config_init (&cfg);
-  cfg.mtu = sink->mtu;
+  /* the core's packets; sealing adds the salt and the tag */
+  cfg.mtu = sink->mtu - (keyed > 0 ? GST_ERAP_DATA_SEAL_OVERHEAD : 0);
   cfg.initial_rate = sink->initial_rate;
   cfg.min_rate = sink->min_rate;
   cfg.max_rate = sink->max_rate;
@@ -1164,6 +1295,18 @@ gst_erap_sink_start (GstBaseSink * bsink)
       sizeof (sink->peer_native), NULL);
   sink->gso = TRUE;
   sink->sender = gst_erap_sender_new (&cfg);
+  sink->encrypted = keyed > 0;
+  sink->crypto_exhausted = FALSE;
+  sink->auth_warned = FALSE;
+  memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));
+  if (keyed > 0) {
+    sink->crypto = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, master,
+        NULL);
+    sink->seal_stride = sink->mtu;
+    sink->seal_buf = g_malloc ((gsize) SEND_BATCH * sink->seal_stride);
+    gst_erap_manager_session_set_crypto (m, ms, sink->crypto);
+  }
+  memset (master, 0, sizeof (master));
   gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
   memset (&sink->last_libra, 0, sizeof (sink->last_libra));
   sink->flushing = FALSE;
@@ -1227,6 +1370,13 @@ gst_erap_sink_stop (GstBaseSink * bsink)
     gst_erap_sender_free (sink->sender);
     sink->sender = NULL;
   }
+  if (sink->crypto) {
+    /* the session is gone from the manager: no ACK thread uses it */
+    gst_erap_crypto_get_stats (sink->crypto, &sink->last_crypto);
+    gst_erap_crypto_free (sink->crypto);
+    sink->crypto = NULL;
+  }
+  g_clear_pointer (&sink->seal_buf, g_free);
   g_clear_object (&sink->peer);
   sink->socket = NULL;
   gst_clear_object (&sink->clock);
@@ -1312,6 +1462,14 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     g_mutex_unlock (&sink->lock);
     g_bytes_unref (bytes);
     return GST_FLOW_FLUSHING;
+  }
+  if (sink->crypto_exhausted) {
+    g_mutex_unlock (&sink->lock);
+    g_bytes_unref (bytes);
+    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE, (NULL),
+        ("2^32 packets sent under one session key: restart the session "
+            "for a new key"));
+    return GST_FLOW_ERROR;
   }
   idle = gst_erap_sender_is_idle (sink->sender);
   gst_erap_sender_push (sink->sender, bytes, now_locked (sink));

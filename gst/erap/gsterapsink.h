@@ -47,6 +47,7 @@ struct _GstErapSink {
   GstClockTime min_rto;
   GstClockTime pacing_quantum;
   GstClockTime scheduler_interval;
+  gchar *passphrase, *key;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -72,6 +73,11 @@ struct _GstErapSink {
   guint64 pending_notify;
   GstErapSenderStats last;      /* stats copy after stop */
   GstErapLibraState last_libra;
+  GstErapCrypto *crypto;        /* NULL: plaintext */
+  guint8 *seal_buf;             /* SEND_BATCH sealed packets */
+  gsize seal_stride;
+  gboolean encrypted, crypto_exhausted, auth_warned;
+  GstErapCryptoStats last_crypto;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);

@@ -33,6 +33,23 @@
  * * `reorder-bytes` (guint64): payload held out of order now
  * * `max-reorder-bytes-seen` (guint64): the most ever held out of order
  *
+ * With #GstErapSrc:passphrase or #GstErapSrc:key set (the same as the
+ * sender's), every data packet must carry a valid AES-256-GCM tag under
+ * the session's key and a sequence number not seen before (replay
+ * window); anything else is dropped before it reaches the receiver and
+ * counted, and the ACKs are sealed too (docs/security.md). The sender is
+ * fixed by the first packet that authenticates. Without either the
+ * transfer is plaintext and unauthenticated: for a lab only. When nothing
+ * has authenticated after 100 failures the source posts a warning (wrong
+ * passphrase or key?).
+ *
+ * * `encrypted` (gboolean): passphrase or key set
+ * * `authenticated` (guint64): data packets that passed the AEAD check
+ * * `auth-failures` (guint64): data packets dropped: bad tag, wrong
+ *   session, not sealed
+ * * `replays` (guint64): authentic data packets dropped as seen before
+ *   or older than the replay window
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts
@@ -80,7 +97,14 @@ enum {
   PROP_LINGER,
   PROP_CAPS,
   PROP_STATS,
+  PROP_PASSPHRASE,
+  PROP_KEY,
 };
+
+#define DEFAULT_PASSPHRASE         NULL
+#define DEFAULT_KEY                NULL
+/* auth failures with nothing authentic before the element warns */
+#define AUTH_WARN_THRESHOLD        100
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -182,6 +206,31 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       g_param_spec_boxed ("stats", "Statistics", "Receiver statistics",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstErapSrc:passphrase:
+   *
+   * Shared secret (10 to 79 characters, as srtsrc's): the session keys are
+   * derived from it (PBKDF2, then HKDF with the sender's per-session salt)
+   * and every packet is authenticated and encrypted (AES-256-GCM). Unset,
+   * together with #GstErapSrc:key, means plaintext (lab use only).
+   */
+  g_object_class_install_property (gobject_class, PROP_PASSPHRASE,
+      g_param_spec_string ("passphrase", "Passphrase",
+          "Shared secret for authentication and encryption (10..79 chars)",
+          DEFAULT_PASSPHRASE, G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:key:
+   *
+   * A 32-byte master key as 64 hexadecimal digits (e.g. handed over by a
+   * control channel), instead of #GstErapSrc:passphrase.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEY,
+      g_param_spec_string ("key", "Key",
+          "Master key, 64 hex digits (instead of passphrase)", DEFAULT_KEY,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "ERAP source",
       "Source/Network",
@@ -217,6 +266,8 @@ gst_erap_src_finalize (GObject * object)
   GstErapSrc *src = GST_ERAP_SRC (object);
 
   g_free (src->address);
+  g_free (src->passphrase);
+  g_free (src->key);
   gst_clear_caps (&src->caps);
   g_mutex_clear (&src->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -226,12 +277,16 @@ static GstStructure *
 make_stats (GstErapSrc * src)
 {
   GstErapReceiverStats st;
+  GstErapCryptoStats cs;
   GstStructure *s;
 
   g_mutex_lock (&src->lock);
   if (src->receiver)
     gst_erap_receiver_get_stats (src->receiver, &src->last);
+  if (src->crypto)
+    gst_erap_crypto_get_stats (src->crypto, &src->last_crypto);
   st = src->last;
+  cs = src->last_crypto;
   s = gst_structure_new ("application/x-erapsrc-stats",
       "packets-received", G_TYPE_UINT64, st.packets_received,
       "duplicates", G_TYPE_UINT64, st.duplicates,
@@ -244,7 +299,10 @@ make_stats (GstErapSrc * src)
       "bytes", G_TYPE_UINT64, st.bytes_delivered,
       "reorder-bytes", G_TYPE_UINT64, st.reorder_bytes,
       "max-reorder-bytes-seen", G_TYPE_UINT64, st.max_reorder_bytes_seen,
-      NULL);
+      "encrypted", G_TYPE_BOOLEAN, src->encrypted,
+      "authenticated", G_TYPE_UINT64, cs.opened,
+      "auth-failures", G_TYPE_UINT64, cs.auth_failures,
+      "replays", G_TYPE_UINT64, cs.replays, NULL);
   g_mutex_unlock (&src->lock);
   return s;
 }
@@ -272,6 +330,14 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_CAPS:
       gst_caps_replace (&src->caps, g_value_get_boxed (value));
+      break;
+    case PROP_PASSPHRASE:
+      g_free (src->passphrase);
+      src->passphrase = g_value_dup_string (value);
+      break;
+    case PROP_KEY:
+      g_free (src->key);
+      src->key = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -341,13 +407,23 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   GSocket *sock;
   gchar *address;
   guint port;
+  guint8 master[GST_ERAP_KEY_SIZE];
+  gint keyed;
 
   GST_OBJECT_LOCK (src);
   address = g_strdup (src->address);
   port = src->port;
   gst_erap_receiver_config_init (&rc);
   rc.max_reorder_bytes = src->max_reorder_bytes;
+  keyed = gst_erap_crypto_master_from_settings (src->passphrase, src->key,
+      master, &err);
   GST_OBJECT_UNLOCK (src);
+  if (keyed < 0) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL), ("%s", err->message));
+    g_clear_error (&err);
+    g_free (address);
+    return FALSE;
+  }
 
   sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE,
       4 * 1024 * 1024, 0, &err);
@@ -374,6 +450,12 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   g_mutex_lock (&src->lock);
   src->socket = sock;
   src->receiver = gst_erap_receiver_new (&rc);
+  src->encrypted = keyed > 0;
+  src->crypto = keyed > 0 ?
+      gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, master, NULL) : NULL;
+  memset (master, 0, sizeof (master));
+  memset (&src->last_crypto, 0, sizeof (src->last_crypto));
+  src->auth_warned = FALSE;
   src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
   twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
@@ -394,6 +476,11 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
     gst_erap_receiver_get_stats (src->receiver, &src->last);
     gst_erap_receiver_free (src->receiver);
     src->receiver = NULL;
+  }
+  if (src->crypto) {
+    gst_erap_crypto_get_stats (src->crypto, &src->last_crypto);
+    gst_erap_crypto_free (src->crypto);
+    src->crypto = NULL;
   }
   if (src->socket) {
     g_socket_close (src->socket, NULL);
@@ -444,13 +531,51 @@ same_native_address (const struct sockaddr_storage *a,
   return FALSE;
 }
 
+/* With the lock: warns once when nothing authentic has arrived yet and
+ * failures pile up (wrong passphrase or key, or an attack) */
+static void
+auth_failed (GstErapSrc * src)
+{
+  GstErapCryptoStats cs;
+
+  if (src->auth_warned)
+    return;
+  gst_erap_crypto_get_stats (src->crypto, &cs);
+  if (!cs.salt_pinned && cs.auth_failures >= AUTH_WARN_THRESHOLD) {
+    src->auth_warned = TRUE;
+    src->auth_warn_pending = cs.auth_failures;
+  }
+}
+
+/* Without the lock (a bus sync handler may read stats) */
+static void
+post_auth_warning (GstErapSrc * src)
+{
+  guint64 n = src->auth_warn_pending;
+
+  if (!n)
+    return;
+  src->auth_warn_pending = 0;
+  GST_ELEMENT_WARNING (src, RESOURCE, READ,
+      ("No packet authenticates: wrong passphrase or key?"),
+      ("%" G_GUINT64_FORMAT " packets failed authentication and none "
+          "passed", n));
+}
+
 /* The ACKs collected so far, in one datagram (every accepted packet came
  * from the peer). */
 static void
 send_acks (GstErapSrc * src, const guint8 * acks, gsize len, guint n_acks)
 {
   GError *err = NULL;
+  guint8 sealed[ACK_DATAGRAM + GST_ERAP_ACK_SEAL_OVERHEAD];
 
+  if (n_acks && src->crypto) {
+    len = gst_erap_crypto_seal_ack (src->crypto, acks, len, sealed);
+    if (!len)
+      return;
+    acks = sealed;
+  }
   if (n_acks && g_socket_send_to (src->socket, src->peer,
           (const gchar *) acks, len, NULL, &err) < 0) {
     /* a full socket buffer: these ACKs are lost, later ones repeat what
@@ -508,13 +633,7 @@ receive_some (GstErapSrc * src)
 
       if (mm[i].msg_hdr.msg_namelen == 0)
         continue;
-      if (!src->peer) {
-        src->peer = g_socket_address_new_from_native (&from[i],
-            mm[i].msg_hdr.msg_namelen);
-        if (!src->peer)
-          continue;
-        src->peer_native = from[i];
-      } else if (!same_native_address (&src->peer_native, &from[i])) {
+      if (src->peer && !same_native_address (&src->peer_native, &from[i])) {
         src->foreign++;
         continue;
       }
@@ -533,6 +652,23 @@ receive_some (GstErapSrc * src)
         GBytes *pkt, *msg;
         gboolean eos = FALSE;
         GstErapDataResult res;
+
+        if (src->crypto && gst_erap_crypto_open_data (src->crypto,
+                (guint8 *) data + off, plen, &plen) != GST_ERAP_OPEN_OK) {
+          /* forged, damaged, another session's or replayed: never seen
+           * by the receiver, never acknowledged */
+          auth_failed (src);
+          off += seg;
+          continue;
+        }
+        if (!src->peer) {
+          /* the sender: the first (authentic, when keyed) packet's */
+          src->peer = g_socket_address_new_from_native (&from[i],
+              mm[i].msg_hdr.msg_namelen);
+          if (!src->peer)
+            break;
+          src->peer_native = from[i];
+        }
 
         if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks)) {
           g_mutex_unlock (&src->lock);
@@ -565,6 +701,7 @@ receive_some (GstErapSrc * src)
     }
     g_mutex_unlock (&src->lock);
 
+    post_auth_warning (src);
     send_acks (src, acks, acks_len, n_acks);
     /* deliver before reading more: what downstream has not taken waits
      * in the socket buffer, not in an unbounded queue here (a sender

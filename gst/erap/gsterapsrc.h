@@ -24,6 +24,7 @@ struct _GstErapSrc {
   guint64 max_reorder_bytes;
   GstClockTime linger;
   GstCaps *caps;
+  gchar *passphrase, *key;
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
@@ -36,6 +37,10 @@ struct _GstErapSrc {
   guint8 *scratch;
   gboolean eos;
   guint64 foreign, ack_errors;
+  GstErapCrypto *crypto;        /* NULL: plaintext */
+  GstErapCryptoStats last_crypto;
+  gboolean encrypted, auth_warned;
+  guint64 auth_warn_pending;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsrc);

@@ -70,10 +70,29 @@
  * the new target has been pushed (its reaction-latency field is then
  * up to date).
  *
- * ## Example launch line
+ * H.264 (`video/x-h264`, byte-stream or avc, alignment=au; the output
+ * keeps the input's format): with keep=none each picture is decoded and
+ * re-encoded with libx264 through libavcodec (libopenh264 where libx264 is
+ * missing) in average-bitrate mode under a VBV; a target change is handed
+ * to x264_encoder_reconfig() before the next picture, without a new IDR.
+ * Passing through, the source's buffers leave as they came; re-encoding
+ * starts at the next I or P picture with an IDR of the encoder's, and the
+ * source's bits come back at its next IDR. #GstRateTranscoder:preset is
+ * the x264 preset. The element reports 10 frames of latency for H.264
+ * (x264's look-ahead and B frames, the decoder's reordering). With
+ * keep=i|ip there are no codecs: pictures nothing references
+ * (nal_ref_idc = 0) are dropped first, then (keep=i) the tail of a GOP
+ * from a reference picture to the next I frame; essential pictures leave
+ * byte-identical, and floor-bitrate is what is never dropped (the
+ * input's rate when nothing is disposable). See docs/transcoder.md.
+ *
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,width=720,height=576,framerate=25/1 ! mpeg2enc format=3 bitrate=6000 ! mpegvideoparse ! ratetranscoder target-bitrate=2000000 max-bitrate=2000000 ! mpegvideoparse ! filesink location=out.m2v
  * ]| Re-encodes a 6 Mbit/s MPEG-2 stream at 2 Mbit/s.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=1280,height=720,framerate=25/1 ! x264enc bitrate=4000 bframes=3 b-adapt=false ! h264parse ! ratetranscoder target-bitrate=2000000 ! h264parse ! matroskamux ! filesink location=out.mkv
+ * ]| Re-encodes a 4 Mbit/s H.264 stream at 2 Mbit/s.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -87,7 +106,7 @@
 #include <libavutil/opt.h>
 #include "gstratetranscoder.h"
 
-GST_DEBUG_CATEGORY_STATIC (rate_transcoder_debug);
+GST_DEBUG_CATEGORY (rate_transcoder_debug);
 #define GST_CAT_DEFAULT rate_transcoder_debug
 
 #define DEFAULT_TARGET_BITRATE 0
@@ -120,8 +139,11 @@ enum
   PROP_RECOVERY,
   PROP_EVENTS,
   PROP_KEEP,
+  PROP_PRESET,
   PROP_STATS,
 };
+
+#define DEFAULT_PRESET "veryfast"
 
 /* the output side of a frame */
 typedef enum
@@ -151,7 +173,9 @@ typedef struct
 } RtFrame;
 
 #define MPEG_CAPS "video/mpeg, mpegversion = (int) { 1, 2 }, " \
-    "systemstream = (boolean) false, parsed = (boolean) true"
+    "systemstream = (boolean) false, parsed = (boolean) true; " \
+    "video/x-h264, stream-format = (string) { byte-stream, avc }, " \
+    "alignment = (string) au"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (MPEG_CAPS));
@@ -294,6 +318,17 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   /**
+   * GstRateTranscoder:preset:
+   *
+   * H.264 only: the x264 preset the re-encoding uses (keep=none), e.g.
+   * ultrafast, veryfast, medium. Applies from the next encoder opened.
+   */
+  g_object_class_install_property (gobject_class, PROP_PRESET,
+      g_param_spec_string ("preset", "x264 preset",
+          "H.264: x264 preset of the re-encoding (keep=none)", DEFAULT_PRESET,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  /**
    * GstRateTranscoder:stats:
    *
    * An `application/x-ratetranscoder-stats` structure:
@@ -302,12 +337,20 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    * * output-bitrate (guint64): bit/s of the output over the same number of frames
    * * target-bitrate (guint64): effective target now (0 before any input)
    * * floor-bitrate (guint64): bit/s of the frames kept by #GstRateTranscoder:keep
-   * * quantizer (gdouble): quantizer of the last re-encoded frame (0 none yet)
+   * * quantizer (gdouble): quantizer of the last re-encoded frame (0 none
+   *   yet; H.264: x264's QP)
    * * mean-quantizer (gdouble): mean over the re-encoded frames of the window
    * * passthrough (gboolean): no reduction needed, frames pass untouched
    * * dropping-b (gboolean): B frames are being dropped
    * * gop-length (guint): frames between the last two I frames
    * * frames-in, frames-out, frames-passed, frames-reencoded, frames-dropped (guint64)
+   * * frames-dropped-i, frames-dropped-p, frames-dropped-b (guint64): dropped
+   *   frames by picture type (H.264 keep=i|ip drops P and B pictures)
+   * * dropping-tail (gboolean): H.264 keep=i: the GOP's tail is being dropped
+   * * disposable-bitrate (guint64): H.264 keep=i|ip: bit/s of the pictures
+   *   nothing references (nal_ref_idc = 0); floor-bitrate is then the
+   *   rate of what is never dropped (the input's when nothing is disposable)
+   * * codec (gchararray): "mpeg" or "h264"
    * * decode-errors (guint64): frames passed through because they did not decode
    * * events (guint64): congestion events reacted to or counted
    * * events-rexmt, events-dupack, events-recovered, events-loss, events-rate (guint64)
@@ -329,8 +372,9 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
-      "MPEG rate transcoder", "Codec/Converter/Video",
-      "Re-encodes MPEG-1/2 video at a bitrate that follows congestion events",
+      "MPEG and H.264 rate transcoder", "Codec/Converter/Video",
+      "Re-encodes MPEG-1/2 and H.264 video (or drops disposable H.264 "
+      "pictures) at a bitrate that follows congestion events",
       "twoflow authors");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_change_state);
@@ -365,6 +409,10 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->recovery = DEFAULT_RECOVERY;
   self->events = DEFAULT_EVENTS;
   self->keep = DEFAULT_KEEP;
+  self->preset = g_strdup (DEFAULT_PRESET);
+  self->max_passed_pts = GST_CLOCK_TIME_NONE;
+  self->last_dts_out = GST_CLOCK_TIME_NONE;
+  self->leading_before = GST_CLOCK_TIME_NONE;
   self->rc = gst_twoflow_rate_control_new ();
   /* MPEG-1 and MPEG-2 pictures parse alike */
   self->picture_parser =
@@ -402,12 +450,15 @@ gst_rate_transcoder_finalize (GObject * object)
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
   gst_twoflow_rate_control_free (self->rc);
   gst_twoflow_picture_parser_free (self->picture_parser);
+  g_clear_pointer (&self->param_sets, g_bytes_unref);
+  g_clear_pointer (&self->dec_extradata, g_bytes_unref);
+  g_free (self->preset);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 /* --- properties ------------------------------------------------------- */
 
-static GstStructure *
+GstStructure *
 gst_rate_transcoder_stats (GstRateTranscoder * self)
 {
   GstTwoflowRateControlStats s;
@@ -432,6 +483,12 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "frames-passed", G_TYPE_UINT64, s.frames_passed,
       "frames-reencoded", G_TYPE_UINT64, s.frames_encoded,
       "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
+      "frames-dropped-i", G_TYPE_UINT64, s.frames_dropped_by_type[0],
+      "frames-dropped-p", G_TYPE_UINT64, s.frames_dropped_by_type[1],
+      "frames-dropped-b", G_TYPE_UINT64, s.frames_dropped_by_type[2],
+      "dropping-tail", G_TYPE_BOOLEAN, s.dropping_tail,
+      "disposable-bitrate", G_TYPE_UINT64, (guint64) s.disposable_bitrate,
+      "codec", G_TYPE_STRING, self->h264 ? "h264" : "mpeg",
       "decode-errors", G_TYPE_UINT64, self->decode_errors,
       "events", G_TYPE_UINT64, events,
       "events-rexmt", G_TYPE_UINT64, s.events[0],
@@ -445,6 +502,28 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "max-reaction-latency", G_TYPE_UINT64, self->max_latency, NULL);
   GST_OBJECT_UNLOCK (self);
   return st;
+}
+
+/* A frame decided under @generation was pushed: if it is the first one
+ * coded under a pending rate change, that change's reaction latency is
+ * known; post the stats. */
+void
+gst_rate_transcoder_note_reaction (GstRateTranscoder * self, guint generation)
+{
+  gboolean post = FALSE;
+
+  GST_OBJECT_LOCK (self);
+  if (self->pending_since && generation >= self->pending_generation) {
+    self->last_latency = (g_get_monotonic_time () - self->pending_since) * 1000;
+    self->max_latency = MAX (self->max_latency, self->last_latency);
+    self->pending_since = 0;
+    post = TRUE;
+  }
+  GST_OBJECT_UNLOCK (self);
+  if (post)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_rate_transcoder_stats (self)));
 }
 
 static void
@@ -484,6 +563,10 @@ gst_rate_transcoder_set_property (GObject * object, guint prop_id,
     case PROP_KEEP:
       self->keep = g_value_get_enum (value);
       gst_twoflow_rate_control_set_keep (self->rc, self->keep);
+      break;
+    case PROP_PRESET:
+      g_free (self->preset);
+      self->preset = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -526,6 +609,9 @@ gst_rate_transcoder_get_property (GObject * object, guint prop_id,
       break;
     case PROP_KEEP:
       g_value_set_enum (value, self->keep);
+      break;
+    case PROP_PRESET:
+      g_value_set_string (value, self->preset);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -995,6 +1081,7 @@ drain (GstRateTranscoder * self)
 static void
 reset_stream (GstRateTranscoder * self)
 {
+  rt_h264_reset (self);
   close_codecs (self);
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
   self->next_index = 0;
@@ -1073,6 +1160,9 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   gboolean gop = FALSE;
   GstTwoflowRateControlEarly early;
   guint gen;
+
+  if (self->h264)
+    return rt_h264_chain (self, buf);
 
   f = g_new0 (RtFrame, 1);
   f->index = self->next_index++;
@@ -1247,6 +1337,20 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
 
       gst_event_parse_caps (event, &caps);
       s = gst_caps_get_structure (caps, 0);
+      if (gst_structure_has_name (s, "video/x-h264") != self->h264) {
+        /* the other codec: a new parser, new codecs */
+        if (self->h264)
+          rt_h264_drain (self);
+        else
+          drain (self);
+        close_codecs (self);
+        self->h264 = !self->h264;
+        gst_twoflow_picture_parser_free (self->picture_parser);
+        self->picture_parser = gst_twoflow_picture_parser_new (self->h264 ?
+            GST_TWOFLOW_CODEC_H264 : GST_TWOFLOW_CODEC_MPEG2);
+      }
+      if (self->h264)
+        rt_h264_set_caps (self, s);
       if (gst_structure_get_int (s, "mpegversion", &v) &&
           v != self->mpegversion) {
         drain (self);
@@ -1254,8 +1358,9 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
         self->mpegversion = v;
       }
       if (gst_structure_get_fraction (s, "framerate", &n, &d) && n > 0 && d > 0) {
-        GstClockTime latency = gst_util_uint64_scale (RT_REENCODE_DELAY *
-            GST_SECOND, d, n);
+        GstClockTime latency = gst_util_uint64_scale ((self->h264 ?
+                rt_h264_delay_frames () : RT_REENCODE_DELAY) * GST_SECOND, d,
+            n);
         gboolean changed;
 
         GST_OBJECT_LOCK (self);
@@ -1276,7 +1381,10 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
         gst_segment_init (&self->segment, GST_FORMAT_TIME);
       break;
     case GST_EVENT_EOS:
-      drain (self);
+      if (self->h264)
+        rt_h264_drain (self);
+      else
+        drain (self);
       break;
     case GST_EVENT_FLUSH_STOP:
       reset_stream (self);

@@ -78,7 +78,44 @@ struct _GstRateTranscoder
   guint8 inter_matrix[64];
   gboolean custom_intra, custom_inter;
   gboolean matrices_warned;
+
+  /* H.264 (gstratetranscoder-h264.c), under the stream lock */
+  gboolean h264;
+  gboolean h264_avc;            /* stream-format=avc (length prefixes) */
+  guint nal_length_size;        /* avc: bytes of a NAL length prefix */
+  GBytes *dec_extradata;        /* avc: the avcC record for the decoder */
+  GBytes *param_sets;           /* the source's SPS/PPS as the output's
+                                 * stream-format carries them */
+  gboolean h264_encoding;       /* output comes from the encoder */
+  gboolean h264_force_idr;      /* the next encoded picture is an IDR */
+  gboolean h264_unsupported;    /* re-encoding impossible: pass through */
+  gboolean h264_reconfig;       /* the encoder takes bitrate changes */
+  GstClockTime max_passed_pts;  /* decoded pictures up to it were passed */
+  GstClockTime last_dts_out;
+  guint64 enc_n;                /* pictures given to this encoder */
+  guint64 enc_bitrate;          /* bit rate configured on the encoder */
+  guint enc_generation;         /* rate-control generation it codes under */
+  gboolean tail_dropped;        /* a reference was dropped in this GOP */
+  GstClockTime leading_before;  /* drop open-GOP leading pictures before */
+  struct
+  {
+    GstClockTime pts, dur;
+  } h264_ring[RT_MAP_SIZE];     /* by encoder picture number */
+  gchar *preset;                /* x264 preset */
 };
+
+/* gstratetranscoder.c */
+GstStructure *gst_rate_transcoder_stats (GstRateTranscoder * self);
+void gst_rate_transcoder_note_reaction (GstRateTranscoder * self,
+    guint generation);
+
+/* gstratetranscoder-h264.c */
+void rt_h264_set_caps (GstRateTranscoder * self, const GstStructure * s);
+GstFlowReturn rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf);
+GstFlowReturn rt_h264_drain (GstRateTranscoder * self);
+void rt_h264_reset (GstRateTranscoder * self);
+/* frames of delay the element reports for H.264 */
+guint rt_h264_delay_frames (void);
 
 GST_ELEMENT_REGISTER_DECLARE (ratetranscoder);
 

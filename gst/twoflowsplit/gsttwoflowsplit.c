@@ -18,12 +18,35 @@
  * are read from the bitstream with the codecparsers library. Each flow
  * starts with a caps record so twoflowmerge can restore the original caps.
  *
- * ## Example launch line
+ * An audio track enters on the request pad `audio` (any parsed audio, as a
+ * demuxer or parser gives it) and travels in the essential flow: an audio
+ * caps record after the video caps record, then one audio record per
+ * buffer, interleaved with the essential frames in timestamp order (audio
+ * PTS against video DTS; ties: the frame first), its timestamps moved into
+ * the video's time base (the video segment's position at the audio
+ * buffer's running time). To interleave, each sink
+ * pad's streaming thread waits until the other pad has a later buffer or
+ * is at EOS, so **each sink pad must have a queue before it** when both
+ * come from one demuxer (which pushes both from one thread); make the
+ * queues large enough for the container's interleaving (a demuxer that
+ * pushes a second of video before the audio of that second needs a video
+ * queue holding more than a second). Segment numbers count from the
+ * stream's first timestamp, the earlier of the first frame's and the first
+ * audio buffer's. Without an audio pad (or with it unlinked) nothing waits.
+ *
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=greyramp.m2v ! mpegvideoparse ! twoflowsplit name=s \
  *     s.essential ! queue ! filesink location=essential.twf \
  *     s.enhanced ! queue ! filesink location=enhanced.twf
  * ]| writes the two flows of an MPEG-2 file to two files in byte-stream form.
+ * |[
+ * gst-launch-1.0 filesrc location=movie.mp4 ! qtdemux name=d \
+ *     d.video_0 ! queue max-size-time=0 max-size-buffers=0 ! h264parse ! s.sink \
+ *     d.audio_0 ! queue max-size-time=0 max-size-buffers=0 ! aacparse ! s.audio \
+ *     twoflowsplit name=s s.essential ! queue ! filesink location=essential.twf \
+ *     s.enhanced ! queue ! filesink location=enhanced.twf
+ * ]| the same with the movie's audio in the essential flow.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -55,6 +78,15 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
         "video/x-h264, alignment = (string) au, "
         "stream-format = (string) { byte-stream, avc }"));
 
+/* coded audio as a parser gives it (raw audio has no place in the flow) */
+static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
+    GST_PAD_SINK,
+    GST_PAD_REQUEST,
+    GST_STATIC_CAPS ("audio/mpeg; audio/x-ac3; audio/x-eac3; audio/ac3; "
+        "audio/x-opus; audio/x-vorbis; audio/x-flac; audio/x-dts; "
+        "audio/x-alac; audio/x-true-hd; audio/x-private1-lpcm; "
+        "audio/x-lpcm; audio/x-alaw; audio/x-mulaw"));
+
 static GstStaticPadTemplate essential_template =
 GST_STATIC_PAD_TEMPLATE ("essential",
     GST_PAD_SRC,
@@ -83,6 +115,13 @@ static GstFlowReturn gst_twoflow_split_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buf);
 static gboolean gst_twoflow_split_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
+static GstPad *gst_twoflow_split_request_new_pad (GstElement * element,
+    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
+static void gst_twoflow_split_release_pad (GstElement * element, GstPad * pad);
+static GstFlowReturn gst_twoflow_split_audio_chain (GstPad * pad,
+    GstObject * parent, GstBuffer * buf);
+static gboolean gst_twoflow_split_audio_event (GstPad * pad,
+    GstObject * parent, GstEvent * event);
 
 static void
 gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
@@ -126,6 +165,8 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
    * * `frames-i`, `frames-p`, `frames-b` (guint64): frames seen per picture type
    * * `essential-frames`, `enhanced-frames` (guint64): frames sent per flow
    * * `essential-bytes`, `enhanced-bytes` (guint64): payload bytes sent per flow
+   * * `audio-records`, `audio-bytes` (guint64): audio buffers and their
+   *   payload bytes sent in the essential flow
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -133,6 +174,7 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &audio_template);
   gst_element_class_add_static_pad_template (element_class,
       &essential_template);
   gst_element_class_add_static_pad_template (element_class, &enhanced_template);
@@ -143,6 +185,9 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_split_change_state);
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (gst_twoflow_split_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_twoflow_split_release_pad);
 
   gst_type_mark_as_plugin_api (GST_TYPE_TWOFLOW_POLICY, 0);
   GST_DEBUG_CATEGORY_INIT (twoflow_split_debug, "twoflowsplit", 0,
@@ -176,6 +221,50 @@ gst_twoflow_split_init (GstTwoflowSplit * self)
 
   self->policy = DEFAULT_POLICY;
   self->segment_duration = DEFAULT_SEGMENT_DURATION;
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->cond);
+  self->video_head = self->audio_head = GST_CLOCK_TIME_NONE;
+}
+
+static GstPad *
+gst_twoflow_split_request_new_pad (GstElement * element,
+    GstPadTemplate * templ, const gchar * name, const GstCaps * caps)
+{
+  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (element);
+  GstPad *pad;
+
+  GST_OBJECT_LOCK (self);
+  if (self->audio_pad) {
+    GST_OBJECT_UNLOCK (self);
+    GST_WARNING_OBJECT (self, "only one audio pad");
+    return NULL;
+  }
+  GST_OBJECT_UNLOCK (self);
+  pad = gst_pad_new_from_template (templ, "audio");
+  gst_pad_set_chain_function (pad,
+      GST_DEBUG_FUNCPTR (gst_twoflow_split_audio_chain));
+  gst_pad_set_event_function (pad,
+      GST_DEBUG_FUNCPTR (gst_twoflow_split_audio_event));
+  GST_OBJECT_LOCK (self);
+  self->audio_pad = pad;
+  GST_OBJECT_UNLOCK (self);
+  gst_element_add_pad (element, pad);
+  return pad;
+}
+
+static void
+gst_twoflow_split_release_pad (GstElement * element, GstPad * pad)
+{
+  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (element);
+
+  g_mutex_lock (&self->lock);
+  GST_OBJECT_LOCK (self);
+  if (pad == self->audio_pad)
+    self->audio_pad = NULL;
+  GST_OBJECT_UNLOCK (self);
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
+  gst_element_remove_pad (element, pad);
 }
 
 static void
@@ -186,6 +275,20 @@ gst_twoflow_split_reset (GstTwoflowSplit * self)
   self->caps_records_pending = FALSE;
   gst_clear_caps (&self->input_caps);
   gst_flow_combiner_reset (self->flow_combiner);
+  g_mutex_lock (&self->lock);
+  self->video_head = self->audio_head = GST_CLOCK_TIME_NONE;
+  self->video_eos = self->audio_eos = FALSE;
+  gst_clear_caps (&self->audio_caps);
+  self->audio_caps_pending = FALSE;
+  self->audio_started = FALSE;
+  self->audio_no = 0;
+  self->busy = FALSE;
+  self->last_video_ts = self->last_audio_ts = 0;
+  self->first_ts = GST_CLOCK_TIME_NONE;
+  gst_segment_init (&self->video_segment, GST_FORMAT_TIME);
+  gst_segment_init (&self->audio_segment, GST_FORMAT_TIME);
+  self->video_segment_set = FALSE;
+  g_mutex_unlock (&self->lock);
 }
 
 /* Statistics stay readable after the run; a new run starts them afresh. */
@@ -196,6 +299,7 @@ gst_twoflow_split_reset_stats (GstTwoflowSplit * self)
   memset (self->frames, 0, sizeof (self->frames));
   self->essential_frames = self->enhanced_frames = 0;
   self->essential_bytes = self->enhanced_bytes = 0;
+  self->audio_records = self->audio_bytes = 0;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -206,6 +310,8 @@ gst_twoflow_split_finalize (GObject * object)
 
   gst_twoflow_split_reset (self);
   gst_flow_combiner_free (self->flow_combiner);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cond);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -222,7 +328,9 @@ gst_twoflow_split_get_stats (GstTwoflowSplit * self)
       "essential-frames", G_TYPE_UINT64, self->essential_frames,
       "enhanced-frames", G_TYPE_UINT64, self->enhanced_frames,
       "essential-bytes", G_TYPE_UINT64, self->essential_bytes,
-      "enhanced-bytes", G_TYPE_UINT64, self->enhanced_bytes, NULL);
+      "enhanced-bytes", G_TYPE_UINT64, self->enhanced_bytes,
+      "audio-records", G_TYPE_UINT64, self->audio_records,
+      "audio-bytes", G_TYPE_UINT64, self->audio_bytes, NULL);
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -284,6 +392,16 @@ gst_twoflow_split_change_state (GstElement * element,
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     gst_twoflow_split_reset (self);
     gst_twoflow_split_reset_stats (self);
+    g_mutex_lock (&self->lock);
+    self->flushing = FALSE;
+    g_mutex_unlock (&self->lock);
+  }
+  /* a chain waiting for the other pad must let the pads deactivate */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    g_mutex_lock (&self->lock);
+    self->flushing = TRUE;
+    g_cond_broadcast (&self->cond);
+    g_mutex_unlock (&self->lock);
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
@@ -396,10 +514,109 @@ gst_twoflow_split_push_caps_records (GstTwoflowSplit * self)
       gst_twoflow_record_new_caps (self->codec, self->input_caps));
 }
 
+/* In a chain's turn (see wait_turn): the video caps records first, then
+ * the audio caps record, before any frame or audio record. Either thread
+ * may push them: while one has its turn the other is parked. */
 static GstFlowReturn
-gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+gst_twoflow_split_push_pending_caps (GstTwoflowSplit * self)
 {
-  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (parent);
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstCaps *acaps = NULL;
+
+  if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN)
+    return GST_FLOW_OK;
+  if (self->caps_records_pending) {
+    ret = gst_twoflow_split_push_caps_records (self);
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  g_mutex_lock (&self->lock);
+  if (self->audio_caps_pending && self->audio_caps) {
+    acaps = gst_caps_ref (self->audio_caps);
+    self->audio_caps_pending = FALSE;
+  }
+  g_mutex_unlock (&self->lock);
+  if (acaps) {
+    ret = gst_twoflow_split_push (self, self->essential_pad,
+        gst_twoflow_record_new_audio_caps (acaps));
+    gst_caps_unref (acaps);
+  }
+  return ret;
+}
+
+static gboolean
+audio_active_locked (GstTwoflowSplit * self)
+{
+  return self->audio_pad && !self->audio_eos
+      && gst_pad_is_linked (self->audio_pad);
+}
+
+/* Waits (self->lock held) until the buffer at @ts of the video (@video) or
+ * audio pad may go: the other pad has a later buffer waiting (the video's
+ * frame goes first on a tie) or is at its end, and no push is under way.
+ * Returns FALSE when flushing. On TRUE the caller has the turn (busy) and
+ * gives it back with end_turn. */
+static gboolean
+gst_twoflow_split_wait_turn (GstTwoflowSplit * self, gboolean video,
+    GstClockTime ts)
+{
+  g_mutex_lock (&self->lock);
+  if (video) {
+    if (!GST_CLOCK_TIME_IS_VALID (ts))
+      ts = self->last_video_ts;
+    self->video_head = self->last_video_ts = ts;
+  } else {
+    if (!GST_CLOCK_TIME_IS_VALID (ts))
+      ts = self->last_audio_ts;
+    self->audio_head = self->last_audio_ts = ts;
+  }
+  g_cond_broadcast (&self->cond);
+  while (!self->flushing) {
+    gboolean go;
+
+    if (self->busy)
+      go = FALSE;
+    else if (video)
+      go = !audio_active_locked (self) || (GST_CLOCK_TIME_IS_VALID
+          (self->audio_head) && self->audio_head >= ts);
+    else
+      go = self->video_eos || (GST_CLOCK_TIME_IS_VALID (self->video_head)
+          && self->video_head > ts);
+    if (go)
+      break;
+    g_cond_wait (&self->cond, &self->lock);
+  }
+  if (self->flushing) {
+    if (video)
+      self->video_head = GST_CLOCK_TIME_NONE;
+    else
+      self->audio_head = GST_CLOCK_TIME_NONE;
+    g_mutex_unlock (&self->lock);
+    return FALSE;
+  }
+  self->busy = TRUE;
+  if (!GST_CLOCK_TIME_IS_VALID (self->first_ts))
+    self->first_ts = ts;
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static void
+gst_twoflow_split_end_turn (GstTwoflowSplit * self, gboolean video)
+{
+  g_mutex_lock (&self->lock);
+  self->busy = FALSE;
+  if (video)
+    self->video_head = GST_CLOCK_TIME_NONE;
+  else
+    self->audio_head = GST_CLOCK_TIME_NONE;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
+}
+
+static GstFlowReturn
+gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
+{
   GstTwoflowFrameHeader hdr;
   GstTwoflowPictureInfo picture;
   GstTwoflowPictureType type;
@@ -414,12 +631,10 @@ gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     gst_buffer_unref (buf);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (self->caps_records_pending) {
-    ret = gst_twoflow_split_push_caps_records (self);
-    if (ret != GST_FLOW_OK) {
-      gst_buffer_unref (buf);
-      return ret;
-    }
+  ret = gst_twoflow_split_push_pending_caps (self);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (buf);
+    return ret;
   }
 
   gst_buffer_map (buf, &map, GST_MAP_READ);
@@ -440,6 +655,9 @@ gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     gst_buffer_unref (buf);
     return GST_FLOW_ERROR;
   }
+  /* segments count from the stream's first timestamp, audio's or video's */
+  if (!GST_CLOCK_TIME_IS_VALID (self->seq.first_ts))
+    self->seq.first_ts = self->first_ts;
   if (!gst_twoflow_sequencer_next (&self->seq, type, reference, idr,
           GST_BUFFER_PTS (buf), GST_BUFFER_DTS (buf),
           GST_BUFFER_DURATION (buf), &hdr)) {
@@ -469,6 +687,158 @@ gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
       essential ? self->essential_pad : self->enhanced_pad,
       gst_twoflow_record_new (&hdr, buf));
   gst_buffer_unref (buf);
+  return ret;
+}
+
+static GstFlowReturn
+gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (parent);
+  GstClockTime ts = GST_BUFFER_DTS_IS_VALID (buf) ? GST_BUFFER_DTS (buf) :
+      GST_BUFFER_PTS (buf);
+  GstFlowReturn ret;
+
+  if (!gst_twoflow_split_wait_turn (self, TRUE, ts)) {
+    gst_buffer_unref (buf);
+    return GST_FLOW_FLUSHING;
+  }
+  ret = gst_twoflow_split_frame (self, buf);
+  gst_twoflow_split_end_turn (self, TRUE);
+  return ret;
+}
+
+static GstFlowReturn
+gst_twoflow_split_audio_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buf)
+{
+  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (parent);
+  GstClockTime pts, first;
+  GstFlowReturn ret;
+  guint32 segment_no = 0;
+  gsize size = gst_buffer_get_size (buf);
+
+  /* into the video's time base (a demuxer may give the tracks segments
+   * of their own, e.g. an MP4 edit list shifting the video) */
+  buf = gst_buffer_make_writable (buf);
+  g_mutex_lock (&self->lock);
+  while (!self->flushing && !self->video_segment_set && !self->video_eos)
+    g_cond_wait (&self->cond, &self->lock);
+  if (self->audio_segment.format == GST_FORMAT_TIME
+      && self->video_segment.format == GST_FORMAT_TIME) {
+    GstClockTime *ts[2] = { &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf) };
+    guint i;
+
+    for (i = 0; i < 2; i++) {
+      guint64 rt, pos;
+
+      /* not clipped to either segment's stop: the last audio buffers may
+       * end after the video's */
+      if (!GST_CLOCK_TIME_IS_VALID (*ts[i]))
+        continue;
+      if (gst_segment_to_running_time_full (&self->audio_segment,
+              GST_FORMAT_TIME, *ts[i], &rt) != 1)
+        rt = 0;
+      if (gst_segment_position_from_running_time_full (&self->video_segment,
+              GST_FORMAT_TIME, rt, &pos) != 1)
+        pos = 0;
+      *ts[i] = pos;
+    }
+  }
+  g_mutex_unlock (&self->lock);
+  pts = GST_BUFFER_PTS (buf);
+
+  if (!gst_twoflow_split_wait_turn (self, FALSE, pts)) {
+    gst_buffer_unref (buf);
+    return GST_FLOW_FLUSHING;
+  }
+  /* no video (yet) to go with: nothing to carry the audio */
+  if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN) {
+    gst_twoflow_split_end_turn (self, FALSE);
+    GST_DEBUG_OBJECT (self, "audio without video: dropped");
+    gst_buffer_unref (buf);
+    return GST_FLOW_OK;
+  }
+  ret = gst_twoflow_split_push_pending_caps (self);
+  if (ret == GST_FLOW_OK) {
+    first = self->first_ts;
+    if (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (first)
+        && pts > first)
+      segment_no = (pts - first) / self->seq.segment_duration;
+    GST_LOG_OBJECT (self, "audio %u pts %" GST_TIME_FORMAT " seg %u",
+        self->audio_no, GST_TIME_ARGS (pts), segment_no);
+    ret = gst_twoflow_split_push (self, self->essential_pad,
+        gst_twoflow_record_new_audio (self->audio_no++, segment_no, buf));
+    GST_OBJECT_LOCK (self);
+    self->audio_records++;
+    self->audio_bytes += size;
+    GST_OBJECT_UNLOCK (self);
+  }
+  gst_twoflow_split_end_turn (self, FALSE);
+  gst_buffer_unref (buf);
+  /* the essential flow's state is the video's business */
+  return ret == GST_FLOW_NOT_LINKED ? GST_FLOW_OK : ret;
+}
+
+static gboolean
+gst_twoflow_split_audio_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstTwoflowSplit *self = GST_TWOFLOW_SPLIT (parent);
+  gboolean ret = TRUE;
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      const gchar *name;
+
+      gst_event_parse_caps (event, &caps);
+      name = gst_structure_get_name (gst_caps_get_structure (caps, 0));
+      if (!g_str_has_prefix (name, "audio/")) {
+        GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE, (NULL),
+            ("Not audio on the audio pad: %" GST_PTR_FORMAT, caps));
+        ret = FALSE;
+        break;
+      }
+      g_mutex_lock (&self->lock);
+      if (!self->audio_caps || !gst_caps_is_equal (self->audio_caps, caps)) {
+        gst_caps_replace (&self->audio_caps, caps);
+        self->audio_caps_pending = TRUE;
+      }
+      g_mutex_unlock (&self->lock);
+      break;
+    }
+    case GST_EVENT_EOS:
+      g_mutex_lock (&self->lock);
+      self->audio_eos = TRUE;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+      break;
+    case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&self->lock);
+      self->flushing = TRUE;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+      break;
+    case GST_EVENT_FLUSH_STOP:
+      g_mutex_lock (&self->lock);
+      self->flushing = FALSE;
+      self->audio_eos = FALSE;
+      g_mutex_unlock (&self->lock);
+      break;
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *seg;
+
+      gst_event_parse_segment (event, &seg);
+      g_mutex_lock (&self->lock);
+      gst_segment_copy_into (seg, &self->audio_segment);
+      g_mutex_unlock (&self->lock);
+      break;
+    }
+    default:
+      /* stream-start, tags: the essential flow has the video's */
+      break;
+  }
+  gst_event_unref (event);
   return ret;
 }
 
@@ -504,9 +874,16 @@ gst_twoflow_split_sink_event (GstPad * pad, GstObject * parent,
       return ok;
     }
     case GST_EVENT_EOS:
+      /* the audio up to its end goes before the end records */
+      g_mutex_lock (&self->lock);
+      self->video_eos = TRUE;
+      self->video_head = GST_CLOCK_TIME_NONE;
+      g_cond_broadcast (&self->cond);
+      while (!self->flushing && (self->busy || audio_active_locked (self)))
+        g_cond_wait (&self->cond, &self->lock);
+      g_mutex_unlock (&self->lock);
       if (self->codec != GST_TWOFLOW_CODEC_UNKNOWN) {
-        if (self->caps_records_pending)
-          gst_twoflow_split_push_caps_records (self);
+        gst_twoflow_split_push_pending_caps (self);
         gst_pad_push (self->essential_pad,
             gst_twoflow_record_new_end (self->codec, self->seq.frame_no,
                 self->seq.history));
@@ -515,8 +892,41 @@ gst_twoflow_split_sink_event (GstPad * pad, GstObject * parent,
                 self->seq.history));
       }
       break;
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *seg;
+
+      gst_event_parse_segment (event, &seg);
+      g_mutex_lock (&self->lock);
+      gst_segment_copy_into (seg, &self->video_segment);
+      self->video_segment_set = TRUE;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+      /* the flows carry the audio too, which may end after the video's
+       * stop: an open end, or a sink would drop the last audio records */
+      if (seg->format == GST_FORMAT_TIME && seg->stop != GST_CLOCK_TIME_NONE) {
+        GstSegment open = *seg;
+        GstEvent *ev;
+
+        open.stop = GST_CLOCK_TIME_NONE;
+        ev = gst_event_new_segment (&open);
+        gst_event_set_seqnum (ev, gst_event_get_seqnum (event));
+        gst_event_unref (event);
+        event = ev;
+      }
+      break;
+    }
+    case GST_EVENT_FLUSH_START:
+      g_mutex_lock (&self->lock);
+      self->flushing = TRUE;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+      break;
     case GST_EVENT_FLUSH_STOP:
       gst_flow_combiner_reset (self->flow_combiner);
+      g_mutex_lock (&self->lock);
+      self->flushing = FALSE;
+      self->video_eos = FALSE;
+      g_mutex_unlock (&self->lock);
       break;
     default:
       break;

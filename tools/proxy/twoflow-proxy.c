@@ -13,7 +13,9 @@
  * enhanced flow (rudpsrc ! rtpjitterbuffer ! rtpgstdepay), merges them with
  * twoflowmerge (reading a pre-staged prefix from the prefix store) and
  * serves the result to RTSP viewers (rtsp://HOST:8554/video/NAME, MPEG-TS
- * over RTP) or to a file (--fetch). Each viewer gets its own server session;
+ * over RTP, video and audio) or to a file (--fetch: a container chosen by
+ * the file's extension, .ts/.mkv/.mp4, with both tracks; .m2v/.h264/.es:
+ * the merged video elementary stream only). Each viewer gets its own server session;
  * admission control admits it only if its peak rate fits the residual WAN
  * capacity (--wan-capacity) or, in measured mode, if the admitted sessions
  * are near their rates with under 5% loss. See docs/system.md.
@@ -30,6 +32,7 @@
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowadmission.h>
 #include "twoflow-control.h"
 
 static gchar *opt_server = NULL;
@@ -49,12 +52,14 @@ static gint opt_latency_ms = 0;
 static gint opt_jitter_ms = 200;
 static gint opt_essential_ports = 0;
 static gint opt_enhanced_ports = 0;
+static gchar *opt_video_track = NULL;
+static gchar *opt_audio_track = NULL;
 static guint port_index = 0;
 
 static gchar *server_host;
 static gint server_port;
 static guint next_session_id = 1;
-static GList *admitted = NULL;  /* ProxySession, the admitted RTSP sessions */
+static GstTwoflowAdmission *admission;  /* the admitted RTSP sessions */
 G_LOCK_DEFINE_STATIC (counters);
 static GHashTable *info_cache;  /* video name -> JsonObject (INFO reply) */
 static GstRTSPMountPoints *mounts;
@@ -75,19 +80,14 @@ typedef struct
   gint server_session;
   GstElement *bin, *ess_src, *enh_src, *merge, *jitterbuffer;
   gint enh_port;
+  gchar *video_codec, *audio_codec;     /* from INFO; audio_codec NULL: none */
+  gboolean audio_out;           /* the merge gives an "audio" pad */
   guint ready_timer;
   gboolean play_sent, server_done;
   gchar *error;
   gint64 started_us;
   /* measurement (progress events, once a second) */
   gint64 ess_bytes, enh_bytes;    /* under counters_lock */
-  gint64 last_ess_bytes, last_enh_bytes, last_us;
-  guint64 last_received, last_lost;
-  guint64 win_total[5], win_lost[5];    /* per progress event, ring */
-  guint64 last_segments_late;
-  gdouble rate, loss, rate_ratio;
-  gboolean healthy;
-  guint samples;
   GMainLoop *loop;              /* fetch mode */
   /* --arrivals: one line per essential record as it arrives */
   FILE *arrivals;
@@ -146,9 +146,20 @@ proxy_session_free (ProxySession * ps)
   if (ps->arrivals_parser)
     gst_twoflow_parser_free (ps->arrivals_parser);
   g_free (ps->local_addr);
+  g_free (ps->video_codec);
+  g_free (ps->audio_codec);
   g_free (ps->video);
   g_free (ps->error);
   g_free (ps);
+}
+
+static void
+add_track_args (JsonObject * req)
+{
+  if (opt_video_track)
+    json_object_set_string_member (req, "video_track", opt_video_track);
+  if (opt_audio_track)
+    json_object_set_string_member (req, "audio_track", opt_audio_track);
 }
 
 static ProxySession *
@@ -162,8 +173,6 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->id = next_session_id++;
   ps->video = g_strdup (video);
   ps->prestage = prestage;
-  ps->healthy = TRUE;
-  ps->rate_ratio = 1.0;
   g_socket_client_set_timeout (client, 10);
   ps->conn = g_socket_client_connect_to_host (client, server_host,
       server_port, NULL, error);
@@ -183,11 +192,18 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   json_object_set_string_member (req, "cmd", "INFO");
   json_object_set_string_member (req, "video", video);
   json_object_set_string_member (req, "policy", opt_policy);
+  add_track_args (req);
   ps->info = request (ps, req, error);
   json_object_unref (req);
   if (!ps->info)
     goto fail;
   ps->peak_rate = twoflow_json_get_int (ps->info, "peak_rate", 0);
+  ps->video_codec = g_strdup (twoflow_json_get_string (ps->info, "codec",
+          "mpeg2"));
+  if (g_strcmp0 (twoflow_json_get_string (ps->info, "audio_codec", "none"),
+          "none") != 0)
+    ps->audio_codec = g_strdup (twoflow_json_get_string (ps->info,
+            "audio_codec", NULL));
   g_hash_table_replace (info_cache, g_strdup (video),
       json_object_ref (ps->info));
   return ps;
@@ -287,8 +303,26 @@ make (GstBin * bin, const gchar * factory, const gchar * name)
   return e;
 }
 
+static void
+merge_pad_added (GstElement * merge, GstPad * pad, GstElement * bin)
+{
+  if (g_str_equal (GST_PAD_NAME (pad), "audio")) {
+    GstPad *ghost = gst_ghost_pad_new ("audio", pad);
+
+    gst_pad_set_active (ghost, TRUE);
+    gst_element_add_pad (bin, ghost);
+  }
+}
+
+static void
+merge_no_more_pads (GstElement * merge, GstElement * bin)
+{
+  gst_element_no_more_pads (bin);
+}
+
 /* The receiving bin: its "src" ghost pad gives the merged elementary
- * stream (or, pre-staging, the essential flow's bytes). */
+ * stream (or, pre-staging, the essential flow's bytes), its sometimes pad
+ * "audio" the audio track. */
 static GstElement *
 build_receive_bin (ProxySession * ps)
 {
@@ -374,6 +408,17 @@ build_receive_bin (ProxySession * ps)
   gst_element_add_pad (GST_ELEMENT (bin), gst_ghost_pad_new ("src", pad));
   gst_object_unref (pad);
   ps->bin = GST_ELEMENT (bin);
+  /* the audio: the merge adds its "audio" pad when the audio caps record
+   * arrives and has all its pads after the first frame */
+  if (ps->merge && ps->audio_codec
+      && gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS
+          (ps->merge), "audio")) {
+    ps->audio_out = TRUE;
+    g_signal_connect (ps->merge, "pad-added", G_CALLBACK (merge_pad_added),
+        bin);
+    g_signal_connect (ps->merge, "no-more-pads",
+        G_CALLBACK (merge_no_more_pads), bin);
+  }
   port_index++;
   return ps->bin;
 }
@@ -388,60 +433,35 @@ counter_get (gint64 * counter)
   return v;
 }
 
+/* One progress event of the server: a sample for measured admission. */
 static void
 update_measurement (ProxySession * ps, JsonObject * ev)
 {
-  gint64 now = g_get_monotonic_time ();
-  gint64 eb = counter_get (&ps->ess_bytes);
-  gint64 nb = counter_get (&ps->enh_bytes);
+  GstTwoflowAdmissionSample sample = { 0, };
   GstStructure *st = NULL;
-  guint64 received = 0, lost = 0, late = 0;
   JsonObject *tc, *es;
-  gdouble dt;
 
+  sample.essential_bytes = counter_get (&ps->ess_bytes);
+  sample.enhanced_bytes = counter_get (&ps->enh_bytes);
   if (ps->enh_src)
     g_object_get (ps->enh_src, "stats", &st, NULL);
   if (st) {
-    gst_structure_get_uint64 (st, "received", &received);
-    gst_structure_get_uint64 (st, "lost", &lost);
+    gst_structure_get_uint64 (st, "received", &sample.received);
+    gst_structure_get_uint64 (st, "lost", &sample.lost);
     gst_structure_free (st);
-  }
-  if (ps->last_us) {
-    guint i, k = ps->samples % G_N_ELEMENTS (ps->win_total);
-    guint64 tot = 0, lst = 0;
-
-    dt = (now - ps->last_us) / 1e6;
-    if (dt > 0)
-      ps->rate = ((eb - ps->last_ess_bytes) + (nb - ps->last_enh_bytes))
-          * 8.0 / dt;
-    /* loss over the last 5 s: one second holds too few packets of a
-     * low-rate flow to tell 8 % from 0 */
-    ps->win_total[k] = (received + lost) - (ps->last_received + ps->last_lost);
-    ps->win_lost[k] = lost - ps->last_lost;
-    for (i = 0; i < G_N_ELEMENTS (ps->win_total); i++) {
-      tot += ps->win_total[i];
-      lst += ps->win_lost[i];
-    }
-    if (tot > 0)
-      ps->loss = (gdouble) lst / tot;
   }
   tc = json_object_has_member (ev, "transcoder_stats") ?
       json_object_get_object_member (ev, "transcoder_stats") : NULL;
-  if (tc && twoflow_json_get_int (tc, "input-bitrate", 0) > 0)
-    ps->rate_ratio = (gdouble) twoflow_json_get_int (tc, "target-bitrate", 0)
-        / twoflow_json_get_int (tc, "input-bitrate", 1);
+  if (tc) {
+    sample.input_bitrate = twoflow_json_get_int (tc, "input-bitrate", 0);
+    sample.target_bitrate = twoflow_json_get_int (tc, "target-bitrate", 0);
+  }
   es = json_object_has_member (ev, "essential_stats") ?
       json_object_get_object_member (ev, "essential_stats") : NULL;
-  late = es ? twoflow_json_get_int (es, "segments-late", 0) : 0;
-  ps->healthy = ps->loss < 0.05 && ps->rate_ratio >= 0.9
-      && late <= ps->last_segments_late;
-  ps->last_segments_late = late;
-  ps->last_us = now;
-  ps->last_ess_bytes = eb;
-  ps->last_enh_bytes = nb;
-  ps->last_received = received;
-  ps->last_lost = lost;
-  ps->samples++;
+  sample.segments_late = es ? twoflow_json_get_int (es, "segments-late", 0) :
+      0;
+  gst_twoflow_admission_handle_sample (admission, ps->id, &sample,
+      g_get_monotonic_time () * GST_USECOND);
 }
 
 static void read_event (ProxySession * ps);
@@ -519,6 +539,7 @@ ready_cb (gpointer user_data)
   json_object_set_string_member (req, "video", ps->video);
   json_object_set_string_member (req, "essential", opt_essential);
   json_object_set_string_member (req, "policy", opt_policy);
+  add_track_args (req);
   json_object_set_string_member (req, "host", ps->local_addr);
   json_object_set_int_member (req, "essential_port", ess_port);
   json_object_set_double_member (req, "segment_duration", opt_segment);
@@ -612,66 +633,213 @@ proxy_session_report (ProxySession * ps)
   return o;
 }
 
-/* ----------------------------------------------------- admission control */
+/* ---------------------------------------------------------------- output */
 
-static guint64
-reserved_rate (void)
+/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv"
+ * or "es" (the merged video elementary stream, no audio); otherwise by the
+ * codec (MPEG-1/2: TS, H.264: Matroska). */
+static const gchar *
+container_for (const gchar * path, const gchar * codec)
 {
-  guint64 sum = 0;
-  GList *l;
-  for (l = admitted; l; l = l->next)
-    sum += ((ProxySession *) l->data)->peak_rate;
-  return sum;
+  gchar *lower = g_ascii_strdown (path, -1);
+  const gchar *c = NULL;
+  const gchar *ext = strrchr (lower, '.');
+
+  if (ext) {
+    if (g_str_equal (ext, ".ts") || g_str_equal (ext, ".m2ts")
+        || g_str_equal (ext, ".mts"))
+      c = "ts";
+    else if (g_str_equal (ext, ".mp4") || g_str_equal (ext, ".m4v")
+        || g_str_equal (ext, ".mov"))
+      c = "mp4";
+    else if (g_str_equal (ext, ".mkv") || g_str_equal (ext, ".mka"))
+      c = "mkv";
+    else if (g_str_equal (ext, ".m2v") || g_str_equal (ext, ".m1v")
+        || g_str_equal (ext, ".mpv") || g_str_equal (ext, ".h264")
+        || g_str_equal (ext, ".264") || g_str_equal (ext, ".es")
+        || g_str_equal (ext, ".twf"))
+      c = "es";
+  }
+  g_free (lower);
+  if (c)
+    return c;
+  return g_strcmp0 (codec, "h264") == 0 ? "mkv" : "ts";
 }
 
+static const gchar *
+audio_parser_for (const gchar * codec)
+{
+  if (g_str_equal (codec, "aac"))
+    return "aacparse";
+  if (g_str_has_prefix (codec, "mp") && strlen (codec) == 3)
+    return "mpegaudioparse";
+  if (g_str_equal (codec, "ac3") || g_str_equal (codec, "eac3"))
+    return "ac3parse";
+  if (g_str_equal (codec, "opus"))
+    return "opusparse";
+  if (g_str_equal (codec, "flac"))
+    return "flacparse";
+  return "identity";
+}
+
+typedef struct
+{
+  GstElement *aqueue;
+  gboolean linked;
+} AudioLink;
+
+static void
+recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al)
+{
+  GstPad *sink;
+
+  if (!g_str_equal (GST_PAD_NAME (pad), "audio"))
+    return;
+  sink = gst_element_get_static_pad (al->aqueue, "sink");
+  if (gst_pad_link (pad, sink) == GST_PAD_LINK_OK)
+    al->linked = TRUE;
+  else
+    g_printerr ("cannot link the merged audio\n");
+  gst_object_unref (sink);
+}
+
+/* The merge has all its pads and no audio came: end the audio branch so
+ * the muxer goes on with the video alone. */
+static void
+recv_no_more_pads (GstElement * recv, AudioLink * al)
+{
+  GstPad *sink;
+  GstSegment seg;
+
+  if (al->linked)
+    return;
+  g_print ("no audio from the merge: video only\n");
+  sink = gst_element_get_static_pad (al->aqueue, "sink");
+  gst_pad_send_event (sink, gst_event_new_stream_start ("twoflow-no-audio"));
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  gst_pad_send_event (sink, gst_event_new_segment (&seg));
+  gst_pad_send_event (sink, gst_event_new_eos ());
+  gst_object_unref (sink);
+}
+
+static GstElement *
+add_el (GstBin * bin, const gchar * factory, const gchar * name)
+{
+  GstElement *e = gst_element_factory_make (factory, name);
+
+  if (e == NULL) {
+    g_printerr ("missing element %s\n", factory);
+    return NULL;
+  }
+  gst_bin_add (bin, e);
+  return e;
+}
+
+/* recv's video (and audio) through parsers into a @container muxer, which
+ * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
+ * stream with SPS/PPS before every IDR frame, so a viewer can start at any
+ * key frame. */
+static GstElement *
+build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
+    const gchar * container, GError ** error)
+{
+  gboolean h264 = g_strcmp0 (ps->video_codec, "h264") == 0;
+  GstElement *mux, *vq, *vparse, *vcaps = NULL;
+  GstPad *pad;
+
+  mux = add_el (bin, g_str_equal (container, "mp4") ? "mp4mux" :
+      g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux", "mux");
+  vq = add_el (bin, "queue", NULL);
+  vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
+  if (!mux || !vq || !vparse)
+    goto missing;
+  if (h264) {
+    g_object_set (vparse, "config-interval", -1, NULL);
+    if (g_str_equal (container, "ts")) {
+      GstCaps *c = gst_caps_from_string ("video/x-h264,"
+          "stream-format=byte-stream,alignment=au");
+      vcaps = add_el (bin, "capsfilter", NULL);
+      g_object_set (vcaps, "caps", c, NULL);
+      gst_caps_unref (c);
+    }
+  }
+  g_object_set (vq, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+      "max-size-bytes", 0, NULL);
+  if (!gst_element_link_pads (recv, "src", vq, "sink")
+      || !gst_element_link (vq, vparse)
+      || (vcaps && !gst_element_link (vparse, vcaps))
+      || !gst_element_link (vcaps ? vcaps : vparse, mux)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "%s video cannot go into %s", ps->video_codec, container);
+    return NULL;
+  }
+  if (ps->audio_out) {
+    AudioLink *al = g_new0 (AudioLink, 1);
+    GstElement *aparse;
+
+    al->aqueue = add_el (bin, "queue", NULL);
+    aparse = add_el (bin, audio_parser_for (ps->audio_codec), NULL);
+    if (!al->aqueue || !aparse) {
+      g_free (al);
+      goto missing;
+    }
+    g_object_set (al->aqueue, "max-size-buffers", 0, "max-size-time",
+        (guint64) 0, "max-size-bytes", 0, NULL);
+    gst_element_link (al->aqueue, aparse);
+    pad = gst_element_get_static_pad (aparse, "src");
+    if (!gst_element_link (aparse, mux)) {
+      gst_object_unref (pad);
+      g_free (al);
+      g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+          "%s audio cannot go into %s", ps->audio_codec, container);
+      return NULL;
+    }
+    gst_object_unref (pad);
+    g_object_set_data_full (G_OBJECT (recv), "audio-link", al, g_free);
+    g_signal_connect (recv, "pad-added", G_CALLBACK (recv_pad_added), al);
+    g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads),
+        al);
+  }
+  return mux;
+
+missing:
+  g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+      "missing elements for the %s output", container);
+  return NULL;
+}
+
+/* ----------------------------------------------------- admission control */
+
 /* Called twice per viewer: at DESCRIBE (stage "describe": a rejection
- * answers 503) and when its session is set up (stage "session": an
- * admission reserves its peak rate). Each decision is logged once. */
+ * answers 503) and when its session is set up (stage "session": the caller
+ * then adds it, reserving its peak rate). Each decision is logged once. */
 static gboolean
 admission_check (const gchar * video, guint64 peak, const gchar * stage,
     gchar ** reason)
 {
-  gboolean ok = TRUE;
+  GstTwoflowAdmissionDecision d;
   JsonObject *log = json_object_new ();
-  GList *l;
 
+  gst_twoflow_admission_decide (admission, peak, &d);
   json_object_set_string_member (log, "video", video);
   json_object_set_int_member (log, "peak_rate", peak);
-  json_object_set_int_member (log, "sessions", g_list_length (admitted));
-  if (opt_wan_capacity > 0 && !opt_measured) {
-    guint64 used = reserved_rate ();
-    gdouble residual = opt_wan_capacity - used;
-    json_object_set_string_member (log, "mode", "configured");
-    json_object_set_double_member (log, "capacity", opt_wan_capacity);
-    json_object_set_double_member (log, "residual", residual);
-    if (peak > residual) {
-      ok = FALSE;
-      *reason = g_strdup_printf ("WAN capacity exhausted: peak rate %.2f "
-          "Mbit/s > residual %.2f of %.2f Mbit/s", peak / 1e6,
-          MAX (residual, 0) / 1e6, opt_wan_capacity / 1e6);
-    }
-  } else if (opt_measured) {
-    json_object_set_string_member (log, "mode", "measured");
-    for (l = admitted; l && ok; l = l->next) {
-      ProxySession *ps = l->data;
-      if (ps->samples >= 2 && !ps->healthy) {
-        ok = FALSE;
-        *reason = g_strdup_printf ("session %u (%s) is off its targets: "
-            "loss %.1f%%, transcoder at %.0f%% of its input rate",
-            ps->id, ps->video, ps->loss * 100, ps->rate_ratio * 100);
-      }
-    }
-  } else {
-    json_object_set_string_member (log, "mode", "none");
+  json_object_set_int_member (log, "sessions", d.sessions);
+  json_object_set_string_member (log, "mode",
+      gst_twoflow_admission_mode_to_string (d.mode));
+  if (d.mode == GST_TWOFLOW_ADMISSION_CONFIGURED) {
+    json_object_set_double_member (log, "capacity", d.capacity);
+    json_object_set_double_member (log, "residual", d.residual);
   }
-  json_object_set_string_member (log, "decision", ok ? "admit" : "reject");
+  json_object_set_string_member (log, "decision", d.admit ? "admit" :
+      "reject");
   json_object_set_string_member (log, "stage", stage);
-  if (!ok)
-    json_object_set_string_member (log, "reason", *reason);
-  if (!ok || g_str_equal (stage, "session"))
+  if (!d.admit)
+    json_object_set_string_member (log, "reason", d.reason);
+  if (!d.admit || g_str_equal (stage, "session"))
     log_json ("ADMISSION", log);
   json_object_unref (log);
-  return ok;
+  *reason = d.reason;
+  return d.admit;
 }
 
 /* ------------------------------------------------------------------ RTSP */
@@ -696,14 +864,13 @@ release_session (gpointer data, GObject * where_the_media_was)
   ProxySession *ps = data;
   JsonObject *rep;
 
-  if (!g_list_find (admitted, ps))
+  if (!gst_twoflow_admission_remove (admission, ps->id))
     return;
-  admitted = g_list_remove (admitted, ps);
   rep = proxy_session_report (ps);
   log_json ("SESSION-END", rep);
   json_object_unref (rep);
-  g_print ("proxy session %u: released; %u admitted, %.2f Mbit/s reserved\n",
-      ps->id, g_list_length (admitted), reserved_rate () / 1e6);
+  g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
+      ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
   proxy_session_free (ps);
 }
 
@@ -718,6 +885,18 @@ media_unprepared (GstRTSPMedia * media, gpointer data)
   }
 }
 
+/* Over UDP the end of the stream is an RTCP BYE on a socket of its own;
+ * ffmpeg stops at the BYE and dropped the last two frames still waiting in
+ * its RTP socket: the BYE leaves a moment after the last packet. */
+#define EOS_DELAY_US 300000
+static GstPadProbeReturn
+eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  if (GST_EVENT_TYPE (GST_PAD_PROBE_INFO_EVENT (info)) == GST_EVENT_EOS)
+    g_usleep (EOS_DELAY_US);
+  return GST_PAD_PROBE_OK;
+}
+
 static GstElement *
 twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -727,7 +906,6 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
   ProxySession *ps;
   GError *err = NULL;
   GstElement *top, *recv, *mux, *pay;
-  GstPad *pad;
 
   if (!video)
     return NULL;
@@ -743,21 +921,34 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     proxy_session_free (ps);
     return NULL;
   }
-  admitted = g_list_append (admitted, ps);
+  gst_twoflow_admission_add (admission, ps->id, ps->video, ps->peak_rate);
 
   top = gst_bin_new (NULL);
   recv = build_receive_bin (ps);
-  mux = gst_element_factory_make ("mpegtsmux", NULL);
+  gst_bin_add (GST_BIN (top), recv);
+  /* video and audio in one MPEG-TS */
+  mux = build_mux (GST_BIN (top), ps, recv, "ts", &err);
+  if (!mux) {
+    g_print ("RTSP %s: %s\n", url->abspath, err->message);
+    g_clear_error (&err);
+    gst_twoflow_admission_remove (admission, ps->id);
+    proxy_session_free (ps);
+    gst_object_unref (top);
+    return NULL;
+  }
   pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
   /* rtpmp2tpay (1.22) packs TS packets up to its MTU and drops what it
    * holds at EOS, which lost the last frame or two; 7-packet buffers
    * (padded with null packets at EOS) fill each RTP packet exactly. */
   g_object_set (mux, "alignment", 7, NULL);
-  gst_bin_add_many (GST_BIN (top), recv, mux, pay, NULL);
-  pad = gst_element_request_pad_simple (mux, "sink_%d");
-  gst_pad_link (gst_element_get_static_pad (recv, "src"), pad);
-  gst_object_unref (pad);
+  gst_bin_add (GST_BIN (top), pay);
   gst_element_link (mux, pay);
+  {
+    GstPad *pp = gst_element_get_static_pad (pay, "src");
+    gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, eos_delay_probe,
+        NULL, NULL);
+    gst_object_unref (pp);
+  }
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
   proxy_session_start (ps);
   return top;
@@ -810,11 +1001,15 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
     ProxySession *probe = proxy_session_new (video, FALSE, &err);
     if (!probe) {
       g_print ("RTSP DESCRIBE %s: %s\n", video, err->message);
+      gboolean missing = strstr (err->message, "no such video") != NULL
+          || !g_error_matches (err, G_IO_ERROR, G_IO_ERROR_FAILED);
       g_object_set_data_full (G_OBJECT (client), "twoflow-reason",
           g_strdup (err->message), g_free);
       g_clear_error (&err);
       g_free (video);
-      return GST_RTSP_STS_NOT_FOUND;
+      /* a file that is there but not a video we serve: 415 with why */
+      return missing ? GST_RTSP_STS_NOT_FOUND :
+          GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
     }
     proxy_session_free (probe);
     info = g_hash_table_lookup (info_cache, video);
@@ -851,7 +1046,8 @@ send_message (GstRTSPClient * client, GstRTSPContext * ctx,
     return;
   gst_rtsp_message_parse_response (msg, &code, &phrase, &version);
   if (code == GST_RTSP_STS_SERVICE_UNAVAILABLE
-      || code == GST_RTSP_STS_NOT_FOUND) {
+      || code == GST_RTSP_STS_NOT_FOUND
+      || code == GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE) {
     gchar *p = g_strdup_printf ("%s (%s)", gst_rtsp_status_as_text (code),
         reason);
     g_free (msg->type_data.response.reason);
@@ -896,7 +1092,8 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
 {
   GError *err = NULL;
   ProxySession *ps = proxy_session_new (video, prestage, &err);
-  GstElement *pipe, *recv, *sink;
+  GstElement *pipe, *recv, *sink, *mux = NULL;
+  const gchar *container;
   gchar *tmp, *final;
   JsonObject *rep;
   guint watch;
@@ -915,7 +1112,28 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   sink = gst_element_factory_make ("filesink", NULL);
   g_object_set (sink, "location", tmp, NULL);
   gst_bin_add_many (GST_BIN (pipe), recv, sink, NULL);
-  gst_element_link (recv, sink);
+  /* a trace's frames are sizes only: nothing a muxer could read */
+  container = prestage || g_str_equal (twoflow_json_get_string (ps->info,
+          "kind", "mpeg"), "trace") ? "es" : container_for (final,
+      ps->video_codec);
+  if (!g_str_equal (container, "es")) {
+    mux = build_mux (GST_BIN (pipe), ps, recv, container, &err);
+    if (!mux) {
+      g_printerr ("%s: %s\n", video, err->message);
+      g_clear_error (&err);
+      gst_object_unref (pipe);
+      proxy_session_free (ps);
+      g_free (tmp);
+      g_free (final);
+      return 1;
+    }
+    gst_element_link (mux, sink);
+    g_print ("fetch %s: %s video%s%s into %s\n", video, ps->video_codec,
+        ps->audio_out ? " and " : "", ps->audio_out ? ps->audio_codec : "",
+        container);
+  } else {
+    gst_element_link (recv, sink);
+  }
   ps->loop = g_main_loop_new (NULL, FALSE);
   watch = gst_bus_add_watch (GST_ELEMENT_BUS (pipe), fetch_bus_cb, ps);
   gst_element_set_state (pipe, GST_STATE_PLAYING);
@@ -924,6 +1142,7 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   rep = proxy_session_report (ps);
   gst_element_set_state (pipe, GST_STATE_NULL);
   json_object_set_string_member (rep, "output", final);
+  json_object_set_string_member (rep, "container", container);
   json_object_set_string_member (rep, "result", ps->error ? ps->error : "ok");
   log_json (prestage ? "PRESTAGE-RESULT" : "FETCH-RESULT", rep);
   json_object_unref (rep);
@@ -959,7 +1178,9 @@ main (int argc, char **argv)
     {"fetch", 'f', 0, G_OPTION_ARG_STRING, &opt_fetch,
         "Fetch one video to --output and exit", "NAME"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
-        "Output file of --fetch (the merged elementary stream)", "FILE"},
+        "Output file of --fetch: .ts, .mkv or .mp4 (video and audio), "
+          ".m2v/.h264/.es (the video elementary stream); other: by codec",
+          "FILE"},
     {"prestage", 0, 0, G_OPTION_ARG_STRING, &opt_prestage,
         "Store the first segment of a video's essential flow in the prefix "
           "store and exit", "NAME"},
@@ -987,6 +1208,12 @@ main (int argc, char **argv)
         "Receive the essential flows on ports N..N+99 (default: any)", "N"},
     {"enhanced-ports", 0, 0, G_OPTION_ARG_INT, &opt_enhanced_ports,
         "Receive the enhanced flows on ports N..N+99 (default: any)", "N"},
+    {"video-track", 0, 0, G_OPTION_ARG_STRING, &opt_video_track,
+        "Video stream of the input: index among its video streams or a "
+          "language code (default: the first)", "T"},
+    {"audio-track", 0, 0, G_OPTION_ARG_STRING, &opt_audio_track,
+        "Audio stream: index, language code or none (default: the first)",
+          "T"},
     {"rtsp-port", 'p', 0, G_OPTION_ARG_INT, &opt_rtsp_port,
         "RTSP port (default 8554)", "PORT"},
     {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,
@@ -1023,6 +1250,10 @@ main (int argc, char **argv)
   g_strfreev (hp);
   info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) json_object_unref);
+  admission = gst_twoflow_admission_new (opt_measured ?
+      GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
+      GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
+      (guint64) MAX (opt_wan_capacity, 0));
 
   if (opt_prestage)
     return run_fetch (opt_prestage, NULL, TRUE);
@@ -1063,7 +1294,7 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_main_loop_run (loop);
   g_print ("twoflow-proxy: stopping, %u session(s) admitted\n",
-      g_list_length (admitted));
+      gst_twoflow_admission_n_sessions (admission));
   g_object_unref (server);
   return 0;
 }

@@ -8,8 +8,9 @@
  * version 2 of the License, or (at your option) any later version.
  */
 /*
- * Serves a directory of MPEG videos (elementary, program or transport
- * streams, demuxed and parsed by parsebin) and frame traces (*.txt, replayed
+ * Serves a directory of videos (any container parsebin demuxes: MP4/MOV,
+ * MKV/WebM, MPEG-TS/PS, elementary streams) with MPEG-1/2 or H.264 video
+ * and any audio (the audio travels in the essential flow), and frame traces (*.txt, replayed
  * by twoflowtracesrc). Proxies ask for a video on a TCP control channel
  * (JSON lines, docs/system.md); per session two pipelines read the video:
  *
@@ -33,7 +34,9 @@
 #include <math.h>
 #include <glib-unix.h>
 #include <gst/gst.h>
+#include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
 
@@ -42,7 +45,7 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 
 #define DEFAULT_SEGMENT_DURATION 10.0
 #define RATE_WINDOW GST_SECOND
-#define N_LEVELS 10
+#define SCAN_STALL 5            /* s without a demuxed stream: refused */
 
 typedef struct
 {
@@ -51,12 +54,15 @@ typedef struct
   gboolean is_trace;
   gint policy;                  /* 0 = i, 1 = ip */
   gchar *codec;
+  gchar *video_track, *audio_track;     /* the selection scanned */
+  gchar *audio_codec;           /* NULL: no audio */
+  guint64 audio_records, audio_bytes, audio_mean;
   guint64 frames, ess_frames, enh_frames;
   guint64 bytes, ess_bytes, enh_bytes;
   GstClockTime duration;
   /* bit/s; peaks over 1 s windows of decode time */
   guint64 peak_rate, mean_rate, ess_peak, ess_mean, enh_peak, enh_mean;
-  guint64 levels[N_LEVELS];     /* rUDP rate levels, bytes/s */
+  guint64 levels[GST_TWOFLOW_PROFILE_N_LEVELS];  /* rUDP rate levels, bit/s */
 } VideoInfo;
 
 typedef struct _Client Client;
@@ -120,6 +126,429 @@ log_json (const gchar * tag, JsonObject * obj)
   g_free (text);
 }
 
+/* ---------------------------------------------------------- media input */
+
+/* start position: parsed pictures are dropped until the first key frame
+ * at or after it, identically in both pipelines, so the split numbers the
+ * same frames in both; audio before the start is dropped. */
+typedef struct
+{
+  gboolean started;
+  gdouble start;
+} StartState;
+
+static GstPadProbeReturn
+start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  StartState *ss = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t;
+
+  if (ss->started)
+    return GST_PAD_PROBE_OK;
+  t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+  if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
+      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start * GST_SECOND) {
+    ss->started = TRUE;
+    return GST_PAD_PROBE_OK;
+  }
+  return GST_PAD_PROBE_DROP;
+}
+
+static GstPadProbeReturn
+audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  StartState *ss = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+
+  if (GST_BUFFER_PTS_IS_VALID (buf)
+      && GST_BUFFER_PTS (buf) < ss->start * GST_SECOND)
+    return GST_PAD_PROBE_DROP;
+  return GST_PAD_PROBE_OK;
+}
+
+/* Which of parsebin's streams go where. A track selection is NULL (the
+ * first of its kind), "none" (audio: no audio), an index among the streams
+ * of its kind, or a language code (the stream's language tag). */
+typedef struct
+{
+  GMutex lock;
+  gchar *video_track, *audio_track;
+  GstElement *video_next;       /* the video goes to its "sink" pad */
+  GstElement *split;            /* the audio to its "audio" pad; NULL: none */
+  StartState ss;
+  guint n_video, n_audio;
+  gboolean video_linked, audio_linked;
+  gboolean checked;
+  GString *seen;                /* the streams' media types */
+  /* audio chosen by language: the streams' tags come after parsebin adds
+   * their pads, so each audio pad waits (blocked) for its tags or first
+   * buffer; the queue to split.audio is linked from the first audio pad
+   * on, so the split waits for the audio */
+  GstElement *audio_queue;
+  guint audio_pending;
+} MediaLink;
+
+static void parsebin_no_more_pads (GstElement * parsebin, gpointer user_data);
+
+/* parsebin exposes all pads of the input before data flows: at the first
+ * buffer of any, the selection is complete (parsebin 1.22 emits no
+ * no-more-pads of its own). */
+static GstPadProbeReturn
+first_buffer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MediaLink *ml = user_data;
+  GstElement *pb = GST_ELEMENT (gst_pad_get_parent (pad));
+  gboolean check;
+
+  g_mutex_lock (&ml->lock);
+  check = !ml->checked;
+  ml->checked = TRUE;
+  g_mutex_unlock (&ml->lock);
+  if (check && pb)
+    parsebin_no_more_pads (pb, ml);
+  if (pb)
+    gst_object_unref (pb);
+  return GST_PAD_PROBE_REMOVE;
+}
+
+static void
+media_link_free (MediaLink * ml)
+{
+  g_mutex_clear (&ml->lock);
+  g_free (ml->video_track);
+  g_free (ml->audio_track);
+  g_string_free (ml->seen, TRUE);
+  g_free (ml);
+}
+
+static gboolean
+is_language (const gchar * sel)
+{
+  return sel && *sel && !g_ascii_isdigit (sel[0]) && g_strcmp0 (sel, "none");
+}
+
+/* ISO 639-1 or -2 codes ("fr", "fre", "fra") or names compare alike */
+static gboolean
+language_matches (const gchar * sel, const gchar * lang)
+{
+  const gchar *a, *b;
+
+  if (!sel || !lang)
+    return FALSE;
+  a = gst_tag_get_language_code_iso_639_1 (sel);
+  b = gst_tag_get_language_code_iso_639_1 (lang);
+  return g_ascii_strcasecmp (a ? a : sel, b ? b : lang) == 0;
+}
+
+static gboolean
+track_matches (const gchar * sel, guint index, const gchar * lang)
+{
+  if (sel == NULL || *sel == '\0')
+    return index == 0;
+  if (g_ascii_isdigit (sel[0]))
+    return index == (guint) atoi (sel);
+  return language_matches (sel, lang);
+}
+
+static gchar *
+pad_language (GstPad * pad)
+{
+  GstStream *stream = gst_pad_get_stream (pad);
+  GstTagList *tags = stream ? gst_stream_get_tags (stream) : NULL;
+  gchar *lang = NULL;
+  GstEvent *ev;
+
+  if (tags)
+    gst_tag_list_get_string (tags, GST_TAG_LANGUAGE_CODE, &lang);
+  if (!lang && (ev = gst_pad_get_sticky_event (pad, GST_EVENT_TAG, 0))) {
+    GstTagList *t;
+    gst_event_parse_tag (ev, &t);
+    gst_tag_list_get_string (t, GST_TAG_LANGUAGE_CODE, &lang);
+    gst_event_unref (ev);
+  }
+  if (tags)
+    gst_tag_list_unref (tags);
+  if (stream)
+    gst_object_unref (stream);
+  return lang;
+}
+
+static gboolean
+video_supported (const GstStructure * st)
+{
+  return gst_structure_has_name (st, "video/mpeg")
+      || gst_structure_has_name (st, "video/x-h264");
+}
+
+/* A queue before each split pad (the split interleaves audio and video by
+ * waiting for the other pad; a demuxer pushes both from one thread). */
+static GstElement *
+add_to_bin (GstElement * parsebin, const gchar * factory)
+{
+  GstElement *bin = GST_ELEMENT (gst_element_get_parent (parsebin));
+  GstElement *e = gst_element_factory_make (factory, NULL);
+
+  if (g_str_equal (factory, "queue"))
+    g_object_set (e, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+        "max-size-bytes", 64 * 1024 * 1024, NULL);
+  else
+    g_object_set (e, "sync", FALSE, "async", FALSE, NULL);
+  gst_bin_add (GST_BIN (bin), e);
+  gst_element_sync_state_with_parent (e);
+  gst_object_unref (bin);
+  return e;
+}
+
+static void
+link_to (GstElement * e, GstPad * pad)
+{
+  GstPad *sink = gst_element_get_static_pad (e, "sink");
+
+  if (gst_pad_link (pad, sink) != GST_PAD_LINK_OK)
+    GST_WARNING ("cannot link %s:%s", GST_DEBUG_PAD_NAME (pad));
+  gst_object_unref (sink);
+}
+
+/* An audio pad waiting for its language: a matching tag links it to the
+ * audio queue; its first buffer without one sends it to a fakesink. When
+ * the last audio pad is decided without a match the queue gets EOS (the
+ * split stops waiting for audio) and the session an error. */
+static GstPadProbeReturn
+audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MediaLink *ml = user_data;
+  GstElement *pb;
+  gboolean take = FALSE, decided = FALSE, none_left = FALSE;
+  gchar *lang = NULL;
+
+  if (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+    GstTagList *tags;
+
+    if (GST_EVENT_TYPE (ev) != GST_EVENT_TAG)
+      return GST_PAD_PROBE_PASS;
+    gst_event_parse_tag (ev, &tags);
+    if (!gst_tag_list_get_string (tags, GST_TAG_LANGUAGE_CODE, &lang))
+      return GST_PAD_PROBE_PASS;
+  }
+  g_mutex_lock (&ml->lock);
+  if (lang) {
+    if (!ml->audio_linked && language_matches (ml->audio_track, lang))
+      take = decided = TRUE;
+  } else {
+    decided = TRUE;             /* data, and no tag matched */
+  }
+  if (decided) {
+    ml->audio_linked |= take;
+    ml->audio_pending--;
+    none_left = ml->audio_pending == 0 && !ml->audio_linked;
+  }
+  g_mutex_unlock (&ml->lock);
+  g_free (lang);
+  if (!decided)
+    return GST_PAD_PROBE_PASS;
+
+  pb = GST_ELEMENT (gst_pad_get_parent (pad));
+  if (take) {
+    link_to (ml->audio_queue, pad);
+    if (ml->ss.start > 0)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
+          &ml->ss, NULL);
+  } else {
+    link_to (add_to_bin (pb, "fakesink"), pad);
+  }
+  GST_INFO ("audio stream %s:%s: %s", GST_DEBUG_PAD_NAME (pad),
+      take ? "the audio (language)" : "unused");
+  if (none_left) {
+    GstPad *qsink = gst_element_get_static_pad (ml->audio_queue, "sink");
+    GstSegment seg;
+    GError *err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+        "no audio track '%s'; the file has: %s", ml->audio_track,
+        ml->seen->str);
+
+    gst_pad_send_event (qsink, gst_event_new_stream_start ("no-audio"));
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    gst_pad_send_event (qsink, gst_event_new_segment (&seg));
+    gst_pad_send_event (qsink, gst_event_new_eos ());
+    gst_object_unref (qsink);
+    gst_element_post_message (pb, gst_message_new_error (GST_OBJECT (pb),
+            err, NULL));
+    g_error_free (err);
+  }
+  gst_object_unref (pb);
+  return GST_PAD_PROBE_REMOVE;
+}
+
+static void
+parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
+{
+  MediaLink *ml = user_data;
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+  const GstStructure *st;
+  const gchar *name;
+  gchar *lang = pad_language (pad);
+  gboolean video = FALSE, audio = FALSE, want = FALSE;
+  GstPad *target = NULL, *qsink, *qsrc;
+  GstElement *e;
+
+  if (!caps)
+    caps = gst_pad_query_caps (pad, NULL);
+  st = gst_caps_get_structure (caps, 0);
+  name = gst_structure_get_name (st);
+  video = g_str_has_prefix (name, "video/");
+  audio = g_str_has_prefix (name, "audio/");
+  g_mutex_lock (&ml->lock);
+  g_string_append_printf (ml->seen, "%s%s%s%s", ml->seen->len ? ", " : "",
+      name, lang ? " " : "", lang ? lang : "");
+  if (video && video_supported (st)) {
+    want = !ml->video_linked && track_matches (ml->video_track, ml->n_video++,
+        lang);
+    ml->video_linked |= want;
+  } else if (audio && ml->split && is_language (ml->audio_track)) {
+    gboolean first = ml->audio_queue == NULL;
+
+    ml->n_audio++;
+    ml->audio_pending++;
+    if (first)
+      ml->audio_queue = add_to_bin (parsebin, "queue");
+    g_mutex_unlock (&ml->lock);
+    if (first) {
+      GstPad *qsrc = gst_element_get_static_pad (ml->audio_queue, "src");
+      GstPad *target = gst_element_request_pad_simple (ml->split, "audio");
+      if (!target || gst_pad_link (qsrc, target) != GST_PAD_LINK_OK)
+        GST_WARNING ("cannot link the audio queue");
+      gst_object_unref (qsrc);
+      if (target)
+        gst_object_unref (target);
+    }
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BLOCK |
+        GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        audio_language_probe, ml, NULL);
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_buffer_probe, ml,
+        NULL);
+    GST_INFO ("parsebin stream %s: waiting for its language", name);
+    g_free (lang);
+    gst_caps_unref (caps);
+    return;
+  } else if (audio) {
+    want = ml->split && !ml->audio_linked
+        && g_strcmp0 (ml->audio_track, "none") != 0
+        && track_matches (ml->audio_track, ml->n_audio++, lang);
+    ml->audio_linked |= want;
+  }
+  g_mutex_unlock (&ml->lock);
+
+  if (want) {
+    e = add_to_bin (parsebin, "queue");
+    target = video ? gst_element_get_static_pad (ml->video_next, "sink") :
+        gst_element_request_pad_simple (ml->split, "audio");
+    qsrc = gst_element_get_static_pad (e, "src");
+    if (!target || gst_pad_link (qsrc, target) != GST_PAD_LINK_OK)
+      GST_WARNING ("cannot link %s", name);
+    gst_object_unref (qsrc);
+    if (target)
+      gst_object_unref (target);
+    if (ml->ss.start > 0)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+          video ? start_probe : audio_start_probe, &ml->ss, NULL);
+  } else {
+    /* streams not carried: consumed, so the demuxer runs on */
+    e = add_to_bin (parsebin, "fakesink");
+  }
+  qsink = gst_element_get_static_pad (e, "sink");
+  if (gst_pad_link (pad, qsink) != GST_PAD_LINK_OK)
+    GST_WARNING ("cannot link %s", name);
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_buffer_probe, ml,
+      NULL);
+  gst_object_unref (qsink);
+  GST_INFO ("parsebin stream %s%s%s: %s", name, lang ? " " : "",
+      lang ? lang : "", want ? (video ? "the video" : "the audio") : "unused");
+  g_free (lang);
+  gst_caps_unref (caps);
+}
+
+/* All streams are known: a file without a video the split takes is an
+ * error with its reason (not an empty stream). */
+static void
+parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
+{
+  MediaLink *ml = user_data;
+  GError *err = NULL;
+
+  GST_INFO ("parsebin: all pads (%s)", ml->seen->str);
+  g_mutex_lock (&ml->lock);
+  ml->checked = TRUE;
+  if (!ml->video_linked)
+    err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+        ml->video_track ? "no video track '%s' (MPEG-1/2 or H.264); the file "
+        "has: %s" : "no video stream (MPEG-1/2 or H.264)%s; the file has: %s",
+        ml->video_track ? ml->video_track : "",
+        ml->seen->len ? ml->seen->str : "no streams");
+  else if (ml->split && ml->audio_track && !ml->audio_linked
+      && g_strcmp0 (ml->audio_track, "none") != 0
+      && !is_language (ml->audio_track))
+    err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+        "no audio track '%s'; the file has: %s", ml->audio_track,
+        ml->seen->str);
+  g_mutex_unlock (&ml->lock);
+  if (err) {
+    gst_element_post_message (parsebin, gst_message_new_error (GST_OBJECT
+            (parsebin), err, NULL));
+    g_error_free (err);
+  }
+}
+
+/* filesrc ! parsebin, the selected video to @video_next, the selected audio
+ * (if @split) to split.audio. */
+static GstElement *
+make_media_source (GstElement * pipe, const gchar * path,
+    const gchar * video_track, const gchar * audio_track, gdouble start,
+    GstElement * video_next, GstElement * split)
+{
+  GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
+  GstElement *pb = gst_element_factory_make ("parsebin", NULL);
+  MediaLink *ml = g_new0 (MediaLink, 1);
+
+  g_mutex_init (&ml->lock);
+  ml->video_track = g_strdup (video_track);
+  ml->audio_track = g_strdup (audio_track);
+  ml->video_next = video_next;
+  ml->split = split;
+  ml->ss.start = start;
+  ml->seen = g_string_new (NULL);
+  g_object_set_data_full (G_OBJECT (pb), "media-link", ml,
+      (GDestroyNotify) media_link_free);
+  g_object_set (fsrc, "location", path, NULL);
+  gst_bin_add_many (GST_BIN (pipe), fsrc, pb, NULL);
+  gst_element_link (fsrc, pb);
+  g_signal_connect (pb, "pad-added", G_CALLBACK (parsebin_pad_added), ml);
+  g_signal_connect (pb, "no-more-pads", G_CALLBACK (parsebin_no_more_pads),
+      ml);
+  return fsrc;
+}
+
+/* A short name of an audio codec from its caps. */
+static gchar *
+audio_codec_name (const GstCaps * caps)
+{
+  const GstStructure *st = gst_caps_get_structure (caps, 0);
+  const gchar *name = gst_structure_get_name (st);
+  gint v = 0, layer = 0;
+
+  if (gst_structure_has_name (st, "audio/mpeg")) {
+    gst_structure_get_int (st, "mpegversion", &v);
+    gst_structure_get_int (st, "layer", &layer);
+    if (v == 1)
+      return g_strdup_printf ("mp%d", layer ? layer : 2);
+    return g_strdup ("aac");
+  }
+  if (g_str_has_prefix (name, "audio/x-"))
+    return g_strdup (name + 8);
+  return g_strdup (name + 6);
+}
+
 /* ---------------------------------------------------------------- videos */
 
 static void
@@ -128,6 +557,9 @@ video_info_free (VideoInfo * v)
   g_free (v->name);
   g_free (v->path);
   g_free (v->codec);
+  g_free (v->video_track);
+  g_free (v->audio_track);
+  g_free (v->audio_codec);
   g_free (v);
 }
 
@@ -135,21 +567,9 @@ typedef struct
 {
   /* the essential and enhanced sinks run in two streaming threads */
   GMutex lock;
-  GArray *all, *ess, *enh;      /* guint64 bytes per window */
+  GstTwoflowProfile *profile;
   VideoInfo *v;
-  GstClockTime last_end;
 } ScanState;
-
-static void
-window_add (GArray * a, GstClockTime t, guint64 bytes)
-{
-  guint idx = t / RATE_WINDOW;
-  if (idx > 1000000)
-    return;
-  if (a->len <= idx)
-    g_array_set_size (a, idx + 1);
-  g_array_index (a, guint64, idx) += bytes;
-}
 
 static GstPadProbeReturn
 scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
@@ -158,56 +578,68 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
   GstTwoflowFrameHeader hdr;
   GstMapInfo map;
-  GstClockTime t;
-  gboolean ess;
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return GST_PAD_PROBE_OK;
   if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) !=
-      GST_TWOFLOW_PARSE_OK || hdr.kind != GST_TWOFLOW_RECORD_FRAME) {
+      GST_TWOFLOW_PARSE_OK) {
     gst_buffer_unmap (buf, &map);
     return GST_PAD_PROBE_OK;
   }
-  t = GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
-  if (!GST_CLOCK_TIME_IS_VALID (t))
-    t = 0;
-  ess = (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL) != 0;
-  g_mutex_lock (&st->lock);
-  window_add (st->all, t, map.size);
-  window_add (ess ? st->ess : st->enh, t, map.size);
-  st->v->frames++;
-  st->v->bytes += map.size;
-  if (ess) {
-    st->v->ess_frames++;
-    st->v->ess_bytes += map.size;
-  } else {
-    st->v->enh_frames++;
-    st->v->enh_bytes += map.size;
+  /* audio: in the essential flow, counted in its rates */
+  if (hdr.kind == GST_TWOFLOW_RECORD_AUDIO_CAPS && st->v->audio_codec == NULL) {
+    gchar *str = g_strndup ((gchar *) map.data + GST_TWOFLOW_HEADER_SIZE,
+        map.size - GST_TWOFLOW_HEADER_SIZE);
+    GstCaps *caps = gst_caps_from_string (str);
+    g_mutex_lock (&st->lock);
+    st->v->audio_codec = caps ? audio_codec_name (caps) : g_strdup ("unknown");
+    g_mutex_unlock (&st->lock);
+    if (caps)
+      gst_caps_unref (caps);
+    g_free (str);
   }
-  if (GST_CLOCK_TIME_IS_VALID (hdr.duration))
-    t += hdr.duration;
-  st->last_end = MAX (st->last_end, t);
-  if (st->v->codec == NULL)
-    st->v->codec = g_strdup (gst_twoflow_codec_to_string (hdr.codec));
+  g_mutex_lock (&st->lock);
+  gst_twoflow_profile_handle_record (st->profile, &hdr, map.size);
   g_mutex_unlock (&st->lock);
   gst_buffer_unmap (buf, &map);
   return GST_PAD_PROBE_OK;
 }
 
-static guint64
-array_max (GArray * a)
+/* The scan's result into @v (rates bit/s, duration from the first
+ * timestamp: a capture that starts hours in is not hours long). */
+static void
+video_info_set_profile (VideoInfo * v, GstTwoflowProfile * profile)
 {
-  guint64 m = 0;
-  guint i;
-  for (i = 0; i < a->len; i++)
-    m = MAX (m, g_array_index (a, guint64, i));
-  return m;
+  GstTwoflowProfileInfo in;
+
+  gst_twoflow_profile_get_info (profile, &in);
+  v->frames = in.frames;
+  v->ess_frames = in.essential_frames;
+  v->enh_frames = in.enhanced_frames;
+  v->audio_records = in.audio_records;
+  v->bytes = in.bytes;
+  v->ess_bytes = in.essential_bytes;
+  v->enh_bytes = in.enhanced_bytes;
+  v->audio_bytes = in.audio_bytes;
+  v->duration = in.duration;
+  v->peak_rate = in.peak_rate;
+  v->mean_rate = in.mean_rate;
+  v->ess_peak = in.essential_peak_rate;
+  v->ess_mean = in.essential_mean_rate;
+  v->enh_peak = in.enhanced_peak_rate;
+  v->enh_mean = in.enhanced_mean_rate;
+  v->audio_mean = in.audio_mean_rate;
+  if (v->codec == NULL && in.frames > 0)
+    v->codec = g_strdup (gst_twoflow_codec_to_string (in.codec));
+  gst_twoflow_profile_levels (in.enhanced_mean_rate, in.enhanced_peak_rate,
+      v->levels);
 }
 
 /* Reads the whole video once (parse only, no decoding) for its frame
  * count, duration and rates; cached per file and policy. */
 static VideoInfo *
-video_scan (const gchar * name, gint policy, GError ** error)
+video_scan (const gchar * name, gint policy, const gchar * video_track,
+    const gchar * audio_track, GError ** error)
 {
   gchar *path, *key, *desc;
   VideoInfo *v;
@@ -216,7 +648,6 @@ video_scan (const gchar * name, gint policy, GError ** error)
   ScanState st = { 0, };
   GstElement *sink;
   GstPad *pad;
-  guint64 seconds_ns;
   gint i;
 
   if (name == NULL || strchr (name, '/') || name[0] == '.' || !*name) {
@@ -231,7 +662,8 @@ video_scan (const gchar * name, gint policy, GError ** error)
     g_free (path);
     return NULL;
   }
-  key = g_strdup_printf ("%s|%d", path, policy);
+  key = g_strdup_printf ("%s|%d|%s|%s", path, policy,
+      video_track ? video_track : "", audio_track ? audio_track : "");
   v = g_hash_table_lookup (video_cache, key);
   if (v) {
     g_free (key);
@@ -244,24 +676,29 @@ video_scan (const gchar * name, gint policy, GError ** error)
   v->path = path;
   v->policy = policy;
   v->is_trace = g_str_has_suffix (name, ".txt");
+  v->video_track = g_strdup (video_track);
+  v->audio_track = g_strdup (audio_track);
   if (v->is_trace)
     desc = g_strdup_printf ("twoflowtracesrc location=\"%s\" flow=all "
         "policy=%s ! fakesink name=all", path, policy ? "ip" : "i");
   else
-    desc = g_strdup_printf ("filesrc location=\"%s\" ! parsebin ! "
-        "twoflowsplit name=s policy=%s s.essential ! queue ! fakesink name=ess "
-        "s.enhanced ! queue ! fakesink name=enh", path, policy ? "ip" : "i");
+    desc = g_strdup_printf ("twoflowsplit name=s policy=%s "
+        "s.essential ! queue ! fakesink name=ess "
+        "s.enhanced ! queue ! fakesink name=enh", policy ? "ip" : "i");
   pipe = gst_parse_launch (desc, error);
   g_free (desc);
+  if (pipe && !v->is_trace) {
+    GstElement *split = gst_bin_get_by_name (GST_BIN (pipe), "s");
+    make_media_source (pipe, path, video_track, audio_track, 0, split, split);
+    gst_object_unref (split);
+  }
   if (pipe == NULL) {
     video_info_free (v);
     g_free (key);
     return NULL;
   }
   g_mutex_init (&st.lock);
-  st.all = g_array_new (FALSE, TRUE, sizeof (guint64));
-  st.ess = g_array_new (FALSE, TRUE, sizeof (guint64));
-  st.enh = g_array_new (FALSE, TRUE, sizeof (guint64));
+  st.profile = gst_twoflow_profile_new (RATE_WINDOW);
   st.v = v;
   for (i = 0; i < 3; i++) {
     const gchar *sn[] = { "all", "ess", "enh" };
@@ -274,9 +711,48 @@ video_scan (const gchar * name, gint policy, GError ** error)
     gst_object_unref (sink);
   }
   gst_element_set_state (pipe, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe), 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  /* parsebin swallows a demuxer's error when it comes while parsebin is
+   * still bringing the demuxer up (seen with a truncated MP4 now and then:
+   * qtdemux paused, no message, the scan waited 120 s with the server's
+   * main loop): a file that gives no stream within SCAN_STALL is refused */
+  {
+    gint waited = 0;
+    MediaLink *ml = NULL;
+    GstElement *pb = NULL;
+    GstIterator *it = gst_bin_iterate_elements (GST_BIN (pipe));
+    GValue item = G_VALUE_INIT;
+
+    while (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+      GstElement *e = g_value_get_object (&item);
+      if (g_object_get_data (G_OBJECT (e), "media-link")) {
+        pb = e;
+        ml = g_object_get_data (G_OBJECT (e), "media-link");
+      }
+      g_value_reset (&item);
+    }
+    g_value_unset (&item);
+    gst_iterator_free (it);
+    while (!(msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe),
+                GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR))
+        && ++waited < 120) {
+      gboolean streams;
+
+      if (!ml || waited < SCAN_STALL)
+        continue;
+      g_mutex_lock (&ml->lock);
+      streams = ml->seen->len > 0;
+      g_mutex_unlock (&ml->lock);
+      if (!streams) {
+        GError *e = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_DEMUX,
+            "no playable streams: nothing demuxed in %d s", SCAN_STALL);
+        msg = gst_message_new_error (GST_OBJECT (pb), e, NULL);
+        g_error_free (e);
+        break;
+      }
+    }
+  }
   gst_element_set_state (pipe, GST_STATE_NULL);
+  video_info_set_profile (v, st.profile);
   if (msg == NULL || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
       || v->frames == 0) {
     GError *err = NULL;
@@ -289,35 +765,14 @@ video_scan (const gchar * name, gint policy, GError ** error)
     video_info_free (v);
     v = NULL;
   } else {
-    v->duration = st.last_end;
-    seconds_ns = MAX (v->duration, 1);
-    v->peak_rate = array_max (st.all) * 8 * GST_SECOND / RATE_WINDOW;
-    v->ess_peak = array_max (st.ess) * 8 * GST_SECOND / RATE_WINDOW;
-    v->enh_peak = array_max (st.enh) * 8 * GST_SECOND / RATE_WINDOW;
-    v->mean_rate = gst_util_uint64_scale (v->bytes * 8, GST_SECOND, seconds_ns);
-    v->ess_mean = gst_util_uint64_scale (v->ess_bytes * 8, GST_SECOND,
-        seconds_ns);
-    v->enh_mean = gst_util_uint64_scale (v->enh_bytes * 8, GST_SECOND,
-        seconds_ns);
-    /* rUDP levels (bytes/s): geometric from a quarter of the enhanced mean
-     * to twice its peak (plus RTP/UDP/IP overhead), so the top levels carry
-     * the flow untranscoded and the lower ones leave the transcoder room. */
-    {
-      gdouble lo = MAX (v->enh_mean / 8.0 / 4.0, 2000.0);
-      gdouble hi = MAX (v->enh_peak / 8.0 * 2.0 * 1.05, lo * 2.0);
-      for (i = 0; i < N_LEVELS; i++)
-        v->levels[i] = (guint64) (lo * pow (hi / lo, i / (N_LEVELS - 1.0)));
-    }
     g_hash_table_insert (video_cache, key, v);
     key = NULL;
   }
   if (msg)
     gst_message_unref (msg);
   gst_object_unref (pipe);
-  g_array_free (st.all, TRUE);
+  gst_twoflow_profile_free (st.profile);
   g_mutex_clear (&st.lock);
-  g_array_free (st.ess, TRUE);
-  g_array_free (st.enh, TRUE);
   g_free (key);
   return v;
 }
@@ -343,8 +798,20 @@ video_info_to_json (VideoInfo * v, JsonObject * o)
   json_object_set_int_member (o, "essential_mean_rate", v->ess_mean);
   json_object_set_int_member (o, "enhanced_peak_rate", v->enh_peak);
   json_object_set_int_member (o, "enhanced_mean_rate", v->enh_mean);
-  for (i = 0; i < N_LEVELS; i++)
-    json_array_add_int_element (lv, v->levels[i]);
+  /* the audio travels in the essential flow: its bytes are in the
+   * essential (and total) rates above */
+  json_object_set_string_member (o, "audio_codec",
+      v->audio_codec ? v->audio_codec : "none");
+  json_object_set_int_member (o, "audio_records", v->audio_records);
+  json_object_set_int_member (o, "audio_bytes", v->audio_bytes);
+  json_object_set_int_member (o, "audio_mean_rate", v->audio_mean);
+  if (v->video_track)
+    json_object_set_string_member (o, "video_track", v->video_track);
+  if (v->audio_track)
+    json_object_set_string_member (o, "audio_track", v->audio_track);
+  /* the control protocol's levels are bytes/s */
+  for (i = 0; i < GST_TWOFLOW_PROFILE_N_LEVELS; i++)
+    json_array_add_int_element (lv, v->levels[i] / 8);
   json_object_set_array_member (o, "levels", lv);
 }
 
@@ -353,9 +820,9 @@ levels_string (VideoInfo * v)
 {
   GString *s = g_string_new ("<");
   gint i;
-  for (i = 0; i < N_LEVELS; i++)
+  for (i = 0; i < GST_TWOFLOW_PROFILE_N_LEVELS; i++)
     g_string_append_printf (s, "%s(guint64)%" G_GUINT64_FORMAT,
-        i ? "," : "", v->levels[i] * 8);      /* the property is in bit/s */
+        i ? "," : "", v->levels[i]);
   g_string_append (s, ">");
   return g_string_free (s, FALSE);
 }
@@ -620,60 +1087,9 @@ release_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return stop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
 }
 
-/* start position: parsed pictures are dropped until the first key frame
- * at or after it, identically in both pipelines, so the split numbers the
- * same frames in both. */
-typedef struct
-{
-  gboolean started;
-  gdouble start;
-} StartState;
-
-static GstPadProbeReturn
-start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
-{
-  StartState *ss = user_data;
-  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
-  GstClockTime t;
-
-  if (ss->started)
-    return GST_PAD_PROBE_OK;
-  t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
-      GST_BUFFER_DTS (buf);
-  if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
-      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start * GST_SECOND) {
-    ss->started = TRUE;
-    return GST_PAD_PROBE_OK;
-  }
-  return GST_PAD_PROBE_DROP;
-}
-
-static void
-parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
-{
-  GstElement *next = user_data;
-  GstPad *sinkpad;
-  GstCaps *caps = gst_pad_query_caps (pad, NULL);
-  const gchar *name = gst_structure_get_name (gst_caps_get_structure (caps, 0));
-  StartState *ss = g_object_get_data (G_OBJECT (parsebin), "start-state");
-
-  if (g_str_has_prefix (name, "video/")) {
-    sinkpad = gst_element_get_static_pad (next, "sink");
-    if (!gst_pad_is_linked (sinkpad)) {
-      if (gst_pad_link (pad, sinkpad) != GST_PAD_LINK_OK)
-        GST_WARNING ("cannot link %s", name);
-      else if (ss && ss->start > 0)
-        gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, start_probe, ss,
-            NULL);
-    }
-    gst_object_unref (sinkpad);
-  }
-  gst_caps_unref (caps);
-}
-
 static GstElement *
 make_source (Session * s, GstElement * pipe, GstElement * next,
-    const gchar * flow)
+    GstElement * split, const gchar * flow)
 {
   GstElement *src;
 
@@ -686,19 +1102,11 @@ make_source (Session * s, GstElement * pipe, GstElement * next,
         (guint64) (s->segment_duration * GST_SECOND), NULL);
     gst_bin_add (GST_BIN (pipe), src);
     return src;
-  } else {
-    GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
-    GstElement *pb = gst_element_factory_make ("parsebin", NULL);
-    StartState *ss = g_new0 (StartState, 1);
-
-    ss->start = s->start;
-    g_object_set_data_full (G_OBJECT (pb), "start-state", ss, g_free);
-    g_object_set (fsrc, "location", s->info->path, NULL);
-    gst_bin_add_many (GST_BIN (pipe), fsrc, pb, NULL);
-    gst_element_link (fsrc, pb);
-    g_signal_connect (pb, "pad-added", G_CALLBACK (parsebin_pad_added), next);
-    return fsrc;
   }
+  /* the audio enters the split in both pipelines, so both count segments
+   * from the same first timestamp; only the essential flow carries it */
+  return make_media_source (pipe, s->info->path, s->info->video_track,
+      s->info->audio_track, s->start, next, split);
 }
 
 static GstElement *
@@ -741,7 +1149,7 @@ build_essential (Session * s, GError ** error)
     goto missing;
 
   if (s->info->is_trace) {
-    make_source (s, pipe, NULL, "essential");
+    make_source (s, pipe, NULL, NULL, "essential");
     gst_element_link (GST_ELEMENT (GST_BIN_CHILDREN (pipe)->data), q);
     pad = gst_element_get_static_pad (q, "sink");
   } else {
@@ -754,7 +1162,7 @@ build_essential (Session * s, GError ** error)
         s->info->policy ? "ip" : "i");
     g_object_set (split, "segment-duration", segdur, NULL);
     g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
-    make_source (s, pipe, split, "essential");
+    make_source (s, pipe, split, split, "essential");
     gst_element_link_pads (split, "essential", q, "sink");
     gst_element_link_pads (split, "enhanced", fq, "sink");
     gst_element_link (fq, fsink);
@@ -808,7 +1216,7 @@ build_enhanced (Session * s, GError ** error)
   g_object_set (sink, "rate", top, NULL);
 
   if (s->info->is_trace) {
-    GstElement *src = make_source (s, pipe, NULL, "enhanced");
+    GstElement *src = make_source (s, pipe, NULL, NULL, "enhanced");
     /* the enhanced flow plays in real time: each frame at its decode time */
     g_object_set (src, "is-live", TRUE, NULL);
     g_object_set (sink, "sync", FALSE, NULL);
@@ -841,7 +1249,7 @@ build_enhanced (Session * s, GError ** error)
     g_object_set (split, "segment-duration", segdur, NULL);
     g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
     g_object_set (sink, "sync", TRUE, NULL);
-    make_source (s, pipe, tc, "enhanced");
+    make_source (s, pipe, tc, split, "enhanced");
     gst_element_link (tc, split);
     gst_element_link_pads (split, "enhanced", q, "sink");
     gst_element_link_many (q, pay, sink, NULL);
@@ -936,6 +1344,27 @@ session_destroy (Session * s, const gchar * why)
   g_free (s);
 }
 
+/* A track selection of a request: an index (number or digits), a
+ * language code, "none" (audio), or absent (NULL: the first). */
+static const gchar *
+track_arg (JsonObject * req, const gchar * name)
+{
+  static gchar buf[2][32];
+  JsonNode *n = json_object_get_member (req, name);
+  gint which = g_str_equal (name, "audio_track");
+
+  if (n == NULL || JSON_NODE_TYPE (n) != JSON_NODE_VALUE)
+    return NULL;
+  if (json_node_get_value_type (n) == G_TYPE_INT64) {
+    g_snprintf (buf[which], sizeof (buf[which]), "%" G_GINT64_FORMAT,
+        json_node_get_int (n));
+    return buf[which];
+  }
+  if (json_node_get_value_type (n) == G_TYPE_STRING)
+    return json_node_get_string (n);
+  return NULL;
+}
+
 static Session *
 session_new (Client * c, JsonObject * req, GError ** error)
 {
@@ -953,7 +1382,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
         "essential must be ctcp, tcp or erap");
     return NULL;
   }
-  info = video_scan (video, g_str_equal (policy, "ip"), error);
+  info = video_scan (video, g_str_equal (policy, "ip"),
+      track_arg (req, "video_track"), track_arg (req, "audio_track"), error);
   if (!info)
     return NULL;
 
@@ -1089,7 +1519,7 @@ handle_request (Client * c, JsonObject * req)
   } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
     VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),
         g_str_equal (twoflow_json_get_string (req, "policy", "i"), "ip"),
-        &err);
+        track_arg (req, "video_track"), track_arg (req, "audio_track"), &err);
     if (v) {
       r = reply_new (req, TRUE);
       video_info_to_json (v, r);

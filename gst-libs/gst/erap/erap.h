@@ -9,5 +9,6 @@
 #include <gst/erap/eraplibra.h>
 #include <gst/erap/erapsender.h>
 #include <gst/erap/erapreceiver.h>
+#include <gst/erap/erapcrypto.h>
 
 #endif

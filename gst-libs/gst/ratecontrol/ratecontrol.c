@@ -62,6 +62,7 @@ typedef struct
   guint32 bytes;
   guint32 duration_us;
   guint8 type;
+  guint8 layer;                 /* GstTwoflowRateControlLayer (drop mode) */
   gint8 q;                      /* output ring: quantizer, 0 if not
                                  * re-encoded */
 } Entry;
@@ -98,6 +99,9 @@ struct _GstTwoflowRateControl
   gboolean passthrough;
   guint generation;
   gint last_q;
+  /* H.264 drop mode */
+  gboolean layers;              /* frames come with a layer */
+  gboolean tail;                /* dropping the GOP's tail up to the next I */
 
   GstTwoflowRateControlStats stats;
 };
@@ -110,6 +114,7 @@ ring_push (Ring * r, guint type, gsize bytes, guint64 duration, gint q)
   e->bytes = MIN (bytes, G_MAXUINT32);
   e->duration_us = (duration ? duration : DEFAULT_DURATION) / 1000;
   e->type = type;
+  e->layer = 0;
   e->q = q;
   r->count++;
 }
@@ -211,6 +216,8 @@ gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc)
   rc->dropping = FALSE;
   rc->passthrough = FALSE;
   rc->last_q = 0;
+  rc->layers = FALSE;
+  rc->tail = FALSE;
   memset (&rc->stats, 0, sizeof (rc->stats));
 }
 
@@ -635,10 +642,22 @@ gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
       ring_push (&rc->out, type, in_bytes, duration, 0);
       /* a frame passed in place of a re-encoding is over its share */
       rc->deficit += in_bytes * 8.0 - d->budget_bits;
+      if (rc->layers) {
+        lim = effective_target (rc, input_rate (rc, NULL)) * REPAY_S;
+        rc->deficit = CLAMP (rc->deficit, -lim, lim);
+      }
       break;
     case GST_TWOFLOW_RATE_CONTROL_DROP:
       rc->stats.frames_dropped++;
+      rc->stats.frames_dropped_by_type[type]++;
       ring_push (&rc->out, type, 0, duration, 0);
+      /* a dropped frame's share of the target is not used (0 for MPEG-2
+       * B frames, which have no share) */
+      rc->deficit -= d->budget_bits;
+      if (rc->layers) {
+        lim = effective_target (rc, input_rate (rc, NULL)) * REPAY_S;
+        rc->deficit = CLAMP (rc->deficit, -lim, lim);
+      }
       break;
     case GST_TWOFLOW_RATE_CONTROL_ENCODE:
       rc->stats.frames_encoded++;
@@ -671,6 +690,101 @@ gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
   }
 }
 
+/* bit/s per layer over the input window */
+static gdouble
+layer_rates (GstTwoflowRateControl * rc, gdouble by_layer[3])
+{
+  guint i, frames = window_frames (rc, &rc->in);
+  gdouble us = 0;
+
+  by_layer[0] = by_layer[1] = by_layer[2] = 0;
+  for (i = 0; i < frames; i++) {
+    const Entry *e = &rc->in.e[(rc->in.count - 1 - i) % HISTORY];
+
+    by_layer[MIN (e->layer, 2)] += e->bytes * 8.0;
+    us += e->duration_us;
+  }
+  if (us <= 0)
+    return 0;
+  for (i = 0; i < 3; i++)
+    by_layer[i] *= 1e6 / us;
+  return by_layer[0] + by_layer[1] + by_layer[2];
+}
+
+void
+gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, GstTwoflowRateControlLayer layer, gsize bytes,
+    guint64 duration, guint64 now)
+{
+  gst_twoflow_rate_control_handle_input (rc, ptype, bytes, duration, now);
+  if (rc->in.count == 0 || type_index (ptype) >= N_TYPES)
+    return;
+  rc->layers = TRUE;
+  rc->in.e[(rc->in.count - 1) % HISTORY].layer = MIN (layer, 2);
+  /* an I frame ends the GOP's tail */
+  if (ptype == GST_TWOFLOW_PICTURE_I)
+    rc->tail = FALSE;
+}
+
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_decide_drop (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType ptype, GstTwoflowRateControlLayer layer, gsize bytes)
+{
+  guint type = type_index (ptype);
+  GstTwoflowRateControlDecision d =
+      { GST_TWOFLOW_RATE_CONTROL_PASS, 0, bytes * 8.0, rc->generation };
+  gdouble by_layer[3];
+  gdouble in_rate, t, need, share, bits = bytes * 8.0;
+  guint gop, pos;
+
+  g_return_val_if_fail (type < N_TYPES, d);
+  in_rate = input_rate (rc, NULL);
+  layer_rates (rc, by_layer);
+  t = effective_target (rc, in_rate);
+  rc->passthrough = in_rate <= 0 || t >= in_rate;
+  if (rc->passthrough) {
+    rc->dropping = FALSE;
+    rc->tail = FALSE;
+    rc->deficit = 0;
+    return d;
+  }
+  /* every frame's fair share of the target */
+  share = bits * t / in_rate;
+  d.budget_bits = share;
+  if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT)
+    return d;
+  /* rate to remove, with the error so far repaid over REPAY_S */
+  need = in_rate - t + rc->deficit / REPAY_S;
+  if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL && !rc->tail &&
+      in_rate - t > by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE] &&
+      by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL] > 0) {
+    /* disposable pictures alone are not enough: drop the tail of the GOP
+     * holding the missing share of the tail layer's rate (judged on the
+     * rates alone: within a GOP the deficit swings with its I frame) */
+    gdouble f = (in_rate - t -
+        by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE]) /
+        by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL];
+
+    gop = rc->prev_i ? rc->last_i - rc->prev_i : GOP_PRIOR;
+    pos = rc->in.count - rc->last_i;
+    if (gop > 1 && (gdouble) pos / gop >= 1.0 - CLAMP (f, 0.0, 1.0))
+      rc->tail = TRUE;
+  }
+  if (rc->tail) {
+    rc->dropping = TRUE;
+    d.action = GST_TWOFLOW_RATE_CONTROL_DROP;
+    return d;
+  }
+  if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE) {
+    /* whichever of passing and dropping leaves the output nearer its
+     * budget: pass gives deficit + bits - share, drop deficit - share */
+    rc->dropping = need > 0;
+    if (need > 0 && rc->deficit - share + bits / 2 > 0)
+      d.action = GST_TWOFLOW_RATE_CONTROL_DROP;
+  }
+  return d;
+}
+
 void
 gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     GstTwoflowRateControlStats * s)
@@ -687,6 +801,14 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
   s->floor_bitrate =
       rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I ? by_type[IDX_I] : rc->keep ==
       GST_TWOFLOW_RATE_CONTROL_KEEP_IP ? by_type[IDX_I] + by_type[IDX_P] : 0;
+  if (rc->layers) {
+    gdouble by_layer[3];
+
+    layer_rates (rc, by_layer);
+    s->floor_bitrate = by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT];
+    s->disposable_bitrate = by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE];
+    s->dropping_tail = rc->tail;
+  }
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;

@@ -73,7 +73,27 @@ typedef struct {
   guint64 events_ignored;       /* not subscribed, or within one SRTT of a
                                  * backoff */
   guint pending_backoffs;       /* backoffs waiting for the input rate */
+  guint64 frames_dropped_by_type[3];    /* I, P, B */
+  gboolean dropping_tail;       /* H.264 keep=i: dropping to the GOP's end */
+  gdouble disposable_bitrate;   /* H.264 drop mode: bit/s of pictures
+                                 * nothing references (nal_ref_idc = 0) */
 } GstTwoflowRateControlStats;
+
+/* H.264 under keep=i|ip (essential frames byte-identical): instead of
+ * re-encoding, the enhanced flow is reduced by dropping pictures, in order
+ * of least damage. Each input frame is filed in the layer that says how it
+ * may be dropped. */
+typedef enum {
+  /* never dropped (essential, or a reference an essential frame may use) */
+  GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT = 0,
+  /* nal_ref_idc = 0: nothing predicts from it, dropping it costs that
+   * picture only */
+  GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE = 1,
+  /* a reference that only non-essential frames of its own GOP use (keep=i:
+   * P and reference B pictures): dropped together with every later frame up
+   * to the next I, the GOP's tail, which nothing after it references */
+  GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL = 2,
+} GstTwoflowRateControlLayer;
 
 typedef struct _GstTwoflowRateControl GstTwoflowRateControl;
 
@@ -150,6 +170,24 @@ void gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl *
 void gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, const GstTwoflowRateControlDecision * d,
     gsize in_bytes, gdouble qsrc, gsize out_bytes, guint64 duration);
+
+/* H.264 drop mode: gst_twoflow_rate_control_handle_input() for a frame
+ * of @layer. The floor is then the rate of LAYER_KEPT frames (the input's
+ * rate when nothing is disposable). */
+void gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, GstTwoflowRateControlLayer layer, gsize bytes,
+    guint64 duration, guint64 now);
+
+/* H.264 drop mode: PASS or DROP for the frame just given to
+ * gst_twoflow_rate_control_handle_input_layer(). Disposable pictures go
+ * first (each dropped when that leaves the output nearer its budget than
+ * passing it); when dropping all of them cannot reach the target, the
+ * GOP's tail is dropped from the TAIL frame at the position that removes
+ * the missing rate, to the next I frame. Report the outcome with
+ * gst_twoflow_rate_control_handle_output(). */
+GstTwoflowRateControlDecision
+gst_twoflow_rate_control_decide_drop (GstTwoflowRateControl * rc,
+    GstTwoflowPictureType type, GstTwoflowRateControlLayer layer, gsize bytes);
 
 void gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     GstTwoflowRateControlStats * stats);

@@ -116,6 +116,12 @@ gst_twoflow_admission_contains (GstTwoflowAdmission * a, guint id)
   return find (a, id) != NULL;
 }
 
+guint
+gst_twoflow_admission_n_sessions (GstTwoflowAdmission * a)
+{
+  return a->sessions.length;
+}
+
 /* Sum of the admitted sessions' peak rates, bit/s. */
 guint64
 gst_twoflow_admission_reserved (GstTwoflowAdmission * a)

@@ -51,6 +51,7 @@ void gst_twoflow_admission_add (GstTwoflowAdmission * a, guint id,
 gboolean gst_twoflow_admission_remove (GstTwoflowAdmission * a, guint id);
 gboolean gst_twoflow_admission_contains (GstTwoflowAdmission * a, guint id);
 guint64 gst_twoflow_admission_reserved (GstTwoflowAdmission * a);
+guint gst_twoflow_admission_n_sessions (GstTwoflowAdmission * a);
 
 void gst_twoflow_admission_handle_sample (GstTwoflowAdmission * a, guint id,
     const GstTwoflowAdmissionSample * sample, GstClockTime now);

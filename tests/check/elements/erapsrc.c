@@ -409,6 +409,249 @@ GST_START_TEST (test_file_transfer)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* keyed sessions (docs/security.md) */
+
+typedef struct {
+  GstElement *rx, *tx, *src, *sink;
+  gchar *dir, *in, *out;
+} Keyed;
+
+static void
+keyed_start (Keyed * k, gsize size, const gchar * rx_opts,
+    const gchar * tx_opts)
+{
+  gchar *desc;
+  guint port;
+
+  k->dir = g_dir_make_tmp ("erap-keyed-XXXXXX", NULL);
+  k->in = g_build_filename (k->dir, "in.bin", NULL);
+  k->out = g_build_filename (k->dir, "out.bin", NULL);
+  write_random_file (k->in, size);
+  desc = g_strdup_printf ("erapsrc name=src port=0 linger=200000000 %s ! "
+      "filesink location=%s", rx_opts, k->out);
+  k->rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (k->rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  k->src = gst_bin_get_by_name (GST_BIN (k->rx), "src");
+  g_object_get (k->src, "port", &port, NULL);
+  desc = g_strdup_printf ("filesrc location=%s blocksize=65536 ! erapsink "
+      "name=sink host=127.0.0.1 port=%u linger=1000000000 %s", k->in, port,
+      tx_opts);
+  k->tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  k->sink = gst_bin_get_by_name (GST_BIN (k->tx), "sink");
+  fail_unless (gst_element_set_state (k->tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+}
+
+static void
+keyed_stop (Keyed * k)
+{
+  gst_element_set_state (k->tx, GST_STATE_NULL);
+  gst_element_set_state (k->rx, GST_STATE_NULL);
+  gst_object_unref (k->src);
+  gst_object_unref (k->sink);
+  gst_object_unref (k->tx);
+  gst_object_unref (k->rx);
+  g_unlink (k->in);
+  g_unlink (k->out);
+  g_rmdir (k->dir);
+  g_free (k->in);
+  g_free (k->out);
+  g_free (k->dir);
+}
+
+static guint64
+stat_u64 (GstElement * e, const gchar * field)
+{
+  GstStructure *st;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s", field);
+  gst_structure_free (st);
+  return v;
+}
+
+static gboolean
+stat_bool (GstElement * e, const gchar * field)
+{
+  GstStructure *st;
+  gboolean v = FALSE;
+
+  g_object_get (e, "stats", &st, NULL);
+  fail_unless (gst_structure_get_boolean (st, field, &v), "no %s", field);
+  gst_structure_free (st);
+  return v;
+}
+
+static void
+keyed_transfer_ok (const gchar * rx_opts, const gchar * tx_opts)
+{
+  gsize size = 20 * 1000 * 1000;
+  Keyed k;
+  GstMessage *msg;
+  GstBus *bus;
+  gchar *s1, *s2;
+
+  keyed_start (&k, size, rx_opts, tx_opts);
+  bus = gst_element_get_bus (k.tx);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  bus = gst_element_get_bus (k.rx);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+
+  fail_unless (stat_bool (k.src, "encrypted"));
+  fail_unless (stat_bool (k.sink, "encrypted"));
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "bytes-acked"), size);
+  fail_unless (stat_u64 (k.src, "authenticated") >= size / 1400);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "auth-failures"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "replays"), 0);
+  fail_unless (stat_u64 (k.sink, "acks-authenticated") > 0);
+  /* GSO/GRO bursts survive sealing (each segment sealed on its own, all
+   * of one size): erapsrc answers each receive call of up to 16 datagrams
+   * with ACK datagrams, so more than 16 ACK records per ACK datagram on
+   * average means it received runs of packets as single datagrams */
+  GST_INFO ("%" G_GUINT64_FORMAT " ACK records in %" G_GUINT64_FORMAT
+      " sealed datagrams", stat_u64 (k.src, "acks-sent"),
+      stat_u64 (k.sink, "acks-authenticated"));
+  fail_unless (stat_u64 (k.src, "acks-sent") > 16 * stat_u64 (k.sink,
+          "acks-authenticated"));
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "auth-failures"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "replays"), 0);
+  s1 = file_checksum (k.in);
+  s2 = file_checksum (k.out);
+  fail_unless_equals_string (s1, s2);
+  g_free (s1);
+  g_free (s2);
+  keyed_stop (&k);
+}
+
+GST_START_TEST (test_keyed_transfer)
+{
+  keyed_transfer_ok ("passphrase=correct-horse-battery",
+      "passphrase=correct-horse-battery");
+  /* a raw key (the control channel's), and a smaller MTU: still within */
+  keyed_transfer_ok
+      ("key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+      "mtu=600 key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_wrong_passphrase)
+{
+  Keyed k;
+  GstMessage *msg;
+  GstBus *bus;
+  GError *err = NULL;
+  gchar *dbg = NULL, *contents = NULL;
+  gsize len = 1;
+
+  keyed_start (&k, 1000 * 1000, "passphrase=correct-horse-battery",
+      "passphrase=correct-horse-batterz linger=20000000000");
+  bus = gst_element_get_bus (k.rx);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING);
+  gst_message_parse_warning (msg, &err, &dbg);
+  fail_unless (strstr (err->message, "wrong passphrase") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  /* the sender says so too */
+  bus = gst_element_get_bus (k.tx);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING);
+  gst_message_parse_warning (msg, &err, &dbg);
+  fail_unless (strstr (err->message, "No authenticated ACK") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  /* the sender gets no ACK it can authenticate: nothing counts as
+   * delivered; the receiver delivers nothing */
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "bytes-acked"), 0);
+  fail_unless (stat_u64 (k.src, "auth-failures") >= 100);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "authenticated"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "bytes"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "acks-sent"), 0);
+  gst_element_set_state (k.rx, GST_STATE_NULL);
+  fail_unless (g_file_get_contents (k.out, &contents, &len, NULL));
+  fail_unless_equals_int (len, 0);
+  g_free (contents);
+  keyed_stop (&k);
+}
+
+GST_END_TEST;
+
+/* a plain sender to a keyed receiver: nothing delivered either */
+GST_START_TEST (test_plain_sender_refused)
+{
+  Keyed k;
+
+  keyed_start (&k, 1000 * 1000, "passphrase=correct-horse-battery", "");
+  g_usleep (G_USEC_PER_SEC);
+  fail_unless (stat_u64 (k.src, "auth-failures") > 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "packets-received"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "bytes"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "bytes-acked"), 0);
+  keyed_stop (&k);
+}
+
+GST_END_TEST;
+
+static void
+start_fails (const gchar * desc, const gchar * what)
+{
+  GstElement *p = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_element_get_bus (p);
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  fail_unless (p != NULL);
+  /* refused at start: an error (the state change fails or, for a sink
+   * started asynchronously, the error ends it) */
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (dbg && strstr (dbg, what) != NULL, "%s", dbg);
+  g_clear_error (&err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (p);
+}
+
+GST_START_TEST (test_key_settings_refused)
+{
+  start_fails ("erapsrc port=0 passphrase=short ! fakesink", "passphrase");
+  start_fails ("erapsrc port=0 key=0011 ! fakesink", "hexadecimal");
+  start_fails ("erapsrc port=0 passphrase=correct-horse-battery key=00112233"
+      "44556677001122334455667700112233445566770011223344556677 ! fakesink",
+      "not both");
+  start_fails ("fakesrc ! erapsink host=127.0.0.1 port=9 passphrase=short",
+      "passphrase");
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsrc_suite (void)
 {
@@ -421,6 +664,10 @@ erapsrc_suite (void)
   tcase_add_test (tc, test_acks_order_and_eos);
   tcase_add_test (tc, test_robustness);
   tcase_add_test (tc, test_file_transfer);
+  tcase_add_test (tc, test_keyed_transfer);
+  tcase_add_test (tc, test_wrong_passphrase);
+  tcase_add_test (tc, test_plain_sender_refused);
+  tcase_add_test (tc, test_key_settings_refused);
   return s;
 }
 

@@ -356,6 +356,256 @@ GST_START_TEST (test_split_bad_input)
 
 GST_END_TEST;
 
+
+static GstPadProbeReturn
+count_parsed_audio (GstPad * pad, GstPadProbeInfo * info, gpointer counter)
+{
+  g_atomic_int_inc ((gint *) counter);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+link_parsed_pad (GstElement * pb, GstPad * pad, GstElement * split)
+{
+  GstElement *bin = GST_ELEMENT (gst_element_get_parent (split));
+  GstCaps *caps = gst_pad_query_caps (pad, NULL);
+  const gchar *name = gst_structure_get_name (gst_caps_get_structure (caps,
+          0));
+  gboolean video = g_str_has_prefix (name, "video/");
+  GstElement *q = gst_element_factory_make ("queue", NULL);
+  GstPad *qsink, *qsrc, *target;
+
+  g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+      "max-size-bytes", 0, NULL);
+  gst_bin_add (GST_BIN (bin), q);
+  gst_element_sync_state_with_parent (q);
+  qsink = gst_element_get_static_pad (q, "sink");
+  qsrc = gst_element_get_static_pad (q, "src");
+  target = video ? gst_element_get_static_pad (split, "sink") :
+      gst_element_request_pad_simple (split, "audio");
+  fail_unless (target != NULL);
+  fail_unless_equals_int (gst_pad_link (pad, qsink), GST_PAD_LINK_OK);
+  fail_unless_equals_int (gst_pad_link (qsrc, target), GST_PAD_LINK_OK);
+  if (!video)
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_parsed_audio,
+        g_object_get_data (G_OBJECT (split), "parsed-audio"), NULL);
+  gst_object_unref (target);
+  gst_object_unref (qsink);
+  gst_object_unref (qsrc);
+  gst_caps_unref (caps);
+  gst_object_unref (bin);
+}
+
+/* A file with video and audio: VIDEO_ENC and AUDIO_ENC muxed by MUX, 3 s. */
+static gchar *
+make_av (const gchar * name, const gchar * venc, const gchar * aenc,
+    const gchar * mux)
+{
+  gchar *path = twoflow_test_tmpfile (name), *err = NULL;
+  gchar *desc = g_strdup_printf ("%s name=m ! filesink location=%s "
+      "videotestsrc num-buffers=75 pattern=ball ! "
+      "video/x-raw,width=320,height=240,framerate=25/1 ! %s ! queue ! m. "
+      "audiotestsrc num-buffers=141 samplesperbuffer=1024 ! "
+      "audio/x-raw,rate=48000,channels=2 ! audioconvert ! %s ! queue ! m.",
+      mux, path, venc, aenc);
+
+  fail_unless (twoflow_test_run (desc, &err), "generating %s: %s", name, err);
+  g_free (desc);
+  return path;
+}
+
+/* Demuxes @media with parsebin (queues before both split pads, as the
+ * element documents), splits it with its audio, and checks the essential
+ * flow: video caps, audio caps, then frames and audio records in timestamp
+ * order, every audio buffer once, numbered, segment numbers from the
+ * stream's first timestamp; no audio in the enhanced flow. */
+static void
+check_split_audio (const gchar * media, guint want_frames)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! parsebin name=p "
+      "twoflowsplit name=s segment-duration=1000000000 "
+      "s.essential ! queue ! appsink name=e sync=false "
+      "s.enhanced ! queue ! appsink name=n sync=false", media);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *split = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstElement *pb = gst_bin_get_by_name (GST_BIN (pipeline), "p");
+  GstElement *sinks[2] = { gst_bin_get_by_name (GST_BIN (pipeline), "e"),
+    gst_bin_get_by_name (GST_BIN (pipeline), "n")
+  };
+  GArray *recs = g_array_new (FALSE, TRUE, sizeof (GstTwoflowFrameHeader));
+  GstTwoflowParser *parser = gst_twoflow_parser_new ();
+  GstSample *sample;
+  GstTwoflowFrameHeader h, *r;
+  GstBuffer *payload;
+  GstStructure *st;
+  guint i, frames = 0, audio = 0, enh_audio = 0, enh_frames = 0;
+  guint64 audio_bytes = 0, stat;
+  GstClockTime last = 0, t0 = GST_CLOCK_TIME_NONE;
+  gint parsed_audio = 0;
+
+  /* parsebin's first video and audio pads, each through a queue */
+  g_signal_connect (pb, "pad-added", G_CALLBACK (link_parsed_pad), split);
+  g_object_set_data (G_OBJECT (split), "parsed-audio", &parsed_audio);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sinks[0])))) {
+    gst_twoflow_parser_push (parser, gst_buffer_ref (gst_sample_get_buffer
+            (sample)));
+    fail_unless_equals_int (gst_twoflow_parser_pop (parser, &h, &payload),
+        GST_TWOFLOW_PARSE_OK);
+    if (h.kind == GST_TWOFLOW_RECORD_AUDIO_CAPS) {
+      GstMapInfo map;
+      gchar *str;
+      GstCaps *caps;
+
+      gst_buffer_map (payload, &map, GST_MAP_READ);
+      str = g_strndup ((gchar *) map.data, map.size);
+      caps = gst_caps_from_string (str);
+      fail_unless (caps != NULL && g_str_has_prefix (str, "audio/"), "%s",
+          str);
+      gst_caps_unref (caps);
+      g_free (str);
+      gst_buffer_unmap (payload, &map);
+    }
+    if (h.kind == GST_TWOFLOW_RECORD_AUDIO)
+      audio_bytes += gst_buffer_get_size (payload);
+    gst_buffer_unref (payload);
+    g_array_append_val (recs, h);
+    gst_sample_unref (sample);
+  }
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sinks[1])))) {
+    gst_twoflow_parser_push (parser, gst_buffer_ref (gst_sample_get_buffer
+            (sample)));
+    fail_unless_equals_int (gst_twoflow_parser_pop (parser, &h, &payload),
+        GST_TWOFLOW_PARSE_OK);
+    enh_audio += h.kind == GST_TWOFLOW_RECORD_AUDIO
+        || h.kind == GST_TWOFLOW_RECORD_AUDIO_CAPS;
+    enh_frames += h.kind == GST_TWOFLOW_RECORD_FRAME;
+    gst_buffer_unref (payload);
+    gst_sample_unref (sample);
+  }
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sinks[0])));
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+
+  fail_unless (recs->len > 3);
+  fail_unless_equals_int (g_array_index (recs, GstTwoflowFrameHeader,
+          0).kind, GST_TWOFLOW_RECORD_CAPS);
+  fail_unless_equals_int (g_array_index (recs, GstTwoflowFrameHeader,
+          1).kind, GST_TWOFLOW_RECORD_AUDIO_CAPS);
+  fail_unless_equals_int (g_array_index (recs, GstTwoflowFrameHeader,
+          recs->len - 1).kind, GST_TWOFLOW_RECORD_END);
+  /* the stream's first timestamp: the earlier of the first frame's DTS and
+   * the first audio PTS */
+  for (i = 2; i + 1 < recs->len; i++) {
+    r = &g_array_index (recs, GstTwoflowFrameHeader, i);
+    if (r->kind == GST_TWOFLOW_RECORD_FRAME && frames++ == 0)
+      t0 = MIN (t0, GST_CLOCK_TIME_IS_VALID (r->dts) ? r->dts : r->pts);
+    if (r->kind == GST_TWOFLOW_RECORD_AUDIO && audio++ == 0)
+      t0 = MIN (t0, r->pts);
+  }
+  fail_unless (frames > 0 && audio > 0);
+  frames = audio = 0;
+  for (i = 2; i + 1 < recs->len; i++) {
+    GstClockTime ts;
+
+    r = &g_array_index (recs, GstTwoflowFrameHeader, i);
+    if (r->kind == GST_TWOFLOW_RECORD_AUDIO) {
+      ts = r->pts;
+      fail_unless_equals_int (r->frame_no, audio);
+      fail_unless (r->flags & GST_TWOFLOW_FLAG_ESSENTIAL);
+      fail_unless_equals_int (r->segment_no, (ts - t0) / GST_SECOND);
+      audio++;
+    } else {
+      fail_unless_equals_int (r->kind, GST_TWOFLOW_RECORD_FRAME);
+      ts = GST_CLOCK_TIME_IS_VALID (r->dts) ? r->dts : r->pts;
+      fail_unless_equals_int (r->segment_no, (ts - t0) / GST_SECOND);
+      frames++;
+    }
+    fail_unless (ts >= last, "record %u at %" GST_TIME_FORMAT " after %"
+        GST_TIME_FORMAT, i, GST_TIME_ARGS (ts), GST_TIME_ARGS (last));
+    last = ts;
+  }
+  fail_unless_equals_int (enh_audio, 0);
+  fail_unless_equals_int (frames + enh_frames, want_frames);
+  fail_unless_equals_int (audio, g_atomic_int_get (&parsed_audio));
+  fail_unless (audio >= 100, "%u audio records", audio);
+
+  g_object_get (split, "stats", &st, NULL);
+  twoflow_test_check_stat (st, "audio-records", audio);
+  fail_unless (gst_structure_get_uint64 (st, "audio-bytes", &stat));
+  fail_unless_equals_uint64 (stat, audio_bytes);
+  gst_structure_free (st);
+
+  gst_twoflow_parser_free (parser);
+  g_array_free (recs, TRUE);
+  gst_object_unref (sinks[0]);
+  gst_object_unref (sinks[1]);
+  gst_object_unref (pb);
+  gst_object_unref (split);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+GST_START_TEST (test_split_audio_ts)
+{
+  gchar *media = make_av ("av.ts", "mpeg2enc format=3 b-per-refframe=2 "
+      "min-gop-size=12 max-gop-size=12 ! mpegvideoparse", "twolamemp2enc ! "
+      "mpegaudioparse", "mpegtsmux");
+
+  check_split_audio (media, 75);
+  g_unlink (media);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_split_audio_mp4)
+{
+  /* qtdemux pushes in the file's chunk order: whole chunks of one track */
+  gchar *media = make_av ("av.mp4", "x264enc bframes=2 key-int-max=25 "
+      "speed-preset=ultrafast ! h264parse", "avenc_aac ! aacparse", "mp4mux");
+
+  check_split_audio (media, 75);
+  g_unlink (media);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+/* A requested audio pad that nothing feeds holds nothing up. */
+GST_START_TEST (test_split_audio_pad_unlinked)
+{
+  gchar *media = twoflow_test_greyramp ();
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! mpegvideoparse ! "
+      "twoflowsplit name=s s.essential ! queue ! fakesink "
+      "s.enhanced ! queue ! fakesink", media);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *split = gst_bin_get_by_name (GST_BIN (pipeline), "s");
+  GstPad *audio = gst_element_request_pad_simple (split, "audio");
+  GstStructure *st;
+
+  fail_unless (audio != NULL);
+  fail_unless (twoflow_test_run_pipeline (pipeline, NULL));
+  g_object_get (split, "stats", &st, NULL);
+  {
+    guint64 ef, nf;
+
+    fail_unless (gst_structure_get (st, "essential-frames", G_TYPE_UINT64,
+            &ef, "enhanced-frames", G_TYPE_UINT64, &nf, NULL));
+    fail_unless_equals_uint64 (ef + nf, 25);
+  }
+  twoflow_test_check_stat (st, "audio-records", 0);
+  gst_structure_free (st);
+  gst_element_release_request_pad (split, audio);
+  gst_object_unref (audio);
+  gst_object_unref (split);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (media);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflowsplit_suite (void)
 {
@@ -369,6 +619,9 @@ twoflowsplit_suite (void)
   tcase_add_test (tc, test_split_h264);
   tcase_add_test (tc, test_split_stats);
   tcase_add_test (tc, test_split_bad_input);
+  tcase_add_test (tc, test_split_audio_ts);
+  tcase_add_test (tc, test_split_audio_mp4);
+  tcase_add_test (tc, test_split_audio_pad_unlinked);
   return s;
 }
 

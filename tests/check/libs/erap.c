@@ -1053,6 +1053,310 @@ GST_START_TEST (test_libra_packet_pair_estimate)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* security: sealing, replay windows, optimistic ACKs */
+
+static void
+test_master (guint8 m[GST_ERAP_KEY_SIZE], guint8 v)
+{
+  memset (m, v, GST_ERAP_KEY_SIZE);
+}
+
+static gsize
+seal_one (GstErapCrypto * tx, guint64 seqno, guint32 appseq,
+    const guint8 * payload, gsize len, guint8 * out)
+{
+  GstErapDataHeader h = { (guint32) seqno, appseq, GST_ERAP_FRAG_BEGIN };
+  guint8 hdr[GST_ERAP_DATA_HEADER_SIZE];
+
+  gst_erap_data_header_write (&h, hdr);
+  fail_unless (gst_erap_crypto_seal_data (tx, seqno, hdr, payload, len, out));
+  return len + GST_ERAP_SEALED_DATA_HEADER + GST_ERAP_TAG_SIZE;
+}
+
+GST_START_TEST (test_crypto_data_roundtrip_and_tamper)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], payload[300], pkt[400], copy[400];
+  GstErapCrypto *tx, *rx;
+  GstErapDataHeader h;
+  GstErapCryptoStats cs;
+  gsize len, plain, i;
+
+  test_master (m, 7);
+  for (i = 0; i < sizeof (payload); i++)
+    payload[i] = i * 31;
+  tx = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  rx = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m, NULL);
+  fail_unless (tx && rx);
+  len = seal_one (tx, 5, 3, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (len, sizeof (payload) + 8 + 24);
+  /* the payload is encrypted, not only authenticated */
+  fail_if (memcmp (pkt + 16, payload, 32) == 0);
+
+  /* every single flipped bit anywhere fails, and does not pin the salt */
+  for (i = 0; i < len; i++) {
+    memcpy (copy, pkt, len);
+    copy[i] ^= 0x10;
+    fail_unless_equals_int (gst_erap_crypto_open_data (rx, copy, len, &plain),
+        GST_ERAP_OPEN_AUTH_FAILED);
+  }
+  /* truncated */
+  memcpy (copy, pkt, len);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, copy, len - 1,
+          &plain), GST_ERAP_OPEN_AUTH_FAILED);
+  gst_erap_crypto_get_stats (rx, &cs);
+  fail_unless_equals_int (cs.auth_failures, len + 1);
+  fail_if (cs.salt_pinned);
+
+  memcpy (copy, pkt, len);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, copy, len, &plain),
+      GST_ERAP_OPEN_OK);
+  fail_unless_equals_int (plain, 8 + sizeof (payload));
+  fail_unless (gst_erap_data_header_parse (copy, plain, &h));
+  fail_unless_equals_int (h.seqno, 5);
+  fail_unless_equals_int (h.appseq, 3);
+  fail_unless (memcmp (copy + 8, payload, sizeof (payload)) == 0);
+  fail_unless_equals_uint64 (gst_erap_crypto_get_salt (rx),
+      gst_erap_crypto_get_salt (tx));
+
+  /* replayed as captured */
+  memcpy (copy, pkt, len);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, copy, len, &plain),
+      GST_ERAP_OPEN_REPLAY);
+  gst_erap_crypto_get_stats (rx, &cs);
+  fail_unless_equals_int (cs.replays, 1);
+  fail_unless_equals_int (cs.opened, 1);
+
+  /* nonce space: seqno 2^32 is refused, never wrapped */
+  fail_if (gst_erap_crypto_seal_data (tx, G_GUINT64_CONSTANT (1) << 32, pkt,
+          payload, 10, copy));
+  gst_erap_crypto_free (tx);
+  gst_erap_crypto_free (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_crypto_wrong_key_and_other_session)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], m2[GST_ERAP_KEY_SIZE], payload[64] = { 1 };
+  guint8 pkt[200];
+  GstErapCrypto *tx, *tx2, *evil, *rx;
+  GstErapCryptoStats cs;
+  gsize len, plain;
+
+  test_master (m, 1);
+  test_master (m2, 2);
+  tx = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  tx2 = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  evil = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m2, NULL);
+  rx = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m, NULL);
+  /* two sessions of one master key have different salts and keys */
+  fail_if (gst_erap_crypto_get_salt (tx) == gst_erap_crypto_get_salt (tx2));
+
+  len = seal_one (evil, 1, 0, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, pkt, len, &plain),
+      GST_ERAP_OPEN_AUTH_FAILED);
+  len = seal_one (tx, 1, 0, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, pkt, len, &plain),
+      GST_ERAP_OPEN_OK);
+  /* pinned: another session under the same passphrase is refused, so
+   * packets captured from an earlier session cannot be replayed */
+  len = seal_one (tx2, 2, 1, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, pkt, len, &plain),
+      GST_ERAP_OPEN_AUTH_FAILED);
+  len = seal_one (tx, 2, 1, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, pkt, len, &plain),
+      GST_ERAP_OPEN_OK);
+  gst_erap_crypto_get_stats (rx, &cs);
+  fail_unless_equals_int (cs.auth_failures, 2);
+  fail_unless_equals_int (cs.opened, 2);
+  gst_erap_crypto_free (tx);
+  gst_erap_crypto_free (tx2);
+  gst_erap_crypto_free (evil);
+  gst_erap_crypto_free (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_crypto_ack_seal)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], pkt[200], recs[2 * GST_ERAP_ACK_MAX_SIZE];
+  guint8 dg[sizeof (recs) + GST_ERAP_ACK_SEAL_OVERHEAD], copy[sizeof (dg)];
+  GstErapCrypto *tx, *rx;
+  GstErapAck a, b;
+  GstErapCryptoStats cs;
+  gsize n, len, rl, plain, off = 0, i;
+  guint8 payload[10] = { 0 };
+  guint64 salt;
+
+  test_master (m, 3);
+  tx = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  rx = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m, NULL);
+  memset (&a, 0, sizeof (a));
+  a.port = 5004;
+  a.seq = a.last_recv = 1;
+  n = gst_erap_ack_write (&a, recs);
+  /* nothing authentic arrived: nothing to acknowledge, nothing sealed */
+  fail_unless_equals_int (gst_erap_crypto_seal_ack (rx, recs, n, dg), 0);
+  len = seal_one (tx, 1, 0, payload, sizeof (payload), pkt);
+  fail_unless_equals_int (gst_erap_crypto_open_data (rx, pkt, len, &plain),
+      GST_ERAP_OPEN_OK);
+  len = gst_erap_crypto_seal_ack (rx, recs, n, dg);
+  fail_unless_equals_int (len, n + GST_ERAP_ACK_SEAL_OVERHEAD);
+  fail_unless (gst_erap_crypto_peek_ack (dg, len, &salt));
+  fail_unless_equals_uint64 (salt, gst_erap_crypto_get_salt (tx));
+  /* a plain ACK datagram is not taken for a sealed one */
+  fail_if (gst_erap_crypto_peek_ack (recs, n, NULL));
+
+  for (i = 0; i < len; i++) {
+    memcpy (copy, dg, len);
+    copy[i] ^= 1;
+    fail_unless_equals_int (gst_erap_crypto_open_ack (tx, copy, len, &rl),
+        GST_ERAP_OPEN_AUTH_FAILED);
+  }
+  memcpy (copy, dg, len);
+  fail_unless_equals_int (gst_erap_crypto_open_ack (tx, copy, len, &rl),
+      GST_ERAP_OPEN_OK);
+  fail_unless_equals_int (rl, n);
+  fail_unless (gst_erap_ack_parse_next (copy + GST_ERAP_SEALED_ACK_HEADER, rl,
+          &off, &b));
+  fail_unless_equals_int (b.seq, 1);
+  fail_unless_equals_int (b.port, 5004);
+  memcpy (copy, dg, len);
+  fail_unless_equals_int (gst_erap_crypto_open_ack (tx, copy, len, &rl),
+      GST_ERAP_OPEN_REPLAY);
+  gst_erap_crypto_get_stats (tx, &cs);
+  fail_unless_equals_int (cs.auth_failures, len);
+  fail_unless_equals_int (cs.replays, 1);
+  gst_erap_crypto_free (tx);
+  gst_erap_crypto_free (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_replay_window)
+{
+  static GstErapReplayWindow w;
+  guint64 i;
+
+  memset (&w, 0, sizeof (w));
+  fail_if (gst_erap_replay_check_and_mark (&w, 0));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 10));
+  fail_if (gst_erap_replay_check_and_mark (&w, 10));
+  /* out of order within the window */
+  fail_unless (gst_erap_replay_check_and_mark (&w, 3));
+  fail_if (gst_erap_replay_check_and_mark (&w, 3));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 9));
+  /* slide by less than the window: old marks kept, slots reused cleanly */
+  fail_unless (gst_erap_replay_check_and_mark (&w, 10 + 5000));
+  fail_if (gst_erap_replay_check_and_mark (&w, 10));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 11));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 10 + GST_ERAP_REPLAY_WINDOW
+          - 1));
+  /* the slot of 10 now belongs to 10 + WINDOW */
+  fail_unless (gst_erap_replay_check_and_mark (&w, 10 +
+          GST_ERAP_REPLAY_WINDOW));
+  /* older than the window */
+  fail_if (gst_erap_replay_check_and_mark (&w, 10));
+  /* the oldest still in it: 11 seen, 12 not */
+  fail_if (gst_erap_replay_check_and_mark (&w, 11));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 12));
+  /* every number once, in order, over several windows */
+  memset (&w, 0, sizeof (w));
+  for (i = 1; i < 5 * GST_ERAP_REPLAY_WINDOW; i++)
+    fail_unless (gst_erap_replay_check_and_mark (&w, i));
+  for (i = 4 * GST_ERAP_REPLAY_WINDOW + 1; i < 5 * GST_ERAP_REPLAY_WINDOW;
+      i++)
+    fail_if (gst_erap_replay_check_and_mark (&w, i));
+  /* a jump beyond the window forgets everything below */
+  fail_unless (gst_erap_replay_check_and_mark (&w, 100 *
+          GST_ERAP_REPLAY_WINDOW));
+  fail_unless (gst_erap_replay_check_and_mark (&w, 100 *
+          GST_ERAP_REPLAY_WINDOW - 1));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_crypto_settings)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], m2[GST_ERAP_KEY_SIZE];
+  GError *err = NULL;
+
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings (NULL, NULL,
+          m, &err), 0);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings ("short",
+          NULL, m, &err), -1);
+  g_clear_error (&err);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings (NULL,
+          "00112233", m, &err), -1);
+  g_clear_error (&err);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings
+      ("correct horse", "0011223344556677001122334455667700112233445566770011"
+          "223344556677", m, &err), -1);
+  g_clear_error (&err);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings (NULL,
+          "00112233445566770011223344556677001122334455667700112233445566ff",
+          m, &err), 1);
+  fail_unless_equals_int (m[31], 0xff);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings
+      ("correct horse", NULL, m, &err), 1);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings
+      ("correct horse", NULL, m2, &err), 1);
+  fail_unless (memcmp (m, m2, sizeof (m)) == 0);
+  fail_unless_equals_int (gst_erap_crypto_master_from_settings
+      ("correct horsf", NULL, m2, &err), 1);
+  fail_if (memcmp (m, m2, sizeof (m)) == 0);
+}
+
+GST_END_TEST;
+
+/* Plaintext too: the sender never counts as received a seqno it did not
+ * send (optimistic ACKs), whatever the ACK's fields. */
+GST_START_TEST (test_optimistic_ack_ignored)
+{
+  GstErapSenderConfig cfg;
+  GstErapSender *s;
+  GstErapSenderStats st;
+  GstErapOutPacket out;
+  GstErapAck a;
+  GstClockTime now = GST_SECOND;
+  guint8 data[4000];
+  guint i, sent = 0;
+
+  sender_config (&cfg, 1000, 0.001);
+  s = gst_erap_sender_new (&cfg);
+  memset (data, 0, sizeof (data));
+  gst_erap_sender_push (s, g_bytes_new (data, sizeof (data)), now);
+  gst_erap_sender_push_eos (s, now);
+  while (gst_erap_sender_poll (s, now, &out))
+    sent++;
+  fail_unless (sent >= 1 && sent < 5);
+  memset (&a, 0, sizeof (a));
+  a.port = 5004;
+  /* ACKs of seqnos beyond those sent, or ranges reaching past them */
+  for (i = sent + 1; i < sent + 1000; i++) {
+    a.seq = i;
+    a.last_recv = i;
+    fail_unless_equals_int (gst_erap_sender_handle_ack (s, &a, now),
+        GST_ERAP_ACK_INVALID);
+    a.seq = 1;
+    a.last_recv = i;
+    fail_unless_equals_int (gst_erap_sender_handle_ack (s, &a, now),
+        GST_ERAP_ACK_INVALID);
+  }
+  /* the far side of the 32-bit circle */
+  a.seq = a.last_recv = 0x80000000u;
+  fail_unless_equals_int (gst_erap_sender_handle_ack (s, &a, now),
+      GST_ERAP_ACK_INVALID);
+  gst_erap_sender_get_stats (s, &st);
+  fail_unless_equals_int (st.bytes_acked, 0);
+  fail_unless_equals_int (st.acks_invalid, 2 * 999 + 1);
+  fail_if (gst_erap_sender_is_done (s));
+  gst_erap_sender_free (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 erap_suite (void)
 {
@@ -1077,6 +1381,12 @@ erap_suite (void)
   tcase_add_test (tc, test_libra_rtt_independent);
   tcase_add_test (tc, test_libra_pair_pacing);
   tcase_add_test (tc, test_libra_packet_pair_estimate);
+  tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);
+  tcase_add_test (tc, test_crypto_wrong_key_and_other_session);
+  tcase_add_test (tc, test_crypto_ack_seal);
+  tcase_add_test (tc, test_replay_window);
+  tcase_add_test (tc, test_crypto_settings);
+  tcase_add_test (tc, test_optimistic_ack_ignored);
   return s;
 }
 

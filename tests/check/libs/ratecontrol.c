@@ -629,6 +629,86 @@ GST_START_TEST (test_decide_early)
 
 GST_END_TEST;
 
+
+/* H.264 drop mode (keep=i|ip): the synthetic IPBB stream with every B
+ * disposable (nal_ref_idc = 0) and every P a tail reference (keep=i).
+ * Returns the output bit/s over frames 150..449 and the dropped counts. */
+static gdouble
+run_layers (gdouble fraction, gboolean tail_layer, gboolean disposable,
+    guint64 * dropped_p, guint64 * dropped_b, GstTwoflowRateControlStats * st)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble in = stream_rate (), bits = 0;
+  guint i;
+
+  gst_twoflow_rate_control_set_keep (rc, tail_layer ?
+      GST_TWOFLOW_RATE_CONTROL_KEEP_I : GST_TWOFLOW_RATE_CONTROL_KEEP_IP);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (in * fraction));
+  for (i = 0; i < 450; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlLayer layer = GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT;
+    GstTwoflowRateControlDecision d;
+
+    if (t == GST_TWOFLOW_PICTURE_B && disposable)
+      layer = GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE;
+    else if (t != GST_TWOFLOW_PICTURE_I && tail_layer)
+      layer = GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL;
+    gst_twoflow_rate_control_handle_input_layer (rc, t, layer, size_of (t),
+        DUR, i * DUR);
+    d = gst_twoflow_rate_control_decide_drop (rc, t, layer, size_of (t));
+    fail_if (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE);
+    /* never an essential frame */
+    if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT)
+      fail_unless (d.action == GST_TWOFLOW_RATE_CONTROL_PASS);
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 0,
+        d.action == GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0, DUR);
+    if (i >= 150 && d.action == GST_TWOFLOW_RATE_CONTROL_PASS)
+      bits += size_of (t) * 8.0;
+  }
+  gst_twoflow_rate_control_get_stats (rc, st);
+  *dropped_p = st->frames_dropped_by_type[1];
+  *dropped_b = st->frames_dropped_by_type[2];
+  fail_unless_equals_uint64 (st->frames_dropped_by_type[0], 0);
+  gst_twoflow_rate_control_free (rc);
+  return bits / (300 * DUR / 1e9);
+}
+
+GST_START_TEST (test_drop_layers)
+{
+  gdouble in = stream_rate (), out;
+  guint64 p, b;
+  GstTwoflowRateControlStats st;
+
+  /* a GOP: I 60000, 5 P 150000, 9 B 135000 bytes: B 39%, I 17% */
+  /* 80%: disposable pictures alone do, no P goes */
+  out = run_layers (0.8, TRUE, TRUE, &p, &b, &st);
+  fail_unless (out > in * 0.8 * 0.95 && out < in * 0.8 * 1.05,
+      "%.0f for %.0f", out, in * 0.8);
+  fail_unless_equals_uint64 (p, 0);
+  fail_unless (b > 0);
+  fail_unless (st.floor_bitrate > in * 60 / 345 * 0.95 &&
+      st.floor_bitrate < in * 60 / 345 * 1.05, "floor %.0f (I frames) of %.0f",
+      st.floor_bitrate, in);
+  fail_unless (st.disposable_bitrate > in / 3 * 0.9);
+  /* 45%: every B and the GOPs' tails */
+  out = run_layers (0.45, TRUE, TRUE, &p, &b, &st);
+  fail_unless (out > in * 0.45 * 0.85 && out < in * 0.45 * 1.1,
+      "%.0f for %.0f", out, in * 0.45);
+  fail_unless (p > 0);
+  /* keep=ip: only the B frames can go; below that the floor holds */
+  out = run_layers (0.45, FALSE, TRUE, &p, &b, &st);
+  fail_unless_equals_uint64 (p, 0);
+  fail_unless (out > in * 210 / 345 * 0.97 && out < in * 210 / 345 * 1.03,
+      "%.0f of %.0f", out, in);
+  /* nothing disposable (keep=ip, every picture a reference): the floor is
+   * the input's rate and nothing is dropped */
+  out = run_layers (0.45, FALSE, FALSE, &p, &b, &st);
+  fail_unless_equals_uint64 (p + b, 0);
+  fail_unless (fabs (st.floor_bitrate - st.input_bitrate) < 1.0);
+}
+
+GST_END_TEST;
+
 static Suite *
 ratecontrol_suite (void)
 {
@@ -649,6 +729,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_keep_and_floor);
   tcase_add_test (tc, test_keep_ip);
   tcase_add_test (tc, test_drop_b_hysteresis);
+  tcase_add_test (tc, test_drop_layers);
   return s;
 }
 

@@ -1,0 +1,832 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow
+ * ratetranscoder, H.264 (issue #17). Two ways of lowering the rate:
+ *
+ * keep=none (standalone): decode with libavcodec's h264 decoder and
+ *   re-encode with libx264 (openh264 where libavcodec has no x264) in
+ *   average-bitrate mode under a VBV of one second. A target change is
+ *   written into AVCodecContext bit_rate / rc_max_rate / rc_buffer_size
+ *   before the next picture is sent; libavcodec's libx264 wrapper hands
+ *   it to x264_encoder_reconfig(), so it applies from the next picture
+ *   the encoder codes, without a new IDR. An encoder without that
+ *   (openh264) is drained and reopened at the new rate, from an IDR.
+ *   Passing through (no reduction needed) emits the source buffers; the
+ *   decoder keeps running so that re-encoding can start at the next
+ *   I or P picture (everything passed before is then a presentation-order
+ *   prefix), with an IDR of the encoder's own. Passing through resumes at
+ *   the next source IDR (its SPS/PPS put back in front of it).
+ *
+ * keep=i|ip (staggered system): no codec; the source's essential pictures
+ *   leave byte-identical and the rate is lowered by dropping pictures
+ *   nothing references (nal_ref_idc = 0), and under keep=i, when that is
+ *   not enough, the tail of the GOP (from a reference picture to the next
+ *   I frame). The decisions are the rate control core's
+ *   (gst_twoflow_rate_control_decide_drop()).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include "gstratetranscoder.h"
+
+GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
+#define GST_CAT_DEFAULT rate_transcoder_debug
+
+/* x264 look-ahead, in frames; with its B frames and the decoder's reorder
+ * delay it makes the latency the element reports for H.264 */
+#define RT_H264_LOOKAHEAD 5
+#define RT_H264_BFRAMES 3
+#define RT_H264_DECODER_DELAY 2
+/* VBV buffer, in seconds of the target (maximum rate = the target): 0.5 s
+ * leaves GOPs up to 10% under the target, 1 s up to 10% over (x264's
+ * average bitrate mode repays its first GOP's miss) */
+#define RT_H264_VBV_S 0.75
+
+guint
+rt_h264_delay_frames (void)
+{
+  return RT_H264_LOOKAHEAD + RT_H264_BFRAMES + RT_H264_DECODER_DELAY;
+}
+
+/* --- parameter sets --------------------------------------------------- */
+
+/* Next Annex B start code at or after @i; returns its offset (size if
+ * none) and its length in @sc. */
+static gsize
+next_start_code (const guint8 * d, gsize size, gsize i, guint * sc)
+{
+  for (; i + 3 <= size; i++) {
+    if (d[i] == 0 && d[i + 1] == 0 && d[i + 2] == 1) {
+      *sc = 3;
+      if (i > 0 && d[i - 1] == 0) {
+        *sc = 4;
+        return i - 1;
+      }
+      return i;
+    }
+  }
+  *sc = 0;
+  return size;
+}
+
+/* Calls @func for every NAL unit of a byte-stream (@nls 0) or
+ * length-prefixed buffer. */
+typedef void (*NalFunc) (const guint8 * nal, gsize len, gpointer user);
+
+static void
+foreach_nal (const guint8 * d, gsize size, guint nls, NalFunc func,
+    gpointer user)
+{
+  gsize i = 0;
+
+  if (nls > 0) {
+    while (i + nls <= size) {
+      gsize len = 0;
+      guint k;
+
+      for (k = 0; k < nls; k++)
+        len = (len << 8) | d[i + k];
+      i += nls;
+      if (len > size - i)
+        len = size - i;
+      if (len > 0)
+        func (d + i, len, user);
+      i += len;
+    }
+    return;
+  }
+  {
+    guint sc;
+    gsize start = next_start_code (d, size, 0, &sc);
+
+    while (start < size) {
+      gsize nal = start + sc, end;
+      guint sc2;
+
+      end = next_start_code (d, size, nal, &sc2);
+      /* trailing zero bytes belong to no NAL */
+      while (end > nal && d[end - 1] == 0 && end < size)
+        end--;
+      if (end > nal)
+        func (d + nal, end - nal, user);
+      start = next_start_code (d, size, nal, &sc);
+    }
+  }
+}
+
+typedef struct
+{
+  GByteArray *out;
+  guint nls;                    /* prefix to write: 0 = start codes */
+  gboolean only_param_sets;
+  gboolean found;
+} NalCollect;
+
+static void
+append_nal (GByteArray * out, guint nls, const guint8 * nal, gsize len)
+{
+  static const guint8 sc[4] = { 0, 0, 0, 1 };
+  guint8 pre[4];
+  guint k;
+
+  if (nls == 0) {
+    g_byte_array_append (out, sc, 4);
+  } else {
+    for (k = 0; k < nls; k++)
+      pre[k] = (len >> (8 * (nls - 1 - k))) & 0xff;
+    g_byte_array_append (out, pre, nls);
+  }
+  g_byte_array_append (out, nal, len);
+}
+
+static void
+collect_nal (const guint8 * nal, gsize len, gpointer user)
+{
+  NalCollect *c = user;
+  guint t = nal[0] & 0x1f;
+
+  if (c->only_param_sets && t != 7 && t != 8)
+    return;
+  c->found = TRUE;
+  append_nal (c->out, c->nls, nal, len);
+}
+
+/* The SPS and PPS a source buffer carries, as the stream writes them. */
+static void
+remember_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
+{
+  NalCollect c = { g_byte_array_new (), self->nal_length_size, TRUE, FALSE };
+
+  foreach_nal (d, size, self->nal_length_size, collect_nal, &c);
+  if (c.found) {
+    g_clear_pointer (&self->param_sets, g_bytes_unref);
+    self->param_sets = g_byte_array_free_to_bytes (c.out);
+  } else {
+    g_byte_array_unref (c.out);
+  }
+}
+
+static gboolean
+has_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
+{
+  NalCollect c = { g_byte_array_new (), 0, TRUE, FALSE };
+
+  foreach_nal (d, size, self->nal_length_size, collect_nal, &c);
+  g_byte_array_unref (c.out);
+  return c.found;
+}
+
+void
+rt_h264_set_caps (GstRateTranscoder * self, const GstStructure * s)
+{
+  const gchar *fmt = gst_structure_get_string (s, "stream-format");
+  const GValue *v = gst_structure_get_value (s, "codec_data");
+  GstBuffer *cd = v && G_VALUE_HOLDS (v, GST_TYPE_BUFFER) ?
+      gst_value_get_buffer (v) : NULL;
+  GstMapInfo map;
+
+  self->h264_avc = fmt && g_str_has_prefix (fmt, "avc");
+  self->nal_length_size = 0;
+  gst_twoflow_picture_parser_set_codec_data (self->picture_parser, NULL, 0);
+  if (self->h264_avc && cd && gst_buffer_map (cd, &map, GST_MAP_READ)) {
+    if (map.size >= 7 && gst_twoflow_picture_parser_set_codec_data
+        (self->picture_parser, map.data, map.size)) {
+      GByteArray *out = g_byte_array_new ();
+      gsize i = 6;
+      guint n, k, lists;
+
+      self->nal_length_size = (map.data[4] & 3) + 1;
+      /* avcC: SPS list, then PPS list, each NAL with a 16-bit length */
+      n = map.data[5] & 0x1f;
+      for (lists = 0; lists < 2; lists++) {
+        for (k = 0; k < n && i + 2 <= map.size; k++) {
+          gsize len = (map.data[i] << 8) | map.data[i + 1];
+
+          i += 2;
+          if (len > map.size - i)
+            break;
+          append_nal (out, self->nal_length_size, map.data + i, len);
+          i += len;
+        }
+        n = i < map.size ? map.data[i++] : 0;
+      }
+      g_clear_pointer (&self->param_sets, g_bytes_unref);
+      self->param_sets = g_byte_array_free_to_bytes (out);
+      g_clear_pointer (&self->dec_extradata, g_bytes_unref);
+      self->dec_extradata = g_bytes_new (map.data, map.size);
+    }
+    gst_buffer_unmap (cd, &map);
+  }
+  if (self->h264_avc && self->nal_length_size == 0) {
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+        ("stream-format=avc without a valid codec_data, passing through"));
+    self->h264_unsupported = TRUE;
+  }
+}
+
+/* --- codecs ----------------------------------------------------------- */
+
+static gboolean
+h264_open_decoder (GstRateTranscoder * self)
+{
+  const AVCodec *codec = avcodec_find_decoder (AV_CODEC_ID_H264);
+
+  if (!codec)
+    return FALSE;
+  self->dec = avcodec_alloc_context3 (codec);
+  if (!self->dec)
+    return FALSE;
+  self->dec->thread_count = 1;
+  self->dec->pkt_timebase = (AVRational) {
+  1, GST_SECOND};
+  if (self->dec_extradata) {
+    gsize n;
+    const guint8 *d = g_bytes_get_data (self->dec_extradata, &n);
+
+    self->dec->extradata = av_mallocz (n + AV_INPUT_BUFFER_PADDING_SIZE);
+    memcpy (self->dec->extradata, d, n);
+    self->dec->extradata_size = n;
+  }
+  if (avcodec_open2 (self->dec, codec, NULL) < 0) {
+    avcodec_free_context (&self->dec);
+    return FALSE;
+  }
+  if (!self->pkt)
+    self->pkt = av_packet_alloc ();
+  return self->pkt != NULL;
+}
+
+static guint64
+current_target (GstRateTranscoder * self, gboolean * reduce)
+{
+  GstTwoflowRateControlStats s;
+
+  GST_OBJECT_LOCK (self);
+  gst_twoflow_rate_control_get_stats (self->rc, &s);
+  GST_OBJECT_UNLOCK (self);
+  if (reduce)
+    *reduce = s.input_bitrate > 0 && s.target_bitrate > 0 &&
+        s.target_bitrate < s.input_bitrate;
+  return (guint64) s.target_bitrate;
+}
+
+static void
+set_encoder_rate (AVCodecContext * c, guint64 bitrate)
+{
+  c->bit_rate = bitrate;
+  c->rc_max_rate = bitrate;
+  c->rc_buffer_size = (gint) MIN (bitrate * RT_H264_VBV_S, G_MAXINT);
+}
+
+static gboolean
+h264_open_encoder (GstRateTranscoder * self, const AVFrame * f)
+{
+  const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
+  AVCodecContext *c;
+  AVDictionary *opts = NULL;
+  guint64 target = current_target (self, NULL);
+  gchar *params;
+
+  self->h264_reconfig = codec != NULL;
+  if (!codec)
+    codec = avcodec_find_encoder_by_name ("libopenh264");
+  if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
+          f->format != AV_PIX_FMT_YUVJ420P) || target == 0)
+    return FALSE;
+  c = avcodec_alloc_context3 (codec);
+  if (!c)
+    return FALSE;
+  c->width = f->width;
+  c->height = f->height;
+  c->pix_fmt = f->format;
+  c->sample_aspect_ratio = f->sample_aspect_ratio;
+  c->framerate = (AVRational) {
+  self->fps_n, self->fps_d};
+  c->time_base = (AVRational) {
+  self->fps_d, self->fps_n};
+  c->color_primaries = f->color_primaries;
+  c->color_trc = f->color_trc;
+  c->colorspace = f->colorspace;
+  c->color_range = f->color_range;
+  c->thread_count = 1;
+  /* I frames where the source has them (forced per picture), never one of
+   * the encoder's own */
+  c->gop_size = 100000;
+  c->keyint_min = 1;
+  set_encoder_rate (c, target);
+  if (self->h264_reconfig) {
+    av_dict_set (&opts, "preset", self->preset ? self->preset : "veryfast", 0);
+    av_dict_set (&opts, "forced-idr", "1", 0);
+    c->max_b_frames = RT_H264_BFRAMES;
+    params = g_strdup_printf ("rc-lookahead=%d:sync-lookahead=0:"
+        "repeat-headers=1:annexb=1:scenecut=0:log=0", RT_H264_LOOKAHEAD);
+    av_dict_set (&opts, "x264-params", params, 0);
+    g_free (params);
+  }
+  if (avcodec_open2 (c, codec, &opts) < 0) {
+    av_dict_free (&opts);
+    avcodec_free_context (&c);
+    return FALSE;
+  }
+  av_dict_free (&opts);
+  self->enc = c;
+  self->enc_n = 0;
+  self->enc_bitrate = target;
+  self->h264_force_idr = TRUE;
+  GST_INFO_OBJECT (self, "%s encoder open at %" G_GUINT64_FORMAT " bit/s",
+      codec->name, target);
+  return TRUE;
+}
+
+/* --- output ----------------------------------------------------------- */
+
+static GstFlowReturn
+push_out (GstRateTranscoder * self, GstBuffer * out)
+{
+  out = gst_buffer_make_writable (out);
+  /* decode timestamps stay increasing across switches between source and
+   * encoder, whose reorder delays differ */
+  if (GST_BUFFER_DTS_IS_VALID (out) &&
+      GST_CLOCK_TIME_IS_VALID (self->last_dts_out) &&
+      GST_BUFFER_DTS (out) <= self->last_dts_out)
+    GST_BUFFER_DTS (out) = self->last_dts_out + 1;
+  if (GST_BUFFER_DTS_IS_VALID (out))
+    self->last_dts_out = GST_BUFFER_DTS (out);
+  if (self->discont) {
+    GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DISCONT);
+    self->discont = FALSE;
+  } else {
+    GST_BUFFER_FLAG_UNSET (out, GST_BUFFER_FLAG_DISCONT);
+  }
+  GST_OBJECT_LOCK (self);
+  self->frames_out++;
+  GST_OBJECT_UNLOCK (self);
+  return gst_pad_push (self->srcpad, out);
+}
+
+static void
+account (GstRateTranscoder * self, GstTwoflowPictureType type,
+    const GstTwoflowRateControlDecision * d, gsize in_bytes, gsize out_bytes,
+    GstClockTime dur)
+{
+  GST_OBJECT_LOCK (self);
+  gst_twoflow_rate_control_handle_output (self->rc, type, d, in_bytes, 0,
+      out_bytes, GST_CLOCK_TIME_IS_VALID (dur) ? dur :
+      gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n));
+  GST_OBJECT_UNLOCK (self);
+  if (type != GST_TWOFLOW_PICTURE_NONE)
+    gst_rate_transcoder_note_reaction (self, d->generation);
+}
+
+/* the encoder's packets, with the source's timestamps */
+static GstFlowReturn
+h264_receive_packets (GstRateTranscoder * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  AVPacket *pkt = self->pkt;
+
+  while (self->enc && avcodec_receive_packet (self->enc, pkt) == 0) {
+    GstBuffer *out;
+    GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_ENCODE };
+    GstTwoflowPictureType type = GST_TWOFLOW_PICTURE_P;
+    gsize n;
+    guint8 *sd = av_packet_get_side_data (pkt, AV_PKT_DATA_QUALITY_STATS, &n);
+    guint64 idx = pkt->pts >= 0 ? (guint64) pkt->pts : 0;
+    GstClockTime pts = self->h264_ring[idx % RT_MAP_SIZE].pts;
+    GstClockTime dur = self->h264_ring[idx % RT_MAP_SIZE].dur;
+    GstClockTime dts;
+
+    if (sd && n >= 5)
+      type = sd[4] == AV_PICTURE_TYPE_I ? GST_TWOFLOW_PICTURE_I :
+          sd[4] == AV_PICTURE_TYPE_B ? GST_TWOFLOW_PICTURE_B :
+          GST_TWOFLOW_PICTURE_P;
+    else if (pkt->flags & AV_PKT_FLAG_KEY)
+      type = GST_TWOFLOW_PICTURE_I;
+    if (sd && n >= 4)
+      d.q = GST_READ_UINT32_LE (sd) / FF_QP2LAMBDA;
+    /* coded in this call, under the rate the encoder has now */
+    d.generation = self->enc_generation;
+
+    if (pkt->dts >= 0) {
+      dts = self->h264_ring[(guint64) pkt->dts % RT_MAP_SIZE].pts;
+    } else {
+      GstClockTime first = self->h264_ring[0].pts;
+      GstClockTime back = (GstClockTime) (-pkt->dts) * dur;
+
+      dts = GST_CLOCK_TIME_IS_VALID (first) && first >= back ?
+          first - back : 0;
+    }
+
+    if (self->h264_avc) {
+      NalCollect c = { g_byte_array_new (), self->nal_length_size, FALSE,
+        FALSE
+      };
+
+      foreach_nal (pkt->data, pkt->size, 0, collect_nal, &c);
+      out = gst_buffer_new_wrapped (c.out->data, c.out->len);
+      g_byte_array_free (c.out, FALSE);
+    } else {
+      out = gst_buffer_new_memdup (pkt->data, pkt->size);
+    }
+    GST_BUFFER_PTS (out) = pts;
+    GST_BUFFER_DTS (out) = dts;
+    GST_BUFFER_DURATION (out) = dur;
+    if (type != GST_TWOFLOW_PICTURE_I)
+      GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DELTA_UNIT);
+    GST_LOG_OBJECT (self, "encoded picture %" G_GINT64_FORMAT " type %d qp %d"
+        " %d bytes", pkt->pts, type, d.q, pkt->size);
+    d.budget_bits = gst_buffer_get_size (out) * 8.0;
+    account (self, type, &d, 0, gst_buffer_get_size (out), dur);
+    av_packet_unref (pkt);
+    if (ret == GST_FLOW_OK)
+      ret = push_out (self, out);
+    else
+      gst_buffer_unref (out);
+  }
+  return ret;
+}
+
+/* Drain the encoder and close it (the next re-encoding opens a new one). */
+static GstFlowReturn
+h264_close_encoder (GstRateTranscoder * self)
+{
+  GstFlowReturn ret;
+
+  if (!self->enc)
+    return GST_FLOW_OK;
+  avcodec_send_frame (self->enc, NULL);
+  ret = h264_receive_packets (self);
+  avcodec_free_context (&self->enc);
+  return ret;
+}
+
+static GstFlowReturn
+h264_encode (GstRateTranscoder * self, AVFrame * frame)
+{
+  guint64 target;
+  guint64 idx;
+  GstFlowReturn ret;
+  guint gen;
+
+  GST_OBJECT_LOCK (self);
+  gen = gst_twoflow_rate_control_get_generation (self->rc);
+  GST_OBJECT_UNLOCK (self);
+  target = current_target (self, NULL);
+
+  if (self->enc && target > 0 && target != self->enc_bitrate) {
+    if (self->h264_reconfig) {
+      /* libx264 via libavcodec: x264_encoder_reconfig() before this
+       * picture, no new IDR */
+      set_encoder_rate (self->enc, target);
+      self->enc_bitrate = target;
+      GST_DEBUG_OBJECT (self, "encoder reconfigured to %" G_GUINT64_FORMAT
+          " bit/s", target);
+    } else {
+      /* no reconfiguration: start a new encoder from an IDR */
+      ret = h264_close_encoder (self);
+      if (ret != GST_FLOW_OK)
+        return ret;
+    }
+  }
+  if (!self->enc && !h264_open_encoder (self, frame)) {
+    GST_ELEMENT_WARNING (self, LIBRARY, INIT, (NULL),
+        ("cannot open an H.264 encoder (libx264 or libopenh264) for this "
+            "stream, passing it through"));
+    self->h264_unsupported = TRUE;
+    return GST_FLOW_OK;
+  }
+  self->enc_generation = gen;
+  idx = self->enc_n++;
+  self->h264_ring[idx % RT_MAP_SIZE].pts = frame->pts;
+  self->h264_ring[idx % RT_MAP_SIZE].dur = frame->pkt_duration > 0 ?
+      (GstClockTime) frame->pkt_duration :
+      gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n);
+  frame->pts = idx;
+  frame->pict_type = (self->h264_force_idr || frame->key_frame) ?
+      AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
+  self->h264_force_idr = FALSE;
+  if (avcodec_send_frame (self->enc, frame) < 0)
+    GST_WARNING_OBJECT (self, "encoder refused picture %" G_GUINT64_FORMAT,
+        idx);
+  return h264_receive_packets (self);
+}
+
+/* Pictures out of the decoder, in presentation order: those after what was
+ * passed go to the encoder while re-encoding. */
+static GstFlowReturn
+h264_receive_frames (GstRateTranscoder * self)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  AVFrame *frame = av_frame_alloc ();
+
+  while (avcodec_receive_frame (self->dec, frame) == 0) {
+    if (ret == GST_FLOW_OK && self->h264_encoding && !self->h264_unsupported
+        && frame->pts != AV_NOPTS_VALUE &&
+        (!GST_CLOCK_TIME_IS_VALID (self->max_passed_pts) ||
+            (GstClockTime) frame->pts > self->max_passed_pts))
+      ret = h264_encode (self, frame);
+    av_frame_unref (frame);
+  }
+  av_frame_free (&frame);
+  return ret;
+}
+
+/* Empty the decoder (to be reused after) and send all to the encoder. */
+static GstFlowReturn
+h264_drain_decoder (GstRateTranscoder * self)
+{
+  GstFlowReturn ret;
+
+  if (!self->dec)
+    return GST_FLOW_OK;
+  avcodec_send_packet (self->dec, NULL);
+  ret = h264_receive_frames (self);
+  avcodec_flush_buffers (self->dec);
+  return ret;
+}
+
+GstFlowReturn
+rt_h264_drain (GstRateTranscoder * self)
+{
+  GstFlowReturn ret = h264_drain_decoder (self);
+
+  if (ret == GST_FLOW_OK)
+    ret = h264_close_encoder (self);
+  else
+    avcodec_free_context (&self->enc);
+  avcodec_free_context (&self->dec);
+  self->h264_encoding = FALSE;
+  return ret;
+}
+
+void
+rt_h264_reset (GstRateTranscoder * self)
+{
+  avcodec_free_context (&self->enc);
+  avcodec_free_context (&self->dec);
+  self->h264_encoding = FALSE;
+  self->h264_force_idr = FALSE;
+  self->h264_unsupported = FALSE;
+  self->max_passed_pts = GST_CLOCK_TIME_NONE;
+  self->last_dts_out = GST_CLOCK_TIME_NONE;
+  self->tail_dropped = FALSE;
+  self->leading_before = GST_CLOCK_TIME_NONE;
+  self->enc_n = 0;
+}
+
+/* --- input ------------------------------------------------------------ */
+
+/* Pass a source buffer; @prepend_ps: put the source's parameter sets in
+ * front of it (an IDR that follows the encoder's own). */
+static GstFlowReturn
+h264_pass (GstRateTranscoder * self, GstBuffer * buf, gboolean prepend_ps)
+{
+  if (prepend_ps && self->param_sets) {
+    gsize n = g_bytes_get_size (self->param_sets);
+    gpointer ps = g_memdup2 (g_bytes_get_data (self->param_sets, NULL), n);
+
+    buf = gst_buffer_make_writable (buf);
+    gst_buffer_prepend_memory (buf, gst_memory_new_wrapped (0, ps, n, 0, n,
+            ps, g_free));
+  }
+  if (GST_BUFFER_PTS_IS_VALID (buf) &&
+      (!GST_CLOCK_TIME_IS_VALID (self->max_passed_pts) ||
+          GST_BUFFER_PTS (buf) > self->max_passed_pts))
+    self->max_passed_pts = GST_BUFFER_PTS (buf);
+  return push_out (self, buf);
+}
+
+/* keep=i|ip: essential pictures byte-identical, the rest dropped in order
+ * of least damage */
+static GstFlowReturn
+h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
+    const GstTwoflowPictureInfo * info, gsize size, GstClockTime dur,
+    guint64 now, gboolean prepend_ps)
+{
+  GstTwoflowRateControlLayer layer;
+  GstTwoflowRateControlDecision d;
+  gboolean kept = info->type == GST_TWOFLOW_PICTURE_I ||
+      (self->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP && info->reference) ||
+      info->sequence_header;
+
+  if (kept)
+    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT;
+  else if (!info->reference)
+    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE;
+  else
+    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL;
+
+  if (info->type == GST_TWOFLOW_PICTURE_I) {
+    /* after a dropped tail, the leading pictures of an open GOP's I frame
+     * (shown before it) predict from what was dropped */
+    self->leading_before = self->tail_dropped && !info->idr ?
+        GST_BUFFER_PTS (buf) : GST_CLOCK_TIME_NONE;
+    self->tail_dropped = FALSE;
+  }
+
+  GST_OBJECT_LOCK (self);
+  self->now = now;
+  gst_twoflow_rate_control_handle_input_layer (self->rc, info->type, layer,
+      size, dur, now);
+  d = gst_twoflow_rate_control_decide_drop (self->rc, info->type, layer, size);
+  if (!kept && GST_CLOCK_TIME_IS_VALID (self->leading_before) &&
+      GST_BUFFER_PTS_IS_VALID (buf) &&
+      GST_BUFFER_PTS (buf) < self->leading_before)
+    d.action = GST_TWOFLOW_RATE_CONTROL_DROP;
+  GST_OBJECT_UNLOCK (self);
+
+  if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP) {
+    if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL)
+      self->tail_dropped = TRUE;
+    GST_LOG_OBJECT (self, "dropping %s picture of %" G_GSIZE_FORMAT " bytes "
+        "(layer %d)", info->type == GST_TWOFLOW_PICTURE_B ? "B" : "P", size,
+        layer);
+    account (self, info->type, &d, size, 0, dur);
+    gst_buffer_unref (buf);
+    return GST_FLOW_OK;
+  }
+  account (self, info->type, &d, size, size, dur);
+  return h264_pass (self, buf, prepend_ps);
+}
+
+static void
+send_packet (GstRateTranscoder * self, GstBuffer * buf, GstMapInfo * map,
+    GstClockTime dur)
+{
+  if (av_new_packet (self->pkt, map->size) < 0)
+    return;
+  memcpy (self->pkt->data, map->data, map->size);
+  self->pkt->pts = GST_BUFFER_PTS_IS_VALID (buf) ?
+      (gint64) GST_BUFFER_PTS (buf) : AV_NOPTS_VALUE;
+  self->pkt->dts = AV_NOPTS_VALUE;
+  self->pkt->duration = dur;
+  if (avcodec_send_packet (self->dec, self->pkt) < 0) {
+    GST_OBJECT_LOCK (self);
+    self->decode_errors++;
+    GST_OBJECT_UNLOCK (self);
+    GST_WARNING_OBJECT (self, "picture does not decode");
+  }
+  av_packet_unref (self->pkt);
+}
+
+GstFlowReturn
+rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
+{
+  gboolean sent = FALSE;
+  GstTwoflowPictureInfo info;
+  GstMapInfo map;
+  GstClockTime dur, ts;
+  guint64 now;
+  gsize size;
+  gboolean reduce, pass;
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS };
+  guint gen;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return push_out (self, buf);
+  size = map.size;
+  if (!gst_twoflow_picture_parser_parse (self->picture_parser, map.data,
+          map.size, &info)) {
+    if (!self->h264_avc)
+      remember_param_sets (self, map.data, map.size);
+    gst_buffer_unmap (buf, &map);
+    GST_DEBUG_OBJECT (self, "buffer without a picture, passed");
+    return push_out (self, buf);
+  }
+  if (!self->h264_avc && info.sequence_header)
+    remember_param_sets (self, map.data, map.size);
+
+  dur = GST_BUFFER_DURATION (buf);
+  if (!GST_CLOCK_TIME_IS_VALID (dur))
+    dur = gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n);
+  ts = GST_BUFFER_DTS_IS_VALID (buf) ? GST_BUFFER_DTS (buf) :
+      GST_BUFFER_PTS (buf);
+  now = GST_CLOCK_TIME_IS_VALID (ts) ?
+      gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, ts) :
+      GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK (self);
+  if (!GST_CLOCK_TIME_IS_VALID (now))
+    now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
+  GST_OBJECT_UNLOCK (self);
+
+  /* keep=i|ip: no codecs. Set while re-encoding, it applies from the next
+   * source IDR (the receiver's references are the encoder's until then) */
+  if (self->keep != GST_TWOFLOW_RATE_CONTROL_KEEP_NONE &&
+      (!self->h264_encoding || info.idr)) {
+    gboolean ps = FALSE;
+
+    if (self->h264_encoding || self->dec) {
+      ret = rt_h264_drain (self);
+      ps = self->enc_n > 0 && !has_param_sets (self, map.data, map.size);
+      self->enc_n = 0;
+    }
+    gst_buffer_unmap (buf, &map);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (buf);
+      return ret;
+    }
+    return h264_chain_drop (self, buf, &info, size, dur, now, ps);
+  }
+
+  GST_OBJECT_LOCK (self);
+  self->now = now;
+  gen = gst_twoflow_rate_control_get_generation (self->rc);
+  gst_twoflow_rate_control_handle_input (self->rc, info.type, size, dur, now);
+  if (gst_twoflow_rate_control_get_generation (self->rc) != gen) {
+    self->pending_generation =
+        gst_twoflow_rate_control_get_generation (self->rc);
+    self->pending_since = g_get_monotonic_time ();
+  }
+  GST_OBJECT_UNLOCK (self);
+  current_target (self, &reduce);
+
+  if (!GST_BUFFER_PTS_IS_VALID (buf) && !self->h264_unsupported) {
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+        ("H.264 input without PTS cannot be re-encoded, passing through"));
+    self->h264_unsupported = TRUE;
+  }
+
+  if (self->h264_unsupported) {
+    reduce = FALSE;
+    if (self->h264_encoding) {
+      /* what the encoder holds first, then the source from an IDR */
+      self->h264_encoding = FALSE;
+      avcodec_free_context (&self->enc);
+    }
+  }
+
+  if (!self->dec && !h264_open_decoder (self)) {
+    gst_buffer_unmap (buf, &map);
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (self, LIBRARY, INIT, (NULL),
+        ("cannot open the H.264 decoder"));
+    return GST_FLOW_ERROR;
+  }
+  /* until the decoder has seen a picture, its format is not known: the
+   * first picture is decoded before it is decided on */
+  if (self->dec->pix_fmt == AV_PIX_FMT_NONE) {
+    send_packet (self, buf, &map, dur);
+    sent = TRUE;
+  }
+  if (reduce && !self->h264_encoding && self->dec->pix_fmt !=
+      AV_PIX_FMT_YUV420P && self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P) {
+    GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED, (NULL),
+        ("re-encoding takes 8-bit 4:2:0 H.264 only (this is %s), passing "
+            "through", av_get_pix_fmt_name (self->dec->pix_fmt) ?
+            av_get_pix_fmt_name (self->dec->pix_fmt) : "unknown"));
+    self->h264_unsupported = TRUE;
+    reduce = FALSE;
+  }
+
+  if (self->h264_encoding && !reduce && info.idr) {
+    /* back to the source's bits from its IDR: the encoder's pictures
+     * before it leave first */
+    ret = h264_drain_decoder (self);
+    if (ret == GST_FLOW_OK)
+      ret = h264_close_encoder (self);
+    self->h264_encoding = FALSE;
+    self->max_passed_pts = GST_CLOCK_TIME_NONE;
+    GST_INFO_OBJECT (self, "no reduction needed: passing through from IDR");
+    pass = TRUE;
+  } else if (!self->h264_encoding && reduce &&
+      info.type != GST_TWOFLOW_PICTURE_B) {
+    /* everything passed so far is a presentation-order prefix: the
+     * encoder takes over from here, with an IDR */
+    self->h264_encoding = TRUE;
+    self->h264_force_idr = TRUE;
+    GST_INFO_OBJECT (self, "re-encoding from this %s picture",
+        info.type == GST_TWOFLOW_PICTURE_I ? "I" : "P");
+    pass = FALSE;
+  } else {
+    pass = !self->h264_encoding;
+  }
+
+  if (pass) {
+    gboolean ps = self->enc_n > 0 && info.idr &&
+        !has_param_sets (self, map.data, map.size);
+
+    self->enc_n = 0;
+    d.generation = gst_twoflow_rate_control_get_generation (self->rc);
+    d.budget_bits = size * 8.0;
+    account (self, info.type, &d, size, size, dur);
+    gst_buffer_ref (buf);
+    if (ret == GST_FLOW_OK)
+      ret = h264_pass (self, buf, ps);
+    else
+      gst_buffer_unref (buf);
+  }
+
+  if (!sent)
+    send_packet (self, buf, &map, dur);
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_unref (buf);
+  if (ret == GST_FLOW_OK)
+    ret = h264_receive_frames (self);
+  else
+    h264_receive_frames (self);
+  return ret;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.0-or-later
+# The real-media test corpus: short files (3 s, 320x240, 25 fps, a 440 Hz
+# tone) in the containers and codecs twoflow serves, made with Debian's
+# encoders only (nothing downloaded). Cached: a file that exists is kept
+# (written atomically), so a second run does nothing.
+#   scripts/make-corpus.sh DIR
+#
+#   h264-aac.mp4          x264enc (B frames) + avenc_aac, mp4mux
+#   h264-aac.mkv          x264enc + voaacenc, matroskamux
+#   h264-opengop-opus.mkv x264enc open GOPs (non-IDR I frames) + opusenc
+#   h264-2audio.mkv       x264enc + two audio tracks: AAC tagged English,
+#                         MP3 (660 Hz) tagged French (track selection)
+#   h264-field-mp3.ts     x264enc interlaced (MBAFF: x264 codes interlaced
+#                         video as field macroblock pairs, no PAFF) + lame
+#   mpeg2-mp2.ts          mpeg2enc (open GOPs) + twolamemp2enc, mpegtsmux,
+#                         PTS starting 26.5 h in: it wraps (2^33 / 90 kHz)
+#                         1.5 s into the file
+#   mpeg2-ac3.ts          mpeg2enc + avenc_ac3, mpegtsmux, PTS from 11 h
+#   mpeg2-mp2.mpg         mpeg2enc + avenc_mp2, mpegpsmux (program stream);
+#                         not in the system test: GStreamer's psdemux loses
+#                         this file's first sequence header (ffmpeg reads
+#                         it), so nothing GStreamer parses from it decodes
+# and the bad inputs (served to check the error paths):
+#   bad-truncated.mp4     the first 60 % of h264-aac.mp4 (no moov)
+#   bad-audio-only.mp4    avenc_aac in mp4mux, no video
+#   bad-text.mp4          a text file
+set -euo pipefail
+dir=${1:?usage: make-corpus.sh DIR}
+mkdir -p "$dir"
+N=75            # video frames (3 s)
+AN=141          # audio buffers of 1024 samples at 48 kHz (~3 s)
+V="videotestsrc num-buffers=$N pattern=ball"
+VCAPS="video/x-raw,width=320,height=240,framerate=25/1"
+A="audiotestsrc num-buffers=$AN samplesperbuffer=1024 freq=440 wave=sine"
+ACAPS="audio/x-raw,rate=48000,channels=2"
+HOURS=3600000000000
+
+make() {   # make NAME PIPELINE... (its "filesink" writes NAME)
+  local out="$dir/$1"; shift
+  [ -s "$out" ] && return 0
+  rm -f "$out.part"
+  # shellcheck disable=SC2048,SC2086
+  gst-launch-1.0 -q ${*/filesink/filesink location=$out.part} >/dev/null
+  mv "$out.part" "$out"
+}
+
+X264="x264enc bframes=2 key-int-max=25 speed-preset=ultrafast bitrate=600"
+M2V="mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 bitrate=800"
+
+make h264-aac.mp4 mp4mux name=m ! filesink \
+  $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
+make h264-aac.mkv matroskamux name=m ! filesink \
+  $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! voaacenc ! aacparse ! queue ! m.
+make h264-opengop-opus.mkv matroskamux name=m ! filesink \
+  $V ! $VCAPS ! x264enc bframes=2 key-int-max=25 speed-preset=ultrafast \
+  bitrate=600 option-string=open-gop=1 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! audioresample ! opusenc ! queue ! m.
+make h264-2audio.mkv matroskamux name=m ! filesink \
+  $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! avenc_aac ! taginject tags=language-code=eng ! \
+  aacparse ! queue ! m. \
+  $A freq=660 ! $ACAPS ! audioconvert ! lamemp3enc ! \
+  taginject tags=language-code=fra ! mpegaudioparse ! queue ! m.
+make h264-field-mp3.ts mpegtsmux name=m ! filesink \
+  $V ! $VCAPS ! interlace field-pattern=1:1 top-field-first=true ! \
+  x264enc interlaced=true bframes=2 key-int-max=25 speed-preset=ultrafast \
+  bitrate=800 ! h264parse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! lamemp3enc ! mpegaudioparse ! queue ! m.
+# mpegtsmux writes running time + its clock base (3600 s): the sources'
+# offsets put the first PTS hours in; WRAP puts it 1.5 s before the 33-bit
+# PTS wraps (2^33 / 90 kHz = 95443.717688889 s).
+WRAP=$((95443717688889 - 3600000000000 - 1500000000))
+make mpeg2-mp2.ts mpegtsmux name=m ! filesink \
+  $V timestamp-offset=$WRAP ! $VCAPS ! \
+  $M2V ! mpegvideoparse ! queue ! m. \
+  $A timestamp-offset=$WRAP ! $ACAPS ! \
+  audioconvert ! twolamemp2enc ! mpegaudioparse ! queue ! m.
+make mpeg2-ac3.ts mpegtsmux name=m ! filesink \
+  $V timestamp-offset=$((10 * HOURS)) ! $VCAPS ! $M2V ! mpegvideoparse ! \
+  queue ! m. \
+  $A timestamp-offset=$((10 * HOURS)) ! $ACAPS ! audioconvert ! \
+  avenc_ac3 ! ac3parse ! queue ! m.
+make mpeg2-mp2.mpg mpegpsmux name=m ! filesink \
+  $V ! $VCAPS ! $M2V ! mpegvideoparse ! queue ! m. \
+  $A ! $ACAPS ! audioconvert ! avenc_mp2 ! mpegaudioparse ! queue ! m.
+
+make bad-audio-only.mp4 mp4mux name=m ! filesink \
+  $A ! $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
+if [ ! -s "$dir/bad-truncated.mp4" ]; then
+  size=$(stat -c %s "$dir/h264-aac.mp4")
+  head -c $((size * 6 / 10)) "$dir/h264-aac.mp4" > "$dir/bad-truncated.mp4.part"
+  mv "$dir/bad-truncated.mp4.part" "$dir/bad-truncated.mp4"
+fi
+if [ ! -s "$dir/bad-text.mp4" ]; then
+  printf 'This is not a video.\nJust text, named .mp4.\n' > "$dir/bad-text.mp4"
+fi

@@ -1,0 +1,345 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
+"""Real media end to end on loopback (suite 'system').
+
+The corpus of scripts/make-corpus.sh (MP4/MKV/TS/PS, H.264 or MPEG-2 with
+AAC, Opus, MP3, MP2 or AC-3, a PTS wrap, open GOPs, interlaced H.264) goes
+through twoflow-server and twoflow-proxy:
+
+* fetch to a container (by the output's extension): ffprobe finds a video
+  and an audio stream; decoded video frames = the source's; decoded audio
+  duration within 50 ms of the source's; audio start - video start within
+  one frame of the source's; no more decode errors than the source's;
+* RTSP, recorded by ffmpeg over TCP and over UDP (and by GStreamer's
+  rtspsrc over TCP for one file): the same frame count, audio present, no
+  more decode errors than the source's;
+* bad input (a truncated MP4, an audio-only MP4, a text file named .mp4):
+  the fetch fails with the reason, the RTSP viewer gets it in DESCRIBE's
+  answer, the server logs it, and a good file is served afterwards;
+* track selection: of a file with an English AAC and a French MP3 track,
+  --audio-track fra/fre/eng/1/none fetch the right one (or none); deu
+  fails naming the tracks.
+
+usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SEGMENT = "1"
+failures = []
+
+# corpus file -> fetch outputs (extension decides the container)
+GOOD = {
+    "h264-aac.mp4": ["mp4", "ts"],
+    "h264-aac.mkv": ["mkv"],
+    "h264-opengop-opus.mkv": ["mkv"],
+    "h264-field-mp3.ts": ["ts"],
+    "mpeg2-mp2.ts": ["ts", "mkv"],
+    "mpeg2-ac3.ts": ["ts"],
+}
+BAD = {
+    "bad-truncated.mp4": "no playable streams",
+    "bad-audio-only.mp4": "no video stream",
+    "bad-text.mp4": "Could not determine type",
+}
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def free_port():
+    for _ in range(100):
+        port = 20000 + int.from_bytes(os.urandom(2), "big") % 12000
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            pass
+        finally:
+            s.close()
+    raise RuntimeError("no free port")
+
+
+def control(port, req):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        f = s.makefile("rw")
+        f.write(json.dumps(req) + "\n")
+        f.flush()
+        return json.loads(f.readline())
+
+
+def ffprobe(path, *args):
+    res = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *args, path],
+                         capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(res.stdout or "{}")
+    except ValueError:
+        return {}
+
+
+def media_facts(path):
+    """Streams, decoded video frames, decoded audio duration, A/V start
+    offset and decode errors of a file, as ffprobe/ffmpeg see them."""
+    f = {"video": None, "audio": None}
+    for s in ffprobe(path, "-show_entries",
+                     "stream=codec_type,codec_name,start_time").get("streams", []):
+        kind = s.get("codec_type")
+        if kind in ("video", "audio") and f[kind] is None:
+            f[kind] = s.get("codec_name")
+            f[kind + "_start"] = float(s.get("start_time", "nan"))
+    v = ffprobe(path, "-select_streams", "v:0", "-count_frames",
+                "-show_entries", "stream=nb_read_frames").get("streams", [{}])
+    f["frames"] = int(v[0].get("nb_read_frames", 0) or 0) if v else 0
+    a = ffprobe(path, "-select_streams", "a:0", "-show_entries",
+                "frame=nb_samples:stream=sample_rate")
+    rate = int((a.get("streams") or [{}])[0].get("sample_rate", 0) or 0)
+    f["audio_duration"] = sum(int(x.get("nb_samples", 0)) for x in a.get("frames", [])) \
+        / rate if rate else 0.0
+    if f["video"] and f["audio"]:
+        f["av_offset"] = f["audio_start"] - f["video_start"]
+    res = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-v", "error", "-i", path,
+                          "-map", "0", "-f", "null", "-"],
+                         capture_output=True, text=True, timeout=60)
+    f["errors"] = decode_errors(res.stderr)
+    return f
+
+
+def decode_errors(stderr):
+    """ffmpeg's error lines, without the null muxer's complaints about
+    timestamps (not decoding)."""
+    return len([ln for ln in stderr.splitlines() if ln.strip()
+                and "to muxer in stream" not in ln and "Last message repeated" not in ln])
+
+
+def rtsp_view(url, transport, wav):
+    """ffmpeg plays an RTSP URL: decoded video frames (its progress
+    report), the audio decoded into a WAV, and its error lines."""
+    res = subprocess.run(["ffmpeg", "-hide_banner", "-v", "error", "-y",
+                          "-rtsp_transport", transport, "-i", url,
+                          "-map", "0:v:0", "-f", "null", "-",
+                          "-map", "0:a:0?", "-f", "wav", wav,
+                          "-progress", "pipe:1"],
+                         capture_output=True, text=True, timeout=60)
+    frames = [int(m) for m in re.findall(r"^frame=(\d+)", res.stdout, re.M)]
+    audio = 0.0
+    if os.path.exists(wav) and os.path.getsize(wav) > 44:
+        a = ffprobe(wav, "-show_entries", "stream=duration")
+        audio = float((a.get("streams") or [{}])[0].get("duration", 0) or 0)
+    return {"rc": res.returncode, "frames": frames[-1] if frames else 0,
+            "audio_duration": audio, "errors": decode_errors(res.stderr),
+            "stderr": res.stderr}
+
+
+RTSPSRC = """
+import sys, gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+p = Gst.parse_launch(f"rtspsrc location={sys.argv[1]} protocols=tcp ! rtpmp2tdepay ! "
+                     f"filesink location={sys.argv[2]}")
+p.set_state(Gst.State.PLAYING)
+m = p.get_bus().timed_pop_filtered(60 * Gst.SECOND,
+                                   Gst.MessageType.EOS | Gst.MessageType.ERROR)
+p.set_state(Gst.State.NULL)
+if m is None or m.type != Gst.MessageType.EOS:
+    print(m.parse_error()[0].message if m else "timeout")
+    sys.exit(1)
+"""
+
+
+def rtspsrc_record(url, out):
+    """GStreamer's RTSP client records the stream to its end (the first
+    EOS or error on the bus; gst-launch also failed on rtspsrc's PAUSE
+    after the end when the server had already closed the connection)."""
+    res = subprocess.run(["/usr/bin/python3", "-c", RTSPSRC, url, out],
+                         capture_output=True, text=True, timeout=90)
+    return None if res.returncode == 0 else (res.stdout + res.stderr).strip()[-200:]
+
+
+def compare(what, src, got):
+    check(got["video"] == src["video"] and got["audio"] is not None,
+          f"{what}: video {got['video']} (source {src['video']}), audio {got['audio']} "
+          f"(source {src['audio']})")
+    check(got["frames"] == src["frames"],
+          f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
+    check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.050,
+          f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
+          f"{src['audio_duration']:.3f} s)")
+    if "av_offset" in got and "av_offset" in src:
+        check(abs(got["av_offset"] - src["av_offset"]) <= 0.040 + 1e-6,
+              f"{what}: A/V start offset {got['av_offset'] * 1000:.1f} ms (source "
+              f"{src['av_offset'] * 1000:.1f} ms)")
+    else:
+        check(False, f"{what}: no A/V start offset")
+    check(got["errors"] <= src["errors"],
+          f"{what}: {got['errors']} decode error lines (source {src['errors']})")
+
+
+def main():
+    server_exe, proxy_exe, make_corpus, corpus = sys.argv[1:5]
+    t0 = time.monotonic()
+    res = subprocess.run([make_corpus, corpus], capture_output=True, text=True,
+                         timeout=300)
+    check(res.returncode == 0, f"corpus made in {time.monotonic() - t0:.1f} s "
+          f"({res.stderr.strip()[-300:]})")
+    work = tempfile.mkdtemp(prefix="twoflow-media-")
+    procs = []
+    try:
+        cport, rport = free_port(), free_port()
+        # logs to files: a pipe nobody reads until the end fills up and
+        # blocks the program
+        server_log = os.path.join(work, "server.log")
+        proxy_log = os.path.join(work, "proxy.log")
+        server = subprocess.Popen([server_exe, "--dir", corpus, "--port", str(cport),
+                                   "--address", "127.0.0.1"],
+                                  stdout=open(server_log, "w"), stderr=subprocess.STDOUT)
+        procs.append(server)
+        for _ in range(100):
+            try:
+                control(cport, {"cmd": "STATUS"})
+                break
+            except OSError:
+                time.sleep(0.05)
+        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}",
+                      "--segment-duration", SEGMENT,
+                      "--prefix-dir", os.path.join(work, "prefix")]
+        sources = {name: media_facts(os.path.join(corpus, name)) for name in GOOD}
+
+        # 1. INFO: the audio is counted
+        for name in GOOD:
+            info = control(cport, {"cmd": "INFO", "video": name})
+            check(info.get("ok") and info.get("audio_codec") not in (None, "none")
+                  and info.get("audio_records", 0) > 0
+                  and info.get("essential_peak_rate", 0) > info.get("audio_mean_rate", 0) > 0,
+                  f"INFO {name}: {info.get('codec')} + {info.get('audio_codec')}, "
+                  f"{info.get('audio_records')} audio records, "
+                  f"{info.get('audio_mean_rate')} bit/s audio in the essential flow")
+
+        # 2. fetch to containers
+        for name, exts in GOOD.items():
+            for ext in exts:
+                out = os.path.join(work, f"{name}.{ext}")
+                res = subprocess.run(proxy_base + ["--fetch", name, "--output", out],
+                                     capture_output=True, text=True, timeout=60)
+                check(res.returncode == 0 and os.path.exists(out),
+                      f"fetch {name} -> .{ext}: exit {res.returncode} "
+                      f"{res.stderr.strip()[-200:]}")
+                if res.returncode == 0:
+                    compare(f"fetch {name} -> .{ext}", sources[name], media_facts(out))
+
+        # 2b. track selection: by language (ISO 639-1 or -2), by index, none
+        for sel, want in (("fra", "mp3"), ("fre", "mp3"), ("eng", "aac"), ("1", "mp3"),
+                          ("none", None)):
+            out = os.path.join(work, f"2audio-{sel}.mkv")
+            res = subprocess.run(proxy_base + ["--audio-track", sel, "--fetch",
+                                               "h264-2audio.mkv", "--output", out],
+                                 capture_output=True, text=True, timeout=60)
+            got = media_facts(out) if res.returncode == 0 else {"audio": "?", "frames": 0}
+            check(res.returncode == 0 and got["audio"] == want and got["frames"] == 75,
+                  f"fetch h264-2audio.mkv --audio-track {sel}: audio {got['audio']} "
+                  f"(want {want}), {got['frames']} frames {res.stderr.strip()[-200:]}")
+        res = subprocess.run(proxy_base + ["--audio-track", "deu", "--fetch",
+                                           "h264-2audio.mkv", "--output",
+                                           os.path.join(work, "2audio-deu.mkv")],
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode != 0 and "no audio track 'deu'" in res.stderr,
+              f"fetch --audio-track deu: {res.stderr.strip()[-200:]}")
+
+        # 3. RTSP viewers, one at a time
+        proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
+                                               "--rtsp-address", "127.0.0.1"],
+                                 stdout=open(proxy_log, "w"), stderr=subprocess.STDOUT)
+        procs.append(proxy)
+        time.sleep(0.5)
+        for name in GOOD:
+            url = f"rtsp://127.0.0.1:{rport}/video/{name}"
+            for transport in ("tcp", "udp"):
+                wav = os.path.join(work, f"{name}.rtsp-{transport}.wav")
+                got = rtsp_view(url, transport, wav)
+                src = sources[name]
+                what = f"RTSP {name} over {transport}"
+                check(got["rc"] == 0, f"{what}: ffmpeg exit {got['rc']} "
+                      f"{got['stderr'].strip()[-200:]}")
+                check(got["frames"] == src["frames"],
+                      f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
+                check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.1,
+                      f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
+                      f"{src['audio_duration']:.3f} s)")
+                check(got["errors"] <= src["errors"],
+                      f"{what}: {got['errors']} decode error lines (source {src['errors']})")
+        # GStreamer's client
+        name = "h264-aac.mp4"
+        rec = os.path.join(work, "rtspsrc.ts")
+        err = rtspsrc_record(f"rtsp://127.0.0.1:{rport}/video/{name}", rec)
+        got = media_facts(rec) if err is None else {"frames": 0, "audio": None}
+        check(err is None and got["frames"] == sources[name]["frames"]
+              and got["audio"] == sources[name]["audio"],
+              f"RTSP {name} with rtspsrc: {got['frames']} frames, audio {got['audio']} "
+              f"({err})")
+
+        # 4. bad input: clear errors to the viewer and in the log
+        for name, reason in BAD.items():
+            res = subprocess.run(proxy_base + ["--fetch", name, "--output",
+                                               os.path.join(work, name + ".out.ts")],
+                                 capture_output=True, text=True, timeout=60)
+            check(res.returncode != 0 and reason in res.stderr,
+                  f"fetch {name}: fails with '{reason}' ({res.stderr.strip()[-200:]})")
+            res = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-rtsp_transport",
+                                  "tcp", "-i", f"rtsp://127.0.0.1:{rport}/video/{name}",
+                                  "-f", "null", "-"], capture_output=True, text=True,
+                                 timeout=60)
+            check(res.returncode != 0 and reason in res.stderr and "415" in res.stderr,
+                  f"RTSP {name}: DESCRIBE answered 415 with '{reason}' "
+                  f"({res.stderr.strip()[-200:]})")
+        out = os.path.join(work, "after-bad.ts")
+        res = subprocess.run(proxy_base + ["--fetch", "mpeg2-mp2.ts", "--output", out],
+                             capture_output=True, text=True, timeout=60)
+        check(res.returncode == 0 and media_facts(out)["frames"] == sources["mpeg2-mp2.ts"]["frames"],
+              "a good file is served after the bad ones")
+        check(server.poll() is None, "server still running")
+
+        proxy.send_signal(signal.SIGTERM)
+        proxy.wait(timeout=10)
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
+        with open(server_log) as f:
+            sout = f.read()
+        with open(proxy_log) as f:
+            pout = f.read()
+        for name, reason in BAD.items():
+            check(re.search(re.escape(name) + ".*" + re.escape(reason), sout) is not None,
+                  f"server log names {name}: {reason}")
+            check(re.search(re.escape(name) + ".*" + re.escape(reason), pout) is not None,
+                  f"proxy log names {name}: {reason}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if os.environ.get("TWOFLOW_KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{time.monotonic() - t0:.1f} s")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all media checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
