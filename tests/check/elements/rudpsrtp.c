@@ -508,6 +508,103 @@ GST_START_TEST (test_plaintext_foreign_feedback)
 
 GST_END_TEST;
 
+/* AES-128-GCM: 16-byte tag, decrypted intact at the other end. */
+GST_START_TEST (test_gcm)
+{
+  const gchar *key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b";
+  GstHarness *hsink, *hsrc;
+  GSocket *cap, *inj;
+  GSocketAddress *to;
+  guint16 cport, iport;
+  guint8 d[600];
+  gchar *desc;
+  guint i;
+
+  cap = lo_socket (&cport);
+  desc = g_strdup_printf ("rate=8000000 srtp-cipher=aes-128-gcm key=%s", key);
+  hsink = sink_new (cport, desc);
+  g_free (desc);
+  gst_harness_play (hsink);
+  desc = g_strdup_printf ("rudpsrc port=0 caps=application/x-rtp "
+      "feedback=false srtp-cipher=aes-128-gcm key=%s", key);
+  hsrc = gst_harness_new_parse (desc);
+  g_free (desc);
+  gst_harness_play (hsrc);
+  to = lo_addr (src_port (el (hsrc, "rudpsrc")));
+  inj = lo_socket (&iport);
+  for (i = 0; i < 5; i++) {
+    gssize n;
+    GstBuffer *b;
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+
+    fail_unless_equals_int (gst_harness_push (hsink,
+            rudp_make_packet (0x77, 10 + i, 400)), GST_FLOW_OK);
+    n = g_socket_receive (cap, (gchar *) d, sizeof (d), NULL, NULL);
+    fail_unless_equals_int (n, 416);
+    send_raw (inj, to, d, n);
+    b = gst_harness_pull (hsrc);
+    fail_unless_equals_int (gst_buffer_get_size (b), 400);
+    fail_unless (gst_rtp_buffer_map (b, GST_MAP_READ, &rtp));
+    fail_unless_equals_int (gst_rtp_buffer_get_seq (&rtp), 10 + i);
+    fail_unless (((guint8 *) gst_rtp_buffer_get_payload (&rtp))[0] == 0x5a);
+    gst_rtp_buffer_unmap (&rtp);
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_uint64 (stat_u64 (el (hsrc, "rudpsrc"),
+          "auth-failures"), 0);
+  g_object_unref (to);
+  g_object_unref (inj);
+  g_object_unref (cap);
+  gst_harness_teardown (hsrc);
+  gst_harness_teardown (hsink);
+}
+
+GST_END_TEST;
+
+/* Plaintext rudpsrc: a "notice" from an address other than the RTP's
+ * sender is dropped and counted; from the sender it is taken. */
+GST_START_TEST (test_plaintext_foreign_notice)
+{
+  GstHarness *hsrc = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=application/x-rtp feedback=false");
+  GSocket *snd, *third;
+  GSocketAddress *to;
+  guint16 sport, tport;
+  GstRudpNotice nt = { 0 };
+  guint i;
+
+  gst_harness_play (hsrc);
+  to = lo_addr (src_port (el (hsrc, "rudpsrc")));
+  snd = lo_socket (&sport);
+  third = lo_socket (&tport);
+  send_buf (snd, to, rudp_make_packet (0x31, 1, 100), NULL);
+  gst_buffer_unref (gst_harness_pull (hsrc));
+  nt.ssrc = 0x31;
+  nt.has_level = TRUE;
+  nt.n_levels = 10;
+  for (i = 0; i < 5; i++)
+    send_buf (third, to, gst_rudp_notice_write (&nt), NULL);
+  for (i = 0; i < 200 && stat_u64 (el (hsrc, "rudpsrc"), "foreign-rtcp") < 5;
+      i++)
+    g_usleep (5000);
+  fail_unless_equals_uint64 (stat_u64 (el (hsrc, "rudpsrc"), "foreign-rtcp"),
+      5);
+  fail_unless_equals_uint64 (stat_u64 (el (hsrc, "rudpsrc"),
+          "notices-received"), 0);
+  send_buf (snd, to, gst_rudp_notice_write (&nt), NULL);
+  for (i = 0; i < 200 && stat_u64 (el (hsrc, "rudpsrc"),
+          "notices-received") < 1; i++)
+    g_usleep (5000);
+  fail_unless_equals_uint64 (stat_u64 (el (hsrc, "rudpsrc"),
+          "notices-received"), 1);
+  g_object_unref (to);
+  g_object_unref (snd);
+  g_object_unref (third);
+  gst_harness_teardown (hsrc);
+}
+
+GST_END_TEST;
+
 /* A key of the wrong length is a clear element error at start. */
 GST_START_TEST (test_bad_key)
 {
@@ -535,6 +632,8 @@ rudpsrtp_suite (void)
   tcase_add_test (tc, test_forged_feedback_srtp);
   tcase_add_test (tc, test_plaintext_foreign_feedback);
   tcase_add_test (tc, test_bad_key);
+  tcase_add_test (tc, test_gcm);
+  tcase_add_test (tc, test_plaintext_foreign_notice);
   return s;
 }
 
