@@ -1046,6 +1046,8 @@ write_tls (GstCtcpSink * self, guint64 max, gchar ** err)
       self->stage_len, NULL, &e);
   if (n < 0) {
     if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
+      GST_LOG_OBJECT (self, "TLS write blocked, %" G_GSIZE_FORMAT
+          " bytes kept for the retry", self->stage_len);
       g_error_free (e);
       return 0;
     }

@@ -12,6 +12,7 @@
 
 #include <string.h>
 #include <gio/gio.h>
+#include <sys/socket.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -104,6 +105,7 @@ typedef struct {
   GMutex lock;
   GByteArray *data;
   const gchar *client_ca;       /* require a client certificate */
+  gboolean slow;                /* small window, 4 kB per read 1 ms apart */
   gboolean done;                /* clean end (close_notify, then EOF) */
   gchar *error;                 /* handshake or read error */
 } TlsReceiver;
@@ -125,7 +127,10 @@ tls_receiver_thread (gpointer user_data)
     GInputStream *in = g_io_stream_get_input_stream (tls);
     gssize n;
 
-    while ((n = g_input_stream_read (in, buf, sizeof (buf), NULL, &err)) > 0) {
+    while ((n = g_input_stream_read (in, buf, r->slow ? 4096 : sizeof (buf),
+                NULL, &err)) > 0) {
+      if (r->slow)
+        g_usleep (1000);
       g_mutex_lock (&r->lock);
       g_byte_array_append (r->data, buf, n);
       g_mutex_unlock (&r->lock);
@@ -145,16 +150,27 @@ tls_receiver_thread (gpointer user_data)
 }
 
 static TlsReceiver *
-tls_receiver_new_full (const gchar * client_ca)
+tls_receiver_new_slow (const gchar * client_ca, gboolean slow)
 {
   TlsReceiver *r = g_new0 (TlsReceiver, 1);
   GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  GSocketAddress *a = g_inet_socket_address_new (lo, 0), *eff = NULL;
+  GSocketAddress *a = g_inet_socket_address_new (lo, 0), *eff;
+  GSocket *ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
 
+  /* slow: a small receive window (the accepted socket inherits it), so the
+   * sender's socket fills */
+  if (slow)
+    fail_unless (g_socket_set_option (ls, SOL_SOCKET, SO_RCVBUF, 32768,
+            NULL));
+  fail_unless (g_socket_bind (ls, a, TRUE, NULL));
+  fail_unless (g_socket_listen (ls, NULL));
   r->listener = g_socket_listener_new ();
-  fail_unless (g_socket_listener_add_address (r->listener, a,
-          G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL, &eff, NULL));
+  fail_unless (g_socket_listener_add_socket (r->listener, ls, NULL, NULL));
+  eff = g_socket_get_local_address (ls, NULL);
   r->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (eff));
+  r->slow = slow;
+  g_object_unref (ls);
   g_object_unref (eff);
   g_object_unref (a);
   g_object_unref (lo);
@@ -163,6 +179,12 @@ tls_receiver_new_full (const gchar * client_ca)
   r->client_ca = client_ca;
   r->thread = g_thread_new ("tls-receiver", tls_receiver_thread, r);
   return r;
+}
+
+static TlsReceiver *
+tls_receiver_new_full (const gchar * client_ca)
+{
+  return tls_receiver_new_slow (client_ca, FALSE);
 }
 
 static TlsReceiver *
@@ -251,10 +273,10 @@ stat_u64 (const GstStructure * s, const gchar * f)
  * on time, TLS in the stats. */
 static void
 check_transfer_full (const gchar * props, gsize size, guint nseg,
-    const gchar * client_ca)
+    const gchar * client_ca, gboolean slow)
 {
-  TlsReceiver *r = tls_receiver_new_full (client_ca);
-  GstHarness *h = sender_new (r->port, props);
+  TlsReceiver *r = tls_receiver_new_slow (client_ca, slow);
+  GstHarness *h;
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
   guint8 *data = pattern (size, 7);
   gsize off = 0;
@@ -263,6 +285,7 @@ check_transfer_full (const gchar * props, gsize size, guint nseg,
   gboolean tls = FALSE;
   guint64 sent, wire, wire_acked, records;
 
+  h = sender_new (r->port, props);
   for (i = 0; i < n; i++) {
     gsize len = (size - off) / (n - i);
     GstBuffer *b = gst_buffer_new_memdup (data + off, len);
@@ -323,7 +346,7 @@ check_transfer_full (const gchar * props, gsize size, guint nseg,
 static void
 check_transfer (const gchar * props, gsize size, guint nseg)
 {
-  check_transfer_full (props, size, nseg, NULL);
+  check_transfer_full (props, size, nseg, NULL, FALSE);
 }
 
 GST_START_TEST (test_tls_ca_file)
@@ -351,6 +374,26 @@ GST_START_TEST (test_tls_pin)
   props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
       "tls-ca-file=%s", pin, cert_file);
   check_transfer (props, 200000, 2);
+  g_free (props);
+  g_free (pin);
+}
+
+GST_END_TEST;
+
+/* Uncapped (mode=tcp): 8 MB as fast as loopback goes, so the socket
+ * fills and blocked TLS writes are retried (the same record). */
+GST_START_TEST (test_tls_mode_tcp)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("mode=tcp segment-duration=500000000 "
+      "tls-pin=%s", pin);
+
+  check_transfer (props, 8 << 20, 4);
+  g_free (props);
+  /* a slow reader: the socket fills and TLS writes block */
+  props = g_strdup_printf ("mode=tcp segment-duration=500000000 "
+      "tls-pin=%s", pin);
+  check_transfer_full (props, 1 << 20, 4, NULL, TRUE);
   g_free (props);
   g_free (pin);
 }
@@ -467,7 +510,7 @@ GST_START_TEST (test_tls_client_certificate)
       "tls-certificate=%s tls-key=%s", pin, client_cert_file,
       client_key_file);
 
-  check_transfer_full (props, 100000, 2, client_cert_file);
+  check_transfer_full (props, 100000, 2, client_cert_file, FALSE);
   g_free (props);
   props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s", pin);
   check_client_refused (props);
@@ -510,6 +553,7 @@ ctcptls_suite (void)
   tcase_add_test (tc, test_tls_properties);
   tcase_add_test (tc, test_tls_ca_file);
   tcase_add_test (tc, test_tls_pin);
+  tcase_add_test (tc, test_tls_mode_tcp);
   tcase_add_test (tc, test_tls_wrong_pin);
   tcase_add_test (tc, test_tls_wrong_ca);
   tcase_add_test (tc, test_tls_system_ca_refuses_self_signed);
