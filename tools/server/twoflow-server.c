@@ -1223,9 +1223,13 @@ build_enhanced (Session * s, GError ** error)
     gst_element_link_many (src, q, pay, sink, NULL);
   } else {
     GstElement *tc, *split, *fq, *fsink;
-    gboolean mpeg = s->info->codec && g_str_has_prefix (s->info->codec, "mpeg");
+    /* MPEG-1/2 and H.264: ratetranscoder keep=i|ip keeps the essential
+     * frames byte-identical to those sent ahead */
+    gboolean transcode = s->info->codec
+        && (g_str_has_prefix (s->info->codec, "mpeg")
+        || g_str_equal (s->info->codec, "h264"));
 
-    if (mpeg) {
+    if (transcode) {
       tc = make (pipe, "ratetranscoder", "transcoder");
       if (tc) {
         gst_util_set_object_arg (G_OBJECT (tc), "keep",
@@ -1242,7 +1246,7 @@ build_enhanced (Session * s, GError ** error)
     fsink = make (pipe, "fakesink", NULL);
     if (!tc || !split || !fq || !fsink)
       goto missing;
-    if (mpeg)
+    if (transcode)
       s->transcoder = tc;
     gst_util_set_object_arg (G_OBJECT (split), "policy",
         s->info->policy ? "ip" : "i");
