@@ -22,6 +22,8 @@ PACKAGES=(
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   # GObject introspection of gstreamer-twoflow-1.0 (GstTwoflow-1.0.typelib)
   gobject-introspection libgirepository1.0-dev
+  # security: SRTP for rUDP (libsrtp2), TLS for cTCP (GnuTLS certtool in tests, glib-networking)
+  libsrtp2-dev gnutls-bin glib-networking
 )
 
 missing=()
