@@ -13,6 +13,7 @@ static GList *live_sessions;    /* ProxySession, all kinds */
 static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
 static GHashTable *hls_jobs;    /* video -> HlsJob */
 static guint64 total_ess_bytes, total_enh_bytes, total_sessions;
+static gboolean shutting_down;  /* SIGTERM: HLS runs end, not cached */
 
 static void
 web_session_added (ProxySession * ps)
@@ -262,10 +263,15 @@ hls_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
   HlsJob *j = data;
 
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
-    gchar *done = g_build_filename (j->dir, "complete", NULL);
-    g_file_set_contents (done, "", 0, NULL);
-    g_free (done);
-    g_print ("HLS %s: complete in %s\n", j->video, j->dir);
+    /* a run cut by SIGTERM ends its playlist (EXT-X-ENDLIST) for its
+     * viewers but is not kept as the video's VoD */
+    if (!shutting_down) {
+      gchar *done = g_build_filename (j->dir, "complete", NULL);
+      g_file_set_contents (done, "", 0, NULL);
+      g_free (done);
+    }
+    g_print ("HLS %s: %s in %s\n", j->video, shutting_down ? "cut" :
+        "complete", j->dir);
     j->watch = 0;
     g_idle_add (hls_finish_idle, g_strdup (j->video));
     return G_SOURCE_REMOVE;
@@ -389,6 +395,9 @@ end_session_streams (gpointer data, gpointer unused)
 static gboolean
 web_shutdown (gpointer loop)
 {
+  if (shutting_down)
+    return G_SOURCE_REMOVE;
+  shutting_down = TRUE;
   g_print ("twoflow-proxy: stopping, ending %u session(s)\n",
       g_list_length (live_sessions));
   g_list_foreach (live_sessions, end_session_streams, NULL);

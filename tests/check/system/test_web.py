@@ -247,10 +247,32 @@ def main():
               f"--prefix-max-bytes {sizes[names[0]] + sizes[names[1]]}: the least "
               f"recently used ({names[1]}) evicted, left {left}")
 
-        # SIGTERM: the proxy and the server stop cleanly
+        sm = metrics(sport)
+        check(sample(sm, "twoflow_server_sessions_started_total") >= 3,
+              "server metrics: sessions counted")
+
+        # SIGTERM while an HLS run merges: its playlist ends (EXT-X-ENDLIST),
+        # the run is not kept as the cached VoD; the proxy exits 0
+        video = "h264-opengop-opus.mkv"
+        th = threading.Thread(target=lambda: get(
+            f"http://127.0.0.1:{hport}/hls/{video}/index.m3u8"), daemon=True)
+        th.start()
+        time.sleep(1.5)
+        sm = metrics(sport)
+        names = {s.name for f in sm.values() for s in f.samples}
+        check({"twoflow_server_session_essential_stats_retransmissions",
+               "twoflow_server_session_essential_stats_segments_late"} <= names,
+              "server metrics: retransmissions and late segments of the live session")
         proxy.send_signal(signal.SIGTERM)
+        check(proxy.wait(10) == 0, "SIGTERM during an HLS run: the proxy exits 0")
+        pl = os.path.join(work, "hls", video, "index.m3u8")
+        body = open(pl).read() if os.path.exists(pl) else ""
+        check("#EXT-X-ENDLIST" in body and not os.path.exists(
+            os.path.join(work, "hls", video, "complete")),
+            f"the cut run's playlist ends ({body.count('.ts')} segments), not cached")
+
         server.send_signal(signal.SIGTERM)
-        check(proxy.wait(10) == 0 and server.wait(10) == 0, "SIGTERM: both exit 0")
+        check(server.wait(10) == 0, "SIGTERM: the server exits 0")
     finally:
         for p in procs:
             if p.poll() is None:
