@@ -105,6 +105,14 @@ def main():
         if failures:
             for n in ("server.log", "proxy.log"):
                 print(f"--- {n}\n" + open(os.path.join(work, n)).read()[-2000:])
+    for name in ("server.log", "proxy.log"):
+        path = os.path.join(work, name)
+        if os.path.exists(path):
+            text = open(path).read()
+            check("CRITICAL" not in text and "-WARNING **" not in text,
+                  f"no GLib/GStreamer criticals or warnings in {name}")
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

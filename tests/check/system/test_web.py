@@ -17,6 +17,7 @@
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -283,6 +284,14 @@ def main():
                 path = os.path.join(work, name)
                 if os.path.exists(path):
                     print(f"--- {name}\n" + open(path).read()[-3000:])
+    for name in ("server.log", "proxy.log", "fetch.log"):
+        path = os.path.join(work, name)
+        if os.path.exists(path):
+            text = open(path).read()
+            check("CRITICAL" not in text and "-WARNING **" not in text,
+                  f"no GLib/GStreamer criticals or warnings in {name}")
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
