@@ -274,17 +274,64 @@ def main():
 
         server.send_signal(signal.SIGTERM)
         check(server.wait(10) == 0, "SIGTERM: the server exits 0")
+
+        # SIGTERM while an RTSP viewer plays a 15 s video: the viewer gets
+        # the end of the stream (ffmpeg exits 0 with what it had)
+        vdir = os.path.join(work, "long")
+        os.makedirs(vdir)
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
+                        "-i", "testsrc=size=320x240:rate=25:duration=15", "-c:v",
+                        "mpeg2video", "-b:v", "800k", "-g", "12", "-f", "mpeg2video",
+                        os.path.join(vdir, "long.m2v")], check=True, timeout=60)
+        cport, rport = free_port(), free_port()
+        s2log, p2log = os.path.join(work, "server2.log"), os.path.join(work, "proxy2.log")
+        server = subprocess.Popen([server_exe, "--dir", vdir, "--port", str(cport),
+                                   "--address", "127.0.0.1"],
+                                  stdout=open(s2log, "w"), stderr=subprocess.STDOUT)
+        procs.append(server)
+        wait_log(s2log, "control port")
+        proxy = subprocess.Popen([proxy_exe, "--server", f"127.0.0.1:{cport}",
+                                  "--rtsp-port", str(rport), "--segment-duration", "1",
+                                  "--prefix-dir", os.path.join(work, "p2")],
+                                 stdout=open(p2log, "w"), stderr=subprocess.STDOUT)
+        procs.append(proxy)
+        time.sleep(0.5)
+        rec = os.path.join(work, "rtsp.ts")
+        viewer = subprocess.Popen(["ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error",
+                                   "-y", "-rtsp_transport", "tcp", "-i",
+                                   f"rtsp://127.0.0.1:{rport}/video/long.m2v", "-c", "copy",
+                                   "-f", "mpegts", rec], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        procs.append(viewer)
+        wait_log(p2log, "playing long.m2v")
+        time.sleep(2.5)
+        t0 = time.monotonic()
+        proxy.send_signal(signal.SIGTERM)
+        vrc = viewer.wait(15)
+        took = time.monotonic() - t0
+        prc = proxy.wait(10)
+        r = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v",
+                            "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", rec],
+                           capture_output=True, text=True)
+        nums = [int(x) for x in r.stdout.replace(",", " ").split() if x.isdigit()]
+        frames = nums[0] if nums else 0
+        check(vrc == 0 and prc == 0 and 25 <= frames < 375 and took < 5
+              and wait_log(p2log, "ending 1 session(s)", 1),
+              f"SIGTERM with an RTSP viewer: viewer exit {vrc} after {took:.1f} s with "
+              f"{frames} of 375 frames, proxy exit {prc}")
+        server.send_signal(signal.SIGTERM)
+        server.wait(10)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
         if failures:
-            for name in ("server.log", "proxy.log", "fetch.log"):
+            for name in ("server.log", "proxy.log", "fetch.log", "server2.log", "proxy2.log"):
                 path = os.path.join(work, name)
                 if os.path.exists(path):
                     print(f"--- {name}\n" + open(path).read()[-3000:])
-    for name in ("server.log", "proxy.log", "fetch.log"):
+    for name in ("server.log", "proxy.log", "fetch.log", "server2.log", "proxy2.log"):
         path = os.path.join(work, name)
         if os.path.exists(path):
             text = open(path).read()
