@@ -69,6 +69,12 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
+        try:
+            js = urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls.min.js").read()
+        except OSError:
+            js = b""
+        check(len(js) > 100000, f"hls.js served with the page ({len(js)} bytes; "
+              "scripts/vendor-hlsjs.sh fetches it from npm)")
         shot = os.path.join(work, "page.png")
         res = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
                      seconds=9, screenshot=shot)
