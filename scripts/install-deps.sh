@@ -27,6 +27,8 @@ PACKAGES=(
   # security: SRTP for rUDP (libsrtp2), TLS for cTCP (GnuTLS certtool in tests, glib-networking)
   libsrtp2-dev gnutls-bin glib-networking
 )
+# hls.js for the page comes from npm: Debian's when the machine has none
+command -v npm >/dev/null || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
