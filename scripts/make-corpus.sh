@@ -17,6 +17,8 @@
 #                         PTS starting 26.5 h in: it wraps (2^33 / 90 kHz)
 #                         1.5 s into the file
 #   mpeg2-ac3.ts          mpeg2enc + avenc_ac3, mpegtsmux, PTS from 11 h
+#   mpeg2-ac3.mpg         mpeg2-ac3.ts remuxed by ffmpeg into a DVD-style
+#                         program stream (-f vob)
 #   mpeg2-mp2.mpg         mpeg2enc + avenc_mp2, mpegpsmux (program stream);
 #                         not in the system test: GStreamer's psdemux loses
 #                         this file's first sequence header (ffmpeg reads
@@ -86,6 +88,12 @@ make mpeg2-ac3.ts mpegtsmux name=m ! filesink \
 make mpeg2-mp2.mpg mpegpsmux name=m ! filesink \
   $V ! $VCAPS ! $M2V ! mpegvideoparse ! queue ! m. \
   $A ! $ACAPS ! audioconvert ! avenc_mp2 ! mpegaudioparse ! queue ! m.
+
+if [ ! -s "$dir/mpeg2-ac3.mpg" ]; then
+  ffmpeg -v error -y -i "$dir/mpeg2-ac3.ts" -c copy -f vob \
+    "$dir/mpeg2-ac3.mpg.part"
+  mv "$dir/mpeg2-ac3.mpg.part" "$dir/mpeg2-ac3.mpg"
+fi
 
 make bad-audio-only.mp4 mp4mux name=m ! filesink \
   $A ! $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.

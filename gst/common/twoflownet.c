@@ -206,6 +206,87 @@ twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
   return ok;
 }
 
+gboolean
+twoflow_uri_apply (GstElement * element, const gchar * str,
+    const gchar * scheme, const gchar * host_prop, const gchar * port_prop,
+    const gchar * default_host, guint default_port, guint min_port,
+    GError ** error)
+{
+  const gchar *reserved[] = { host_prop, port_prop, "uri", NULL };
+  GstUri *uri;
+  const gchar *host;
+  guint port;
+  gboolean ok;
+
+  if (GST_STATE (element) > GST_STATE_READY) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
+        "the URI of %s can only be set in NULL or READY",
+        GST_OBJECT_NAME (gst_element_get_factory (element)));
+    return FALSE;
+  }
+  uri = str ? gst_uri_from_string (str) : NULL;
+  if (uri == NULL || g_strcmp0 (gst_uri_get_scheme (uri), scheme) != 0) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "'%s' is not a %s:// URI", GST_STR_NULL (str), scheme);
+    goto fail;
+  }
+  host = gst_uri_get_host (uri);
+  if (host == NULL || *host == '\0')
+    host = default_host;
+  if (host == NULL) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "'%s' names no host", str);
+    goto fail;
+  }
+  port = gst_uri_get_port (uri);
+  if (port == GST_URI_NO_PORT)
+    port = default_port;
+  if (port < min_port || port > 65535) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "port %u of '%s' is out of range", port, str);
+    goto fail;
+  }
+  ok = twoflow_uri_set_query_properties (G_OBJECT (element), uri, reserved,
+      error);
+  if (ok)
+    g_object_set (element, host_prop, host, port_prop, port, NULL);
+  gst_uri_unref (uri);
+  return ok;
+
+fail:
+  if (uri)
+    gst_uri_unref (uri);
+  return FALSE;
+}
+
+void
+twoflow_uri_property_set (GstElement * element, const GValue * value)
+{
+  GError *err = NULL;
+
+  if (!gst_uri_handler_set_uri (GST_URI_HANDLER (element),
+          g_value_get_string (value), &err)) {
+    GST_WARNING_OBJECT (element, "cannot set uri: %s", err->message);
+    g_clear_error (&err);
+  }
+}
+
+gchar *
+twoflow_uri_make (GstElement * element, const gchar * scheme,
+    const gchar * host_prop, const gchar * port_prop)
+{
+  gchar *host = NULL, *str;
+  guint port = 0;
+  GstUri *uri;
+
+  g_object_get (element, host_prop, &host, port_prop, &port, NULL);
+  uri = gst_uri_new (scheme, NULL, host, port, NULL, NULL, NULL);
+  str = gst_uri_to_string (uri);
+  gst_uri_unref (uri);
+  g_free (host);
+  return str;
+}
+
 void
 twoflow_cancel_init (TwoflowCancel * c)
 {

@@ -55,6 +55,25 @@ gchar *twoflow_net_bind_address_for (const gchar * bind_address,
 gboolean twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
     const gchar * const *reserved, GError ** error);
 
+/* A network element's URI, @scheme://host:port[?property=value&...]:
+ * sets @element's @host_prop and @port_prop and the properties the query
+ * names. A missing host is @default_host (NULL: an error), a missing port
+ * @default_port; a port below @min_port is an error. Refused above READY;
+ * nothing is set on failure. */
+gboolean twoflow_uri_apply (GstElement * element, const gchar * str,
+    const gchar * scheme, const gchar * host_prop, const gchar * port_prop,
+    const gchar * default_host, guint default_port, guint min_port,
+    GError ** error);
+
+/* A "uri" property's new value, through @element's GstURIHandler: a bad
+ * URI leaves everything as it was, with a warning (a property setter
+ * cannot fail). */
+void twoflow_uri_property_set (GstElement * element, const GValue * value);
+
+/* @scheme://host:port from @element's @host_prop and @port_prop. */
+gchar *twoflow_uri_make (GstElement * element, const gchar * scheme,
+    const gchar * host_prop, const gchar * port_prop);
+
 /* The cancellable of a source's waits, as udpsrc has it: created with its
  * poll fd (so every wait does not open and close an eventfd), cancelled
  * in unlock() and *replaced* in unlock_stop(): g_cancellable_reset() on a

@@ -101,6 +101,32 @@
  * * `deadline-slack` (GstValueArray of gint64): slack of each done segment
  *   (deadline − time acknowledged), ns, oldest first (the last 1024)
  * * `polls` (guint64): TCP_INFO readings
+ * * `tls` (gboolean): whether the connection is TLS
+ * * `tls-protocol`, `tls-ciphersuite` (gchararray): negotiated ("" without)
+ * * `record-overhead` (guint): bytes each TLS record adds on the wire (0:
+ *   plain TCP)
+ * * `wire-bytes-sent`, `wire-bytes-acked` (guint64): bytes on the wire
+ *   (records and their overhead) as the kernel counts them
+ *
+ * ## Security
+ *
+ * With #GstCtcpSink:tls (or any of #GstCtcpSink:tls-ca-file,
+ * #GstCtcpSink:tls-pin, #GstCtcpSink:tls-certificate set) the connection is
+ * TLS (GLib's GTlsClientConnection, glib-networking/GnuTLS). The server's
+ * certificate must match #GstCtcpSink:host and chain to the system's CAs
+ * or to #GstCtcpSink:tls-ca-file; with #GstCtcpSink:tls-pin alone its
+ * SHA-256 fingerprint is the trust anchor (a self-signed certificate
+ * works, name not checked); with both, both must hold. A rejected
+ * certificate is an element error (RESOURCE, OPEN_WRITE) saying which
+ * check failed. #GstCtcpSink:tls-certificate (and #GstCtcpSink:tls-key)
+ * authenticate the sink to the receiver.
+ *
+ * The kernel's numbers (TCP_INFO bytes_acked, SIOCOUTQ, SIOCOUTQNSD) then
+ * count TLS records: every write is one record of at most 16384 bytes and
+ * adds `record-overhead` bytes (22 with TLS 1.3). The core keeps window,
+ * in-flight bytes and pacing in wire bytes, raises each segment's rate by
+ * the overhead and maps acknowledged wire bytes back to stream bytes for
+ * the deadlines (gst_ctcp_sender_set_record_framing()).
  *
  * ## Example launch lines
  * |[
@@ -138,6 +164,7 @@
 
 #include <gst/twoflow/networkcongestion.h>
 #include "gstctcpsink.h"
+#include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define GST_CAT_DEFAULT ctcp_sink_debug
@@ -151,6 +178,7 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_TARGET_RATE         0
 #define DEFAULT_MAX_CATCH_UP        GST_CTCP_DEFAULT_MAX_CATCH_UP
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
+#define DEFAULT_TLS                 FALSE
 #define DEFAULT_EVENTS \
   (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
    GST_NETWORK_CONGESTION_RECOVERED)
@@ -204,6 +232,11 @@ enum
   PROP_MAX_CATCH_UP,
   PROP_CONGESTION_CONTROL,
   PROP_EVENTS,
+  PROP_TLS,
+  PROP_TLS_CA_FILE,
+  PROP_TLS_PIN,
+  PROP_TLS_CERTIFICATE,
+  PROP_TLS_KEY,
   PROP_STATS,
 };
 
@@ -406,6 +439,64 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstCtcpSink:tls:
+   *
+   * TLS on the connection. FALSE (default, lab use) is plain TCP unless
+   * one of the other tls-* properties is set, which turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS,
+      g_param_spec_boolean ("tls", "TLS", "TLS on the connection (also on "
+          "when any tls-* property is set)", DEFAULT_TLS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:tls-ca-file:
+   *
+   * PEM file of the CA certificates the server's certificate must chain
+   * to (NULL: the system's). Setting it turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
+      g_param_spec_string ("tls-ca-file", "TLS CA file",
+          "PEM file of trusted CAs (NULL: the system's)", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:tls-pin:
+   *
+   * SHA-256 fingerprint of the server's certificate (DER), 64 hex digits,
+   * `:` allowed, optional `sha256:` prefix. Alone, it replaces CA
+   * validation; with #GstCtcpSink:tls-ca-file both must hold. Setting it
+   * turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_PIN,
+      g_param_spec_string ("tls-pin", "TLS pin",
+          "SHA-256 fingerprint of the server certificate", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:tls-certificate:
+   *
+   * PEM file of a client certificate (and its key, unless
+   * #GstCtcpSink:tls-key is set). Setting it turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_CERTIFICATE,
+      g_param_spec_string ("tls-certificate", "TLS client certificate",
+          "PEM file of the client certificate", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:tls-key:
+   *
+   * PEM file of the client certificate's private key (NULL: in
+   * #GstCtcpSink:tls-certificate).
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_KEY,
+      g_param_spec_string ("tls-key", "TLS client key",
+          "PEM file of the client certificate's key", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCtcpSink:stats:
    *
    * An `application/x-ctcpsink-stats` structure; fields in the element
@@ -476,6 +567,13 @@ gst_ctcp_sink_finalize (GObject * object)
   g_free (self->host);
   g_free (self->peer);
   g_free (self->cc_used);
+  g_free (self->tls_ca_file);
+  g_free (self->tls_pin);
+  g_free (self->tls_certificate);
+  g_free (self->tls_key);
+  g_free (self->tls_protocol);
+  g_free (self->tls_suite);
+  g_free (self->stage);
   g_object_unref (self->cancellable);
   gst_ctcp_sender_free (self->core);
   g_mutex_clear (&self->lock);
@@ -580,8 +678,16 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   socklen_t cclen = sizeof (ccbuf) - 1;
   guint port;
   const gchar *cc;
+  gboolean tls_on;
+  gchar *ca_file, *pin, *certificate, *key;
+  GIOStream *conn = NULL, *tls = NULL;
 
   GST_OBJECT_LOCK (self);
+  ca_file = g_strdup (self->tls_ca_file);
+  pin = g_strdup (self->tls_pin);
+  certificate = g_strdup (self->tls_certificate);
+  key = g_strdup (self->tls_key);
+  tls_on = self->tls || ca_file || pin || certificate;
   host = g_strdup (self->host);
   port = self->port;
   cc = cc_name (self->cc);
@@ -643,6 +749,33 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   }
   g_clear_error (&last_err);
 
+  if (tls_on) {
+    TwoflowTlsClientConfig tc = { host, ca_file, pin, certificate, key };
+
+    /* blocking handshake (the socket still blocks; stop() cancels) */
+    conn = G_IO_STREAM (g_socket_connection_factory_create_connection (sock));
+    tls = twoflow_tls_client_handshake (conn, &tc, self->cancellable, &err);
+    if (!tls) {
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+          ("TLS handshake with %s:%u failed", host, port),
+          ("%s", err->message));
+      g_clear_error (&err);
+      g_socket_close (sock, NULL);
+      g_object_unref (conn);
+      g_object_unref (sock);
+      g_free (host);
+      g_free (ca_file);
+      g_free (pin);
+      g_free (certificate);
+      g_free (key);
+      return FALSE;
+    }
+  }
+  g_free (ca_file);
+  g_free (pin);
+  g_free (certificate);
+  g_free (key);
+
   g_socket_set_blocking (sock, FALSE);
   if (cfg.capped) {
     int one = 1, lowat = NOTSENT_LOWAT;
@@ -674,10 +807,36 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   /* its first reading (the sender thread's, before any write) is the
    * baseline of the connection's counters */
   self->core = gst_ctcp_sender_new (&cfg);
+  g_clear_pointer (&self->tls_protocol, g_free);
+  g_clear_pointer (&self->tls_suite, g_free);
+  self->stage_len = 0;
+  self->conn = conn;
+  self->tls_conn = tls;
+  self->tls_out = tls ? G_POLLABLE_OUTPUT_STREAM (g_io_stream_get_output_stream
+      (tls)) : NULL;
+  if (tls) {
+    GTlsProtocolVersion v =
+        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
+
+    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
+        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
+        "other");
+    self->tls_suite =
+        g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
+    self->tls_overhead = twoflow_tls_record_overhead (G_TLS_CONNECTION (tls));
+    if (self->tls_overhead == 0)
+      GST_WARNING_OBJECT (self, "record overhead of %s unknown: the "
+          "controller counts it as stream bytes", self->tls_suite);
+    gst_ctcp_sender_set_record_framing (self->core, self->tls_overhead,
+        TWOFLOW_TLS_RECORD_SIZE);
+    if (!self->stage)
+      self->stage = g_malloc (TWOFLOW_TLS_RECORD_SIZE);
+  }
   g_mutex_unlock (&self->lock);
 
-  GST_INFO_OBJECT (self, "connected to %s:%u (%s, %s)", host, port,
-      cfg.capped ? "ctcp" : "tcp", ccbuf);
+  GST_INFO_OBJECT (self, "connected to %s:%u (%s, %s%s%s)", host, port,
+      cfg.capped ? "ctcp" : "tcp", ccbuf, tls ? ", " : "",
+      tls ? self->tls_suite : "");
   g_free (host);
   return TRUE;
 }
@@ -705,6 +864,10 @@ gst_ctcp_sink_stop (GstBaseSink * bsink)
     g_socket_close (self->socket, NULL);
     g_clear_object (&self->socket);
   }
+  self->tls_out = NULL;
+  g_clear_object (&self->tls_conn);
+  g_clear_object (&self->conn);
+  self->stage_len = 0;
   self->fd = -1;
   g_queue_clear_full (&self->queue, (GDestroyNotify) gst_buffer_unref);
   gst_clear_object (&self->clock);
@@ -836,6 +999,69 @@ gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event)
  * small buffers (a trace's frames, a parser's pictures) must not each
  * become a packet. Returns the bytes written (0: the socket is full), -1
  * on a fatal error (then *err says why). */
+/* Drops @n written bytes from the head of the queue. */
+static void
+consume (GstCtcpSink * self, gsize n)
+{
+  gsize left;
+
+  for (left = n; left > 0;) {
+    GstBuffer *head = g_queue_peek_head (&self->queue);
+    gsize avail = gst_buffer_get_size (head) - self->head_offset;
+
+    if (left < avail) {
+      self->head_offset += left;
+      break;
+    }
+    left -= avail;
+    gst_buffer_unref (g_queue_pop_head (&self->queue));
+    self->head_offset = 0;
+  }
+}
+
+/* TLS: one record (at most 16384 bytes gathered from the queue) per
+ * write. A write that would block is retried with the very same bytes
+ * (GnuTLS keeps the record it began and sends it on the next call). */
+static gssize
+write_tls (GstCtcpSink * self, guint64 max, gchar ** err)
+{
+  GError *e = NULL;
+  gssize n;
+
+  if (self->stage_len == 0) {
+    GList *l;
+    gsize off = self->head_offset;
+
+    max = MIN (max, TWOFLOW_TLS_RECORD_SIZE);
+    for (l = self->queue.head; l && self->stage_len < max; l = l->next) {
+      gsize len = gst_buffer_get_size (l->data) - off;
+
+      len = MIN (len, max - self->stage_len);
+      gst_buffer_extract (l->data, off, self->stage + self->stage_len, len);
+      self->stage_len += len;
+      off = 0;
+    }
+  }
+  n = g_pollable_output_stream_write_nonblocking (self->tls_out, self->stage,
+      self->stage_len, NULL, &e);
+  if (n < 0) {
+    if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
+      GST_LOG_OBJECT (self, "TLS write blocked, %" G_GSIZE_FORMAT
+          " bytes kept for the retry", self->stage_len);
+      g_error_free (e);
+      return 0;
+    }
+    *err = g_strdup_printf ("TLS send: %s", e->message);
+    g_error_free (e);
+    return -1;
+  }
+  if ((gsize) n < self->stage_len)
+    memmove (self->stage, self->stage + n, self->stage_len - n);
+  self->stage_len -= n;
+  consume (self, n);
+  return n;
+}
+
 static gssize
 write_some (GstCtcpSink * self, guint64 max, gchar ** err)
 {
@@ -844,10 +1070,12 @@ write_some (GstCtcpSink * self, guint64 max, gchar ** err)
   GstBuffer *bufs[MAX_IOV];
   struct msghdr msg = { 0, };
   guint64 total = 0;
-  gssize n, left;
+  gssize n;
   GList *l;
   guint k = 0, j;
 
+  if (self->tls_out)
+    return write_tls (self, max, err);
   for (l = self->queue.head; l && k < MAX_IOV && total < max; l = l->next) {
     gsize off = k == 0 ? self->head_offset : 0;
 
@@ -878,18 +1106,7 @@ write_some (GstCtcpSink * self, guint64 max, gchar ** err)
   }
   GST_LOG_OBJECT (self, "wrote %" G_GSSIZE_FORMAT " of %" G_GUINT64_FORMAT
       " in %u buffers", n, total, k);
-  for (left = n; left > 0;) {
-    GstBuffer *head = g_queue_peek_head (&self->queue);
-    gsize avail = gst_buffer_get_size (head) - self->head_offset;
-
-    if ((gsize) left < avail) {
-      self->head_offset += left;
-      break;
-    }
-    left -= avail;
-    gst_buffer_unref (g_queue_pop_head (&self->queue));
-    self->head_offset = 0;
-  }
+  consume (self, n);
   return n;
 }
 
@@ -950,6 +1167,10 @@ gst_ctcp_sink_thread (gpointer data)
     }
     /* EOS finishes once everything is acknowledged */
     if (out.finished && !self->shut) {
+      /* TLS: close_notify first, so the receiver sees a clean end */
+      if (self->tls_conn && !g_output_stream_close (G_OUTPUT_STREAM
+              (self->tls_out), NULL, NULL))
+        GST_DEBUG_OBJECT (self, "close_notify not sent");
       g_socket_shutdown (self->socket, FALSE, TRUE, NULL);
       self->shut = TRUE;
       GST_INFO_OBJECT (self, "all bytes acknowledged");
@@ -1021,7 +1242,11 @@ gst_ctcp_sink_get_stats (GstCtcpSink * self)
   g_mutex_lock (&self->lock);
   s = gst_ctcp_sender_get_stats (self->core);
   gst_structure_set (s, "congestion-control", G_TYPE_STRING,
-      self->cc_used ? self->cc_used : "", NULL);
+      self->cc_used ? self->cc_used : "",
+      "tls", G_TYPE_BOOLEAN, self->tls_protocol != NULL,
+      "tls-protocol", G_TYPE_STRING, self->tls_protocol ? self->tls_protocol :
+      "", "tls-ciphersuite", G_TYPE_STRING, self->tls_suite ? self->tls_suite :
+      "", NULL);
   g_mutex_unlock (&self->lock);
   return s;
 }
@@ -1066,6 +1291,25 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_EVENTS:
       self->events = g_value_get_flags (value);
+      break;
+    case PROP_TLS:
+      self->tls = g_value_get_boolean (value);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_free (self->tls_ca_file);
+      self->tls_ca_file = g_value_dup_string (value);
+      break;
+    case PROP_TLS_PIN:
+      g_free (self->tls_pin);
+      self->tls_pin = g_value_dup_string (value);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_free (self->tls_certificate);
+      self->tls_certificate = g_value_dup_string (value);
+      break;
+    case PROP_TLS_KEY:
+      g_free (self->tls_key);
+      self->tls_key = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1115,6 +1359,21 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_EVENTS:
       g_value_set_flags (value, self->events);
+      break;
+    case PROP_TLS:
+      g_value_set_boolean (value, self->tls);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_value_set_string (value, self->tls_ca_file);
+      break;
+    case PROP_TLS_PIN:
+      g_value_set_string (value, self->tls_pin);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_string (value, self->tls_certificate);
+      break;
+    case PROP_TLS_KEY:
+      g_value_set_string (value, self->tls_key);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -64,12 +64,26 @@ struct _GstCtcpSink {
   gdouble max_catch_up;
   GstCtcpSinkCongestionControl cc;
   guint events;
+  gboolean tls;                 /* the tls property */
+  gchar *tls_ca_file;
+  gchar *tls_pin;
+  gchar *tls_certificate;
+  gchar *tls_key;
 
   /* connection */
   GSocket *socket;
   gint fd;
   GCancellable *cancellable;
   gchar *peer;
+  GIOStream *conn;              /* the socket's stream (TLS only) */
+  GIOStream *tls_conn;          /* NULL: plain TCP */
+  GPollableOutputStream *tls_out;
+  guint8 *stage;                /* the record being written (TLS): a
+                                 * blocked write is retried as it was */
+  gsize stage_len;
+  guint tls_overhead;           /* bytes per record */
+  gchar *tls_protocol;
+  gchar *tls_suite;
 
   /* everything below: self->lock */
   GMutex lock;

@@ -176,6 +176,7 @@ enum {
   PROP_LIBRA_COMPENSATION,
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
+  PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
@@ -226,7 +227,6 @@ gst_erap_libra_state_get_type (void)
 #define gst_erap_sink_parent_class parent_class
 static void gst_erap_sink_uri_handler_init (gpointer g_iface,
     gpointer iface_data);
-static void gst_erap_sink_install_uri_property (GObjectClass * gobject_class);
 G_DEFINE_TYPE_WITH_CODE (GstErapSink, gst_erap_sink, GST_TYPE_BASE_SINK,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
         gst_erap_sink_uri_handler_init));
@@ -256,7 +256,22 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   gobject_class->finalize = gst_erap_sink_finalize;
   gobject_class->set_property = gst_erap_sink_set_property;
   gobject_class->get_property = gst_erap_sink_get_property;
-  gst_erap_sink_install_uri_property (gobject_class);
+  /**
+   * GstErapSink:uri:
+   *
+   * The receiver as an `erap://host:port` URI (IPv6 literals in brackets,
+   * `erap://[::1]:5004`; no port means 5004). Query parameters set other
+   * properties by name, with values as on a gst-launch-1.0 line:
+   * `erap://10.0.0.2:5004?congestion-control=libra&capacity=10000000`.
+   * Reading it back gives `erap://host:port` from #GstErapSink:host and
+   * #GstErapSink:port; the other properties are read by their names.
+   * The same URI makes an erapsink with gst_element_make_from_uri().
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "erap://host:port[?property=value&...] of the receiver",
+          "erap://" DEFAULT_HOST ":5004", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstErapSink:host:
@@ -699,6 +714,11 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
 {
   GstErapSink *sink = GST_ERAP_SINK (object);
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (sink);
   switch (prop_id) {
     case PROP_HOST:
@@ -795,6 +815,11 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
 
   if (prop_id == PROP_STATS) {
     g_value_take_boxed (value, make_stats (sink));
+    return;
+  }
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
     return;
   }
   GST_OBJECT_LOCK (sink);
@@ -1572,12 +1597,6 @@ gst_erap_sink_unlock_stop (GstBaseSink * bsink)
 
 /* erap://host:port URIs (GstURIHandler), as srtsink has srt:// */
 
-/* far above the enum, so it never collides with the element's own ids */
-#define PROP_URI 0x10000
-
-static GObjectSetPropertyFunc parent_set_property;
-static GObjectGetPropertyFunc parent_get_property;
-
 static GstURIType
 gst_erap_sink_uri_get_type (GType type)
 {
@@ -1595,65 +1614,15 @@ gst_erap_sink_uri_get_protocols (GType type)
 static gchar *
 gst_erap_sink_uri_get_uri (GstURIHandler * handler)
 {
-  GstErapSink *sink = GST_ERAP_SINK (handler);
-  GstUri *uri;
-  gchar *str;
-
-  GST_OBJECT_LOCK (sink);
-  uri = gst_uri_new ("erap", NULL, sink->host, sink->port, NULL, NULL, NULL);
-  GST_OBJECT_UNLOCK (sink);
-  str = gst_uri_to_string (uri);
-  gst_uri_unref (uri);
-  return str;
+  return twoflow_uri_make (GST_ELEMENT (handler), "erap", "host", "port");
 }
 
 static gboolean
 gst_erap_sink_uri_set_uri (GstURIHandler * handler, const gchar * str,
     GError ** error)
 {
-  static const gchar *const reserved[] = { "host", "port", "uri", NULL };
-  GstErapSink *sink = GST_ERAP_SINK (handler);
-  GstUri *uri;
-  const gchar *host;
-  guint port;
-  gboolean ok;
-
-  if (GST_STATE (sink) > GST_STATE_READY) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
-        "the URI of erapsink can only be set in NULL or READY");
-    return FALSE;
-  }
-  uri = gst_uri_from_string (str);
-  if (uri == NULL || g_strcmp0 (gst_uri_get_scheme (uri), "erap") != 0) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "'%s' is not an erap:// URI", str);
-    goto fail;
-  }
-  host = gst_uri_get_host (uri);
-  if (host == NULL || *host == '\0') {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "'%s' names no receiver host", str);
-    goto fail;
-  }
-  port = gst_uri_get_port (uri);
-  if (port == GST_URI_NO_PORT)
-    port = DEFAULT_PORT;
-  if (port < 1 || port > 65535) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "port %u of '%s' is out of range", port, str);
-    goto fail;
-  }
-  ok = twoflow_uri_set_query_properties (G_OBJECT (sink), uri, reserved,
-      error);
-  if (ok)
-    g_object_set (sink, "host", host, "port", port, NULL);
-  gst_uri_unref (uri);
-  return ok;
-
-fail:
-  if (uri)
-    gst_uri_unref (uri);
-  return FALSE;
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "erap", "host",
+      "port", NULL, DEFAULT_PORT, 1, error);
 }
 
 static void
@@ -1665,61 +1634,4 @@ gst_erap_sink_uri_handler_init (gpointer g_iface, gpointer iface_data)
   iface->get_protocols = gst_erap_sink_uri_get_protocols;
   iface->get_uri = gst_erap_sink_uri_get_uri;
   iface->set_uri = gst_erap_sink_uri_set_uri;
-}
-
-static void
-gst_erap_sink_uri_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GError *err = NULL;
-
-  if (prop_id != PROP_URI) {
-    parent_set_property (object, prop_id, value, pspec);
-    return;
-  }
-  if (!gst_uri_handler_set_uri (GST_URI_HANDLER (object),
-          g_value_get_string (value), &err)) {
-    GST_WARNING_OBJECT (object, "cannot set uri: %s", err->message);
-    g_clear_error (&err);
-  }
-}
-
-static void
-gst_erap_sink_uri_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  if (prop_id != PROP_URI) {
-    parent_get_property (object, prop_id, value, pspec);
-    return;
-  }
-  g_value_take_string (value,
-      gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
-}
-
-/* Called from class_init once set_property/get_property are in place:
- * wraps them to handle #GstErapSink:uri. */
-static void
-gst_erap_sink_install_uri_property (GObjectClass * gobject_class)
-{
-  parent_set_property = gobject_class->set_property;
-  parent_get_property = gobject_class->get_property;
-  gobject_class->set_property = gst_erap_sink_uri_set_property;
-  gobject_class->get_property = gst_erap_sink_uri_get_property;
-
-  /**
-   * GstErapSink:uri:
-   *
-   * The receiver as an `erap://host:port` URI (IPv6 literals in brackets,
-   * `erap://[::1]:5004`; no port means 5004). Query parameters set other
-   * properties by name, with values as on a gst-launch-1.0 line:
-   * `erap://10.0.0.2:5004?congestion-control=libra&capacity=10000000`.
-   * Reading it back gives `erap://host:port` from #GstErapSink:host and
-   * #GstErapSink:port; the other properties are read by their names.
-   * The same URI makes an erapsink with gst_element_make_from_uri().
-   */
-  g_object_class_install_property (gobject_class, PROP_URI,
-      g_param_spec_string ("uri", "URI",
-          "erap://host:port[?property=value&...] of the receiver",
-          "erap://" DEFAULT_HOST ":5004", G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 }

@@ -96,6 +96,7 @@ enum {
   PROP_MAX_REORDER_BYTES,
   PROP_LINGER,
   PROP_CAPS,
+  PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
@@ -112,7 +113,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 #define gst_erap_src_parent_class parent_class
 static void gst_erap_src_uri_handler_init (gpointer g_iface,
     gpointer iface_data);
-static void gst_erap_src_install_uri_property (GObjectClass * gobject_class);
 G_DEFINE_TYPE_WITH_CODE (GstErapSrc, gst_erap_src, GST_TYPE_PUSH_SRC,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
         gst_erap_src_uri_handler_init));
@@ -143,7 +143,23 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
   gobject_class->finalize = gst_erap_src_finalize;
   gobject_class->set_property = gst_erap_src_set_property;
   gobject_class->get_property = gst_erap_src_get_property;
-  gst_erap_src_install_uri_property (gobject_class);
+  /**
+   * GstErapSrc:uri:
+   *
+   * The local address and port to receive on as an `erap://address:port`
+   * URI: `erap://:5004` (every IPv4 address), `erap://[::]:5004` (IPv6),
+   * `erap://[::1]:5004`; no port means 5004. Query parameters set other
+   * properties by name, with values as on a gst-launch-1.0 line:
+   * `erap://:5004?linger=1000000000&caps=video/mpeg`.
+   * Reading it back gives `erap://address:port` from #GstErapSrc:address
+   * and #GstErapSrc:port. The same URI makes an erapsrc with
+   * gst_element_make_from_uri().
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "erap://address:port[?property=value&...] to receive on",
+          "erap://" DEFAULT_ADDRESS ":5004", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
    * GstErapSrc:address:
@@ -313,6 +329,11 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
 {
   GstErapSrc *src = GST_ERAP_SRC (object);
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (src);
   switch (prop_id) {
     case PROP_ADDRESS:
@@ -354,6 +375,11 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
 
   if (prop_id == PROP_STATS) {
     g_value_take_boxed (value, make_stats (src));
+    return;
+  }
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
     return;
   }
   GST_OBJECT_LOCK (src);
@@ -751,10 +777,7 @@ gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
 /* erap://address:port URIs (GstURIHandler), as srtsrc has srt:// */
 
 /* far above the enum, so it never collides with the element's own ids */
-#define PROP_URI 0x10000
-
-static GObjectSetPropertyFunc parent_set_property;
-static GObjectGetPropertyFunc parent_get_property;
+/* erap://host:port URIs (GstURIHandler), as srtsink has srt:// */
 
 static GstURIType
 gst_erap_src_uri_get_type (GType type)
@@ -773,63 +796,15 @@ gst_erap_src_uri_get_protocols (GType type)
 static gchar *
 gst_erap_src_uri_get_uri (GstURIHandler * handler)
 {
-  GstErapSrc *src = GST_ERAP_SRC (handler);
-  GstUri *uri;
-  gchar *str;
-
-  GST_OBJECT_LOCK (src);
-  uri = gst_uri_new ("erap", NULL, src->address, src->port, NULL, NULL, NULL);
-  GST_OBJECT_UNLOCK (src);
-  str = gst_uri_to_string (uri);
-  gst_uri_unref (uri);
-  return str;
+  return twoflow_uri_make (GST_ELEMENT (handler), "erap", "address", "port");
 }
 
 static gboolean
 gst_erap_src_uri_set_uri (GstURIHandler * handler, const gchar * str,
     GError ** error)
 {
-  static const gchar *const reserved[] = { "address", "port", "uri", NULL };
-  GstErapSrc *src = GST_ERAP_SRC (handler);
-  GstUri *uri;
-  const gchar *host;
-  guint port;
-  gboolean ok;
-
-  if (GST_STATE (src) > GST_STATE_READY) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
-        "the URI of erapsrc can only be set in NULL or READY");
-    return FALSE;
-  }
-  uri = gst_uri_from_string (str);
-  if (uri == NULL || g_strcmp0 (gst_uri_get_scheme (uri), "erap") != 0) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "'%s' is not an erap:// URI", str);
-    goto fail;
-  }
-  /* erap://:5004 receives on every IPv4 address */
-  host = gst_uri_get_host (uri);
-  if (host == NULL || *host == '\0')
-    host = DEFAULT_ADDRESS;
-  port = gst_uri_get_port (uri);
-  if (port == GST_URI_NO_PORT)
-    port = DEFAULT_PORT;
-  if (port > 65535) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "port %u of '%s' is out of range", port, str);
-    goto fail;
-  }
-  ok = twoflow_uri_set_query_properties (G_OBJECT (src), uri, reserved,
-      error);
-  if (ok)
-    g_object_set (src, "address", host, "port", port, NULL);
-  gst_uri_unref (uri);
-  return ok;
-
-fail:
-  if (uri)
-    gst_uri_unref (uri);
-  return FALSE;
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "erap", "address",
+      "port", DEFAULT_ADDRESS, DEFAULT_PORT, 0, error);
 }
 
 static void
@@ -841,62 +816,4 @@ gst_erap_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
   iface->get_protocols = gst_erap_src_uri_get_protocols;
   iface->get_uri = gst_erap_src_uri_get_uri;
   iface->set_uri = gst_erap_src_uri_set_uri;
-}
-
-static void
-gst_erap_src_uri_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GError *err = NULL;
-
-  if (prop_id != PROP_URI) {
-    parent_set_property (object, prop_id, value, pspec);
-    return;
-  }
-  if (!gst_uri_handler_set_uri (GST_URI_HANDLER (object),
-          g_value_get_string (value), &err)) {
-    GST_WARNING_OBJECT (object, "cannot set uri: %s", err->message);
-    g_clear_error (&err);
-  }
-}
-
-static void
-gst_erap_src_uri_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  if (prop_id != PROP_URI) {
-    parent_get_property (object, prop_id, value, pspec);
-    return;
-  }
-  g_value_take_string (value,
-      gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
-}
-
-/* Called from class_init once set_property/get_property are in place:
- * wraps them to handle #GstErapSrc:uri. */
-static void
-gst_erap_src_install_uri_property (GObjectClass * gobject_class)
-{
-  parent_set_property = gobject_class->set_property;
-  parent_get_property = gobject_class->get_property;
-  gobject_class->set_property = gst_erap_src_uri_set_property;
-  gobject_class->get_property = gst_erap_src_uri_get_property;
-
-  /**
-   * GstErapSrc:uri:
-   *
-   * The local address and port to receive on as an `erap://address:port`
-   * URI: `erap://:5004` (every IPv4 address), `erap://[::]:5004` (IPv6),
-   * `erap://[::1]:5004`; no port means 5004. Query parameters set other
-   * properties by name, with values as on a gst-launch-1.0 line:
-   * `erap://:5004?linger=1000000000&caps=video/mpeg`.
-   * Reading it back gives `erap://address:port` from #GstErapSrc:address
-   * and #GstErapSrc:port. The same URI makes an erapsrc with
-   * gst_element_make_from_uri().
-   */
-  g_object_class_install_property (gobject_class, PROP_URI,
-      g_param_spec_string ("uri", "URI",
-          "erap://address:port[?property=value&...] to receive on",
-          "erap://" DEFAULT_ADDRESS ":5004", G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 }

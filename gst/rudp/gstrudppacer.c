@@ -15,6 +15,13 @@
  * sans-IO sender core (gst-libs/gst/rudp/rudpsender.h), whose outputs are
  * a new rate for the flow and the notices to send back.
  *
+ * With a key, each packet is protected as SRTP just before it leaves (the
+ * bucket paid for the plaintext size; the tag adds 10 bytes, 4 with
+ * hmac-sha1-32, 16 with GCM), each notice as SRTCP, and feedback is
+ * unprotected before the sender core sees it: failures are dropped and
+ * counted. Without a key, feedback from any address but the destination's
+ * is dropped and counted.
+ *
  * Everything below runs under the service lock, which is also the lock of
  * the sinks' queues; packets are sent with it held so a sink that stops
  * (and closes its socket) never races a send. Upstream events are sent
@@ -42,6 +49,45 @@ typedef struct {
 
 #define PACER(s) ((Pacer *) twoflow_service_get_data (s))
 
+/* Protects @len bytes of @data into the sink's scratch; NULL on failure. */
+static const guint8 *
+protect (GstRudpSink * sink, const guint8 * data, gsize len, gboolean rtcp,
+    gint * out_len)
+{
+  gsize need = len + GST_RUDP_SRTP_TRAILER;
+
+  if (len > G_MAXINT - GST_RUDP_SRTP_TRAILER)
+    return NULL;
+  if (sink->scratch_size < need) {
+    g_free (sink->scratch);
+    sink->scratch = g_malloc (need);
+    sink->scratch_size = need;
+  }
+  memcpy (sink->scratch, data, len);
+  *out_len = gst_rudp_srtp_protect (sink->srtp, sink->scratch, len, rtcp);
+  return *out_len < 0 ? NULL : sink->scratch;
+}
+
+/* Sends a datagram of ours (SRTP/SRTCP with a key); FALSE on failure. */
+static gboolean
+send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
+    gsize len, gboolean rtcp, GError ** err)
+{
+  if (sink->srtp) {
+    gint n;
+
+    data = protect (sink, data, len, rtcp, &n);
+    if (!data) {
+      g_set_error (err, G_IO_ERROR, G_IO_ERROR_FAILED,
+          "SRTP protection failed");
+      return FALSE;
+    }
+    len = n;
+  }
+  return g_socket_send_to (sink->socket, to, (const gchar *) data, len, NULL,
+      err) >= 0;
+}
+
 static void
 send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
     gpointer user_data)
@@ -58,8 +104,7 @@ send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
     return;
   }
   gst_rudp_sender_handle_rtp (sink->sender, map.data, map.size);
-  if (g_socket_send_to (sink->socket, sink->dest, (const gchar *) map.data,
-          map.size, NULL, &err) < 0) {
+  if (!send_datagram (sink, sink->dest, map.data, map.size, FALSE, &err)) {
     /* a warning, never fatal: the flow goes on */
     if (sink->send_errors++ == 0)
       GST_ELEMENT_WARNING (sink, RESOURCE, WRITE, (NULL),
@@ -99,8 +144,7 @@ run_sender (TwoflowService * s, GstRudpSink * sink)
       GstMapInfo map;
 
       if (gst_buffer_map (out.buffer, &map, GST_MAP_READ)) {
-        if (g_socket_send_to (sink->socket, out.peer,
-                (const gchar *) map.data, map.size, NULL, NULL) < 0)
+        if (!send_datagram (sink, out.peer, map.data, map.size, TRUE, NULL))
           sink->send_errors++;
         gst_buffer_unmap (out.buffer, &map);
       }
@@ -143,6 +187,29 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
       continue;
     while ((len = g_socket_receive_from (sink->socket, &from, (gchar *) data,
                 sizeof (data), NULL, NULL)) >= 0) {
+      if (sink->srtp) {
+        gint n = len;
+        GstRudpSrtpResult r = gst_rudp_is_rtcp (data, len) ?
+            gst_rudp_srtp_unprotect (sink->srtp, data, &n, TRUE) :
+            GST_RUDP_SRTP_AUTH_FAILED;
+
+        if (r != GST_RUDP_SRTP_OK) {
+          if (r == GST_RUDP_SRTP_REPLAYED)
+            sink->replayed++;
+          else
+            sink->auth_failures++;
+          GST_LOG_OBJECT (sink, "feedback dropped: %s", r ==
+              GST_RUDP_SRTP_REPLAYED ? "replayed" : "not authentic");
+          g_clear_object (&from);
+          continue;
+        }
+        len = n;
+      } else if (!gst_rudp_same_address (from, sink->dest)) {
+        sink->foreign_feedback++;
+        GST_LOG_OBJECT (sink, "feedback from a foreign address dropped");
+        g_clear_object (&from);
+        continue;
+      }
       gst_rudp_sender_handle_request (sink->sender, data, len, from,
           g_object_unref, now);
       from = NULL;

@@ -47,6 +47,23 @@
  * * `notices-sent` (guint64): answers to them
  * * `level-changes` (guint64): level switches made
  * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
+ * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSink:key set)
+ * * `auth-failures` (guint64): feedback datagrams dropped because they
+ *   failed SRTCP authentication (plaintext, another key, garbage)
+ * * `replayed` (guint64): authentic feedback dropped as a replay
+ * * `foreign-feedback` (guint64): feedback dropped in plaintext mode because
+ *   it did not come from the address the flow is sent to
+ *
+ * ## Security
+ *
+ * With #GstRudpSink:key (the SRTP master key and salt in hex; rudpsrc must
+ * have the same) every RTP packet is encrypted and authenticated as SRTP
+ * (RFC 3711) and the RTCP notices as SRTCP; feedback that fails SRTCP
+ * authentication or replays an index already seen is dropped and counted,
+ * so nobody without the key can change the rate. Without a key (the
+ * default, for lab use) feedback is accepted only from the address and
+ * port the flow is sent to: a third party cannot set the rate, but an
+ * on-path attacker or one spoofing that address can.
  *
  * ## Example launch lines
  * |[
@@ -62,6 +79,7 @@
 #include "config.h"
 #endif
 
+#include <string.h>
 #include "twoflownet.h"
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
@@ -78,6 +96,9 @@ GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 #define DEFAULT_RATE_CONTROL    GST_RUDP_RATE_CONTROL_FIXED
 #define MIN_RATE                8
 #define MAX_RATE                G_GUINT64_CONSTANT (80000000000)
+#define DEFAULT_KEY             NULL
+#define DEFAULT_SRTP_CIPHER     GST_RUDP_SRTP_CIPHER_AUTO
+#define DEFAULT_SRTP_AUTH       GST_RUDP_SRTP_AUTH_HMAC_SHA1_80
 
 enum {
   PROP_0,
@@ -89,6 +110,9 @@ enum {
   PROP_BUFFER_SIZE,
   PROP_RATE_CONTROL,
   PROP_LEVELS,
+  PROP_KEY,
+  PROP_SRTP_CIPHER,
+  PROP_SRTP_AUTH,
   PROP_STATS,
 };
 
@@ -235,6 +259,41 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstRudpSink:key:
+   *
+   * SRTP master key and salt as a hex string (30 bytes = 60 hex digits for
+   * AES-128-ICM, 46 for AES-256-ICM, 28 / 44 for AES-128/256-GCM; `:`,
+   * `-` and spaces are ignored). Set: RTP leaves as SRTP, feedback must be
+   * authentic SRTCP. NULL or empty (default): plaintext RTP, feedback only
+   * from the destination address. Write-only.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEY,
+      g_param_spec_string ("key", "Key",
+          "SRTP master key and salt in hex (empty: plaintext)", DEFAULT_KEY,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:srtp-cipher:
+   *
+   * The SRTP cipher; `auto` picks AES-128-ICM or AES-256-ICM from the key
+   * length.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
+      g_param_spec_enum ("srtp-cipher", "SRTP cipher", "SRTP cipher",
+          GST_TYPE_RUDP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:srtp-auth:
+   *
+   * The SRTP authentication of the ICM ciphers (GCM has its own 16-byte
+   * tag); RTCP always carries the 80-bit tag.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
+      g_param_spec_enum ("srtp-auth", "SRTP authentication",
+          "SRTP authentication tag", GST_TYPE_RUDP_SRTP_AUTH,
+          DEFAULT_SRTP_AUTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstRudpSink:stats:
    *
    * Statistics, see the element description.
@@ -249,6 +308,8 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
       "Sends RTP over UDP as a paced near-CBR flow whose rate the receiver "
       "may choose", "twoflow");
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_RATE_CONTROL, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_CIPHER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_AUTH, 0);
 
   bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_sink_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_sink_stop);
@@ -270,6 +331,8 @@ gst_rudp_sink_init (GstRudpSink * sink)
   sink->buffer_size = DEFAULT_BUFFER_SIZE;
   sink->rate_control = DEFAULT_RATE_CONTROL;
   gst_rudp_levels_init_default (&sink->levels);
+  sink->srtp_cipher = DEFAULT_SRTP_CIPHER;
+  sink->srtp_auth = DEFAULT_SRTP_AUTH;
   g_cond_init (&sink->space);
   /* the bucket is the clock of this sink */
   gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
@@ -281,6 +344,9 @@ gst_rudp_sink_finalize (GObject * object)
   GstRudpSink *sink = GST_RUDP_SINK (object);
 
   g_free (sink->host);
+  if (sink->key)
+    memset (sink->key, 0, strlen (sink->key));
+  g_free (sink->key);
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   g_cond_clear (&sink->space);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -359,6 +425,18 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_RATE_CONTROL:
       sink->rate_control = g_value_get_enum (value);
       break;
+    case PROP_KEY:
+      if (sink->key)
+        memset (sink->key, 0, strlen (sink->key));
+      g_free (sink->key);
+      sink->key = g_value_dup_string (value);
+      break;
+    case PROP_SRTP_CIPHER:
+      sink->srtp_cipher = g_value_get_enum (value);
+      break;
+    case PROP_SRTP_AUTH:
+      sink->srtp_auth = g_value_get_enum (value);
+      break;
     case PROP_LEVELS:{
       GstRudpLevels l;
 
@@ -415,6 +493,12 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RATE_CONTROL:
       g_value_set_enum (value, sink->rate_control);
       break;
+    case PROP_SRTP_CIPHER:
+      g_value_set_enum (value, sink->srtp_cipher);
+      break;
+    case PROP_SRTP_AUTH:
+      g_value_set_enum (value, sink->srtp_auth);
+      break;
     case PROP_LEVELS:
       GST_OBJECT_LOCK (sink);
       levels_to_value (&sink->levels, value);
@@ -459,7 +543,11 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "feedback-received", G_TYPE_UINT64, ss.requests,
       "notices-sent", G_TYPE_UINT64, ss.notices,
       "level-changes", G_TYPE_UINT64, ss.level_changes,
-      "srtt", G_TYPE_UINT64, ss.srtt, NULL);
+      "srtt", G_TYPE_UINT64, ss.srtt,
+      "srtp", G_TYPE_BOOLEAN, sink->srtp != NULL,
+      "auth-failures", G_TYPE_UINT64, sink->auth_failures,
+      "replayed", G_TYPE_UINT64, sink->replayed,
+      "foreign-feedback", G_TYPE_UINT64, sink->foreign_feedback, NULL);
 }
 
 static gboolean
@@ -470,6 +558,19 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   GInetSocketAddress *dest;
   GError *err = NULL;
   gchar *host;
+  GstRudpSrtp *srtp = NULL;
+
+  GST_OBJECT_LOCK (sink);
+  if (sink->key && *sink->key)
+    srtp = gst_rudp_srtp_new (sink->key, sink->srtp_cipher, sink->srtp_auth,
+        &err);
+  GST_OBJECT_UNLOCK (sink);
+  if (err) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
+        ("invalid SRTP settings: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
 
   GST_OBJECT_LOCK (sink);
   host = g_strdup (sink->host);
@@ -485,6 +586,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
         ("cannot resolve %s: %s", host, err->message));
     g_clear_error (&err);
     g_free (host);
+    gst_rudp_srtp_free (srtp);
     return FALSE;
   }
   g_free (host);
@@ -497,9 +599,12 @@ gst_rudp_sink_start (GstBaseSink * bsink)
         ("cannot open a UDP socket: %s", err->message));
     g_clear_error (&err);
     g_object_unref (dest);
+    gst_rudp_srtp_free (srtp);
     return FALSE;
   }
   sink->dest = G_SOCKET_ADDRESS (dest);
+  sink->srtp = srtp;
+  sink->auth_failures = sink->replayed = sink->foreign_feedback = 0;
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   sink->sender = gst_rudp_sender_new (&sc);
   sink->notify_pending = FALSE;
@@ -520,6 +625,10 @@ gst_rudp_sink_stop (GstBaseSink * bsink)
     g_socket_close (sink->socket, NULL);
   g_clear_object (&sink->socket);
   g_clear_object (&sink->dest);
+  /* the counters stay readable; the context goes */
+  g_clear_pointer (&sink->srtp, gst_rudp_srtp_free);
+  g_clear_pointer (&sink->scratch, g_free);
+  sink->scratch_size = 0;
   return TRUE;
 }
 

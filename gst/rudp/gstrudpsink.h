@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
 #include "twoflowservice.h"
+#include "gstrudpsrtp.h"
 
 G_BEGIN_DECLS
 
@@ -35,10 +36,16 @@ struct _GstRudpSink {
   GstRudpRateControl rate_control;
   GstRudpLevels levels;         /* bit/s */
   guint initial_level;          /* from rate under receiver control */
+  gchar *key;                   /* SRTP master key and salt, hex; NULL: plain */
+  GstRudpSrtpCipher srtp_cipher;
+  GstRudpSrtpAuth srtp_auth;
 
   /* I/O, between start and stop */
   GSocket *socket;
   GSocketAddress *dest;
+  GstRudpSrtp *srtp;            /* NULL in plaintext mode */
+  guint8 *scratch;              /* the packet being protected (pacer) */
+  gsize scratch_size;
 
   /* under the pacer's (the shared service's) lock */
   TwoflowService *pacer;
@@ -48,6 +55,9 @@ struct _GstRudpSink {
   GCond space;                  /* render and drain: packets of ours left */
   gboolean sent;                /* this tick sent packets of ours */
   guint64 send_errors;
+  guint64 auth_failures;        /* feedback failing SRTCP authentication */
+  guint64 replayed;             /* feedback replayed (SRTCP index seen) */
+  guint64 foreign_feedback;     /* plaintext feedback from another address */
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;

@@ -55,6 +55,22 @@
  *   needed before an increase (RTTs or the TCP-friendly term)
  * * `srtt` (guint64): smoothed RTT, ns (0 until measured)
  * * `port` (gint): the UDP port bound
+ * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSrc:key set)
+ * * `auth-failures` (guint64): datagrams dropped because they failed SRTP or
+ *   SRTCP authentication (plaintext, another key, garbage)
+ * * `replayed` (guint64): authentic datagrams dropped as replays
+ * * `foreign-rtcp` (guint64): plaintext mode: sender notices dropped because
+ *   they did not come from where the RTP comes from
+ *
+ * ## Security
+ *
+ * With #GstRudpSrc:key (the same SRTP master key and salt as the
+ * rudpsink's, in hex) every packet must be authentic SRTP (RTP) or SRTCP
+ * (the sender's notices), and is decrypted; anything else (plaintext,
+ * another key, garbage, a replayed index: libsrtp's replay window of 1024
+ * packets) is dropped, counted and never pushed, and does not touch the
+ * loss counting, the RTT or the feedback address. The feedback leaves as
+ * SRTCP.
  *
  * ## Example launch line
  * |[
@@ -67,6 +83,7 @@
 #include "config.h"
 #endif
 
+#include <string.h>
 #include "twoflownet.h"
 #include "gstrudpsrc.h"
 
@@ -84,6 +101,9 @@ GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
 #define DEFAULT_FEEDBACK_INTERVAL  (200 * GST_MSECOND)
 #define DEFAULT_INITIAL_RTT        (100 * GST_MSECOND)
 #define MAX_PACKET                 65536
+#define DEFAULT_KEY                NULL
+#define DEFAULT_SRTP_CIPHER        GST_RUDP_SRTP_CIPHER_AUTO
+#define DEFAULT_SRTP_AUTH          GST_RUDP_SRTP_AUTH_HMAC_SHA1_80
 
 enum {
   PROP_0,
@@ -99,6 +119,9 @@ enum {
   PROP_INCREASE_RTTS,
   PROP_INCREASE_PACKETS,
   PROP_TCP_FRIENDLY,
+  PROP_KEY,
+  PROP_SRTP_CIPHER,
+  PROP_SRTP_AUTH,
   PROP_STATS,
 };
 
@@ -274,6 +297,38 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           DEFAULT_TCP_FRIENDLY, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstRudpSrc:key:
+   *
+   * SRTP master key and salt as a hex string, as rudpsink's #GstRudpSink:key
+   * (30 bytes for AES-128-ICM, 46 for AES-256-ICM, 28 / 44 for GCM). NULL or
+   * empty (default): plaintext. Write-only.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEY,
+      g_param_spec_string ("key", "Key",
+          "SRTP master key and salt in hex (empty: plaintext)", DEFAULT_KEY,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:srtp-cipher:
+   *
+   * The SRTP cipher; `auto` picks AES-128-ICM or AES-256-ICM from the key
+   * length.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
+      g_param_spec_enum ("srtp-cipher", "SRTP cipher", "SRTP cipher",
+          GST_TYPE_RUDP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:srtp-auth:
+   *
+   * The SRTP authentication of the ICM ciphers; must match the sender's.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
+      g_param_spec_enum ("srtp-auth", "SRTP authentication",
+          "SRTP authentication tag", GST_TYPE_RUDP_SRTP_AUTH,
+          DEFAULT_SRTP_AUTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstRudpSrc:stats:
    *
    * Statistics, see the element description.
@@ -310,6 +365,8 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->increase_packets = DEFAULT_INCREASE_PACKETS;
   src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
   gst_rudp_levels_init_default (&src->levels);
+  src->srtp_cipher = DEFAULT_SRTP_CIPHER;
+  src->srtp_auth = DEFAULT_SRTP_AUTH;
   g_mutex_init (&src->lock);
   g_cond_init (&src->timer_cond);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
@@ -323,6 +380,9 @@ gst_rudp_src_finalize (GObject * object)
   GstRudpSrc *src = GST_RUDP_SRC (object);
 
   g_free (src->address);
+  if (src->key)
+    memset (src->key, 0, strlen (src->key));
+  g_free (src->key);
   gst_caps_replace (&src->caps, NULL);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   g_free (src->scratch);
@@ -390,6 +450,18 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_TCP_FRIENDLY:
       src->tcp_friendly = g_value_get_boolean (value);
       break;
+    case PROP_KEY:
+      if (src->key)
+        memset (src->key, 0, strlen (src->key));
+      g_free (src->key);
+      src->key = g_value_dup_string (value);
+      break;
+    case PROP_SRTP_CIPHER:
+      src->srtp_cipher = g_value_get_enum (value);
+      break;
+    case PROP_SRTP_AUTH:
+      src->srtp_auth = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -418,7 +490,11 @@ make_stats (GstRudpSrc * src)
       "clean-packets", G_TYPE_UINT64, st.clean_packets,
       "increase-wait", G_TYPE_UINT64, st.increase_wait,
       "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
-      "port", G_TYPE_INT, src->bound_port, NULL);
+      "port", G_TYPE_INT, src->bound_port,
+      "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
+      "auth-failures", G_TYPE_UINT64, src->auth_failures,
+      "replayed", G_TYPE_UINT64, src->replayed,
+      "foreign-rtcp", G_TYPE_UINT64, src->foreign_rtcp, NULL);
   g_mutex_unlock (&src->lock);
   return s;
 }
@@ -478,6 +554,12 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_TCP_FRIENDLY:
       g_value_set_boolean (value, src->tcp_friendly);
       break;
+    case PROP_SRTP_CIPHER:
+      g_value_set_enum (value, src->srtp_cipher);
+      break;
+    case PROP_SRTP_AUTH:
+      g_value_set_enum (value, src->srtp_auth);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -534,8 +616,20 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
   src->feedback_sent++;
   buf = gst_rudp_request_write (&req);
   if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
-    if (g_socket_send_to (src->socket, src->sender, (const gchar *) map.data,
-            map.size, NULL, &err) < 0) {
+    guint8 prot[1024 + GST_RUDP_SRTP_TRAILER];
+    const guint8 *data = map.data;
+    gint len = map.size;
+
+    if (src->srtp) {
+      g_assert (map.size <= 1024);
+      memcpy (prot, map.data, map.size);
+      len = gst_rudp_srtp_protect (src->srtp, prot, len, TRUE);
+      data = prot;
+    }
+    if (len < 0) {
+      GST_WARNING_OBJECT (src, "SRTCP protection failed");
+    } else if (g_socket_send_to (src->socket, src->sender,
+            (const gchar *) data, len, NULL, &err) < 0) {
       GST_DEBUG_OBJECT (src, "feedback not sent: %s", err->message);
       g_clear_error (&err);
     }
@@ -605,6 +699,19 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   GSocket *socket;
   gchar *address;
   gint port, rcvbuf;
+  GstRudpSrtp *srtp = NULL;
+
+  GST_OBJECT_LOCK (src);
+  if (src->key && *src->key)
+    srtp = gst_rudp_srtp_new (src->key, src->srtp_cipher, src->srtp_auth,
+        &err);
+  GST_OBJECT_UNLOCK (src);
+  if (err) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("invalid SRTP settings: %s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
 
   gst_rudp_receiver_config_init (&rc);
   GST_OBJECT_LOCK (src);
@@ -631,6 +738,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
           ("cannot bind UDP port %d: %s", port, err->message));
     g_clear_error (&err);
     g_free (address);
+    gst_rudp_srtp_free (srtp);
     return FALSE;
   }
   g_free (address);
@@ -643,6 +751,9 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   src->receiver = gst_rudp_receiver_new (&rc);
   src->feedback_sent = src->notices_received = 0;
   src->rtcp_invalid = src->non_rtp = 0;
+  src->auth_failures = src->replayed = src->foreign_rtcp = 0;
+  g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
+  src->srtp = srtp;
   src->ssrc = g_random_int ();
   src->clock = gst_system_clock_obtain ();
   src->timer_running = TRUE;
@@ -672,6 +783,9 @@ gst_rudp_src_stop (GstBaseSrc * bsrc)
   g_clear_object (&src->socket);
   twoflow_cancel_clear (&src->cancel);
   g_clear_object (&src->sender);
+  g_mutex_lock (&src->lock);
+  g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
+  g_mutex_unlock (&src->lock);
   /* the receiver stays, so stats stay readable after stop */
   return TRUE;
 }
@@ -693,12 +807,36 @@ gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
 /* The sender's answer: an RTT sample, and from where its level holds. */
 static void
 handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
-    GstClockTime now)
+    GSocketAddress * from, GstClockTime now)
 {
-  GstBuffer *buf = gst_buffer_new_memdup (data, len);
+  GstBuffer *buf;
   GstRudpNotice n;
-  gboolean ok = gst_rudp_notice_parse (buf, &n) && n.has_level;
+  gboolean ok;
 
+  g_mutex_lock (&src->lock);
+  if (src->srtp) {
+    gint plen = len;
+    GstRudpSrtpResult r = gst_rudp_srtp_unprotect (src->srtp,
+        (guint8 *) data, &plen, TRUE);
+
+    if (r != GST_RUDP_SRTP_OK) {
+      if (r == GST_RUDP_SRTP_REPLAYED)
+        src->replayed++;
+      else
+        src->auth_failures++;
+      g_mutex_unlock (&src->lock);
+      return;
+    }
+    len = plen;
+  } else if (!src->sender || !gst_rudp_same_address (from, src->sender)) {
+    /* plaintext: only the RTP's sender may speak for the flow */
+    src->foreign_rtcp++;
+    g_mutex_unlock (&src->lock);
+    return;
+  }
+  g_mutex_unlock (&src->lock);
+  buf = gst_buffer_new_memdup (data, len);
+  ok = gst_rudp_notice_parse (buf, &n) && n.has_level;
   gst_buffer_unref (buf);
   g_mutex_lock (&src->lock);
   if (!ok) {
@@ -750,18 +888,37 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     }
     now = gst_clock_get_time (src->clock);
     if (gst_rudp_is_rtcp (data, len)) {
-      handle_notice (src, data, len, now);
+      handle_notice (src, data, len, from, now);
       g_clear_object (&from);
       continue;
     }
     if (len < 12 || (data[0] >> 6) != 2) {
       g_mutex_lock (&src->lock);
-      src->non_rtp++;
+      if (src->srtp)
+        src->auth_failures++;   /* not authentic SRTP either */
+      else
+        src->non_rtp++;
       g_mutex_unlock (&src->lock);
       g_clear_object (&from);
       continue;
     }
     g_mutex_lock (&src->lock);
+    if (src->srtp) {
+      gint plen = len;
+      GstRudpSrtpResult r = gst_rudp_srtp_unprotect (src->srtp, data, &plen,
+          FALSE);
+
+      if (r != GST_RUDP_SRTP_OK) {
+        if (r == GST_RUDP_SRTP_REPLAYED)
+          src->replayed++;
+        else
+          src->auth_failures++;
+        g_mutex_unlock (&src->lock);
+        g_clear_object (&from);
+        continue;
+      }
+      len = plen;
+    }
     g_clear_object (&src->sender);
     src->sender = from;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
 #include "twoflownet.h"
+#include "gstrudpsrtp.h"
 
 G_BEGIN_DECLS
 
@@ -30,6 +31,9 @@ struct _GstRudpSrc {
   guint increase_rtts;
   guint increase_packets;
   gboolean tcp_friendly;
+  gchar *key;                   /* SRTP master key and salt, hex */
+  GstRudpSrtpCipher srtp_cipher;
+  GstRudpSrtpAuth srtp_auth;
 
   /* streaming */
   GSocket *socket;
@@ -44,6 +48,10 @@ struct _GstRudpSrc {
   guint64 notices_received;
   guint64 rtcp_invalid;
   guint64 non_rtp;
+  GstRudpSrtp *srtp;            /* NULL in plaintext mode */
+  guint64 auth_failures;        /* SRTP/SRTCP failing authentication */
+  guint64 replayed;             /* authentic but replayed */
+  guint64 foreign_rtcp;         /* plaintext notices not from the sender */
   gint bound_port;
   guint8 *scratch;              /* receive buffer (streaming thread) */
 

@@ -271,6 +271,8 @@ void gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
     GstClockTime now);
 void gst_ctcp_sender_handle_written (GstCtcpSender * s, guint64 bytes,
     GstClockTime now);
+void gst_ctcp_sender_set_record_framing (GstCtcpSender * s, guint overhead,
+    guint record_size);
 void gst_ctcp_sender_poll (GstCtcpSender * s, GstClockTime now,
     GstCtcpSenderOutput * out);
 GstClockTime gst_ctcp_sender_next_wakeup (GstCtcpSender * s,

@@ -63,7 +63,21 @@ struct _GstCtcpSender
   guint64 polls;
 
   GArray *pending;              /* GstCtcpEvent not yet polled */
+
+  /* record framing (TLS): the kernel counts wire bytes */
+  guint record_overhead;        /* bytes added per record, 0: none */
+  guint record_size;            /* most plaintext bytes per record */
+  guint64 wire_written;         /* wire bytes of what was written */
+  guint64 wire_acked;           /* of the last reading */
+  GArray *wlog;                 /* WireMark of writes not wholly acked */
+  guint64 wlog_stream;          /* stream and wire offsets where the log */
+  guint64 wlog_wire;            /* starts (all before are acknowledged) */
 };
+
+typedef struct {
+  guint64 stream_end;
+  guint64 wire_end;
+} WireMark;
 
 /**
  * gst_ctcp_sender_new:
@@ -85,6 +99,7 @@ gst_ctcp_sender_new (const GstCtcpSenderConfig * config)
   gst_ctcp_schedule_init (&s->sched, config->segment_duration);
   s->first_ts = s->segment_end_ts = GST_CLOCK_TIME_NONE;
   s->pending = g_array_new (FALSE, FALSE, sizeof (GstCtcpEvent));
+  s->wlog = g_array_new (FALSE, FALSE, sizeof (WireMark));
   return s;
 }
 
@@ -95,6 +110,7 @@ gst_ctcp_sender_free (GstCtcpSender * s)
     return;
   gst_ctcp_schedule_clear (&s->sched);
   g_array_free (s->pending, TRUE);
+  g_array_free (s->wlog, TRUE);
   g_free (s);
 }
 
@@ -222,6 +238,74 @@ gst_ctcp_sender_is_full (const GstCtcpSender * s)
 /* ------------------------------------------------------------------ */
 /* the socket */
 
+/* Wire bytes acknowledged -> stream bytes acknowledged: exact at the end
+ * of each write (so at segment ends: writes never cross them), in
+ * proportion inside one, never past its end. Trims the log. */
+static guint64
+stream_acked (GstCtcpSender * s, guint64 wire)
+{
+  guint i;
+
+  s->wire_acked = wire;
+  for (i = 0; i < s->wlog->len; i++) {
+    WireMark *m = &g_array_index (s->wlog, WireMark, i);
+
+    if (m->wire_end > wire)
+      break;
+    s->wlog_stream = m->stream_end;
+    s->wlog_wire = m->wire_end;
+  }
+  if (i > 0)
+    g_array_remove_range (s->wlog, 0, i);
+  if (s->wlog->len > 0 && wire > s->wlog_wire) {
+    WireMark *m = &g_array_index (s->wlog, WireMark, 0);
+    guint64 plain = m->stream_end - s->wlog_stream;
+    guint64 w = m->wire_end - s->wlog_wire;
+
+    return s->wlog_stream + (wire - s->wlog_wire) * plain / w;
+  }
+  return s->wlog_stream;
+}
+
+/* A stream rate -> the wire rate that carries it: the mean overhead of
+ * the writes so far (before any, one record per largest write). */
+static guint64
+wire_rate (GstCtcpSender * s, guint64 rate)
+{
+  if (s->record_overhead == 0 || rate == 0)
+    return rate;
+  if (s->written > 0)
+    return (guint64) ((gdouble) rate * s->wire_written / s->written + 0.5);
+  return rate + rate * s->record_overhead / MIN (s->record_size,
+      GST_CTCP_SENDER_MAX_WRITE);
+}
+
+/**
+ * gst_ctcp_sender_set_record_framing:
+ * @overhead: bytes each record adds on the wire (TLS 1.3 AEAD: 22 = 5
+ *   header + 1 content type + 16 tag; TLS 1.2 AES-GCM: 29 = 5 + 8 explicit
+ *   nonce + 16); 0: none (plain TCP)
+ * @record_size: most stream bytes per record (TLS: 16384)
+ *
+ * The caller writes through a record layer (TLS): every write of n stream
+ * bytes becomes ceil(n / @record_size) records, and the kernel's numbers
+ * (TCP_INFO bytes_acked, SIOCOUTQ, SIOCOUTQNSD) count those wire bytes.
+ * The sender then keeps the window, the in-flight and unsent bytes and the
+ * pacer in wire bytes (what cwnd and the kernel's pacing see), converts the
+ * segments' stream rates to wire rates, and maps the acknowledged wire
+ * bytes back to stream bytes for the deadlines. Call before the first
+ * write.
+ */
+void
+gst_ctcp_sender_set_record_framing (GstCtcpSender * s, guint overhead,
+    guint record_size)
+{
+  g_return_if_fail (s->written == 0);
+  g_return_if_fail (overhead == 0 || record_size > 0);
+  s->record_overhead = overhead;
+  s->record_size = record_size;
+}
+
 /**
  * gst_ctcp_sender_handle_tcp_info:
  * @info: a TCP_INFO reading
@@ -244,12 +328,16 @@ gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
   s->outq = outq;
   s->inflight = inflight;
   if (!s->have_info) {
-    s->acked_base = info->bytes_acked;
+    /* before our first write, what the socket still holds is not ours
+     * (a TLS handshake's last flight): acknowledging it is no progress */
+    s->acked_base = info->bytes_acked + (s->written == 0 ? outq : 0);
     s->initial_total_retrans = info->total_retrans;
     s->initial_total_rto = info->total_rto;
     s->have_info = TRUE;
   }
   s->acked = info->bytes_acked - s->acked_base;
+  if (s->record_overhead > 0)
+    s->acked = stream_acked (s, s->acked);
   s->polls++;
 
   gst_ctcp_controller_update (&s->ctl, info, now);
@@ -314,7 +402,8 @@ update_target (GstCtcpSender * s, GstClockTime now)
   if (!s->ctl.capped)
     return;
   if (s->fixed_rate > 0) {
-    gst_ctcp_controller_set_target (&s->ctl, s->fixed_rate, now);
+    gst_ctcp_controller_set_target (&s->ctl, wire_rate (s, s->fixed_rate),
+        now);
     return;
   }
   /* move past written segments; a new one gets its rate when it starts */
@@ -334,7 +423,8 @@ update_target (GstCtcpSender * s, GstClockTime now)
           seg->duration, p);
       seg->target_rate = gst_ctcp_schedule_segment_rate (&s->sched, seg, p,
           boost, now);
-      gst_ctcp_controller_set_target (&s->ctl, seg->target_rate, now);
+      gst_ctcp_controller_set_target (&s->ctl, wire_rate (s,
+              seg->target_rate), now);
       gst_ctcp_controller_restart_pacing (&s->ctl, now);
       s->send_started = TRUE;
       GST_DEBUG ("segment %u: %" G_GUINT64_FORMAT " bytes at %"
@@ -355,7 +445,7 @@ update_target (GstCtcpSender * s, GstClockTime now)
           seg->number, rate, (gdouble) rate / seg->nominal_rate,
           seg->end - CLAMP (s->acked, seg->start, seg->end),
           GST_STIME_ARGS (GST_CLOCK_DIFF (now, seg->deadline)));
-      gst_ctcp_controller_set_target (&s->ctl, rate, now);
+      gst_ctcp_controller_set_target (&s->ctl, wire_rate (s, rate), now);
     }
     return;
   }
@@ -397,10 +487,21 @@ void
 gst_ctcp_sender_handle_written (GstCtcpSender * s, guint64 bytes,
     GstClockTime now)
 {
+  guint64 wire = bytes;
+
   g_return_if_fail (s->written + bytes <= s->sendable);
-  gst_ctcp_controller_consume (&s->ctl, bytes);
+  if (s->record_overhead > 0 && bytes > 0) {
+    WireMark m;
+
+    wire += (bytes + s->record_size - 1) / s->record_size * s->record_overhead;
+    s->wire_written += wire;
+    m.stream_end = s->written + bytes;
+    m.wire_end = s->wire_written;
+    g_array_append_val (s->wlog, m);
+  }
+  gst_ctcp_controller_consume (&s->ctl, wire);
   /* unsent until the next reading says otherwise */
-  s->outq += bytes;
+  s->outq += wire;
   s->written += bytes;
   update_target (s, now);
 }
@@ -544,7 +645,12 @@ gst_ctcp_sender_get_stats (const GstCtcpSender * s)
       "segments", G_TYPE_UINT64, s->sched.segments_done,
       "segments-late", G_TYPE_UINT64, s->sched.segments_late,
       "min-deadline-slack", G_TYPE_INT64, s->sched.segments_done ?
-      s->sched.min_slack : 0, "polls", G_TYPE_UINT64, s->polls, NULL);
+      s->sched.min_slack : 0, "polls", G_TYPE_UINT64, s->polls,
+      "record-overhead", G_TYPE_UINT, s->record_overhead,
+      "wire-bytes-sent", G_TYPE_UINT64, s->record_overhead ? s->wire_written :
+      s->written,
+      "wire-bytes-acked", G_TYPE_UINT64, s->record_overhead ? s->wire_acked :
+      acked, NULL);
 
   g_value_init (&arr, GST_TYPE_ARRAY);
   g_value_init (&v, G_TYPE_INT64);

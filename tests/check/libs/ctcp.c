@@ -683,6 +683,8 @@ typedef struct
   guint64 small_writes;         /* writes under 1448 bytes */
   guint64 max_pacing;
   guint n_wakeups;
+  guint ovh;                    /* record overhead (TLS), 0: none */
+  guint64 wire;                 /* wire bytes written */
 } Sim;
 
 static guint64
@@ -728,19 +730,21 @@ sim_step (Sim * m)
   info.rtt_us = m->rtt / GST_USECOND;
   info.snd_cwnd = 1000;
   info.bytes_acked = acked;
-  gst_ctcp_sender_handle_tcp_info (m->s, &info, m->written - acked,
-      m->written - acked, m->now);
+  /* the kernel counts wire bytes (records and their overhead) */
+  gst_ctcp_sender_handle_tcp_info (m->s, &info, m->wire - acked,
+      m->wire - acked, m->now);
   for (;;) {
     gst_ctcp_sender_poll (m->s, m->now, &out);
     m->max_pacing = MAX (m->max_pacing, out.pacing_rate);
     if (out.write == 0)
       break;
     m->written += out.write;
+    m->wire += out.write + (out.write + 16383) / 16384 * m->ovh;
     m->writes++;
     if (out.write < 1448)
       m->small_writes++;
     g_array_append_val (m->sent_at, m->now);
-    g_array_append_val (m->sent_upto, m->written);
+    g_array_append_val (m->sent_upto, m->wire);
     gst_ctcp_sender_handle_written (m->s, out.write, m->now);
   }
   m->n_wakeups++;
@@ -855,6 +859,62 @@ GST_START_TEST (test_sender_segments_on_time)
     gst_structure_free (st);
     sim_clear (&m);
   }
+}
+
+GST_END_TEST;
+
+/* Through a record layer (TLS 1.3: 22 bytes per record of at most 16384)
+ * the kernel reports wire bytes: the deadlines still see stream bytes
+ * (exactly at segment ends), the pacing carries the overhead. Without
+ * the framing the same readings would count overhead as stream bytes. */
+GST_START_TEST (test_sender_record_framing)
+{
+  Sim m;
+  GstStructure *st;
+  guint64 nominal = gst_ctcp_target_rate (300000, S, 0.05), records;
+
+  sim_init (&m, &segments_config, 2 * MS);
+  m.ovh = 22;
+  gst_ctcp_sender_set_record_framing (m.s, 22, 16384);
+  sim_feed (&m, 0, 3, 300000);
+  sim_run (&m, m.now + 10 * S);
+  st = sim_stats (&m);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  fail_unless_equals_uint64 (st_u64 (st, "segments"), 3);
+  fail_unless_equals_uint64 (st_u64 (st, "segments-late"), 0);
+  fail_unless_equals_uint64 (st_u64 (st, "bytes-sent"), 900000);
+  fail_unless_equals_uint64 (st_u64 (st, "bytes-acked"), 900000);
+  fail_unless_equals_uint64 (st_u64 (st, "wire-bytes-sent"), m.wire);
+  fail_unless_equals_uint64 (st_u64 (st, "wire-bytes-acked"), m.wire);
+  records = (m.wire - 900000) / 22;
+  fail_unless_equals_uint64 (m.wire, 900000 + records * 22);
+  /* at least one record per 16384 bytes, one per write */
+  fail_unless (records >= 900000 / 16384 && records == m.writes,
+      "%" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " writes", records,
+      m.writes);
+  {
+    guint ovh = 0;
+
+    fail_unless (gst_structure_get_uint (st, "record-overhead", &ovh));
+    fail_unless_equals_int (ovh, 22);
+  }
+  /* the kernel paces the wire rate: above the stream's nominal rate */
+  fail_unless (m.max_pacing >= nominal * 1.25, "%" G_GUINT64_FORMAT,
+      m.max_pacing);
+  gst_structure_free (st);
+  sim_clear (&m);
+
+  /* the same wire readings without the framing: the core counts the
+   * overhead as stream bytes (acked beyond what was written: clamped) */
+  sim_init (&m, &segments_config, 2 * MS);
+  m.ovh = 22;
+  sim_feed (&m, 0, 3, 300000);
+  sim_run (&m, m.now + 10 * S);
+  st = sim_stats (&m);
+  fail_unless_equals_uint64 (st_u64 (st, "wire-bytes-sent"), 900000);
+  fail_unless (m.wire > 900000);
+  gst_structure_free (st);
+  sim_clear (&m);
 }
 
 GST_END_TEST;
@@ -1051,6 +1111,7 @@ ctcp_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_target_rate);
+  tcase_add_test (tc, test_sender_record_framing);
   tcase_add_test (tc, test_window_target);
   tcase_add_test (tc, test_controller_intervals);
   tcase_add_test (tc, test_rtt_histogram);

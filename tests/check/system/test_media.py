@@ -44,6 +44,7 @@ GOOD = {
     "h264-field-mp3.ts": ["ts"],
     "mpeg2-mp2.ts": ["ts", "mkv"],
     "mpeg2-ac3.ts": ["ts"],
+    "mpeg2-ac3.mpg": ["ts"],
 }
 BAD = {
     "bad-truncated.mp4": "no playable streams",

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — TLS over a TCP connection (GLib's GTlsConnection, i.e.
+ * glib-networking/GnuTLS): the client side as ctcpsink uses it, the server
+ * side as a receiver (the tests, later the proxy) uses it, certificate
+ * pinning and the record overhead. Blocking handshakes with a
+ * cancellable; the caller owns the socket. */
+#ifndef __TWOFLOW_TLS_H__
+#define __TWOFLOW_TLS_H__
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* The largest plaintext a TLS record carries. */
+#define TWOFLOW_TLS_RECORD_SIZE 16384
+
+typedef struct {
+  const gchar *server_name;     /* SNI and the name the certificate must
+                                 * match; NULL: no identity check (pin) */
+  const gchar *ca_file;         /* PEM anchors; NULL: the system's */
+  const gchar *pin;             /* SHA-256 of the server certificate (DER),
+                                 * hex, ':' allowed, "sha256:" prefix ok */
+  const gchar *cert_file;       /* client certificate (PEM) or NULL */
+  const gchar *key_file;        /* its key; NULL: in cert_file */
+} TwoflowTlsClientConfig;
+
+/* Wraps @conn in TLS and runs the handshake. Validation: with @pin only,
+ * the certificate must have that fingerprint (no CA needed); with
+ * @ca_file, it must chain to one of its anchors (and match @pin, if set);
+ * with neither, to the system's anchors. Errors say which check failed. */
+GIOStream *twoflow_tls_client_handshake (GIOStream * conn,
+    const TwoflowTlsClientConfig * config, GCancellable * cancellable,
+    GError ** error);
+
+/* Server side: @cert with its private key; @client_ca_file: require a
+ * client certificate chained to it (NULL: none asked for). */
+GIOStream *twoflow_tls_server_handshake (GIOStream * conn,
+    GTlsCertificate * cert, const gchar * client_ca_file,
+    GCancellable * cancellable, GError ** error);
+
+/* "sha256:<64 hex digits>" of the certificate's DER. */
+gchar *twoflow_tls_certificate_pin (GTlsCertificate * cert);
+gboolean twoflow_tls_pin_matches (GTlsCertificate * cert, const gchar * pin);
+
+/* Bytes each record adds on the wire, from the negotiated protocol and
+ * cipher suite: TLS 1.3 AEAD 22 (5 header + 1 inner content type + 16
+ * tag), TLS 1.2 AES-GCM / CCM 29 (5 + 8 explicit nonce + 16), TLS 1.2
+ * ChaCha20-Poly1305 21 (5 + 16). Other (CBC) suites: 0 (unknown). */
+guint twoflow_tls_record_overhead (GTlsConnection * tls);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — ctcpsink over TLS: a TLS receiver (GTlsServerConnection through
+ * gst/common/twoflowtls, a self-signed certificate made with certtool at
+ * test time) gets the stream byte-exact with every segment on time; the
+ * stats show TLS and its record overhead, and the wire bytes the kernel
+ * acknowledged match the overhead accounting; a pinned fingerprint works
+ * without a CA; a wrong pin or a wrong CA is a clear element error and
+ * nothing is sent. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gio/gio.h>
+#include <sys/socket.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include "twoflowtls.h"
+
+static gchar *tmpdir, *cert_file, *key_file, *other_cert_file;
+static gchar *client_cert_file, *client_key_file;
+static GTlsCertificate *server_cert;
+
+static gchar *
+make_cert (const gchar * name)
+{
+  gchar *key = g_strdup_printf ("%s/%s.key", tmpdir, name);
+  gchar *cert = g_strdup_printf ("%s/%s.pem", tmpdir, name);
+  gchar *tmpl = g_build_filename (tmpdir, "template", NULL);
+  gchar *argv1[] = { (gchar *) "certtool", (gchar *) "--generate-privkey",
+    (gchar *) "--key-type=ecdsa", (gchar *) "--outfile", key, NULL
+  };
+  gchar *argv2[] = { (gchar *) "certtool", (gchar *) "--generate-self-signed",
+    (gchar *) "--load-privkey", key, (gchar *) "--template", tmpl,
+    (gchar *) "--outfile", cert, NULL
+  };
+  gint status = -1;
+
+  fail_unless (g_file_set_contents (tmpl, "cn = \"twoflow test\"\n"
+          "dns_name = \"localhost\"\nip_address = \"127.0.0.1\"\n"
+          "expiration_days = 2\nca\ncert_signing_key\nsigning_key\n"
+          "encryption_key\ntls_www_server\ntls_www_client\n", -1, NULL));
+  fail_unless (g_spawn_sync (NULL, argv1, NULL, G_SPAWN_SEARCH_PATH |
+          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+          NULL, NULL, &status, NULL) && status == 0,
+      "certtool (gnutls-bin) failed");
+  fail_unless (g_spawn_sync (NULL, argv2, NULL, G_SPAWN_SEARCH_PATH |
+          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+          NULL, NULL, &status, NULL) && status == 0);
+  g_free (tmpl);
+  if (g_str_equal (name, "server"))
+    key_file = key;
+  else if (g_str_equal (name, "client"))
+    client_key_file = key;
+  else
+    g_free (key);
+  return cert;
+}
+
+static void
+setup_certs (void)
+{
+  GError *err = NULL;
+
+  tmpdir = g_dir_make_tmp ("ctcptls-XXXXXX", NULL);
+  fail_unless (tmpdir != NULL);
+  cert_file = make_cert ("server");
+  other_cert_file = make_cert ("other");
+  client_cert_file = make_cert ("client");
+  server_cert = g_tls_certificate_new_from_files (cert_file, key_file, &err);
+  fail_unless (server_cert != NULL, "%s", err ? err->message : "");
+}
+
+static void
+remove_certs (void)
+{
+  GDir *d = g_dir_open (tmpdir, 0, NULL);
+  const gchar *n;
+
+  while (d && (n = g_dir_read_name (d))) {
+    gchar *p = g_build_filename (tmpdir, n, NULL);
+
+    g_unlink (p);
+    g_free (p);
+  }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (tmpdir);
+  g_clear_object (&server_cert);
+  g_free (cert_file);
+  g_free (key_file);
+  g_free (other_cert_file);
+  g_free (client_cert_file);
+  g_free (client_key_file);
+  g_free (tmpdir);
+}
+
+/* ---- the TLS receiver: accept one connection, read to close_notify ---- */
+
+typedef struct {
+  GSocketListener *listener;
+  guint16 port;
+  GThread *thread;
+  GMutex lock;
+  GByteArray *data;
+  const gchar *client_ca;       /* require a client certificate */
+  gboolean slow;                /* small window, 4 kB per read 1 ms apart */
+  gboolean done;                /* clean end (close_notify, then EOF) */
+  gchar *error;                 /* handshake or read error */
+} TlsReceiver;
+
+static gpointer
+tls_receiver_thread (gpointer user_data)
+{
+  TlsReceiver *r = user_data;
+  GError *err = NULL;
+  GSocketConnection *conn = g_socket_listener_accept (r->listener, NULL,
+      NULL, &err);
+  GIOStream *tls = NULL;
+  guint8 buf[65536];
+
+  if (conn)
+    tls = twoflow_tls_server_handshake (G_IO_STREAM (conn), server_cert,
+        r->client_ca, NULL, &err);
+  if (tls) {
+    GInputStream *in = g_io_stream_get_input_stream (tls);
+    gssize n;
+
+    while ((n = g_input_stream_read (in, buf, r->slow ? 4096 : sizeof (buf),
+                NULL, &err)) > 0) {
+      if (r->slow)
+        g_usleep (1000);
+      g_mutex_lock (&r->lock);
+      g_byte_array_append (r->data, buf, n);
+      g_mutex_unlock (&r->lock);
+    }
+    g_mutex_lock (&r->lock);
+    r->done = n == 0;
+    g_mutex_unlock (&r->lock);
+  }
+  g_mutex_lock (&r->lock);
+  if (err)
+    r->error = g_strdup (err->message);
+  g_mutex_unlock (&r->lock);
+  g_clear_error (&err);
+  g_clear_object (&tls);
+  g_clear_object (&conn);
+  return NULL;
+}
+
+static TlsReceiver *
+tls_receiver_new_slow (const gchar * client_ca, gboolean slow)
+{
+  TlsReceiver *r = g_new0 (TlsReceiver, 1);
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *a = g_inet_socket_address_new (lo, 0), *eff;
+  GSocket *ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
+
+  /* slow: a small receive window (the accepted socket inherits it), so the
+   * sender's socket fills */
+  if (slow)
+    fail_unless (g_socket_set_option (ls, SOL_SOCKET, SO_RCVBUF, 32768,
+            NULL));
+  fail_unless (g_socket_bind (ls, a, TRUE, NULL));
+  fail_unless (g_socket_listen (ls, NULL));
+  r->listener = g_socket_listener_new ();
+  fail_unless (g_socket_listener_add_socket (r->listener, ls, NULL, NULL));
+  eff = g_socket_get_local_address (ls, NULL);
+  r->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (eff));
+  r->slow = slow;
+  g_object_unref (ls);
+  g_object_unref (eff);
+  g_object_unref (a);
+  g_object_unref (lo);
+  g_mutex_init (&r->lock);
+  r->data = g_byte_array_new ();
+  r->client_ca = client_ca;
+  r->thread = g_thread_new ("tls-receiver", tls_receiver_thread, r);
+  return r;
+}
+
+static TlsReceiver *
+tls_receiver_new_full (const gchar * client_ca)
+{
+  return tls_receiver_new_slow (client_ca, FALSE);
+}
+
+static TlsReceiver *
+tls_receiver_new (void)
+{
+  return tls_receiver_new_full (NULL);
+}
+
+static gboolean
+tls_receiver_wait (TlsReceiver * r, guint timeout_ms)
+{
+  gint64 end = g_get_monotonic_time () + timeout_ms * 1000;
+  gboolean over;
+
+  do {
+    g_mutex_lock (&r->lock);
+    over = r->done || r->error;
+    g_mutex_unlock (&r->lock);
+    if (over)
+      return TRUE;
+    g_usleep (5000);
+  } while (g_get_monotonic_time () < end);
+  return FALSE;
+}
+
+static void
+tls_receiver_free (TlsReceiver * r)
+{
+  g_socket_listener_close (r->listener);
+  g_thread_join (r->thread);
+  g_object_unref (r->listener);
+  g_byte_array_unref (r->data);
+  g_free (r->error);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* ---- sender helpers ---- */
+
+static GstHarness *
+sender_new (guint port, const gchar * props)
+{
+  gchar *desc = g_strdup_printf ("ctcpsink host=127.0.0.1 port=%u %s", port,
+      props);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  return h;
+}
+
+static guint8 *
+pattern (gsize size, guint seed)
+{
+  guint8 *p = g_malloc (size);
+  GRand *rand = g_rand_new_with_seed (seed);
+
+  for (gsize i = 0; i < size; i++)
+    p[i] = g_rand_int (rand) & 0xff;
+  g_rand_free (rand);
+  return p;
+}
+
+static GstStructure *
+get_stats (GstHarness * h)
+{
+  GstStructure *s = NULL;
+  GstElement *sink = gst_harness_find_element (h, "ctcpsink");
+
+  g_object_get (sink, "stats", &s, NULL);
+  gst_object_unref (sink);
+  return s;
+}
+
+static guint64
+stat_u64 (const GstStructure * s, const gchar * f)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (s, f, &v), "no field %s", f);
+  return v;
+}
+
+/* @nseg segments of @segdur in 25 buffers each, then EOS; byte-exact,
+ * on time, TLS in the stats. */
+static void
+check_transfer_full (const gchar * props, gsize size, guint nseg,
+    const gchar * client_ca, gboolean slow)
+{
+  TlsReceiver *r = tls_receiver_new_slow (client_ca, slow);
+  GstHarness *h;
+  const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
+  guint8 *data = pattern (size, 7);
+  gsize off = 0;
+  guint i, n = nseg * 25, ovh = 0;
+  GstStructure *st;
+  gboolean tls = FALSE;
+  guint64 sent, wire, wire_acked, records;
+
+  h = sender_new (r->port, props);
+  for (i = 0; i < n; i++) {
+    gsize len = (size - off) / (n - i);
+    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
+
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
+    GST_BUFFER_DURATION (b) = dur;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    off += len;
+  }
+  /* returns once every byte is acknowledged */
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (tls_receiver_wait (r, 20000));
+  fail_unless (r->error == NULL, "receiver: %s", r->error);
+  fail_unless (r->done, "no clean end (close_notify)");
+  fail_unless_equals_int (r->data->len, size);
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+
+  st = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  fail_unless (gst_structure_get_boolean (st, "tls", &tls) && tls);
+  fail_unless_equals_string (gst_structure_get_string (st, "tls-protocol"),
+      "TLS 1.3");
+  fail_unless (strlen (gst_structure_get_string (st, "tls-ciphersuite")) > 0);
+  fail_unless (gst_structure_get_uint (st, "record-overhead", &ovh));
+  fail_unless_equals_int (ovh, 22);
+  sent = stat_u64 (st, "bytes-sent");
+  fail_unless_equals_uint64 (sent, size);
+  fail_unless_equals_uint64 (stat_u64 (st, "bytes-acked"), size);
+  fail_unless_equals_uint64 (stat_u64 (st, "segments"), nseg);
+  fail_unless_equals_uint64 (stat_u64 (st, "segments-late"), 0);
+  /* the overhead: 22 bytes per record of at most 16384 */
+  wire = stat_u64 (st, "wire-bytes-sent");
+  records = (wire - sent) / 22;
+  fail_unless_equals_uint64 (wire, sent + records * 22);
+  fail_unless (records >= (size + 16383) / 16384);
+  /* what the kernel acknowledged is what we counted (the handshake's
+   * last flight, unacknowledged at the first reading, excluded), + at most
+   * the 24-byte close_notify if a last reading saw it */
+  wire_acked = stat_u64 (st, "wire-bytes-acked");
+  fail_unless (wire_acked >= wire && wire_acked <= wire + 24,
+      "acked %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " wire bytes",
+      wire_acked, wire);
+  {
+    gint64 slack = 0;
+
+    gst_structure_get_int64 (st, "min-deadline-slack", &slack);
+    GST_INFO ("%" G_GSIZE_FORMAT " bytes, %" G_GUINT64_FORMAT " records, %"
+        G_GUINT64_FORMAT " wire bytes (+%.2f %%), %" G_GUINT64_FORMAT
+        " acknowledged, min slack %" GST_STIME_FORMAT, size, records, wire,
+        100.0 * (wire - sent) / sent, wire_acked, GST_STIME_ARGS (slack));
+  }
+  gst_structure_free (st);
+  gst_harness_teardown (h);
+  tls_receiver_free (r);
+  g_free (data);
+}
+
+static void
+check_transfer (const gchar * props, gsize size, guint nseg)
+{
+  check_transfer_full (props, size, nseg, NULL, FALSE);
+}
+
+GST_START_TEST (test_tls_ca_file)
+{
+  gchar *props = g_strdup_printf ("segment-duration=500000000 "
+      "tls-ca-file=%s", cert_file);
+
+  /* 4 segments of 500 ms, 1 MB */
+  check_transfer (props, 1 << 20, 4);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tls_pin)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s",
+      pin);
+
+  /* small segments: records below the largest size */
+  check_transfer (props, 40000, 4);
+  /* with both: the CA and the pin hold */
+  g_free (props);
+  props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
+      "tls-ca-file=%s", pin, cert_file);
+  check_transfer (props, 200000, 2);
+  g_free (props);
+  g_free (pin);
+}
+
+GST_END_TEST;
+
+/* Uncapped (mode=tcp): 8 MB as fast as loopback goes, so the socket
+ * fills and blocked TLS writes are retried (the same record). */
+GST_START_TEST (test_tls_mode_tcp)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("mode=tcp segment-duration=500000000 "
+      "tls-pin=%s", pin);
+
+  check_transfer (props, 8 << 20, 4);
+  g_free (props);
+  /* a slow reader: the socket fills and TLS writes block */
+  props = g_strdup_printf ("mode=tcp segment-duration=500000000 "
+      "tls-pin=%s", pin);
+  check_transfer_full (props, 1 << 20, 4, NULL, TRUE);
+  g_free (props);
+  g_free (pin);
+}
+
+GST_END_TEST;
+
+/* A failed handshake: the state change fails with an element error that
+ * says why; the receiver gets nothing. */
+static void
+check_refused (const gchar * props, const gchar * why)
+{
+  TlsReceiver *r = tls_receiver_new ();
+  gchar *desc = g_strdup_printf ("ctcpsink name=s host=127.0.0.1 port=%u %s",
+      r->port, props);
+  GstElement *sink = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  gst_element_set_bus (sink, bus);
+  fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL);
+  gst_message_parse_error (m, &err, &dbg);
+  GST_INFO ("%s / %s", err->message, dbg);
+  fail_unless (strstr (err->message, "TLS handshake") != NULL, "%s",
+      err->message);
+  fail_unless (dbg && strstr (dbg, why) != NULL, "%s", dbg);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (m);
+  gst_element_set_state (sink, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  fail_unless (tls_receiver_wait (r, 5000));
+  fail_unless_equals_int (r->data->len, 0);
+  fail_unless (r->error != NULL);
+  tls_receiver_free (r);
+  g_free (desc);
+}
+
+GST_START_TEST (test_tls_wrong_pin)
+{
+  check_refused ("tls-pin=sha256:" "00112233445566778899aabbccddeeff"
+      "00112233445566778899aabbccddeeff", "tls-pin");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tls_wrong_ca)
+{
+  gchar *props = g_strdup_printf ("tls-ca-file=%s", other_cert_file);
+
+  /* same subject as the real one, another key: the signature fails */
+  check_refused (props, "checked against tls-ca-file");
+  g_free (props);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tls_system_ca_refuses_self_signed)
+{
+  check_refused ("tls=true", "unknown-ca (checked against the system CAs)");
+}
+
+GST_END_TEST;
+
+/* A receiver requiring a client certificate from @client_ca refuses the
+ * sink (@props): it gets nothing, and the sink reports the connection
+ * (TLS 1.3: the client's handshake ends before the server checks it, so
+ * the refusal shows on the connection). */
+static void
+check_client_refused (const gchar * props)
+{
+  TlsReceiver *r = tls_receiver_new_full (client_cert_file);
+  GstHarness *h = sender_new (r->port, props);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m = NULL;
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless (tls_receiver_wait (r, 5000));
+  fail_unless (r->error != NULL);
+  fail_unless_equals_int (r->data->len, 0);
+  for (i = 0; i < 100 && !m; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, 20000, NULL);
+
+    gst_buffer_memset (b, 0, 0x11, 20000);
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * 20 * GST_MSECOND;
+    GST_BUFFER_DURATION (b) = 20 * GST_MSECOND;
+    if (gst_harness_push (h, b) != GST_FLOW_OK)
+      break;
+    m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  }
+  if (!m)
+    m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL, "no error from the sink");
+  gst_message_unref (m);
+  gst_harness_teardown (h);
+  fail_unless_equals_int (r->data->len, 0);
+  tls_receiver_free (r);
+  gst_object_unref (bus);
+}
+
+/* The receiver requires a client certificate: with tls-certificate and
+ * tls-key the transfer goes through; without one, or with one the
+ * receiver does not trust, it is refused. */
+GST_START_TEST (test_tls_client_certificate)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
+      "tls-certificate=%s tls-key=%s", pin, client_cert_file,
+      client_key_file);
+
+  check_transfer_full (props, 100000, 2, client_cert_file, FALSE);
+  g_free (props);
+  props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s", pin);
+  check_client_refused (props);
+  g_free (props);
+  props = g_strdup_printf ("segment-duration=500000000 tls-pin=%s "
+      "tls-certificate=%s tls-key=%s", pin, cert_file, key_file);
+  check_client_refused (props);
+  g_free (props);
+  g_free (pin);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tls_properties)
+{
+  GstElement *sink = gst_element_factory_make ("ctcpsink", NULL);
+  gboolean tls = TRUE;
+  GstStructure *st;
+
+  g_object_get (sink, "tls", &tls, NULL);
+  fail_if (tls);                /* off by default (lab use) */
+  g_object_get (sink, "stats", &st, NULL);
+  fail_unless (gst_structure_get_boolean (st, "tls", &tls));
+  fail_if (tls);
+  gst_structure_free (st);
+  gst_object_unref (sink);
+}
+
+GST_END_TEST;
+
+static Suite *
+ctcptls_suite (void)
+{
+  Suite *s = suite_create ("ctcptls");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_unchecked_fixture (tc, setup_certs, remove_certs);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_tls_properties);
+  tcase_add_test (tc, test_tls_ca_file);
+  tcase_add_test (tc, test_tls_pin);
+  tcase_add_test (tc, test_tls_mode_tcp);
+  tcase_add_test (tc, test_tls_wrong_pin);
+  tcase_add_test (tc, test_tls_wrong_ca);
+  tcase_add_test (tc, test_tls_system_ca_refuses_self_signed);
+  tcase_add_test (tc, test_tls_client_certificate);
+  return s;
+}
+
+GST_CHECK_MAIN (ctcptls);
