@@ -9,7 +9,30 @@
  * version 2 of the License, or (at your option) any later version.
  */
 #include <string.h>
+#include <errno.h>
+#include <sys/random.h>
 #include "twoflow-tls.h"
+
+gchar *
+twoflow_random_hex (gsize n)
+{
+  guint8 *b = g_malloc (n);
+  GString *s = g_string_sized_new (2 * n + 1);
+  gsize got = 0, i;
+
+  while (got < n) {
+    gssize r = getrandom (b + got, n - got, 0);
+    if (r > 0)
+      got += r;
+    else
+      g_assert (errno == EINTR);
+  }
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%02x", b[i]);
+  memset (b, 0, n);
+  g_free (b);
+  return g_string_free (s, FALSE);
+}
 
 gboolean
 twoflow_tls_available (GError ** error)

@@ -32,6 +32,10 @@ gchar *twoflow_tls_fingerprint (GTlsCertificate * cert);
 gchar *twoflow_tls_normalize_pin (const gchar * pin);
 gchar *twoflow_tls_subject_cn (GTlsCertificate * cert);
 
+/* n random bytes from the kernel (getrandom) in hex: per-session media
+ * keys, sent over the TLS control channel */
+gchar *twoflow_random_hex (gsize n);
+
 /* Sets TLS up on a GSocketClient (nothing when cfg->insecure). */
 gboolean twoflow_tls_client_configure (GSocketClient * client,
     const TwoflowTlsClientConfig * cfg, GError ** error);

@@ -109,6 +109,9 @@ typedef struct
   FILE *arrivals;
   GstTwoflowParser *arrivals_parser;
   gdouble lead;                 /* s, from the PLAY reply */
+  /* per-session media keys (hex), made here and sent in PLAY over the TLS
+   * control channel; NULL with --insecure (plaintext flows) */
+  gchar *erap_key, *srtp_key;
   /* the HTTP status: kind ("rtsp", "hls", "fetch", "prestage"), rates */
   const gchar *kind;
   gint64 rate_us, rate_ess, rate_enh;
@@ -174,6 +177,8 @@ proxy_session_free (ProxySession * ps)
   if (ps->arrivals_parser)
     gst_twoflow_parser_free (ps->arrivals_parser);
   g_free (ps->local_addr);
+  g_free (ps->erap_key);
+  g_free (ps->srtp_key);
   g_free (ps->video_codec);
   g_free (ps->audio_codec);
   g_free (ps->video);
@@ -401,10 +406,17 @@ build_receive_bin (ProxySession * ps)
   GstPad *pad;
   gboolean erap = g_str_equal (opt_essential, "erap");
 
+  if (!opt_insecure) {
+    /* ERAP: a 32-byte master key; rUDP: SRTP AES-256-ICM key and salt */
+    ps->erap_key = twoflow_random_hex (32);
+    ps->srtp_key = twoflow_random_hex (46);
+  }
   if (erap) {
     ps->ess_src = make (bin, "erapsrc", "ess_src");
     g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
         "caps", NULL, NULL);
+    if (ps->erap_key)
+      g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
   } else {
     ps->ess_src = make (bin, "tcpserversrc", "ess_src");
     g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
@@ -458,6 +470,8 @@ build_receive_bin (ProxySession * ps)
         "clock-rate=90000,encoding-name=X-GST");
     g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
         "buffer-size", 4 * 1024 * 1024, NULL);
+    if (ps->srtp_key)
+      g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
     gst_caps_unref (caps);
     for (i = 0; lv && i < json_array_get_length (lv); i++)
       g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
@@ -614,6 +628,10 @@ ready_cb (gpointer user_data)
   add_track_args (req);
   /* no "host": the server sends only to the control connection's peer
    * (no reflection; docs/security.md) */
+  if (ps->erap_key && g_str_equal (opt_essential, "erap"))
+    json_object_set_string_member (req, "erap_key", ps->erap_key);
+  if (ps->srtp_key && ps->enh_src)
+    json_object_set_string_member (req, "srtp_key", ps->srtp_key);
   json_object_set_int_member (req, "essential_port", ess_port);
   json_object_set_double_member (req, "segment_duration", opt_segment);
   if (ps->prestage) {

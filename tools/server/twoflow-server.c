@@ -78,6 +78,7 @@ typedef struct
   gchar *host;
   gchar *essential;             /* "ctcp" | "erap" | "tcp" */
   gchar *rate_control;          /* rudpsink: "fixed" | "receiver" */
+  gchar *erap_key, *srtp_key;   /* from PLAY (hex), NULL: plaintext */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
   gint skip_segments, end_segment;
@@ -1164,6 +1165,8 @@ build_essential (Session * s, GError ** error)
     sink = make (pipe, "erapsink", "tx");
     if (sink)
       g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
+    if (sink && s->erap_key)
+      g_object_set (sink, "key", s->erap_key, NULL);
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
@@ -1235,6 +1238,8 @@ build_enhanced (Session * s, GError ** error)
    * at the start of the flow), rtpgstdepay can still start */
   g_object_set (pay, "mtu", 1400, "config-interval", 1, NULL);
   g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
+  if (s->srtp_key)
+    g_object_set (sink, "key", s->srtp_key, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "levels", levels);
   /* fixed: paced at the level above the flow's peak; receiver: the
    * proxy's rudpsrc picks the level (and the sink's rate events reach the
@@ -1368,6 +1373,8 @@ session_destroy (Session * s, const gchar * why)
   g_print ("session %u: closed (%s); %u session(s) active\n", s->id, why,
       g_hash_table_size (sessions));
   g_free (s->host);
+  g_free (s->erap_key);
+  g_free (s->srtp_key);
   g_free (s->essential);
   g_free (s->rate_control);
   gst_object_unref (s->clock);
@@ -1465,6 +1472,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->essential = g_strdup (ess);
   s->rate_control = g_strdup (g_str_equal (twoflow_json_get_string (req,
               "rate_control", "fixed"), "receiver") ? "receiver" : "fixed");
+  s->erap_key = g_strdup (twoflow_json_get_string (req, "erap_key", NULL));
+  s->srtp_key = g_strdup (twoflow_json_get_string (req, "srtp_key", NULL));
   s->host = g_strdup (twoflow_json_get_string (req, "host", NULL));
   if (s->host == NULL)          /* default: where the control connection comes from */
     s->host = g_strdup (c->peer);
@@ -1487,6 +1496,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "bad PLAY parameters (ports, segment_duration, start)");
     g_free (s->host);
+    g_free (s->erap_key);
+    g_free (s->srtp_key);
     g_free (s->essential);
     g_free (s->rate_control);
     gst_object_unref (s->clock);

@@ -179,6 +179,16 @@ def main():
         check(res.returncode == 0 and rep and rep["merge"]["output-frames"] == 25,
               f"fetch over TLS (pinned, client certificate): {res.returncode} "
               f"{res.stderr.strip()[-200:]}")
+        # media keys travel in PLAY over TLS: ERAP sealed, rUDP as SRTP
+        res, rep = fetch(["--tls-ca", ca, "--token", token, "--essential", "erap"])
+        with open(slog) as f:
+            ends = [json.loads(l.split(" ", 1)[1]) for l in f if l.startswith("SESSION-END ")]
+        check(res.returncode == 0 and rep and rep["merge"]["output-frames"] == 25
+              and rep["merge"]["E_f"] == 0 and rep.get("rudpsrc", {}).get("srtp") is True
+              and ends and ends[-1]["essential_stats"].get("encrypted") is True,
+              f"fetch over TLS with ERAP: keyed from the control channel (ERAP encrypted "
+              f"{ends and ends[-1]['essential_stats'].get('encrypted')}, rUDP SRTP "
+              f"{rep and rep.get('rudpsrc', {}).get('srtp')})")
         res, rep = fetch(["--tls-pin", "00" + pin[2:], "--token", token])
         check(res.returncode != 0 and "does not match the pinned" in res.stderr,
               f"a wrong pin: no connection ({res.stderr.strip()[-120:]})")
