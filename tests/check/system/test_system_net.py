@@ -73,11 +73,22 @@ def main():
                          workdir=os.path.join(work, "tb"), keep_workdir=True) as tb:
             slog = open(os.path.join(work, "server.log"), "w")
             plog = open(os.path.join(work, "proxy.log"), "w")
+            # the control channel over TLS across the WAN (a certificate for
+            # the server namespace's address, verified by the proxy; a token)
+            certs = os.path.join(work, "certs")
+            subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "..", "..", "scripts", "make-test-certs.sh"),
+                            certs, tb.server.ip], check=True)
+            token = open(os.path.join(certs, "tokens")).read().split()[1]
             server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
-                                      "--insecure"],
+                                      "--tls-cert", os.path.join(certs, "server.pem"),
+                                      "--tls-key", os.path.join(certs, "server.key"),
+                                      "--tokens", os.path.join(certs, "tokens")],
                                      stdout=slog, stderr=subprocess.STDOUT)
             time.sleep(0.5)
-            proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
+            proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500",
+                                     "--tls-ca", os.path.join(certs, "ca.pem"),
+                                     "--token", token,
                                      "--segment-duration", "1", "--measured",
                                      "--prefix-dir", os.path.join(work, "prefix")],
                                     stdout=plog, stderr=subprocess.STDOUT)
