@@ -102,6 +102,7 @@
 #include <string.h>
 #include <gst/codecparsers/gstmpegvideoparser.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowframe.h>
 #include <libavutil/video_enc_params.h>
 #include <libavutil/opt.h>
 #include "gstratetranscoder.h"
@@ -778,6 +779,7 @@ push_ready (GstRateTranscoder * self)
   while (ret == GST_FLOW_OK && (f = find_frame (self, self->next_out)) &&
       f->state == FRAME_READY) {
     GstBuffer *out = NULL;
+    GstEvent *dropped = NULL;
     GstMessage *msg = NULL;
     gsize in_size = gst_buffer_get_size (f->in);
     gsize out_size = f->out ? gst_buffer_get_size (f->out) : 0;
@@ -830,6 +832,12 @@ push_ready (GstRateTranscoder * self)
     /* the frame may stay until the decoder returns it: only its type and
      * decision are needed then */
     f->pushed = TRUE;
+    /* a dropped picture leaves an event in its place: twoflowsplit still
+     * numbers the frames after it as the essential flow's split does */
+    if (f->decision.action == GST_TWOFLOW_RATE_CONTROL_DROP && f->has_picture)
+      dropped = gst_twoflow_event_new_dropped (f->type,
+          f->type != GST_TWOFLOW_PICTURE_B, f->pts,
+          GST_BUFFER_DTS (f->in), dur);
     gst_clear_buffer (&f->in);
     gst_clear_buffer (&f->out);
     self->next_out++;
@@ -844,6 +852,8 @@ push_ready (GstRateTranscoder * self)
         GST_BUFFER_FLAG_UNSET (out, GST_BUFFER_FLAG_DISCONT);
       }
       ret = gst_pad_push (self->srcpad, out);
+    } else if (dropped) {
+      gst_pad_push_event (self->srcpad, dropped);
     }
   }
   release_done (self);
