@@ -86,6 +86,12 @@
  * byte-identical, and floor-bitrate is what is never dropped (the
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
+ * Every dropped picture (MPEG-1/2 or H.264) leaves a serialized custom
+ * downstream event in its place (gst_twoflow_event_new_dropped():
+ * `GstTwoflowDroppedFrame`, its type, reference flag and timestamps), so a
+ * twoflowsplit after the element numbers the frames as the split of the
+ * unaltered source does.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,width=720,height=576,framerate=25/1 ! mpeg2enc format=3 bitrate=6000 ! mpegvideoparse ! ratetranscoder target-bitrate=2000000 max-bitrate=2000000 ! mpegvideoparse ! filesink location=out.m2v

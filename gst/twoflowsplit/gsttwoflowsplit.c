@@ -33,6 +33,9 @@
  * queue holding more than a second). Segment numbers count from the
  * stream's first timestamp, the earlier of the first frame's and the first
  * audio buffer's. Without an audio pad (or with it unlinked) nothing waits.
+ * A `GstTwoflowDroppedFrame` event (gst_twoflow_event_new_dropped(), sent
+ * by ratetranscoder for each picture it drops) takes a frame number and
+ * sends nothing, so the numbers stay those of the unaltered source.
  *
  * ## Example launch lines
  * |[
