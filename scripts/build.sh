@@ -10,3 +10,4 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" >/dev/null
 fi
 ninja -C "$BUILD" >/dev/null
+scripts/vendor-hlsjs.sh "$BUILD"

@@ -22,9 +22,13 @@ PACKAGES=(
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   # GObject introspection of gstreamer-twoflow-1.0 (GstTwoflow-1.0.typelib)
   gobject-introspection libgirepository1.0-dev
+  # the proxy's HTTP side (HLS, page, /metrics), its Chromium test and units
+  libsoup-3.0-dev chromium python3-websocket python3-prometheus-client systemd
   # security: SRTP for rUDP (libsrtp2), TLS for cTCP (GnuTLS certtool in tests, glib-networking)
   libsrtp2-dev gnutls-bin glib-networking
 )
+# hls.js for the page comes from npm: Debian's when the machine has none
+command -v npm >/dev/null || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

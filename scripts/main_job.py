@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -367,6 +368,70 @@ def system_section(build, workdir):
     return ok
 
 
+def page_section(build, workdir):
+    """The proxy's web page in headless Chromium after the sessions: plays
+    h264-aac.mp4 over HLS while a second video is merged, saves a screenshot
+    of the player and the status view. Never fails the main job."""
+    print("\n== the web page (headless Chromium)")
+    try:
+        import threading
+        import urllib.request
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import page_check
+        if not page_check.chromium_binary():
+            print("  chromium missing (scripts/install-deps.sh installs it): skipped")
+            return
+        pdir = os.path.join(workdir, "page")
+        shutil.rmtree(pdir, ignore_errors=True)
+        os.makedirs(pdir)
+        corpus = media_corpus(build)
+        ports = []
+        for _ in range(3):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+            s.close()
+        cport, hport, rport = ports
+        procs = [subprocess.Popen([os.path.join(build, "tools", "server", "twoflow-server"),
+                                   "--dir", corpus, "--port", str(cport), "--address",
+                                   "127.0.0.1"], stdout=open(os.path.join(pdir, "server.log"), "w"),
+                                  stderr=subprocess.STDOUT)]
+        time.sleep(0.3)
+        procs.append(subprocess.Popen([os.path.join(build, "tools", "proxy", "twoflow-proxy"),
+                                       "--server", f"127.0.0.1:{cport}", "--rtsp-port", str(rport),
+                                       "--http-port", str(hport), "--segment-duration", "1",
+                                       "--hls-dir", os.path.join(pdir, "hls"),
+                                       "--prefix-dir", os.path.join(pdir, "prefix")],
+                                      stdout=open(os.path.join(pdir, "proxy.log"), "w"),
+                                      stderr=subprocess.STDOUT))
+        try:
+            time.sleep(0.5)
+
+            def second():   # a session live in the status view at the screenshot
+                time.sleep(2.5)
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls/h264-aac.mkv/"
+                                           "index.m3u8", timeout=20).read()
+                except OSError:
+                    pass
+            threading.Thread(target=second, daemon=True).start()
+            shot = os.path.join(pdir, "page.png")
+            r = page_check.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
+                               seconds=6, screenshot=shot)
+        finally:
+            for p in procs:
+                p.terminate()
+                p.wait(10)
+        last = (r.get("reports") or [{}])[-1]
+        print(f"  player: {last.get('video')} at t = {last.get('currentTime', 0):.1f} s, "
+              f"{last.get('width')}x{last.get('height')} {last.get('videoCodec')}, audio "
+              f"{last.get('audioCodec')} ({last.get('audioDecodedBytes')} bytes decoded); "
+              f"video area luma variance {r.get('video_luma_var', 0):.0f}")
+        print(f"  screenshot (player + status view): {r.get('screenshot', r.get('error'))}")
+    except Exception as e:  # a report, not a failure
+        print(f"  page step skipped: {type(e).__name__}: {e}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -388,6 +453,7 @@ def main():
     ok &= session("lossy enhanced flow", generated_stream(args.build), workdir, 0.10)
     print("\ntwoflow main job — 2. the system")
     ok &= system_section(args.build, workdir)
+    page_section(args.build, workdir)
     print("\nRESULT:", "all checks passed" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

@@ -259,6 +259,18 @@ fail:
   return FALSE;
 }
 
+void
+twoflow_uri_property_set (GstElement * element, const GValue * value)
+{
+  GError *err = NULL;
+
+  if (!gst_uri_handler_set_uri (GST_URI_HANDLER (element),
+          g_value_get_string (value), &err)) {
+    GST_WARNING_OBJECT (element, "cannot set uri: %s", err->message);
+    g_clear_error (&err);
+  }
+}
+
 gchar *
 twoflow_uri_make (GstElement * element, const gchar * scheme,
     const gchar * host_prop, const gchar * port_prop)

@@ -65,6 +65,11 @@ gboolean twoflow_uri_apply (GstElement * element, const gchar * str,
     const gchar * default_host, guint default_port, guint min_port,
     GError ** error);
 
+/* A "uri" property's new value, through @element's GstURIHandler: a bad
+ * URI leaves everything as it was, with a warning (a property setter
+ * cannot fail). */
+void twoflow_uri_property_set (GstElement * element, const GValue * value);
+
 /* @scheme://host:port from @element's @host_prop and @port_prop. */
 gchar *twoflow_uri_make (GstElement * element, const gchar * scheme,
     const gchar * host_prop, const gchar * port_prop);

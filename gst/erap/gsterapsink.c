@@ -716,13 +716,7 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
 
   /* the URI sets other properties, which take the lock themselves */
   if (prop_id == PROP_URI) {
-    GError *err = NULL;
-
-    if (!gst_uri_handler_set_uri (GST_URI_HANDLER (object),
-            g_value_get_string (value), &err)) {
-      GST_WARNING_OBJECT (object, "cannot set uri: %s", err->message);
-      g_clear_error (&err);
-    }
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
     return;
   }
   GST_OBJECT_LOCK (sink);

@@ -34,6 +34,8 @@
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
 #include "twoflow-control.h"
+#include "twoflow-config.h"
+#include "twoflow-store.h"
 
 static gchar *opt_server = NULL;
 static gchar *opt_fetch = NULL;
@@ -54,6 +56,11 @@ static gint opt_essential_ports = 0;
 static gint opt_enhanced_ports = 0;
 static gchar *opt_video_track = NULL;
 static gchar *opt_audio_track = NULL;
+static gint opt_http_port = 0;
+static gchar *opt_hls_dir = NULL;
+static gchar *opt_www_dir = NULL;
+static gint64 opt_prefix_max_bytes = 0;
+static gchar *opt_config = NULL;
 static guint port_index = 0;
 
 static gchar *server_host;
@@ -93,7 +100,18 @@ typedef struct
   FILE *arrivals;
   GstTwoflowParser *arrivals_parser;
   gdouble lead;                 /* s, from the PLAY reply */
+  /* the HTTP status: kind ("rtsp", "hls", "fetch", "prestage"), rates */
+  const gchar *kind;
+  gint64 rate_us, rate_ess, rate_enh;
+  gdouble ess_rate, enh_rate;   /* bit/s */
+  gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
+  GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
 } ProxySession;
+
+static void web_session_added (ProxySession * ps);
+static void web_session_removed (ProxySession * ps);
+static void web_note_decision (JsonObject * log);
+static gboolean fetch_signal_cb (gpointer data);
 
 static void
 log_json (const gchar * tag, JsonObject * obj)
@@ -130,6 +148,7 @@ request (ProxySession * ps, JsonObject * req, GError ** error)
 static void
 proxy_session_free (ProxySession * ps)
 {
+  web_session_removed (ps);
   if (ps->ready_timer)
     g_source_remove (ps->ready_timer);
   if (ps->cancel)
@@ -173,6 +192,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->id = next_session_id++;
   ps->video = g_strdup (video);
   ps->prestage = prestage;
+  ps->kind = prestage ? "prestage" : "rtsp";
   g_socket_client_set_timeout (client, 10);
   ps->conn = g_socket_client_connect_to_host (client, server_host,
       server_port, NULL, error);
@@ -206,6 +226,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
             "audio_codec", NULL));
   g_hash_table_replace (info_cache, g_strdup (video),
       json_object_ref (ps->info));
+  web_session_added (ps);
   return ps;
 
 fail:
@@ -375,8 +396,10 @@ build_receive_bin (ProxySession * ps)
     ps->merge = make (bin, "twoflowmerge", "merge");
     g_object_set (ps->merge, "latency",
         (guint64) opt_latency_ms * GST_MSECOND, NULL);
-    if (g_file_test (prefix, G_FILE_TEST_IS_REGULAR))
+    if (g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
       g_object_set (ps->merge, "prefix-location", prefix, NULL);
+      twoflow_store_touch (prefix);     /* its last use, for the LRU */
+    }
     g_free (prefix);
 
     ps->enh_src = make (bin, "rudpsrc", "enh_src");
@@ -747,15 +770,18 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   GstElement *mux, *vq, *vparse, *vcaps = NULL;
   GstPad *pad;
 
-  mux = add_el (bin, g_str_equal (container, "mp4") ? "mp4mux" :
-      g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux", "mux");
+  gboolean hls = g_str_equal (container, "hls");
+
+  mux = add_el (bin, hls ? "hlssink2" : g_str_equal (container, "mp4") ?
+      "mp4mux" : g_str_equal (container, "mkv") ? "matroskamux" :
+      "mpegtsmux", "mux");
   vq = add_el (bin, "queue", NULL);
   vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
   if (!mux || !vq || !vparse)
     goto missing;
   if (h264) {
     g_object_set (vparse, "config-interval", -1, NULL);
-    if (g_str_equal (container, "ts")) {
+    if (g_str_equal (container, "ts") || hls) {
       GstCaps *c = gst_caps_from_string ("video/x-h264,"
           "stream-format=byte-stream,alignment=au");
       vcaps = add_el (bin, "capsfilter", NULL);
@@ -768,7 +794,8 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   if (!gst_element_link_pads (recv, "src", vq, "sink")
       || !gst_element_link (vq, vparse)
       || (vcaps && !gst_element_link (vparse, vcaps))
-      || !gst_element_link (vcaps ? vcaps : vparse, mux)) {
+      || !gst_element_link_pads (vcaps ? vcaps : vparse, "src", mux,
+          hls ? "video" : NULL)) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
         "%s video cannot go into %s", ps->video_codec, container);
     return NULL;
@@ -787,7 +814,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
         (guint64) 0, "max-size-bytes", 0, NULL);
     gst_element_link (al->aqueue, aparse);
     pad = gst_element_get_static_pad (aparse, "src");
-    if (!gst_element_link (aparse, mux)) {
+    if (!gst_element_link_pads (aparse, "src", mux, hls ? "audio" : NULL)) {
       gst_object_unref (pad);
       g_free (al);
       g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
@@ -800,6 +827,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads),
         al);
   }
+  ps->out_mux = mux;
   return mux;
 
 missing:
@@ -835,8 +863,10 @@ admission_check (const gchar * video, guint64 peak, const gchar * stage,
   json_object_set_string_member (log, "stage", stage);
   if (!d.admit)
     json_object_set_string_member (log, "reason", d.reason);
-  if (!d.admit || g_str_equal (stage, "session"))
+  if (!d.admit || g_str_equal (stage, "session")) {
     log_json ("ADMISSION", log);
+    web_note_decision (log);
+  }
   json_object_unref (log);
   *reason = d.reason;
   return d.admit;
@@ -1096,7 +1126,7 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   const gchar *container;
   gchar *tmp, *final;
   JsonObject *rep;
-  guint watch;
+  guint watch, sig_term, sig_int;
   int rc;
 
   if (!ps) {
@@ -1135,6 +1165,10 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
     gst_element_link (recv, sink);
   }
   ps->loop = g_main_loop_new (NULL, FALSE);
+  if (!prestage)
+    ps->kind = "fetch";
+  sig_term = g_unix_signal_add (SIGTERM, fetch_signal_cb, ps);
+  sig_int = g_unix_signal_add (SIGINT, fetch_signal_cb, ps);
   watch = gst_bus_add_watch (GST_ELEMENT_BUS (pipe), fetch_bus_cb, ps);
   gst_element_set_state (pipe, GST_STATE_PLAYING);
   proxy_session_start (ps);
@@ -1143,14 +1177,28 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   gst_element_set_state (pipe, GST_STATE_NULL);
   json_object_set_string_member (rep, "output", final);
   json_object_set_string_member (rep, "container", container);
-  json_object_set_string_member (rep, "result", ps->error ? ps->error : "ok");
+  json_object_set_string_member (rep, "result", ps->error ? ps->error :
+      ps->interrupted ? "interrupted" : "ok");
+  json_object_set_boolean_member (rep, "interrupted", ps->interrupted);
   log_json (prestage ? "PRESTAGE-RESULT" : "FETCH-RESULT", rep);
   json_object_unref (rep);
-  rc = ps->error ? 1 : 0;
-  if (!ps->error)
-    g_rename (tmp, final);
-  else
+  rc = ps->error || ps->interrupted ? 1 : 0;
+  if (!ps->error || ps->interrupted) {
+    /* an interrupted fetch keeps what it has (finished by its muxer) */
+    if (!prestage || !ps->interrupted)
+      g_rename (tmp, final);
+  } else {
     g_printerr ("%s: %s\n", video, ps->error);
+  }
+  if (prestage && !ps->error && opt_prefix_max_bytes > 0) {
+    guint64 left = 0;
+    guint n = twoflow_store_evict (opt_prefix_dir, ".prefix.twf",
+        opt_prefix_max_bytes, final, &left);
+    g_print ("prefix store: %u evicted, %" G_GUINT64_FORMAT " of %"
+        G_GINT64_FORMAT " bytes used\n", n, left, opt_prefix_max_bytes);
+  }
+  g_source_remove (sig_term);
+  g_source_remove (sig_int);
   g_source_remove (watch);
   gst_object_unref (pipe);
   g_main_loop_unref (ps->loop);
@@ -1160,14 +1208,61 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   return rc;
 }
 
-/* ------------------------------------------------------------------ main */
-
+/* The end of a session's output before the end of the video (SIGTERM):
+ * the muxer's inputs get EOS, so it finishes its file, playlist or stream
+ * (the merge, cut in the middle of a frame, would fail); without a muxer
+ * the sources end their streams. */
 static gboolean
-quit_cb (gpointer loop)
+mux_pad_eos (GstElement * e, GstPad * pad, gpointer data)
 {
-  g_main_loop_quit (loop);
+  gst_pad_send_event (pad, gst_event_new_eos ());
+  return TRUE;
+}
+
+static void
+end_session_output (ProxySession * ps)
+{
+  if (ps->out_mux) {
+    gst_element_foreach_sink_pad (ps->out_mux, mux_pad_eos, NULL);
+    return;
+  }
+  if (ps->ess_src)
+    gst_element_send_event (ps->ess_src, gst_event_new_eos ());
+  if (ps->enh_src)
+    gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+}
+
+/* SIGTERM/SIGINT during a fetch: the muxer finishes the file (playable)
+ * and the fetch ends as after the last frame; a second signal, or 5 s
+ * without the end, stops at once. */
+static gboolean
+fetch_stop_now (gpointer data)
+{
+  ProxySession *ps = data;
+
+  if (!ps->error)
+    ps->error = g_strdup ("interrupted");
+  g_main_loop_quit (ps->loop);
   return G_SOURCE_REMOVE;
 }
+
+static gboolean
+fetch_signal_cb (gpointer data)
+{
+  ProxySession *ps = data;
+
+  if (ps->interrupted)
+    return fetch_stop_now (ps);
+  ps->interrupted = TRUE;
+  g_print ("fetch %s: signal: ending the stream\n", ps->video);
+  end_session_output (ps);
+  g_timeout_add_seconds (5, fetch_stop_now, ps);
+  return G_SOURCE_CONTINUE;
+}
+
+#include "twoflow-proxy-web.c"
+
+/* ------------------------------------------------------------------ main */
 
 int
 main (int argc, char **argv)
@@ -1218,6 +1313,21 @@ main (int argc, char **argv)
         "RTSP port (default 8554)", "PORT"},
     {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,
         "RTSP address (default 0.0.0.0)", "ADDR"},
+    {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
+        "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
+          "/healthz (default 0: none)", "PORT"},
+    {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
+        "HLS cache: playlists and segments, kept as VoD (default ./hls)",
+          "DIR"},
+    {"www-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_www_dir,
+        "The web page's files (default: the build's or installed copy)",
+          "DIR"},
+    {"prefix-max-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_prefix_max_bytes,
+        "Size limit of the prefix store; least recently used prefixes are "
+          "evicted (default 0: none)", "BYTES"},
+    {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
+        "Config file (GKeyFile, group [twoflow-proxy], keys named like the "
+          "long options; options given here override it)", "FILE"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- twoflow proxy");
@@ -1229,6 +1339,10 @@ main (int argc, char **argv)
 
   /* logs are read line by line by scripts */
   setvbuf (stdout, NULL, _IOLBF, 0);
+  if (!twoflow_config_load_from_args (entries, argc, argv, NULL, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
@@ -1244,6 +1358,12 @@ main (int argc, char **argv)
     opt_essential = g_strdup ("ctcp");
   if (!opt_policy)
     opt_policy = g_strdup ("i");
+  if (!opt_hls_dir)
+    opt_hls_dir = g_strdup ("hls");
+  if (!opt_www_dir)
+    opt_www_dir = g_strdup (g_file_test (TWOFLOW_WWW_BUILD_DIR,
+            G_FILE_TEST_IS_DIR) ? TWOFLOW_WWW_BUILD_DIR :
+        TWOFLOW_WWW_INSTALL_DIR);
   hp = g_strsplit (opt_server, ":", 2);
   server_host = g_strdup (hp[0]);
   server_port = hp[1] ? atoi (hp[1]) : TWOFLOW_CONTROL_DEFAULT_PORT;
@@ -1289,9 +1409,11 @@ main (int argc, char **argv)
     g_print (" (%.2f Mbit/s)", opt_wan_capacity / 1e6);
   g_print ("\n");
 
+  web_start ();
   loop = g_main_loop_new (NULL, FALSE);
-  g_unix_signal_add (SIGINT, quit_cb, loop);
-  g_unix_signal_add (SIGTERM, quit_cb, loop);
+  g_unix_signal_add (SIGINT, web_shutdown, loop);
+  g_unix_signal_add (SIGTERM, web_shutdown, loop);
+  g_unix_signal_add (SIGHUP, web_reload, NULL);
   g_main_loop_run (loop);
   g_print ("twoflow-proxy: stopping, %u session(s) admitted\n",
       gst_twoflow_admission_n_sessions (admission));

@@ -39,6 +39,7 @@
 #include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
+#include "twoflow-config.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
@@ -1647,6 +1648,8 @@ incoming_cb (GSocketService * service, GSocketConnection * conn,
   return TRUE;
 }
 
+#include "twoflow-server-web.c"
+
 static gboolean
 quit_cb (gpointer loop)
 {
@@ -1664,6 +1667,11 @@ main (int argc, char **argv)
         "Control port (default 5500; 0 = any, printed)", "PORT"},
     {"address", 'a', 0, G_OPTION_ARG_STRING, &opt_address,
         "Address to listen on (default: all)", "ADDR"},
+    {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
+        "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
+    {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
+        "Config file (GKeyFile, group [twoflow-server], keys named like the "
+          "long options; options given here override it)", "FILE"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- twoflow central server");
@@ -1675,6 +1683,10 @@ main (int argc, char **argv)
 
   /* logs are read line by line by scripts */
   setvbuf (stdout, NULL, _IOLBF, 0);
+  if (!twoflow_config_load_from_args (entries, argc, argv, NULL, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
@@ -1710,9 +1722,11 @@ main (int argc, char **argv)
   g_object_unref (addr);
   g_object_unref (effective);
 
+  web_start ();
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_unix_signal_add (SIGTERM, quit_cb, loop);
+  g_unix_signal_add (SIGHUP, web_reload, NULL);
   g_main_loop_run (loop);
 
   g_print ("twoflow-server: stopping, %u session(s) active\n",

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
+"""The proxy's web page in headless Chromium (suite 'web'): a loopback
+server and proxy, the page opened with ?play=h264-aac.mp4 (hls.js, HLS from
+the proxy); checks that the video's currentTime advances, that a frame is
+painted (the screenshot's video area is not blank: luma variance) and that
+audio is present (hls.js found an audio codec and Chromium decoded audio
+bytes), and that the page lists the videos and shows the session.
+Skipped (77) without chromium or python3-websocket.
+
+  test_page.py SERVER PROXY MAKE_CORPUS CORPUS_DIR PAGE_CHECK
+"""
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def main():
+    server_exe, proxy_exe, make_corpus, corpus, page_check = sys.argv[1:6]
+    if not (shutil.which("chromium") and importlib.util.find_spec("websocket")):
+        print("SKIP: chromium or python3-websocket missing")
+        return 77
+    spec = importlib.util.spec_from_file_location("page_check", page_check)
+    pc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pc)
+    r = subprocess.run([make_corpus, corpus], capture_output=True, timeout=300)
+    check(r.returncode == 0, "corpus made")
+    work = tempfile.mkdtemp(prefix="twoflow-page-")
+    procs = []
+    try:
+        cport, hport, rport = free_port(), free_port(), free_port()
+        slog, plog = os.path.join(work, "server.log"), os.path.join(work, "proxy.log")
+        procs.append(subprocess.Popen([server_exe, "--dir", corpus, "--port", str(cport),
+                                       "--address", "127.0.0.1"],
+                                      stdout=open(slog, "w"), stderr=subprocess.STDOUT))
+        time.sleep(0.3)
+        procs.append(subprocess.Popen([proxy_exe, "--server", f"127.0.0.1:{cport}",
+                                       "--rtsp-port", str(rport), "--http-port", str(hport),
+                                       "--segment-duration", "1",
+                                       "--hls-dir", os.path.join(work, "hls"),
+                                       "--prefix-dir", os.path.join(work, "prefix")],
+                                      stdout=open(plog, "w"), stderr=subprocess.STDOUT))
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{hport}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        try:
+            js = urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls.min.js").read()
+        except OSError:
+            js = b""
+        check(len(js) > 100000, f"hls.js served with the page ({len(js)} bytes; "
+              "scripts/vendor-hlsjs.sh fetches it from npm)")
+        shot = os.path.join(work, "page.png")
+        res = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
+                     seconds=9, screenshot=shot)
+        reps = res.get("reports", [])
+        check(res.get("ok"), f"Chromium drove the page ({res.get('error', 'ok')})")
+        playing = [r for r in reps if r["currentTime"] > 0]
+        times = [r["currentTime"] for r in playing]
+        check(len(times) >= 3 and times[-1] - times[0] > 0.8
+              and all(b >= a for a, b in zip(times, times[1:])),
+              f"currentTime advances: {[round(t, 2) for t in times]}")
+        last = reps[-1] if reps else {}
+        check(last.get("width") == 320 and last.get("height") == 240,
+              f"video {last.get('width')}x{last.get('height')}, codec {last.get('videoCodec')}")
+        check(bool(last.get("audioCodec")) and last.get("audioDecodedBytes", 0) > 1000,
+              f"audio present: codec {last.get('audioCodec')}, "
+              f"{last.get('audioDecodedBytes')} bytes decoded")
+        check(res.get("video_luma_var", 0) > 100,
+              f"a frame is painted: video area luma mean {res.get('video_luma_mean', 0):.1f}, "
+              f"variance {res.get('video_luma_var', 0):.1f}")
+        check(not last.get("errors"), f"no player errors {last.get('errors')}")
+        # the page's own view: the list and the session's admission
+        st = json.load(urllib.request.urlopen(f"http://127.0.0.1:{hport}/status"))
+        check(any(d["video"] == "h264-aac.mp4" and d["decision"] == "admit"
+                  for d in st["decisions"]), "the admission decision is in /status")
+        print(f"screenshot: {shot}")
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if failures:
+            for n in ("server.log", "proxy.log"):
+                print(f"--- {n}\n" + open(os.path.join(work, n)).read()[-2000:])
+    for name in ("server.log", "proxy.log"):
+        path = os.path.join(work, name)
+        if os.path.exists(path):
+            text = open(path).read()
+            check("CRITICAL" not in text and "-WARNING **" not in text,
+                  f"no GLib/GStreamer criticals or warnings in {name}")
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

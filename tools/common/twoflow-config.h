@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* One GKeyFile config for every option of a program: keys are named like
+ * the long flags (http-port=8080), in the group [twoflow-proxy] or
+ * [twoflow-server] (or any group: all are read); flags on the command line
+ * override the file. */
+#ifndef TWOFLOW_CONFIG_H
+#define TWOFLOW_CONFIG_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Finds --config FILE (or --config=FILE) in argv and applies the file's
+ * keys to @entries' variables. Returns FALSE (and @error) on an unreadable
+ * file, an unknown key or a bad value. @path_out: the file, or NULL. */
+gboolean twoflow_config_load_from_args (const GOptionEntry * entries,
+    int argc, char **argv, gchar ** path_out, GError ** error);
+
+/* Applies one config file to @entries. */
+gboolean twoflow_config_load (const GOptionEntry * entries,
+    const gchar * path, GError ** error);
+
+G_END_DECLS
+#endif

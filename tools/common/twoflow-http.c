@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+#include "twoflow-http.h"
+
+#include <libsoup/soup.h>
+#include <string.h>
+
+static SoupServer *server;
+static TwoflowHttpHooks hooks;
+static gchar *www_dir, *hls_dir;
+
+struct _TwoflowMetrics
+{
+  GPtrArray *names;             /* order of first appearance */
+  GHashTable *families;         /* name -> GString (head + samples) */
+};
+
+TwoflowMetrics *
+twoflow_metrics_new (void)
+{
+  TwoflowMetrics *m = g_new0 (TwoflowMetrics, 1);
+  m->names = g_ptr_array_new ();
+  m->families = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  return m;
+}
+
+void
+twoflow_metric (TwoflowMetrics * m, const gchar * name, const gchar * type,
+    const gchar * help, const gchar * labels, gdouble value)
+{
+  GString *s = g_hash_table_lookup (m->families, name);
+  gchar num[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (!s) {
+    s = g_string_new (NULL);
+    g_string_append_printf (s, "# HELP %s %s\n# TYPE %s %s\n", name, help,
+        name, type);
+    g_hash_table_insert (m->families, g_strdup (name), s);
+    g_ptr_array_add (m->names, s);
+  }
+  g_ascii_dtostr (num, sizeof num, value);
+  if (labels && *labels)
+    g_string_append_printf (s, "%s{%s} %s\n", name, labels, num);
+  else
+    g_string_append_printf (s, "%s %s\n", name, num);
+}
+
+gchar *
+twoflow_metrics_render (TwoflowMetrics * m)
+{
+  GString *out = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < m->names->len; i++) {
+    GString *s = g_ptr_array_index (m->names, i);
+    g_string_append_len (out, s->str, s->len);
+    g_string_free (s, TRUE);
+  }
+  g_ptr_array_free (m->names, TRUE);
+  g_hash_table_destroy (m->families);
+  g_free (m);
+  return g_string_free (out, FALSE);
+}
+
+static void
+reply_text (SoupServerMessage * msg, guint status, const gchar * type,
+    gchar * body, gsize len)
+{
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+
+  soup_message_headers_replace (h, "Cache-Control", "no-cache");
+  soup_message_headers_replace (h, "Access-Control-Allow-Origin", "*");
+  soup_server_message_set_status (msg, status, NULL);
+  soup_server_message_set_response (msg, type, SOUP_MEMORY_TAKE, body, len);
+}
+
+static const gchar *
+mime_for (const gchar * path)
+{
+  if (g_str_has_suffix (path, ".m3u8"))
+    return "application/vnd.apple.mpegurl";
+  if (g_str_has_suffix (path, ".ts"))
+    return "video/mp2t";
+  if (g_str_has_suffix (path, ".js"))
+    return "text/javascript";
+  if (g_str_has_suffix (path, ".css"))
+    return "text/css";
+  if (g_str_has_suffix (path, ".html"))
+    return "text/html; charset=utf-8";
+  return "application/octet-stream";
+}
+
+static gboolean
+serve_file (SoupServerMessage * msg, const gchar * file)
+{
+  gchar *body = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (file, &body, &len, NULL))
+    return FALSE;
+  reply_text (msg, SOUP_STATUS_OK, mime_for (file), body, len);
+  return TRUE;
+}
+
+static gboolean
+safe_name (const gchar * s)
+{
+  return s && *s && s[0] != '.' && !strchr (s, '/') && !strchr (s, '\\');
+}
+
+/* a playlist that is not there yet: wait for it (a live session starts) */
+typedef struct
+{
+  SoupServerMessage *msg;
+  gchar *file;
+  gint tries;
+} Wait;
+
+static gboolean
+wait_cb (gpointer user_data)
+{
+  Wait *w = user_data;
+
+  if (g_file_test (w->file, G_FILE_TEST_IS_REGULAR) || --w->tries <= 0) {
+    if (!serve_file (w->msg, w->file))
+      reply_text (w->msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "text/plain",
+          g_strdup ("playlist not ready\n"), strlen ("playlist not ready\n"));
+    soup_server_message_unpause (w->msg);
+    g_object_unref (w->msg);
+    g_free (w->file);
+    g_free (w);
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+handle_hls (SoupServerMessage * msg, const gchar * path)
+{
+  gchar **parts = g_strsplit (path + strlen ("/hls/"), "/", -1);
+  gchar *video = NULL, *file = NULL;
+  GError *err = NULL;
+
+  if (g_strv_length (parts) != 2 || !safe_name (parts[1])) {
+    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+        g_strdup ("not found\n"), 10);
+    goto done;
+  }
+  video = g_uri_unescape_string (parts[0], NULL);
+  if (!safe_name (video)) {
+    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+        g_strdup ("not found\n"), 10);
+    goto done;
+  }
+  file = g_build_filename (hls_dir, video, parts[1], NULL);
+  if (g_str_equal (parts[1], "index.m3u8")) {
+    if (hooks.hls_ensure && !hooks.hls_ensure (video, hooks.data, &err)) {
+      gchar *t = g_strdup_printf ("%s\n", err->message);
+      reply_text (msg, strstr (err->message, "no such") ?
+          SOUP_STATUS_NOT_FOUND : SOUP_STATUS_SERVICE_UNAVAILABLE,
+          "text/plain", t, strlen (t));
+      g_clear_error (&err);
+      goto done;
+    }
+    if (!g_file_test (file, G_FILE_TEST_IS_REGULAR)) {
+      Wait *w = g_new0 (Wait, 1);
+      w->msg = g_object_ref (msg);
+      w->file = g_strdup (file);
+      w->tries = 300;           /* 30 s */
+      soup_server_message_pause (msg);
+      g_timeout_add (100, wait_cb, w);
+      goto done;
+    }
+  }
+  if (!serve_file (msg, file))
+    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+        g_strdup ("not found\n"), 10);
+done:
+  g_free (video);
+  g_free (file);
+  g_strfreev (parts);
+}
+
+static void
+handler (SoupServer * srv, SoupServerMessage * msg, const char *path,
+    GHashTable * query, gpointer user_data)
+{
+  const gchar *method = soup_server_message_get_method (msg);
+
+  if (strcmp (method, "GET") != 0 && strcmp (method, "HEAD") != 0) {
+    soup_server_message_set_status (msg, SOUP_STATUS_NOT_IMPLEMENTED, NULL);
+    return;
+  }
+  if (g_str_equal (path, "/healthz")) {
+    reply_text (msg, SOUP_STATUS_OK, "text/plain", g_strdup ("ok\n"), 3);
+  } else if (g_str_equal (path, "/metrics")) {
+    TwoflowMetrics *m = twoflow_metrics_new ();
+    gchar *t;
+    twoflow_metric (m, "twoflow_up", "gauge", "The program answers", NULL, 1);
+    if (hooks.metrics)
+      hooks.metrics (m, hooks.data);
+    t = twoflow_metrics_render (m);
+    reply_text (msg, SOUP_STATUS_OK, "text/plain; version=0.0.4", t,
+        strlen (t));
+  } else if (g_str_equal (path, "/status") && hooks.status) {
+    gchar *t = hooks.status (hooks.data);
+    reply_text (msg, SOUP_STATUS_OK, "application/json", t, strlen (t));
+  } else if (g_str_equal (path, "/videos") && hooks.videos) {
+    GError *err = NULL;
+    gchar *t = hooks.videos (hooks.data, &err);
+    if (t) {
+      reply_text (msg, SOUP_STATUS_OK, "application/json", t, strlen (t));
+    } else {
+      t = g_strdup_printf ("%s\n", err->message);
+      reply_text (msg, SOUP_STATUS_BAD_GATEWAY, "text/plain", t, strlen (t));
+      g_clear_error (&err);
+    }
+  } else if (g_str_has_prefix (path, "/hls/") && hls_dir) {
+    handle_hls (msg, path);
+  } else if (www_dir && (g_str_equal (path, "/")
+          || (safe_name (path + 1)))) {
+    gchar *f = g_build_filename (www_dir, g_str_equal (path, "/") ?
+        "index.html" : path + 1, NULL);
+    if (!serve_file (msg, f))
+      reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+          g_strdup ("not found\n"), 10);
+    g_free (f);
+  } else {
+    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+        g_strdup ("not found\n"), 10);
+  }
+}
+
+gboolean
+twoflow_http_start (guint port, const gchar * www, const gchar * hls,
+    const TwoflowHttpHooks * h, GError ** error)
+{
+  hooks = *h;
+  www_dir = g_strdup (www);
+  hls_dir = g_strdup (hls);
+  server = soup_server_new ("server-header", "twoflow ", NULL);
+  soup_server_add_handler (server, NULL, handler, NULL, NULL);
+  if (!soup_server_listen_all (server, port, 0, error)) {
+    g_clear_object (&server);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+twoflow_metrics_from_json (TwoflowMetrics * out, const gchar * prefix,
+    const gchar * help, const gchar * labels, JsonObject * obj)
+{
+  GList *l, *members = json_object_get_members (obj);
+
+  for (l = members; l; l = l->next) {
+    const gchar *key = l->data;
+    JsonNode *n = json_object_get_member (obj, key);
+    gchar *name = g_strdup_printf ("%s_%s", prefix, key);
+    gchar *p;
+
+    for (p = name; *p; p++)
+      if (!g_ascii_isalnum (*p) && *p != '_')
+        *p = '_';
+    if (JSON_NODE_HOLDS_OBJECT (n)) {
+      twoflow_metrics_from_json (out, name, help, labels,
+          json_node_get_object (n));
+    } else if (JSON_NODE_HOLDS_VALUE (n)) {
+      GType t = json_node_get_value_type (n);
+      if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE || t == G_TYPE_BOOLEAN)
+        twoflow_metric (out, name, "gauge", help, labels,
+            t == G_TYPE_BOOLEAN ? json_node_get_boolean (n) :
+            json_node_get_double (n));
+    }
+    g_free (name);
+  }
+  g_list_free (members);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* The HTTP side of the twoflow programs (libsoup 3): /healthz, /metrics
+ * (Prometheus text), /status (JSON), /videos (JSON), the web page at / and
+ * HLS playlists and segments at /hls/<video>/... Every answer is built by
+ * the program through the hooks; the server leaves the HLS ones NULL. */
+#ifndef TWOFLOW_HTTP_H
+#define TWOFLOW_HTTP_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+struct _TwoflowMetrics;
+typedef struct
+{
+  /* the samples of /metrics */
+  void (*metrics) (struct _TwoflowMetrics * m, gpointer data);
+  /* JSON text of /status */
+  gchar *(*status) (gpointer data);
+  /* JSON text of /videos (NULL + @error: 502) */
+  gchar *(*videos) (gpointer data, GError ** error);
+  /* HLS: make sure @video's playlist is (or will soon be) in @hls_dir/@video
+   * (a live session starts, or the cached one is served) */
+  gboolean (*hls_ensure) (const gchar * video, gpointer data,
+      GError ** error);
+  gpointer data;
+} TwoflowHttpHooks;
+
+/* Listens on @port (all addresses, IPv4 and IPv6). @www_dir: the page's
+ * files (NULL: no page); @hls_dir: HLS cache (NULL: no HLS). */
+gboolean twoflow_http_start (guint port, const gchar * www_dir,
+    const gchar * hls_dir, const TwoflowHttpHooks * hooks, GError ** error);
+
+/* Prometheus text: samples grouped by metric, # HELP/# TYPE once each */
+typedef struct _TwoflowMetrics TwoflowMetrics;
+TwoflowMetrics *twoflow_metrics_new (void);
+void twoflow_metric (TwoflowMetrics * m, const gchar * name,
+    const gchar * type, const gchar * help, const gchar * labels,
+    gdouble value);
+/* frees @m */
+gchar *twoflow_metrics_render (TwoflowMetrics * m);
+
+G_END_DECLS
+#endif
+
+#include <json-glib/json-glib.h>
+G_BEGIN_DECLS
+/* Every number (and boolean) in @obj, nested objects flattened with "_",
+ * as gauges @prefix_<key>{@labels}. */
+void twoflow_metrics_from_json (TwoflowMetrics * out, const gchar * prefix,
+    const gchar * help, const gchar * labels, JsonObject * obj);
+G_END_DECLS

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow-proxy's HTTP side (included by twoflow-proxy.c, whose sessions,
+ * receive bin and muxing it reuses): HLS of the merged video and audio
+ * (hlssink2, MPEG-TS segments) kept under --hls-dir, live while the merge
+ * runs and as VoD once EXT-X-ENDLIST is written; the status of the sessions
+ * (/status), Prometheus metrics (/metrics), the video list (/videos) and the
+ * web page; the prefix store's size limit; a clean shutdown. */
+
+#include "twoflow-http.h"
+#include "twoflow-store.h"
+
+static GList *live_sessions;    /* ProxySession, all kinds */
+static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
+static GHashTable *hls_jobs;    /* video -> HlsJob */
+static guint64 total_ess_bytes, total_enh_bytes, total_sessions;
+static gboolean shutting_down;  /* SIGTERM: HLS runs end, not cached */
+
+static void
+web_session_added (ProxySession * ps)
+{
+  live_sessions = g_list_append (live_sessions, ps);
+  total_sessions++;
+  ps->rate_us = g_get_monotonic_time ();    /* the first rate: from 0 */
+}
+
+static void
+web_session_removed (ProxySession * ps)
+{
+  if (!g_list_find (live_sessions, ps))
+    return;
+  live_sessions = g_list_remove (live_sessions, ps);
+  total_ess_bytes += counter_get (&ps->ess_bytes);
+  total_enh_bytes += counter_get (&ps->enh_bytes);
+}
+
+static void
+web_note_decision (JsonObject * log)
+{
+  JsonObject *o = json_object_new ();
+  GList *l, *m = json_object_get_members (log);
+
+  for (l = m; l; l = l->next)
+    json_object_set_member (o, l->data, json_node_copy
+        (json_object_get_member (log, l->data)));
+  g_list_free (m);
+  json_object_set_int_member (o, "time", g_get_real_time () / 1000);
+  g_queue_push_tail (&decisions, o);
+  while (g_queue_get_length (&decisions) > 20)
+    json_object_unref (g_queue_pop_head (&decisions));
+}
+
+/* rates per flow, once a second */
+static gboolean
+rates_cb (gpointer data)
+{
+  gint64 now = g_get_monotonic_time ();
+  GList *l;
+
+  for (l = live_sessions; l; l = l->next) {
+    ProxySession *ps = l->data;
+    gint64 e = counter_get (&ps->ess_bytes), h = counter_get (&ps->enh_bytes);
+    if (ps->rate_us) {
+      gdouble dt = (now - ps->rate_us) / 1e6;
+      ps->ess_rate = (e - ps->rate_ess) * 8 / dt;
+      ps->enh_rate = (h - ps->rate_enh) * 8 / dt;
+    }
+    ps->rate_us = now;
+    ps->rate_ess = e;
+    ps->rate_enh = h;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static JsonObject *
+web_session_json (ProxySession * ps)
+{
+  JsonObject *o = proxy_session_report (ps);
+  json_object_set_string_member (o, "kind", ps->kind ? ps->kind : "rtsp");
+  json_object_set_double_member (o, "essential_rate", ps->ess_rate);
+  json_object_set_double_member (o, "enhanced_rate", ps->enh_rate);
+  return o;
+}
+
+static gchar *
+web_status (gpointer data)
+{
+  JsonObject *root = json_object_new ();
+  JsonArray *a = json_array_new (), *d = json_array_new ();
+  GstStructure *st = gst_twoflow_admission_get_stats (admission);
+  GList *l;
+  gchar *t;
+
+  for (l = live_sessions; l; l = l->next)
+    json_array_add_object_element (a, web_session_json (l->data));
+  for (l = decisions.head; l; l = l->next)
+    json_array_add_object_element (d, json_object_ref (l->data));
+  json_object_set_array_member (root, "sessions", a);
+  json_object_set_array_member (root, "decisions", d);
+  twoflow_json_add_structure (root, "admission", st);
+  gst_structure_free (st);
+  json_object_set_int_member (root, "time", g_get_real_time () / 1000);
+  t = twoflow_json_to_line (root);
+  json_object_unref (root);
+  return t;
+}
+
+static void
+web_metrics (TwoflowMetrics * m, gpointer data)
+{
+  GstStructure *st = gst_twoflow_admission_get_stats (admission);
+  guint64 admitted = 0, rejected = 0, reserved = 0, ess = total_ess_bytes,
+      enh = total_enh_bytes;
+  GList *l;
+
+  gst_structure_get_uint64 (st, "admitted", &admitted);
+  gst_structure_get_uint64 (st, "rejected", &rejected);
+  gst_structure_get_uint64 (st, "reserved", &reserved);
+  gst_structure_free (st);
+  twoflow_metric (m, "twoflow_proxy_sessions", "gauge",
+      "Sessions running (RTSP, HLS, fetch)", NULL,
+      g_list_length (live_sessions));
+  twoflow_metric (m, "twoflow_proxy_sessions_started_total", "counter",
+      "Sessions started", NULL, total_sessions);
+  twoflow_metric (m, "twoflow_proxy_admissions_total", "counter",
+      "Admission decisions", "decision=\"admit\"", admitted);
+  twoflow_metric (m, "twoflow_proxy_admissions_total", "counter",
+      "Admission decisions", "decision=\"reject\"", rejected);
+  twoflow_metric (m, "twoflow_proxy_reserved_bits_per_second", "gauge",
+      "Peak rates reserved by the admitted sessions", NULL, reserved);
+  for (l = live_sessions; l; l = l->next) {
+    ProxySession *ps = l->data;
+    ess += counter_get (&ps->ess_bytes);
+    enh += counter_get (&ps->enh_bytes);
+  }
+  twoflow_metric (m, "twoflow_proxy_received_bytes_total", "counter",
+      "Bytes received per flow", "flow=\"essential\"", ess);
+  twoflow_metric (m, "twoflow_proxy_received_bytes_total", "counter",
+      "Bytes received per flow", "flow=\"enhanced\"", enh);
+  for (l = live_sessions; l; l = l->next) {
+    ProxySession *ps = l->data;
+    JsonObject *o = web_session_json (ps);
+    gchar *lab = g_strdup_printf ("session=\"%u\",video=\"%s\",kind=\"%s\"",
+        ps->id, ps->video, ps->kind ? ps->kind : "rtsp");
+    gchar *fl;
+
+    fl = g_strdup_printf ("%s,flow=\"essential\"", lab);
+    twoflow_metric (m, "twoflow_proxy_session_rate_bits_per_second", "gauge",
+        "Received rate per session and flow", fl, ps->ess_rate);
+    twoflow_metric (m, "twoflow_proxy_session_bytes_total", "counter",
+        "Bytes received per session and flow", fl,
+        counter_get (&ps->ess_bytes));
+    g_free (fl);
+    fl = g_strdup_printf ("%s,flow=\"enhanced\"", lab);
+    twoflow_metric (m, "twoflow_proxy_session_rate_bits_per_second", "gauge",
+        "Received rate per session and flow", fl, ps->enh_rate);
+    twoflow_metric (m, "twoflow_proxy_session_bytes_total", "counter",
+        "Bytes received per session and flow", fl,
+        counter_get (&ps->enh_bytes));
+    g_free (fl);
+    /* E_f, E_g, frames, rUDP losses and feedback, jitterbuffer late/lost */
+    if (json_object_has_member (o, "merge"))
+      twoflow_metrics_from_json (m, "twoflow_proxy_merge",
+          "twoflowmerge statistic (E_f, E_g: damaged frames, GOPs)", lab,
+          json_object_get_object_member (o, "merge"));
+    if (json_object_has_member (o, "rudpsrc"))
+      twoflow_metrics_from_json (m, "twoflow_proxy_rudpsrc",
+          "rudpsrc statistic of the enhanced flow", lab,
+          json_object_get_object_member (o, "rudpsrc"));
+    if (json_object_has_member (o, "jitterbuffer"))
+      twoflow_metrics_from_json (m, "twoflow_proxy_jitterbuffer",
+          "rtpjitterbuffer statistic (num_late: late packets)", lab,
+          json_object_get_object_member (o, "jitterbuffer"));
+    g_free (lab);
+    json_object_unref (o);
+  }
+}
+
+static gchar *
+web_videos (gpointer data, GError ** error)
+{
+  GSocketClient *client = g_socket_client_new ();
+  GSocketConnection *conn;
+  GDataInputStream *in;
+  JsonObject *req, *r = NULL;
+  gchar *t = NULL;
+
+  g_socket_client_set_timeout (client, 5);
+  conn = g_socket_client_connect_to_host (client, server_host, server_port,
+      NULL, error);
+  g_object_unref (client);
+  if (!conn)
+    return NULL;
+  in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
+          (conn)));
+  req = json_object_new ();
+  json_object_set_string_member (req, "cmd", "LIST");
+  if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM (conn)),
+          req, error))
+    r = twoflow_control_recv (in, NULL, error);
+  json_object_unref (req);
+  if (r) {
+    JsonObject *o = json_object_new ();
+    JsonArray *v = json_object_has_member (r, "videos") ?
+        json_array_ref (json_object_get_array_member (r, "videos")) :
+        json_array_new ();
+    json_object_set_array_member (o, "videos", v);
+    t = twoflow_json_to_line (o);
+    json_object_unref (o);
+    json_object_unref (r);
+  }
+  g_object_unref (in);
+  g_io_stream_close (G_IO_STREAM (conn), NULL, NULL);
+  g_object_unref (conn);
+  return t;
+}
+
+/* ------------------------------------------------------------------ HLS */
+
+typedef struct
+{
+  gchar *video, *dir;
+  ProxySession *ps;
+  GstElement *pipe;
+  guint watch;
+} HlsJob;
+
+static void
+hls_job_free (HlsJob * j)
+{
+  if (j->watch)
+    g_source_remove (j->watch);
+  if (j->ps && j->pipe) {
+    JsonObject *rep = proxy_session_report (j->ps);
+    json_object_set_string_member (rep, "kind", "hls");
+    log_json ("SESSION-END", rep);
+    json_object_unref (rep);
+  }
+  if (j->pipe) {
+    gst_element_set_state (j->pipe, GST_STATE_NULL);
+    gst_object_unref (j->pipe);
+  }
+  if (j->ps) {
+    gst_twoflow_admission_remove (admission, j->ps->id);
+    web_session_removed (j->ps);
+    proxy_session_free (j->ps);
+  }
+  g_free (j->video);
+  g_free (j->dir);
+  g_free (j);
+}
+
+static gboolean
+hls_finish_idle (gpointer data)
+{
+  g_hash_table_remove (hls_jobs, data);
+  g_free (data);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+hls_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  HlsJob *j = data;
+
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+    /* a run cut by SIGTERM ends its playlist (EXT-X-ENDLIST) for its
+     * viewers but is not kept as the video's VoD */
+    if (!shutting_down) {
+      gchar *done = g_build_filename (j->dir, "complete", NULL);
+      g_file_set_contents (done, "", 0, NULL);
+      g_free (done);
+    }
+    g_print ("HLS %s: %s in %s\n", j->video, shutting_down ? "cut" :
+        "complete", j->dir);
+    j->watch = 0;
+    g_idle_add (hls_finish_idle, g_strdup (j->video));
+    return G_SOURCE_REMOVE;
+  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gst_message_parse_error (msg, &err, NULL);
+    g_print ("HLS %s: %s: %s\n", j->video, GST_OBJECT_NAME (msg->src),
+        err->message);
+    g_clear_error (&err);
+    twoflow_store_remove_tree (j->dir);
+    j->watch = 0;
+    g_idle_add (hls_finish_idle, g_strdup (j->video));
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+web_hls_ensure (const gchar * video, gpointer data, GError ** error)
+{
+  gchar *dir = g_build_filename (opt_hls_dir, video, NULL);
+  gchar *done = g_build_filename (dir, "complete", NULL);
+  gchar *reason = NULL;
+  gboolean cached = g_file_test (done, G_FILE_TEST_EXISTS);
+  HlsJob *j;
+  GstElement *recv, *sink;
+
+  g_free (done);
+  if (cached || g_hash_table_contains (hls_jobs, video)) {
+    g_free (dir);
+    return TRUE;
+  }
+  /* a run that did not finish: start again */
+  twoflow_store_remove_tree (dir);
+  g_mkdir_with_parents (dir, 0755);
+  j = g_new0 (HlsJob, 1);
+  j->video = g_strdup (video);
+  j->dir = dir;
+  j->ps = proxy_session_new (video, FALSE, error);
+  if (!j->ps)
+    goto fail;
+  j->ps->kind = "hls";
+  if (!admission_check (video, j->ps->peak_rate, "session", &reason)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
+    g_free (reason);
+    goto fail;
+  }
+  gst_twoflow_admission_add (admission, j->ps->id, video, j->ps->peak_rate);
+  j->pipe = gst_pipeline_new ("hls");
+  recv = build_receive_bin (j->ps);
+  gst_bin_add (GST_BIN (j->pipe), recv);
+  sink = build_mux (GST_BIN (j->pipe), j->ps, recv, "hls", error);
+  if (!sink)
+    goto fail;
+  {
+    gchar *seg = g_build_filename (dir, "segment%05d.ts", NULL);
+    gchar *pl = g_build_filename (dir, "index.m3u8", NULL);
+    g_object_set (sink, "location", seg, "playlist-location", pl,
+        "playlist-length", 0, "max-files", 0, "target-duration", 2, NULL);
+    g_free (seg);
+    g_free (pl);
+  }
+  j->watch = gst_bus_add_watch (GST_ELEMENT_BUS (j->pipe), hls_bus_cb, j);
+  g_hash_table_insert (hls_jobs, g_strdup (video), j);
+  gst_element_set_state (j->pipe, GST_STATE_PLAYING);
+  proxy_session_start (j->ps);
+  g_print ("HLS %s: live into %s\n", video, dir);
+  return TRUE;
+
+fail:
+  twoflow_store_remove_tree (dir);
+  hls_job_free (j);
+  return FALSE;
+}
+
+static void
+web_start (void)
+{
+  TwoflowHttpHooks hooks = { web_metrics, web_status, web_videos,
+    web_hls_ensure, NULL
+  };
+  GError *err = NULL;
+
+  hls_jobs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) hls_job_free);
+  g_timeout_add_seconds (1, rates_cb, NULL);
+  if (opt_http_port <= 0)
+    return;
+  g_mkdir_with_parents (opt_hls_dir, 0755);
+  if (!twoflow_http_start (opt_http_port, opt_www_dir, opt_hls_dir, &hooks,
+          &err)) {
+    g_printerr ("cannot listen for HTTP on port %d: %s\n", opt_http_port,
+        err->message);
+    exit (1);
+  }
+  g_print ("twoflow-proxy: HTTP on port %d (page /, /hls/NAME/index.m3u8, "
+      "/status, /metrics, /healthz)\n", opt_http_port);
+}
+
+/* SIGTERM/SIGINT: every session's sources end their streams, so RTSP
+ * viewers get EOS (an RTCP BYE) and HLS playlists get EXT-X-ENDLIST; the
+ * loop stops once the HLS jobs are done or after 3 s. */
+static gint shutdown_ticks;
+
+static gboolean
+shutdown_tick (gpointer loop)
+{
+  if (g_hash_table_size (hls_jobs) == 0 || ++shutdown_ticks > 30) {
+    g_main_loop_quit (loop);
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+end_session_streams (gpointer data, gpointer unused)
+{
+  end_session_output (data);
+}
+
+static gboolean
+web_shutdown (gpointer loop)
+{
+  if (shutting_down)
+    return G_SOURCE_REMOVE;
+  shutting_down = TRUE;
+  g_print ("twoflow-proxy: stopping, ending %u session(s)\n",
+      g_list_length (live_sessions));
+  g_list_foreach (live_sessions, end_session_streams, NULL);
+  g_timeout_add (100, shutdown_tick, loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* SIGHUP: forget the videos' INFO (the server's list is read anew) */
+static gboolean
+web_reload (gpointer data)
+{
+  g_hash_table_remove_all (info_cache);
+  g_print ("twoflow-proxy: SIGHUP: video list reloaded\n");
+  return G_SOURCE_CONTINUE;
+}

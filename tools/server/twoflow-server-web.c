@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow-server's HTTP side (included by twoflow-server.c): /metrics
+ * (Prometheus text: sessions, and per session the flows' bytes, rates,
+ * retransmissions, late segments, the transcoder's rates), /status (JSON),
+ * /healthz; SIGHUP forgets the scanned videos so changed files are scanned
+ * again. */
+
+#include "twoflow-http.h"
+
+static gint opt_http_port = 0;
+static gchar *opt_config = NULL;
+
+static void
+web_metrics (TwoflowMetrics * m, gpointer data)
+{
+  GHashTableIter it;
+  gpointer v;
+
+  twoflow_metric (m, "twoflow_server_sessions", "gauge", "Sessions running",
+      NULL, g_hash_table_size (sessions));
+  twoflow_metric (m, "twoflow_server_sessions_started_total", "counter",
+      "Sessions started", NULL, next_session_id - 1);
+  twoflow_metric (m, "twoflow_server_videos_scanned", "gauge",
+      "Videos scanned (cached)", NULL, g_hash_table_size (video_cache));
+  g_hash_table_iter_init (&it, sessions);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    Session *s = v;
+    JsonObject *o = session_stats (s);
+    gchar *lab = g_strdup_printf ("session=\"%u\",video=\"%s\"", s->id,
+        s->info->name);
+
+    /* essential_stats: the essential sink's bytes, retransmissions, late
+     * segments; transcoder_stats: the enhanced flow's rates */
+    twoflow_metrics_from_json (m, "twoflow_server_session",
+        "Session statistic", lab, o);
+    g_free (lab);
+    json_object_unref (o);
+  }
+}
+
+static gchar *
+web_status (gpointer data)
+{
+  JsonObject *root = json_object_new ();
+  JsonArray *a = json_array_new ();
+  GHashTableIter it;
+  gpointer v;
+  gchar *t;
+
+  g_hash_table_iter_init (&it, sessions);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    json_array_add_object_element (a, session_stats (v));
+  json_object_set_array_member (root, "sessions", a);
+  json_object_set_string_member (root, "dir", opt_dir);
+  t = twoflow_json_to_line (root);
+  json_object_unref (root);
+  return t;
+}
+
+static void
+web_start (void)
+{
+  TwoflowHttpHooks hooks = { web_metrics, web_status, NULL, NULL, NULL };
+  GError *err = NULL;
+
+  if (opt_http_port <= 0)
+    return;
+  if (!twoflow_http_start (opt_http_port, NULL, NULL, &hooks, &err)) {
+    g_printerr ("cannot listen for HTTP on port %d: %s\n", opt_http_port,
+        err->message);
+    exit (1);
+  }
+  g_print ("twoflow-server: HTTP on port %d (/metrics, /status, /healthz)\n",
+      opt_http_port);
+}
+
+/* SIGHUP: scanned videos no session uses are forgotten (scanned again at
+ * their next INFO/PLAY); LIST reads the directory anew anyway. */
+static gboolean
+web_reload (gpointer data)
+{
+  GHashTable *used = g_hash_table_new (NULL, NULL);
+  GHashTableIter it;
+  gpointer k, v;
+  guint n = 0;
+
+  g_hash_table_iter_init (&it, sessions);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    g_hash_table_add (used, ((Session *) v)->info);
+  g_hash_table_iter_init (&it, video_cache);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    if (!g_hash_table_contains (used, v)) {
+      g_hash_table_iter_remove (&it);
+      n++;
+    }
+  g_hash_table_destroy (used);
+  g_print ("twoflow-server: SIGHUP: video list reloaded (%u scan(s) "
+      "forgotten)\n", n);
+  return G_SOURCE_CONTINUE;
+}
