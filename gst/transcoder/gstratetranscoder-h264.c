@@ -30,6 +30,7 @@
 #include <string.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
+#include <gst/twoflow/twoflowframe.h>
 #include "gstratetranscoder.h"
 
 GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
@@ -645,6 +646,11 @@ h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
         "(layer %d)", info->type == GST_TWOFLOW_PICTURE_B ? "B" : "P", size,
         layer);
     account (self, info->type, &d, size, 0, dur);
+    /* in its place an event: twoflowsplit still numbers the frames after
+     * it as the essential flow's split (of the unaltered source) does */
+    gst_pad_push_event (self->srcpad, gst_twoflow_event_new_dropped
+        (info->type, info->reference, GST_BUFFER_PTS (buf),
+            GST_BUFFER_DTS (buf), dur));
     gst_buffer_unref (buf);
     return GST_FLOW_OK;
   }

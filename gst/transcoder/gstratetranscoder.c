@@ -86,6 +86,12 @@
  * byte-identical, and floor-bitrate is what is never dropped (the
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
+ * Every dropped picture (MPEG-1/2 or H.264) leaves a serialized custom
+ * downstream event in its place (gst_twoflow_event_new_dropped():
+ * `GstTwoflowDroppedFrame`, its type, reference flag and timestamps), so a
+ * twoflowsplit after the element numbers the frames as the split of the
+ * unaltered source does.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=250 ! video/x-raw,width=720,height=576,framerate=25/1 ! mpeg2enc format=3 bitrate=6000 ! mpegvideoparse ! ratetranscoder target-bitrate=2000000 max-bitrate=2000000 ! mpegvideoparse ! filesink location=out.m2v
@@ -102,6 +108,7 @@
 #include <string.h>
 #include <gst/codecparsers/gstmpegvideoparser.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowframe.h>
 #include <libavutil/video_enc_params.h>
 #include <libavutil/opt.h>
 #include "gstratetranscoder.h"
@@ -778,6 +785,7 @@ push_ready (GstRateTranscoder * self)
   while (ret == GST_FLOW_OK && (f = find_frame (self, self->next_out)) &&
       f->state == FRAME_READY) {
     GstBuffer *out = NULL;
+    GstEvent *dropped = NULL;
     GstMessage *msg = NULL;
     gsize in_size = gst_buffer_get_size (f->in);
     gsize out_size = f->out ? gst_buffer_get_size (f->out) : 0;
@@ -830,6 +838,12 @@ push_ready (GstRateTranscoder * self)
     /* the frame may stay until the decoder returns it: only its type and
      * decision are needed then */
     f->pushed = TRUE;
+    /* a dropped picture leaves an event in its place: twoflowsplit still
+     * numbers the frames after it as the essential flow's split does */
+    if (f->decision.action == GST_TWOFLOW_RATE_CONTROL_DROP && f->has_picture)
+      dropped = gst_twoflow_event_new_dropped (f->type,
+          f->type != GST_TWOFLOW_PICTURE_B, f->pts,
+          GST_BUFFER_DTS (f->in), dur);
     gst_clear_buffer (&f->in);
     gst_clear_buffer (&f->out);
     self->next_out++;
@@ -844,6 +858,8 @@ push_ready (GstRateTranscoder * self)
         GST_BUFFER_FLAG_UNSET (out, GST_BUFFER_FLAG_DISCONT);
       }
       ret = gst_pad_push (self->srcpad, out);
+    } else if (dropped) {
+      gst_pad_push_event (self->srcpad, dropped);
     }
   }
   release_done (self);

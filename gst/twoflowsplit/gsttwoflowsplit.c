@@ -33,6 +33,9 @@
  * queue holding more than a second). Segment numbers count from the
  * stream's first timestamp, the earlier of the first frame's and the first
  * audio buffer's. Without an audio pad (or with it unlinked) nothing waits.
+ * A `GstTwoflowDroppedFrame` event (gst_twoflow_event_new_dropped(), sent
+ * by ratetranscoder for each picture it drops) takes a frame number and
+ * sends nothing, so the numbers stay those of the unaltered source.
  *
  * ## Example launch lines
  * |[
@@ -164,6 +167,8 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
    * `application/x-twoflowsplit-stats`:
    * * `frames-i`, `frames-p`, `frames-b` (guint64): frames seen per picture type
    * * `essential-frames`, `enhanced-frames` (guint64): frames sent per flow
+   * * `frames-dropped` (guint64): pictures an element upstream left out
+   *   (ratetranscoder's dropped-frame events): numbered, not sent
    * * `essential-bytes`, `enhanced-bytes` (guint64): payload bytes sent per flow
    * * `audio-records`, `audio-bytes` (guint64): audio buffers and their
    *   payload bytes sent in the essential flow
@@ -298,6 +303,7 @@ gst_twoflow_split_reset_stats (GstTwoflowSplit * self)
   GST_OBJECT_LOCK (self);
   memset (self->frames, 0, sizeof (self->frames));
   self->essential_frames = self->enhanced_frames = 0;
+  self->frames_dropped = 0;
   self->essential_bytes = self->enhanced_bytes = 0;
   self->audio_records = self->audio_bytes = 0;
   GST_OBJECT_UNLOCK (self);
@@ -327,6 +333,7 @@ gst_twoflow_split_get_stats (GstTwoflowSplit * self)
       "frames-b", G_TYPE_UINT64, self->frames[GST_TWOFLOW_PICTURE_B],
       "essential-frames", G_TYPE_UINT64, self->essential_frames,
       "enhanced-frames", G_TYPE_UINT64, self->enhanced_frames,
+      "frames-dropped", G_TYPE_UINT64, self->frames_dropped,
       "essential-bytes", G_TYPE_UINT64, self->essential_bytes,
       "enhanced-bytes", G_TYPE_UINT64, self->enhanced_bytes,
       "audio-records", G_TYPE_UINT64, self->audio_records,
@@ -690,6 +697,38 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   return ret;
 }
 
+/* A picture dropped upstream (gst_twoflow_event_new_dropped()): it takes
+ * its frame number, so the frames after it keep the numbers the other
+ * flow's split (of the unaltered source) gives them; nothing is sent and
+ * the merge counts it missing. */
+static void
+gst_twoflow_split_dropped (GstTwoflowSplit * self, GstEvent * event)
+{
+  GstTwoflowPictureType type;
+  gboolean reference;
+  GstClockTime pts, dts, duration;
+  GstTwoflowFrameHeader hdr;
+
+  if (!gst_twoflow_event_parse_dropped (event, &type, &reference, &pts, &dts,
+          &duration) || self->codec == GST_TWOFLOW_CODEC_UNKNOWN)
+    return;
+  if (!gst_twoflow_split_wait_turn (self, TRUE,
+          GST_CLOCK_TIME_IS_VALID (dts) ? dts : pts))
+    return;
+  if (!GST_CLOCK_TIME_IS_VALID (self->seq.first_ts))
+    self->seq.first_ts = self->first_ts;
+  if (gst_twoflow_sequencer_next (&self->seq, type, reference, FALSE, pts, dts,
+          duration, &hdr)) {
+    GST_LOG_OBJECT (self, "frame %u %c dropped upstream", hdr.frame_no,
+        gst_twoflow_picture_type_to_char (type));
+    GST_OBJECT_LOCK (self);
+    self->frames[type]++;
+    self->frames_dropped++;
+    GST_OBJECT_UNLOCK (self);
+  }
+  gst_twoflow_split_end_turn (self, TRUE);
+}
+
 static GstFlowReturn
 gst_twoflow_split_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
@@ -890,6 +929,14 @@ gst_twoflow_split_sink_event (GstPad * pad, GstObject * parent,
         gst_pad_push (self->enhanced_pad,
             gst_twoflow_record_new_end (self->codec, self->seq.frame_no,
                 self->seq.history));
+      }
+      break;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      if (gst_twoflow_event_parse_dropped (event, NULL, NULL, NULL, NULL,
+              NULL)) {
+        gst_twoflow_split_dropped (self, event);
+        gst_event_unref (event);
+        return TRUE;
       }
       break;
     case GST_EVENT_SEGMENT:{

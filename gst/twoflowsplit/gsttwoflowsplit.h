@@ -59,6 +59,7 @@ struct _GstTwoflowSplit {
 
   /* statistics, under the object lock */
   guint64 frames[4];            /* indexed by GstTwoflowPictureType */
+  guint64 frames_dropped;       /* left out upstream (dropped-frame events) */
   guint64 essential_frames, enhanced_frames;
   guint64 essential_bytes, enhanced_bytes;
   guint64 audio_records, audio_bytes;

@@ -395,3 +395,66 @@ gst_twoflow_parser_pop (GstTwoflowParser * parser, GstTwoflowFrameHeader * hdr,
   parser->have_header = FALSE;
   return GST_TWOFLOW_PARSE_OK;
 }
+
+/**
+ * gst_twoflow_event_new_dropped:
+ * @type: the dropped picture's type
+ * @reference: whether other pictures predict from it
+ * @pts, @dts, @duration: its timestamps
+ *
+ * Returns: a serialized downstream custom event standing for a picture an
+ * element dropped, so twoflowsplit numbers the frames after it as in the
+ * source (the other flow is split from the unaltered source).
+ */
+GstEvent *
+gst_twoflow_event_new_dropped (GstTwoflowPictureType type, gboolean reference,
+    GstClockTime pts, GstClockTime dts, GstClockTime duration)
+{
+  return gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+      gst_structure_new (GST_TWOFLOW_DROPPED_EVENT_NAME,
+          "type", G_TYPE_INT, (gint) type,
+          "reference", G_TYPE_BOOLEAN, reference,
+          "pts", G_TYPE_UINT64, pts, "dts", G_TYPE_UINT64, dts,
+          "duration", G_TYPE_UINT64, duration, NULL));
+}
+
+/**
+ * gst_twoflow_event_parse_dropped:
+ *
+ * Returns: TRUE when @event is one of gst_twoflow_event_new_dropped(), its
+ * fields in the out arguments (each may be %NULL).
+ */
+gboolean
+gst_twoflow_event_parse_dropped (GstEvent * event,
+    GstTwoflowPictureType * type, gboolean * reference, GstClockTime * pts,
+    GstClockTime * dts, GstClockTime * duration)
+{
+  const GstStructure *st;
+  gint t = 0;
+  gboolean r = FALSE;
+  guint64 p = GST_CLOCK_TIME_NONE, d = GST_CLOCK_TIME_NONE,
+      du = GST_CLOCK_TIME_NONE;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_DOWNSTREAM)
+    return FALSE;
+  st = gst_event_get_structure (event);
+  if (!st || !gst_structure_has_name (st, GST_TWOFLOW_DROPPED_EVENT_NAME)
+      || !gst_structure_get_int (st, "type", &t)
+      || t < GST_TWOFLOW_PICTURE_I || t > GST_TWOFLOW_PICTURE_B)
+    return FALSE;
+  gst_structure_get_boolean (st, "reference", &r);
+  gst_structure_get_uint64 (st, "pts", &p);
+  gst_structure_get_uint64 (st, "dts", &d);
+  gst_structure_get_uint64 (st, "duration", &du);
+  if (type)
+    *type = t;
+  if (reference)
+    *reference = r;
+  if (pts)
+    *pts = p;
+  if (dts)
+    *dts = d;
+  if (duration)
+    *duration = du;
+  return TRUE;
+}

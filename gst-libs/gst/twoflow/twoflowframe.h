@@ -118,6 +118,18 @@ GstTwoflowParseResult gst_twoflow_parser_pop (GstTwoflowParser * parser,
     GstTwoflowFrameHeader * hdr, GstBuffer ** payload);
 gsize gst_twoflow_parser_available (GstTwoflowParser * parser);
 
+/* A picture an element upstream of twoflowsplit left out (ratetranscoder
+ * dropping disposable pictures): a serialized downstream event in its
+ * place, so the split still gives it its frame number. */
+#define GST_TWOFLOW_DROPPED_EVENT_NAME "GstTwoflowDroppedFrame"
+
+GstEvent * gst_twoflow_event_new_dropped (GstTwoflowPictureType type,
+    gboolean reference, GstClockTime pts, GstClockTime dts,
+    GstClockTime duration);
+gboolean gst_twoflow_event_parse_dropped (GstEvent * event,
+    GstTwoflowPictureType * type, gboolean * reference, GstClockTime * pts,
+    GstClockTime * dts, GstClockTime * duration);
+
 G_END_DECLS
 
 #endif

@@ -16,6 +16,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/codecparsers/gstmpegvideoparser.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowframe.h>
 
 #define N_FRAMES 75
 
@@ -536,7 +537,8 @@ GST_START_TEST (test_drop_b)
   GstStructure *stats;
   gboolean dropping;
   guint64 dropped;
-  guint i, src_ref = 0, out_ref = 0;
+  guint i, src_ref = 0, out_ref = 0, events = 0;
+  GstEvent *ev;
 
   for (i = 0; i < source->len; i++)
     if (pic_info (g_ptr_array_index (source, i)).type !=
@@ -555,6 +557,20 @@ GST_START_TEST (test_drop_b)
   fail_unless (gst_structure_get_uint64 (stats, "frames-dropped", &dropped));
   fail_unless_equals_int (dropped, source->len - out->len);
   gst_structure_free (stats);
+  /* each dropped B frame left a dropped-frame event (twoflowsplit numbers
+   * it) */
+  while ((ev = gst_harness_try_pull_event (h))) {
+    GstTwoflowPictureType t;
+    gboolean ref;
+
+    if (gst_twoflow_event_parse_dropped (ev, &t, &ref, NULL, NULL, NULL)) {
+      fail_unless_equals_int (t, GST_TWOFLOW_PICTURE_B);
+      fail_if (ref);
+      events++;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless_equals_int (events, dropped);
   gst_harness_teardown (h);
 
   fail_unless_equals_int (decode_count (out), out->len);

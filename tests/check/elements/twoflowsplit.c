@@ -39,15 +39,17 @@ mpeg_type (GstBuffer * payload)
   return t;
 }
 
-/* Splits @media and returns the records of each flow. */
+/* Splits @media (through @pre, elements before the split, when not NULL)
+ * and returns the records of each flow. */
 static void
-split_records (const gchar * media, const gchar * props, GArray * ess,
-    GArray * enh)
+split_records_with (const gchar * media, const gchar * pre,
+    const gchar * props, GArray * ess, GArray * enh)
 {
-  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! twoflowsplit %s "
-      "name=s s.essential ! queue ! appsink name=e sync=false "
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! %s%s"
+      "twoflowsplit %s name=s s.essential ! queue ! appsink name=e sync=false "
       "s.enhanced ! queue ! appsink name=n sync=false", media,
-      twoflow_test_parser_for (media), props);
+      twoflow_test_parser_for (media), pre ? pre : "", pre ? " ! " : "",
+      props);
   GstElement *pipeline = gst_parse_launch (desc, NULL);
   GstElement *sinks[2] = { gst_bin_get_by_name (GST_BIN (pipeline), "e"),
     gst_bin_get_by_name (GST_BIN (pipeline), "n")
@@ -102,6 +104,13 @@ split_records (const gchar * media, const gchar * props, GArray * ess,
   gst_object_unref (sinks[1]);
   gst_object_unref (pipeline);
   g_free (desc);
+}
+
+static void
+split_records (const gchar * media, const gchar * props, GArray * ess,
+    GArray * enh)
+{
+  split_records_with (media, NULL, props, ess, enh);
 }
 
 /* Checks both flows against each other and returns the pattern of picture
@@ -269,6 +278,80 @@ GST_START_TEST (test_split_h264)
   g_free (pattern);
   g_array_free (ess, TRUE);
   g_array_free (enh, TRUE);
+  g_free (media);
+}
+
+GST_END_TEST;
+
+/* Pictures ratetranscoder drops (keep=i, low target) leave dropped-frame
+ * events: the split numbers them, so every frame that leaves has the
+ * number the split of the unaltered source gives it (the essential flow of
+ * the server is split from the source) and the end record counts all. */
+GST_START_TEST (test_split_dropped_upstream)
+{
+  gchar *media = twoflow_test_generated_h264 ();
+  GArray *ess = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *enh = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *tess = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GArray *tenh = g_array_new (FALSE, TRUE, sizeof (Rec));
+  GstClockTime pts[300];
+  gchar type[300];
+  GArray *flows[2] = { tess, tenh };
+  guint i, f, frames = 0, ends = 0, essential = 0, dropped_i = 0, count_i = 0;
+  gboolean seen[300] = { FALSE };
+
+  split_records (media, "", ess, enh);
+  for (i = 0; i < 300; i++)
+    pts[i] = GST_CLOCK_TIME_NONE;
+  for (f = 0; f < 2; f++) {
+    GArray *a = f ? enh : ess;
+    for (i = 0; i < a->len; i++) {
+      Rec *r = &g_array_index (a, Rec, i);
+      if (r->hdr.kind == GST_TWOFLOW_RECORD_FRAME) {
+        fail_unless (r->hdr.frame_no < 300);
+        pts[r->hdr.frame_no] = r->hdr.pts;
+        type[r->hdr.frame_no] =
+            gst_twoflow_picture_type_to_char (r->hdr.picture_type);
+      }
+    }
+  }
+  split_records_with (media, "ratetranscoder keep=i target-bitrate=100000",
+      "", tess, tenh);
+  for (f = 0; f < 2; f++) {
+    for (i = 0; i < flows[f]->len; i++) {
+      Rec *r = &g_array_index (flows[f], Rec, i);
+      if (r->hdr.kind == GST_TWOFLOW_RECORD_END) {
+        fail_unless_equals_int (r->hdr.frame_no, 300);
+        ends++;
+      }
+      if (r->hdr.kind != GST_TWOFLOW_RECORD_FRAME)
+        continue;
+      fail_unless (r->hdr.frame_no < 300);
+      fail_if (seen[r->hdr.frame_no]);
+      seen[r->hdr.frame_no] = TRUE;
+      fail_unless_equals_uint64 (r->hdr.pts, pts[r->hdr.frame_no]);
+      fail_unless_equals_int (gst_twoflow_picture_type_to_char
+          (r->hdr.picture_type), type[r->hdr.frame_no]);
+      frames++;
+      if (f == 0)
+        essential++;
+    }
+  }
+  fail_unless_equals_int (ends, 2);
+  for (i = 0; i < 300; i++) {
+    if (type[i] == 'I')
+      count_i++;
+    if (type[i] == 'I' && !seen[i])
+      dropped_i++;
+  }
+  /* pictures were dropped, no I frame, and the essential flow is whole */
+  fail_unless (frames < 300, "nothing dropped (%u frames)", frames);
+  fail_unless_equals_int (dropped_i, 0);
+  fail_unless_equals_int (essential, count_i);
+  g_array_free (ess, TRUE);
+  g_array_free (enh, TRUE);
+  g_array_free (tess, TRUE);
+  g_array_free (tenh, TRUE);
   g_free (media);
 }
 
@@ -618,6 +701,7 @@ twoflowsplit_suite (void)
   tcase_add_test (tc, test_split_policy_ip_and_segments);
   tcase_add_test (tc, test_split_h264);
   tcase_add_test (tc, test_split_stats);
+  tcase_add_test (tc, test_split_dropped_upstream);
   tcase_add_test (tc, test_split_bad_input);
   tcase_add_test (tc, test_split_audio_ts);
   tcase_add_test (tc, test_split_audio_mp4);

@@ -17,6 +17,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/twoflow/twoflowframe.h>
 
 #define N_FRAMES 100
 #define WIDTH 1280
@@ -600,8 +601,9 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness (source_caps);
   GPtrArray *out = new_array (), *d;
-  guint i, kept = 0;
+  guint i, kept = 0, events[4] = { 0 }, events_disposable = 0;
   guint64 dropped_b, dropped_p, floor_rate, in_rate;
+  GstEvent *ev;
 
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", keep);
   g_object_set (h->element, "target-bitrate", target, "recovery",
@@ -623,6 +625,25 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
     }
   }
   fail_unless_equals_int (kept, out->len);
+  /* each dropped picture left an event in its place (twoflowsplit numbers
+   * it): its PTS a source picture's missing from the output, its type */
+  while ((ev = gst_harness_try_pull_event (h))) {
+    GstTwoflowPictureType t;
+    gboolean ref;
+    GstClockTime pts;
+
+    if (gst_twoflow_event_parse_dropped (ev, &t, &ref, &pts, NULL, NULL)) {
+      fail_unless (find_by_pts (out, pts) == NULL);
+      fail_unless (t == GST_TWOFLOW_PICTURE_B || t == GST_TWOFLOW_PICTURE_P);
+      events[t]++;
+      if (!ref)
+        events_disposable++;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless_equals_int (events[GST_TWOFLOW_PICTURE_B]
+      + events[GST_TWOFLOW_PICTURE_P], source->len - out->len);
+  fail_unless (events_disposable > 0);
   dropped_b = stat_u64 (h, "frames-dropped-b");
   dropped_p = stat_u64 (h, "frames-dropped-p");
   floor_rate = stat_u64 (h, "floor-bitrate");
@@ -630,6 +651,8 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
   fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped-i"), 0);
   fail_unless (dropped_b > 0);
   fail_unless_equals_uint64 (dropped_b + dropped_p, source->len - out->len);
+  fail_unless_equals_uint64 (events[GST_TWOFLOW_PICTURE_B], dropped_b);
+  fail_unless_equals_uint64 (events[GST_TWOFLOW_PICTURE_P], dropped_p);
   fail_unless (floor_rate > 0 && floor_rate < in_rate);
   if (expect_tail)
     fail_unless (dropped_p > 0);
