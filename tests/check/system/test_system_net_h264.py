@@ -99,11 +99,12 @@ def main():
         with tbm.Testbed(rate_bps=4e6, delay_ms=20, queue_pkts=30, loss=0.15, seed=3,
                          workdir=os.path.join(work, "tb"), keep_workdir=True) as tb:
             slog = open(os.path.join(work, "server.log"), "w")
-            server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500"],
+            server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
+                                      "--insecure"],
                                      stdout=slog, stderr=subprocess.STDOUT)
             time.sleep(0.5)
             t0 = time.monotonic()
-            fetch = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500",
+            fetch = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
                                    "--segment-duration", "1", "--fetch", "ball.mp4",
                                    "--output", out, "--prefix-dir",
                                    os.path.join(work, "prefix")], timeout=60, check=False)
