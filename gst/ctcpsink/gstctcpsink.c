@@ -179,6 +179,8 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_MAX_CATCH_UP        GST_CTCP_DEFAULT_MAX_CATCH_UP
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
 #define DEFAULT_TLS                 FALSE
+#define DEFAULT_LISTEN              FALSE
+#define DEFAULT_BIND_PORT           0
 #define DEFAULT_EVENTS \
   (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
    GST_NETWORK_CONGESTION_RECOVERED)
@@ -237,6 +239,9 @@ enum
   PROP_TLS_PIN,
   PROP_TLS_CERTIFICATE,
   PROP_TLS_KEY,
+  PROP_LISTEN,
+  PROP_BIND_PORT,
+  PROP_BOUND_PORT,
   PROP_STATS,
 };
 
@@ -497,6 +502,46 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCtcpSink:listen:
+   *
+   * Accept the receiver's connection instead of connecting to it (for a
+   * receiver behind NAT, which connects out with e.g. `tcpclientsrc`).
+   * The sink listens on #GstCtcpSink:bind-port from start on and accepts,
+   * once data flows, one connection whose address is #GstCtcpSink:host
+   * (connections from other addresses are closed). Plain TCP only: with
+   * TLS set, start fails.
+   */
+  g_object_class_install_property (gobject_class, PROP_LISTEN,
+      g_param_spec_boolean ("listen", "Listen",
+          "Accept one connection from host instead of connecting to it",
+          DEFAULT_LISTEN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:bind-port:
+   *
+   * The TCP port to listen on with #GstCtcpSink:listen (0: any free port,
+   * see #GstCtcpSink:bound-port).
+   */
+  g_object_class_install_property (gobject_class, PROP_BIND_PORT,
+      g_param_spec_uint ("bind-port", "Bind port",
+          "TCP port to listen on (listen=true; 0 = any)", 0, 65535,
+          DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:bound-port:
+   *
+   * The port listened on (listen=true), known from start (READY to
+   * PAUSED) on; 0 otherwise.
+   */
+  g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
+      g_param_spec_uint ("bound-port", "Bound port",
+          "TCP port listened on (listen=true)", 0, 65535, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstCtcpSink:stats:
    *
    * An `application/x-ctcpsink-stats` structure; fields in the element
@@ -566,6 +611,7 @@ gst_ctcp_sink_finalize (GObject * object)
 
   g_free (self->host);
   g_free (self->peer);
+  g_free (self->accept_host);
   g_free (self->cc_used);
   g_free (self->tls_ca_file);
   g_free (self->tls_pin);
@@ -664,6 +710,212 @@ set_pacing (GstCtcpSink * self, guint64 pace)
 /* ------------------------------------------------------------------ */
 /* start / stop */
 
+/* The connection is there (connected, or accepted by the sender thread):
+ * the socket and TLS state the sender thread writes with. */
+static void
+attach_socket (GstCtcpSink * self, GSocket * sock, GIOStream * conn,
+    GIOStream * tls, const gchar * peer, gboolean capped)
+{
+  gchar ccbuf[16] = "";
+  socklen_t cclen = sizeof (ccbuf) - 1;
+  GstCtcpSenderConfig cfg;
+
+  cfg.capped = capped;
+  g_socket_set_blocking (sock, FALSE);
+  if (cfg.capped) {
+    int one = 1, lowat = NOTSENT_LOWAT;
+
+    /* pacing decides packet sizes: no Nagle delays */
+    setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NODELAY, &one,
+        sizeof (one));
+    if (setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NOTSENT_LOWAT,
+            &lowat, sizeof (lowat)) < 0)
+      GST_WARNING_OBJECT (self, "TCP_NOTSENT_LOWAT: %s", g_strerror (errno));
+  }
+  getsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_CONGESTION, ccbuf,
+      &cclen);
+
+  g_mutex_lock (&self->lock);
+  self->socket = sock;
+  self->fd = g_socket_get_fd (sock);
+  g_free (self->peer);
+  self->peer = g_strdup (peer);
+  g_free (self->cc_used);
+  self->cc_used = g_strdup (ccbuf);
+  g_clear_pointer (&self->tls_protocol, g_free);
+  g_clear_pointer (&self->tls_suite, g_free);
+  self->stage_len = 0;
+  self->conn = conn;
+  self->tls_conn = tls;
+  self->tls_out = tls ? G_POLLABLE_OUTPUT_STREAM (g_io_stream_get_output_stream
+      (tls)) : NULL;
+  if (tls) {
+    GTlsProtocolVersion v =
+        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
+
+    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
+        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
+        "other");
+    self->tls_suite =
+        g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
+    self->tls_overhead = twoflow_tls_record_overhead (G_TLS_CONNECTION (tls));
+    if (self->tls_overhead == 0)
+      GST_WARNING_OBJECT (self, "record overhead of %s unknown: the "
+          "controller counts it as stream bytes", self->tls_suite);
+    gst_ctcp_sender_set_record_framing (self->core, self->tls_overhead,
+        TWOFLOW_TLS_RECORD_SIZE);
+    if (!self->stage)
+      self->stage = g_malloc (TWOFLOW_TLS_RECORD_SIZE);
+  }
+  g_mutex_unlock (&self->lock);
+
+  GST_INFO_OBJECT (self, "connected to %s (%s, %s%s%s)", peer,
+      cfg.capped ? "ctcp" : "tcp", ccbuf, tls ? ", " : "",
+      tls ? self->tls_suite : "");
+}
+
+/* listen=true: the socket the receiver connects to; the sender thread
+ * accepts (it may wait long: the receiver learns the port from its
+ * control channel). Takes host and the TLS strings. */
+static gboolean
+start_listening (GstCtcpSink * self, gchar * host, guint bind_port,
+    const gchar * cc, gboolean tls_on, gchar * ca_file, gchar * pin,
+    gchar * certificate, gchar * key)
+{
+  GSocket *ls = NULL;
+  GSocketAddress *sa = NULL, *bound = NULL;
+  GInetAddress *any;
+  GError *err = NULL;
+  gboolean ok = FALSE;
+
+  g_free (ca_file);
+  g_free (pin);
+  g_free (certificate);
+  g_free (key);
+  if (tls_on) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("listen=true is plain TCP only (no TLS)"), (NULL));
+    g_free (host);
+    return FALSE;
+  }
+  g_cancellable_reset (self->cancellable);
+  ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, &err);
+  /* the accepted socket inherits the congestion control */
+  if (ls && cc && setsockopt (g_socket_get_fd (ls), IPPROTO_TCP,
+          TCP_CONGESTION, cc, strlen (cc)) < 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot use TCP congestion control \"%s\"", cc),
+        ("setsockopt(TCP_CONGESTION): %s", g_strerror (errno)));
+    goto out;
+  }
+  any = g_inet_address_new_any (G_SOCKET_FAMILY_IPV4);
+  sa = g_inet_socket_address_new (any, bind_port);
+  g_object_unref (any);
+  if (!ls || !g_socket_bind (ls, sa, TRUE, &err)
+      || !g_socket_listen (ls, &err)
+      || !(bound = g_socket_get_local_address (ls, &err))) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not listen on port %u", bind_port),
+        ("%s", err ? err->message : "socket"));
+    goto out;
+  }
+  GST_OBJECT_LOCK (self);
+  self->bound_port =
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  GST_OBJECT_UNLOCK (self);
+  g_mutex_lock (&self->lock);
+  self->listener = g_object_ref (ls);
+  g_free (self->accept_host);
+  self->accept_host = host;
+  host = NULL;
+  g_mutex_unlock (&self->lock);
+  GST_INFO_OBJECT (self, "listening on port %u",
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+  ok = TRUE;
+
+out:
+  g_clear_error (&err);
+  g_clear_object (&sa);
+  g_clear_object (&bound);
+  g_clear_object (&ls);
+  g_free (host);
+  return ok;
+}
+
+/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
+ * address equals its IPv4 one). */
+static gboolean
+same_ip (const gchar * a, const gchar * b)
+{
+  const gchar *pre = "::ffff:";
+  GInetAddress *x, *y;
+  gboolean same;
+
+  if (!a || !b)
+    return FALSE;
+  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
+    a += strlen (pre);
+  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
+    b += strlen (pre);
+  x = g_inet_address_new_from_string (a);
+  y = g_inet_address_new_from_string (b);
+  same = x && y && g_inet_address_equal (x, y);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  return same;
+}
+
+/* The sender thread, listen=true: accepts the connection from
+ * accept_host (others are closed). Called and returns with the lock. */
+static gboolean
+accept_connection (GstCtcpSink * self, gchar ** err)
+{
+  GSocket *ls = g_object_ref (self->listener);
+  gchar *want = g_strdup (self->accept_host);
+  GSocket *sock = NULL;
+  gchar *peer = NULL;
+  gboolean capped = self->capped;
+
+  g_mutex_unlock (&self->lock);
+  while (!sock) {
+    GError *e = NULL;
+    GSocketAddress *ra;
+    gchar *ip;
+
+    sock = g_socket_accept (ls, self->cancellable, &e);
+    if (!sock) {
+      if (!g_error_matches (e, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        *err = g_strdup_printf ("accept: %s", e->message);
+      g_error_free (e);
+      break;
+    }
+    ra = g_socket_get_remote_address (sock, NULL);
+    ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
+        (G_INET_SOCKET_ADDRESS (ra))) : NULL;
+    if (ip && same_ip (want, ip)) {
+      peer = g_strdup_printf ("%s:%u", ip,
+          g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra)));
+    } else {
+      GST_WARNING_OBJECT (self, "connection from %s refused (expecting %s)",
+          ip ? ip : "?", want);
+      g_socket_close (sock, NULL);
+      g_clear_object (&sock);
+    }
+    g_free (ip);
+    g_clear_object (&ra);
+  }
+  g_object_unref (ls);
+  g_free (want);
+  if (sock) {
+    g_socket_close (ls, NULL);
+    attach_socket (self, sock, NULL, NULL, peer, capped);
+  }
+  g_free (peer);
+  g_mutex_lock (&self->lock);
+  return sock != NULL;
+}
+
 static gboolean
 gst_ctcp_sink_start (GstBaseSink * bsink)
 {
@@ -674,8 +926,9 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   GError *err = NULL, *last_err = NULL;
   GSocket *sock = NULL;
   GstCtcpSenderConfig cfg;
-  gchar *host, ccbuf[16] = "";
-  socklen_t cclen = sizeof (ccbuf) - 1;
+  gchar *host;
+  gboolean listen;
+  guint bind_port;
   guint port;
   const gchar *cc;
   gboolean tls_on;
@@ -697,7 +950,29 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   cfg.adjustment_interval = self->adjustment_interval;
   cfg.fixed_rate = self->target_rate;
   cfg.max_catch_up = self->max_catch_up;
+  listen = self->listen;
+  bind_port = self->bind_port;
+  self->bound_port = 0;
   GST_OBJECT_UNLOCK (self);
+
+  g_mutex_lock (&self->lock);
+  gst_ctcp_sender_free (self->core);
+  /* its first reading (the sender thread's, before any write) is the
+   * baseline of the connection's counters */
+  self->core = gst_ctcp_sender_new (&cfg);
+  self->capped = cfg.capped;
+  self->flow = GST_FLOW_OK;
+  self->running = TRUE;
+  self->flushing = FALSE;
+  self->eos = self->shut = self->kick = FALSE;
+  self->head_offset = 0;
+  self->pacing_set = 0;
+  g_clear_pointer (&self->peer, g_free);
+  g_mutex_unlock (&self->lock);
+
+  if (listen)
+    return start_listening (self, host, bind_port, cc, tls_on, ca_file, pin,
+        certificate, key);
 
   g_cancellable_reset (self->cancellable);
   addr = g_network_address_new (host, port);
@@ -776,67 +1051,12 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   g_free (certificate);
   g_free (key);
 
-  g_socket_set_blocking (sock, FALSE);
-  if (cfg.capped) {
-    int one = 1, lowat = NOTSENT_LOWAT;
+  {
+    gchar *peer = g_strdup_printf ("%s:%u", host, port);
 
-    /* pacing decides packet sizes: no Nagle delays */
-    setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NODELAY, &one,
-        sizeof (one));
-    if (setsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_NOTSENT_LOWAT,
-            &lowat, sizeof (lowat)) < 0)
-      GST_WARNING_OBJECT (self, "TCP_NOTSENT_LOWAT: %s", g_strerror (errno));
+    attach_socket (self, sock, conn, tls, peer, cfg.capped);
+    g_free (peer);
   }
-  getsockopt (g_socket_get_fd (sock), IPPROTO_TCP, TCP_CONGESTION, ccbuf,
-      &cclen);
-
-  g_mutex_lock (&self->lock);
-  self->socket = sock;
-  self->fd = g_socket_get_fd (sock);
-  g_free (self->peer);
-  self->peer = g_strdup_printf ("%s:%u", host, port);
-  g_free (self->cc_used);
-  self->cc_used = g_strdup (ccbuf);
-  self->flow = GST_FLOW_OK;
-  self->running = TRUE;
-  self->flushing = FALSE;
-  self->eos = self->shut = self->kick = FALSE;
-  self->head_offset = 0;
-  self->pacing_set = 0;
-  gst_ctcp_sender_free (self->core);
-  /* its first reading (the sender thread's, before any write) is the
-   * baseline of the connection's counters */
-  self->core = gst_ctcp_sender_new (&cfg);
-  g_clear_pointer (&self->tls_protocol, g_free);
-  g_clear_pointer (&self->tls_suite, g_free);
-  self->stage_len = 0;
-  self->conn = conn;
-  self->tls_conn = tls;
-  self->tls_out = tls ? G_POLLABLE_OUTPUT_STREAM (g_io_stream_get_output_stream
-      (tls)) : NULL;
-  if (tls) {
-    GTlsProtocolVersion v =
-        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
-
-    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
-        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
-        "other");
-    self->tls_suite =
-        g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
-    self->tls_overhead = twoflow_tls_record_overhead (G_TLS_CONNECTION (tls));
-    if (self->tls_overhead == 0)
-      GST_WARNING_OBJECT (self, "record overhead of %s unknown: the "
-          "controller counts it as stream bytes", self->tls_suite);
-    gst_ctcp_sender_set_record_framing (self->core, self->tls_overhead,
-        TWOFLOW_TLS_RECORD_SIZE);
-    if (!self->stage)
-      self->stage = g_malloc (TWOFLOW_TLS_RECORD_SIZE);
-  }
-  g_mutex_unlock (&self->lock);
-
-  GST_INFO_OBJECT (self, "connected to %s:%u (%s, %s%s%s)", host, port,
-      cfg.capped ? "ctcp" : "tcp", ccbuf, tls ? ", " : "",
-      tls ? self->tls_suite : "");
   g_free (host);
   return TRUE;
 }
@@ -860,6 +1080,10 @@ gst_ctcp_sink_stop (GstBaseSink * bsink)
     g_thread_join (thread);
 
   g_mutex_lock (&self->lock);
+  if (self->listener) {
+    g_socket_close (self->listener, NULL);
+    g_clear_object (&self->listener);
+  }
   if (self->socket) {
     g_socket_close (self->socket, NULL);
     g_clear_object (&self->socket);
@@ -1118,7 +1342,10 @@ gst_ctcp_sink_thread (gpointer data)
   gchar *err = NULL, *peer;
 
   g_mutex_lock (&self->lock);
-  while (self->running && self->flow == GST_FLOW_OK) {
+  if (!self->socket && self->listener && self->running
+      && !accept_connection (self, &err) && err)
+    self->flow = GST_FLOW_ERROR;
+  while (self->running && self->flow == GST_FLOW_OK && self->socket) {
     GstClockTime now = gst_clock_get_time (self->clock), wake;
     GstCtcpSenderOutput out;
     gboolean blocked = FALSE;
@@ -1307,6 +1534,12 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
       g_free (self->tls_certificate);
       self->tls_certificate = g_value_dup_string (value);
       break;
+    case PROP_LISTEN:
+      self->listen = g_value_get_boolean (value);
+      break;
+    case PROP_BIND_PORT:
+      self->bind_port = g_value_get_uint (value);
+      break;
     case PROP_TLS_KEY:
       g_free (self->tls_key);
       self->tls_key = g_value_dup_string (value);
@@ -1374,6 +1607,15 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TLS_KEY:
       g_value_set_string (value, self->tls_key);
+      break;
+    case PROP_LISTEN:
+      g_value_set_boolean (value, self->listen);
+      break;
+    case PROP_BIND_PORT:
+      g_value_set_uint (value, self->bind_port);
+      break;
+    case PROP_BOUND_PORT:
+      g_value_set_uint (value, self->bound_port);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

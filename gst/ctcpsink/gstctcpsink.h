@@ -69,6 +69,9 @@ struct _GstCtcpSink {
   gchar *tls_pin;
   gchar *tls_certificate;
   gchar *tls_key;
+  gboolean listen;
+  guint bind_port;
+  guint bound_port;             /* listen=true: from start on */
 
   /* connection */
   GSocket *socket;
@@ -89,6 +92,9 @@ struct _GstCtcpSink {
   GMutex lock;
   GCond cond;
   GThread *thread;
+  GSocket *listener;            /* listen=true, until accepted */
+  gchar *accept_host;           /* the address accepted from */
+  gboolean capped;
   GstClock *clock;
   GstClockID clock_id;
   gboolean running;             /* the sender thread should go on */

@@ -66,6 +66,25 @@ on_eos (GstAppSink * sink, gpointer user_data)
 }
 
 static Receiver *
+receiver_launch (const gchar * desc)
+{
+  Receiver *r = g_new0 (Receiver, 1);
+  GstAppSinkCallbacks cb = { on_eos, NULL, on_sample, };
+  GstElement *sink;
+
+  g_mutex_init (&r->lock);
+  r->data = g_byte_array_new ();
+  r->pipeline = gst_parse_launch (desc, NULL);
+  fail_unless (r->pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (r->pipeline), "sink");
+  gst_app_sink_set_callbacks (GST_APP_SINK (sink), &cb, r, NULL);
+  gst_object_unref (sink);
+  fail_unless (gst_element_set_state (r->pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  return r;
+}
+
+static Receiver *
 receiver_new (void)
 {
   Receiver *r = g_new0 (Receiver, 1);
@@ -209,6 +228,87 @@ stat_uint (const GstStructure * s, const gchar * f)
 }
 
 /* ---- tests ---- */
+
+/* listen=true (a receiver behind NAT connects out): the sink listens
+ * from start on, a stock tcpclientsrc connects, every byte arrives in
+ * order, paced per segment as when the sink connects. */
+GST_START_TEST (test_listen_bitexact)
+{
+  GstHarness *h;
+  GstElement *sink;
+  Receiver *r;
+  gsize size = 300000;
+  guint8 *data = pattern (size, 11);
+  GstStructure *s;
+  guint port = 0;
+  gchar *desc;
+
+  h = gst_harness_new_parse ("ctcpsink listen=true bind-port=0 "
+      "host=127.0.0.1 segment-duration=250000000");
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  sink = gst_harness_find_element (h, "ctcpsink");
+  g_object_get (sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  desc = g_strdup_printf ("tcpclientsrc host=127.0.0.1 port=%u ! "
+      "appsink name=sink sync=false", port);
+  r = receiver_launch (desc);
+  g_free (desc);
+  push_data (h, data, size, 100, 10 * GST_MSECOND);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (receiver_wait (r, size, TRUE, 10000), "received %"
+      G_GSIZE_FORMAT, receiver_size (r));
+  fail_unless_equals_int (r->data->len, size);
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+  s = get_stats (h);
+  fail_unless_equals_uint64 (stat_u64 (s, "bytes-acked"), size);
+  fail_unless_equals_uint64 (stat_u64 (s, "segments"), 4);
+  fail_unless_equals_uint64 (stat_u64 (s, "target-rate"),
+      (guint64) ceil (75000 / (0.25 * 0.95)));
+  gst_structure_free (s);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* listen=true accepts only from host: a connection from another address
+ * is closed unserved (EOS, no byte); stopping while still waiting for
+ * the right peer does not hang. */
+GST_START_TEST (test_listen_other_peer_refused)
+{
+  GstHarness *h;
+  GstElement *sink;
+  Receiver *r;
+  gsize size = 20000;
+  guint8 *data = pattern (size, 12);
+  guint port = 0;
+  gchar *desc;
+
+  h = gst_harness_new_parse ("ctcpsink listen=true host=192.0.2.7 "
+      "mode=tcp");
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  sink = gst_harness_find_element (h, "ctcpsink");
+  g_object_get (sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  desc = g_strdup_printf ("tcpclientsrc host=127.0.0.1 port=%u ! "
+      "appsink name=sink sync=false", port);
+  r = receiver_launch (desc);
+  g_free (desc);
+  push_data (h, data, size, 4, 10 * GST_MSECOND);
+  fail_unless (receiver_wait (r, 0, TRUE, 5000), "not closed");
+  fail_unless_equals_int (receiver_size (r), 0);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  receiver_free (r);
+  g_free (data);
+}
+
+GST_END_TEST;
+
 
 static void
 check_bitexact (const gchar * props, gsize size, guint nbufs,
@@ -742,6 +842,8 @@ ctcpsink_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_bitexact_tcp);
+  tcase_add_test (tc, test_listen_bitexact);
+  tcase_add_test (tc, test_listen_other_peer_refused);
   tcase_add_test (tc, test_bitexact_ctcp_segments);
   tcase_add_test (tc, test_deadlines_on_time);
   tcase_add_test (tc, test_deadlines_on_time_late_origin);
