@@ -65,6 +65,7 @@ static gchar *opt_config = NULL;
 static guint port_index = 0;
 /* control-channel security (docs/security.md) */
 static gboolean opt_insecure = FALSE;
+static gboolean opt_nat = FALSE;
 static gchar *opt_tls_ca = NULL, *opt_tls_pin = NULL;
 static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
 static gchar *opt_token = NULL;
@@ -417,12 +418,18 @@ build_receive_bin (ProxySession * ps)
         "caps", NULL, NULL);
     if (ps->erap_key)
       g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
+  } else if (opt_nat) {
+    /* behind NAT: the proxy connects to the port PLAY's reply names; the
+     * source starts then (ready_cb) */
+    ps->ess_src = make (bin, "tcpclientsrc", "ess_src");
+    g_object_set (ps->ess_src, "host", server_host, NULL);
+    gst_element_set_locked_state (ps->ess_src, TRUE);
   } else {
     ps->ess_src = make (bin, "tcpserversrc", "ess_src");
     g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
   }
   /* fixed port ranges let a network emulator tell the flows apart */
-  if (opt_essential_ports > 0)
+  if (opt_essential_ports > 0 && !(opt_nat && !erap))
     g_object_set (ps->ess_src, "port", opt_essential_ports + port_index % 100,
         NULL);
   add_count_probe (ps->ess_src, &ps->ess_bytes);
@@ -609,8 +616,11 @@ ready_cb (gpointer user_data)
   gint ess_port = 0;
   JsonObject *req, *r;
   GError *err = NULL;
+  gboolean nat = opt_nat && !g_str_equal (opt_essential, "erap");
 
-  if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
+  if (nat)
+    ess_port = 1;               /* the server names the port */
+  else if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
           "current-port"))
     g_object_get (ps->ess_src, "current-port", &ess_port, NULL);
   else
@@ -632,7 +642,10 @@ ready_cb (gpointer user_data)
     json_object_set_string_member (req, "erap_key", ps->erap_key);
   if (ps->srtp_key && ps->enh_src)
     json_object_set_string_member (req, "srtp_key", ps->srtp_key);
-  json_object_set_int_member (req, "essential_port", ess_port);
+  if (nat)
+    json_object_set_boolean_member (req, "nat", TRUE);
+  else
+    json_object_set_int_member (req, "essential_port", ess_port);
   json_object_set_double_member (req, "segment_duration", opt_segment);
   if (ps->prestage) {
     json_object_set_string_member (req, "flows", "essential");
@@ -658,6 +671,22 @@ ready_cb (gpointer user_data)
     return G_SOURCE_REMOVE;
   }
   ps->server_session = twoflow_json_get_int (r, "session", 0);
+  if (nat) {
+    gint port = twoflow_json_get_int (r, "essential_port", 0);
+
+    /* connect out to the server's listening sink */
+    if (port <= 0 || port > 65535) {
+      g_print ("proxy session %u: PLAY reply without essential_port\n",
+          ps->id);
+      GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
+          ("server does not support --nat"), (NULL));
+      json_object_unref (r);
+      return G_SOURCE_REMOVE;
+    }
+    g_object_set (ps->ess_src, "port", port, NULL);
+    gst_element_set_locked_state (ps->ess_src, FALSE);
+    gst_element_sync_state_with_parent (ps->ess_src);
+  }
   ps->started_us = g_get_monotonic_time ();
   ps->lead = twoflow_json_get_double (r, "lead", 0);
   if (ps->arrivals) {
@@ -1418,6 +1447,9 @@ main (int argc, char **argv)
     {"audio-track", 0, 0, G_OPTION_ARG_STRING, &opt_audio_track,
         "Audio stream: index, language code or none (default: the first)",
           "T"},
+    {"nat", 0, 0, G_OPTION_ARG_NONE, &opt_nat,
+        "Behind NAT: connect out to the server for the essential flow "
+          "(ctcp, tcp; not yet erap nor the enhanced flow)", NULL},
     {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
         "Plaintext control channel (lab use only)", NULL},
     {"tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_ca,

@@ -83,6 +83,7 @@ typedef struct
   gdouble segment_duration, start, lead;
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
+  gboolean nat;                 /* the proxy connects (cTCP/TCP): behind NAT */
   GstElement *ess_pipe, *enh_pipe;
   GstElement *ess_sink, *enh_sink, *transcoder;
   guint ess_watch, enh_watch;
@@ -1170,8 +1171,13 @@ build_essential (Session * s, GError ** error)
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
-      g_object_set (sink, "host", s->host, "port", s->ess_port,
-          "segment-duration", segdur, NULL);
+      g_object_set (sink, "host", s->host, "segment-duration", segdur, NULL);
+      /* NAT: listen on a free port (in the PLAY reply) and accept the
+       * proxy's connection, only from the control peer's address */
+      if (s->nat)
+        g_object_set (sink, "listen", TRUE, "bind-port", 0, NULL);
+      else
+        g_object_set (sink, "port", s->ess_port, NULL);
       if (g_str_equal (s->essential, "tcp"))
         gst_util_set_object_arg (G_OBJECT (sink), "mode", "tcp");
     }
@@ -1486,11 +1492,13 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->end_segment = twoflow_json_get_int (req, "end_segment", 0);
   s->flows_essential = !g_str_equal (flows, "enhanced");
   s->flows_enhanced = !g_str_equal (flows, "essential");
+  s->nat = twoflow_json_get_int (req, "nat", 0) != 0
+      && !g_str_equal (ess, "erap");
   /* without a pre-stored prefix the enhanced flow starts one segment
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
-  if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0)
+  if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
       || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
       || (s->start > 0 && info->is_trace)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
@@ -1534,6 +1542,13 @@ session_new (Client * c, JsonObject * req, GError ** error)
         "cannot start the essential flow to %s:%d", s->host, s->ess_port);
     session_destroy (s, "start failed");
     return NULL;
+  }
+  if (s->ess_pipe && s->nat) {
+    guint bound = 0;
+
+    /* the sink listens from READY->PAUSED on */
+    g_object_get (s->ess_sink, "bound-port", &bound, NULL);
+    s->ess_port = bound;
   }
   if (s->enh_pipe) {
     if (s->lead > 0 && s->ess_pipe)
@@ -1665,6 +1680,9 @@ handle_request (Client * c, JsonObject * req)
       json_object_set_int_member (r, "session", s->id);
       video_info_to_json (s->info, r);
       json_object_set_double_member (r, "lead", s->lead);
+      /* NAT: the proxy connects to this port */
+      if (s->nat && s->ess_pipe)
+        json_object_set_int_member (r, "essential_port", s->ess_port);
     }
   } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
     VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),
