@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
+"""A proxy behind NAT (suite 'system-net', root; exit 77 otherwise).
+
+Three namespaces: the server (10.201.0.1), a router that masquerades
+(nftables) what the proxy's side (10.202.0.0/24) sends to the server's and
+forwards only replies back (no inbound connection reaches the proxy; the
+server has no route to 10.202.0.0/24 at all), and the proxy (10.202.0.2,
+default route via the router). The server sees the proxy as 10.201.0.2.
+
+* direct mode (the server connects to the proxy) fails behind the NAT;
+* --nat (the proxy connects out; ctcpsink listen=true on the server)
+  stores the first segment over cTCP, byte-identical to the same prestage
+  done without NAT (in the server's namespace), and the server reports
+  the masqueraded address as the peer;
+* --nat with plain TCP as the essential transport, the same.
+
+usage: test_system_nat.py SERVER_EXE PROXY_EXE
+"""
+import filecmp
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from twoflowlab import testbed as tbm
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def sh(*args):
+    r = subprocess.run(list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+# the router answers a connection to itself with a reset (as the server's
+# connect in direct mode would otherwise hang until TCP gives up)
+NFT_RULES = """
+table ip twoflow_nat {
+  chain masq {
+    type nat hook postrouting priority srcnat; policy accept;
+    oifname "rtw" masquerade
+  }
+}
+table inet twoflow_fw {
+  chain through_router {
+    type filter hook forward priority filter; policy drop;
+    ct state established,related accept
+    iifname "rtl" oifname "rtw" accept
+  }
+  chain to_router {
+    type filter hook input priority filter; policy drop;
+    ct state established,related accept
+    iifname "lo" accept
+    meta l4proto tcp reject with tcp reset
+    reject
+  }
+}
+"""
+
+
+class Nat:
+    def __init__(self):
+        tag = "%d-%04x" % (os.getpid(), random.getrandbits(16))
+        self.srv, self.rtr, self.prx = ("tfnat-%s-%s" % (n, tag)
+                                        for n in ("srv", "rtr", "prx"))
+
+    def __enter__(self):
+        try:
+            return self._setup()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _setup(self):
+        for ns in (self.srv, self.rtr, self.prx):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("ip", "-n", self.srv, "link", "add", "sv0", "type", "veth", "peer",
+           "name", "rtw", "netns", self.rtr)
+        sh("ip", "-n", self.prx, "link", "add", "px0", "type", "veth", "peer",
+           "name", "rtl", "netns", self.rtr)
+        for ns, dev, addr in ((self.srv, "sv0", "10.201.0.1/24"),
+                              (self.rtr, "rtw", "10.201.0.2/24"),
+                              (self.rtr, "rtl", "10.202.0.1/24"),
+                              (self.prx, "px0", "10.202.0.2/24")):
+            sh("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+        sh("ip", "-n", self.prx, "route", "add", "default", "via", "10.202.0.1")
+        sh("ip", "netns", "exec", self.rtr, "sysctl", "-qw",
+           "net.ipv4.ip_forward=1")
+        r = subprocess.run(["ip", "netns", "exec", self.rtr, "nft", "-f", "-"],
+                           input=NFT_RULES, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("nft: " + r.stderr.strip())
+        return self
+
+    def __exit__(self, *exc):
+        for ns in (self.srv, self.rtr, self.prx):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def main():
+    try:
+        tbm.check_environment()
+    except tbm.SkipTest as e:
+        print(f"skip: {e}")
+        return 77
+    if not shutil.which("nft"):
+        print("skip: nft not installed")
+        return 77
+    server_exe, proxy_exe = (os.path.abspath(a) for a in sys.argv[1:3])
+    work = tempfile.mkdtemp(prefix="twoflow-system-nat-")
+    videos = os.path.join(work, "videos")
+    os.makedirs(videos)
+    server = None
+    try:
+        r = subprocess.run(
+            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=250", "pattern=ball", "!",
+             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
+             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
+             "filesink", f"location={videos}/ball.m2v"], capture_output=True, timeout=120)
+        check(r.returncode == 0, "generated a 250-frame MPEG-2 stream")
+        with Nat() as nat:
+            # the proxy's side cannot be reached from the server's
+            r = subprocess.run(["ip", "netns", "exec", nat.srv, "ping", "-c1", "-W1",
+                                "10.202.0.2"], capture_output=True)
+            check(r.returncode != 0, "no route from the server to the proxy's network")
+            slog_path = os.path.join(work, "server.log")
+            slog = open(slog_path, "w")
+            server = subprocess.Popen(
+                ["ip", "netns", "exec", nat.srv, server_exe, "--dir", videos,
+                 "--port", "5500", "--address", "10.201.0.1", "--insecure"],
+                stdout=slog, stderr=subprocess.STDOUT)
+            time.sleep(1.0)
+
+            def proxy(ns, prefix, *extra):
+                return subprocess.run(
+                    ["ip", "netns", "exec", ns, proxy_exe, "--server", "10.201.0.1:5500",
+                     "--insecure", "--segment-duration", "2", "--prefix-dir",
+                     os.path.join(work, prefix)] + list(extra),
+                    capture_output=True, text=True, timeout=60)
+
+            # reference: the same prestage with no NAT (server's namespace)
+            ref = proxy(nat.srv, "ref", "--prestage", "ball.m2v")
+            ref_file = os.path.join(work, "ref", "ball.m2v.prefix.twf")
+            check(ref.returncode == 0 and os.path.getsize(ref_file) > 0,
+                  "prestage without NAT stored the first segment (%d B)"
+                  % (os.path.getsize(ref_file) if os.path.exists(ref_file) else -1))
+
+            # direct mode behind the NAT: the server's connection is refused
+            t0 = time.monotonic()
+            d = proxy(nat.prx, "direct", "--prestage", "ball.m2v")
+            check(d.returncode != 0 and '"result":"ok"' not in d.stdout,
+                  "direct mode behind the NAT fails (rc %d, %.1f s)"
+                  % (d.returncode, time.monotonic() - t0))
+
+            for ess in ("ctcp", "tcp"):
+                t0 = time.monotonic()
+                n = proxy(nat.prx, "nat-" + ess, "--nat", "--essential", ess,
+                          "--prestage", "ball.m2v")
+                f = os.path.join(work, "nat-" + ess, "ball.m2v.prefix.twf")
+                ok = n.returncode == 0 and os.path.exists(f)
+                check(ok and '"result":"ok"' in n.stdout,
+                      "--nat %s prestage behind the NAT succeeds (%.1f s)"
+                      % (ess, time.monotonic() - t0))
+                if not ok:
+                    print(n.stdout[-2000:], n.stderr[-2000:])
+                check(ok and filecmp.cmp(f, ref_file, shallow=False),
+                      "--nat %s: the stored segment equals the one without NAT (%d B)"
+                      % (ess, os.path.getsize(f) if os.path.exists(f) else -1))
+            slog.flush()
+            log = open(slog_path).read()
+            check("(10.201.0.2)" in log and "(10.202.0.2)" not in log,
+                  "the server saw the proxy as the router's address 10.201.0.2")
+            server.terminate()
+            server.wait(timeout=10)
+            server = None
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+    if failures:
+        print("server log:\n" + open(os.path.join(work, "server.log")).read()[-3000:])
+        print(f"{len(failures)} failure(s); work dir {work}")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
