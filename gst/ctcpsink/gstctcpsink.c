@@ -65,6 +65,12 @@
  * write side (so the receiver sees EOS) and then lets EOS through. A
  * refused or lost connection is an element error (RESOURCE).
  *
+ * With #GstCtcpSink:listen the direction of the connection is reversed
+ * (a receiver behind NAT connects out, e.g. with `tcpclientsrc`): the sink
+ * listens from start on (#GstCtcpSink:bound-port), and its sender thread
+ * accepts, once data flows, one connection from #GstCtcpSink:host;
+ * everything else is the same.
+ *
  * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` is the
  * core's state at its last `TCP_INFO` reading (reading it does no I/O and
  * changes nothing). Rates in it are bytes/s, like tcpi_delivery_rate:
