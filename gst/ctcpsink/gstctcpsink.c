@@ -911,12 +911,13 @@ accept_connection (GstCtcpSink * self, gchar ** err)
     g_free (ip);
     g_clear_object (&ra);
   }
-  g_object_unref (ls);
-  g_free (want);
   if (sock) {
+    /* one connection: no more are accepted */
     g_socket_close (ls, NULL);
     attach_socket (self, sock, NULL, NULL, peer, capped);
   }
+  g_object_unref (ls);
+  g_free (want);
   g_free (peer);
   g_mutex_lock (&self->lock);
   return sock != NULL;
