@@ -18,6 +18,8 @@
 #include <gst/twoflow/networkcongestion.h>
 #include <gst/twoflow/twoflowframe.h>
 
+#include "../transcoder/transcodertestutil.h"
+
 #define N_FRAMES 75
 
 /* the stream, generated once before the tests fork */
@@ -61,57 +63,8 @@ pic_info (GstBuffer * buf)
   return info;
 }
 
-static gboolean
-buffers_equal (GstBuffer * a, GstBuffer * b)
-{
-  GstMapInfo ma, mb;
-  gboolean eq;
 
-  gst_buffer_map (a, &ma, GST_MAP_READ);
-  gst_buffer_map (b, &mb, GST_MAP_READ);
-  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
-  gst_buffer_unmap (a, &ma);
-  gst_buffer_unmap (b, &mb);
-  return eq;
-}
 
-static GPtrArray *
-generate (const gchar * desc, GstCaps ** caps)
-{
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstElement *sink;
-  GPtrArray *bufs = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_buffer_unref);
-  GstSample *sample;
-
-  /* also called outside the tests: no fail_unless here */
-  if (!pipe)
-    g_error ("%s: %s", desc, err ? err->message : "");
-  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (caps && !*caps)
-      *caps = gst_caps_copy (gst_sample_get_caps (sample));
-    g_ptr_array_add (bufs, gst_buffer_ref (gst_sample_get_buffer (sample)));
-    gst_sample_unref (sample);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
-  return bufs;
-}
-
-static gdouble
-bitrate_of (GPtrArray * bufs)
-{
-  guint i;
-  gdouble bytes = 0;
-
-  for (i = 0; i < bufs->len; i++)
-    bytes += gst_buffer_get_size (g_ptr_array_index (bufs, i));
-  return bytes * 8 / (bufs->len / 25.0);
-}
 
 /* Push the whole source through a fresh ratetranscoder configured by
  * @props (a gst_util_set_object_arg string list), return its output. */
@@ -217,7 +170,7 @@ GST_START_TEST (test_passthrough_byte_exact)
     GstBuffer *a = g_ptr_array_index (source, i);
     GstBuffer *b = g_ptr_array_index (out, i);
 
-    fail_unless (buffers_equal (a, b), "frame %u differs", i);
+    fail_unless (transcoder_test_buffers_equal (a, b), "frame %u differs", i);
     fail_unless_equals_uint64 (GST_BUFFER_DTS (a), GST_BUFFER_DTS (b));
   }
   g_ptr_array_unref (out);
@@ -443,8 +396,8 @@ GST_START_TEST (test_event_before_input)
       "target %" G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT, target,
       in_rate);
   gst_structure_free (stats);
-  fail_unless (bitrate_of (out) < source_bitrate * 0.75,
-      "%f of %f", bitrate_of (out), source_bitrate);
+  fail_unless (transcoder_test_bitrate (out) < source_bitrate * 0.75,
+      "%f of %f", transcoder_test_bitrate (out), source_bitrate);
   gst_harness_teardown (h);
   fail_unless_equals_int (decode_count (out), source->len);
   g_ptr_array_unref (out);
@@ -493,9 +446,9 @@ check_keep (gint keep, gboolean keep_p, gdouble fraction)
     if (p.type == GST_MPEG_VIDEO_PICTURE_TYPE_I ||
         (keep_p && p.type == GST_MPEG_VIDEO_PICTURE_TYPE_P)) {
       fail_unless (b != NULL);
-      fail_unless (buffers_equal (a, b), "essential frame %u changed", i);
+      fail_unless (transcoder_test_buffers_equal (a, b), "essential frame %u changed", i);
       kept++;
-    } else if (b && !buffers_equal (a, b)) {
+    } else if (b && !transcoder_test_buffers_equal (a, b)) {
       changed++;
     }
   }
@@ -644,7 +597,7 @@ GST_START_TEST (test_bad_input)
       GstBuffer *b = find_by_dts (out, GST_BUFFER_DTS (g_ptr_array_index (bad,
                   j + 3)));
       if (b)
-        fail_unless (buffers_equal (b, g_ptr_array_index (bad, j + 3)));
+        fail_unless (transcoder_test_buffers_equal (b, g_ptr_array_index (bad, j + 3)));
     }
     gst_structure_free (st);
     gst_harness_teardown (h);
@@ -710,15 +663,15 @@ GST_START_TEST (test_greyramp)
       "no %s (the build generates it: scripts/make-media.sh)", path);
   desc = g_strdup_printf ("filesrc location=\"%s\" ! mpegvideoparse ! "
       "appsink name=sink sync=false", path);
-  in = generate (desc, &caps);
+  in = transcoder_test_generate (desc, &caps);
   g_free (desc);
   g_free (path);
   fail_unless (in->len > 0);
   gst_caps_replace (&source_caps, caps);
-  out = transcode (NULL, in, "target-bitrate", (guint64) (bitrate_of (in) /
+  out = transcode (NULL, in, "target-bitrate", (guint64) (transcoder_test_bitrate (in) /
           3), NULL);
   fail_unless_equals_int (out->len, in->len);
-  fail_unless (bitrate_of (out) < bitrate_of (in) * 0.7);
+  fail_unless (transcoder_test_bitrate (out) < transcoder_test_bitrate (in) * 0.7);
   fail_unless_equals_int (decode_count (out), in->len);
   gst_caps_unref (caps);
   g_ptr_array_unref (in);
@@ -787,7 +740,7 @@ GST_START_TEST (test_passthrough_zero_delay)
   fail_unless_equals_int (out->len, source->len);
   for (i = 0; i < out->len; i++) {
     fail_unless_equals_int (released[i], i + 1);
-    fail_unless (buffers_equal (g_ptr_array_index (source, i),
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (source, i),
             g_ptr_array_index (out, i)), "frame %u differs", i);
   }
   gst_harness_teardown (h);
@@ -900,18 +853,18 @@ check_switch (gint keep)
     fail_unless_equals_int (pa.type, pb.type);
 
     if (i < loss_at || i >= rate_at) {
-      fail_unless (buffers_equal (a, b), "frame %u differs", i);
+      fail_unless (transcoder_test_buffers_equal (a, b), "frame %u differs", i);
       fail_unless_equals_int (released[i], i + 1);
     } else {
       /* the frames waiting for the codecs at the rate event leave then */
       fail_unless (released[i] <= MIN (i + 1 + REENCODE_DELAY, rate_at + 1),
           "frame %u out after input %u", i, released[i]);
-      if (!buffers_equal (a, b)) {
+      if (!transcoder_test_buffers_equal (a, b)) {
         fail_unless (gst_buffer_get_size (b) < gst_buffer_get_size (a));
         changed++;
       }
       if (keep == 1 && pa.type == GST_MPEG_VIDEO_PICTURE_TYPE_I)
-        fail_unless (buffers_equal (a, b));
+        fail_unless (transcoder_test_buffers_equal (a, b));
     }
   }
   GST_INFO ("keep %d: %u of %u frames re-encoded between the events", keep,
@@ -955,10 +908,10 @@ load_source (void)
 
   desc = g_strdup_printf ("filesrc location=\"%s\" ! mpegvideoparse ! "
       "appsink name=sink sync=false", source_path);
-  source = generate (desc, &source_caps);
+  source = transcoder_test_generate (desc, &source_caps);
   g_free (desc);
   fail_unless_equals_int (source->len, N_FRAMES);
-  source_bitrate = bitrate_of (source);
+  source_bitrate = transcoder_test_bitrate (source);
 }
 
 static void
@@ -983,7 +936,7 @@ ratetranscoder_suite (void)
       NULL);
   pid = fork ();
   if (pid == 0) {
-    GPtrArray *bufs = generate ("videotestsrc pattern=smpte "
+    GPtrArray *bufs = transcoder_test_generate ("videotestsrc pattern=smpte "
         "horizontal-speed=5 num-buffers=" G_STRINGIFY (N_FRAMES)
         " ! video/x-raw,width=720,height=576,framerate=25/1 ! mpeg2enc "
         "format=3 bitrate=6000 b-per-refframe=2 ! mpegvideoparse ! "

@@ -19,6 +19,8 @@
 #include <gst/twoflow/networkcongestion.h>
 #include <gst/twoflow/twoflowframe.h>
 
+#include "transcodertestutil.h"
+
 #define N_FRAMES 100
 #define WIDTH 1280
 #define HEIGHT 720
@@ -28,31 +30,6 @@ static GPtrArray *source;
 static GstCaps *source_caps;
 static gdouble source_bitrate;
 
-static GPtrArray *
-generate (const gchar * desc, GstCaps ** caps)
-{
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstElement *sink;
-  GPtrArray *bufs = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_buffer_unref);
-  GstSample *sample;
-
-  if (!pipe)
-    g_error ("%s: %s", desc, err ? err->message : "");
-  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (caps && !*caps)
-      *caps = gst_caps_copy (gst_sample_get_caps (sample));
-    g_ptr_array_add (bufs, gst_buffer_ref (gst_sample_get_buffer (sample)));
-    gst_sample_unref (sample);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
-  return bufs;
-}
 
 static GPtrArray *
 load (const gchar * path, const gchar * format, GstCaps ** caps)
@@ -60,36 +37,13 @@ load (const gchar * path, const gchar * format, GstCaps ** caps)
   gchar *desc = g_strdup_printf ("filesrc location=\"%s\" ! matroskademux ! "
       "h264parse ! video/x-h264,stream-format=%s,alignment=au ! "
       "appsink name=sink sync=false", path, format);
-  GPtrArray *bufs = generate (desc, caps);
+  GPtrArray *bufs = transcoder_test_generate (desc, caps);
 
   g_free (desc);
   return bufs;
 }
 
-static gdouble
-bitrate_of (GPtrArray * bufs)
-{
-  guint i;
-  gdouble bytes = 0;
 
-  for (i = 0; i < bufs->len; i++)
-    bytes += gst_buffer_get_size (g_ptr_array_index (bufs, i));
-  return bytes * 8 / (bufs->len / 25.0);
-}
-
-static gboolean
-buffers_equal (GstBuffer * a, GstBuffer * b)
-{
-  GstMapInfo ma, mb;
-  gboolean eq;
-
-  gst_buffer_map (a, &ma, GST_MAP_READ);
-  gst_buffer_map (b, &mb, GST_MAP_READ);
-  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
-  gst_buffer_unmap (a, &ma);
-  gst_buffer_unmap (b, &mb);
-  return eq;
-}
 
 static GstBuffer *
 find_by_pts (GPtrArray * bufs, GstClockTime pts)
@@ -273,7 +227,7 @@ GST_START_TEST (test_h264_passthrough)
   finish (h, out);
   fail_unless_equals_int (out->len, source->len);
   for (i = 0; i < out->len; i++)
-    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (source, i)), "frame %u differs", i);
   fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
   gst_harness_teardown (h);
@@ -285,7 +239,7 @@ GST_END_TEST;
 static void
 check_half (GPtrArray * in, GstCaps * caps)
 {
-  guint64 target = (guint64) (bitrate_of (in) * 0.5);
+  guint64 target = (guint64) (transcoder_test_bitrate (in) * 0.5);
   GstHarness *h = harness (caps);
   GPtrArray *out = new_array (), *dsrc, *dout;
   GArray *rates;
@@ -317,7 +271,7 @@ check_half (GPtrArray * in, GstCaps * caps)
   /* printed: the figure the issue asks for */
   g_print ("H.264 at 50%% (%" G_GUINT64_FORMAT " of %.0f bit/s): output %.0f "
       "bit/s, Y-PSNR %.2f dB (min %.2f), %u frames decoded\n", target,
-      bitrate_of (in), bitrate_of (out), db, min_db, dout->len);
+      transcoder_test_bitrate (in), transcoder_test_bitrate (out), db, min_db, dout->len);
   fail_unless (db > 30.0, "PSNR %.2f dB", db);
   g_ptr_array_unref (dsrc);
   g_ptr_array_unref (dout);
@@ -419,7 +373,7 @@ GST_START_TEST (test_h264_event_next_frame)
   fail_unless_equals_int (k, k0);
   /* up to the event, the same packets */
   for (i = 0; i < k; i++)
-    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (ctrl, i)), "packet %u differs", i);
   /* x264 codes the next picture under the new rate; its average-bitrate
    * control then moves progressively: half a second (12 packets) after
@@ -492,7 +446,7 @@ check_switch (GPtrArray * in, GstCaps * caps)
     GstBuffer *o = g_ptr_array_index (out, i);
 
     if (first_diff == G_MAXUINT &&
-        !buffers_equal (o, g_ptr_array_index (in, i)))
+        !transcoder_test_buffers_equal (o, g_ptr_array_index (in, i)))
       first_diff = i;
     /* every source picture once */
     fail_unless (find_by_pts (in, GST_BUFFER_PTS (o)) != NULL);
@@ -510,7 +464,7 @@ check_switch (GPtrArray * in, GstCaps * caps)
   /* the source's bits again from its IDR at 75 (that one perhaps with its
    * parameter sets in front) */
   for (i = 76; i < in->len; i++)
-    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (in, i)), "frame %u not the source's", i);
   {
     GstBuffer *o = g_ptr_array_index (out, 75), *s = g_ptr_array_index (in,
@@ -581,7 +535,7 @@ GST_START_TEST (test_h264_keep_while_encoding)
       fail_unless (o != NULL);
       fail_unless (gst_buffer_get_size (o) >= gst_buffer_get_size (s));
     } else if (o) {
-      fail_unless (buffers_equal (s, o), "frame %u", i);
+      fail_unless (transcoder_test_buffers_equal (s, o), "frame %u", i);
     }
   }
   d = decode (out, source_caps);
@@ -617,7 +571,7 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
 
     /* every output frame is the source's, byte for byte */
     if (o) {
-      fail_unless (buffers_equal (s, o));
+      fail_unless (transcoder_test_buffers_equal (s, o));
       kept++;
     } else {
       fail_if (!GST_BUFFER_FLAG_IS_SET (s, GST_BUFFER_FLAG_DELTA_UNIT),
@@ -662,7 +616,7 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
       " B, %" G_GUINT64_FORMAT " P dropped), output %.0f bit/s, floor %"
       G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT "\n", keep,
       fraction * 100, out->len, source->len, dropped_b, dropped_p,
-      bitrate_of (out) * out->len / source->len, floor_rate, in_rate);
+      transcoder_test_bitrate (out) * out->len / source->len, floor_rate, in_rate);
   d = decode (out, source_caps);
   fail_unless_equals_int (d->len, out->len);
   g_ptr_array_unref (d);
@@ -697,12 +651,12 @@ GST_START_TEST (test_h264_no_disposable)
 
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "ip");
   g_object_set (h->element, "target-bitrate",
-      (guint64) (bitrate_of (in) * 0.5), NULL);
+      (guint64) (transcoder_test_bitrate (in) * 0.5), NULL);
   push_range (h, in, 0, in->len, out);
   finish (h, out);
   fail_unless_equals_int (out->len, in->len);
   for (i = 0; i < out->len; i++)
-    fail_unless (buffers_equal (g_ptr_array_index (out, i),
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (in, i)));
   floor_rate = stat_u64 (h, "floor-bitrate");
   in_rate = stat_u64 (h, "input-bitrate");
@@ -722,7 +676,7 @@ load_source (void)
 {
   source = load (source_path, "byte-stream", &source_caps);
   fail_unless_equals_int (source->len, N_FRAMES);
-  source_bitrate = bitrate_of (source);
+  source_bitrate = transcoder_test_bitrate (source);
 }
 
 static void
