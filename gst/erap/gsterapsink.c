@@ -150,6 +150,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
+#define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
 
 enum {
   PROP_0,
@@ -176,6 +177,7 @@ enum {
   PROP_LIBRA_COMPENSATION,
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
+  PROP_LIBRA_LOSS_DIVISOR,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -541,6 +543,19 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-loss-divisor:
+   *
+   * D in Libra's loss law W -= W*B/(D*(T+A)): 2 is DESIGN.md's
+   * reconstruction (the 1/2), 1 the law without it (a loss takes twice
+   * the fraction; at most 0.9 of W either way).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_DIVISOR,
+      g_param_spec_double ("libra-loss-divisor", "Libra loss divisor",
+          "D in Libra's loss law W -= W*B/(D*(T+A)) (2: the reconstruction)",
+          0.5, 16, DEFAULT_LIBRA_LOSS_DIVISOR,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -620,6 +635,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
   sink->libra.state = DEFAULT_LIBRA_STATE;
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
+  sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -800,6 +816,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_QUEUE_REF:
       sink->libra.queue_ref = g_value_get_double (value);
       break;
+    case PROP_LIBRA_LOSS_DIVISOR:
+      sink->libra.loss_divisor = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -892,6 +911,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_QUEUE_REF:
       g_value_set_double (value, sink->libra.queue_ref);
+      break;
+    case PROP_LIBRA_LOSS_DIVISOR:
+      g_value_set_double (value, sink->libra.loss_divisor);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

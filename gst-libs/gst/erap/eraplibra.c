@@ -72,6 +72,7 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->cluster_compensation = TRUE;
   p->state = GST_ERAP_LIBRA_RATE;
   p->queue_ref = 0.1;
+  p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -238,7 +239,7 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
 {
   Libra *l = cc->priv;
   gdouble t = current_rtt (info);
-  gdouble f = l->p.b / (2 * (t + l->p.a));
+  gdouble f = l->p.b / (MAX (l->p.loss_divisor, 1e-3) * (t + l->p.a));
 
   /* the losses this reaction stands for: it and those its cluster hid */
   if (info->packets_lost > l->lost_at_reaction) {

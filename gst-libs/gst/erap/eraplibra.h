@@ -35,6 +35,8 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 #define GST_ERAP_LIBRA_DEFAULT_B 1.0
 #define GST_ERAP_LIBRA_DEFAULT_X 2.0
 #define GST_ERAP_LIBRA_DEFAULT_Y 2.0
+/* the 2 of the loss law W -= W B / (2 (T + A)); DESIGN.md's reconstruction */
+#define GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR 2.0
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
@@ -62,6 +64,8 @@ typedef struct {
   GstErapLibraStateVar state;   /* what the laws update; default rate */
   gdouble queue_ref;            /* K, seconds (rate state), default 0.1;
                                  * 0: no scaling */
+  gdouble loss_divisor;         /* D in W -= W B / (D (T + A)); default 2
+                                 * (the reconstruction's 1/2), 1: without */
 } GstErapLibraParams;
 
 typedef struct {

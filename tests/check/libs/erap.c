@@ -759,6 +759,23 @@ GST_START_TEST (test_libra_laws)
   fail_unless (rel_eq (ls.window, w1 - w1 * 0.8 / (2 * (t + 0.5)), 1e-12));
   fail_unless (rel_eq (cc->ipg, t / ls.window, 1e-12));
 
+  /* without the loss law's 1/2 (divisor 1) a loss takes twice the
+   * fraction */
+  {
+    GstErapCC *c2 = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+    GstErapLibraParams lp2 = lp;
+    GstErapLibraState l2;
+
+    fail_unless_equals_float (GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR, 2.0);
+    lp2.loss_divisor = 1;
+    fail_unless (gst_erap_libra_configure (c2, &lp2));
+    c2->ops->on_ack (c2, &info);
+    c2->ops->on_loss (c2, &info);
+    gst_erap_libra_get_state (c2, &l2);
+    fail_unless (rel_eq (l2.window, w1 - w1 * 0.8 / (t + 0.5), 1e-12));
+    gst_erap_cc_free (c2);
+  }
+
   /* the rate bounds hold the window too */
   cc->min_ipg = cc->ipg;
   info.seqno = 2;
