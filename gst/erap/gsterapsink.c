@@ -151,6 +151,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
 #define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
+#define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
 
 enum {
   PROP_0,
@@ -178,6 +179,7 @@ enum {
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
   PROP_LIBRA_LOSS_DIVISOR,
+  PROP_LIBRA_LOSS_MEMORY,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -556,6 +558,20 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-loss-memory:
+   *
+   * Seconds after each loss reaction during which Libra's alpha has no
+   * delay brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which
+   * fills the queue whatever Libra does, the brake would starve Libra
+   * (docs/erap.md, "Libra beside TCP"). 0 keeps the brake always.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
+      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
+          "Seconds after a loss reaction without Libra's delay brake "
+          "(0 = brake always)", 0, 3600, DEFAULT_LIBRA_LOSS_MEMORY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -636,6 +652,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.state = DEFAULT_LIBRA_STATE;
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
   sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
+  sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -819,6 +836,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_LOSS_DIVISOR:
       sink->libra.loss_divisor = g_value_get_double (value);
       break;
+    case PROP_LIBRA_LOSS_MEMORY:
+      sink->libra.loss_memory = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -914,6 +934,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_LOSS_DIVISOR:
       g_value_set_double (value, sink->libra.loss_divisor);
+      break;
+    case PROP_LIBRA_LOSS_MEMORY:
+      g_value_set_double (value, sink->libra.loss_memory);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -43,6 +43,8 @@ typedef struct {
   gdouble alpha, beta, cap_used;
   gdouble losses_per_reaction;  /* moving average, 1/rho */
   guint64 lost_at_reaction;
+  gdouble last_reaction;        /* now of the last loss reaction, <0: none */
+  gboolean loss_driven;
 
   /* pacing in pairs */
   gboolean second;              /* the next packet completes a pair */
@@ -73,6 +75,7 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->state = GST_ERAP_LIBRA_RATE;
   p->queue_ref = 0.1;
   p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
+  p->loss_memory = GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -96,6 +99,7 @@ libra_init (GstErapCC * cc)
   l->rng = l->p.seed;
   l->losses_per_reaction = 1;
   l->slice_rest = -1;
+  l->last_reaction = -1;
 }
 
 static gdouble
@@ -172,7 +176,12 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
   l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
       1.0);
   l->cap_used = capacity_mbps (cc, l, info);
-  l->alpha = l->p.x * l->cap_used * exp (-l->p.y * l->beta);
+  /* losses keep coming: the brake would only hand loss-based cross
+   * traffic the bandwidth (eraplibra.h, deviation 2) */
+  l->loss_driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
+      info->now - l->last_reaction < l->p.loss_memory;
+  l->alpha = l->p.x * l->cap_used *
+      (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
   if (l->p.cluster_compensation)
     l->alpha /= l->losses_per_reaction;
 }
@@ -248,6 +257,7 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
         l->losses_per_reaction);
     l->lost_at_reaction = info->packets_lost;
   }
+  l->last_reaction = info->now;
   ensure_state (cc, l, info, t);
   /* B > 2(T+A) would take more than the whole window */
   if (l->p.state == GST_ERAP_LIBRA_WINDOW)
@@ -326,5 +336,6 @@ gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st)
   st->capacity_estimate = l->cap_est * 1e6;
   st->pair_samples = l->total_samples;
   st->reactions_per_loss = 1 / l->losses_per_reaction;
+  st->loss_driven = l->loss_driven;
   return TRUE;
 }

@@ -21,6 +21,17 @@
  * T: long flows would get more. alpha is therefore multiplied by rho, the
  * measured reactions per lost packet, which restores R = sqrt(2 alpha /
  * (p B)) whatever the RTT.
+ *
+ * Deviation 2 (docs/erap.md, "Libra beside TCP"): e^(-Y beta) is a delay
+ * brake that keeps Libra flows among themselves from overflowing the
+ * queue. Beside loss-based TCP, which keeps the queue filled and
+ * overflows it every few seconds whatever Libra does, the brake only hands
+ * TCP the bandwidth (three Libra flows got 0.79 of 10 Mbit/s beside three
+ * cubic flows). So for loss_memory seconds after each loss reaction
+ * alpha = X C (beta taken as 0): a flow that keeps meeting losses runs the
+ * loss-driven law whose RTT-independence is derived above; after a quiet
+ * loss_memory the brake is back. Flows behind one queue see the same
+ * overflows, so they switch alike and alpha stays common.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__
@@ -37,6 +48,8 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 #define GST_ERAP_LIBRA_DEFAULT_Y 2.0
 /* the 2 of the loss law W -= W B / (2 (T + A)); DESIGN.md's reconstruction */
 #define GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR 2.0
+/* seconds after a loss reaction without the delay brake (see above) */
+#define GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY 10.0
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
@@ -66,6 +79,9 @@ typedef struct {
                                  * 0: no scaling */
   gdouble loss_divisor;         /* D in W -= W B / (D (T + A)); default 2
                                  * (the reconstruction's 1/2), 1: without */
+  gdouble loss_memory;          /* seconds after a loss reaction during
+                                 * which alpha has no delay brake (beta
+                                 * taken as 0), default 10; 0: never */
 } GstErapLibraParams;
 
 typedef struct {
@@ -76,6 +92,8 @@ typedef struct {
   gdouble capacity_estimate;    /* from packet pairs, bit/s; 0: none yet */
   guint pair_samples;           /* packet-pair samples taken */
   gdouble reactions_per_loss;   /* rho, the compensation factor of alpha */
+  gboolean loss_driven;         /* within loss_memory of a loss reaction:
+                                 * alpha without e^(-Y beta) */
 } GstErapLibraState;
 
 void gst_erap_libra_params_init (GstErapLibraParams * p);

@@ -768,11 +768,19 @@ GST_START_TEST (test_libra_laws)
 
     fail_unless_equals_float (GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR, 2.0);
     lp2.loss_divisor = 1;
+    lp2.b = 0.4;                /* 0.4 / 0.6 of W, below the 0.9 cap */
     fail_unless (gst_erap_libra_configure (c2, &lp2));
     c2->ops->on_ack (c2, &info);
     c2->ops->on_loss (c2, &info);
     gst_erap_libra_get_state (c2, &l2);
-    fail_unless (rel_eq (l2.window, w1 - w1 * 0.8 / (t + 0.5), 1e-12));
+    fail_unless (rel_eq (l2.window, w1 - w1 * 0.4 / (t + 0.5), 1e-12));
+    /* B > D (T+A) is capped at 0.9 of W */
+    lp2.b = 0.8;
+    fail_unless (gst_erap_libra_configure (c2, &lp2));
+    w0 = l2.window;
+    c2->ops->on_loss (c2, &info);
+    gst_erap_libra_get_state (c2, &l2);
+    fail_unless (rel_eq (l2.window, w0 * 0.1, 1e-12));
     gst_erap_cc_free (c2);
   }
 
@@ -895,6 +903,117 @@ steady_rate (const gchar * cc, const GstErapLibraParams * lp, guint rtt_ms,
  * laws puts it, sqrt(2 alpha / (p B)) packets/s. Without the compensation
  * for one reaction per loss cluster (docs/erap.md) the 180 ms flow gets
  * clearly more at this loss rate. */
+/* Mean rate of a Libra flow (rate state, no queue scaling) whose queue is
+ * held full by others (beta = 1) and which meets a loss reaction every
+ * tau seconds, over [100, 300) s: the loss-driven sawtooth. */
+static gdouble
+held_queue_rate (gdouble loss_memory, gdouble tau)
+{
+  GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  GstErapLibraParams lp;
+  GstErapCCInfo info = { 0 };
+  gdouble next_loss = tau, sum = 0, span = 0;
+
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  lp.queue_ref = 0;
+  lp.loss_memory = loss_memory;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.15;
+  info.min_rtt = 0.05;
+  info.max_rtt = 0.15;
+  info.packet_size = 1000;
+  while (info.now < 300) {
+    gdouble gap = cc->ipg;
+
+    info.now += gap;
+    info.seqno++;
+    if (info.now >= 100) {
+      sum += 1;                 /* packets over the span: the mean rate */
+      span += gap;
+    }
+    cc->ops->on_ack (cc, &info);
+    if (info.now >= next_loss) {
+      info.packets_lost++;
+      cc->ops->on_loss (cc, &info);
+      next_loss += tau;
+    }
+  }
+  gst_erap_cc_free (cc);
+  return sum / span;
+}
+
+/* The delay brake e^(-Y beta) is off for loss_memory seconds after a loss
+ * reaction, and back after a quiet loss_memory. */
+GST_START_TEST (test_libra_loss_memory)
+{
+  GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  GstErapLibraParams lp;
+  GstErapLibraState ls;
+  GstErapCCInfo info = { 0 };
+  gdouble braked = 2 * 10 * exp (-2.0), r_on, r_off, f, expect;
+
+  gst_erap_libra_params_init (&lp);
+  fail_unless_equals_float (lp.loss_memory, 10.0);
+  lp.capacity = 10e6;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.15;
+  info.min_rtt = 0.05;
+  info.max_rtt = 0.15;          /* beta = 1 */
+  info.packet_size = 1000;
+  info.now = 1;
+  info.seqno = 1;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  fail_if (ls.loss_driven);
+  info.now = 2;
+  info.packets_lost = 1;
+  cc->ops->on_loss (cc, &info);
+  info.now = 11.9;
+  info.seqno = 2;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
+  fail_unless (ls.loss_driven);
+  fail_unless (rel_eq (ls.beta, 1, 1e-12));     /* still measured */
+  info.now = 12.1;
+  info.seqno = 3;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  fail_if (ls.loss_driven);
+  gst_erap_cc_free (cc);
+
+  /* 0: the brake always, as before */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  lp.loss_memory = 0;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.now = 1;
+  cc->ops->on_loss (cc, &info);
+  info.now = 1.5;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  gst_erap_cc_free (cc);
+
+  /* A queue held full by others and a loss every 3 s: with the memory the
+   * flow runs the loss-driven sawtooth of alpha = X C, peak 2 alpha tau / B
+   * and mean (1 - f/2) of it, f = B / (2 (T+A)); with the brake always it
+   * gets e^-2 of that. */
+  r_on = held_queue_rate (10, 3);
+  r_off = held_queue_rate (0, 3);
+  f = 1.0 / (2 * (0.15 + 1));
+  expect = 2 * 20 * 3 / 1.0 * (1 - f / 2);
+  GST_INFO ("held queue: %.1f packets/s with the memory (expected %.1f), "
+      "%.1f with the brake always", r_on, expect, r_off);
+  fail_unless (r_on > 0.9 * expect && r_on < 1.1 * expect, "%g vs %g", r_on,
+      expect);
+  fail_unless (r_on > 5 * r_off, "%g vs %g", r_on, r_off);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_libra_rtt_independent)
 {
   static const guint rtts[] = { 30, 90, 180 };
@@ -1396,6 +1515,7 @@ erap_suite (void)
   tcase_add_test (tc, test_seqno_wrap);
   tcase_add_test (tc, test_libra_laws);
   tcase_add_test (tc, test_libra_rtt_independent);
+  tcase_add_test (tc, test_libra_loss_memory);
   tcase_add_test (tc, test_libra_pair_pacing);
   tcase_add_test (tc, test_libra_packet_pair_estimate);
   tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);
