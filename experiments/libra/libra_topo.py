@@ -14,8 +14,9 @@ figure (root; traffic only inside the testbed's namespaces):
   sudo experiments/libra/libra_topo.py smoke        # the CI smoke (~40 s)
 
 Common options: --build B (default build/), --out D (default
-/tmp/libra-topo), --rate R (the bottleneck, bit/s; default 20M, see
-capacity), --duration S, --runs N.
+/tmp/libra-topo), --figs D (the PNGs; default --out), --rate R (the
+bottleneck, bit/s; default the paper's 100M, see capacity), --duration S
+(default 45), --runs N (default 2), --protos (default libra,rap,cubic).
 
 capacity:     8 cubic flows (iperf3) and 8 Libra flows on a 100 Mbit/s
               bottleneck (RTTs and buffer of the topology, 83 packets),
@@ -672,13 +673,15 @@ def main():
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("what", choices=("capacity", "topology", "cross",
                                      "friendliness", "half", "plot", "smoke"))
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build", default=os.environ.get(
+        "TWOFLOW_BUILD_ROOT", os.path.join(ROOT, "build")))
     ap.add_argument("--out", default="/tmp/libra-topo")
     ap.add_argument("--figs", help="where the PNGs go (default: --out)")
-    ap.add_argument("--rate", type=float, default=20e6,
-                    help="bottleneck, bit/s (the paper's 100 Mbit/s scaled; "
-                    "see capacity)")
-    ap.add_argument("--duration", type=int, default=120)
+    ap.add_argument("--rate", type=float, default=100e6,
+                    help="bottleneck, bit/s (default the paper's 100 Mbit/s,"
+                    " which capacity showed this machine can emulate; lower "
+                    "rates scale the buffers with it)")
+    ap.add_argument("--duration", type=int, default=45)
     ap.add_argument("--capacity-duration", type=int, default=20)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--protos", default=",".join(PROTOS))
@@ -706,6 +709,9 @@ def main():
         print("SKIP: %s" % e)
         return 77
     if a.what == "smoke":
+        if not os.access(tool(a), os.X_OK):
+            print("SKIP: no %s (benchmarks not built)" % tool(a))
+            return 77
         return exp_smoke(a)
     {"capacity": exp_capacity, "topology": exp_topology, "cross": exp_cross,
      "friendliness": exp_friendliness, "half": exp_half}[a.what](a)

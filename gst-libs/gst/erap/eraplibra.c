@@ -235,9 +235,14 @@ libra_on_ack (GstErapCC * cc, const GstErapCCInfo * info)
   if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
     l->w += l->alpha * t * t / ((t + l->p.a) * l->w);
   } else {
+    /* the law's "per ACK" assumes W ACKs per RTT; packets go at
+     * rate*K/(K+q), so only that share of W is acknowledged per RTT:
+     * divide by it, so W still grows by alpha T^2/(T+A) per RTT (without
+     * this the queue scale also slowed the increase, by K/(K+q)) */
     gdouble w = l->r * t;
+    gdouble acked = w * queue_scale (l, info);
 
-    w += l->alpha * t * t / ((t + l->p.a) * w);
+    w += l->alpha * t * t / ((t + l->p.a) * acked);
     l->r = w / t;
   }
   apply_state (cc, l, info, t);

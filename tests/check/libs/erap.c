@@ -806,7 +806,9 @@ GST_START_TEST (test_libra_laws)
     gdouble r0 = 100 / sc;      /* the state behind the first gap */
     gdouble w = r0 * t, r1;
 
-    w += alpha * t * t / ((t + 0.5) * w);
+    /* per ACK over the packets acknowledged per RTT, sc*W: W grows by
+     * alpha T^2/(T+A) per RTT as in the window law */
+    w += alpha * t * t / ((t + 0.5) * w * sc);
     r1 = w / t;
     fail_unless (rel_eq (cc->ipg, 1 / (r1 * sc), 1e-12), "%g %g", cc->ipg,
         1 / (r1 * sc));
