@@ -41,8 +41,8 @@ typedef struct {
   gdouble w;                    /* packets; 0 until the first ACK or loss */
   gdouble r;                    /* rate state: packets/s, 0 until then */
   gdouble alpha, beta, cap_used;
-  gdouble losses_per_reaction;  /* moving average, 1/rho */
-  guint64 lost_at_reaction;
+  gdouble losses_per_reaction;  /* moving average of loss runs, 1/rho */
+  guint64 lost_at_reaction;     /* loss runs counted at the last reaction */
   gdouble last_reaction;        /* now of the last loss reaction, <0: none */
   gboolean loss_driven;
 
@@ -112,13 +112,41 @@ current_rtt (const GstErapCCInfo * info)
  * delay this flow sees, the same for every flow behind one queue, so all
  * back off alike as the queue grows (W/T would back short flows off more). */
 static gdouble
-queue_scale (Libra * l, const GstErapCCInfo * info)
+braked_scale (Libra * l, const GstErapCCInfo * info)
 {
   gdouble q = MAX (0.0, info->srtt - info->min_rtt);
 
   if (l->p.queue_ref <= 0 || info->min_rtt <= 0)
     return 1;
   return l->p.queue_ref / (l->p.queue_ref + q);
+}
+
+/* ... and no scaling while loss-driven (eraplibra.h, deviation 2) */
+static gdouble
+queue_scale (Libra * l, const GstErapCCInfo * info)
+{
+  return l->loss_driven ? 1 : braked_scale (l, info);
+}
+
+/* Loss-driven within loss_memory of a loss reaction. The rate state is
+ * converted at each switch so that the sending rate stays where it was:
+ * entering, the state becomes the rate sent; leaving, the state is the
+ * rate sent over the queue scale. */
+static void
+update_mode (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
+{
+  gboolean driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
+      info->now - l->last_reaction < l->p.loss_memory;
+
+  if (driven == l->loss_driven)
+    return;
+  if (l->p.state == GST_ERAP_LIBRA_RATE && l->r > 0) {
+    if (driven)
+      l->r *= braked_scale (l, info);
+    else
+      l->r /= braked_scale (l, info);
+  }
+  l->loss_driven = driven;
 }
 
 /* The state is only set once there is an RTT: until then the law keeps
@@ -178,8 +206,6 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
   l->cap_used = capacity_mbps (cc, l, info);
   /* losses keep coming: the brake would only hand loss-based cross
    * traffic the bandwidth (eraplibra.h, deviation 2) */
-  l->loss_driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
-      info->now - l->last_reaction < l->p.loss_memory;
   l->alpha = l->p.x * l->cap_used *
       (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
   if (l->p.cluster_compensation)
@@ -230,6 +256,7 @@ libra_on_ack (GstErapCC * cc, const GstErapCCInfo * info)
   l->last_ack_seq = info->seqno;
   l->last_ack_time = info->now;
 
+  update_mode (cc, l, info);
   ensure_state (cc, l, info, t);
   update_alpha (cc, l, info, t);
   if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
@@ -256,13 +283,17 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
   gdouble f = l->p.b / (MAX (l->p.loss_divisor, 1e-3) * (t + l->p.a));
 
   /* the losses this reaction stands for: it and those its cluster hid */
-  if (info->packets_lost > l->lost_at_reaction) {
+  /* counted in loss events, runs of consecutive seqnos: a back-to-back
+   * pair that meets a full queue loses both packets, one signal, and
+   * counting it twice halved alpha beside TCP (docs/erap.md) */
+  if (info->loss_runs > l->lost_at_reaction) {
     l->losses_per_reaction += RHO_GAIN *
-        ((gdouble) (info->packets_lost - l->lost_at_reaction) -
+        ((gdouble) (info->loss_runs - l->lost_at_reaction) -
         l->losses_per_reaction);
-    l->lost_at_reaction = info->packets_lost;
+    l->lost_at_reaction = info->loss_runs;
   }
   l->last_reaction = info->now;
+  update_mode (cc, l, info);
   ensure_state (cc, l, info, t);
   /* B > 2(T+A) would take more than the whole window */
   if (l->p.state == GST_ERAP_LIBRA_WINDOW)

@@ -27,11 +27,14 @@
  * queue. Beside loss-based TCP, which keeps the queue filled and
  * overflows it every few seconds whatever Libra does, the brake only hands
  * TCP the bandwidth (three Libra flows got 0.79 of 10 Mbit/s beside three
- * cubic flows). So for loss_memory seconds after each loss reaction
- * alpha = X C (beta taken as 0): a flow that keeps meeting losses runs the
- * loss-driven law whose RTT-independence is derived above; after a quiet
- * loss_memory the brake is back. Flows behind one queue see the same
- * overflows, so they switch alike and alpha stays common.
+ * cubic flows). The rate state's K/(K+q) is a second delay brake of the
+ * same kind. So for loss_memory seconds after each loss reaction Libra is
+ * loss-driven: alpha = X C (beta taken as 0) and packets go at the rate
+ * itself; a flow that keeps meeting losses runs the loss-driven law whose
+ * RTT-independence is derived above. After a quiet loss_memory both
+ * brakes are back. At each switch the rate state is converted so that the
+ * rate sent does not jump. Flows behind one queue see the same overflows,
+ * so they switch alike and alpha stays common.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__
@@ -79,9 +82,9 @@ typedef struct {
                                  * 0: no scaling */
   gdouble loss_divisor;         /* D in W -= W B / (D (T + A)); default 2
                                  * (the reconstruction's 1/2), 1: without */
-  gdouble loss_memory;          /* seconds after a loss reaction during
-                                 * which alpha has no delay brake (beta
-                                 * taken as 0), default 10; 0: never */
+  gdouble loss_memory;          /* seconds after a loss reaction without
+                                 * the delay brakes (beta taken as 0, no
+                                 * K/(K+q)), default 10; 0: never */
 } GstErapLibraParams;
 
 typedef struct {
@@ -93,7 +96,7 @@ typedef struct {
   guint pair_samples;           /* packet-pair samples taken */
   gdouble reactions_per_loss;   /* rho, the compensation factor of alpha */
   gboolean loss_driven;         /* within loss_memory of a loss reaction:
-                                 * alpha without e^(-Y beta) */
+                                 * alpha without e^(-Y beta), no K/(K+q) */
 } GstErapLibraState;
 
 void gst_erap_libra_params_init (GstErapLibraParams * p);
