@@ -10,6 +10,7 @@ figure (root; traffic only inside the testbed's namespaces):
   sudo experiments/libra/libra_topo.py cross        # Fig. 7
   sudo experiments/libra/libra_topo.py friendliness # Fig. 8
   sudo experiments/libra/libra_topo.py half         # the loss law's 1/2
+  sudo experiments/libra/libra_topo.py alpha        # 10 Mbit/s: Libra's C
   /usr/bin/python3 experiments/libra/libra_topo.py plot
   sudo experiments/libra/libra_topo.py smoke        # the CI smoke (~40 s)
 
@@ -41,6 +42,11 @@ friendliness: 4 Libra + 4 cubic flows (each of RTT 20, 60, 120, 180 ms once
               significantly affected" (the cubic flows' mean >= 0.8 x what
               they get among cubic only) and Libra not starved (a Libra
               flow's mean within 0.67-1.5 of a cubic flow's).
+alpha:        the issue's 10 Mbit/s friendliness setup (3 Libra + 3 cubic,
+              RTT 30/90/180 ms, 80 packets) for Libra's C = 10 (packet
+              pairs: alpha as published, also with the delay brakes always
+              on, and with the default floor libra-tcp-rtt), 20, 40 and 100
+              Mbit/s: how alpha = X C sets Libra against TCP.
 half:         the loss law W -= W B / (2 (T+A)) with and without its 1/2
               (libra-loss-divisor 2 / 1): the topology's Libra runs and the
               friendliness mix with divisor 1 (divisor 2 is the default,
@@ -384,7 +390,7 @@ def topo_runs(a, buffers, protos, libra_opts="", tag=""):
 
 def exp_topology(a):
     res = load(a).get("topology", {})
-    res.update(topo_runs(a, a.buffers, a.protos.split(",")))
+    res.update(topo_runs(a, a.buffers, a.protos.split(","), tag=a.tag))
     res["rtts_ms"] = TOPO_RTTS
     res["rate_bps"] = a.rate
     save(a, "topology", res)
@@ -509,6 +515,96 @@ def exp_half(a):
         res["friendliness-b%d" % b] = friend_figures(fr, base)
     save(a, "half", res)
     exp_plot(a)
+
+
+ALPHA_VARIANTS = [
+    ("C 10 (pairs), alpha as published, brakes always", 0,
+     "libra-tcp-rtt=0 libra-loss-memory=0"),
+    ("C 10 (pairs), alpha as published", 0, "libra-tcp-rtt=0"),
+    ("C 10 (pairs), default (floor 75)", 0, ""),
+    ("C 20", 20e6, "libra-tcp-rtt=0"),
+    ("C 40", 40e6, "libra-tcp-rtt=0"),
+    ("C 100 (paper)", 100e6, "")]
+ALPHA_RTTS = [30, 90, 180]
+
+
+def exp_alpha(a):
+    """the issue's friendliness setup (10 Mbit/s, 80-packet queue, three
+    Libra + three cubic flows of RTT 30/90/180 ms, against six cubic) for
+    Libra's C = 10 Mbit/s (packet pairs) with alpha as published (with
+    and without the delay brakes always on) and with the default floor,
+    and for C = 20, 40, 100 Mbit/s configured: alpha = X C sets Libra's
+    aggressiveness relative to TCP"""
+    a.rate = 10e6
+    res = {"rate_bps": a.rate, "queue_pkts": 80, "variants": []}
+    base = [run_flows(a, "alpha-cubic6-%d" % (i + 1),
+                      [("cubic", t) for t in ALPHA_RTTS] * 2, 80,
+                      seed=i + 1) for i in range(a.runs)]
+    bflow = means(base, lambda r: sum(f["common_mbps"]
+                                      for f in r["flows"]) / 6)
+    res["cubic_flow_baseline_mbps"] = bflow
+    res["baseline"] = base
+    cap0 = a.libra_capacity
+    for label, cap, opts in ALPHA_VARIANTS:
+        a.libra_capacity = cap
+        runs = [run_flows(a, "alpha-v%d-%d" % (
+            len(res["variants"]) + 1, i + 1),
+            [("libra", t) for t in ALPHA_RTTS] +
+            [("cubic", t) for t in ALPHA_RTTS], 80, seed=i + 1,
+            libra_opts=opts) for i in range(a.runs)]
+        lib = means(runs, lambda r: sum(f["common_mbps"] for f in r["flows"]
+                                        if f["proto"] == "libra") / 3)
+        cub = means(runs, lambda r: sum(f["common_mbps"] for f in r["flows"]
+                                        if f["proto"] == "cubic") / 3)
+        v = {"label": label, "capacity": cap, "libra_opts": opts,
+             "libra_flow_mbps": lib, "cubic_flow_mbps": cub,
+             "libra_over_cubic": lib / max(1e-9, cub),
+             "cubic_vs_baseline": cub / max(1e-9, bflow),
+             "libra_mbps": [means(runs, lambda r, i=i: r["flows"][i]
+                                  ["common_mbps"]) for i in range(3)],
+             "runs": runs}
+        v["met"] = bool(v["cubic_vs_baseline"] >= FRIEND_GOAL_TCP and
+                        FRIEND_GOAL_SHARE[0] <= v["libra_over_cubic"] <=
+                        FRIEND_GOAL_SHARE[1])
+        print("-- alpha %s: Libra flow %.2f, cubic flow %.2f (among cubic "
+              "%.2f): Libra/cubic %.2f, cubic now/then %.2f: %s" % (
+                  label, lib, cub, bflow, v["libra_over_cubic"],
+                  v["cubic_vs_baseline"], "met" if v["met"] else "not met"),
+              flush=True)
+        res["variants"].append(v)
+    a.libra_capacity = cap0
+    save(a, "alpha", res)
+    exp_plot(a)
+
+
+def plot_alpha(a, res):
+    plt = _plt()
+    vs = res["variants"]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    xs = range(len(vs))
+    ax.bar([x - 0.18 for x in xs], [v["libra_over_cubic"] for v in vs], 0.36,
+           color=COLORS["libra"], label="Libra flow / cubic flow")
+    ax.bar([x + 0.18 for x in xs], [v["cubic_vs_baseline"] for v in vs],
+           0.36, color=COLORS["cubic"],
+           label="cubic flow / cubic flow among cubic only")
+    for x, v in zip(xs, vs):
+        ax.text(x - 0.18, v["libra_over_cubic"] + 0.02,
+                "%.2f" % v["libra_over_cubic"], ha="center", fontsize=7)
+        ax.text(x + 0.18, v["cubic_vs_baseline"] + 0.02,
+                "%.2f" % v["cubic_vs_baseline"], ha="center", fontsize=7)
+    ax.axhspan(FRIEND_GOAL_SHARE[0], FRIEND_GOAL_SHARE[1], color="tab:green",
+               alpha=0.08, label="goal for Libra/cubic (0.67-1.5)")
+    ax.axhline(FRIEND_GOAL_TCP, color="tab:blue", lw=0.7, ls=":",
+               label="goal for cubic (>= 0.8)")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([v["label"].replace(", ", ",\n") for v in vs],
+                       fontsize=6)
+    ax.set_title("3 Libra + 3 cubic (RTT 30/90/180 ms), 10 Mbit/s, 80 pkts:"
+                 " Libra's C in alpha = X C", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(a.figs, "alpha.png"), dpi=90)
+    plt.close(fig)
 
 
 def exp_smoke(a):
@@ -748,13 +844,109 @@ def exp_plot(a):
         plot_cross(a, res["cross"])
     if "friendliness" in res:
         plot_friend(a, res["friendliness"], res.get("half", {}))
+    if "alpha" in res:
+        plot_alpha(a, res["alpha"])
+
+
+def _m(xs):
+    return sum(xs) / max(1, len(xs))
+
+
+def exp_report(a):
+    """markdown tables of DIR/results.json (for docs/results.md)"""
+    res = load(a)
+    out = []
+    c = res.get("capacity")
+    if c:
+        out.append("| 100 Mbit/s, 83 pkts, 8 flows, 20 s | utilization "
+                   "(2nd half) | emulator CPU | socket drops | ERAP senders "
+                   "CPU | load avg |")
+        out.append("|---|---|---|---|---|---|")
+        for p in ("cubic", "libra"):
+            r = c[p]
+            out.append("| %s | %.3f (%.3f) | %.1f s (%.0f %% of a core) | %s "
+                       "| %.1f s | %.1f-%.1f |" % (
+                           p, r["utilization"], r["utilization_2nd_half"],
+                           r["emulator_cpu_s"],
+                           100 * r["emulator_cpu_s"] / r["wall_s"],
+                           r["emulator_socket_drops"], r["erap_sender_cpu_s"],
+                           r["loadavg"][0], r["loadavg"][1]))
+        out.append("")
+    t = res.get("topology")
+    h = res.get("half", {}).get("topology", {})
+    if t:
+        out.append("| run | buffer | Mbit/s by RTT %s ms (mean of runs) | "
+                   "Jain (runs) | utilization (runs) |" %
+                   "/".join(str(x) for x in TOPO_RTTS))
+        out.append("|---|---|---|---|---|")
+        keys = [k for k in t if isinstance(t[k], dict) and "runs" in t[k]]
+        keys += [k for k in h if isinstance(h[k], dict) and "runs" in h[k]]
+        for k in keys:
+            v = t.get(k) or h.get(k)
+            out.append("| %s | %d | %s | %s | %s |" % (
+                k.rsplit("-b", 1)[0] + (" " + k.split("-", 2)[2]
+                                        if k.count("-") > 1 else ""),
+                v["queue_pkts"],
+                " / ".join("%.1f" % x for x in v["mean_mbps"]),
+                ", ".join("%.3f" % x for x in v["jain"]),
+                ", ".join("%.3f" % x for x in v["utilization"])))
+        out.append("")
+    cr = res.get("cross")
+    if cr:
+        out.append("| cross flows k | %s |" % " | ".join(
+            p for p in PROTOS if p in cr))
+        out.append("|---|%s" % ("---|" * len([p for p in PROTOS if p in cr])))
+        for k in range(5):
+            out.append("| %d | %s |" % (k, " | ".join(
+                "%.2f (%.1f of %.1f Mbit/s)" % (
+                    cr[p][k]["short_over_fair"], cr[p][k]["short_mbps"],
+                    cr[p][k]["fair_mbps"]) for p in PROTOS if p in cr)))
+        out.append("")
+    fr = res.get("friendliness", {})
+    for b in PAPER_BUFFERS:
+        for lab, f in (("with the 1/2", fr.get("b%d" % b)),
+                       ("without the 1/2", res.get("half", {}).get(
+                           "friendliness-b%d" % b))):
+            if not f:
+                continue
+            out.append("* buffer %d, %s: Libra flow %.2f, cubic flow %.2f "
+                       "Mbit/s: Libra/cubic **%.2f** (runs %s; per RTT %s: "
+                       "%s); cubic flow among 8 cubic %s: cubic now/then "
+                       "**%s**; %s" % (
+                           f["queue_pkts"], lab, f["libra_flow_mbps"],
+                           f["cubic_flow_mbps"], f["libra_over_cubic"],
+                           ", ".join("%.2f" % x for x in
+                                     f["per_run_libra_over_cubic"]),
+                           "/".join(str(x) for x in FRIEND_RTTS),
+                           " / ".join("%.2f" % x for x in
+                                      f["per_rtt_libra_over_cubic"]),
+                           "%.2f" % f["cubic_flow_baseline_mbps"]
+                           if f.get("cubic_flow_baseline_mbps") else "-",
+                           "%.2f" % f["cubic_vs_baseline"]
+                           if f.get("cubic_vs_baseline") else "-",
+                           "met" if f["met"] else "not met"))
+    if fr:
+        out.append("")
+    al = res.get("alpha")
+    if al:
+        out.append("| Libra's C (alpha = 2C) | Libra flow | cubic flow | "
+                   "Libra/cubic (0.67-1.5) | cubic now/then (>= 0.8) |")
+        out.append("|---|---|---|---|---|")
+        for v in al["variants"]:
+            out.append("| %s | %.2f | %.2f | %.2f | %.2f |" % (
+                v["label"], v["libra_flow_mbps"], v["cubic_flow_mbps"],
+                v["libra_over_cubic"], v["cubic_vs_baseline"]))
+        out.append("(cubic flow among six cubic: %.2f Mbit/s)" %
+                   al["cubic_flow_baseline_mbps"])
+    print("\n".join(out))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("what", choices=("capacity", "topology", "cross",
-                                     "friendliness", "half", "plot", "smoke"))
+                                     "friendliness", "half", "alpha", "plot",
+                                     "report", "smoke"))
     ap.add_argument("--build", default=os.environ.get(
         "TWOFLOW_BUILD_ROOT", os.path.join(ROOT, "build")))
     ap.add_argument("--out", default="/tmp/libra-topo")
@@ -777,6 +969,9 @@ def main():
     ap.add_argument("--libra-opts", default="",
                     help="more erapsink properties for every Libra flow, "
                     "e.g. \"libra-loss-memory=0\"")
+    ap.add_argument("--tag", default="",
+                    help="topology: suffix of the result keys, for a variant"
+                    " run with --libra-opts (e.g. -nomem)")
     ap.add_argument("--emulator", help="twoflow-linkemu binary")
     ap.add_argument("--skip-unless-root", action="store_true")
     a = ap.parse_args()
@@ -787,6 +982,9 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     if a.what == "plot":
         exp_plot(a)
+        return 0
+    if a.what == "report":
+        exp_report(a)
         return 0
     emu = a.emulator or os.path.join(a.build, "tools", "linkemu",
                                      "twoflow-linkemu")
@@ -802,7 +1000,8 @@ def main():
             return 77
         return exp_smoke(a)
     {"capacity": exp_capacity, "topology": exp_topology, "cross": exp_cross,
-     "friendliness": exp_friendliness, "half": exp_half}[a.what](a)
+     "friendliness": exp_friendliness, "half": exp_half,
+     "alpha": exp_alpha}[a.what](a)
     print("results in %s" % a.out)
     return 0
 

@@ -152,6 +152,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
 #define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
 #define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
+#define DEFAULT_LIBRA_TCP_RTT       GST_ERAP_LIBRA_DEFAULT_TCP_RTT
 
 enum {
   PROP_0,
@@ -180,6 +181,7 @@ enum {
   PROP_LIBRA_QUEUE_REF,
   PROP_LIBRA_LOSS_DIVISOR,
   PROP_LIBRA_LOSS_MEMORY,
+  PROP_LIBRA_TCP_RTT,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -572,6 +574,21 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-tcp-rtt:
+   *
+   * T_ref in seconds: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
+   * so that in the loss-driven balance Libra is never less aggressive than
+   * a Reno flow of RTT T_ref (on slow links, where alpha = X*C with C in
+   * Mbit/s would starve it beside TCP; docs/erap.md). 0 gives alpha as
+   * published.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
+      g_param_spec_double ("libra-tcp-rtt", "Libra TCP reference RTT",
+          "Libra's alpha is at least that of Reno parity at this RTT (s; "
+          "0 = alpha as published)", 0, 10, DEFAULT_LIBRA_TCP_RTT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -653,6 +670,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
   sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
   sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
+  sink->libra.tcp_rtt = DEFAULT_LIBRA_TCP_RTT;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -839,6 +857,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_LOSS_MEMORY:
       sink->libra.loss_memory = g_value_get_double (value);
       break;
+    case PROP_LIBRA_TCP_RTT:
+      sink->libra.tcp_rtt = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -937,6 +958,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_LOSS_MEMORY:
       g_value_set_double (value, sink->libra.loss_memory);
+      break;
+    case PROP_LIBRA_TCP_RTT:
+      g_value_set_double (value, sink->libra.tcp_rtt);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

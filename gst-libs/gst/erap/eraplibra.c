@@ -76,6 +76,7 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->queue_ref = 0.1;
   p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
   p->loss_memory = GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY;
+  p->tcp_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_RTT;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -200,14 +201,19 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
     gdouble t)
 {
   gdouble span = info->max_rtt - info->min_rtt;
+  gdouble scale;
 
   l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
       1.0);
   l->cap_used = capacity_mbps (cc, l, info);
+  scale = l->p.x * l->cap_used;
+  /* never below a Reno flow of tcp_rtt (eraplibra.h, deviation 3) */
+  if (l->p.tcp_rtt > 0)
+    scale = MAX (scale, 1.5 * l->p.b / (MAX (l->p.loss_divisor, 1e-3) *
+            l->p.tcp_rtt * l->p.tcp_rtt));
   /* losses keep coming: the brake would only hand loss-based cross
    * traffic the bandwidth (eraplibra.h, deviation 2) */
-  l->alpha = l->p.x * l->cap_used *
-      (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
+  l->alpha = scale * (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
   if (l->p.cluster_compensation)
     l->alpha /= l->losses_per_reaction;
 }

@@ -35,6 +35,16 @@
  * brakes are back. At each switch the rate state is converted so that the
  * rate sent does not jump. Flows behind one queue see the same overflows,
  * so they switch alike and alpha stays common.
+ *
+ * Deviation 3 (a floor on alpha's scale): the balance R = sqrt(D alpha /
+ * (p B)) (D = 2, the loss law's divisor) equals Reno's sqrt(1.5/p)/T at
+ * T = sqrt(1.5 B / (D alpha)). With alpha = X C and C in Mbit/s that is
+ * 61 ms at the paper's 100 Mbit/s but 194 ms at 10 Mbit/s, where Libra
+ * beside TCP flows of 30-180 ms is starved by its own law. X C is
+ * therefore raised to at least 1.5 B / (D T_ref^2) (75 for T_ref =
+ * 100 ms): never less aggressive than a Reno flow of T_ref. Above
+ * 37.5 Mbit/s (X = 2) the paper's alpha is untouched; the floor is a
+ * constant, so flows sharing a link keep a common alpha.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__
@@ -53,6 +63,8 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 #define GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR 2.0
 /* seconds after a loss reaction without the delay brake (see above) */
 #define GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY 10.0
+/* the RTT of the Reno flow whose rate alpha's floor matches (see above) */
+#define GST_ERAP_LIBRA_DEFAULT_TCP_RTT 0.1
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
@@ -85,6 +97,9 @@ typedef struct {
   gdouble loss_memory;          /* seconds after a loss reaction without
                                  * the delay brakes (beta taken as 0, no
                                  * K/(K+q)), default 10; 0: never */
+  gdouble tcp_rtt;              /* T_ref, seconds: X C is raised to at
+                                 * least 1.5 B / (D T_ref^2), default 0.1;
+                                 * 0: alpha as published */
 } GstErapLibraParams;
 
 typedef struct {

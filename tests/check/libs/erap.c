@@ -735,6 +735,8 @@ GST_START_TEST (test_libra_laws)
   lp.y = 1.5;
   lp.capacity = 10e6;
   lp.state = GST_ERAP_LIBRA_WINDOW;
+  fail_unless_equals_float (lp.tcp_rtt, 0.1);
+  lp.tcp_rtt = 0;               /* alpha as published */
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
   info.now = 1.0;
@@ -980,6 +982,7 @@ held_queue_rate (gdouble loss_memory, gdouble tau)
 
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
+  lp.tcp_rtt = 0;
   lp.queue_ref = 0;
   lp.loss_memory = loss_memory;
   fail_unless (gst_erap_libra_configure (cc, &lp));
@@ -1021,6 +1024,7 @@ GST_START_TEST (test_libra_loss_memory)
   gst_erap_libra_params_init (&lp);
   fail_unless_equals_float (lp.loss_memory, 10.0);
   lp.capacity = 10e6;
+  lp.tcp_rtt = 0;
   fail_unless (gst_erap_libra_configure (cc, &lp));
   info.srtt = 0.15;
   info.min_rtt = 0.05;
@@ -1123,6 +1127,59 @@ GST_START_TEST (test_libra_loss_memory)
 
 GST_END_TEST;
 
+/* alpha's floor: X C is raised to Reno parity at tcp_rtt, 1.5 B/(D T^2),
+ * on a slow link and left alone on a fast one; on the virtual link the
+ * flow's rate is then where the balance puts it, Reno's sqrt(1.5/p)/T_ref
+ * (within the AIMD's usual 5-15 % below). */
+GST_START_TEST (test_libra_tcp_floor)
+{
+  GstErapCC *cc;
+  GstErapLibraParams lp;
+  GstErapLibraState ls;
+  GstErapCCInfo info = { 0 };
+  guint64 reactions;
+  gdouble r, reno;
+
+  gst_erap_libra_params_init (&lp);
+  lp.state = GST_ERAP_LIBRA_WINDOW;
+  info.now = 1;
+  info.srtt = 0.1;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.1;           /* beta = 0 */
+  info.packet_size = 1000;
+  info.seqno = 1;
+  {
+    struct { gdouble cap, tcp_rtt, div, alpha; } c[] = {
+      {10e6, 0.1, 2, 75}, {10e6, 0, 2, 20}, {100e6, 0.1, 2, 200},
+      {10e6, 0.1, 1, 150}, {10e6, 0.2, 2, 20},     /* 18.75 < X C */
+    };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (c); i++) {
+      cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+      lp.capacity = c[i].cap;
+      lp.tcp_rtt = c[i].tcp_rtt;
+      lp.loss_divisor = c[i].div;
+      fail_unless (gst_erap_libra_configure (cc, &lp));
+      cc->ops->on_ack (cc, &info);
+      gst_erap_libra_get_state (cc, &ls);
+      fail_unless (rel_eq (ls.alpha, c[i].alpha, 1e-12), "%u: %g vs %g", i,
+          ls.alpha, c[i].alpha);
+      gst_erap_cc_free (cc);
+    }
+  }
+  /* 10 Mbit/s, p = 1 %: Reno at 100 ms would get 122 packets/s; the
+   * published alpha (20) gives 63 at most, the floor (75) 122 */
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  r = steady_rate ("libra", &lp, 90, 0.01, 100, 600, &reactions);
+  reno = sqrt (1.5 / 0.01) / 0.1;
+  GST_INFO ("floor: %.1f packets/s, Reno at 100 ms %.1f", r, reno);
+  fail_unless (r > 0.8 * reno && r < 1.05 * reno, "%g vs %g", r, reno);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_libra_rtt_independent)
 {
   static const guint rtts[] = { 30, 90, 180 };
@@ -1134,6 +1191,7 @@ GST_START_TEST (test_libra_rtt_independent)
 
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
+  lp.tcp_rtt = 0;               /* the law as published */
   expect = sqrt (2 * lp.x * lp.capacity / 1e6 / (p * lp.b));
   for (i = 0; i < 3; i++) {
     lp.cluster_compensation = TRUE;
@@ -1196,6 +1254,7 @@ pair_times (guint64 seed, gdouble * ipg)
   sim = erap_sim_new (&c, &rc, 20 * MS);
   gst_erap_libra_params_init (&lp);
   lp.x = 0;                     /* alpha = 0: W and the slices stay put */
+  lp.tcp_rtt = 0;
   lp.seed = seed;
   gst_erap_libra_configure (gst_erap_sender_get_cc (sim->sender), &lp);
   sim->sent = pairs_sent;
@@ -1626,6 +1685,7 @@ erap_suite (void)
   tcase_add_test (tc, test_libra_rtt_independent);
   tcase_add_test (tc, test_libra_loss_memory);
   tcase_add_test (tc, test_libra_pair_losses);
+  tcase_add_test (tc, test_libra_tcp_floor);
   tcase_add_test (tc, test_libra_pair_pacing);
   tcase_add_test (tc, test_libra_packet_pair_estimate);
   tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);
