@@ -612,10 +612,11 @@ def exp_smoke(a):
     Mbit/s link with an 80-packet buffer (the setup in which three Libra
     flows got 0.79 of 10 Mbit/s beside three cubic flows), --duration s:
     the link is used, the four flows overlap, both Libra flows carry data
-    at comparable rates (within 2x), and Libra is not starved nor
-    starving (its mean flow within 0.5-2 of cubic's, wire rates while all
-    four send; measured 1.15, and 0.37 with libra-loss-memory=0)."""
+    at comparable rates (within 2x), and Libra with erapsink's defaults
+    (C from packet pairs) is not starved nor starving (its mean flow
+    within 0.5-2 of cubic's, wire rates while all four send)."""
     a.rate = 10e6
+    a.libra_capacity = 0        # erapsink's default: C from packet pairs
     flows = [("libra", 20), ("libra", 120), ("cubic", 20), ("cubic", 120)]
     r = run_flows(a, "smoke", flows, 80, duration=a.duration)
     # the window all four flows were sending (their wire rates there)
