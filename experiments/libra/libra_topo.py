@@ -601,7 +601,8 @@ def plot_alpha(a, res):
                        fontsize=6)
     ax.set_title("3 Libra + 3 cubic (RTT 30/90/180 ms), 10 Mbit/s, 80 pkts:"
                  " Libra's C in alpha = X C", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_ylim(0, 2.3)
+    ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(os.path.join(a.figs, "alpha.png"), dpi=90)
     plt.close(fig)
@@ -691,6 +692,7 @@ def plot_rates(r, png, smooth_s=2.0):
 def plot_topology(a, res, half):
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    last = None
     for ax, b in zip(axes, PAPER_BUFFERS):
         for proto in PROTOS + ("libra-nohalf",):
             key = "%s-b%d" % (proto, b)
@@ -701,6 +703,7 @@ def plot_topology(a, res, half):
             t = src.get(key)
             if not t:
                 continue
+            last = t
             for r in t["runs"]:
                 ax.plot(TOPO_RTTS, [f["common_mbps"] for f in r["flows"]],
                         ".", color=COLORS[proto], alpha=0.4)
@@ -716,9 +719,12 @@ def plot_topology(a, res, half):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[0].set_ylabel("Mbit/s per flow at the bottleneck (dots: runs)")
-    fig.suptitle("8 flows, %g Mbit/s bottleneck (the paper's 100 scaled), "
+    fig.suptitle("8 flows, %g Mbit/s bottleneck%s, "
                  "%d runs x %d s" % (res["rate_bps"] / 1e6,
-                                     len(t["runs"]), t["runs"][0]
+                                     " (the paper's)" if res["rate_bps"] ==
+                                     PAPER_RATE else
+                                     " (the paper's 100 scaled)",
+                                     len(last["runs"]), last["runs"][0]
                                      ["duration_s"]))
     fig.tight_layout()
     fig.savefig(os.path.join(a.figs, "topo-throughput.png"), dpi=90)
