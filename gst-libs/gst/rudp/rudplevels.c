@@ -115,6 +115,7 @@ struct _GstRudpReceiver {
   /* the loss-free stretch at the current level, towards an increase */
   GstClockTime clean_start;     /* arrival of its first packet; NONE */
   GstClockTime clean_last;      /* and of its last */
+  guint64 clean_bytes;          /* sizes of its packets but the first */
   guint64 clean_packets;
 
   GstClockTime srtt;
@@ -220,15 +221,17 @@ increase_wait (GstRudpReceiver * r)
 static gboolean
 level_carried (GstRudpReceiver * r)
 {
-  gdouble span, want;
+  gdouble span;
 
   if (r->clean_packets < GST_RUDP_TIME_RULE_PACKETS)
     return FALSE;
   if (r->mean_size <= 0)
-    return TRUE;
+    return TRUE;                /* no sizes given: no rate to check */
+  /* the bytes after the first packet, over the time since it came (in
+   * bytes, not packets: a small first packet, e.g. a payloader's config,
+   * would skew a mean size for tens of packets) */
   span = (gdouble) (r->clean_last - r->clean_start) / GST_SECOND;
-  want = r->c.levels.rate[r->level] / 8.0 / r->mean_size;      /* packets/s */
-  return (r->clean_packets - 1) >= 0.875 * want * span;
+  return r->clean_bytes >= 0.875 * (r->c.levels.rate[r->level] / 8.0) * span;
 }
 
 /* When the stretch at the current level is long enough to go up (NONE:
@@ -295,6 +298,7 @@ clean_reset (GstRudpReceiver * r)
 {
   r->clean_start = GST_CLOCK_TIME_NONE;
   r->clean_last = GST_CLOCK_TIME_NONE;
+  r->clean_bytes = 0;
   r->clean_packets = 0;
 }
 
@@ -356,6 +360,8 @@ gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     /* sent at the current level: evidence for (or against) going up */
     if (!GST_CLOCK_TIME_IS_VALID (r->clean_start))
       r->clean_start = now;
+    else                        /* (an unknown size: the mean's) */
+      r->clean_bytes += size > 0 ? size : (guint64) r->mean_size;
     r->clean_last = now;
     r->clean_packets++;
   }

@@ -704,6 +704,21 @@ GST_START_TEST (test_receiver_climb_time)
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
   gst_rudp_receiver_free (r);
 
+  /* the arrival rate is counted in bytes: a small first packet (a
+   * payloader's config, 169 bytes) then 1012-byte packets at level 0's
+   * 20,000 bytes/s go up at the third packet, as 1012-byte ones do (a
+   * rate in packets of the mean size, which starts at 169, took tens of
+   * packets) */
+  c.increase_time = 10 * MS;
+  r = gst_rudp_receiver_new (&c);
+  for (i = 0; i < 3; i++) {
+    gst_rudp_receiver_packet (r, i, i == 0 ? 169 : 1012, i * 50 * MS);
+    if (gst_rudp_receiver_advance (r, i * 50 * MS))
+      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+  }
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
+  gst_rudp_receiver_free (r);
+
   /* with increase_time 0 the same packets give no increase and no
    * increase wakeup (the packets-only rule) */
   c.increase_time = 0;
