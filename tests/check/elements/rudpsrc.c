@@ -405,6 +405,164 @@ GST_START_TEST (test_stock_chain)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* NAT traversal: rudpsrc's hello, rudpsink's learn-peer */
+
+#define NAT_KEY "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d"
+
+typedef struct {
+  GstElement *rx, *tx, *src, *sink, *out;
+} NatPair;
+
+/* The sender to READY (its socket bound: bound-port), the receiver saying
+ * hello to it, then, after @wait_us, the sender playing. */
+static void
+nat_start (NatPair * p, const gchar * rx_opts, const gchar * tx_opts,
+    gulong wait_us)
+{
+  gchar *desc;
+  guint port;
+
+  desc = g_strdup_printf ("videotestsrc num-buffers=25 ! "
+      "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
+      "rtpgstpay mtu=1000 config-interval=1 ! "
+      "rudpsink name=sink learn-peer=true rate=1600000 %s", tx_opts);
+  p->tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (p->tx != NULL);
+  p->sink = gst_bin_get_by_name (GST_BIN (p->tx), "sink");
+  fail_unless (gst_element_set_state (p->tx, GST_STATE_READY) ==
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_get (p->sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  desc = g_strdup_printf ("rudpsrc name=src address=127.0.0.1 port=0 "
+      "hello-host=127.0.0.1 hello-port=%u hello-interval=50000000 %s "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\" ! rtpjitterbuffer latency=100 ! rtpgstdepay ! "
+      "fakesink name=out", port, rx_opts);
+  p->rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (p->rx != NULL);
+  p->src = gst_bin_get_by_name (GST_BIN (p->rx), "src");
+  p->out = gst_bin_get_by_name (GST_BIN (p->rx), "out");
+  fail_unless (gst_element_set_state (p->rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  g_usleep (wait_us);
+  fail_unless (gst_element_set_state (p->tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+}
+
+static void
+nat_stop (NatPair * p)
+{
+  gst_element_set_state (p->tx, GST_STATE_NULL);
+  gst_element_set_state (p->rx, GST_STATE_NULL);
+  gst_object_unref (p->src);
+  gst_object_unref (p->sink);
+  gst_object_unref (p->out);
+  gst_object_unref (p->tx);
+  gst_object_unref (p->rx);
+}
+
+static void
+nat_delivered (const gchar * rx_opts, const gchar * tx_opts)
+{
+  NatPair p;
+  GstMessage *m = NULL;
+  GstStructure *st;
+  guint64 frames = 0;
+  gchar *want;
+  const gchar *peer;
+
+  nat_start (&p, rx_opts, tx_opts, 300000);
+  fail_unless (bus_wait (p.tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+          10 * GST_SECOND, &m));
+  fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  g_usleep (300000);            /* the jitterbuffer's latency */
+  g_object_get (p.out, "stats", &st, NULL);
+  gst_structure_get_uint64 (st, "rendered", &frames);
+  gst_structure_free (st);
+  /* every frame crossed, none was due before the hello */
+  fail_unless_equals_uint64 (frames, 25);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "dropped-no-peer"), 0);
+  fail_unless (stat_u64 (p.sink, "hellos") >= 1);
+  fail_unless (stat_u64 (p.src, "hellos-sent") >= stat_u64 (p.sink,
+          "hellos"));
+  fail_unless_equals_uint64 (stat_u64 (p.src, "hello-errors"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-foreign"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-forged"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "auth-failures"), 0);
+  /* the destination: the receiver's own socket, where the hello left */
+  g_object_get (p.sink, "stats", &st, NULL);
+  peer = gst_structure_get_string (st, "peer");
+  want = g_strdup_printf ("127.0.0.1:%d", src_port (p.src));
+  fail_unless_equals_string (peer, want);
+  g_free (want);
+  gst_structure_free (st);
+  /* the receiver's feedback came back through the same mapping: the
+   * sender's answers reached it */
+  fail_unless (stat_u64 (p.sink, "feedback-received") > 0);
+  fail_unless (stat_u64 (p.src, "notices-received") > 0);
+  nat_stop (&p);
+}
+
+GST_START_TEST (test_learn_peer)
+{
+  nat_delivered ("hello-id=7", "host=127.0.0.1 hello-id=7 "
+      "rate-control=receiver");
+  /* SRTP: the hello is SRTCP */
+  nat_delivered ("hello-id=8 key=" NAT_KEY, "host=127.0.0.1 hello-id=8 "
+      "rate-control=receiver key=" NAT_KEY);
+}
+
+GST_END_TEST;
+
+/* A hello counts only from the address the sender was given (no
+ * reflection) and, keyed, only as authentic SRTCP; until one counts
+ * nothing reaches the receiver. */
+static void
+nat_refused (const gchar * rx_opts, const gchar * tx_opts,
+    const gchar * counter)
+{
+  NatPair p;
+  GstMessage *m = NULL;
+  GstStructure *st;
+
+  nat_start (&p, rx_opts, tx_opts, 300000);
+  fail_unless (bus_wait (p.tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+          10 * GST_SECOND, &m));
+  fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  fail_unless (stat_u64 (p.src, "hellos-sent") >= 10);
+  fail_unless (stat_u64 (p.sink, counter) >= 10, "%s %" G_GUINT64_FORMAT,
+      counter, stat_u64 (p.sink, counter));
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos"), 0);
+  fail_unless (stat_u64 (p.sink, "dropped-no-peer") > 0);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "received"), 0);
+  g_object_get (p.sink, "stats", &st, NULL);
+  fail_unless_equals_string (gst_structure_get_string (st, "peer"), "");
+  gst_structure_free (st);
+  nat_stop (&p);
+}
+
+GST_START_TEST (test_learn_peer_refused)
+{
+  /* the control peer is 127.0.0.2; the hellos come from 127.0.0.1 */
+  nat_refused ("hello-id=9", "host=127.0.0.2 hello-id=9", "hellos-foreign");
+  /* a plain hello to a keyed sink */
+  nat_refused ("hello-id=10", "host=127.0.0.1 hello-id=10 key=" NAT_KEY,
+      "hellos-forged");
+  /* SRTCP under another key: not authentic either (it cannot be told
+   * from other forged SRTCP: counted as an authentication failure) */
+  nat_refused ("hello-id=11 key=" NAT_KEY,
+      "host=127.0.0.1 hello-id=11 "
+      "key=ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d",
+      "auth-failures");
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsrc_suite (void)
 {
@@ -417,6 +575,8 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_rtt_from_notices);
   tcase_add_test (tc, test_feedback_through_outage);
   tcase_add_test (tc, test_stock_chain);
+  tcase_add_test (tc, test_learn_peer);
+  tcase_add_test (tc, test_learn_peer_refused);
   return s;
 }
 
