@@ -563,6 +563,115 @@ GST_START_TEST (test_learn_peer_refused)
 
 GST_END_TEST;
 
+/* Runs the timers pending up to @until on the test clock. */
+static void
+crank_to (GstTestClock * tc, GstClockTime until)
+{
+  for (;;) {
+    GList *ids = NULL;
+    GstClockTime t;
+
+    if (!gst_test_clock_timed_wait_for_multiple_pending_ids (tc, 1, 2000,
+            &ids))
+      return;
+    t = gst_clock_id_get_time (ids->data);
+    g_list_free_full (ids, (GDestroyNotify) gst_clock_id_unref);
+    if (t > until)
+      return;
+    fail_unless (gst_test_clock_crank (tc));
+  }
+}
+
+/* The next hello on @s (within a second of real time), or FALSE. */
+static gboolean
+next_hello (GSocket * s, gint from_port, guint64 * counter)
+{
+  guint8 data[1500];
+  GSocketAddress *from = NULL;
+  gssize n;
+  guint32 ssrc;
+  guint64 id;
+  gboolean ok;
+
+  g_socket_set_timeout (s, 1);
+  n = g_socket_receive_from (s, &from, (gchar *) data, sizeof (data), NULL,
+      NULL);
+  if (n < 0)
+    return FALSE;
+  ok = gst_rudp_hello_parse (data, n, &ssrc, &id, counter);
+  fail_unless (ok, "not a hello (%d bytes)", (gint) n);
+  fail_unless_equals_uint64 (id, 99);
+  /* from the socket the RTP arrives on */
+  fail_unless_equals_int (g_inet_socket_address_get_port
+      (G_INET_SOCKET_ADDRESS (from)), from_port);
+  g_object_unref (from);
+  return TRUE;
+}
+
+/* On a test clock: a hello at once and every hello-interval until RTP
+ * arrives, then one keepalive-interval after the last one. */
+GST_START_TEST (test_hello_keepalive)
+{
+  GstClock *clock = gst_test_clock_new_with_start_time (GST_SECOND);
+  GstTestClock *tc = GST_TEST_CLOCK (clock);
+  GstHarness *h;
+  GSocketAddress *dest, *rtp_dest;
+  GSocket *s;
+  guint64 c0, c;
+  gchar *desc;
+  gint sport;
+
+  gst_system_clock_set_default (clock);
+  s = test_socket (&dest, 0);
+  g_object_unref (dest);
+  {
+    GSocketAddress *a = g_socket_get_local_address (s, NULL);
+
+    sport = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+    g_object_unref (a);
+  }
+  desc = g_strdup_printf ("rudpsrc address=127.0.0.1 port=0 "
+      "caps=application/x-rtp feedback=false hello-host=127.0.0.1 "
+      "hello-port=%d hello-id=99 hello-interval=1000000000 "
+      "keepalive-interval=15000000000", sport);
+  h = gst_harness_new_parse (desc);
+  g_free (desc);
+  gst_harness_play (h);
+
+  /* at 1 s (start), 2 s, 3 s */
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c0));
+  crank_to (tc, 3 * GST_SECOND);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 1);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 2);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 3);
+
+  /* RTP arrives at 3 s: the next hello is the keepalive at 3 + 15 s */
+  {
+    GSocket *rs = test_socket (&rtp_dest, src_port (el (h, "rudpsrc")));
+
+    send_buf (rs, rtp_dest, rudp_make_packet (0x55, 1, 200));
+    gst_buffer_unref (gst_harness_pull (h));
+    g_object_unref (rs);
+    g_object_unref (rtp_dest);
+  }
+  crank_to (tc, 18 * GST_SECOND - 1);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 3);
+  crank_to (tc, 18 * GST_SECOND);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 3);
+  fail_unless_equals_uint64 (gst_clock_get_time (clock), 18 * GST_SECOND);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 4);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hello-errors"), 0);
+  gst_harness_teardown (h);
+  g_object_unref (s);
+  gst_system_clock_set_default (NULL);
+  gst_object_unref (clock);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsrc_suite (void)
 {
@@ -577,6 +686,7 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_stock_chain);
   tcase_add_test (tc, test_learn_peer);
   tcase_add_test (tc, test_learn_peer_refused);
+  tcase_add_test (tc, test_hello_keepalive);
   return s;
 }
 
