@@ -25,7 +25,7 @@
  * NAT traversal (learn-peer): the same poll reads the receiver's hellos
  * (rudpfeedback.h), and the sans-IO learner (gst-libs/gst/twoflow/
  * twoflowhello.h) decides whether one sets the destination; until one
- * does, the RTP due is dropped and counted.
+ * does, render waits (nothing is queued, so nothing falls due).
  *
  * Everything below runs under the service lock, which is also the lock of
  * the sinks' queues; packets are sent with it held so a sink that stops
@@ -198,6 +198,7 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)));
     g_clear_object (&sink->dest);
     sink->dest = g_object_ref (from);
+    g_cond_broadcast (&sink->space);    /* render waits for it */
   }
   return TRUE;
 }
@@ -444,6 +445,10 @@ gst_rudp_pacer_queue (TwoflowService * s, GstRudpSink * sink, GstBuffer * buf)
   gsize size = gst_buffer_get_size (buf);
 
   twoflow_service_lock (s);
+  /* learn-peer: nothing to send to before the first hello; wait for it
+   * (what would be queued meanwhile could only be dropped) */
+  while (!sink->flushing && sink->learner && !sink->dest)
+    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
   /* backpressure: wait for room; an empty queue takes any buffer */
   while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0
       && gst_rudp_flow_queued_bytes (sink->flow) + size > sink->buffer_size)

@@ -63,8 +63,8 @@
  *   dropped (also counted in `auth-failures`)
  * * `hellos-replayed` (guint64): hellos whose counter was not above the
  *   last accepted one, dropped
- * * `dropped-no-peer` (guint64): RTP packets due before a hello named the
- *   destination, dropped
+ * * `dropped-no-peer` (guint64): RTP packets due while no destination was
+ *   known, dropped (render waits for the first hello, so 0 in practice)
  *
  * ## Security
  *
@@ -93,8 +93,8 @@
  * name (no reflection); with #GstRudpSink:key only an authentic SRTCP
  * hello (plain ones are dropped and counted), and each hello's counter
  * must be above the last one's. The receiver repeats its hello as a
- * keepalive; one from a new port moves the destination. RTP due before the
- * first hello is dropped and counted (`dropped-no-peer`).
+ * keepalive; one from a new port moves the destination. Until the first
+ * hello, render waits (nothing is queued or sent).
  *
  * ## Example launch lines
  * |[
