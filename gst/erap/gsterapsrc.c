@@ -70,6 +70,11 @@
  * gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts
  * ]| Receives what `gst-launch-1.0 filesrc location=video.ts ! erapsink
  * host=127.0.0.1 port=5004` sends, and exits at its end of stream.
+ * |[
+ * gst-launch-1.0 erapsrc port=0 hello-host=SERVER hello-port=5006 hello-id=42 ! filesink location=copy.ts
+ * ]| Behind NAT: says hello from its socket to SERVER's port 5006 until data
+ * comes (then every 15 s); the sender there runs `erapsink learn-peer=true
+ * hello-id=42 bind-port=5006 host=<the NAT's public address>`.
  */
 #define _GNU_SOURCE             /* recvmmsg */
 #ifdef HAVE_CONFIG_H

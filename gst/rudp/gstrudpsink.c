@@ -105,6 +105,11 @@
  * ]| Lets the receiver choose the rate among the 10 default levels
  * (160 kbit/s to 1.6 Mbit/s); receive it with
  * `gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
+ * |[
+ * gst-launch-1.0 videotestsrc is-live=true num-buffers=50 ! video/x-raw,width=160,height=120 ! rtpgstpay mtu=1000 ! rudpsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5008 rate=20000000
+ * ]| Sends to a receiver behind a NAT whose public address is 192.0.2.7,
+ * once its hello arrived; the receiver:
+ * `gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -94,6 +94,12 @@
  * ]| Receives what
  * `gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
  * sends, choosing its rate.
+ * |[
+ * gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
+ * ]| Behind NAT: says hello from its socket to SERVER's port 5008 until RTP
+ * comes, then every 15 s; the sender there runs
+ * `rudpsink learn-peer=true hello-id=42 bind-port=5008 host=<the NAT's
+ * public address>`.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
