@@ -187,7 +187,8 @@ hello_locked (GstErapManager * m, const guint8 * data, gsize len,
   ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from));
   /* the MAC only for a hello from the right address (the learner checks
    * the address first: an outsider's hello costs no key work) */
-  if (s->crypto && h.sealed)
+  if (s->crypto && h.sealed && gst_twoflow_hello_learner_allows (s->learner,
+          g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia)))
     authentic = gst_erap_crypto_open_hello (s->crypto, data, len);
   v = gst_twoflow_hello_learner_handle (s->learner,
       g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia),

@@ -130,6 +130,17 @@ gst_twoflow_hello_learner_free (GstTwoflowHelloLearner * l)
   g_free (l);
 }
 
+gboolean
+gst_twoflow_hello_learner_allows (GstTwoflowHelloLearner * l,
+    const guint8 * addr, gsize addr_len)
+{
+  const guint8 *a;
+  gsize n;
+
+  normalize (addr, addr_len, &a, &n);
+  return n == l->allowed_len && memcmp (a, l->allowed, n) == 0;
+}
+
 GstTwoflowHelloVerdict
 gst_twoflow_hello_learner_handle (GstTwoflowHelloLearner * l,
     const guint8 * addr, gsize addr_len, guint16 port, guint64 counter,
@@ -141,7 +152,7 @@ gst_twoflow_hello_learner_handle (GstTwoflowHelloLearner * l,
 
   normalize (addr, addr_len, &a, &n);
   /* no reflection: only the control peer's address may name a destination */
-  if (n != l->allowed_len || memcmp (a, l->allowed, n) != 0) {
+  if (!gst_twoflow_hello_learner_allows (l, addr, addr_len)) {
     l->st.foreign++;
     return GST_TWOFLOW_HELLO_FOREIGN;
   }

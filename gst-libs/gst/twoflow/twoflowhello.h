@@ -93,6 +93,10 @@ void gst_twoflow_hello_learner_free (GstTwoflowHelloLearner * l);
 GstTwoflowHelloVerdict gst_twoflow_hello_learner_handle (
     GstTwoflowHelloLearner * l, const guint8 * addr, gsize addr_len,
     guint16 port, guint64 counter, gboolean authentic, GstClockTime now);
+/* Whether @addr is the allowed address (the shell may skip checking a
+ * foreign hello's tag: handle() refuses it first anyway). */
+gboolean gst_twoflow_hello_learner_allows (GstTwoflowHelloLearner * l,
+    const guint8 * addr, gsize addr_len);
 void gst_twoflow_hello_learner_get_stats (GstTwoflowHelloLearner * l,
     GstTwoflowHelloLearnerStats * st);
 const gchar *gst_twoflow_hello_verdict_name (GstTwoflowHelloVerdict v);

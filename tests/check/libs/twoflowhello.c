@@ -124,6 +124,8 @@ GST_START_TEST (test_learner_plain)
   GstTwoflowHelloLearner *l = gst_twoflow_hello_learner_new (peer, 4, FALSE);
   GstTwoflowHelloLearnerStats st;
 
+  fail_unless (gst_twoflow_hello_learner_allows (l, peer_mapped, 16));
+  fail_if (gst_twoflow_hello_learner_allows (l, other, 4));
   /* another address is never learnt, whatever it claims */
   fail_unless_equals_int (gst_twoflow_hello_learner_handle (l, other, 4,
           4000, 10, TRUE, 0), GST_TWOFLOW_HELLO_FOREIGN);
