@@ -243,8 +243,9 @@ def main():
             rc, ref_rep, ref_out = fetch(nat.srv, "fetch-ref")
             ref_m = (ref_rep or {}).get("merge", {})
             check(rc == 0 and ref_m.get("output-frames") == 100 and ref_m.get("E_f") == 0,
-                  "fetch without NAT: %s frames, E_f %s" % (ref_m.get("output-frames"),
-                                                            ref_m.get("E_f")))
+                  "fetch without NAT: %s frames, E_f %s, %.1f s after PLAY" % (
+                      ref_m.get("output-frames"), ref_m.get("E_f"),
+                      (ref_rep or {}).get("elapsed", -1)))
             tls = ("--tls-ca", os.path.join(certs, "ca.pem"), "--token", token)
             # (cTCP over TLS adds nothing here: its rUDP hello is the SRTCP
             # one the ERAP run over TLS has)
@@ -258,8 +259,8 @@ def main():
                                          "--essential", ess, server="10.201.0.1:5501",
                                          sec=tls)
                 m = (rep or {}).get("merge", {})
-                what = "--nat --fetch --essential %s (%s, %.1f s)" % (ess, sec,
-                                                                   time.monotonic() - t0)
+                what = "--nat --fetch --essential %s (%s, %.1f s, %.1f s after PLAY)" % (
+                    ess, sec, time.monotonic() - t0, (rep or {}).get("elapsed", -1))
                 check(rc == 0 and m.get("output-frames") == ref_m.get("output-frames")
                       and m.get("E_f") == 0 and m.get("received-b", 0) > 0
                       and all(m.get(k) == ref_m.get(k) for k in
