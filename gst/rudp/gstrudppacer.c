@@ -184,6 +184,7 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
   if (id != sink->hello_id) {
     GST_LOG_OBJECT (sink, "hello for another session (%" G_GUINT64_FORMAT
         ")", id);
+    sink->hellos_unknown++;
     return TRUE;
   }
   ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from));

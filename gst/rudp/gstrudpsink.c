@@ -63,6 +63,7 @@
  *   dropped (also counted in `auth-failures`)
  * * `hellos-replayed` (guint64): hellos whose counter was not above the
  *   last accepted one, dropped
+ * * `hellos-unknown` (guint64): hellos naming another session, ignored
  * * `dropped-no-peer` (guint64): RTP packets due while no destination was
  *   known, dropped (render waits for the first hello, so 0 in practice)
  *
@@ -679,6 +680,7 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "hellos-foreign", G_TYPE_UINT64, sink->last_hello.foreign,
       "hellos-forged", G_TYPE_UINT64, sink->last_hello.forged,
       "hellos-replayed", G_TYPE_UINT64, sink->last_hello.replayed,
+      "hellos-unknown", G_TYPE_UINT64, sink->hellos_unknown,
       "dropped-no-peer", G_TYPE_UINT64, sink->dropped_no_peer, NULL);
   g_free (peer);
   return st;
@@ -748,7 +750,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   }
   sink->bound_port = twoflow_net_local_port (sink->socket);
   memset (&sink->last_hello, 0, sizeof (sink->last_hello));
-  sink->dropped_no_peer = 0;
+  sink->dropped_no_peer = sink->hellos_unknown = 0;
   if (learn) {
     GInetAddress *ia = g_inet_socket_address_get_address (dest);
 

@@ -66,6 +66,7 @@ struct _GstRudpSink {
   GstTwoflowHelloLearner *learner;      /* learn-peer */
   GstTwoflowHelloLearnerStats last_hello;
   guint64 dropped_no_peer;      /* RTP due before a hello named the peer */
+  guint64 hellos_unknown;       /* hellos naming another session */
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;

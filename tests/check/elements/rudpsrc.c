@@ -568,6 +568,8 @@ GST_START_TEST (test_learn_peer_refused)
   /* a plain hello to a keyed sink */
   nat_refused ("hello-id=10", "host=127.0.0.1 hello-id=10 key=" NAT_KEY,
       "hellos-forged");
+  /* a hello naming another session */
+  nat_refused ("hello-id=14", "host=127.0.0.1 hello-id=13", "hellos-unknown");
   /* SRTCP under another key: not authentic either (it cannot be told
    * from other forged SRTCP: counted as an authentication failure) */
   nat_refused ("hello-id=11 key=" NAT_KEY,
