@@ -414,6 +414,8 @@ typedef struct {
   GstElement *rx, *tx, *src, *sink, *out;
 } NatPair;
 
+static guint nat_buffers = 25;  /* frames the sender sends */
+
 /* The sender to READY (its socket bound: bound-port), the receiver saying
  * hello to it, then, after @wait_us, the sender playing (@wait_us 0: the
  * sender plays 200 ms before the receiver starts). */
@@ -424,10 +426,11 @@ nat_start (NatPair * p, const gchar * rx_opts, const gchar * tx_opts,
   gchar *desc;
   guint port;
 
-  desc = g_strdup_printf ("videotestsrc num-buffers=25 ! "
+  desc = g_strdup_printf ("videotestsrc num-buffers=%u is-live=true ! "
       "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
       "rtpgstpay mtu=1000 config-interval=1 ! "
-      "rudpsink name=sink learn-peer=true rate=1600000 %s", tx_opts);
+      "rudpsink name=sink learn-peer=true rate=1600000 %s", nat_buffers,
+      tx_opts);
   p->tx = gst_parse_launch (desc, NULL);
   g_free (desc);
   fail_unless (p->tx != NULL);
@@ -580,6 +583,55 @@ GST_START_TEST (test_learn_peer_refused)
 
 GST_END_TEST;
 
+/* The NAT re-maps the receiver (a hello from a new port, counter higher):
+ * the destination moves there; the same hello again is a replay. */
+GST_START_TEST (test_learn_peer_moved)
+{
+  NatPair p;
+  GSocketAddress *dest, *local;
+  GSocket *s;
+  guint8 hello[GST_RUDP_HELLO_SIZE], data[1500];
+  GstStructure *st;
+  gchar *want;
+  guint port;
+  gssize n;
+
+  nat_buffers = 100;            /* 4 s: the flow runs while it moves */
+  nat_start (&p, "hello-id=16", "host=127.0.0.1 hello-id=16", 0);
+  nat_buffers = 25;
+  g_usleep (300000);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos"), 1);
+  g_object_get (p.sink, "bound-port", &port, NULL);
+  s = test_socket (&dest, port);
+  gst_rudp_hello_write (hello, 0x1234, 16, g_get_real_time () + 1000000000);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  /* the RTP comes here now */
+  g_socket_set_timeout (s, 2);
+  n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL, NULL);
+  fail_unless (n >= 12 && (data[0] >> 6) == 2 && !gst_rudp_is_rtcp (data, n));
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-moved"), 1);
+  local = g_socket_get_local_address (s, NULL);
+  want = g_strdup_printf ("127.0.0.1:%u", g_inet_socket_address_get_port
+      (G_INET_SOCKET_ADDRESS (local)));
+  g_object_get (p.sink, "stats", &st, NULL);
+  fail_unless_equals_string (gst_structure_get_string (st, "peer"), want);
+  gst_structure_free (st);
+  g_free (want);
+  g_object_unref (local);
+  /* replayed: counted, nothing moves */
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  g_usleep (200000);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-replayed"), 1);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-moved"), 1);
+  nat_stop (&p);
+  g_object_unref (s);
+  g_object_unref (dest);
+}
+
+GST_END_TEST;
+
 /* Runs the timers pending up to @until on the test clock. */
 static void
 crank_to (GstTestClock * tc, GstClockTime until)
@@ -704,6 +756,7 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_learn_peer);
   tcase_add_test (tc, test_learn_peer_refused);
   tcase_add_test (tc, test_hello_keepalive);
+  tcase_add_test (tc, test_learn_peer_moved);
   return s;
 }
 
