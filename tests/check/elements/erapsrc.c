@@ -817,6 +817,63 @@ GST_START_TEST (test_learn_peer_forged_refused)
 
 GST_END_TEST;
 
+/* The NAT re-maps the receiver: a hello from a new port (counter higher)
+ * moves the destination there; the same hello again is a replay. */
+GST_START_TEST (test_learn_peer_moved)
+{
+  Keyed k;
+  GSocket *s;
+  GSocketAddress *any, *dest, *local;
+  GInetAddress *lo;
+  GstErapHello h = { 41, 0, 0, FALSE };
+  guint8 hello[GST_ERAP_HELLO_SIZE], data[2048];
+  gchar *peer, *want;
+  guint port;
+  gssize n;
+
+  /* 4 MB at 8 Mbit/s: it is still sending when the NAT moves */
+  nat_start (&k, 4 * 1000 * 1000, "hello-id=41",
+      "host=127.0.0.1 hello-id=41 max-rate=8000000");
+  g_usleep (500000);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos"), 1);
+  g_object_get (k.sink, "bound-port", &port, NULL);
+  s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  any = g_inet_socket_address_new (lo, 0);
+  fail_unless (g_socket_bind (s, any, FALSE, NULL));
+  dest = g_inet_socket_address_new (lo, port);
+  local = g_socket_get_local_address (s, NULL);
+  h.counter = g_get_real_time () + 1000000000;
+  h.port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  gst_erap_hello_write (&h, hello);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  /* the data comes here now */
+  g_socket_set_timeout (s, 2);
+  n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL, NULL);
+  fail_unless (n > GST_ERAP_DATA_HEADER_SIZE);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-moved"), 1);
+  want = g_strdup_printf ("127.0.0.1:%u", h.port);
+  peer = stat_str (k.sink, "peer");
+  fail_unless_equals_string (peer, want);
+  g_free (peer);
+  g_free (want);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  g_usleep (200000);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-replayed"), 1);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-moved"), 1);
+  keyed_stop (&k);
+  g_object_unref (local);
+  g_object_unref (dest);
+  g_object_unref (any);
+  g_object_unref (lo);
+  g_object_unref (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsrc_suite (void)
 {
@@ -836,6 +893,7 @@ erapsrc_suite (void)
   tcase_add_test (tc, test_learn_peer);
   tcase_add_test (tc, test_learn_peer_foreign_refused);
   tcase_add_test (tc, test_learn_peer_forged_refused);
+  tcase_add_test (tc, test_learn_peer_moved);
   return s;
 }
 
