@@ -1091,7 +1091,8 @@ def main():
     ap.add_argument("--off", type=float, default=10.0)
     ap.add_argument("--first-on", type=float, default=10.0)
     ap.add_argument("--backoff", type=float, default=0.5)
-    ap.add_argument("--recovery", type=int, default=200000)
+    ap.add_argument("--recovery", type=int, default=100000,
+                    help="bit/s per s (5 %% of the source per s)")
     ap.add_argument("--min-bitrate", type=int, default=300000)
     ap.add_argument("--smoke", action="store_true",
                     help="the CI smoke: --paths 51 --runs 1 --seconds 12 "
