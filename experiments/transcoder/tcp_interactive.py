@@ -715,7 +715,8 @@ def analyse_dir(raw, out, cfg=None, check=False):
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(text)
     summ = {"config": {k: v for k, v in cfg.items()
-                       if k not in ("source_raw", "source")},
+                       if k not in ("source_raw", "source", "out", "work",
+                                    "build", "cmd")},
             "source": src, "paper_jitter_ms": PAPER_J,
             "means": means, "overall": overall, "ratio": ratio,
             "runs": [{k: v for k, v in x[0].items() if not k.startswith("_")}
