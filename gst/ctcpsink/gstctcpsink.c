@@ -1017,6 +1017,9 @@ secure_socket (GstCtcpSink * self, GSocket * sock, GIOStream ** conn_out,
           e = g_error_new (G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
               "the receiver did not send the session token (tls-token): "
               "%s", got == n ? "wrong token" : "too short");
+        /* no close_notify (disposing the stream would send one): the
+         * receiver must not take the refusal for a clean, empty stream */
+        g_socket_close (sock, NULL);
         g_clear_object (&tls);
       }
       g_free (buf);
