@@ -79,6 +79,8 @@ typedef struct
   gchar *essential;             /* "ctcp" | "erap" | "tcp" */
   gchar *rate_control;          /* rudpsink: "fixed" | "receiver" */
   gchar *erap_key, *srtp_key;   /* from PLAY (hex), NULL: plaintext */
+  gchar *ess_token;             /* from PLAY: the proxy's proof on the
+                                 * TLS essential connection (cTCP/TCP) */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
   gint skip_segments, end_segment;
@@ -135,6 +137,7 @@ static gint opt_max_line = 65536;
 static gint opt_max_sessions = 256;
 static gint opt_max_client_sessions = 32;
 static gint opt_auth_timeout = 10;
+static gdouble opt_connect_timeout = 10;
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
@@ -1180,6 +1183,20 @@ build_essential (Session * s, GError ** error)
         g_object_set (sink, "port", s->ess_port, NULL);
       if (g_str_equal (s->essential, "tcp"))
         gst_util_set_object_arg (G_OBJECT (sink), "mode", "tcp");
+      /* the sink connects in its own thread, bounded: a proxy address
+       * that drops the SYN ends this session, nothing else waits */
+      g_object_set (sink, "connect-timeout",
+          (guint64) (opt_connect_timeout * GST_SECOND), NULL);
+      /* over a TLS control channel the essential connection is TLS too:
+       * the sink is the TLS server with the control channel's
+       * certificate (the proxy checks it as it checked the control
+       * connection), and the proxy proves itself with the token it sent
+       * in PLAY (docs/security.md, "cTCP over TLS") */
+      if (s->ess_token) {
+        gst_util_set_object_arg (G_OBJECT (sink), "tls-role", "server");
+        g_object_set (sink, "tls-certificate", opt_tls_cert, "tls-key",
+            opt_tls_key, "tls-token", s->ess_token, NULL);
+      }
     }
   }
   if (!sink || !q)
@@ -1381,6 +1398,7 @@ session_destroy (Session * s, const gchar * why)
   g_free (s->host);
   g_free (s->erap_key);
   g_free (s->srtp_key);
+  g_free (s->ess_token);
   g_free (s->essential);
   g_free (s->rate_control);
   gst_object_unref (s->clock);
@@ -1480,6 +1498,9 @@ session_new (Client * c, JsonObject * req, GError ** error)
               "rate_control", "fixed"), "receiver") ? "receiver" : "fixed");
   s->erap_key = g_strdup (twoflow_json_get_string (req, "erap_key", NULL));
   s->srtp_key = g_strdup (twoflow_json_get_string (req, "srtp_key", NULL));
+  if (tls_cert && !g_str_equal (ess, "erap"))
+    s->ess_token = g_strdup (twoflow_json_get_string (req, "essential_token",
+            NULL));
   s->host = g_strdup (twoflow_json_get_string (req, "host", NULL));
   if (s->host == NULL)          /* default: where the control connection comes from */
     s->host = g_strdup (c->peer);
@@ -1498,6 +1519,22 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
+  if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
+      && (!s->ess_token || strlen (s->ess_token) < 16)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "essential_token (16 characters or more) required: over TLS the "
+        "essential %s flow is TLS too, and the token proves the proxy", ess);
+    g_free (s->host);
+    g_free (s->erap_key);
+    g_free (s->srtp_key);
+    g_free (s->ess_token);
+    g_free (s->essential);
+    g_free (s->rate_control);
+    gst_object_unref (s->clock);
+    g_mutex_clear (&s->release_lock);
+    g_free (s);
+    return NULL;
+  }
   if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
       || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
       || (s->start > 0 && info->is_trace)) {
@@ -1506,6 +1543,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
     g_free (s->host);
     g_free (s->erap_key);
     g_free (s->srtp_key);
+  g_free (s->ess_token);
     g_free (s->essential);
     g_free (s->rate_control);
     gst_object_unref (s->clock);
@@ -2066,6 +2104,9 @@ main (int argc, char **argv)
         "address; default 32)", "N"},
     {"auth-timeout", 0, 0, G_OPTION_ARG_INT, &opt_auth_timeout,
         "Seconds a connection may take to authenticate (default 10)", "S"},
+    {"connect-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_connect_timeout,
+        "Seconds the essential connection (cTCP/TCP: connect and TLS) may "
+          "take before the session ends with an error (default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
     {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
