@@ -1377,6 +1377,19 @@ gst_ctcp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     goto done;
   }
   ensure_clock (self);
+  /* connecting, the sender thread connects first (at most
+   * connect-timeout): a segment's time starts once there is a connection
+   * to send it on, the handshake does not eat into the first deadline.
+   * Listening, the receiver may come much later: the data waits in the
+   * queue (up to two segments) as before. */
+  while (!self->socket && !self->listener && !self->flushing
+      && self->flow == GST_FLOW_OK && self->running)
+    g_cond_wait (&self->cond, &self->lock);
+  if (!self->socket && !self->listener) {
+    ret = self->flushing ? GST_FLOW_FLUSHING : self->flow != GST_FLOW_OK ?
+        self->flow : GST_FLOW_FLUSHING;
+    goto done;
+  }
   /* the core numbers the segment and holds it until complete; the bytes
    * wait here until it says they may go */
   if (size > 0)
@@ -1550,11 +1563,14 @@ gst_ctcp_sink_thread (gpointer data)
   GArray *pending = g_array_new (FALSE, FALSE, sizeof (GstCtcpEvent));
   gchar *err = NULL, *peer;
   gboolean open_failed = FALSE, tls_failed = FALSE;
+  /* an error is posted before render learns of it (self->flow): the
+   * element's message must come before upstream's flow error */
+  gboolean failed = FALSE;
 
   g_mutex_lock (&self->lock);
   if (!self->socket && self->listener && self->running) {
     if (!accept_connection (self, &err) && err)
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
   } else if (!self->socket && self->running) {
     gboolean ok;
 
@@ -1563,17 +1579,20 @@ gst_ctcp_sink_thread (gpointer data)
     g_mutex_lock (&self->lock);
     if (!ok && self->running && !g_cancellable_is_cancelled
         (self->cancellable)) {
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       open_failed = TRUE;
     } else if (!ok) {
       g_clear_pointer (&err, g_free);
     }
   }
+  /* render waits for the connection */
+  g_cond_broadcast (&self->cond);
   /* the clock comes with PLAYING (the first render) */
-  while (self->running && self->flow == GST_FLOW_OK && self->socket
-      && !self->clock)
+  while (self->running && !failed && self->flow == GST_FLOW_OK
+      && self->socket && !self->clock)
     g_cond_wait (&self->cond, &self->lock);
-  while (self->running && self->flow == GST_FLOW_OK && self->socket) {
+  while (self->running && !failed && self->flow == GST_FLOW_OK
+      && self->socket) {
     GstClockTime now = gst_clock_get_time (self->clock), wake;
     GstCtcpSenderOutput out;
     gboolean blocked = FALSE;
@@ -1582,7 +1601,7 @@ gst_ctcp_sink_thread (gpointer data)
     self->kick = FALSE;
     if (!read_tcp_info (self, now)) {
       err = g_strdup_printf ("TCP_INFO: %s", g_strerror (errno));
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
     /* before our own shutdown, a state other than ESTABLISHED means the
@@ -1590,7 +1609,7 @@ gst_ctcp_sink_thread (gpointer data)
     if (self->tcp_state != TCP_ESTABLISHED && !self->shut) {
       err = g_strdup_printf ("closed by the receiver (TCP state %u)",
           self->tcp_state);
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
 
@@ -1617,7 +1636,7 @@ gst_ctcp_sink_thread (gpointer data)
       gst_ctcp_sender_handle_written (self->core, n, now);
     }
     if (err) {
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
     /* EOS finishes once everything is acknowledged */
@@ -1672,7 +1691,8 @@ gst_ctcp_sink_thread (gpointer data)
       gst_clock_id_unref (id);
     }
   }
-  g_cond_broadcast (&self->cond);
+  if (!failed)
+    g_cond_broadcast (&self->cond);
   peer = g_strdup (self->peer);
   g_mutex_unlock (&self->lock);
   /* posted without our lock: bus handlers may read the stats */
@@ -1687,6 +1707,12 @@ gst_ctcp_sink_thread (gpointer data)
   else if (err)
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
         ("Connection to %s lost", peer), ("%s", err));
+  if (failed) {
+    g_mutex_lock (&self->lock);
+    self->flow = GST_FLOW_ERROR;
+    g_cond_broadcast (&self->cond);
+    g_mutex_unlock (&self->lock);
+  }
   g_free (err);
   g_free (peer);
   g_array_free (pending, TRUE);
