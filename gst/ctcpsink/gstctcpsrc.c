@@ -49,11 +49,12 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 ctcpsrc port=5600 tls-ca-file=ca.pem tls-server-name=server.example tls-token=0123456789abcdef0123 ! filesink location=essential.twoflow
+ * gst-launch-1.0 ctcpsrc port=5600 tls-ca-file=ca.pem tls-server-name=127.0.0.1 tls-token=0123456789abcdef0123 ! filesink location=essential.twoflow
  * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-rate=8000000 \
  *     tls-role=server tls-certificate=server.pem tls-key=server.key tls-token=0123456789abcdef0123
  * ]| A cTCP flow at 8 Mbit/s over TLS: the receiver checks the sender's
- * certificate against ca.pem and the name server.example, and proves
+ * certificate against ca.pem and the address 127.0.0.1 (in the certificate:
+ * scripts/make-test-certs.sh makes such), and proves
  * itself with the token.
  */
 #ifdef HAVE_CONFIG_H
