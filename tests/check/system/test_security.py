@@ -10,7 +10,8 @@ scripts/make-test-certs.sh (certtool). Checked:
     one error line, then the connection closes; plaintext to the TLS port
     gets no reply;
   * PLAY with a host other than the control peer is refused (no
-    reflection), and nothing reaches that address;
+    reflection): that address gets one probe no larger than the request;
+    with the probe's token echoed as host_token the PLAY is accepted;
   * per-client session limit: over it, refused with a reason;
   * a running fetch while 1,000 connections and huge lines hit the server:
     the fetch completes with every frame, the server's RSS stays bounded,
@@ -232,7 +233,10 @@ def main():
             check(b"videos" not in data and b"short.m2v" not in data,
                   f"plaintext to the TLS port: no answer ({data[:40]!r})")
 
-        # 3. no reflection: PLAY to a third address is refused
+        # 3. no reflection: PLAY to a third address is refused; the only
+        # thing the third address gets is one probe with a validation token,
+        # no larger than the request; echoed back as host_token, the PLAY is
+        # accepted (the address proved it asked)
         c = Control(cport, ca)
         r = c.request({"cmd": "AUTH", "token": token})
         check(r and r.get("ok") and r.get("identity") == "proxy1",
@@ -241,16 +245,43 @@ def main():
         victim.bind(("127.0.0.2", 0))
         victim.settimeout(2)
         vport = victim.getsockname()[1]
-        r = c.request({"cmd": "PLAY", "video": "short.m2v", "essential": "erap",
-                       "host": "127.0.0.2", "essential_port": vport,
-                       "enhanced_port": vport})
-        check(r and r.get("ok") is False and "no reflection" in r.get("error", ""),
+
+        def recv_all(wait):
+            victim.settimeout(wait)
+            got = []
+            try:
+                while True:
+                    got.append(victim.recv(65536))
+            except socket.timeout:
+                pass
+            return got
+
+        req = {"cmd": "PLAY", "video": "short.m2v", "essential": "erap",
+               "flows": "essential", "host": "127.0.0.2", "essential_port": vport}
+        req_len = len(json.dumps(req)) + 1
+        r = c.request(req)
+        check(r and r.get("ok") is False and "no reflection" in r.get("error", "")
+              and "host_token" in r.get("error", ""),
               f"PLAY to a third address refused: {r}")
-        try:
-            got = victim.recv(2048)
-        except socket.timeout:
-            got = b""
-        check(got == b"", f"nothing reached the third address ({len(got)} bytes)")
+        got = recv_all(1.0)
+        probe = got[0] if got else b""
+        check(len(got) == 1 and probe.startswith(b"TWOFLOW-VALIDATE ")
+              and len(probe) <= req_len,
+              f"the third address got one probe only: {len(got)} datagram(s), "
+              f"{len(probe)} bytes for a {req_len}-byte request")
+        tok = probe.split()[1].decode() if probe else "0.0"
+        forged = tok[:-1] + ("0" if tok[-1] != "0" else "1")
+        r = c.request(dict(req, host_token=forged))
+        check(r and r.get("ok") is False and "invalid" in r.get("error", ""),
+              f"PLAY with a forged host_token refused: {r.get('error') if r else r}")
+        recv_all(0.3)
+        r = c.request(dict(req, host_token=tok))
+        check(r and r.get("ok") is True, f"PLAY with the echoed host_token accepted: {r}")
+        got = recv_all(1.5)
+        check(len(got) > 0 and not got[0].startswith(b"TWOFLOW-VALIDATE"),
+              f"media reach the validated address: {len(got)} datagrams")
+        if r and r.get("session"):
+            c.request({"cmd": "TEARDOWN", "session": r["session"]})
         victim.close()
 
         # 4. per-client session limit (--max-client-sessions 2): the third
