@@ -71,6 +71,7 @@ static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
 static gchar *opt_token = NULL;
 /* viewers: RTSP basic authentication, RTSPS */
 static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
+static gchar *opt_http_user = NULL, *opt_http_password = NULL;
 static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
 static gchar *server_host;
@@ -1501,6 +1502,11 @@ main (int argc, char **argv)
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
           "/healthz (default 0: none)", "PORT"},
+    {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
+        "HTTP basic authentication on the HTTP side (page, HLS, /status, "
+          "/metrics; not /healthz): this user (default: none)", "USER"},
+    {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
+        "... and this password", "PASSWORD"},
     {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
         "HLS cache: playlists and segments, kept as VoD (default ./hls)",
           "DIR"},

@@ -17,7 +17,8 @@ scripts/make-test-certs.sh (certtool). Checked:
     the fetch completes with every frame, the server's RSS stays bounded,
     the server answers an authenticated client afterwards;
   * the proxy's RTSP server: basic authentication (401 without, 200 with)
-    and RTSPS.
+    and RTSPS; its HTTP side: basic authentication (401 without, 200 with;
+    /healthz open).
 """
 import base64
 import json
@@ -381,11 +382,14 @@ def main():
         c.close()
 
         # 6. viewers: RTSP basic authentication and RTSPS
-        rport, tport = free_port(), free_port()
+        rport, tport, hport = free_port(), free_port(), free_port()
         plog = os.path.join(work, "proxy.log")
         proxy = subprocess.Popen(base + ["--tls-ca", ca, "--token", token,
                                          "--rtsp-port", str(rport), "--rtsp-user", "viewer",
-                                         "--rtsp-password", "s3cret"],
+                                         "--rtsp-password", "s3cret",
+                                         "--http-port", str(hport), "--http-user", "ops",
+                                         "--http-password", "h77p-s3cret",
+                                         "--hls-dir", os.path.join(work, "hls")],
                                  stdout=open(plog, "w"), stderr=subprocess.STDOUT)
         procs.append(proxy)
         proxy2 = subprocess.Popen(base + ["--tls-ca", ca, "--token", token,
@@ -418,6 +422,40 @@ def main():
         check(" 200 " in st, f"RTSP DESCRIBE with the password: {st}")
         st = rtsp(tport, tls=True)
         check(" 200 " in st, f"RTSPS DESCRIBE (certificate verified by the CA): {st}")
+
+        # 7. the proxy's HTTP side: basic authentication (off by default)
+        def http(path, auth=None):
+            req = f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+            if auth:
+                req += "Authorization: Basic " + base64.b64encode(auth.encode()).decode() + "\r\n"
+            with socket.create_connection(("127.0.0.1", hport), timeout=10) as s:
+                s.sendall((req + "\r\n").encode())
+                data = b""
+                while True:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    data += d
+            head, _, body = data.partition(b"\r\n\r\n")
+            return int(head.split()[1]) if head else 0, body
+
+        codes = {what: http(path, auth)[0] for what, path, auth in (
+            ("/status without credentials", "/status", None),
+            ("/status with a wrong password", "/status", "ops:wrong"),
+            ("/metrics without credentials", "/metrics", None),
+            ("/hls/short.m2v/index.m3u8 without credentials", "/hls/short.m2v/index.m3u8", None),
+            ("/healthz without credentials", "/healthz", None),
+            ("/metrics with the password", "/metrics", "ops:h77p-s3cret"))}
+        code, body = http("/status", "ops:h77p-s3cret")
+        check(codes["/status without credentials"] == 401
+              and codes["/status with a wrong password"] == 401
+              and codes["/metrics without credentials"] == 401
+              and codes["/hls/short.m2v/index.m3u8 without credentials"] == 401
+              and codes["/healthz without credentials"] == 200
+              and codes["/metrics with the password"] == 200
+              and code == 200 and json.loads(body).get("sessions") is not None,
+              f"HTTP basic authentication on the proxy: {codes}, /status with the "
+              f"password {code}")
     finally:
         for p in procs:
             if p.poll() is None:
