@@ -27,8 +27,10 @@
  * sends anything. GLib's TLS (glib-networking/GnuTLS) has no pre-shared
  * keys, hence a certificate one way and a token the other.
  *
- * Listening, a connection whose handshake fails (wrong certificate, a
- * plaintext peer, silence for #GstCtcpSrc:timeout) is closed and counted
+ * Listening, a connection from another address than
+ * #GstCtcpSrc:accept-host (if set), or whose handshake fails (wrong
+ * certificate, a plaintext peer, silence for #GstCtcpSrc:timeout), is
+ * closed and counted
  * (`connections-refused`), and the source waits for the next one:
  * nothing of it reaches the stream. Connecting, such a failure is an
  * element error. A TLS stream that ends without close_notify (a
@@ -82,6 +84,7 @@ enum
   PROP_HOST,
   PROP_PORT,
   PROP_LISTEN,
+  PROP_ACCEPT_HOST,
   PROP_CURRENT_PORT,
   PROP_TIMEOUT,
   PROP_TLS,
@@ -156,6 +159,20 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
       g_param_spec_boolean ("listen", "Listen",
           "Wait for the sender's connection (FALSE: connect to host)",
           DEFAULT_LISTEN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:accept-host:
+   *
+   * Listening: accept connections from this address only (others are
+   * closed before any handshake and counted); NULL (default): from
+   * anywhere. A receiver that knows its sender (the server of its control
+   * connection) sets it, so that a stranger connecting first cannot hold
+   * the source for #GstCtcpSrc:timeout.
+   */
+  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
+      g_param_spec_string ("accept-host", "Accept host",
+          "Accept connections from this address only (NULL = any)", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
    * GstCtcpSrc:current-port:
@@ -282,6 +299,7 @@ gst_ctcp_src_finalize (GObject * object)
   GstCtcpSrc *self = GST_CTCP_SRC (object);
 
   g_free (self->host);
+  g_free (self->accept_host);
   g_free (self->tls_ca_file);
   g_free (self->tls_pin);
   g_free (self->tls_server_name);
@@ -459,21 +477,48 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
   return TRUE;
 }
 
-static void
+/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
+ * address equals its IPv4 one). */
+static gboolean
+same_ip (const gchar * a, const gchar * b)
+{
+  const gchar *pre = "::ffff:";
+  GInetAddress *x, *y;
+  gboolean same;
+
+  if (!a || !b)
+    return FALSE;
+  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
+    a += strlen (pre);
+  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
+    b += strlen (pre);
+  x = g_inet_address_new_from_string (a);
+  y = g_inet_address_new_from_string (b);
+  same = x && y && g_inet_address_equal (x, y);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  return same;
+}
+
+/* Records the peer; FALSE if accept-host is set and it is not that. */
+static gboolean
 set_peer (GstCtcpSrc * self, GSocket * sock)
 {
   GSocketAddress *ra = g_socket_get_remote_address (sock, NULL);
   gchar *ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
       (G_INET_SOCKET_ADDRESS (ra))) : NULL;
+  gboolean ok;
 
   GST_OBJECT_LOCK (self);
   g_free (self->peer);
   self->peer = ra ? g_strdup_printf ("%s:%u", ip,
       g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra))) :
       g_strdup ("?");
+  ok = !self->accept_host || same_ip (self->accept_host, ip);
   GST_OBJECT_UNLOCK (self);
   g_free (ip);
   g_clear_object (&ra);
+  return ok;
 }
 
 /* Listening: the first connection that passes TLS (if on). */
@@ -496,8 +541,9 @@ accept_one (GstCtcpSrc * self, gboolean tls)
       return GST_FLOW_ERROR;
     }
     g_socket_set_blocking (sock, TRUE);
-    set_peer (self, sock);
-    if (tls && !secure (self, sock, NULL, &why)) {
+    if (!set_peer (self, sock))
+      why = g_strdup ("not from accept-host");
+    if (why || (tls && !secure (self, sock, NULL, &why))) {
       GST_WARNING_OBJECT (self, "connection from %s refused: %s", self->peer,
           why);
       g_free (why);
@@ -647,6 +693,10 @@ gst_ctcp_src_set_property (GObject * object, guint prop_id,
     case PROP_LISTEN:
       self->listen = g_value_get_boolean (value);
       break;
+    case PROP_ACCEPT_HOST:
+      g_free (self->accept_host);
+      self->accept_host = g_value_dup_string (value);
+      break;
     case PROP_TIMEOUT:
       self->timeout = g_value_get_uint64 (value);
       break;
@@ -694,6 +744,9 @@ gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LISTEN:
       g_value_set_boolean (value, self->listen);
+      break;
+    case PROP_ACCEPT_HOST:
+      g_value_set_string (value, self->accept_host);
       break;
     case PROP_CURRENT_PORT:
       g_value_set_uint (value, self->current_port);

@@ -26,6 +26,7 @@ struct _GstCtcpSrc {
   gchar *host;
   guint port;
   gboolean listen;
+  gchar *accept_host;
   guint current_port;
   GstClockTime timeout;
   gboolean tls;

@@ -438,7 +438,18 @@ build_receive_bin (ProxySession * ps)
       g_object_set (ps->ess_src, "listen", FALSE, "host", server_host, NULL);
       gst_element_set_locked_state (ps->ess_src, TRUE);
     } else {
-      g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
+      /* only the server (the control connection's peer) may connect: a
+       * stranger connecting first cannot hold the source */
+      GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
+          NULL);
+      gchar *ip = ra ? g_inet_address_to_string
+          (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (ra))) :
+          NULL;
+
+      g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+          "accept-host", ip, NULL);
+      g_free (ip);
+      g_clear_object (&ra);
     }
   } else if (opt_nat) {
     /* behind NAT: the proxy connects to the port PLAY's reply names; the

@@ -722,26 +722,56 @@ check_src_stats (SrcReceiver * r, gsize size, guint refused)
   gst_structure_free (st);
 }
 
+/* Connections refused by @r so far. */
+static guint
+src_refused (SrcReceiver * r)
+{
+  GstStructure *st = NULL;
+  guint n = 0;
+
+  g_object_get (r->src, "stats", &st, NULL);
+  gst_structure_get_uint (st, "connections-refused", &n);
+  gst_structure_free (st);
+  return n;
+}
+
 /* The server connects (direct mode): the receiver listens, checks the
  * sender's certificate against the CA and the name, sends the token; a
- * plaintext intruder connecting first is refused and feeds nothing into
- * the stream. 1 MB in 4 segments of 500 ms: byte-exact, on time, at the
+ * silent stranger from another address (not accept-host) is closed at
+ * once, without holding the source for its timeout; a plaintext intruder
+ * from the right address is refused and feeds nothing into the stream. 1 MB in 4 segments of 500 ms: byte-exact, on time, at the
  * target rate. */
 GST_START_TEST (test_tls_ctcpsrc_listen)
 {
-  gchar *props = g_strdup_printf ("host=127.0.0.1 port=0 tls-ca-file=%s "
-      "tls-server-name=127.0.0.1 tls-token=" TOKEN " timeout=2000000000",
-      cert_file);
+  gchar *props = g_strdup_printf ("host=0.0.0.0 port=0 accept-host=127.0.0.1 "
+      "tls-ca-file=%s tls-server-name=127.0.0.1 tls-token=" TOKEN
+      " timeout=2000000000", cert_file);
   SrcReceiver *r = src_receiver_new (props);
   gsize size = 1 << 20;
   guint8 *data = pattern (size, 21);
-  guint port = 0;
+  guint port = 0, i;
   GByteArray *junk;
   GstHarness *h;
+  GSocket *stranger;
+  GSocketAddress *from, *to;
 
   g_free (props);
   g_object_get (r->src, "current-port", &port, NULL);
   fail_unless (port > 0);
+  /* a silent stranger from 127.0.0.2: closed at once */
+  stranger = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
+  from = g_inet_socket_address_new_from_string ("127.0.0.2", 0);
+  to = g_inet_socket_address_new_from_string ("127.0.0.1", port);
+  fail_unless (g_socket_bind (stranger, from, TRUE, NULL));
+  fail_unless (g_socket_connect (stranger, to, NULL, NULL));
+  for (i = 0; i < 50 && src_refused (r) < 1; i++)
+    g_usleep (10000);
+  fail_unless (i < 50, "a stranger held the source");
+  g_socket_close (stranger, NULL);
+  g_object_unref (stranger);
+  g_object_unref (from);
+  g_object_unref (to);
   /* the intruder: gets a ClientHello at most, nothing gets in */
   junk = plaintext_probe (port, "forged essential data\n");
   g_byte_array_unref (junk);
@@ -749,7 +779,7 @@ GST_START_TEST (test_tls_ctcpsrc_listen)
       "tls-certificate=%s tls-key=%s tls-token=" TOKEN, cert_file, key_file);
   h = sender_new (port, props);
   push_segments (h, data, size, 4, r);
-  check_src_stats (r, size, 1);
+  check_src_stats (r, size, 2);
   gst_harness_teardown (h);
   src_receiver_free (r);
   g_free (props);
