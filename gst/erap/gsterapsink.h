@@ -48,6 +48,8 @@ struct _GstErapSink {
   GstClockTime pacing_quantum;
   GstClockTime scheduler_interval;
   gchar *passphrase, *key;
+  gboolean learn_peer;          /* NAT: the destination from hellos */
+  guint64 hello_id;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -56,7 +58,7 @@ struct _GstErapSink {
   GstErapManager *manager;
   GstErapManagerSession *msession;
   GSocket *socket;
-  GSocketAddress *peer;
+  GSocketAddress *peer;         /* NULL until learnt (learn-peer) */
   struct sockaddr_storage peer_native;  /* for sendmmsg */
   socklen_t peer_native_len;
   gboolean gso;                 /* UDP_SEGMENT works on this path */
@@ -78,6 +80,9 @@ struct _GstErapSink {
   gsize seal_stride;
   gboolean encrypted, crypto_exhausted, auth_warned;
   GstErapCryptoStats last_crypto;
+  GstTwoflowHelloLearnerStats last_hello;
+  guint64 last_hellos_unknown;
+  guint bound_port;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);
