@@ -27,6 +27,8 @@ typedef enum {
 
 #define GST_TYPE_ERAP_CONGESTION_CONTROL (gst_erap_congestion_control_get_type ())
 GType gst_erap_congestion_control_get_type (void);
+#define GST_TYPE_ERAP_PROTOCOL (gst_erap_protocol_get_type ())
+GType gst_erap_protocol_get_type (void);
 #define GST_TYPE_ERAP_LIBRA_STATE (gst_erap_libra_state_get_type ())
 GType gst_erap_libra_state_get_type (void);
 
@@ -48,6 +50,7 @@ struct _GstErapSink {
   GstClockTime pacing_quantum;
   GstClockTime scheduler_interval;
   gchar *passphrase, *key;
+  GstErapProtocol protocol;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -65,7 +68,6 @@ struct _GstErapSink {
   GstClockTime timer_time;
   GstClockTime cork_until;      /* no sending before (render's batching) */
   GstClockID linger_id;
-  GstClockID sched_id;
   gboolean flushing;
   gboolean render_waiting;      /* render() waits on queue_cond */
   guint64 reactions_seen;
@@ -78,6 +80,10 @@ struct _GstErapSink {
   gsize seal_stride;
   gboolean encrypted, crypto_exhausted, auth_warned;
   GstErapCryptoStats last_crypto;
+  /* protocol=rap: the session's own socket and ACK thread */
+  GSocket *own_socket;
+  GThread *ack_thread;
+  GCancellable *ack_cancel;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);

@@ -25,6 +25,7 @@ struct _GstErapSrc {
   GstClockTime linger;
   GstCaps *caps;
   gchar *passphrase, *key;
+  GstErapProtocol protocol;
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
@@ -37,6 +38,7 @@ struct _GstErapSrc {
   guint8 *scratch;
   gboolean eos;
   guint64 foreign, ack_errors;
+  guint64 ack_datagrams;        /* datagrams the ACK records went in */
   GstErapCrypto *crypto;        /* NULL: plaintext */
   GstErapCryptoStats last_crypto;
   gboolean encrypted, auth_warned;

@@ -9,6 +9,16 @@
  * increase once per SRTT only when that SRTT used the rate (dpthresh).
  * Reliability on top: a lost packet's fragment is sent again under a new
  * seqno with its old appSeq, ahead of new data.
+ *
+ * The RAP baseline (protocol RAP) is the same machine with RAP's 24-byte
+ * header and RAP's timers: ns-2's IPG timer fires every IPG whether the
+ * application has data or not, and the RTT timer every SRTT, from the
+ * start to the end of the session. ERAP turns both off while there is
+ * nothing to send.
+ *
+ * The scheduler's view: payload bytes sent per report interval (the
+ * bandwidth actually used), measured only while the session is active;
+ * the report timer is one of the rate timers, so it is off while idle.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -66,6 +76,13 @@ struct _GstErapSender {
   GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
   guint64 cluster_end;          /* losses at or below: same cluster */
+  guint hlen;                   /* data header bytes */
+  gboolean started;             /* RAP baseline: timers run from the first
+                                 * push to the end */
+  GstClockTime window_start;    /* used-rate window */
+  GstClockTime next_report;
+  guint64 window_bytes;
+  gboolean report_pending;
 
   gboolean have_rtt;
   gdouble srtt, rttvar, rto;    /* seconds */
@@ -104,8 +121,9 @@ gst_erap_sender_new (const GstErapSenderConfig * config)
   gdouble min_ipg, max_ipg;
 
   s->cfg = *config;
-  if (s->cfg.mtu < GST_ERAP_DATA_HEADER_SIZE + 1)
-    s->cfg.mtu = GST_ERAP_DATA_HEADER_SIZE + 1;
+  s->hlen = gst_erap_protocol_data_header_size (s->cfg.protocol);
+  if (s->cfg.mtu < s->hlen + 1)
+    s->cfg.mtu = s->hlen + 1;
   if (s->cfg.max_burst == 0)
     s->cfg.max_burst = 1;
   min_ipg = rate_to_ipg (&s->cfg, s->cfg.max_rate);
@@ -164,17 +182,57 @@ has_data (GstErapSender * s)
   return s->rtx.len > 0 || s->next_new < erap_ring_end (&s->frags);
 }
 
+static GstClockTime
+window_length (GstErapSender * s)
+{
+  return s->cfg.report_interval ? s->cfg.report_interval : GST_SECOND;
+}
+
 /* Idle -> active: the rate state is kept, the timers restart from now. */
 static void
 wake (GstErapSender * s, GstClockTime now)
 {
   if (s->active || !has_data (s))
     return;
+  /* the RAP baseline's timers, once started, never stop before the end */
+  if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP && s->started)
+    return;
   s->active = TRUE;
+  s->started = TRUE;
   if (s->next_send < now)
     s->next_send = now;
   s->next_tick = now + TO_NS (s->srtt);
   s->dctr = 0;
+  s->window_start = now;
+  s->window_bytes = 0;
+  s->next_report = now + window_length (s);
+}
+
+/* Active -> idle: timers off, the rate kept; an idle session uses no
+ * bandwidth, so the scheduler leaves it out. */
+static void
+go_idle (GstErapSender * s)
+{
+  s->active = FALSE;
+  s->st.used_rate = 0;
+  s->window_bytes = 0;
+}
+
+/* The used-rate window: closes every report interval while active. */
+static void
+run_report (GstErapSender * s, GstClockTime now)
+{
+  if (!s->active || now < s->next_report)
+    return;
+  s->st.used_rate = gst_util_uint64_scale (s->window_bytes, 8 * GST_SECOND,
+      MAX (now - s->window_start, 1));
+  s->window_bytes = 0;
+  s->window_start = now;
+  s->next_report = now + window_length (s);
+  if (s->cfg.report_interval) {
+    s->report_pending = TRUE;
+    s->st.reports++;
+  }
 }
 
 static void
@@ -355,7 +413,7 @@ gst_erap_sender_push (GstErapSender * s, GBytes * msg, GstClockTime now)
   if (s->eos)
     return FALSE;
   size = g_bytes_get_size (msg);
-  maxp = s->cfg.mtu - GST_ERAP_DATA_HEADER_SIZE;
+  maxp = s->cfg.mtu - s->hlen;
   do {
     Frag *f = erap_ring_push (&s->frags);
     gsize n = MIN (maxp, size - off);
@@ -395,6 +453,7 @@ run_ticks (GstErapSender * s, GstClockTime now)
       s->cfg.dpthresh;
   if (s->cc->ops->tick)
     s->cc->ops->tick (s->cc, &info);
+  s->st.ticks++;
   s->dctr = 0;
   s->next_tick = now + TO_NS (s->srtt);
 }
@@ -435,12 +494,25 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   s->last_poll = now;
   detect_timeouts (s, now);
+  if (s->active && s->cfg.protocol == GST_ERAP_PROTOCOL_RAP &&
+      gst_erap_sender_is_done (s)) {
+    /* the RAP baseline's timers stop at the end of the session */
+    go_idle (s);
+    return FALSE;
+  }
   run_ticks (s, now);
+  run_report (s, now);
   if (!s->active || now + s->cfg.quantum < s->next_send)
     return FALSE;
   if (!next_fragment (s, &appseq, &rtx)) {
+    if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP) {
+      /* RAP: the IPG timer fires anyway and is rescheduled an IPG later */
+      s->st.idle_wakeups++;
+      s->next_send = MAX (s->next_send, now) + MAX (TO_NS (s->cc->ipg), 1);
+      return FALSE;
+    }
     /* nothing to send: rate timers off, rate kept */
-    s->active = FALSE;
+    go_idle (s);
     return FALSE;
   }
 
@@ -460,7 +532,11 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   h.seqno = (guint32) s->next_seq;
   h.appseq = (guint32) appseq & GST_ERAP_APPSEQ_MASK;
   h.flags = f->flags;
-  gst_erap_data_header_write (&h, out->header);
+  if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP)
+    gst_erap_rap_data_header_write (&h, f->len, out->header);
+  else
+    gst_erap_data_header_write (&h, out->header);
+  out->header_len = s->hlen;
   out->payload = f->msg ? (const guint8 *) g_bytes_get_data (f->msg,
       NULL) + f->off : NULL;
   out->payload_len = f->len;
@@ -471,6 +547,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   s->st.packets_sent++;
   s->st.bytes_sent += f->len;
+  s->window_bytes += f->len;
   if (rtx)
     s->st.packets_retransmitted++;
   s->dctr++;
@@ -481,7 +558,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
     fill_info (s, now, &info);
     info.seqno = out->seqno;
-    info.packet_bytes = GST_ERAP_DATA_HEADER_SIZE + f->len;
+    info.packet_bytes = s->hlen + f->len;
     /* 0 is allowed here: the next packet leaves back to back */
     ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
   } else {
@@ -503,6 +580,8 @@ gst_erap_sender_next_wakeup (GstErapSender * s)
 
   if (s->active || has_data (s)) {
     t = MIN (s->next_send, s->next_tick);
+    if (s->active && s->cfg.report_interval)
+      t = MIN (t, s->next_report);
     /* one burst per quantum: poll sends what falls due within a quantum,
      * so waking again sooner would only send a packet or two at a time
      * (and run the per-SRTT tick on a short-RTT path every few µs) */
@@ -529,6 +608,15 @@ gst_erap_sender_is_idle (GstErapSender * s)
   return !s->active && !has_data (s);
 }
 
+gboolean
+gst_erap_sender_take_report (GstErapSender * s)
+{
+  gboolean r = s->report_pending;
+
+  s->report_pending = FALSE;
+  return r;
+}
+
 guint64
 gst_erap_sender_queued_bytes (GstErapSender * s)
 {
@@ -543,6 +631,7 @@ gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st)
   st->rate = (guint64) (s->cfg.mtu * 8 / s->cc->ipg);
   st->srtt = TO_NS (s->srtt);
   st->rto = TO_NS (s->rto);
+  st->active = s->active;
 }
 
 GstErapCC *
