@@ -17,8 +17,11 @@
  * nothing to send.
  *
  * The scheduler's view: payload bytes sent per report interval (the
- * bandwidth actually used), measured only while the session is active;
- * the report timer is one of the rate timers, so it is off while idle.
+ * bandwidth actually used). The report timer starts with the first data
+ * after a pause and stops at the end of the first whole interval in which
+ * the session sent nothing: an idle session then has no timer at all and
+ * is left out of the scheduler's totals, while an application-limited one
+ * (idle for a few ms between messages) keeps reporting what it uses.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -79,6 +82,7 @@ struct _GstErapSender {
   guint hlen;                   /* data header bytes */
   gboolean started;             /* RAP baseline: timers run from the first
                                  * push to the end */
+  gboolean sched_active;         /* in the scheduler's view (report timer on) */
   GstClockTime window_start;    /* used-rate window */
   GstClockTime next_report;
   guint64 window_bytes;
@@ -203,27 +207,37 @@ wake (GstErapSender * s, GstClockTime now)
     s->next_send = now;
   s->next_tick = now + TO_NS (s->srtt);
   s->dctr = 0;
-  s->window_start = now;
-  s->window_bytes = 0;
-  s->next_report = now + window_length (s);
+  if (!s->sched_active) {
+    /* a new window; a session that paused less than that continues its
+     * window */
+    s->sched_active = TRUE;
+    s->window_start = now;
+    s->window_bytes = 0;
+    s->next_report = now + window_length (s);
+  }
 }
 
-/* Active -> idle: timers off, the rate kept; an idle session uses no
- * bandwidth, so the scheduler leaves it out. */
+/* Active -> idle: rate timers off, the rate kept. The report timer runs
+ * to the end of the current window (see run_report). */
 static void
 go_idle (GstErapSender * s)
 {
   s->active = FALSE;
-  s->st.used_rate = 0;
-  s->window_bytes = 0;
 }
 
-/* The used-rate window: closes every report interval while active. */
+/* The used-rate window closes every report interval; one in which an
+ * idle session sent nothing takes it out of the scheduler's view (used
+ * bandwidth 0, no report, the timer off). */
 static void
 run_report (GstErapSender * s, GstClockTime now)
 {
-  if (!s->active || now < s->next_report)
+  if (!s->sched_active || now < s->next_report)
     return;
+  if (s->window_bytes == 0 && !s->active) {
+    s->sched_active = FALSE;
+    s->st.used_rate = 0;
+    return;
+  }
   s->st.used_rate = gst_util_uint64_scale (s->window_bytes, 8 * GST_SECOND,
       MAX (now - s->window_start, 1));
   s->window_bytes = 0;
@@ -494,14 +508,16 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   s->last_poll = now;
   detect_timeouts (s, now);
+  run_report (s, now);
   if (s->active && s->cfg.protocol == GST_ERAP_PROTOCOL_RAP &&
       gst_erap_sender_is_done (s)) {
     /* the RAP baseline's timers stop at the end of the session */
     go_idle (s);
+    s->sched_active = FALSE;
+    s->st.used_rate = 0;
     return FALSE;
   }
   run_ticks (s, now);
-  run_report (s, now);
   if (!s->active || now + s->cfg.quantum < s->next_send)
     return FALSE;
   if (!next_fragment (s, &appseq, &rtx)) {
@@ -580,14 +596,14 @@ gst_erap_sender_next_wakeup (GstErapSender * s)
 
   if (s->active || has_data (s)) {
     t = MIN (s->next_send, s->next_tick);
-    if (s->active && s->cfg.report_interval)
-      t = MIN (t, s->next_report);
     /* one burst per quantum: poll sends what falls due within a quantum,
      * so waking again sooner would only send a packet or two at a time
      * (and run the per-SRTT tick on a short-RTT path every few µs) */
     if (s->cfg.quantum && t < s->last_poll + s->cfg.quantum)
       t = s->last_poll + s->cfg.quantum;
   }
+  if (s->sched_active && s->cfg.report_interval)
+    t = MIN (t, s->next_report);
   if (s->first_out < s->next_seq) {
     HistEntry *e = erap_ring_get (&s->hist, s->first_out);
     if (e && e->status == H_SENT)
@@ -631,7 +647,7 @@ gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st)
   st->rate = (guint64) (s->cfg.mtu * 8 / s->cc->ipg);
   st->srtt = TO_NS (s->srtt);
   st->rto = TO_NS (s->rto);
-  st->active = s->active;
+  st->active = s->sched_active;
 }
 
 GstErapCC *

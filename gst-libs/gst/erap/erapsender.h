@@ -34,9 +34,11 @@ typedef struct {
   GstErapProtocol protocol;     /* ERAP (default) or the RAP baseline: 24-byte
                                  * header, and RAP's IPG and RTT timers keep
                                  * running while there is nothing to send */
-  GstClockTime report_interval; /* scheduler report period while active; the
-                                 * window of used_rate (0: no reports, 1 s
-                                 * windows) */
+  GstClockTime report_interval; /* scheduler report period; the window of
+                                 * used_rate. Its timer runs while the
+                                 * session sends and stops after a whole
+                                 * interval without data (0: no reports and
+                                 * no timer, 1 s windows closed by polls) */
 } GstErapSenderConfig;
 
 typedef struct {
@@ -58,8 +60,10 @@ typedef struct {
   /* the scheduler's view of this session */
   guint64 used_rate;            /* payload bit/s sent over the last report
                                  * interval (retransmissions included, headers
-                                 * not); 0 while idle */
-  gboolean active;              /* has data to send (rate timers running) */
+                                 * not); 0 once idle */
+  gboolean active;              /* in the scheduler's view: sent something
+                                 * in the current or the last report
+                                 * interval (an idle session is left out) */
   guint64 reports;              /* scheduler reports fallen due */
   guint64 ticks;                /* per-SRTT rate timer runs */
   guint64 idle_wakeups;         /* IPG timer runs with nothing to send (RAP
@@ -110,8 +114,9 @@ gboolean gst_erap_sender_is_done (GstErapSender * s);
 gboolean gst_erap_sender_is_idle (GstErapSender * s);
 guint64 gst_erap_sender_queued_bytes (GstErapSender * s);
 /* TRUE once for each scheduler report that fell due in a poll (every
- * report_interval while the session is active; never while idle, when the
- * report timer is off like the others). Clears it. */
+ * report_interval while the session sends; none once a whole interval
+ * passed without data, when the report timer is off like the others).
+ * Clears it. */
 gboolean gst_erap_sender_take_report (GstErapSender * s);
 void gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st);
 GstErapCC *gst_erap_sender_get_cc (GstErapSender * s);

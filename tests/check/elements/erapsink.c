@@ -259,7 +259,7 @@ GST_START_TEST (test_one_ack_thread_per_port)
   for (i = 0; i < 5; i++)
     srcs[i] = new_src (&ports[i]);
 
-  sinks[0] = new_sink (ports[0], bind_port, NULL);
+  sinks[0] = new_sink (ports[0], bind_port, "scheduler-interval=100000000");
   gst_harness_push (sinks[0], pattern_buffer (3000, 0));
   b = gst_harness_pull (srcs[0]);
   check_pattern (b, 3000, 0);
@@ -267,7 +267,8 @@ GST_START_TEST (test_one_ack_thread_per_port)
   t1 = count_threads ();
 
   for (i = 1; i < 4; i++) {
-    sinks[i] = new_sink (ports[i], bind_port, NULL);
+    sinks[i] = new_sink (ports[i], bind_port,
+        "scheduler-interval=100000000");
     gst_harness_push (sinks[i], pattern_buffer (3000, i));
     b = gst_harness_pull (srcs[i]);
     check_pattern (b, 3000, i);
@@ -277,19 +278,25 @@ GST_START_TEST (test_one_ack_thread_per_port)
   fail_unless_equals_int (t2, t1);
   {
     GstStructure *s;
-    guint n, active;
-    guint64 bw;
+    guint n, active = 0, tries;
+    guint64 bw = 0;
 
-    g_object_get (sinks[0]->element, "stats", &s, NULL);
-    gst_structure_get_uint (s, "sessions", &n);
-    gst_structure_get_uint (s, "active-sessions", &active);
-    gst_structure_get_uint64 (s, "total-exit-bandwidth", &bw);
-    fail_unless_equals_int (n, 4);
-    /* all four delivered everything and went idle: the bandwidth used is
-     * that of the active sessions, none */
+    /* all four delivered everything; after a whole scheduler interval
+     * without data each is idle: the bandwidth used is that of the active
+     * sessions, none */
+    for (tries = 0; tries < 40; tries++) {
+      g_object_get (sinks[0]->element, "stats", &s, NULL);
+      gst_structure_get_uint (s, "sessions", &n);
+      gst_structure_get_uint (s, "active-sessions", &active);
+      gst_structure_get_uint64 (s, "total-exit-bandwidth", &bw);
+      gst_structure_free (s);
+      fail_unless_equals_int (n, 4);
+      if (active == 0)
+        break;
+      g_usleep (50000);
+    }
     fail_unless_equals_int (active, 0);
     fail_unless_equals_uint64 (bw, 0);
-    gst_structure_free (s);
   }
 
   /* a different bind port: its own socket and thread */
