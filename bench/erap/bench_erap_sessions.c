@@ -12,7 +12,9 @@
  * -c prints one CSV line per N instead of the table: protocol, n,
  * threads_added, rss_mb, cpu_us_per_packet, cpu_percent, packets.
  *
- * Usage: bench-erap-sessions [-w SECONDS] [-p erap|rap] [-r RATE]
+ * -W sets the warm-up before the measured window (default 3 s).
+ *
+ * Usage: bench-erap-sessions [-w SECONDS] [-W SECONDS] [-p erap|rap] [-r RATE]
  *        [-s SIZE] [-c] [N ...]
  */
 #include <stdio.h>
@@ -34,7 +36,7 @@
 /* receiver process */
 
 static GstErapProtocol protocol = GST_ERAP_PROTOCOL_ERAP;
-static guint per_second = 1, buf_size = 1000;
+static guint per_second = 1, buf_size = 1000, warmup = 3;
 static gboolean csv_out = FALSE;
 
 static void
@@ -231,17 +233,17 @@ run (guint n, guint window, guint64 base_rss, guint base_threads)
       gst_pad_push (s[cursor % n].pad, gst_buffer_ref (payload));
       cursor++;
     }
-    if (p0 == 0 && now - t0 >= 3 * G_USEC_PER_SEC) {
+    if (p0 == 0 && now - t0 >= (gint64) warmup * G_USEC_PER_SEC) {
       p0 = total_packets (s, n) + 1;
       c0 = cpu_now ();
     }
-    if (now - t0 >= (3 + (gint64) window) * G_USEC_PER_SEC)
+    if (now - t0 >= ((gint64) warmup + window) * G_USEC_PER_SEC)
       break;
     /* sleep until the next push is due (no polling of our own) */
     next = t0 + (gint64) (cursor + 1) * G_USEC_PER_SEC / (n * per_second);
     if (p0 == 0)
-      next = MIN (next, t0 + 3 * G_USEC_PER_SEC);
-    next = MIN (next, t0 + (3 + (gint64) window) * G_USEC_PER_SEC);
+      next = MIN (next, t0 + (gint64) warmup * G_USEC_PER_SEC);
+    next = MIN (next, t0 + ((gint64) warmup + window) * G_USEC_PER_SEC);
     if (next > now)
       g_usleep (next - now);
   }
@@ -290,6 +292,8 @@ main (int argc, char **argv)
       per_second = atoi (argv[++i]);
     else if (!strcmp (argv[i], "-s") && i + 1 < (guint) argc)
       buf_size = atoi (argv[++i]);
+    else if (!strcmp (argv[i], "-W") && i + 1 < (guint) argc)
+      warmup = atoi (argv[++i]);
     else if (!strcmp (argv[i], "-c"))
       csv_out = TRUE;
     else if (nn < G_N_ELEMENTS (ns))
@@ -321,10 +325,10 @@ main (int argc, char **argv)
   base_rss = rss_kb ();
   base_threads = count_threads ();
   if (!csv_out) {
-    printf ("# %s; %u s windows after 3 s warm-up; %u x %u-byte buffer per "
+    printf ("# %s; %u s windows after %u s warm-up; %u x %u-byte buffer per "
         "session per second; baseline %u threads, RSS %.1f MB\n",
         protocol == GST_ERAP_PROTOCOL_RAP ? "RAP baseline" : "ERAP", window,
-        per_second, buf_size, base_threads, base_rss / 1024.0);
+        warmup, per_second, buf_size, base_threads, base_rss / 1024.0);
     printf ("%6s %8s %10s %10s %12s %10s\n", "N", "+threads", "RSS MB",
         "+RSS MB", "CPU us/pkt", "packets");
   }
