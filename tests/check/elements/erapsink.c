@@ -496,9 +496,11 @@ GST_START_TEST (test_scheduler_message)
     fail_unless_equals_int (active, 1);
     fail_unless_equals_uint64 (total, used);
     fail_unless_equals_uint64 (avail, 2000000);
-    /* payload only: 192 of every 200 bytes, headers not counted */
+    /* payload only: 192 of every 200 bytes, headers not counted, so
+     * below the 2 Mbit/s of datagrams even when every packet left (1.92);
+     * a loaded machine's late timers may send less, not more */
     if (n_msgs > 0 && queued > 8 * 100000)
-      fail_unless (used > 1850000 && used < 1960000, "%" G_GUINT64_FORMAT,
+      fail_unless (used > 1500000 && used < 1960000, "%" G_GUINT64_FORMAT,
           used);
     n_msgs++;
     gst_message_unref (msg);
