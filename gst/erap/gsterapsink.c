@@ -83,6 +83,17 @@
  *   that were not ACKs, or ACKs of no session (e.g. from another address
  *   than a session's peer), dropped
  * * `local-port` (guint): the UDP port data is sent from
+ * * `peer` (string): the destination, `address:port` (empty while
+ *   #GstErapSink:learn-peer has not learnt one)
+ * * `hellos` (guint64): hellos accepted (#GstErapSink:learn-peer)
+ * * `hellos-moved` (guint64): of those, from a new port (the NAT moved)
+ * * `hellos-foreign` (guint64): hellos for this session from another
+ *   address than #GstErapSink:host's, ignored
+ * * `hellos-forged` (guint64): hellos for this keyed session that were
+ *   not sealed under its key, dropped
+ * * `hellos-replayed` (guint64): hellos whose counter was not above the
+ *   last accepted one, dropped
+ * * `hellos-unknown` (guint64): hellos on this socket naming no session
  * * `encrypted` (gboolean): #GstErapSink:passphrase or #GstErapSink:key set
  * * `acks-authenticated` (guint64): sealed ACK datagrams that passed the
  *   AEAD check
@@ -111,6 +122,25 @@
  * In both modes an ACK for a sequence number never sent is dropped
  * (`acks-invalid`).
  *
+ * ## Behind NAT: learning the destination
+ *
+ * A receiver behind NAT cannot be sent to first. With
+ * #GstErapSink:learn-peer the sink sends nothing until the receiver's
+ * *hello* arrives (erapsrc with #GstErapSrc:hello-host and
+ * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:bound-port):
+ * a datagram from the receiver's own socket naming the session by
+ * #GstErapSink:hello-id. The data then goes to the address and port the
+ * hello came from (the NAT's public ones), from the port it reached, which
+ * the NAT treats as replies. Only a hello from #GstErapSink:host's address
+ * counts (any port: the NAT chooses it): media never go to an address the
+ * application did not name (no reflection). A keyed session accepts only
+ * hellos sealed under its key (HMAC-SHA256), and each hello's counter must
+ * be above the last one's (replays); the rest is dropped and counted. The
+ * receiver repeats its hello as a keepalive; one from a new port moves the
+ * destination. Sinks sharing a socket are told apart by their hello ids.
+ * Until a hello arrives, buffers queue (up to #GstErapSink:max-queue-bytes,
+ * then render blocks) and no timer runs.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004
@@ -119,6 +149,11 @@
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10000000
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
+ * |[
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5006
+ * ]| Waits for the hello of `gst-launch-1.0 erapsrc port=0 hello-host=SERVER
+ * hello-port=5006 hello-id=42 ! filesink location=copy.ts` run behind a NAT
+ * whose public address is 192.0.2.7, and sends there.
  */
 #define _GNU_SOURCE             /* sendmmsg */
 #ifdef HAVE_CONFIG_H
@@ -164,6 +199,8 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_CAPACITY            0
 #define DEFAULT_LIBRA_SEED          0
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
+#define DEFAULT_LEARN_PEER          FALSE
+#define DEFAULT_HELLO_ID            0
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
 
@@ -197,6 +234,9 @@ enum {
   PROP_PASSPHRASE,
   PROP_KEY,
   PROP_PROTOCOL,
+  PROP_LEARN_PEER,
+  PROP_HELLO_ID,
+  PROP_BOUND_PORT,
 };
 
 #define DEFAULT_PROTOCOL            GST_ERAP_PROTOCOL_ERAP
@@ -627,6 +667,42 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           "per packet, a thread per session)", GST_TYPE_ERAP_PROTOCOL,
           DEFAULT_PROTOCOL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:learn-peer:
+   *
+   * Send to where the receiver's hellos come from (NAT traversal) instead
+   * of #GstErapSink:host:#GstErapSink:port: #GstErapSink:host is then only
+   * the address hellos must come from, #GstErapSink:port is ignored.
+   * Nothing is sent before the first hello.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
+      g_param_spec_boolean ("learn-peer", "Learn peer",
+          "Send to the address and port the receiver's hellos come from "
+          "(from host's address only)", DEFAULT_LEARN_PEER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:hello-id:
+   *
+   * With #GstErapSink:learn-peer: the id the receiver's hellos carry
+   * (#GstErapSrc:hello-id), unique among the sinks sharing a socket.
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
+      g_param_spec_uint64 ("hello-id", "Hello id",
+          "Session id carried by the receiver's hellos (learn-peer)", 0,
+          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:bound-port:
+   *
+   * The local UDP port data leaves from and ACKs and hellos arrive on
+   * (#GstErapSink:bind-port, or the ephemeral one chosen), once started;
+   * 0 before.
+   */
+  g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
+      g_param_spec_uint ("bound-port", "Bound port",
+          "Local UDP port in use (read-only, once started)", 0, 65535, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
@@ -674,6 +750,8 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
   sink->libra.state = DEFAULT_LIBRA_STATE;
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
+  sink->learn_peer = DEFAULT_LEARN_PEER;
+  sink->hello_id = DEFAULT_HELLO_ID;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -739,6 +817,12 @@ make_stats (GstErapSink * sink)
   ls = sink->last_libra;
   cs = sink->last_crypto;
   sched_view_locked (sink, &st, &ms);
+  if (sink->manager) {
+    sink->last_hellos_unknown = ms.hellos_unknown;
+    if (sink->msession)
+      gst_erap_manager_session_get_hello_stats (sink->manager,
+          sink->msession, &sink->last_hello);
+  }
   s = gst_structure_new ("application/x-erapsink-stats",
       "rate", G_TYPE_UINT64, st.rate,
       "ipg", G_TYPE_UINT64, (guint64) st.ipg,
@@ -783,6 +867,27 @@ make_stats (GstErapSink * sink)
       "acks-authenticated", G_TYPE_UINT64, cs.opened,
       "auth-failures", G_TYPE_UINT64, cs.auth_failures,
       "replays", G_TYPE_UINT64, cs.replays, NULL);
+  {
+    gchar *peer = NULL;
+
+    if (sink->peer) {
+      GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (sink->peer);
+      gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+          (ia));
+
+      peer = g_strdup_printf ("%s:%u", a, g_inet_socket_address_get_port (ia));
+      g_free (a);
+    }
+    gst_structure_set (s,
+        "peer", G_TYPE_STRING, peer ? peer : "",
+        "hellos", G_TYPE_UINT64, sink->last_hello.accepted,
+        "hellos-moved", G_TYPE_UINT64, sink->last_hello.moved,
+        "hellos-foreign", G_TYPE_UINT64, sink->last_hello.foreign,
+        "hellos-forged", G_TYPE_UINT64, sink->last_hello.forged,
+        "hellos-replayed", G_TYPE_UINT64, sink->last_hello.replayed,
+        "hellos-unknown", G_TYPE_UINT64, sink->last_hellos_unknown, NULL);
+    g_free (peer);
+  }
   g_mutex_unlock (&sink->lock);
   return s;
 }
@@ -824,6 +929,12 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_KEY:
       g_free (sink->key);
       sink->key = g_value_dup_string (value);
+      break;
+    case PROP_LEARN_PEER:
+      sink->learn_peer = g_value_get_boolean (value);
+      break;
+    case PROP_HELLO_ID:
+      sink->hello_id = g_value_get_uint64 (value);
       break;
     case PROP_CONGESTION_CONTROL:
       sink->cc = g_value_get_enum (value);
@@ -917,6 +1028,15 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BIND_PORT:
       g_value_set_uint (value, sink->bind_port);
+      break;
+    case PROP_LEARN_PEER:
+      g_value_set_boolean (value, sink->learn_peer);
+      break;
+    case PROP_HELLO_ID:
+      g_value_set_uint64 (value, sink->hello_id);
+      break;
+    case PROP_BOUND_PORT:
+      g_value_set_uint (value, sink->bound_port);
       break;
     case PROP_MTU:
       g_value_set_uint (value, sink->mtu);
@@ -1150,7 +1270,8 @@ send_packets_locked (GstErapSink * sink, GstClockTime now)
 static void
 reschedule_locked (GstErapSink * sink)
 {
-  GstClockTime next = gst_erap_sender_next_wakeup (sink->sender);
+  GstClockTime next = sink->peer ? gst_erap_sender_next_wakeup (sink->sender)
+      : GST_CLOCK_TIME_NONE;
 
   /* corked (see render): rate and loss timers can wait that long too */
   if (GST_CLOCK_TIME_IS_VALID (next) && next < sink->cork_until)
@@ -1187,7 +1308,8 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
   guint64 notify = 0, auth_failures = 0;
   gboolean report, auth_warn = FALSE;
 
-  if (send)
+  /* learn-peer: nothing leaves (and no timer runs) before the hello */
+  if (send && sink->peer)
     send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
@@ -1278,6 +1400,36 @@ on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
   service_and_unlock (sink, now, now >= sink->cork_until &&
       (!GST_CLOCK_TIME_IS_VALID (next) ||
           next + sink->pacing_quantum <= now));
+}
+
+/* In the manager's thread: an accepted hello from a new address or port
+ * (learn-peer): send there from now on. */
+static void
+on_hello (GstObject * owner, GInetSocketAddress * peer)
+{
+  GstErapSink *sink = GST_ERAP_SINK (owner);
+  gboolean first;
+
+  g_mutex_lock (&sink->lock);
+  first = sink->peer == NULL;
+  g_clear_object (&sink->peer);
+  sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
+  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+  g_socket_address_to_native (sink->peer, &sink->peer_native,
+      sizeof (sink->peer_native), NULL);
+  if (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_INFO) {
+    gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+        (peer));
+
+    GST_INFO_OBJECT (sink, "%s the destination from a hello: %s:%u",
+        first ? "learnt" : "moved", a, g_inet_socket_address_get_port (peer));
+    g_free (a);
+  }
+  if (!sink->sender || !sink->clock) {
+    g_mutex_unlock (&sink->lock);
+    return;
+  }
+  service_and_unlock (sink, now_locked (sink), TRUE);
 }
 
 /* protocol=rap: the session's own ACK thread, one ACK per datagram, each
@@ -1371,6 +1523,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   gint keyed;
   GstErapProtocol protocol;
   GSocket *own = NULL;
+  gboolean learn;
+  guint64 hello_id;
 
   GST_OBJECT_LOCK (sink);
   keyed = gst_erap_crypto_master_from_settings (sink->passphrase, sink->key,
@@ -1405,6 +1559,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
   bind_port = sink->bind_port;
+  learn = sink->learn_peer;
+  hello_id = sink->hello_id;
   GST_OBJECT_UNLOCK (sink);
 
   /* the default IPv4 wildcard becomes "::" for an IPv6 receiver */
@@ -1420,6 +1576,11 @@ gst_erap_sink_start (GstBaseSink * bsink)
       GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
           ("protocol=rap has no keyed mode (passphrase or key)"));
       memset (master, 0, sizeof (master));
+      goto fail;
+    }
+    if (learn) {
+      GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
+          ("protocol=rap has no learn-peer (hellos are ERAP's)"));
       goto fail;
     }
     own = twoflow_net_udp_open (bind_address, bind_port, 0, 4 * 1024 * 1024,
@@ -1445,7 +1606,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
     gst_erap_manager_release (m);
     goto resolve_failed;
   }
-  ms = gst_erap_manager_add_session (m, peer, GST_OBJECT (sink), on_ack);
+  ms = gst_erap_manager_add_session (m, learn ? NULL : peer,
+      GST_OBJECT (sink), on_ack);
   if (!ms) {
     g_object_unref (peer);
     gst_erap_manager_release (m);
@@ -1461,10 +1623,17 @@ have_socket:
   sink->msession = ms;
   sink->own_socket = own;
   sink->socket = m ? gst_erap_manager_get_socket (m) : own;
-  sink->peer = G_SOCKET_ADDRESS (peer);
-  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
-  g_socket_address_to_native (sink->peer, &sink->peer_native,
-      sizeof (sink->peer_native), NULL);
+  sink->bound_port = twoflow_net_local_port (sink->socket);
+  memset (&sink->last_hello, 0, sizeof (sink->last_hello));
+  sink->last_hellos_unknown = 0;
+  if (learn) {
+    sink->peer = NULL;
+  } else {
+    sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
+    sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+    g_socket_address_to_native (sink->peer, &sink->peer_native,
+        sizeof (sink->peer_native), NULL);
+  }
   /* RAP sends packet by packet */
   sink->gso = (protocol != GST_ERAP_PROTOCOL_RAP);
   sink->sender = gst_erap_sender_new (&cfg);
@@ -1480,6 +1649,17 @@ have_socket:
     gst_erap_manager_session_set_crypto (m, ms, sink->crypto);
   }
   memset (master, 0, sizeof (master));
+  if (learn && !gst_erap_manager_session_learn (m, ms, hello_id,
+          g_inet_socket_address_get_address (peer), on_hello)) {
+    g_mutex_unlock (&sink->lock);
+    g_object_unref (peer);
+    GST_ELEMENT_ERROR (sink, RESOURCE, BUSY, (NULL),
+        ("another erapsink on %s:%u already learns from hello id %"
+            G_GUINT64_FORMAT, bind_address, bind_port, hello_id));
+    gst_erap_sink_stop (GST_BASE_SINK (sink));
+    goto fail;
+  }
+  g_object_unref (peer);
   gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
   memset (&sink->last_libra, 0, sizeof (sink->last_libra));
   sink->flushing = FALSE;
@@ -1492,8 +1672,12 @@ have_socket:
     sink->ack_thread = g_thread_new ("erap-rap-acks", rap_ack_thread, sink);
   }
   g_mutex_unlock (&sink->lock);
-  GST_INFO_OBJECT (sink, "sending to %s:%u%s", host, port,
-      own ? " (RAP baseline)" : "");
+  if (learn)
+    GST_INFO_OBJECT (sink, "on port %u, waiting for a hello (id %"
+        G_GUINT64_FORMAT ") from %s", sink->bound_port, hello_id, host);
+  else
+    GST_INFO_OBJECT (sink, "sending to %s:%u%s", host, port,
+        own ? " (RAP baseline)" : "");
   g_free (host);
   g_free (bind_address);
   return TRUE;

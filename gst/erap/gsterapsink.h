@@ -51,6 +51,8 @@ struct _GstErapSink {
   GstClockTime scheduler_interval;
   gchar *passphrase, *key;
   GstErapProtocol protocol;
+  gboolean learn_peer;          /* NAT: the destination from hellos */
+  guint64 hello_id;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -59,7 +61,7 @@ struct _GstErapSink {
   GstErapManager *manager;
   GstErapManagerSession *msession;
   GSocket *socket;
-  GSocketAddress *peer;
+  GSocketAddress *peer;         /* NULL until learnt (learn-peer) */
   struct sockaddr_storage peer_native;  /* for sendmmsg */
   socklen_t peer_native_len;
   gboolean gso;                 /* UDP_SEGMENT works on this path */
@@ -84,6 +86,9 @@ struct _GstErapSink {
   GSocket *own_socket;
   GThread *ack_thread;
   GCancellable *ack_cancel;
+  GstTwoflowHelloLearnerStats last_hello;
+  guint64 last_hellos_unknown;
+  guint bound_port;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);

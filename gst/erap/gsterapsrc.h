@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <sys/socket.h>
 #include <gst/erap/erap.h>
+#include <gst/twoflow/twoflowhello.h>
 #include "twoflownet.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,10 @@ struct _GstErapSrc {
   GstCaps *caps;
   gchar *passphrase, *key;
   GstErapProtocol protocol;
+  gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
+  guint hello_port;
+  guint64 hello_id;
+  GstClockTime hello_interval, keepalive_interval;
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
@@ -43,6 +48,12 @@ struct _GstErapSrc {
   GstErapCryptoStats last_crypto;
   gboolean encrypted, auth_warned;
   guint64 auth_warn_pending;
+  /* NAT: hellos from our socket (sans-IO core: when) */
+  GstTwoflowHello *hello;
+  GSocketAddress *hello_dest;
+  GstClock *clock;
+  guint64 hello_errors;
+  GstTwoflowHelloStats last_hello;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsrc);

@@ -83,7 +83,10 @@ typedef struct
   gdouble segment_duration, start, lead;
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
-  gboolean nat;                 /* the proxy connects (cTCP/TCP): behind NAT */
+  gboolean nat;                 /* behind NAT: the proxy connects (cTCP/TCP)
+                                 * or says hello first (ERAP, rUDP) */
+  guint64 hello_id;             /* NAT: names the session in the hellos */
+  gint64 hello_wait_until;      /* NAT: start the enhanced flow by then */
   GstElement *ess_pipe, *enh_pipe;
   GstElement *ess_sink, *enh_sink, *transcoder;
   guint ess_watch, enh_watch;
@@ -1164,7 +1167,12 @@ build_essential (Session * s, GError ** error)
       "max-size-bytes", 64 * 1024 * 1024, NULL);
   if (g_str_equal (s->essential, "erap")) {
     sink = make (pipe, "erapsink", "tx");
-    if (sink)
+    /* NAT: send to where the proxy's hellos come from (the control peer's
+     * address only), from the shared socket they reach (PLAY's reply) */
+    if (sink && s->nat)
+      g_object_set (sink, "host", s->host, "learn-peer", TRUE, "hello-id",
+          s->hello_id, NULL);
+    else if (sink)
       g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
     if (sink && s->erap_key)
       g_object_set (sink, "key", s->erap_key, NULL);
@@ -1243,7 +1251,13 @@ build_enhanced (Session * s, GError ** error)
   /* caps again every second: if the first packets are lost (a TCP burst
    * at the start of the flow), rtpgstdepay can still start */
   g_object_set (pay, "mtu", 1400, "config-interval", 1, NULL);
-  g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
+  /* NAT: from a port of its own (PLAY's reply) to where the proxy's
+   * hellos come from, the control peer's address only */
+  if (s->nat)
+    g_object_set (sink, "host", s->host, "learn-peer", TRUE, "hello-id",
+        s->hello_id, NULL);
+  else
+    g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
   if (s->srtp_key)
     g_object_set (sink, "key", s->srtp_key, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "levels", levels);
@@ -1312,12 +1326,35 @@ missing:
   return FALSE;
 }
 
+/* NAT: whether the enhanced sink has its destination (a hello came) */
+static gboolean
+enhanced_peer_known (Session * s)
+{
+  GstStructure *st = NULL;
+  const gchar *peer;
+  gboolean known;
+
+  g_object_get (s->enh_sink, "stats", &st, NULL);
+  peer = st ? gst_structure_get_string (st, "peer") : NULL;
+  known = peer && *peer;
+  if (st)
+    gst_structure_free (st);
+  return known;
+}
+
 static gboolean
 start_enhanced_cb (gpointer user_data)
 {
   Session *s = user_data;
   GList *l;
 
+  /* NAT: the real-time flow waits (up to 5 s) for the proxy's hello, so
+   * its first frames are not sent to nowhere */
+  if (s->nat && g_get_monotonic_time () < s->hello_wait_until &&
+      !enhanced_peer_known (s)) {
+    s->lead_timer = g_timeout_add (20, start_enhanced_cb, s);
+    return G_SOURCE_REMOVE;
+  }
   s->lead_timer = 0;
   gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   for (l = s->pending_events; l; l = l->next)
@@ -1492,14 +1529,16 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->end_segment = twoflow_json_get_int (req, "end_segment", 0);
   s->flows_essential = !g_str_equal (flows, "enhanced");
   s->flows_enhanced = !g_str_equal (flows, "essential");
-  s->nat = twoflow_json_get_int (req, "nat", 0) != 0
-      && !g_str_equal (ess, "erap");
+  s->nat = twoflow_json_get_int (req, "nat", 0) != 0;
+  /* JSON-safe (below 2^53), unguessable enough for a lab's plaintext, and
+   * authenticated when keyed */
+  s->hello_id = ((guint64) g_random_int () << 20) | (s->id & 0xfffff);
   /* without a pre-stored prefix the enhanced flow starts one segment
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
   if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
-      || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
+      || (s->flows_enhanced && s->enh_port <= 0 && !s->nat) || s->start < 0
       || (s->start > 0 && info->is_trace)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "bad PLAY parameters (ports, segment_duration, start)");
@@ -1546,14 +1585,32 @@ session_new (Client * c, JsonObject * req, GError ** error)
   if (s->ess_pipe && s->nat) {
     guint bound = 0;
 
-    /* the sink listens from READY->PAUSED on */
+    /* the sink listens (cTCP/TCP) or waits for hellos (ERAP) from
+     * READY->PAUSED on */
     g_object_get (s->ess_sink, "bound-port", &bound, NULL);
     s->ess_port = bound;
+  }
+  if (s->enh_pipe && s->nat) {
+    guint bound = 0;
+
+    /* NAT: the sink's socket is bound, and reads hellos, from READY on */
+    if (gst_element_set_state (s->enh_pipe, GST_STATE_READY) ==
+        GST_STATE_CHANGE_FAILURE) {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+          "cannot start the enhanced flow");
+      session_destroy (s, "start failed");
+      return NULL;
+    }
+    g_object_get (s->enh_sink, "bound-port", &bound, NULL);
+    s->enh_port = bound;
+    s->hello_wait_until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   }
   if (s->enh_pipe) {
     if (s->lead > 0 && s->ess_pipe)
       s->lead_timer = g_timeout_add ((guint) (s->lead * 1000),
           start_enhanced_cb, s);
+    else if (s->nat)
+      start_enhanced_cb (s);
     else
       gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   }
@@ -1680,9 +1737,14 @@ handle_request (Client * c, JsonObject * req)
       json_object_set_int_member (r, "session", s->id);
       video_info_to_json (s->info, r);
       json_object_set_double_member (r, "lead", s->lead);
-      /* NAT: the proxy connects to this port */
+      /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
+       * to it (ERAP), and says hello to enhanced_port (rUDP) */
       if (s->nat && s->ess_pipe)
         json_object_set_int_member (r, "essential_port", s->ess_port);
+      if (s->nat && s->enh_pipe)
+        json_object_set_int_member (r, "enhanced_port", s->enh_port);
+      if (s->nat)
+        json_object_set_int_member (r, "hello_id", (gint64) s->hello_id);
     }
   } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
     VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),

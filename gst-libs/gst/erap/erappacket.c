@@ -269,3 +269,33 @@ gst_erap_protocol_ack_parse (GstErapProtocol proto, const guint8 * data,
       gst_erap_rap_ack_parse (data, len, ack) :
       gst_erap_ack_parse (data, len, ack);
 }
+
+void
+gst_erap_hello_write (const GstErapHello * h, guint8 out[GST_ERAP_HELLO_SIZE])
+{
+  memset (out, 0, GST_ERAP_HELLO_SIZE);
+  out[2] = GST_ERAP_HELLO_TYPE;
+  out[3] = h->sealed ? GST_ERAP_HELLO_SEALED : 0;
+  put32 (out + 4, h->id >> 32);
+  put32 (out + 8, h->id & 0xffffffff);
+  put32 (out + 12, h->counter >> 32);
+  put32 (out + 16, h->counter & 0xffffffff);
+  out[20] = h->port >> 8;
+  out[21] = h->port & 0xff;
+}
+
+gboolean
+gst_erap_hello_parse (const guint8 * data, gsize len, GstErapHello * h)
+{
+  if (data == NULL || len < GST_ERAP_HELLO_SIZE || data[0] || data[1] ||
+      data[2] != GST_ERAP_HELLO_TYPE || (data[3] & ~GST_ERAP_HELLO_SEALED) ||
+      data[22] || data[23])
+    return FALSE;
+  h->sealed = (data[3] & GST_ERAP_HELLO_SEALED) != 0;
+  if (len != GST_ERAP_HELLO_SIZE + (h->sealed ? 16 : 0))
+    return FALSE;
+  h->id = ((guint64) get32 (data + 4) << 32) | get32 (data + 8);
+  h->counter = ((guint64) get32 (data + 12) << 32) | get32 (data + 16);
+  h->port = ((guint16) data[20] << 8) | data[21];
+  return TRUE;
+}

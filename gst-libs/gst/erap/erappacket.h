@@ -55,6 +55,25 @@
  *   lastRecv/lastMiss/prevRecv unused, so the baseline carries the appSeq
  *   (30 bits, as in ERAP) in the lastRecv word and sends the other two as
  *   0. No port or address: a RAP session has its own socket.
+ *
+ * Hello (sender-bound, NAT traversal), 24 bytes,
+ * 40 sealed: a receiver behind NAT sends it from its data socket to the
+ * sender's port, which learns the observed address and port from it
+ * (gst-libs/gst/twoflow/twoflowhello.h):
+ *
+ *   +-------------------------------+---------------+---------------+
+ *   |   0 (16)                      | type 0xA3 (8) | flags (8)     |
+ *   +-------------------------------+---------------+---------------+
+ *   |   hello id (64): names the session at a shared sender socket  |
+ *   |   counter (64): grows by one per hello (replays)              |
+ *   +-------------------------------+-------------------------------+
+ *   |   port (16): the receiver's   |   0 (16)                      |
+ *   |   data port, as in its ACKs   |                               |
+ *   +-------------------------------+-------------------------------+
+ *   |   tag (128), flags bit 0 (sealed) only: erapcrypto.h          |
+ *
+ * Byte 2 (0xA3) tells it from an ACK record (0xA1) and a sealed ACK
+ * datagram (0xA2).
  */
 #ifndef __GST_ERAP_PACKET_H__
 #define __GST_ERAP_PACKET_H__
@@ -67,6 +86,9 @@ G_BEGIN_DECLS
 #define GST_ERAP_ACK_SIZE           20
 #define GST_ERAP_ACK_MAX_SIZE       (GST_ERAP_ACK_SIZE + 16)
 #define GST_ERAP_ACK_TYPE           0xA1
+#define GST_ERAP_HELLO_TYPE         0xA3
+#define GST_ERAP_HELLO_SIZE         24
+#define GST_ERAP_HELLO_SEALED       0x01
 #define GST_ERAP_APPSEQ_BITS        30
 #define GST_ERAP_APPSEQ_MASK        ((1u << GST_ERAP_APPSEQ_BITS) - 1)
 
@@ -110,6 +132,13 @@ typedef struct {
   guint8 addr[16];
 } GstErapAck;
 
+typedef struct {
+  guint64 id;
+  guint64 counter;
+  guint16 port;
+  gboolean sealed;              /* parse: a tag follows */
+} GstErapHello;
+
 void     gst_erap_data_header_write (const GstErapDataHeader * h,
     guint8 out[GST_ERAP_DATA_HEADER_SIZE]);
 gboolean gst_erap_data_header_parse (const guint8 * data, gsize len,
@@ -140,6 +169,19 @@ gboolean gst_erap_protocol_data_header_parse (GstErapProtocol proto,
     const guint8 * data, gsize len, GstErapDataHeader * h);
 gboolean gst_erap_protocol_ack_parse (GstErapProtocol proto,
     const guint8 * data, gsize len, GstErapAck * ack);
+
+/* The plain hello (sealed = FALSE; erapcrypto.h seals it). */
+void     gst_erap_hello_write (const GstErapHello * h,
+    guint8 out[GST_ERAP_HELLO_SIZE]);
+/* TRUE if @data is a well-formed hello (24 bytes plain, 40 sealed). */
+gboolean gst_erap_hello_parse (const guint8 * data, gsize len,
+    GstErapHello * h);
+/* TRUE if @data looks like a hello (type byte): not an ACK. */
+static inline gboolean
+gst_erap_is_hello (const guint8 * data, gsize len)
+{
+  return len >= 4 && data[2] == GST_ERAP_HELLO_TYPE;
+}
 
 /* Extends a 32-bit wire number to 64 bits, choosing the value nearest to
  * @ref (serial number arithmetic, RFC 1982). */

@@ -1188,6 +1188,68 @@ GST_START_TEST (test_crypto_wrong_key_and_other_session)
 
 GST_END_TEST;
 
+/* The NAT hello: plain and sealed forms round-trip, are not ACKs, and a
+ * sealed one opens only whole, unchanged and under the same master key
+ * (either role seals and opens: the receiver seals, the sender opens). */
+GST_START_TEST (test_crypto_hello)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], m2[GST_ERAP_KEY_SIZE];
+  guint8 plain[GST_ERAP_HELLO_SIZE], sealed[GST_ERAP_SEALED_HELLO_SIZE];
+  guint8 bad[GST_ERAP_SEALED_HELLO_SIZE + 1];
+  GstErapHello h = { G_GUINT64_CONSTANT (0xfedcba9876543210),
+    1700000000123456, 40001, FALSE
+  }, got;
+  GstErapCrypto *tx, *rx, *evil;
+  GstErapAck ack;
+  gsize off = 0;
+  guint64 salt;
+  guint i, b;
+
+  gst_erap_hello_write (&h, plain);
+  fail_unless (gst_erap_is_hello (plain, sizeof (plain)));
+  fail_unless (gst_erap_hello_parse (plain, sizeof (plain), &got));
+  fail_unless_equals_uint64 (got.id, h.id);
+  fail_unless_equals_uint64 (got.counter, h.counter);
+  fail_unless_equals_int (got.port, 40001);
+  fail_if (got.sealed);
+  fail_if (gst_erap_ack_parse_next (plain, sizeof (plain), &off, &ack));
+  fail_if (gst_erap_crypto_peek_ack (plain, sizeof (plain), &salt));
+  fail_if (gst_erap_hello_parse (plain, sizeof (plain) - 1, &got));
+
+  test_master (m, 1);
+  test_master (m2, 2);
+  tx = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  rx = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m, NULL);
+  evil = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m2, NULL);
+  fail_unless (gst_erap_crypto_seal_hello (rx, &h, sealed));
+  fail_unless (gst_erap_hello_parse (sealed, sizeof (sealed), &got));
+  fail_unless (got.sealed);
+  fail_unless_equals_uint64 (got.counter, h.counter);
+  fail_unless (gst_erap_crypto_open_hello (tx, sealed, sizeof (sealed)));
+  /* the plain form never opens; nor truncated, extended, or any bit
+   * flipped */
+  fail_if (gst_erap_crypto_open_hello (tx, plain, sizeof (plain)));
+  fail_if (gst_erap_crypto_open_hello (tx, sealed, sizeof (sealed) - 1));
+  memcpy (bad, sealed, sizeof (sealed));
+  bad[sizeof (sealed)] = 0;
+  fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (bad)));
+  for (i = 0; i < sizeof (sealed); i++)
+    for (b = 0; b < 8; b++) {
+      memcpy (bad, sealed, sizeof (sealed));
+      bad[i] ^= 1 << b;
+      fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (sealed)),
+          "byte %u bit %u", i, b);
+    }
+  /* another master key */
+  fail_unless (gst_erap_crypto_seal_hello (evil, &h, bad));
+  fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (sealed)));
+  gst_erap_crypto_free (tx);
+  gst_erap_crypto_free (rx);
+  gst_erap_crypto_free (evil);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_crypto_ack_seal)
 {
   guint8 m[GST_ERAP_KEY_SIZE], pkt[200], recs[2 * GST_ERAP_ACK_MAX_SIZE];
@@ -1749,6 +1811,7 @@ erap_suite (void)
   tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);
   tcase_add_test (tc, test_crypto_wrong_key_and_other_session);
   tcase_add_test (tc, test_crypto_ack_seal);
+  tcase_add_test (tc, test_crypto_hello);
   tcase_add_test (tc, test_replay_window);
   tcase_add_test (tc, test_crypto_settings);
   tcase_add_test (tc, test_optimistic_ack_ignored);
