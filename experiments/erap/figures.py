@@ -10,7 +10,8 @@ each; every figure runs RAP and ERAP in the same invocation.
        experiments/erap/figures.py plot  (redraw from --out/*.json)
   sudo experiments/erap/figures.py smoke (all four briefly, with checks; CI)
 
-Common: --build BUILD (default build/), --out DIR (json + png; default
+Common: --build BUILD (default build/), --queue PACKETS (default 10, the
+paper's), --out DIR (json + png; default
 experiments/erap/results), --work DIR (raw CSVs; default a /tmp dir).
 
 RAP is erapsink/erapsrc protocol=rap (docs/erap.md, "RAP baseline"): RAP's
@@ -103,7 +104,7 @@ def run_flow(a, proto, size, dur, name, pauses=None, extra=""):
     os.makedirs(d, exist_ok=True)
     scsv, rcsv = os.path.join(d, "send.csv"), os.path.join(d, "recv.csv")
     src = source_file(a, dur)
-    with Testbed(rate_bps=LINK_BPS, delay_ms=10, queue_pkts=10,
+    with Testbed(rate_bps=LINK_BPS, delay_ms=10, queue_pkts=a.queue,
                  track_ports=[PORT], workdir=d, keep_workdir=True,
                  csv_interval_ms=100) as tb:
         rx = tb.client.popen([tool(a), "recv", str(PORT), "/dev/null",
@@ -474,6 +475,8 @@ def main():
     ap.add_argument("--size", type=int, default=512, help="fig89")
     ap.add_argument("--size6b", type=int, default=1024)
     ap.add_argument("--pauses", default="5,5")
+    ap.add_argument("--queue", type=int, default=10,
+                    help="bottleneck queue, packets (the paper's 10)")
     ap.add_argument("--sessions", default="1,10,50,100,150,200,250")
     ap.add_argument("--rate", type=int, default=10)
     ap.add_argument("--bufsize", type=int, default=1000)
