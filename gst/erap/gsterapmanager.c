@@ -34,7 +34,8 @@ struct _GstErapManagerSession {
   gchar *key;
   GstObject *owner;
   GstErapAckFunc func;
-  guint64 rate, queued;
+  guint64 rate, queued;         /* used payload bit/s, bytes queued */
+  gboolean active;
   gint busy;                    /* dispatches running, under manager lock */
   GstErapCrypto *crypto;        /* keyed session: only sealed ACKs count */
   guint64 salt;
@@ -451,6 +452,8 @@ gst_erap_manager_remove_session (GstErapManager * m,
   if (s->crypto && g_hash_table_lookup (m->by_salt, &s->salt) == s)
     g_hash_table_remove (m->by_salt, &s->salt);
   m->st.sessions--;
+  if (s->active)
+    __atomic_fetch_sub (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
   __atomic_fetch_sub (&m->st.exit_bandwidth, s->rate, __ATOMIC_RELAXED);
   __atomic_fetch_sub (&m->st.queued_bits, s->queued * 8, __ATOMIC_RELAXED);
   m->removing++;
@@ -514,8 +517,19 @@ gst_erap_manager_session_set_crypto (GstErapManager * m,
  * which the ACK thread takes for every batch. */
 void
 gst_erap_manager_session_update (GstErapManager * m,
-    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes)
+    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes,
+    gboolean active)
 {
+  /* an idle session uses nothing, whatever its last window said */
+  if (!active)
+    rate = 0;
+  if (active != s->active) {
+    if (active)
+      __atomic_fetch_add (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
+    else
+      __atomic_fetch_sub (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
+    s->active = active;
+  }
   if (rate != s->rate)
     __atomic_fetch_add (&m->st.exit_bandwidth, rate - s->rate,
         __ATOMIC_RELAXED);
@@ -534,5 +548,7 @@ gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
   st->exit_bandwidth = __atomic_load_n (&m->st.exit_bandwidth,
       __ATOMIC_RELAXED);
   st->queued_bits = __atomic_load_n (&m->st.queued_bits, __ATOMIC_RELAXED);
+  st->active_sessions = __atomic_load_n (&m->st.active_sessions,
+      __ATOMIC_RELAXED);
   g_mutex_unlock (&m->lock);
 }

@@ -25,9 +25,12 @@ typedef void (*GstErapAckFunc) (GstObject * owner, const GstErapAck * acks,
 typedef void (*GstErapHelloFunc) (GstObject * owner, GInetSocketAddress * peer);
 
 typedef struct {
-  guint64 exit_bandwidth;       /* sum of the sessions' rates, bit/s */
+  guint64 exit_bandwidth;       /* bandwidth actually used: payload bit/s
+                                 * of the active sessions (idle ones send
+                                 * nothing and are left out) */
   guint64 queued_bits;          /* bits queued over all sessions */
   guint sessions;
+  guint active_sessions;        /* sessions with data to send */
   guint64 acks_malformed;
   guint64 acks_unknown;         /* no session for that address and port */
   guint64 hellos_unknown;       /* hellos naming no session (or malformed) */
@@ -69,7 +72,8 @@ gboolean gst_erap_manager_session_get_hello_stats (GstErapManager * m,
     GstErapManagerSession * s, GstTwoflowHelloLearnerStats * st);
 /* Keeps the manager's running totals (the scheduler's view) up to date. */
 void gst_erap_manager_session_update (GstErapManager * m,
-    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes);
+    GstErapManagerSession * s, guint64 used_rate, guint64 queued_bytes,
+    gboolean active);
 void gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st);
 
 G_END_DECLS

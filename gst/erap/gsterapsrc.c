@@ -14,6 +14,10 @@
  * acknowledging retransmissions until nothing has arrived for
  * #GstErapSrc:linger.
  *
+ * With #GstErapSrc:protocol=rap it is the receiving end of the RAP
+ * baseline (erapsink protocol=rap): RAP's 24-byte header on data and
+ * ACKs, and one ACK datagram per data packet (no bundling, no UDP_GRO).
+ *
  * Packets from another sender than the first one, and datagrams that are
  * not ERAP data, are dropped and counted. At most
  * #GstErapSrc:max-reorder-bytes are held out of order; packets beyond are
@@ -28,6 +32,8 @@
  * * `dropped-no-memory` (guint64): dropped for lack of reorder memory
  * * `acks-sent` (guint64): ACKs sent, one per accepted data packet
  * * `ack-errors` (guint64): ACKs the socket refused
+ * * `ack-datagrams` (guint64): datagrams the ACKs went in (as many as
+ *   ACKs with protocol=rap)
  * * `messages` (guint64): buffers pushed
  * * `bytes` (guint64): payload bytes pushed
  * * `reorder-bytes` (guint64): payload held out of order now
@@ -88,6 +94,7 @@
 #include <netinet/udp.h>
 #include "twoflownet.h"
 #include "gsterapsrc.h"
+#include "gsterapsink.h"            /* GST_TYPE_ERAP_PROTOCOL */
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -120,6 +127,7 @@ enum {
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
+  PROP_PROTOCOL,
   PROP_HELLO_HOST,
   PROP_HELLO_PORT,
   PROP_HELLO_ID,
@@ -127,6 +135,7 @@ enum {
   PROP_KEEPALIVE_INTERVAL,
 };
 
+#define DEFAULT_PROTOCOL           GST_ERAP_PROTOCOL_ERAP
 #define DEFAULT_HELLO_HOST         NULL
 #define DEFAULT_HELLO_PORT         0
 #define DEFAULT_HELLO_ID           0
@@ -279,6 +288,19 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstErapSrc:protocol:
+   *
+   * `erap`, or `rap`: the receiving end of the RAP baseline (24-byte
+   * header, one ACK datagram per packet); the same as the sender's. No
+   * keyed mode with `rap`.
+   */
+  g_object_class_install_property (gobject_class, PROP_PROTOCOL,
+      g_param_spec_enum ("protocol", "Protocol",
+          "erap, or rap: the RAP baseline (24-byte header, one ACK datagram "
+          "per packet)", GST_TYPE_ERAP_PROTOCOL, DEFAULT_PROTOCOL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSrc:hello-host:
    *
    * NAT traversal: the sender's address to send hellos to (with
@@ -355,6 +377,7 @@ gst_erap_src_init (GstErapSrc * src)
   src->port = DEFAULT_PORT;
   src->max_reorder_bytes = DEFAULT_MAX_REORDER_BYTES;
   src->linger = DEFAULT_LINGER;
+  src->protocol = DEFAULT_PROTOCOL;
   src->hello_port = DEFAULT_HELLO_PORT;
   src->hello_id = DEFAULT_HELLO_ID;
   src->hello_interval = DEFAULT_HELLO_INTERVAL;
@@ -403,6 +426,7 @@ make_stats (GstErapSrc * src)
       "dropped-no-memory", G_TYPE_UINT64, st.dropped_no_memory,
       "acks-sent", G_TYPE_UINT64, st.acks,
       "ack-errors", G_TYPE_UINT64, src->ack_errors,
+      "ack-datagrams", G_TYPE_UINT64, src->ack_datagrams,
       "messages", G_TYPE_UINT64, st.messages_delivered,
       "bytes", G_TYPE_UINT64, st.bytes_delivered,
       "reorder-bytes", G_TYPE_UINT64, st.reorder_bytes,
@@ -454,6 +478,9 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
       g_free (src->key);
       src->key = g_value_dup_string (value);
       break;
+    case PROP_PROTOCOL:
+      src->protocol = g_value_get_enum (value);
+      break;
     case PROP_HELLO_HOST:
       g_free (src->hello_host);
       src->hello_host = g_value_dup_string (value);
@@ -502,6 +529,9 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_REORDER_BYTES:
       g_value_set_uint64 (value, src->max_reorder_bytes);
+      break;
+    case PROP_PROTOCOL:
+      g_value_set_enum (value, src->protocol);
       break;
     case PROP_LINGER:
       g_value_set_uint64 (value, src->linger);
@@ -574,6 +604,7 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   keepalive_interval = src->keepalive_interval;
   gst_erap_receiver_config_init (&rc);
   rc.max_reorder_bytes = src->max_reorder_bytes;
+  rc.protocol = src->protocol;
   keyed = gst_erap_crypto_master_from_settings (src->passphrase, src->key,
       master, &err);
   GST_OBJECT_UNLOCK (src);
@@ -583,7 +614,21 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     g_free (address);
     return FALSE;
   }
+  if (keyed > 0 && rc.protocol == GST_ERAP_PROTOCOL_RAP) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("protocol=rap has no keyed mode (passphrase or key)"));
+    memset (master, 0, sizeof (master));
+    g_free (address);
+    return FALSE;
+  }
 
+  if (hello_host && *hello_host && rc.protocol == GST_ERAP_PROTOCOL_RAP) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("protocol=rap has no hellos (hello-host)"));
+    g_free (hello_host);
+    g_free (address);
+    return FALSE;
+  }
   if (hello_host && *hello_host) {
     hello_dest = twoflow_net_resolve (hello_host, hello_port,
         G_SOCKET_FAMILY_INVALID, &err);
@@ -614,8 +659,10 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (address);
-  /* take a sender's UDP_SEGMENT runs whole where the path keeps them */
-  g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
+  /* take a sender's UDP_SEGMENT runs whole where the path keeps them
+   * (the RAP baseline reads packet by packet) */
+  if (rc.protocol != GST_ERAP_PROTOCOL_RAP)
+    g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
   port = twoflow_net_local_port (sock);
   GST_OBJECT_LOCK (src);
   src->port = port;
@@ -634,7 +681,7 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
   twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
-  src->foreign = src->ack_errors = 0;
+  src->foreign = src->ack_errors = src->ack_datagrams = 0;
   memset (&src->last, 0, sizeof (src->last));
   memset (&src->last_hello, 0, sizeof (src->last_hello));
   src->hello_errors = 0;
@@ -766,6 +813,8 @@ send_acks (GstErapSrc * src, const guint8 * acks, gsize len, guint n_acks)
       return;
     acks = sealed;
   }
+  if (n_acks)
+    src->ack_datagrams++;
   if (n_acks && g_socket_send_to (src->socket, src->peer,
           (const gchar *) acks, len, NULL, &err) < 0) {
     /* a full socket buffer: these ACKs are lost, later ones repeat what
@@ -863,7 +912,9 @@ receive_some (GstErapSrc * src)
           src->peer_native = from[i];
         }
 
-        if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks)) {
+        /* RAP: one ACK datagram per data packet */
+        if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks) ||
+            (n_acks > 0 && src->protocol == GST_ERAP_PROTOCOL_RAP)) {
           g_mutex_unlock (&src->lock);
           send_acks (src, acks, acks_len, n_acks);
           g_mutex_lock (&src->lock);

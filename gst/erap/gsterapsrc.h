@@ -26,6 +26,7 @@ struct _GstErapSrc {
   GstClockTime linger;
   GstCaps *caps;
   gchar *passphrase, *key;
+  GstErapProtocol protocol;
   gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
   guint hello_port;
   guint64 hello_id;
@@ -42,6 +43,7 @@ struct _GstErapSrc {
   guint8 *scratch;
   gboolean eos;
   guint64 foreign, ack_errors;
+  guint64 ack_datagrams;        /* datagrams the ACK records went in */
   GstErapCrypto *crypto;        /* NULL: plaintext */
   GstErapCryptoStats last_crypto;
   gboolean encrypted, auth_warned;

@@ -71,6 +71,7 @@ static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
 static gchar *opt_token = NULL;
 /* viewers: RTSP basic authentication, RTSPS */
 static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
+static gchar *opt_http_user = NULL, *opt_http_password = NULL;
 static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
 static gchar *server_host;
@@ -113,6 +114,9 @@ typedef struct
   /* per-session media keys (hex), made here and sent in PLAY over the TLS
    * control channel; NULL with --insecure (plaintext flows) */
   gchar *erap_key, *srtp_key;
+  /* cTCP/TCP over TLS: the secret ctcpsrc sends the server's ctcpsink
+   * inside TLS (sent in PLAY as essential_token) */
+  gchar *ess_token;
   /* the HTTP status: kind ("rtsp", "hls", "fetch", "prestage"), rates */
   const gchar *kind;
   gint64 rate_us, rate_ess, rate_enh;
@@ -180,6 +184,7 @@ proxy_session_free (ProxySession * ps)
   g_free (ps->local_addr);
   g_free (ps->erap_key);
   g_free (ps->srtp_key);
+  g_free (ps->ess_token);
   g_free (ps->video_codec);
   g_free (ps->audio_codec);
   g_free (ps->video);
@@ -422,6 +427,34 @@ build_receive_bin (ProxySession * ps)
      * own socket; it starts then (ready_cb) */
     if (opt_nat)
       gst_element_set_locked_state (ps->ess_src, TRUE);
+  } else if (!opt_insecure) {
+    /* cTCP/TCP over TLS (docs/security.md): we are the TLS client and
+     * check the server's certificate as for the control connection (CA
+     * and the name we dialled, or the pin), then prove ourselves with a
+     * per-session token sent in PLAY */
+    ps->ess_token = twoflow_random_hex (32);
+    ps->ess_src = make (bin, "ctcpsrc", "ess_src");
+    g_object_set (ps->ess_src, "tls", TRUE, "tls-ca-file", opt_tls_ca,
+        "tls-pin", opt_tls_pin, "tls-server-name", server_host, "tls-token",
+        ps->ess_token, NULL);
+    if (opt_nat) {
+      /* connects to the port PLAY's reply names (ready_cb) */
+      g_object_set (ps->ess_src, "listen", FALSE, "host", server_host, NULL);
+      gst_element_set_locked_state (ps->ess_src, TRUE);
+    } else {
+      /* only the server (the control connection's peer) may connect: a
+       * stranger connecting first cannot hold the source */
+      GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
+          NULL);
+      gchar *ip = ra ? g_inet_address_to_string
+          (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (ra))) :
+          NULL;
+
+      g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+          "accept-host", ip, NULL);
+      g_free (ip);
+      g_clear_object (&ra);
+    }
   } else if (opt_nat) {
     /* behind NAT: the proxy connects to the port PLAY's reply names; the
      * source starts then (ready_cb) */
@@ -684,6 +717,8 @@ ready_cb (gpointer user_data)
     json_object_set_string_member (req, "erap_key", ps->erap_key);
   if (ps->srtp_key && ps->enh_src)
     json_object_set_string_member (req, "srtp_key", ps->srtp_key);
+  if (ps->ess_token && !g_str_equal (opt_essential, "erap"))
+    json_object_set_string_member (req, "essential_token", ps->ess_token);
   if (nat)
     json_object_set_boolean_member (req, "nat", TRUE);
   else
@@ -1517,6 +1552,11 @@ main (int argc, char **argv)
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
           "/healthz (default 0: none)", "PORT"},
+    {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
+        "HTTP basic authentication on the HTTP side (page, HLS, /status, "
+          "/metrics; not /healthz): this user (default: none)", "USER"},
+    {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
+        "... and this password", "PASSWORD"},
     {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
         "HLS cache: playlists and segments, kept as VoD (default ./hls)",
           "DIR"},
