@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — what the ctcpsink element tests (elements/ctcpsink.c,
  * elements/ctcptls.c) share: a ctcpsink in a GstHarness, a seeded byte
- * pattern, its stats and their fields. Header only (static inline). */
+ * pattern pushed in timed buffers, its stats and their fields. Header only (static inline). */
 #ifndef __TWOFLOW_CTCP_HARNESS_H__
 #define __TWOFLOW_CTCP_HARNESS_H__
 
@@ -35,6 +35,25 @@ pattern (gsize size, guint seed)
     p[i] = g_rand_int (rand) & 0xff;
   g_rand_free (rand);
   return p;
+}
+
+/* Pushes @data in @n buffers, @dur of timestamps each. */
+static inline void
+push_data (GstHarness * h, const guint8 * data, gsize size, guint n,
+    GstClockTime dur)
+{
+  gsize off = 0;
+
+  for (guint i = 0; i < n; i++) {
+    gsize len = (size - off) / (n - i);
+    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
+
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
+    GST_BUFFER_DURATION (b) = dur;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    off += len;
+  }
+  fail_unless_equals_int (off, size);
 }
 
 /* The ctcpsink's stats (checked to be there). */

@@ -152,25 +152,6 @@ receiver_free (Receiver * r)
 
 /* ---- sender helpers ---- */
 
-/* Pushes @data in @n buffers, @dur of timestamps each. */
-static void
-push_data (GstHarness * h, const guint8 * data, gsize size, guint n,
-    GstClockTime dur)
-{
-  gsize off = 0;
-
-  for (guint i = 0; i < n; i++) {
-    gsize len = (size - off) / (n - i);
-    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
-
-    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
-    GST_BUFFER_DURATION (b) = dur;
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    off += len;
-  }
-  fail_unless_equals_int (off, size);
-}
-
 /* ---- tests ---- */
 
 /* listen=true (a receiver behind NAT connects out): the sink listens

@@ -236,22 +236,13 @@ check_transfer_full (const gchar * props, gsize size, guint nseg,
   GstHarness *h;
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
   guint8 *data = pattern (size, 7);
-  gsize off = 0;
-  guint i, n = nseg * 25, ovh = 0;
+  guint n = nseg * 25, ovh = 0;
   GstStructure *st;
   gboolean tls = FALSE;
   guint64 sent, wire, wire_acked, records;
 
   h = sender_new (r->port, props, TRUE);
-  for (i = 0; i < n; i++) {
-    gsize len = (size - off) / (n - i);
-    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
-
-    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
-    GST_BUFFER_DURATION (b) = dur;
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    off += len;
-  }
+  push_data (h, data, size, n, dur);
   /* returns once every byte is acknowledged */
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless (tls_receiver_wait (r, 20000));
@@ -610,23 +601,14 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
     SrcReceiver * r)
 {
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
-  guint i, n = nseg * 25, ovh = 0;
-  gsize off = 0;
+  guint n = nseg * 25, ovh = 0;
   gint64 t0 = g_get_monotonic_time (), t1;
   gchar *msg = NULL;
   GstStructure *st;
   gboolean tls = FALSE;
   gdouble rate, nominal = (gdouble) size / nseg / (0.5 * 0.95);
 
-  for (i = 0; i < n; i++) {
-    gsize len = (size - off) / (n - i);
-    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
-
-    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
-    GST_BUFFER_DURATION (b) = dur;
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    off += len;
-  }
+  push_data (h, data, size, n, dur);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless (src_receiver_wait (r, 20000, &msg), "receiver: %s", msg);
   t1 = g_get_monotonic_time ();
