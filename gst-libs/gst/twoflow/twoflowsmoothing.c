@@ -76,6 +76,24 @@ gst_twoflow_smoothing_new (GstClockTime window, GstClockTime lead,
   return sm;
 }
 
+/**
+ * gst_twoflow_smoothing_new_from: (skip)
+ * @other: a core whose frames to take
+ *
+ * Returns: a new core with @other's frames and these parameters
+ */
+GstTwoflowSmoothing *
+gst_twoflow_smoothing_new_from (GstTwoflowSmoothing * other,
+    GstClockTime window, GstClockTime lead, gdouble headroom)
+{
+  GstTwoflowSmoothing *sm = gst_twoflow_smoothing_new (window, lead,
+      headroom);
+
+  if (sm)
+    g_array_append_vals (sm->frames, other->frames->data, other->frames->len);
+  return sm;
+}
+
 void
 gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm)
 {

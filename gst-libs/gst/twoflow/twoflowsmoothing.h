@@ -38,6 +38,9 @@ typedef struct _GstTwoflowSmoothing GstTwoflowSmoothing;
 
 GstTwoflowSmoothing * gst_twoflow_smoothing_new (GstClockTime window,
     GstClockTime lead, gdouble headroom);
+GstTwoflowSmoothing * gst_twoflow_smoothing_new_from (
+    GstTwoflowSmoothing * other, GstClockTime window, GstClockTime lead,
+    gdouble headroom);
 void gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm);
 
 void gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm,
