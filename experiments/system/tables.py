@@ -16,8 +16,16 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   each segment released one segment ahead of playback (TCP/rUDP); enhanced
   flow: rtpgstpay ! rudpsink (fixed rate) in real time. TCP is Reno.
 * the bottleneck (server -> proxy) has capacity = factor x the sum of the
-  sessions' peak rates (1 s windows, as the server computes them),
-  one-way delay 20 ms, drop-tail queue of --queue-ms of the capacity.
+  sessions' peak rates (1 s windows, as the server computes them;
+  --pipe peak) or x the sum of their mean rates (--pipe mean: the records'
+  bytes; --pipe wire-mean: as the link carries them, with RTP/UDP/IP, TCP/IP
+  and Ethernet headers, swtrace.wire_mean; the paper's pipe is 1.07 x the sum
+  of the means), one-way delay 20 ms, drop-tail queue of --queue-ms of
+  the capacity.
+* the enhanced flow: paced per smoothing window and sent the smoothing
+  lead ahead (--enhanced-rate smooth, the server's default; window
+  --smoothing-window, default the segment duration up to 60 s) or at the
+  level above 1.25 x its 1 s peak (--enhanced-rate peak, the old pacing).
 * damage (per run, over all sessions) from twoflowmerge's stats at the
   proxy: E_f P/B frames affected by loss (missing, or dropped because a
   reference is missing), E_g affected GOPs, G_max / G_avg most / mean
@@ -28,6 +36,7 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
 
   sudo experiments/system/tables.py --out /tmp/tables            # full set
   sudo experiments/system/tables.py --n 1 5 --modes ctcp --factors 1.0
+  sudo experiments/system/tables.py --n 1 5 --modes ctcp --pipe mean --factors 1.07
 Writes results.json (appended per run) and, with --doc, the tables and
 plots into experiments/system/results/ (see docs/results.md).
 """
@@ -73,11 +82,18 @@ def run_one(args, build, n, mode, factor, workdir):
     videos = os.path.join(workdir, "videos")
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     peaks = sum(e[1] for e in ex)
-    capacity = factor * peaks
+    means = sum(e[2] for e in ex)
+    wire_means = sum(e[5] for e in ex)
+    capacity = factor * {"mean": means, "wire-mean": wire_means,
+                         "peak": peaks}[args.pipe]
+    server_args = ["--enhanced-rate", args.enhanced_rate]
+    if args.smoothing_window:
+        server_args += ["--smoothing-window", str(args.smoothing_window)]
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
+                       server_args) as st:
         results = st.fetch_staggered(
             [e[0] for e in ex], starts,
             lambda i, name: ["--segment-duration", str(args.segment),
@@ -95,9 +111,14 @@ def run_one(args, build, n, mode, factor, workdir):
     ess = [s.get("essential_stats", {}) for s in sends]
     fwd = summary.get("fwd", {})
     row = {
-        "n": n, "mode": mode, "factor": factor,
+        "n": n, "mode": mode, "factor": factor, "pipe": args.pipe,
+        "enhanced_rate": args.enhanced_rate,
+        "smoothing_window": args.smoothing_window,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
-        "sum_mean_bps": round(sum(e[2] for e in ex)),
+        "sum_mean_bps": round(means), "load": round(means / capacity, 3),
+        "sum_wire_mean_bps": round(wire_means),
+        "wire_load": round(wire_means / capacity, 3),
+        "playout_depth_ms": max([r.get("playout_depth_ms", 0) for r in results] or [0]),
         "queue_pkts": queue, "seconds": args.seconds, "segment_s": args.segment,
         "sessions_ok": sum(1 for r in results if r.get("result") == "ok"),
         "frames": sum(m.get("output-frames", 0) for m in merges),
@@ -113,6 +134,12 @@ def run_one(args, build, n, mode, factor, workdir):
         "jb_lost": sum(r.get("jitterbuffer", {}).get("num-lost", 0) for r in results),
         "link_drops": (fwd.get("drops_queue") or 0) + (fwd.get("drops_loss") or 0),
         "link_delivered_bytes": fwd.get("delivered_bytes"),
+        # the proxy's measured health (measured admission's view) per session
+        "health_unhealthy_sessions": sum(1 for r in results
+                                         if r.get("health", {}).get("unhealthy_samples", 0) > 0),
+        "health_unhealthy_samples": sum(r.get("health", {}).get("unhealthy_samples", 0)
+                                        for r in results),
+        "health_samples": sum(r.get("health", {}).get("samples", 0) for r in results),
         "wall_s": round(time.monotonic() - t_run, 1),
         "errors": [r.get("result") for r in results if r.get("result") != "ok"][:3],
     }
@@ -126,6 +153,13 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[1, 5, 10, 20, 50])
     ap.add_argument("--modes", nargs="+", default=["ctcp", "tcp"])
     ap.add_argument("--factors", type=float, nargs="+", default=[1.0, 1.1])
+    ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
+                    help="capacity = factor x the sum of the peak (1 s) or mean rates "
+                    "(records; wire-mean: with the RTP/UDP/IP, TCP/IP and Ethernet headers)")
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow")
+    ap.add_argument("--smoothing-window", type=float, default=0,
+                    help="the server's smoothing window (s; 0: its default)")
     ap.add_argument("--seconds", type=int, default=60, help="trace seconds per session")
     ap.add_argument("--segment", type=float, default=5.0, help="segment duration (s)")
     ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
@@ -142,7 +176,8 @@ def main():
     for factor in args.factors:
         for n in args.n:
             for mode in args.modes:
-                wd = os.path.join(args.out, f"{mode}-n{n}-x{factor}")
+                wd = os.path.join(args.out, f"{mode}-n{n}-{args.pipe}x{factor}-"
+                                  f"{args.enhanced_rate}")
                 row = run_one(args, build, n, mode, factor, wd)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
