@@ -1061,11 +1061,29 @@ session_stats (Session * s)
   return o;
 }
 
+static gboolean ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data);
+
 static void
 session_maybe_finish (Session * s)
 {
   if (s->ess_done && s->enh_done) {
-    JsonObject *ev = session_stats (s);
+    JsonObject *ev;
+
+    /* ctcpsink may see the kernel's last recovery after its EOS (the
+     * final ACK ends it): stop the sink (READY keeps the bus), then hand
+     * over what it posted, so the report counts what was forwarded */
+    if (s->ess_pipe) {
+      GstBus *bus = gst_element_get_bus (s->ess_pipe);
+      GstMessage *msg;
+
+      gst_element_set_state (s->ess_pipe, GST_STATE_READY);
+      while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+        ess_bus_cb (bus, msg, s);
+        gst_message_unref (msg);
+      }
+      gst_object_unref (bus);
+    }
+    ev = session_stats (s);
     json_object_set_string_member (ev, "event", "done");
     client_send (s->client, ev);
     json_object_unref (ev);
