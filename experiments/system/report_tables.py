@@ -4,6 +4,11 @@
 docs/results.md (between the `tables` markers) and experiments/system/results/.
 
   experiments/system/report_tables.py RESULTS.json [RESULTS.json...]
+
+RESULTS.json: a run's results.json (JSON lines) or a kept tables.json
+(experiments/system/results/tables.json, a JSON array: rows kept from
+earlier runs stay in it). The last row of each (n, mode, factor, segment,
+sizing, policy) counts.
 """
 import json
 import os
@@ -12,7 +17,42 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DOC = os.path.join(ROOT, "docs", "results.md")
-COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_total", "G_con_max", "G_con_avg"]
+# the paper's columns: per session, averaged over the sessions (tables.py aggregate())
+COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_max", "G_con_avg"]
+# the sums over the sessions (and the largest / pooled per-GOP figures)
+SUMS = ["E_f_sum", "E_g_sum", "G_max_all", "G_avg_all", "G_con_total", "G_con_max_all",
+        "G_con_avg_all"]
+MODES = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
+
+
+def normalise(r):
+    """Rows written before the paper's per-session metrics (E_f etc. were
+    sums over the sessions, no per-session data): the sums keep their
+    value, E_f / E_g become the exact per-session means (sum / n), the
+    per-session G_* means are unknown (None). Also the defaults of the
+    newer keys (pipe sized by peak rates, policy i)."""
+    r = dict(r)
+    r.setdefault("size_by", "peak")
+    r.setdefault("policy", "i")
+    if "load" not in r and r.get("sum_mean_bps"):
+        r["load"] = round(r["sum_mean_bps"] / r["capacity_bps"], 3)
+    if r.get("metrics") != "paper":
+        n = r["n"]
+        r.update({"E_f_sum": r["E_f"], "E_g_sum": r["E_g"],
+                  "G_max_all": r["G_max"], "G_avg_all": r["G_avg"],
+                  "G_con_max_all": r["G_con_max"], "G_con_avg_all": r["G_con_avg"],
+                  "E_f": round(r["E_f"] / n, 2), "E_g": round(r["E_g"] / n, 2),
+                  "G_max": None, "G_avg": None, "G_con_max": None, "G_con_avg": None,
+                  "metrics": "sums"})
+    return r
+
+
+def key(r):
+    return (r["n"], r["mode"], r["factor"], r["segment_s"], r["size_by"], r["policy"])
+
+
+def fmt(v):
+    return "–" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def replace_section(name, text, path=DOC):
@@ -25,80 +65,122 @@ def replace_section(name, text, path=DOC):
         f.write(doc[:a] + "\n" + text.rstrip() + "\n" + doc[b:])
 
 
-def table(rows, mode, factor, seg):
+def table(rows, mode, factor, seg, size_by, policy="i"):
     sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
-                  and r["segment_s"] == seg), key=lambda r: r["n"])
+                  and r["segment_s"] == seg and r["size_by"] == size_by
+                  and r["policy"] == policy), key=lambda r: r["n"])
     if not sel:
         return ""
-    head = ("| n | pipe Mbit/s | frames | " + " | ".join(COLS) +
-            " | sessions damaged | late ess. segments | TCP rexmits | rUDP lost | link drops |")
+    head = ("| n | pipe Mbit/s | load | frames | E_f | E_g | G_max | G_avg | G^con_max | "
+            "G^con_avg | ΣE_f | ΣE_g | max G_max | G_avg (pooled) | ΣG^con | max G^con | "
+            "sessions damaged | late ess. segments | TCP rexmits | rUDP lost | link drops |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in sel:
-        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {r['frames']} | " +
-                   " | ".join(str(r[c]) for c in COLS) +
+        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {fmt(r.get('load'))} | "
+                   f"{r['frames']} | " + " | ".join(fmt(r[c]) for c in COLS) + " | " +
+                   " | ".join(fmt(r[c]) for c in SUMS[:-1]) +
                    f" | {r['sessions_damaged']}/{r['n']} | {r['segments_late']} | "
                    f"{r['retransmissions']} | {r['rudp_lost']} | {r['link_drops']} |")
     return "\n".join(out)
 
 
-def write(rows, _out=None):
-    # the last run of each (n, mode, factor, segment) counts
-    last = {}
+def policy_table(rows):
+    """Policy i next to ip: the configurations measured with both."""
+    both = {}
     for r in rows:
-        last[(r["n"], r["mode"], r["factor"], r["segment_s"])] = r
+        both.setdefault((r["mode"], r["n"], r["factor"], r["segment_s"], r["size_by"],
+                         r["seconds"]), {})[r["policy"]] = r
+    keys = sorted((k for k, v in both.items() if "i" in v and "ip" in v),
+                  key=lambda k: (k[3], k[4], k[2], k[1], k[0]))
+    if not keys:
+        return ""
+    head = ("| essential flow | n | pipe | segments, per session | policy | essential share "
+            "of the bytes | E_f | E_g | G_max | G_avg | G^con_max | G^con_avg | ΣE_f | "
+            "sessions damaged | TCP rexmits | rUDP lost | link drops |")
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for k in keys:
+        for pol in ("i", "ip"):
+            r = both[k][pol]
+            share = r.get("essential_share")
+            out.append(f"| {MODES[r['mode']].split()[0]} | {r['n']} | {r['factor']:g} × Σ "
+                       f"{r['size_by']} = {r['capacity_bps'] / 1e6:.2f} Mbit/s | "
+                       f"{r['segment_s']:g} s, {r['seconds']} s | {pol} | "
+                       f"{fmt(share)} | " + " | ".join(fmt(r[c]) for c in COLS) +
+                       f" | {r['E_f_sum']} | {r['sessions_damaged']}/{r['n']} | "
+                       f"{r['retransmissions']} | {r['rudp_lost']} | {r['link_drops']} |")
+    return "\n".join(out)
+
+
+def write(rows, _out=None):
+    # the last run of each (n, mode, factor, segment, sizing, policy) counts
+    last = {}
+    for r in map(normalise, rows):
+        last[key(r)] = r
     rows = list(last.values())
     d = os.path.join(HERE, "results")
     os.makedirs(d, exist_ok=True)
+    order = lambda r: (r["size_by"] != "mean", -r["segment_s"], r["factor"], r["policy"],
+                       r["mode"], r["n"])
     with open(os.path.join(d, "tables.json"), "w") as f:
-        json.dump(sorted(rows, key=lambda r: (-r["segment_s"], r["factor"], r["mode"], r["n"])),
-                  f, indent=1)
+        json.dump(sorted(rows, key=order), f, indent=1)
     parts = []
-    names = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
-    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
-        secs = {r["seconds"] for r in rows if r["segment_s"] == seg}
-        for factor in sorted({r["factor"] for r in rows if r["segment_s"] == seg}):
-            for mode in ("tcp", "ctcp"):
-                t = table(rows, mode, factor, seg)
-                if t:
-                    parts.append(f"**{names[mode]}, pipe = {factor:g} × Σ peak rates, "
-                                 f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
-                                 f"per session**\n\n{t}\n")
+    confs = sorted({(r["size_by"], r["segment_s"], r["factor"]) for r in rows},
+                   key=lambda c: (c[0] != "mean", -c[1], c[2]))
+    for size_by, seg, factor in confs:
+        sel = [r for r in rows if (r["size_by"], r["segment_s"], r["factor"]) ==
+               (size_by, seg, factor) and r["policy"] == "i"]
+        secs = sorted({r["seconds"] for r in sel})
+        for mode in ("tcp", "ctcp"):
+            t = table(rows, mode, factor, seg, size_by)
+            if t:
+                legacy = any(r["metrics"] != "paper" for r in sel if r["mode"] == mode)
+                parts.append(f"**{MODES[mode]}, pipe = {factor:g} × Σ {size_by} rates, "
+                             f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
+                             f"per session**" +
+                             (" (measured before the per-session metrics: only E_f, E_g "
+                              "and the sums)" if legacy else "") + f"\n\n{t}\n")
     text = "\n".join(parts)
+    pt = policy_table(rows)
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=80)
     style = {"tcp": "o", "ctcp": "s"}
-    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
-        for factor in sorted({r["factor"] for r in rows}):
-            for mode in ("tcp", "ctcp"):
-                sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
-                              and r["segment_s"] == seg), key=lambda r: r["n"])
-                if sel:
-                    ax.plot([r["n"] for r in sel],
-                            [r["E_f"] / max(r["frames"], 1) * 100 for r in sel],
-                            style[mode], ls="-" if factor == 1.0 else "--",
-                            alpha=1.0 if seg == max(r["segment_s"] for r in rows) else 0.4,
-                            label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
-                                  f"{factor:g}×, T={seg:g} s")
+    for size_by, seg, factor in confs:
+        for mode in ("tcp", "ctcp"):
+            sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
+                          and r["segment_s"] == seg and r["size_by"] == size_by
+                          and r["policy"] == "i"), key=lambda r: r["n"])
+            if sel:
+                ax.plot([r["n"] for r in sel],
+                        [r["E_f_sum"] / max(r["frames"], 1) * 100 for r in sel],
+                        style[mode], ls="-" if size_by == "mean" else "--",
+                        alpha=1.0 if size_by == "mean" else 0.4,
+                        label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
+                              f"{factor:g}× Σ {size_by}, T={seg:g} s")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
-    ax.set_ylabel("E_f, % of frames")
+    ax.set_ylabel("ΣE_f, % of frames")
     ax.set_title("Star Wars sessions: damaged P/B frames")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(d, "tables.png"))
     replace_section("tables", text)
+    if pt:
+        replace_section("policy", pt)
     print(text)
+    print(pt)
 
 
 if __name__ == "__main__":
     rows = []
     for path in sys.argv[1:]:
         with open(path) as f:
-            for line in f:
-                if line.strip():
-                    rows.append(json.loads(line))
+            text = f.read()
+        if text.lstrip().startswith("["):        # a kept tables.json
+            rows += json.loads(text)
+        else:                                    # a run's results.json (JSON lines)
+            rows += [json.loads(line) for line in text.splitlines() if line.strip()]
     write(rows)
