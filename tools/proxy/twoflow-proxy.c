@@ -110,6 +110,7 @@ typedef struct
   FILE *arrivals;
   GstTwoflowParser *arrivals_parser;
   gdouble lead;                 /* s, from the PLAY reply */
+  guint playout_ms;             /* the enhanced flow's jitterbuffer latency */
   /* per-session media keys (hex), made here and sent in PLAY over the TLS
    * control channel; NULL with --insecure (plaintext flows) */
   gchar *erap_key, *srtp_key;
@@ -267,6 +268,8 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   json_object_set_string_member (req, "cmd", "INFO");
   json_object_set_string_member (req, "video", video);
   json_object_set_string_member (req, "policy", opt_policy);
+  /* the smoothing schedule and segment rates for our segments */
+  json_object_set_double_member (req, "segment_duration", opt_segment);
   add_track_args (req);
   ps->info = request (ps, req, error);
   json_object_unref (req);
@@ -488,7 +491,15 @@ build_receive_bin (ProxySession * ps)
     g_string_free (levels, TRUE);
     add_count_probe (ps->enh_src, &ps->enh_bytes);
     jb = make (bin, "rtpjitterbuffer", NULL);
-    g_object_set (jb, "latency", opt_jitter_ms, NULL);
+    /* a smoothed enhanced flow comes up to the smoothing lead ahead of
+     * its playback: the jitterbuffer is its playout buffer (docs/system.md,
+     * "Enhanced-flow smoothing") */
+    ps->playout_ms = opt_jitter_ms;
+    if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate", ""),
+            "smooth") == 0)
+      ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
+              "smoothing_lead", 0) * 1000);
+    g_object_set (jb, "latency", ps->playout_ms, NULL);
     ps->jitterbuffer = jb;
     depay = make (bin, "rtpgstdepay", NULL);
     gst_element_link_many (ps->ess_src, q, NULL);
@@ -689,6 +700,15 @@ ready_cb (gpointer user_data)
   }
   ps->started_us = g_get_monotonic_time ();
   ps->lead = twoflow_json_get_double (r, "lead", 0);
+  if (ps->jitterbuffer) {
+    guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,
+            "playout_depth", 0) * 1000);
+
+    if (depth != ps->playout_ms) {
+      ps->playout_ms = depth;
+      g_object_set (ps->jitterbuffer, "latency", depth, NULL);
+    }
+  }
   if (ps->arrivals) {
     /* the playback clock, also for a fetch that never reports */
     fprintf (ps->arrivals, "# started_us %" G_GINT64_FORMAT " lead %g\n",
@@ -696,8 +716,10 @@ ready_cb (gpointer user_data)
     fflush (ps->arrivals);
   }
   g_print ("proxy session %u: playing %s (server session %d, lead %.1f s, "
-      "peak %" G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video,
-      ps->server_session, twoflow_json_get_double (r, "lead", 0),
+      "enhanced %s, playout buffer %u ms, peak %" G_GUINT64_FORMAT
+      " bit/s)\n", ps->id, ps->video, ps->server_session,
+      twoflow_json_get_double (r, "lead", 0), twoflow_json_get_int (r,
+          "smoothing", 0) ? "smoothed" : "at its peak rate", ps->playout_ms,
       ps->peak_rate);
   json_object_unref (r);
   read_event (ps);
@@ -725,6 +747,8 @@ proxy_session_report (ProxySession * ps)
    * lead: the playback clock --arrivals are judged against */
   json_object_set_int_member (o, "started_us", ps->started_us);
   json_object_set_double_member (o, "lead", ps->lead);
+  /* the enhanced flow's playout buffer (rtpjitterbuffer latency), ms */
+  json_object_set_int_member (o, "playout_depth_ms", ps->playout_ms);
   json_object_set_int_member (o, "essential_bytes",
       counter_get (&ps->ess_bytes));
   json_object_set_int_member (o, "enhanced_bytes",

@@ -37,6 +37,7 @@
 #include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowprofile.h>
+#include <gst/twoflow/twoflowsmoothing.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflow-control.h"
 #include "twoflow-auth.h"
@@ -49,6 +50,10 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define DEFAULT_SEGMENT_DURATION 10.0
 #define RATE_WINDOW GST_SECOND
 #define SCAN_STALL 5            /* s without a demuxed stream: refused */
+/* enhanced-flow smoothing (docs/system.md, "Enhanced-flow smoothing") */
+#define ENHANCED_MTU 1400       /* rtpgstpay mtu */
+#define SMOOTHING_HEADROOM 1.02 /* rtpgstpay's caps every second, rounding */
+#define CTCP_P_HAT 0.05         /* cTCP's p̂ (its target S/(T(1-p̂))) */
 
 typedef struct
 {
@@ -66,7 +71,18 @@ typedef struct
   /* bit/s; peaks over 1 s windows of decode time */
   guint64 peak_rate, mean_rate, ess_peak, ess_mean, enh_peak, enh_mean;
   guint64 levels[GST_TWOFLOW_PROFILE_N_LEVELS];  /* rUDP rate levels, bit/s */
+  /* the frames' decode times and sizes, for the smoothing schedules */
+  GstTwoflowSmoothing *smoothing;
+  GHashTable *schedules;        /* window in ns -> Schedule */
 } VideoInfo;
+
+/* The enhanced flow's schedule for one smoothing window (read by the
+ * sessions' streaming threads: never changed once made). */
+typedef struct
+{
+  GstTwoflowSmoothing *sm;
+  GstTwoflowSmoothingInfo info;
+} Schedule;
 
 typedef struct _Client Client;
 
@@ -78,6 +94,12 @@ typedef struct
   gchar *host;
   gchar *essential;             /* "ctcp" | "erap" | "tcp" */
   gchar *rate_control;          /* rudpsink: "fixed" | "receiver" */
+  gboolean smooth;              /* enhanced flow paced by window rates */
+  Schedule *sched;
+  gdouble enh_start;            /* s after the essential flow's start */
+  gdouble smoothing_lead;       /* s the enhanced flow is sent ahead */
+  guint64 enh_rate_now;         /* bit/s in force (streaming thread) */
+  guint64 enh_rate_changes;
   gchar *erap_key, *srtp_key;   /* from PLAY (hex), NULL: plaintext */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
@@ -135,6 +157,10 @@ static gint opt_max_line = 65536;
 static gint opt_max_sessions = 256;
 static gint opt_max_client_sessions = 32;
 static gint opt_auth_timeout = 10;
+/* the enhanced flow's pacing: "smooth" (per-window rates) or "peak" */
+static gchar *opt_enhanced_rate = NULL;
+static gdouble opt_smoothing_window = 0;  /* 0: min(T, 10 s) */
+static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
@@ -590,6 +616,9 @@ video_info_free (VideoInfo * v)
   g_free (v->video_track);
   g_free (v->audio_track);
   g_free (v->audio_codec);
+  gst_twoflow_smoothing_free (v->smoothing);
+  if (v->schedules)
+    g_hash_table_destroy (v->schedules);
   g_free (v);
 }
 
@@ -598,6 +627,7 @@ typedef struct
   /* the essential and enhanced sinks run in two streaming threads */
   GMutex lock;
   GstTwoflowProfile *profile;
+  GstTwoflowSmoothing *smoothing;
   VideoInfo *v;
 } ScanState;
 
@@ -630,6 +660,19 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   }
   g_mutex_lock (&st->lock);
   gst_twoflow_profile_handle_record (st->profile, &hdr, map.size);
+  /* the smoothing schedule: frames by decode time, audio (essential) by
+   * its PTS; enhanced frames as the rUDP sender's bucket counts them */
+  if (hdr.kind == GST_TWOFLOW_RECORD_FRAME
+      || hdr.kind == GST_TWOFLOW_RECORD_AUDIO) {
+    gboolean ess = hdr.kind == GST_TWOFLOW_RECORD_AUDIO
+        || (hdr.flags & GST_TWOFLOW_FLAG_ESSENTIAL);
+    GstClockTime t = hdr.kind == GST_TWOFLOW_RECORD_FRAME
+        && GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
+
+    if (GST_CLOCK_TIME_IS_VALID (t))
+      gst_twoflow_smoothing_add_frame (st->smoothing, t, ess ? map.size :
+          gst_twoflow_smoothing_wire_bytes (map.size, ENHANCED_MTU), ess);
+  }
   g_mutex_unlock (&st->lock);
   gst_buffer_unmap (buf, &map);
   return GST_PAD_PROBE_OK;
@@ -729,6 +772,9 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   }
   g_mutex_init (&st.lock);
   st.profile = gst_twoflow_profile_new (RATE_WINDOW);
+  /* collects the frames; the schedules are made per window from it */
+  v->smoothing = gst_twoflow_smoothing_new (GST_SECOND, 0, 1.0);
+  st.smoothing = v->smoothing;
   st.v = v;
   for (i = 0; i < 3; i++) {
     const gchar *sn[] = { "all", "ess", "enh" };
@@ -845,6 +891,93 @@ video_info_to_json (VideoInfo * v, JsonObject * o)
   json_object_set_array_member (o, "levels", lv);
 }
 
+static void
+schedule_free (Schedule * sc)
+{
+  gst_twoflow_smoothing_free (sc->sm);
+  g_free (sc);
+}
+
+/* The enhanced flow's smoothing schedule for sessions with segments of
+ * @segment_duration s: window --smoothing-window (default the segment
+ * duration, at most 10 s), lead --smoothing-lead (default the window);
+ * made once per video and window. */
+static Schedule *
+video_schedule (VideoInfo * v, gdouble segment_duration)
+{
+  gdouble w = opt_smoothing_window > 0 ? opt_smoothing_window :
+      MIN (segment_duration > 0 ? segment_duration :
+      DEFAULT_SEGMENT_DURATION, 10.0);
+  gdouble l = opt_smoothing_lead >= 0 ? opt_smoothing_lead : w;
+  gint64 key = (gint64) (w * GST_SECOND);
+  Schedule *sc;
+
+  if (!v->schedules)
+    v->schedules = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+        g_free, (GDestroyNotify) schedule_free);
+  sc = g_hash_table_lookup (v->schedules, &key);
+  if (sc)
+    return sc;
+  sc = g_new0 (Schedule, 1);
+  sc->sm = gst_twoflow_smoothing_new_from (v->smoothing, key,
+      (GstClockTime) (l * GST_SECOND), SMOOTHING_HEADROOM);
+  gst_twoflow_smoothing_compute (sc->sm);
+  gst_twoflow_smoothing_get_info (sc->sm, &sc->info);
+  g_hash_table_insert (v->schedules, g_memdup2 (&key, sizeof (key)), sc);
+  GST_INFO ("%s: smoothing W %.1f s, L %.1f s: %u windows, %" G_GUINT64_FORMAT
+      "..%" G_GUINT64_FORMAT " bit/s (mean %" G_GUINT64_FORMAT "), %"
+      G_GUINT64_FORMAT " late", v->name, w, l, sc->info.n_windows,
+      sc->info.min_rate, sc->info.max_rate, sc->info.mean_rate,
+      sc->info.late_frames);
+  return sc;
+}
+
+/* The smoothed rates (docs/system.md, "Enhanced-flow smoothing"): the
+ * enhanced flow's rate per window and, for segments of @segment_duration
+ * s (> 0; else the default), the essential flow's cTCP target per
+ * segment. */
+static void
+video_info_rates_to_json (VideoInfo * v, JsonObject * o,
+    gdouble segment_duration)
+{
+  JsonArray *a = json_array_new ();
+  const guint64 *r;
+  guint n, i;
+  Schedule *sc;
+
+  if (segment_duration <= 0)
+    segment_duration = DEFAULT_SEGMENT_DURATION;
+  sc = video_schedule (v, segment_duration);
+
+  json_object_set_string_member (o, "enhanced_rate", opt_enhanced_rate);
+  json_object_set_double_member (o, "smoothing_window",
+      sc->info.window / 1e9);
+  json_object_set_double_member (o, "smoothing_lead", sc->info.lead / 1e9);
+  json_object_set_int_member (o, "enhanced_smoothed_peak_rate",
+      sc->info.max_rate);
+  json_object_set_int_member (o, "smoothing_late_frames",
+      sc->info.late_frames);
+  json_object_set_int_member (o, "smoothing_playout_bytes",
+      sc->info.max_playout_bytes);
+  json_object_set_int_member (o, "smoothing_backlog_bytes",
+      sc->info.max_backlog_bytes);
+  r = gst_twoflow_smoothing_get_rates (sc->sm, &n);
+  for (i = 0; i < n; i++)
+    json_array_add_int_element (a, r[i]);
+  json_object_set_array_member (o, "enhanced_window_rates", a);
+  {
+    guint64 *seg = gst_twoflow_smoothing_segment_rates (v->smoothing,
+        segment_duration * GST_SECOND, CTCP_P_HAT, &n);
+
+    a = json_array_new ();
+    for (i = 0; i < n; i++)
+      json_array_add_int_element (a, seg[i]);
+    json_object_set_array_member (o, "essential_segment_rates", a);
+    json_object_set_double_member (o, "segment_duration", segment_duration);
+    g_free (seg);
+  }
+}
+
 static gchar *
 levels_string (VideoInfo * v)
 {
@@ -906,6 +1039,15 @@ session_stats (Session * s)
     twoflow_json_add_structure (o, "transcoder_stats", st);
     gst_structure_free (st);
   }
+  /* the rUDP sender: its rate in force (the window's under smoothing) and
+   * what it sent, for the proxy's measured admission */
+  if ((st = get_stats (s->enh_sink))) {
+    twoflow_json_add_structure (o, "enhanced_stats", st);
+    gst_structure_free (st);
+  }
+  json_object_set_boolean_member (o, "smoothing", s->smooth);
+  json_object_set_int_member (o, "enhanced_rate_changes",
+      s->enh_rate_changes);
   return o;
 }
 
@@ -1226,6 +1368,33 @@ missing:
   return FALSE;
 }
 
+/* Smoothing: each record entering the payloader (released by the live
+ * source or, for files, by rudpsink's sync one record earlier) sets the
+ * sender's rate to the rate of the window its decode time falls in. */
+static GstPadProbeReturn
+smooth_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Session *s = user_data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstTwoflowFrameHeader hdr;
+  GstMapInfo map;
+  guint64 rate = 0;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_PAD_PROBE_OK;
+  if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) ==
+      GST_TWOFLOW_PARSE_OK && hdr.kind == GST_TWOFLOW_RECORD_FRAME)
+    rate = gst_twoflow_smoothing_rate_at (s->sched->sm,
+        GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts);
+  gst_buffer_unmap (buf, &map);
+  if (rate > 0 && rate != s->enh_rate_now) {
+    g_object_set (s->enh_sink, "rate", rate, NULL);
+    s->enh_rate_now = rate;
+    s->enh_rate_changes++;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 static gboolean
 build_enhanced (Session * s, GError ** error)
 {
@@ -1252,7 +1421,20 @@ build_enhanced (Session * s, GError ** error)
    * transcoder) */
   gst_util_set_object_arg (G_OBJECT (sink), "rate-control", s->rate_control);
   top = s->info->enh_peak / 8 * 5 / 4 * 8;     /* bit/s */
-  g_object_set (sink, "rate", top, NULL);
+  if (s->smooth) {
+    /* the window's rate: the sender queues what a burst brings (its
+     * buffer holds the schedule's largest backlog, twice over) */
+    GstPad *pp = gst_element_get_static_pad (pay, "sink");
+
+    s->enh_rate_now = gst_twoflow_smoothing_rate_at (s->sched->sm, 0);
+    g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
+        MAX ((guint64) 256 * 1024, 2 * s->sched->info.max_backlog_bytes),
+        NULL);
+    gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_BUFFER, smooth_probe, s, NULL);
+    gst_object_unref (pp);
+  } else {
+    g_object_set (sink, "rate", top, NULL);
+  }
 
   if (s->info->is_trace) {
     GstElement *src = make_source (s, pipe, NULL, NULL, "enhanced");
@@ -1498,6 +1680,17 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
+  /* smoothing: the enhanced flow is paced per window and sent
+   * smoothing_lead ahead of its playback: it starts that much before the
+   * lead when it can, and playback moves to the smoothing lead when the
+   * lead is shorter (a prefix) */
+  s->sched = video_schedule (info, s->segment_duration);
+  s->smooth = g_str_equal (opt_enhanced_rate, "smooth")
+      && g_str_equal (s->rate_control, "fixed")
+      && s->sched->info.n_windows > 0;
+  s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
+  s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
+  s->lead = MAX (s->lead, s->smoothing_lead);
   if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
       || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
       || (s->start > 0 && info->is_trace)) {
@@ -1551,18 +1744,20 @@ session_new (Client * c, JsonObject * req, GError ** error)
     s->ess_port = bound;
   }
   if (s->enh_pipe) {
-    if (s->lead > 0 && s->ess_pipe)
-      s->lead_timer = g_timeout_add ((guint) (s->lead * 1000),
+    if (s->enh_start > 0 && s->ess_pipe)
+      s->lead_timer = g_timeout_add ((guint) (s->enh_start * 1000),
           start_enhanced_cb, s);
     else
       gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   }
   s->progress_timer = g_timeout_add (1000, progress_cb, s);
   g_print ("session %u: PLAY %s to %s (essential %s:%d %s, enhanced :%d) "
-      "segment %.1f s, lead %.1f s, skip %d, peak %" G_GUINT64_FORMAT
-      " bit/s; %u session(s) active\n", s->id, info->name, c->peer, s->host,
-      s->ess_port, s->essential, s->enh_port, s->segment_duration, s->lead,
-      s->skip_segments, info->peak_rate, g_hash_table_size (sessions));
+      "segment %.1f s, lead %.1f s (enhanced from %.1f s, %s), skip %d, peak %"
+      G_GUINT64_FORMAT " bit/s; %u session(s) active\n", s->id, info->name,
+      c->peer, s->host, s->ess_port, s->essential, s->enh_port,
+      s->segment_duration, s->lead, s->enh_start, s->smooth ?
+      "smoothed" : "peak rate", s->skip_segments, info->peak_rate,
+      g_hash_table_size (sessions));
   return s;
 }
 
@@ -1679,7 +1874,12 @@ handle_request (Client * c, JsonObject * req)
       r = reply_new (req, TRUE);
       json_object_set_int_member (r, "session", s->id);
       video_info_to_json (s->info, r);
+      video_info_rates_to_json (s->info, r, s->segment_duration);
       json_object_set_double_member (r, "lead", s->lead);
+      json_object_set_double_member (r, "enhanced_start", s->enh_start);
+      json_object_set_boolean_member (r, "smoothing", s->smooth);
+      /* the proxy's playout buffer for the enhanced flow, s */
+      json_object_set_double_member (r, "playout_depth", s->smoothing_lead);
       /* NAT: the proxy connects to this port */
       if (s->nat && s->ess_pipe)
         json_object_set_int_member (r, "essential_port", s->ess_port);
@@ -1691,6 +1891,8 @@ handle_request (Client * c, JsonObject * req)
     if (v) {
       r = reply_new (req, TRUE);
       video_info_to_json (v, r);
+      video_info_rates_to_json (v, r, twoflow_json_get_double (req,
+              "segment_duration", 0));
     }
   } else if (g_ascii_strcasecmp (cmd, "LIST") == 0) {
     GDir *d = g_dir_open (opt_dir, 0, &err);
@@ -2068,6 +2270,17 @@ main (int argc, char **argv)
         "Seconds a connection may take to authenticate (default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
+    {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
+        "Pacing of the enhanced flow (rate_control fixed): smooth (default: "
+          "CBR per smoothing window, sent the smoothing lead ahead) or peak "
+          "(the level above 1.25 x its 1 s peak, as before)", "MODE"},
+    {"smoothing-window", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_window,
+        "Smoothing window W in seconds (default 0: the segment duration, "
+          "at most 10 s)", "S"},
+    {"smoothing-lead", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_lead,
+        "How far ahead of playback the smoothed enhanced flow is sent, and "
+          "the proxy's playout buffer, in seconds (default: the window)",
+          "S"},
     {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
         "Config file (GKeyFile, group [twoflow-server], keys named like the "
           "long options; options given here override it)", "FILE"},
@@ -2133,6 +2346,16 @@ main (int argc, char **argv)
   if (opt_max_connections < 1 || opt_max_line < 64 || opt_max_sessions < 1
       || opt_max_client_sessions < 1 || opt_auth_timeout < 1) {
     g_printerr ("bad limits\n");
+    return 2;
+  }
+  if (!opt_enhanced_rate)
+    opt_enhanced_rate = g_strdup ("smooth");
+  if ((!g_str_equal (opt_enhanced_rate, "smooth")
+          && !g_str_equal (opt_enhanced_rate, "peak"))
+      || (opt_smoothing_window != 0 && (opt_smoothing_window < 0.04
+              || opt_smoothing_window > 3600))) {
+    g_printerr ("--enhanced-rate smooth|peak, --smoothing-window 0 or "
+        "0.04..3600 s\n");
     return 2;
   }
 
