@@ -58,7 +58,10 @@ class SystemTestbed:
         self.tb.__enter__()
         self.slog = open(os.path.join(self.workdir, "server.log"), "w")
         self.server = self.tb.server.popen(
-            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure"],
+            # every proxy is one client (one address): lift the per-client
+            # session limit (default 32) for the runs with more sessions
+            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
+             "--max-client-sessions", "256"],
             stdout=self.slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
         return self
