@@ -5,6 +5,8 @@ docs/results.md (between the `tables` markers) and experiments/system/results/.
 
   experiments/system/report_tables.py RESULTS.json [RESULTS.json...]
 
+Rows without `enhanced_rate` were measured before the enhanced-flow
+smoothing: their enhanced flow ran at its peak rate ("peak").
 RESULTS.json: a run's results.json (JSON lines) or a kept tables.json
 (experiments/system/results/tables.json, a JSON array: rows kept from
 earlier runs stay in it). The last row of each (n, mode, factor, segment,
@@ -23,6 +25,7 @@ COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_max", "G_con_avg"]
 SUMS = ["E_f_sum", "E_g_sum", "G_max_all", "G_avg_all", "G_con_total", "G_con_max_all",
         "G_con_avg_all"]
 MODES = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
+ENH = {"smooth": "smoothed", "peak": "at its peak rate"}
 
 
 def normalise(r):
@@ -32,7 +35,9 @@ def normalise(r):
     per-session G_* means are unknown (None). Also the defaults of the
     newer keys (pipe sized by peak rates, policy i)."""
     r = dict(r)
-    r.setdefault("size_by", "peak")
+    r.setdefault("size_by", r.get("pipe", "peak"))
+    r.setdefault("pipe", r["size_by"])
+    r.setdefault("enhanced_rate", "peak")      # before the smoothing: peak pacing
     r.setdefault("policy", "i")
     if "load" not in r and r.get("sum_mean_bps"):
         r["load"] = round(r["sum_mean_bps"] / r["capacity_bps"], 3)
@@ -48,7 +53,8 @@ def normalise(r):
 
 
 def key(r):
-    return (r["n"], r["mode"], r["factor"], r["segment_s"], r["size_by"], r["policy"])
+    return (r["n"], r["mode"], r["factor"], r["segment_s"], r["size_by"], r["policy"],
+            r["enhanced_rate"])
 
 
 def fmt(v):
@@ -65,10 +71,11 @@ def replace_section(name, text, path=DOC):
         f.write(doc[:a] + "\n" + text.rstrip() + "\n" + doc[b:])
 
 
-def table(rows, mode, factor, seg, size_by, policy="i"):
+def table(rows, mode, factor, seg, size_by, enh="peak", policy="i"):
     sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
                   and r["segment_s"] == seg and r["size_by"] == size_by
-                  and r["policy"] == policy), key=lambda r: r["n"])
+                  and r["enhanced_rate"] == enh and r["policy"] == policy),
+                 key=lambda r: r["n"])
     if not sel:
         return ""
     head = ("| n | pipe Mbit/s | load | frames | E_f | E_g | G_max | G_avg | G^con_max | "
@@ -89,12 +96,13 @@ def policy_table(rows):
     both = {}
     for r in rows:
         both.setdefault((r["mode"], r["n"], r["factor"], r["segment_s"], r["size_by"],
-                         r["seconds"]), {})[r["policy"]] = r
+                         r["seconds"], r["enhanced_rate"]), {})[r["policy"]] = r
     keys = sorted((k for k, v in both.items() if "i" in v and "ip" in v),
-                  key=lambda k: (k[3], k[4], k[2], k[1], k[0]))
+                  key=lambda k: (k[6] != "smooth", k[3], k[4], k[2], k[1], k[0]))
     if not keys:
         return ""
-    head = ("| essential flow | n | pipe | segments, per session | policy | essential share "
+    head = ("| essential flow | n | pipe | segments, per session | enhanced flow | policy | "
+            "essential share "
             "of the bytes | E_f | E_g | G_max | G_avg | G^con_max | G^con_avg | ΣE_f | "
             "sessions damaged | TCP rexmits | rUDP lost | link drops |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -104,7 +112,8 @@ def policy_table(rows):
             share = r.get("essential_share")
             out.append(f"| {MODES[r['mode']].split()[0]} | {r['n']} | {r['factor']:g} × Σ "
                        f"{r['size_by']} = {r['capacity_bps'] / 1e6:.2f} Mbit/s | "
-                       f"{r['segment_s']:g} s, {r['seconds']} s | {pol} | "
+                       f"{r['segment_s']:g} s, {r['seconds']} s | "
+                       f"{ENH[r['enhanced_rate']]} | {pol} | "
                        f"{fmt(share)} | " + " | ".join(fmt(r[c]) for c in COLS) +
                        f" | {r['E_f_sum']} | {r['sessions_damaged']}/{r['n']} | "
                        f"{r['retransmissions']} | {r['rudp_lost']} | {r['link_drops']} |")
@@ -119,24 +128,26 @@ def write(rows, _out=None):
     rows = list(last.values())
     d = os.path.join(HERE, "results")
     os.makedirs(d, exist_ok=True)
-    order = lambda r: (r["size_by"] != "mean", -r["segment_s"], r["factor"], r["policy"],
-                       r["mode"], r["n"])
+    order = lambda r: (r["enhanced_rate"] != "smooth", r["size_by"] != "mean",
+                       -r["segment_s"], r["factor"], r["policy"], r["mode"], r["n"])
     with open(os.path.join(d, "tables.json"), "w") as f:
         json.dump(sorted(rows, key=order), f, indent=1)
     parts = []
-    confs = sorted({(r["size_by"], r["segment_s"], r["factor"]) for r in rows},
-                   key=lambda c: (c[0] != "mean", -c[1], c[2]))
-    for size_by, seg, factor in confs:
-        sel = [r for r in rows if (r["size_by"], r["segment_s"], r["factor"]) ==
-               (size_by, seg, factor) and r["policy"] == "i"]
+    confs = sorted({(r["enhanced_rate"], r["size_by"], r["segment_s"], r["factor"])
+                    for r in rows},
+                   key=lambda c: (c[0] != "smooth", c[1] != "mean", -c[2], c[3]))
+    for enh, size_by, seg, factor in confs:
+        sel = [r for r in rows if (r["enhanced_rate"], r["size_by"], r["segment_s"],
+                                   r["factor"]) == (enh, size_by, seg, factor)
+               and r["policy"] == "i"]
         secs = sorted({r["seconds"] for r in sel})
         for mode in ("tcp", "ctcp"):
-            t = table(rows, mode, factor, seg, size_by)
+            t = table(rows, mode, factor, seg, size_by, enh)
             if t:
                 legacy = any(r["metrics"] != "paper" for r in sel if r["mode"] == mode)
                 parts.append(f"**{MODES[mode]}, pipe = {factor:g} × Σ {size_by} rates, "
                              f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
-                             f"per session**" +
+                             f"per session, enhanced flow {ENH[enh]}**" +
                              (" (measured before the per-session metrics: only E_f, E_g "
                               "and the sums)" if legacy else "") + f"\n\n{t}\n")
     text = "\n".join(parts)
@@ -147,18 +158,20 @@ def write(rows, _out=None):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=80)
     style = {"tcp": "o", "ctcp": "s"}
-    for size_by, seg, factor in confs:
+    for enh, size_by, seg, factor in confs:
         for mode in ("tcp", "ctcp"):
             sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
                           and r["segment_s"] == seg and r["size_by"] == size_by
-                          and r["policy"] == "i"), key=lambda r: r["n"])
+                          and r["enhanced_rate"] == enh and r["policy"] == "i"),
+                         key=lambda r: r["n"])
             if sel:
                 ax.plot([r["n"] for r in sel],
                         [r["E_f_sum"] / max(r["frames"], 1) * 100 for r in sel],
                         style[mode], ls="-" if size_by == "mean" else "--",
                         alpha=1.0 if size_by == "mean" else 0.4,
                         label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
-                              f"{factor:g}× Σ {size_by}, T={seg:g} s")
+                              f"{factor:g}× Σ {size_by}, T={seg:g} s"
+                              f"{', smoothed' if enh == 'smooth' else ''}")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
     ax.set_ylabel("ΣE_f, % of frames")

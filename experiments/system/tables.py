@@ -16,9 +16,14 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   each segment released one segment ahead of playback (TCP/rUDP); enhanced
   flow: rtpgstpay ! rudpsink (fixed rate) in real time. TCP is Reno.
 * the bottleneck (server -> proxy) has capacity = factor x the sum of the
-  sessions' peak rates (--size-by peak; 1 s windows, as the server computes
-  them) or of their mean rates (--size-by mean; the paper's pipe is 1.07 x
-  the mean), one-way delay 20 ms, drop-tail queue of --queue-ms of the capacity.
+  sessions' peak rates (1 s windows, as the server computes them;
+  --pipe peak) or x the sum of their mean rates (--pipe mean; the paper's
+  pipe is 1.07 x the sum of the means), one-way delay 20 ms, drop-tail
+  queue of --queue-ms of the capacity.
+* the enhanced flow: paced per smoothing window and sent the smoothing
+  lead ahead (--enhanced-rate smooth, the server's default; window
+  --smoothing-window, default the segment duration up to 10 s) or at the
+  level above 1.25 x its 1 s peak (--enhanced-rate peak, the old pacing).
 * --policy i (default) or ip: what the essential flow carries.
 * damage from twoflowmerge's stats at the proxy, per session: E_f P/B
   frames affected by loss (missing, or dropped because a reference is
@@ -32,6 +37,7 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
 
   sudo experiments/system/tables.py --out /tmp/tables            # full set
   sudo experiments/system/tables.py --n 1 5 --modes ctcp --factors 1.0
+  sudo experiments/system/tables.py --n 1 5 --modes ctcp --pipe mean --factors 1.07
 Writes results.json (appended per run) and, with --doc, the tables and
 plots into experiments/system/results/ (see docs/results.md).
 """
@@ -124,11 +130,15 @@ def run_one(args, build, n, mode, factor, workdir):
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     peaks = sum(e[1] for e in ex)
     means = sum(e[2] for e in ex)
-    capacity = factor * (means if args.size_by == "mean" else peaks)
+    capacity = factor * (means if args.pipe == "mean" else peaks)
+    server_args = ["--enhanced-rate", args.enhanced_rate]
+    if args.smoothing_window:
+        server_args += ["--smoothing-window", str(args.smoothing_window)]
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
+                       server_args) as st:
         results = st.fetch_staggered(
             [e[0] for e in ex], starts,
             lambda i, name: ["--segment-duration", str(args.segment),
@@ -147,11 +157,14 @@ def run_one(args, build, n, mode, factor, workdir):
     ess = [s.get("essential_stats", {}) for s in sends]
     fwd = summary.get("fwd", {})
     row = {
-        "n": n, "mode": mode, "factor": factor, "size_by": args.size_by,
-        "policy": args.policy,
+        "n": n, "mode": mode, "factor": factor, "pipe": args.pipe,
+        "size_by": args.pipe, "policy": args.policy,
+        "enhanced_rate": args.enhanced_rate,
+        "smoothing_window": args.smoothing_window,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
         "sum_mean_bps": round(means), "load": round(means / capacity, 3),
         "essential_share": essential_share(videos, [e[0] for e in ex], args.policy),
+        "playout_depth_ms": max([r.get("playout_depth_ms", 0) for r in results] or [0]),
         "queue_pkts": queue, "seconds": args.seconds, "segment_s": args.segment,
         "sessions_ok": sum(1 for r in results if r.get("result") == "ok"),
         "frames": sum(m.get("output-frames", 0) for m in merges),
@@ -181,8 +194,12 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[1, 5, 10, 20, 50])
     ap.add_argument("--modes", nargs="+", default=["ctcp", "tcp"])
     ap.add_argument("--factors", type=float, nargs="+", default=[1.0, 1.1])
-    ap.add_argument("--size-by", choices=["peak", "mean"], default="peak",
-                    help="pipe = factor x the sum of the sessions' peak (1 s) or mean rates")
+    ap.add_argument("--pipe", choices=["peak", "mean"], default="peak",
+                    help="capacity = factor x the sum of the peak (1 s) or mean rates")
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow")
+    ap.add_argument("--smoothing-window", type=float, default=0,
+                    help="the server's smoothing window (s; 0: its default)")
     ap.add_argument("--policy", choices=["i", "ip"], default="i",
                     help="essential flow: I frames (i) or I and P frames (ip)")
     ap.add_argument("--seconds", type=int, default=60, help="trace seconds per session")
@@ -201,8 +218,8 @@ def main():
     for factor in args.factors:
         for n in args.n:
             for mode in args.modes:
-                wd = os.path.join(args.out, f"{mode}-n{n}-x{factor}"
-                                  f"{'-mean' if args.size_by == 'mean' else ''}"
+                wd = os.path.join(args.out, f"{mode}-n{n}-{args.pipe}x{factor}-"
+                                  f"{args.enhanced_rate}"
                                   f"{'-ip' if args.policy == 'ip' else ''}")
                 row = run_one(args, build, n, mode, factor, wd)
                 rows.append(row)

@@ -36,14 +36,17 @@ class SystemTestbed:
     proxies at `capacity` bit/s, 20 ms each way, a drop-tail queue of
     `queue_ms` of the capacity (at least 10 packets), TCP Reno, the
     sessions' ports tracked (`track_ports`: ports or (lo, hi) ranges);
-    twoflow-server in the server namespace serving `videos` (its log: workdir/server.log). In the with block start proxies
+    twoflow-server in the server namespace serving `videos` (its log: workdir/server.log;
+    `server_args`: more of its options). In the with block start proxies
     with proxy(); at its end (without an error) the server stops, the
     emulator's summary is in .summary, its CSV is copied to
     workdir/linkemu.csv and the fetched *.out files are removed (their merge
     stats are in the proxies' results)."""
 
-    def __init__(self, build, workdir, videos, capacity, queue_ms, track_ports):
+    def __init__(self, build, workdir, videos, capacity, queue_ms, track_ports,
+                 server_args=()):
         self.workdir, self.videos = workdir, videos
+        self.server_args = list(server_args)
         self.queue = max(10, int(capacity * queue_ms / 1000 / 8 / 1500))
         self.server_exe = os.path.join(build, "tools", "server", "twoflow-server")
         self.proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
@@ -61,7 +64,8 @@ class SystemTestbed:
             # every proxy is one client (one address): lift the per-client
             # session limit (default 32) for the runs with more sessions
             [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
-             "--max-client-sessions", "256"],
+             "--max-client-sessions", "256"]
+            + self.server_args,
             stdout=self.slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
         return self

@@ -23,13 +23,60 @@ typedef enum {
  * of a low-rate flow holds too few packets to tell 8 % from 0. */
 #define GST_TWOFLOW_ADMISSION_LOSS_WINDOW 5
 
-/* One progress sample of an admitted session; counters are cumulative. */
+/* What a configured-mode reservation is made of. */
+typedef enum {
+  GST_TWOFLOW_ADMISSION_BASIS_PEAK = 0, /* the video's 1 s peak rate */
+  GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED, /* essential segment + enhanced window rates */
+} GstTwoflowAdmissionBasis;
+
+/* A session's rates: its peak, and its smoothed rates as functions of the
+ * time since its start (docs/system.md, "Admission control"): the
+ * essential flow's cTCP target of the segment being sent (segment
+ * essential_skip + floor(t / segment_duration)) plus the enhanced flow's
+ * window rate (window floor((t - enhanced_start) / window), none before
+ * enhanced_start). Arrays are copied by the core. */
+typedef struct {
+  guint64 peak_rate;
+  const guint64 *essential_rates;       /* bit/s per segment */
+  guint n_essential;
+  GstClockTime segment_duration;
+  guint essential_skip;                 /* segments pre-staged (prefix) */
+  const guint64 *enhanced_rates;        /* bit/s per window */
+  guint n_enhanced;
+  GstClockTime window;
+  GstClockTime enhanced_start;
+} GstTwoflowAdmissionRates;
+
+/* One progress sample of an admitted session; counters are cumulative.
+ * Received counts are the proxy's; the sent ones, targets and
+ * retransmissions are the server's (its progress events). */
 typedef struct {
   guint64 essential_bytes, enhanced_bytes;      /* received at the proxy */
   guint64 received, lost;                       /* enhanced packets */
   guint64 target_bitrate, input_bitrate;        /* transcoder, 0: unknown */
   guint64 segments_late;                        /* essential transport */
+  /* essential sender (ctcpsink): target now (bit/s; 0: unknown), bytes
+   * sent and still queued, segments retransmitted, MSS */
+  guint64 essential_target, essential_sent, essential_queued;
+  guint64 essential_retransmissions, essential_mss;
+  /* enhanced sender (rudpsink): bytes sent (0: unknown) */
+  guint64 enhanced_sent;
 } GstTwoflowAdmissionSample;
+
+/* A session's measured health over the last
+ * GST_TWOFLOW_ADMISSION_LOSS_WINDOW samples. */
+typedef struct {
+  gdouble rate;                 /* bit/s received, both flows, last interval */
+  gdouble essential_rate;       /* bit/s over the window, while backlogged */
+  gdouble enhanced_rate;        /* bit/s over the window */
+  gdouble loss;                 /* enhanced packets lost */
+  gdouble essential_loss;       /* cTCP segments retransmitted / sent */
+  gdouble essential_ratio;      /* received / target while backlogged */
+  gdouble enhanced_ratio;       /* received / sent */
+  gdouble rate_ratio;           /* transcoder target / input */
+  gboolean late;                /* an essential segment newly late */
+  gboolean healthy;
+} GstTwoflowAdmissionHealth;
 
 /* What decide() found; the strings are static or owned by the caller. */
 typedef struct {
@@ -37,6 +84,7 @@ typedef struct {
   GstTwoflowAdmissionMode mode;
   guint sessions;               /* admitted before this decision */
   gdouble capacity, residual;   /* bit/s (configured mode) */
+  gdouble rate;                 /* bit/s the candidate needs (configured) */
   gchar *reason;                /* (transfer full) NULL when admitted */
 } GstTwoflowAdmissionDecision;
 
@@ -46,8 +94,17 @@ GstTwoflowAdmission * gst_twoflow_admission_new (GstTwoflowAdmissionMode mode,
     guint64 capacity);
 void gst_twoflow_admission_free (GstTwoflowAdmission * a);
 
+void gst_twoflow_admission_set_basis (GstTwoflowAdmission * a,
+    GstTwoflowAdmissionBasis basis);
+GstTwoflowAdmissionBasis gst_twoflow_admission_get_basis (
+    GstTwoflowAdmission * a);
 void gst_twoflow_admission_add (GstTwoflowAdmission * a, guint id,
     const gchar * video, guint64 peak_rate);
+void gst_twoflow_admission_add_rates (GstTwoflowAdmission * a, guint id,
+    const gchar * video, const GstTwoflowAdmissionRates * rates,
+    GstClockTime now);
+guint64 gst_twoflow_admission_reserved_at (GstTwoflowAdmission * a,
+    GstClockTime now);
 gboolean gst_twoflow_admission_remove (GstTwoflowAdmission * a, guint id);
 gboolean gst_twoflow_admission_contains (GstTwoflowAdmission * a, guint id);
 guint64 gst_twoflow_admission_reserved (GstTwoflowAdmission * a);
@@ -57,8 +114,13 @@ void gst_twoflow_admission_handle_sample (GstTwoflowAdmission * a, guint id,
     const GstTwoflowAdmissionSample * sample, GstClockTime now);
 gboolean gst_twoflow_admission_session_health (GstTwoflowAdmission * a,
     guint id, gdouble * rate, gdouble * loss, gdouble * rate_ratio);
+gboolean gst_twoflow_admission_get_health (GstTwoflowAdmission * a,
+    guint id, GstTwoflowAdmissionHealth * health);
 
 void gst_twoflow_admission_decide (GstTwoflowAdmission * a, guint64 peak_rate,
+    GstTwoflowAdmissionDecision * out);
+void gst_twoflow_admission_decide_rates (GstTwoflowAdmission * a,
+    const GstTwoflowAdmissionRates * rates, GstClockTime now,
     GstTwoflowAdmissionDecision * out);
 const gchar * gst_twoflow_admission_mode_to_string (
     GstTwoflowAdmissionMode mode);

@@ -2,6 +2,7 @@
 /* twoflow: unit tests of the proxy's admission control and the server's
  * video profile (gst-libs/gst/twoflow), on a virtual clock. */
 #include <gst/check/gstcheck.h>
+#include <string.h>
 #include <gst/twoflow/twoflowadmission.h>
 #include <gst/twoflow/twoflowprofile.h>
 
@@ -93,7 +94,9 @@ GST_START_TEST (test_measured)
   gst_twoflow_admission_decide (a, 1000000, &d);
   fail_if (d.admit);
   fail_unless_equals_string (d.reason, "session 7 (movie.mp4) is off its "
-      "targets: loss 30.0%, transcoder at 100% of its input rate");
+      "targets: loss 30.0% (enhanced), 0.0% (essential), received 100% "
+      "(essential) and 100% (enhanced) of their targets, transcoder at 100% "
+      "of its input rate");
   g_free (d.reason);
 
   /* loss is judged over the last 5 samples: 4 clean ones are not enough */
@@ -124,6 +127,184 @@ GST_START_TEST (test_measured)
   feed (a, 7, &s, 1, 0, &now);
   fail_unless (gst_twoflow_admission_session_health (a, 7, NULL, NULL, NULL));
 
+  gst_twoflow_admission_free (a);
+}
+
+GST_END_TEST;
+
+/* Smoothed rates: a session of a 60 s-segment video (essential 100 kbit/s
+ * per segment, cTCP's target) whose enhanced flow starts 50 s in (sent
+ * 10 s ahead of playback at 60 s) with 10 s windows of 250 kbit/s, one of
+ * 300: mean about 350 kbit/s, 1 s peak 1 Mbit/s. */
+static const guint64 ESS[] = { 100000, 100000, 100000 };
+static const guint64 ENH[] = { 250000, 250000, 300000, 250000, 250000,
+  250000, 250000, 250000, 250000, 250000, 250000, 250000
+};
+
+static void
+rates_init (GstTwoflowAdmissionRates * r)
+{
+  memset (r, 0, sizeof (*r));
+  r->peak_rate = 1000000;
+  r->essential_rates = ESS;
+  r->n_essential = G_N_ELEMENTS (ESS);
+  r->segment_duration = 60 * GST_SECOND;
+  r->enhanced_rates = ENH;
+  r->n_enhanced = G_N_ELEMENTS (ENH);
+  r->window = 10 * GST_SECOND;
+  r->enhanced_start = 50 * GST_SECOND;
+}
+
+GST_START_TEST (test_smoothed)
+{
+  /* the paper's pipe: 1.07 x the sum of 5 sessions' mean (350 kbit/s) */
+  guint64 cap = 1.07 * 5 * 350000;
+  GstTwoflowAdmission *a =
+      gst_twoflow_admission_new (GST_TWOFLOW_ADMISSION_CONFIGURED, cap);
+  GstTwoflowAdmissionRates r;
+  GstTwoflowAdmissionDecision d;
+  GstClockTime now = 1000 * GST_SECOND;
+  guint i;
+  GstStructure *st;
+
+  rates_init (&r);
+  /* on peak rates only one of them fits (1 Mbit/s each) */
+  for (i = 0; i < 5; i++) {
+    gst_twoflow_admission_decide_rates (a, &r, now, &d);
+    if (!d.admit)
+      break;
+    gst_twoflow_admission_add_rates (a, i, "sw.txt", &r, now);
+  }
+  fail_unless_equals_int (i, 1);
+  fail_unless_equals_string (d.reason, "WAN capacity exhausted: peak rate "
+      "1.00 Mbit/s > residual 0.87 of 1.87 Mbit/s");
+  g_free (d.reason);
+  gst_twoflow_admission_remove (a, 0);
+
+  /* on smoothed rates, 5 sessions arriving 20 s apart all fit */
+  gst_twoflow_admission_set_basis (a, GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
+  for (i = 0; i < 5; i++) {
+    gst_twoflow_admission_decide_rates (a, &r, now, &d);
+    fail_unless (d.admit, "session %u: %s", i, d.reason);
+    /* what it needs until both flows run: segment 0 (100 kbit/s) and,
+     * from 50 s on, its first window (250) */
+    fail_unless_equals_float (d.rate, 350000);
+    gst_twoflow_admission_add_rates (a, i, "sw.txt", &r, now);
+    now += 20 * GST_SECOND;
+  }
+  /* at 1100 s: sessions 0..4 are 100, 80, 60, 40, 20 s in: the first
+   * three send both flows (windows 5, 3, 1: 250 kbit/s each), the others
+   * their essential flow only */
+  fail_unless_equals_uint64 (gst_twoflow_admission_reserved_at (a,
+          1100 * GST_SECOND), 3 * (100000 + 250000) + 2 * 100000);
+  /* a sixth does not fit: 1.87 - 1.25 = 0.62 now, but 50 s later, when
+   * its enhanced flow starts, all five send both flows (session 4 in its
+   * 300 kbit/s window): 1.87 - 1.80 = 0.07 < 0.35 */
+  gst_twoflow_admission_decide_rates (a, &r, now, &d);
+  fail_if (d.admit);
+  fail_unless (g_str_has_prefix (d.reason, "WAN capacity exhausted: smoothed "
+          "rate 0.35 Mbit/s > residual "), "%s", d.reason);
+  fail_unless_equals_float (d.residual, cap - 1800000.0);
+  g_free (d.reason);
+  /* with one session gone it fits: 1.45 + 0.35 <= 1.87 at every instant */
+  fail_unless (gst_twoflow_admission_remove (a, 0));
+  gst_twoflow_admission_decide_rates (a, &r, now, &d);
+  fail_unless (d.admit, "%s", d.reason);
+  fail_unless_equals_float (d.residual, cap - 1450000.0);
+  st = gst_twoflow_admission_get_stats (a);
+  fail_unless_equals_string (gst_structure_get_string (st, "basis"),
+      "smoothed");
+  gst_structure_free (st);
+  gst_twoflow_admission_free (a);
+}
+
+GST_END_TEST;
+
+/* The paper's measured admission: both flows near their targets and loss
+ * < 5 % on both, from the proxy's received bytes and the server's sent
+ * bytes, targets and retransmissions. */
+static void
+feed2 (GstTwoflowAdmission * a, GstTwoflowAdmissionSample * s,
+    guint seconds, guint64 ess_recv, guint64 ess_target, guint64 rexmit,
+    guint64 enh_sent, guint64 enh_recv, GstClockTime * now)
+{
+  guint i;
+
+  for (i = 0; i < seconds; i++) {
+    s->essential_target = ess_target;
+    s->essential_queued = 50000;
+    s->essential_sent += ess_target / 8;
+    s->essential_mss = 1000;
+    s->essential_retransmissions += rexmit;
+    s->essential_bytes += ess_recv / 8;
+    s->enhanced_sent += enh_sent / 8;
+    s->enhanced_bytes += enh_recv / 8;
+    s->received += 100;
+    gst_twoflow_admission_handle_sample (a, 1, s, *now);
+    *now += GST_SECOND;
+  }
+}
+
+GST_START_TEST (test_measured_targets)
+{
+  GstTwoflowAdmission *a =
+      gst_twoflow_admission_new (GST_TWOFLOW_ADMISSION_MEASURED, 0);
+  GstTwoflowAdmissionSample s = { 0, };
+  GstTwoflowAdmissionHealth h;
+  GstTwoflowAdmissionDecision d;
+  GstClockTime now = 0;
+
+  gst_twoflow_admission_add (a, 1, "sw.txt", 1000000);
+  /* on target: 400 kbit/s of cTCP target received, 1 % retransmitted
+   * (400 kbit/s = 50 segments of 1000 B a second, 0.5 of them resent) */
+  feed2 (a, &s, 6, 400000, 400000, 0, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_unless (h.healthy);
+  fail_unless_equals_float (h.essential_ratio, 1.0);
+  fail_unless_equals_float (h.enhanced_ratio, 1.0);
+  fail_unless_equals_float (h.essential_rate, 400000);
+  fail_unless_equals_float (h.enhanced_rate, 300000);
+  gst_twoflow_admission_decide (a, 1, &d);
+  fail_unless (d.admit);
+
+  /* the essential flow falls to 80 % of its target: off target once the
+   * window's mean is below 90 % */
+  feed2 (a, &s, 2, 320000, 400000, 0, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_unless (h.healthy, "%f", h.essential_ratio);      /* 92 % */
+  feed2 (a, &s, 1, 320000, 400000, 0, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_if (h.healthy);
+  fail_unless_equals_float (h.essential_ratio, 0.88);
+  gst_twoflow_admission_decide (a, 1, &d);
+  fail_if (d.admit);
+  fail_unless (strstr (d.reason, "received 88% (essential) and 100% "
+          "(enhanced)") != NULL, "%s", d.reason);
+  g_free (d.reason);
+  /* an idle essential sender (nothing queued) is not off target */
+  s.essential_queued = 0;
+  feed2 (a, &s, 5, 400000, 400000, 0, 300000, 300000, &now);
+  s.essential_queued = 0;
+  gst_twoflow_admission_handle_sample (a, 1, &s, now);
+  now += GST_SECOND;
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_unless (h.healthy, "%f", h.essential_ratio);
+
+  /* cTCP retransmitting 3 of 50 segments a second: 6 % loss */
+  feed2 (a, &s, 5, 400000, 400000, 3, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_if (h.healthy);
+  fail_unless_equals_float (h.essential_loss, 0.06);
+  feed2 (a, &s, 5, 400000, 400000, 2, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_unless (h.healthy);
+  fail_unless_equals_float (h.essential_loss, 0.04);
+
+  /* the enhanced flow received at 85 % of what was sent */
+  feed2 (a, &s, 5, 400000, 400000, 0, 300000, 255000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_if (h.healthy);
+  fail_unless_equals_float (h.enhanced_ratio, 0.85);
   gst_twoflow_admission_free (a);
 }
 
@@ -231,6 +412,8 @@ twoflowadmission_suite (void)
   tcase_add_test (tc, test_configured);
   tcase_add_test (tc, test_measured);
   tcase_add_test (tc, test_none);
+  tcase_add_test (tc, test_smoothed);
+  tcase_add_test (tc, test_measured_targets);
   tcase_add_test (tc, test_profile);
   return s;
 }
