@@ -254,7 +254,9 @@ def plot_segments(runs, args, png):
     ys = [0] + [s[1] for s in steps]
     axes[0].step(xs, ys, where="post", color="k")
     axes[0].set_ylabel("active sessions")
-    axes[0].set_title(f"4 sessions, a 5th joins, 2 leave; {args.capacity / 1e6:.2f} Mbit/s pipe, "
+    what = ("4 sessions, a 5th joins, 2 leave" if args.scenario == "paper"
+            else "Poisson arrivals")
+    axes[0].set_title(f"{what}; {args.capacity / 1e6:.2f} Mbit/s pipe, "
                       f"segments of {args.segment:g} s", fontsize=10)
     w = 0.8 / len(args.modes)
     colour = {"ctcp": "tab:blue", "tcp": "tab:red"}
@@ -364,7 +366,8 @@ def main():
             with open(os.path.join(d, f"arrivals{tag}-{mode}.json"), "w") as f:
                 json.dump({"total": runs[mode]["total"],
                            "per_segment": runs[mode]["per_segment"]}, f, indent=1)
-        shutil.copy(seg_png, os.path.join(d, f"arrivals{tag}-segments.png"))
+        if args.scenario == "paper" or len(args.modes) > 1:
+            shutil.copy(seg_png, os.path.join(d, f"arrivals{tag}-segments.png"))
         import report_tables
         report_tables.replace_section("arrivals" + tag, text)
 
