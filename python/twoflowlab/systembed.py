@@ -93,7 +93,14 @@ class SystemTestbed:
             if exc[0] is None:
                 time.sleep(0.5)
                 self.server.terminate()
-                self.server.wait(timeout=10)
+                try:
+                    # its SESSION-END records are logged when each session
+                    # ends, so a server slow to stop (many sessions on a
+                    # loaded machine) loses nothing by being killed
+                    self.server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.server.kill()
+                    self.server.wait(timeout=10)
                 self.summary = self.tb.stop_emulator()
                 shutil.copy(self.tb.csv_path, os.path.join(self.workdir, "linkemu.csv"))
         finally:
