@@ -62,6 +62,27 @@ def rates(ex, policy="i"):
             max(ess.values()) * 8, max(enh.values()) * 8)
 
 
+# what the link carries on top of the records (experiments/system/tables.py
+# --pipe wire-mean): the enhanced records cut into RTP packets of at most
+# MTU bytes (RTP 12 + rtpgstpay 8 bytes each) in UDP/IPv4 (28), the
+# essential records in TCP segments of MSS bytes (TCP/IPv4 with
+# timestamps: 52 bytes each)
+MTU, RTP_HDR, UDP_IP, MSS, TCP_IP = 1400, 20, 28, 1448, 52
+
+
+def wire_mean(ex, policy="i"):
+    """Mean rate on the wire (bit/s) of an excerpt's two flows."""
+    total = 0.0
+    for t, _ms, b in ex:
+        size = b + HEADER
+        if t == "I" or (policy == "ip" and t == "P"):
+            total += size * (1 + TCP_IP / MSS)
+        else:
+            packets = -(-size // (MTU - RTP_HDR))
+            total += size + packets * (RTP_HDR + UDP_IP)
+    return total * 8 / (len(ex) / FPS)
+
+
 def write(ex, path):
     with open(path, "w") as f:
         for k, (t, ms, b) in enumerate(ex):
@@ -69,7 +90,8 @@ def write(ex, path):
 
 
 def make_excerpts(trace, outdir, n, seconds, seed, prefix="sw"):
-    """n excerpt files in outdir; returns [(name, peak, mean, ess_peak, enh_peak)]."""
+    """n excerpt files in outdir; returns
+    [(name, peak, mean, ess_peak, enh_peak, wire_mean)]."""
     frames = load(trace)
     rnd = random.Random(seed)
     i_frames = [k for k, f in enumerate(frames[:len(frames) - (seconds + 2) * FPS])
@@ -81,5 +103,5 @@ def make_excerpts(trace, outdir, n, seconds, seed, prefix="sw"):
         ex = excerpt(frames, start, seconds)
         name = f"{prefix}-{i:02d}.txt"
         write(ex, os.path.join(outdir, name))
-        out.append((name,) + rates(ex))
+        out.append((name,) + rates(ex) + (wire_mean(ex),))
     return out

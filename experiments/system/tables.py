@@ -17,12 +17,14 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   flow: rtpgstpay ! rudpsink (fixed rate) in real time. TCP is Reno.
 * the bottleneck (server -> proxy) has capacity = factor x the sum of the
   sessions' peak rates (1 s windows, as the server computes them;
-  --pipe peak) or x the sum of their mean rates (--pipe mean; the paper's
-  pipe is 1.07 x the sum of the means), one-way delay 20 ms, drop-tail
-  queue of --queue-ms of the capacity.
+  --pipe peak) or x the sum of their mean rates (--pipe mean: the records'
+  bytes; --pipe wire-mean: as the link carries them, with RTP/UDP/IP and
+  TCP/IP headers, swtrace.wire_mean; the paper's pipe is 1.07 x the sum
+  of the means), one-way delay 20 ms, drop-tail queue of --queue-ms of
+  the capacity.
 * the enhanced flow: paced per smoothing window and sent the smoothing
   lead ahead (--enhanced-rate smooth, the server's default; window
-  --smoothing-window, default the segment duration up to 10 s) or at the
+  --smoothing-window, default the segment duration up to 60 s) or at the
   level above 1.25 x its 1 s peak (--enhanced-rate peak, the old pacing).
 * --policy i (default) or ip: what the essential flow carries.
 * damage from twoflowmerge's stats at the proxy, per session: E_f P/B
@@ -130,7 +132,9 @@ def run_one(args, build, n, mode, factor, workdir):
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     peaks = sum(e[1] for e in ex)
     means = sum(e[2] for e in ex)
-    capacity = factor * (means if args.pipe == "mean" else peaks)
+    wire_means = sum(e[5] for e in ex)
+    capacity = factor * {"mean": means, "wire-mean": wire_means,
+                         "peak": peaks}[args.pipe]
     server_args = ["--enhanced-rate", args.enhanced_rate]
     if args.smoothing_window:
         server_args += ["--smoothing-window", str(args.smoothing_window)]
@@ -164,6 +168,8 @@ def run_one(args, build, n, mode, factor, workdir):
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
         "sum_mean_bps": round(means), "load": round(means / capacity, 3),
         "essential_share": essential_share(videos, [e[0] for e in ex], args.policy),
+        "sum_wire_mean_bps": round(wire_means),
+        "wire_load": round(wire_means / capacity, 3),
         "playout_depth_ms": max([r.get("playout_depth_ms", 0) for r in results] or [0]),
         "queue_pkts": queue, "seconds": args.seconds, "segment_s": args.segment,
         "sessions_ok": sum(1 for r in results if r.get("result") == "ok"),
@@ -180,6 +186,12 @@ def run_one(args, build, n, mode, factor, workdir):
         "jb_lost": sum(r.get("jitterbuffer", {}).get("num-lost", 0) for r in results),
         "link_drops": (fwd.get("drops_queue") or 0) + (fwd.get("drops_loss") or 0),
         "link_delivered_bytes": fwd.get("delivered_bytes"),
+        # the proxy's measured health (measured admission's view) per session
+        "health_unhealthy_sessions": sum(1 for r in results
+                                         if r.get("health", {}).get("unhealthy_samples", 0) > 0),
+        "health_unhealthy_samples": sum(r.get("health", {}).get("unhealthy_samples", 0)
+                                        for r in results),
+        "health_samples": sum(r.get("health", {}).get("samples", 0) for r in results),
         "wall_s": round(time.monotonic() - t_run, 1),
         "errors": [r.get("result") for r in results if r.get("result") != "ok"][:3],
         "sessions": [session_row(e[0], e, r) for e, r in zip(ex, results)],
@@ -194,8 +206,9 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[1, 5, 10, 20, 50])
     ap.add_argument("--modes", nargs="+", default=["ctcp", "tcp"])
     ap.add_argument("--factors", type=float, nargs="+", default=[1.0, 1.1])
-    ap.add_argument("--pipe", choices=["peak", "mean"], default="peak",
-                    help="capacity = factor x the sum of the peak (1 s) or mean rates")
+    ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
+                    help="capacity = factor x the sum of the peak (1 s) or mean rates "
+                    "(records; wire-mean: with the RTP/UDP/IP and TCP/IP headers)")
     ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
                     help="the server's pacing of the enhanced flow")
     ap.add_argument("--smoothing-window", type=float, default=0,

@@ -310,12 +310,12 @@ web_hls_ensure (const gchar * video, gpointer data, GError ** error)
   if (!j->ps)
     goto fail;
   j->ps->kind = "hls";
-  if (!admission_check (video, j->ps->peak_rate, "session", &reason)) {
+  if (!admission_check (video, j->ps->info, "session", &reason)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
     g_free (reason);
     goto fail;
   }
-  gst_twoflow_admission_add (admission, j->ps->id, video, j->ps->peak_rate);
+  admission_add (j->ps);
   j->pipe = gst_pipeline_new ("hls");
   recv = build_receive_bin (j->ps);
   gst_bin_add (GST_BIN (j->pipe), recv);

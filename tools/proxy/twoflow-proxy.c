@@ -49,6 +49,7 @@ static gchar *opt_policy = NULL;
 static gdouble opt_segment = 10.0;
 static gdouble opt_wan_capacity = 0;
 static gboolean opt_measured = FALSE;
+static gchar *opt_admission_rate = NULL;        /* "smoothed" | "peak" */
 static gint opt_rtsp_port = 8554;
 static gchar *opt_rtsp_address = NULL;
 static gint opt_latency_ms = 0;
@@ -111,6 +112,7 @@ typedef struct
   GstTwoflowParser *arrivals_parser;
   gdouble lead;                 /* s, from the PLAY reply */
   guint playout_ms;             /* the enhanced flow's jitterbuffer latency */
+  guint samples, unhealthy_samples;     /* measured health, once a second */
   /* per-session media keys (hex), made here and sent in PLAY over the TLS
    * control channel; NULL with --insecure (plaintext flows) */
   gchar *erap_key, *srtp_key;
@@ -537,6 +539,12 @@ counter_get (gint64 * counter)
   return v;
 }
 
+static GstClockTime
+admission_now (void)
+{
+  return g_get_monotonic_time () * GST_USECOND;
+}
+
 /* One progress event of the server: a sample for measured admission. */
 static void
 update_measurement (ProxySession * ps, JsonObject * ev)
@@ -564,8 +572,30 @@ update_measurement (ProxySession * ps, JsonObject * ev)
       json_object_get_object_member (ev, "essential_stats") : NULL;
   sample.segments_late = es ? twoflow_json_get_int (es, "segments-late", 0) :
       0;
+  /* the paper's health: the essential sender's target, sent and queued
+   * bytes and retransmissions; the enhanced sender's bytes sent */
+  if (es) {
+    sample.essential_target = twoflow_json_get_int (es, "target-rate", 0);
+    sample.essential_sent = twoflow_json_get_int (es, "bytes-sent", 0);
+    sample.essential_queued = twoflow_json_get_int (es, "bytes-queued", 0);
+    sample.essential_retransmissions = twoflow_json_get_int (es,
+        "retransmissions", 0);
+    sample.essential_mss = twoflow_json_get_int (es, "mss", 0);
+  }
+  if (json_object_has_member (ev, "enhanced_stats"))
+    sample.enhanced_sent = twoflow_json_get_int (json_object_get_object_member
+        (ev, "enhanced_stats"), "bytes-sent", 0);
   gst_twoflow_admission_handle_sample (admission, ps->id, &sample,
-      g_get_monotonic_time () * GST_USECOND);
+      admission_now ());
+  {
+    GstTwoflowAdmissionHealth h;
+
+    if (gst_twoflow_admission_get_health (admission, ps->id, &h)) {
+      ps->samples++;
+      if (ps->samples > GST_TWOFLOW_ADMISSION_LOSS_WINDOW && !h.healthy)
+        ps->unhealthy_samples++;
+    }
+  }
 }
 
 static void read_event (ProxySession * ps);
@@ -774,6 +804,28 @@ proxy_session_report (ProxySession * ps)
     twoflow_json_add_structure (o, "jitterbuffer", st);
     gst_structure_free (st);
   }
+  /* the measured health (measured admission's view) at the end */
+  {
+    GstTwoflowAdmissionHealth h;
+
+    if (gst_twoflow_admission_get_health (admission, ps->id, &h)) {
+      JsonObject *ho = json_object_new ();
+
+      json_object_set_boolean_member (ho, "healthy", h.healthy);
+      json_object_set_double_member (ho, "essential_rate", h.essential_rate);
+      json_object_set_double_member (ho, "enhanced_rate", h.enhanced_rate);
+      json_object_set_double_member (ho, "essential_ratio",
+          h.essential_ratio);
+      json_object_set_double_member (ho, "enhanced_ratio", h.enhanced_ratio);
+      json_object_set_double_member (ho, "loss", h.loss);
+      json_object_set_double_member (ho, "essential_loss", h.essential_loss);
+      json_object_set_double_member (ho, "transcoder_ratio", h.rate_ratio);
+      json_object_set_int_member (ho, "unhealthy_samples",
+          ps->unhealthy_samples);
+      json_object_set_int_member (ho, "samples", ps->samples);
+      json_object_set_object_member (o, "health", ho);
+    }
+  }
   return o;
 }
 
@@ -959,23 +1011,113 @@ missing:
 
 /* ----------------------------------------------------- admission control */
 
+static guint64 *
+json_rates (JsonObject * info, const gchar * name, guint * n)
+{
+  JsonArray *a = json_object_has_member (info, name) ?
+      json_object_get_array_member (info, name) : NULL;
+  guint64 *r;
+  guint i;
+
+  *n = a ? json_array_get_length (a) : 0;
+  r = g_new0 (guint64, MAX (*n, 1));
+  for (i = 0; i < *n; i++)
+    r[i] = json_array_get_int_element (a, i);
+  return r;
+}
+
+/* A session's rates for admission from the server's INFO reply
+ * (docs/system.md, "Admission control"): its peak and its smoothed rates,
+ * the essential flow's cTCP target per segment and the enhanced flow's
+ * window rates, with where its enhanced flow starts: one segment minus the
+ * smoothing lead in, or at once with a prefix (then the essential flow
+ * starts at segment 1). Free the arrays with rates_clear(). */
+static void
+rates_from_info (JsonObject * info, const gchar * video,
+    GstTwoflowAdmissionRates * r)
+{
+  gchar *prefix = prefix_path (video);
+  gboolean has_prefix = g_file_test (prefix, G_FILE_TEST_IS_REGULAR);
+  gdouble T = twoflow_json_get_double (info, "segment_duration", opt_segment);
+  gdouble lead = has_prefix ? 0 : T, slead;
+
+  memset (r, 0, sizeof (*r));
+  r->peak_rate = twoflow_json_get_int (info, "peak_rate", 0);
+  r->essential_rates = json_rates (info, "essential_segment_rates",
+      &r->n_essential);
+  r->segment_duration = (GstClockTime) (T * GST_SECOND);
+  r->essential_skip = has_prefix ? 1 : 0;
+  if (g_strcmp0 (twoflow_json_get_string (info, "enhanced_rate", ""),
+          "smooth") == 0) {
+    r->enhanced_rates = json_rates (info, "enhanced_window_rates",
+        &r->n_enhanced);
+    r->window = (GstClockTime) (twoflow_json_get_double (info,
+            "smoothing_window", 1) * GST_SECOND);
+    slead = twoflow_json_get_double (info, "smoothing_lead", 0);
+    r->enhanced_start = (GstClockTime) (MAX (lead - slead, 0) * GST_SECOND);
+  } else {
+    /* the old pacing: 1.25 x its 1 s peak for the whole video */
+    guint64 *one = g_new (guint64, 1);
+
+    one[0] = twoflow_json_get_int (info, "enhanced_peak_rate", 0) * 5 / 4;
+    r->enhanced_rates = one;
+    r->n_enhanced = 1;
+    r->window = (GstClockTime) ((twoflow_json_get_double (info, "duration",
+                0) + 1) * GST_SECOND);
+    r->enhanced_start = (GstClockTime) (lead * GST_SECOND);
+  }
+  g_free (prefix);
+}
+
+static void
+rates_clear (GstTwoflowAdmissionRates * r)
+{
+  g_free ((gpointer) r->essential_rates);
+  g_free ((gpointer) r->enhanced_rates);
+  r->essential_rates = r->enhanced_rates = NULL;
+}
+
+/* Adds an admitted (or fetching) session with its rates: reserved in
+ * configured mode, measured in every mode (its health is in the logs). */
+static void
+admission_add (ProxySession * ps)
+{
+  GstTwoflowAdmissionRates r;
+
+  rates_from_info (ps->info, ps->video, &r);
+  gst_twoflow_admission_add_rates (admission, ps->id, ps->video, &r,
+      admission_now ());
+  rates_clear (&r);
+}
+
 /* Called twice per viewer: at DESCRIBE (stage "describe": a rejection
  * answers 503) and when its session is set up (stage "session": the caller
- * then adds it, reserving its peak rate). Each decision is logged once. */
+ * then adds it, reserving its rates). Each decision is logged once. */
 static gboolean
-admission_check (const gchar * video, guint64 peak, const gchar * stage,
+admission_check (const gchar * video, JsonObject * info, const gchar * stage,
     gchar ** reason)
 {
   GstTwoflowAdmissionDecision d;
   JsonObject *log = json_object_new ();
+  GstTwoflowAdmissionRates r;
+  guint64 peak;
 
-  gst_twoflow_admission_decide (admission, peak, &d);
+  rates_from_info (info, video, &r);
+  peak = r.peak_rate;
+  gst_twoflow_admission_decide_rates (admission, &r, admission_now (), &d);
+  rates_clear (&r);
   json_object_set_string_member (log, "video", video);
   json_object_set_int_member (log, "peak_rate", peak);
   json_object_set_int_member (log, "sessions", d.sessions);
   json_object_set_string_member (log, "mode",
       gst_twoflow_admission_mode_to_string (d.mode));
   if (d.mode == GST_TWOFLOW_ADMISSION_CONFIGURED) {
+    json_object_set_string_member (log, "basis",
+        gst_twoflow_admission_get_basis (admission) ==
+        GST_TWOFLOW_ADMISSION_BASIS_PEAK ? "peak" : "smoothed");
+    /* what it needs (peak, or its highest smoothed rate until both its
+     * flows run) against the residual at the tightest instant */
+    json_object_set_double_member (log, "rate", d.rate);
     json_object_set_double_member (log, "capacity", d.capacity);
     json_object_set_double_member (log, "residual", d.residual);
   }
@@ -1067,12 +1209,12 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     g_clear_error (&err);
     return NULL;
   }
-  if (!admission_check (ps->video, ps->peak_rate, "session", &reason)) {
+  if (!admission_check (ps->video, ps->info, "session", &reason)) {
     g_free (reason);
     proxy_session_free (ps);
     return NULL;
   }
-  gst_twoflow_admission_add (admission, ps->id, ps->video, ps->peak_rate);
+  admission_add (ps);
 
   top = gst_bin_new (NULL);
   recv = build_receive_bin (ps);
@@ -1141,7 +1283,6 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
 {
   gchar *video = video_from_path (ctx->uri ? ctx->uri->abspath : NULL);
   JsonObject *info;
-  guint64 peak;
   gchar *reason = NULL;
 
   if (!video)
@@ -1165,14 +1306,13 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
     proxy_session_free (probe);
     info = g_hash_table_lookup (info_cache, video);
   }
-  peak = twoflow_json_get_int (info, "peak_rate", 0);
   {
     /* one mount per video, so SETUP's .../video/NAME/stream=0 matches */
     gchar *mount = g_strconcat ("/video/", video, NULL);
     gst_rtsp_mount_points_add_factory (mounts, mount, g_object_ref (factory));
     g_free (mount);
   }
-  if (!admission_check (video, peak, "describe", &reason)) {
+  if (!admission_check (video, info, "describe", &reason)) {
     g_object_set_data_full (G_OBJECT (client), "twoflow-reason", reason,
         g_free);
     g_free (video);
@@ -1286,8 +1426,11 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
     gst_element_link (recv, sink);
   }
   ps->loop = g_main_loop_new (NULL, FALSE);
-  if (!prestage)
+  if (!prestage) {
     ps->kind = "fetch";
+    /* its health is measured (not admitted: a fetch is asked for) */
+    admission_add (ps);
+  }
   sig_term = g_unix_signal_add (SIGTERM, fetch_signal_cb, ps);
   sig_int = g_unix_signal_add (SIGINT, fetch_signal_cb, ps);
   watch = gst_bus_add_watch (GST_ELEMENT_BUS (pipe), fetch_bus_cb, ps);
@@ -1461,6 +1604,10 @@ main (int argc, char **argv)
     {"measured", 'm', 0, G_OPTION_ARG_NONE, &opt_measured,
         "Admission by measured rates and losses (capacity not guaranteed)",
         NULL},
+    {"admission-rate", 0, 0, G_OPTION_ARG_STRING, &opt_admission_rate,
+        "What --wan-capacity admission reserves per session: smoothed "
+          "(default: essential segment + enhanced window rates over time) "
+          "or peak (the 1 s peak rate)", "R"},
     {"essential-ports", 0, 0, G_OPTION_ARG_INT, &opt_essential_ports,
         "Receive the essential flows on ports N..N+99 (default: any)", "N"},
     {"enhanced-ports", 0, 0, G_OPTION_ARG_INT, &opt_enhanced_ports,
@@ -1560,6 +1707,15 @@ main (int argc, char **argv)
       GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
       GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
       (guint64) MAX (opt_wan_capacity, 0));
+  if (g_strcmp0 (opt_admission_rate, "peak") != 0
+      && g_strcmp0 (opt_admission_rate, "smoothed") != 0
+      && opt_admission_rate != NULL) {
+    g_printerr ("--admission-rate smoothed|peak\n");
+    return 2;
+  }
+  gst_twoflow_admission_set_basis (admission,
+      g_strcmp0 (opt_admission_rate, "peak") == 0 ?
+      GST_TWOFLOW_ADMISSION_BASIS_PEAK : GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
 
   if (!opt_insecure && !twoflow_tls_available (&err)) {
     g_printerr ("%s\n", err->message);

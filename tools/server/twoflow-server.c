@@ -52,7 +52,7 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define SCAN_STALL 5            /* s without a demuxed stream: refused */
 /* enhanced-flow smoothing (docs/system.md, "Enhanced-flow smoothing") */
 #define ENHANCED_MTU 1400       /* rtpgstpay mtu */
-#define SMOOTHING_HEADROOM 1.02 /* rtpgstpay's caps every second, rounding */
+#define SMOOTHING_HEADROOM 1.01 /* rtpgstpay's caps every second, rounding */
 #define CTCP_P_HAT 0.05         /* cTCP's p̂ (its target S/(T(1-p̂))) */
 
 typedef struct
@@ -159,7 +159,7 @@ static gint opt_max_client_sessions = 32;
 static gint opt_auth_timeout = 10;
 /* the enhanced flow's pacing: "smooth" (per-window rates) or "peak" */
 static gchar *opt_enhanced_rate = NULL;
-static gdouble opt_smoothing_window = 0;  /* 0: min(T, 10 s) */
+static gdouble opt_smoothing_window = 0;  /* 0: min(T, 60 s) */
 static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
@@ -900,14 +900,14 @@ schedule_free (Schedule * sc)
 
 /* The enhanced flow's smoothing schedule for sessions with segments of
  * @segment_duration s: window --smoothing-window (default the segment
- * duration, at most 10 s), lead --smoothing-lead (default the window);
+ * duration, at most 60 s), lead --smoothing-lead (default the window);
  * made once per video and window. */
 static Schedule *
 video_schedule (VideoInfo * v, gdouble segment_duration)
 {
   gdouble w = opt_smoothing_window > 0 ? opt_smoothing_window :
       MIN (segment_duration > 0 ? segment_duration :
-      DEFAULT_SEGMENT_DURATION, 10.0);
+      DEFAULT_SEGMENT_DURATION, 60.0);
   gdouble l = opt_smoothing_lead >= 0 ? opt_smoothing_lead : w;
   gint64 key = (gint64) (w * GST_SECOND);
   Schedule *sc;
@@ -1184,13 +1184,14 @@ ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstTwoflowFrameHeader hdr;
   GstMapInfo map;
   GstPadProbeReturn ret = GST_PAD_PROBE_OK;
-  gboolean caps = FALSE;
+  gboolean caps = FALSE, end = FALSE;
 
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return ret;
   if (gst_twoflow_frame_header_parse (map.data, map.size, &hdr) ==
       GST_TWOFLOW_PARSE_OK) {
     caps = hdr.kind == GST_TWOFLOW_RECORD_CAPS;
+    end = hdr.kind == GST_TWOFLOW_RECORD_END;
     if (hdr.kind == GST_TWOFLOW_RECORD_FRAME) {
       if ((gint) hdr.segment_no < s->skip_segments)
         ret = GST_PAD_PROBE_DROP;
@@ -1206,7 +1207,12 @@ ess_filter_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
    * the caps record a segment of its own, sent at that tiny segment's
    * target rate ahead of the real first segment (which came 35 s late in
    * a 20 s replay): let it count from the first frame sent instead. */
-  if (ret == GST_PAD_PROBE_OK && s->skip_segments > 0 && caps) {
+  /* The end record, stamped with the stream's end, made a segment of its
+   * own (68 bytes: cTCP's target a few bytes/s), and the retransmissions
+   * of the last real segment's tail, still outstanding when the sender
+   * moved on to it, went out at that rate: a loss there held the session
+   * for minutes. Without a timestamp it joins the last segment. */
+  if (ret == GST_PAD_PROBE_OK && ((s->skip_segments > 0 && caps) || end)) {
     buf = gst_buffer_make_writable (buf);
     GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf) = GST_CLOCK_TIME_NONE;
     GST_PAD_PROBE_INFO_DATA (info) = buf;
@@ -2276,7 +2282,7 @@ main (int argc, char **argv)
           "(the level above 1.25 x its 1 s peak, as before)", "MODE"},
     {"smoothing-window", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_window,
         "Smoothing window W in seconds (default 0: the segment duration, "
-          "at most 10 s)", "S"},
+          "at most 60 s)", "S"},
     {"smoothing-lead", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_lead,
         "How far ahead of playback the smoothed enhanced flow is sent, and "
           "the proxy's playout buffer, in seconds (default: the window)",
