@@ -107,7 +107,8 @@ def per_segment(csv_rows, off, segment, end):
 def run_mode(args, build, mode, arrivals, videos, out):
     capacity = args.capacity
     events, active, results = [], {}, {}
-    with SystemTestbed(build, out, videos, capacity, 100.0, PORTS) as st:
+    with SystemTestbed(build, out, videos, capacity, 100.0, PORTS,
+                       ["--enhanced-rate", args.enhanced_rate]) as st:
         t0 = time.monotonic()
         pending = list(arrivals)
 
@@ -159,6 +160,7 @@ def run_mode(args, build, mode, arrivals, videos, out):
     ess_stats = [e.get("essential_stats", {}) for e in ends.values()]
     total = {
         "scenario": args.scenario, "capacity_bps": round(capacity), "mode": mode,
+        "enhanced_rate": args.enhanced_rate,
         "segment_s": args.segment, "arrivals": len(arrivals),
         "admitted": len(admitted), "rejected": len(rejected),
         "sessions_ok": sum(1 for r in results.values() if r.get("result") == "ok"),
@@ -335,6 +337,9 @@ def main():
     ap.add_argument("--mode", dest="modes", action="store", type=lambda m: [m],
                     help="one mode (as --modes MODE)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow (smooth: its default; "
+                    "peak: the level above 1.25 x the 1 s peak, as before the smoothing)")
     ap.add_argument("--doc", action="store_true", help="also copy into experiments/system/results/")
     args = ap.parse_args()
     build = os.path.abspath(args.build)

@@ -65,7 +65,8 @@ def one_run(args, build, videos, name, cross, workdir):
     os.makedirs(workdir)
     ports = PORTS + [CROSS_PORT]
     iperf = None
-    with SystemTestbed(build, workdir, videos, args.capacity, 100.0, ports) as st:
+    with SystemTestbed(build, workdir, videos, args.capacity, 100.0, ports,
+                       ["--enhanced-rate", args.enhanced_rate]) as st:
         t0 = time.monotonic()
         fetch = st.proxy(["--segment-duration", str(args.segment), "--essential", "ctcp",
                           "--fetch", name, "--output", os.path.join(workdir, "out.m2v"),
@@ -143,6 +144,9 @@ def main():
     ap.add_argument("--segment", type=float, default=5.0)
     ap.add_argument("--cross-on", type=float, default=25.0)
     ap.add_argument("--cross-off", type=float, default=45.0)
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow (smooth: its default; "
+                    "peak: the level above 1.25 x the 1 s peak, as before the smoothing)")
     ap.add_argument("--doc", action="store_true",
                     help="write experiments/system/results/cedes.{json,png} and the section "
                     "in docs/results.md")
@@ -168,6 +172,7 @@ def main():
             "after": {k: mean(v[k], b, c) for k in v}}
         print(json.dumps({k: v for k, v in r.items() if k != "rates_kbps"}), flush=True)
     res = {"capacity_bps": args.capacity, "segment_s": args.segment, "kbps": args.kbps,
+           "enhanced_rate": args.enhanced_rate,
            "seconds": args.seconds, "cross_on": a, "cross_off": b, "runs": runs}
     with open(os.path.join(args.out, "cedes.json"), "w") as f:
         json.dump(res, f, indent=1)

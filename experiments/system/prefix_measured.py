@@ -130,7 +130,8 @@ def run_point(args, build, n, workdir, mode="ctcp"):
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     skip = 0 if args.no_prestage else 1
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
+                       ["--enhanced-rate", args.enhanced_rate]) as st:
         if not args.no_prestage:
             pre = [st.proxy(common + ["--prestage", name, "--essential-ports",
                                       str(PRESTAGE_BASE + i)])
@@ -159,7 +160,8 @@ def run_point(args, build, n, workdir, mode="ctcp"):
     # the pre-staging sessions all end before the fetches start
     ess = [e.get("essential_stats", {}) for e in ends[-n:]]
     row = {
-        "n": n, "mode": mode, "capacity_bps": round(capacity), "seconds": args.seconds,
+        "n": n, "mode": mode, "enhanced_rate": args.enhanced_rate,
+        "capacity_bps": round(capacity), "seconds": args.seconds,
         "segment_s": args.segment, "prestaged": not args.no_prestage,
         "load": round(sum(s["mean_bps"] for s in sessions) / capacity, 3),
         "ctcp_segments_late": sum(e.get("segments-late", 0) for e in ess),
@@ -315,6 +317,9 @@ def main():
     ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
     ap.add_argument("--queue-ms", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow (smooth: its default; "
+                    "peak: the level above 1.25 x the 1 s peak, as before the smoothing)")
     ap.add_argument("--modes", nargs="+", choices=["ctcp", "tcp"], default=["ctcp"],
                     help="essential flow: cTCP and/or TCP (segments released one "
                     "segment ahead, sent as fast as TCP allows)")
