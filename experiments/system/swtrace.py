@@ -63,11 +63,12 @@ def rates(ex, policy="i"):
 
 
 # what the link carries on top of the records (experiments/system/tables.py
-# --pipe wire-mean): the enhanced records cut into RTP packets of at most
-# MTU bytes (RTP 12 + rtpgstpay 8 bytes each) in UDP/IPv4 (28), the
+# --pipe wire-mean; the emulator's rate counts Ethernet frames): the
+# enhanced records cut into RTP packets of at most MTU bytes (RTP 12 +
+# rtpgstpay 8 bytes each) in UDP/IPv4/Ethernet (8 + 20 + 14), the
 # essential records in TCP segments of MSS bytes (TCP/IPv4 with
-# timestamps: 52 bytes each)
-MTU, RTP_HDR, UDP_IP, MSS, TCP_IP = 1400, 20, 28, 1448, 52
+# timestamps and Ethernet: 32 + 20 + 14 bytes each)
+MTU, RTP_HDR, UDP_IP, MSS, TCP_IP = 1400, 20, 42, 1448, 66
 
 
 def wire_mean(ex, policy="i"):

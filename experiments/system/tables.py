@@ -18,8 +18,8 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
 * the bottleneck (server -> proxy) has capacity = factor x the sum of the
   sessions' peak rates (1 s windows, as the server computes them;
   --pipe peak) or x the sum of their mean rates (--pipe mean: the records'
-  bytes; --pipe wire-mean: as the link carries them, with RTP/UDP/IP and
-  TCP/IP headers, swtrace.wire_mean; the paper's pipe is 1.07 x the sum
+  bytes; --pipe wire-mean: as the link carries them, with RTP/UDP/IP, TCP/IP
+  and Ethernet headers, swtrace.wire_mean; the paper's pipe is 1.07 x the sum
   of the means), one-way delay 20 ms, drop-tail queue of --queue-ms of
   the capacity.
 * the enhanced flow: paced per smoothing window and sent the smoothing
@@ -208,7 +208,7 @@ def main():
     ap.add_argument("--factors", type=float, nargs="+", default=[1.0, 1.1])
     ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
                     help="capacity = factor x the sum of the peak (1 s) or mean rates "
-                    "(records; wire-mean: with the RTP/UDP/IP and TCP/IP headers)")
+                    "(records; wire-mean: with the RTP/UDP/IP, TCP/IP and Ethernet headers)")
     ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
                     help="the server's pacing of the enhanced flow")
     ap.add_argument("--smoothing-window", type=float, default=0,

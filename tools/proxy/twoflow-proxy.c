@@ -575,7 +575,9 @@ update_measurement (ProxySession * ps, JsonObject * ev)
   /* the paper's health: the essential sender's target, sent and queued
    * bytes and retransmissions; the enhanced sender's bytes sent */
   if (es) {
-    sample.essential_target = twoflow_json_get_int (es, "target-rate", 0);
+    /* S/(T(1-p̂)) of the segment being sent; the stats' rates are B/s */
+    sample.essential_target = twoflow_json_get_int (es, "nominal-rate", 0)
+        * 8;
     sample.essential_sent = twoflow_json_get_int (es, "bytes-sent", 0);
     sample.essential_queued = twoflow_json_get_int (es, "bytes-queued", 0);
     sample.essential_retransmissions = twoflow_json_get_int (es,
@@ -729,6 +731,8 @@ ready_cb (gpointer user_data)
     gst_element_sync_state_with_parent (ps->ess_src);
   }
   ps->started_us = g_get_monotonic_time ();
+  /* the smoothed reservation runs from here, when the flows start */
+  gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
   ps->lead = twoflow_json_get_double (r, "lead", 0);
   if (ps->jitterbuffer) {
     guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,

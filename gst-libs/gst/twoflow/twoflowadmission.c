@@ -12,6 +12,8 @@
 /* Health thresholds of an admitted session (measured mode). */
 #define MAX_LOSS        0.05
 #define MIN_RATE_RATIO  0.9
+/* essential loss is judged over at least this many TCP segments */
+#define MIN_PACKETS     20
 
 /* A session's rates as a function of the time since its start. */
 typedef struct {
@@ -142,7 +144,9 @@ rate_fn_view (RateFn * f, const GstTwoflowAdmissionRates * in)
   f->enh_start = in->enhanced_start;
 }
 
-/* bit/s of a session @t after its start, on the admission's basis */
+/* bit/s of a session @t after its start, on the admission's basis. Past
+ * the end of its schedule an admitted session keeps its last rates until
+ * it is removed: a session runs late (start-up, stalls), never early. */
 static guint64
 rate_at (GstTwoflowAdmission * a, const RateFn * f, GstClockTime t)
 {
@@ -152,13 +156,11 @@ rate_at (GstTwoflowAdmission * a, const RateFn * f, GstClockTime t)
     return f->peak;
   if (f->n_ess > 0) {
     k = t / f->T + f->skip;
-    if (k < f->n_ess)
-      v += f->ess[k];
+    v += f->ess[MIN (k, f->n_ess - 1)];
   }
   if (f->n_enh > 0 && t >= f->enh_start) {
     k = (t - f->enh_start) / f->W;
-    if (k < f->n_enh)
-      v += f->enh[k];
+    v += f->enh[MIN (k, f->n_enh - 1)];
   }
   return v;
 }
@@ -239,6 +241,22 @@ gst_twoflow_admission_add_rates (GstTwoflowAdmission * a, guint id,
   s->h.healthy = TRUE;
   s->h.rate_ratio = s->h.essential_ratio = s->h.enhanced_ratio = 1.0;
   g_queue_push_tail (&a->sessions, s);
+}
+
+/**
+ * gst_twoflow_admission_set_start:
+ * @now: when the session's flows start (e.g. when PLAY is answered)
+ *
+ * Moves an admitted session's start (its smoothed rates' time base).
+ */
+void
+gst_twoflow_admission_set_start (GstTwoflowAdmission * a, guint id,
+    GstClockTime now)
+{
+  Session *s = find (a, id);
+
+  if (s)
+    s->start = now;
 }
 
 gboolean
@@ -328,8 +346,8 @@ window_sums (Session * s, Interval * sum)
  * target while its sender had data queued, the enhanced flow received at
  * >= 90 % of what its sender sent — and loss < 5 % on both (enhanced:
  * packets lost at rudpsrc; essential: TCP segments retransmitted per
- * segment sent); besides, the transcoder at >= 90 % of its input and no
- * essential segment newly late.
+ * segment sent, over at least 20 of them); besides, the transcoder at
+ * >= 90 % of its input and no essential segment newly late.
  */
 void
 gst_twoflow_admission_handle_sample (GstTwoflowAdmission * a, guint id,
@@ -376,7 +394,8 @@ gst_twoflow_admission_handle_sample (GstTwoflowAdmission * a, guint id,
         sum.bl_dt : 0;
     if (sum.enh_total > 0)
       h->loss = (gdouble) sum.enh_lost / sum.enh_total;
-    h->essential_loss = sum.ess_pkts > 0 ?
+    /* a handful of segments says nothing: one resent of 4 is not 25 % */
+    h->essential_loss = sum.ess_pkts >= MIN_PACKETS ?
         MIN ((gdouble) sum.ess_rexmit / sum.ess_pkts, 1.0) : 0;
     h->essential_ratio = sum.ess_due > 0 ?
         (gdouble) sum.ess_recv_bl / sum.ess_due : 1.0;

@@ -34,7 +34,8 @@ typedef enum {
  * essential flow's cTCP target of the segment being sent (segment
  * essential_skip + floor(t / segment_duration)) plus the enhanced flow's
  * window rate (window floor((t - enhanced_start) / window), none before
- * enhanced_start). Arrays are copied by the core. */
+ * enhanced_start); past the last segment or window, the last one's rate
+ * (until the session is removed). Arrays are copied by the core. */
 typedef struct {
   guint64 peak_rate;
   const guint64 *essential_rates;       /* bit/s per segment */
@@ -55,7 +56,7 @@ typedef struct {
   guint64 received, lost;                       /* enhanced packets */
   guint64 target_bitrate, input_bitrate;        /* transcoder, 0: unknown */
   guint64 segments_late;                        /* essential transport */
-  /* essential sender (ctcpsink): target now (bit/s; 0: unknown), bytes
+  /* essential sender (ctcpsink): target S/(T(1-p̂)) (bit/s; 0: unknown), bytes
    * sent and still queued, segments retransmitted, MSS */
   guint64 essential_target, essential_sent, essential_queued;
   guint64 essential_retransmissions, essential_mss;
@@ -104,6 +105,8 @@ void gst_twoflow_admission_add_rates (GstTwoflowAdmission * a, guint id,
     const gchar * video, const GstTwoflowAdmissionRates * rates,
     GstClockTime now);
 guint64 gst_twoflow_admission_reserved_at (GstTwoflowAdmission * a,
+    GstClockTime now);
+void gst_twoflow_admission_set_start (GstTwoflowAdmission * a, guint id,
     GstClockTime now);
 gboolean gst_twoflow_admission_remove (GstTwoflowAdmission * a, guint id);
 gboolean gst_twoflow_admission_contains (GstTwoflowAdmission * a, guint id);

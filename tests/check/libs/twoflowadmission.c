@@ -211,6 +211,17 @@ GST_START_TEST (test_smoothed)
   gst_twoflow_admission_decide_rates (a, &r, now, &d);
   fail_unless (d.admit, "%s", d.reason);
   fail_unless_equals_float (d.residual, cap - 1450000.0);
+  /* past their schedules (a session running late) the admitted keep
+   * their last rates until removed */
+  fail_unless_equals_uint64 (gst_twoflow_admission_reserved_at (a,
+          now + 10000 * GST_SECOND), 4 * (100000 + 250000));
+  /* set_start() moves a session's time base: session 1 (80 s in, both
+   * flows: 350 kbit/s) restarted now is back to its essential flow only */
+  fail_unless_equals_uint64 (gst_twoflow_admission_reserved_at (a, now),
+      900000);
+  gst_twoflow_admission_set_start (a, 1, now);
+  fail_unless_equals_uint64 (gst_twoflow_admission_reserved_at (a, now),
+      900000 - 250000);
   st = gst_twoflow_admission_get_stats (a);
   fail_unless_equals_string (gst_structure_get_string (st, "basis"),
       "smoothed");
@@ -300,6 +311,22 @@ GST_START_TEST (test_measured_targets)
   fail_unless (h.healthy);
   fail_unless_equals_float (h.essential_loss, 0.04);
 
+  /* the enhanced flow received at 85 % of what was sent */
+  feed2 (a, &s, 5, 400000, 400000, 0, 300000, 255000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_if (h.healthy);
+  fail_unless_equals_float (h.enhanced_ratio, 0.85);
+  /* few segments say nothing: at 16 kbit/s (2 a second, 10 in the
+   * window) one retransmission a second is not 50 % loss */
+  feed2 (a, &s, 5, 16000, 16000, 1, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_unless (h.healthy);
+  fail_unless_equals_float (h.essential_loss, 0);
+  /* ...at 160 kbit/s (20 a second) it is 5 % */
+  feed2 (a, &s, 5, 160000, 160000, 1, 300000, 300000, &now);
+  fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
+  fail_if (h.healthy);
+  fail_unless_equals_float (h.essential_loss, 0.05);
   /* the enhanced flow received at 85 % of what was sent */
   feed2 (a, &s, 5, 400000, 400000, 0, 300000, 255000, &now);
   fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
