@@ -11,6 +11,11 @@ RESULTS.json: a run's results.json (JSON lines) or a kept tables.json
 (experiments/system/results/tables.json, a JSON array: rows kept from
 earlier runs stay in it). The last row of each (n, mode, factor, segment,
 sizing, policy) counts.
+
+  experiments/system/report_tables.py --offered DIR/results.json
+
+prints, for each run of DIR, the load the smoothing schedule offers the
+pipe per segment (offered_load()).
 """
 import json
 import os
@@ -186,6 +191,49 @@ def write(rows, _out=None):
     print(text)
     print(pt)
 
+
+def offered_load(workdir, segment, capacity, policy="i", p_hat=0.05, headroom=1.01):
+    """What the smoothing schedule offers the pipe, per segment of the run,
+    from a run's excerpts (WORKDIR/videos): segment k's essential flow at
+    cTCP's S/(T(1−p̂)) and its enhanced frames at their mean over the
+    window (W = T, × the schedule's 1 % headroom), both sent one segment
+    ahead (lead L = W), on the wire as swtrace.wire_mean counts them;
+    summed over the sessions, as a fraction of `capacity`. A fluid
+    approximation of the server's schedule (which raises a window's rate
+    where a frame would be late): a value near or above 1 means the pipe
+    cannot carry that segment's smoothed rates without a queue."""
+    sys.path.insert(0, HERE)
+    import swtrace
+    videos = os.path.join(workdir, "videos")
+    per = {}
+    for name in sorted(os.listdir(videos)):
+        with open(os.path.join(videos, name)) as f:
+            for k, line in enumerate(f):
+                p = line.split()
+                if len(p) != 4:
+                    continue
+                size = int(p[3]) + swtrace.HEADER
+                seg = int(k / swtrace.FPS // segment)
+                if p[1] == "I" or (policy == "ip" and p[1] == "P"):
+                    b = size * (1 + swtrace.TCP_IP / swtrace.MSS) / (1 - p_hat)
+                else:
+                    pk = -(-size // (swtrace.MTU - swtrace.RTP_HDR))
+                    b = (size + pk * (swtrace.RTP_HDR + swtrace.UDP_IP)) * headroom
+                per[seg] = per.get(seg, 0) + b
+    return [round(per[k] * 8 / segment / capacity, 3) for k in sorted(per)]
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--offered"]:
+    # --offered RESULTS.json: the offered load per segment of each run in it
+    for line in open(sys.argv[2]):
+        r = json.loads(line)
+        wd = os.path.join(os.path.dirname(sys.argv[2]),
+                          f"{r['mode']}-n{r['n']}-{r['pipe']}x{r['factor']}-{r['enhanced_rate']}"
+                          f"{'-ip' if r['policy'] == 'ip' else ''}")
+        if os.path.isdir(os.path.join(wd, "videos")):
+            loads = offered_load(wd, r["segment_s"], r["capacity_bps"], r["policy"])
+            print(r["n"], r["mode"], "offered load per segment:", loads, "max", max(loads))
+    sys.exit(0)
 
 if __name__ == "__main__":
     rows = []
