@@ -5,7 +5,17 @@
  * count, RSS and CPU time per packet. The receivers (the ERAP core on N
  * sockets, one epoll loop) run in a child process so they are not counted.
  *
- * Usage: bench-erap-sessions [-w SECONDS] [N ...]
+ * With -p rap the sessions are the RAP baseline (erapsink protocol=rap:
+ * a socket and an ACK thread per session, 24-byte headers, RAP's timers
+ * running between buffers) and the receivers answer with RAP's ACKs; -r
+ * sets the buffers per second per session (default 1), -s their size.
+ * -c prints one CSV line per N instead of the table: protocol, n,
+ * threads_added, rss_mb, cpu_us_per_packet, cpu_percent, packets.
+ *
+ * -W sets the warm-up before the measured window (default 3 s).
+ *
+ * Usage: bench-erap-sessions [-w SECONDS] [-W SECONDS] [-p erap|rap] [-r RATE]
+ *        [-s SIZE] [-c] [N ...]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +34,10 @@
 
 /* ------------------------------------------------------------------ */
 /* receiver process */
+
+static GstErapProtocol protocol = GST_ERAP_PROTOCOL_ERAP;
+static guint per_second = 1, buf_size = 1000, warmup = 3;
+static gboolean csv_out = FALSE;
 
 static void
 receiver_main (guint n, int report_fd, int stop_fd)
@@ -50,6 +64,7 @@ receiver_main (guint n, int report_fd, int stop_fd)
     port = ntohs (a.sin_port);
     gst_erap_receiver_config_init (&rc);
     rc.port = port;
+    rc.protocol = protocol;
     rx[i] = gst_erap_receiver_new (&rc);
     ev.events = EPOLLIN;
     ev.data.u32 = i;
@@ -179,8 +194,8 @@ run (guint n, guint window, guint64 base_rss, guint base_threads)
   close (stop[0]);
 
   gst_segment_init (&seg, GST_FORMAT_BYTES);
-  payload = gst_buffer_new_allocate (NULL, 1000, NULL);
-  gst_buffer_memset (payload, 0, 0x5a, 1000);
+  payload = gst_buffer_new_allocate (NULL, buf_size, NULL);
+  gst_buffer_memset (payload, 0, 0x5a, buf_size);
   for (i = 0; i < n; i++) {
     guint16 port;
     GstPad *sinkpad;
@@ -190,6 +205,8 @@ run (guint n, guint window, guint64 base_rss, guint base_threads)
     s[i].sink = gst_element_factory_make ("erapsink", NULL);
     g_object_set (s[i].sink, "host", "127.0.0.1", "port", (guint) port,
         "async", FALSE, "scheduler-interval", (guint64) 0, NULL);
+    gst_util_set_object_arg (G_OBJECT (s[i].sink), "protocol",
+        protocol == GST_ERAP_PROTOCOL_RAP ? "rap" : "erap");
     s[i].pad = gst_pad_new ("src", GST_PAD_SRC);
     sinkpad = gst_element_get_static_pad (s[i].sink, "sink");
     gst_pad_link (s[i].pad, sinkpad);
@@ -202,39 +219,47 @@ run (guint n, guint window, guint64 base_rss, guint base_threads)
     gst_pad_push_event (s[i].pad, gst_event_new_segment (&seg));
   }
 
-  /* each session sends one buffer per second, spread over the second */
+  /* each session sends per_second buffers per second, spread evenly */
   t0 = g_get_monotonic_time ();
   next = t0;
   p0 = 0;
   c0 = 0;
   for (;;) {
     gint64 now = g_get_monotonic_time ();
-    guint due = (guint) ((now - t0) * (gint64) n / G_USEC_PER_SEC);
+    guint due = (guint) ((now - t0) * (gint64) n * per_second /
+        G_USEC_PER_SEC);
 
     while (cursor < due) {
       gst_pad_push (s[cursor % n].pad, gst_buffer_ref (payload));
       cursor++;
     }
-    if (p0 == 0 && now - t0 >= 3 * G_USEC_PER_SEC) {
+    if (p0 == 0 && now - t0 >= (gint64) warmup * G_USEC_PER_SEC) {
       p0 = total_packets (s, n) + 1;
       c0 = cpu_now ();
     }
-    if (now - t0 >= (3 + (gint64) window) * G_USEC_PER_SEC)
+    if (now - t0 >= ((gint64) warmup + window) * G_USEC_PER_SEC)
       break;
     /* sleep until the next push is due (no polling of our own) */
-    next = t0 + (gint64) (cursor + 1) * G_USEC_PER_SEC / n;
+    next = t0 + (gint64) (cursor + 1) * G_USEC_PER_SEC / (n * per_second);
     if (p0 == 0)
-      next = MIN (next, t0 + 3 * G_USEC_PER_SEC);
-    next = MIN (next, t0 + (3 + (gint64) window) * G_USEC_PER_SEC);
+      next = MIN (next, t0 + (gint64) warmup * G_USEC_PER_SEC);
+    next = MIN (next, t0 + ((gint64) warmup + window) * G_USEC_PER_SEC);
     if (next > now)
       g_usleep (next - now);
   }
   c1 = cpu_now ();
   p1 = total_packets (s, n);
-  printf ("%6u %8u %10.1f %10.1f %12.2f %10" G_GUINT64_FORMAT "\n", n,
-      count_threads () - base_threads, rss_kb () / 1024.0,
-      ((gdouble) rss_kb () - base_rss) / 1024.0,
-      (c1 - c0) / (p1 - p0 + 1) * 1e6, p1 - p0 + 1);
+  if (csv_out)
+    printf ("%s,%u,%u,%.1f,%.2f,%.2f,%" G_GUINT64_FORMAT "\n",
+        protocol == GST_ERAP_PROTOCOL_RAP ? "rap" : "erap", n,
+        count_threads () - base_threads, rss_kb () / 1024.0,
+        (c1 - c0) / (p1 - p0 + 1) * 1e6, (c1 - c0) / window * 100,
+        p1 - p0 + 1);
+  else
+    printf ("%6u %8u %10.1f %10.1f %12.2f %10" G_GUINT64_FORMAT "\n", n,
+        count_threads () - base_threads, rss_kb () / 1024.0,
+        ((gdouble) rss_kb () - base_rss) / 1024.0,
+        (c1 - c0) / (p1 - p0 + 1) * 1e6, p1 - p0 + 1);
   fflush (stdout);
 
   for (i = 0; i < n; i++) {
@@ -260,9 +285,22 @@ main (int argc, char **argv)
   for (i = 1; i < (guint) argc; i++) {
     if (!strcmp (argv[i], "-w") && i + 1 < (guint) argc)
       window = atoi (argv[++i]);
+    else if (!strcmp (argv[i], "-p") && i + 1 < (guint) argc)
+      protocol = !strcmp (argv[++i], "rap") ? GST_ERAP_PROTOCOL_RAP :
+          GST_ERAP_PROTOCOL_ERAP;
+    else if (!strcmp (argv[i], "-r") && i + 1 < (guint) argc)
+      per_second = atoi (argv[++i]);
+    else if (!strcmp (argv[i], "-s") && i + 1 < (guint) argc)
+      buf_size = atoi (argv[++i]);
+    else if (!strcmp (argv[i], "-W") && i + 1 < (guint) argc)
+      warmup = atoi (argv[++i]);
+    else if (!strcmp (argv[i], "-c"))
+      csv_out = TRUE;
     else if (nn < G_N_ELEMENTS (ns))
       ns[nn++] = atoi (argv[i]);
   }
+  per_second = MAX (per_second, 1);
+  buf_size = MAX (buf_size, 1);
   if (nn == 0) {
     ns[0] = 1;
     ns[1] = 100;
@@ -286,11 +324,14 @@ main (int argc, char **argv)
   }
   base_rss = rss_kb ();
   base_threads = count_threads ();
-  printf ("# %u s windows after 3 s warm-up; 1 x 1000-byte buffer per "
-      "session per second; baseline %u threads, RSS %.1f MB\n", window,
-      base_threads, base_rss / 1024.0);
-  printf ("%6s %8s %10s %10s %12s %10s\n", "N", "+threads", "RSS MB",
-      "+RSS MB", "CPU us/pkt", "packets");
+  if (!csv_out) {
+    printf ("# %s; %u s windows after %u s warm-up; %u x %u-byte buffer per "
+        "session per second; baseline %u threads, RSS %.1f MB\n",
+        protocol == GST_ERAP_PROTOCOL_RAP ? "RAP baseline" : "ERAP", window,
+        warmup, per_second, buf_size, base_threads, base_rss / 1024.0);
+    printf ("%6s %8s %10s %10s %12s %10s\n", "N", "+threads", "RSS MB",
+        "+RSS MB", "CPU us/pkt", "packets");
+  }
   for (i = 0; i < nn; i++)
     run (ns[i], window, base_rss, base_threads);
   return 0;

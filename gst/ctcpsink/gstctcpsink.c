@@ -68,8 +68,10 @@
  * With #GstCtcpSink:listen the direction of the connection is reversed
  * (a receiver behind NAT connects out, e.g. with `tcpclientsrc`): the sink
  * listens from start on (#GstCtcpSink:bound-port), and its sender thread
- * accepts, once data flows, one connection from #GstCtcpSink:host;
- * everything else is the same.
+ * accepts one connection from #GstCtcpSink:host; everything else is the
+ * same. Connecting, accepting and the TLS handshake happen in the sender
+ * thread, never in the state change: a peer that does not answer costs
+ * at most #GstCtcpSink:connect-timeout, then an element error.
  *
  * The #GstCtcpSink:stats structure `application/x-ctcpsink-stats` is the
  * core's state at its last `TCP_INFO` reading (reading it does no I/O and
@@ -113,6 +115,8 @@
  *   plain TCP)
  * * `wire-bytes-sent`, `wire-bytes-acked` (guint64): bytes on the wire
  *   (records and their overhead) as the kernel counts them
+ * * `connections-refused` (guint): listen=true: connections closed
+ *   unserved (another address, a failed TLS handshake or token)
  *
  * ## Security
  *
@@ -126,6 +130,15 @@
  * certificate is an element error (RESOURCE, OPEN_WRITE) saying which
  * check failed. #GstCtcpSink:tls-certificate (and #GstCtcpSink:tls-key)
  * authenticate the sink to the receiver.
+ *
+ * With #GstCtcpSink:tls-role=server the roles are the other way round
+ * (in both directions of the TCP connection): the sink presents
+ * #GstCtcpSink:tls-certificate, the receiver (`ctcpsrc`) verifies it as
+ * a TLS client does, and must then send #GstCtcpSink:tls-token, a
+ * per-session secret, before any stream byte is sent. This is how
+ * twoflow-server keys the essential flow from its control channel: the
+ * proxy checks the server's certificate as it did for the control
+ * connection, and the token it sent in PLAY proves the proxy.
  *
  * The kernel's numbers (TCP_INFO bytes_acked, SIOCOUTQ, SIOCOUTQNSD) then
  * count TLS records: every write is one record of at most 16384 bytes and
@@ -187,6 +200,8 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_TLS                 FALSE
 #define DEFAULT_LISTEN              FALSE
 #define DEFAULT_BIND_PORT           0
+#define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
+#define DEFAULT_TLS_ROLE            GST_CTCP_SINK_TLS_ROLE_CLIENT
 #define DEFAULT_EVENTS \
   (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
    GST_NETWORK_CONGESTION_RECOVERED)
@@ -248,6 +263,9 @@ enum
   PROP_LISTEN,
   PROP_BIND_PORT,
   PROP_BOUND_PORT,
+  PROP_CONNECT_TIMEOUT,
+  PROP_TLS_ROLE,
+  PROP_TLS_TOKEN,
   PROP_STATS,
 };
 
@@ -288,6 +306,24 @@ gst_ctcp_sink_congestion_control_get_type (void)
   return type;
 }
 
+GType
+gst_ctcp_sink_tls_role_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_CTCP_SINK_TLS_ROLE_CLIENT, "TLS client: checks the receiver's "
+          "certificate", "client"},
+    {GST_CTCP_SINK_TLS_ROLE_SERVER, "TLS server: presents tls-certificate, "
+          "the receiver proves tls-token", "server"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("GstCtcpSinkTlsRole",
+            values));
+  return type;
+}
+
 #define gst_ctcp_sink_parent_class parent_class
 G_DEFINE_TYPE (GstCtcpSink, gst_ctcp_sink, GST_TYPE_BASE_SINK);
 GST_ELEMENT_REGISTER_DEFINE (ctcpsink, "ctcpsink", GST_RANK_NONE,
@@ -308,6 +344,7 @@ static GstFlowReturn gst_ctcp_sink_render (GstBaseSink * bsink,
 static GstFlowReturn gst_ctcp_sink_render_list (GstBaseSink * bsink,
     GstBufferList * list);
 static gpointer gst_ctcp_sink_thread (gpointer data);
+static void clear_conn_config (GstCtcpSink * self);
 
 static void
 gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
@@ -513,9 +550,9 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * Accept the receiver's connection instead of connecting to it (for a
    * receiver behind NAT, which connects out with e.g. `tcpclientsrc`).
    * The sink listens on #GstCtcpSink:bind-port from start on and accepts,
-   * once data flows, one connection whose address is #GstCtcpSink:host
-   * (connections from other addresses are closed). Plain TCP only: with
-   * TLS set, start fails.
+   * one connection whose address is #GstCtcpSink:host (connections from
+   * other addresses are closed; with TLS, so are those whose handshake or
+   * #GstCtcpSink:tls-token fails, and the sink keeps waiting).
    */
   g_object_class_install_property (gobject_class, PROP_LISTEN,
       g_param_spec_boolean ("listen", "Listen",
@@ -548,6 +585,60 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstCtcpSink:connect-timeout:
+   *
+   * How long connecting (per address of #GstCtcpSink:host) and the TLS
+   * handshake (with the token) may take, in nanoseconds; 0: no bound of
+   * our own (the kernel gives up on an unanswered SYN after about two
+   * minutes). Connecting happens in the sender thread, so the state change
+   * never blocks; a connection not made in time is an element error
+   * (RESOURCE, OPEN_WRITE) "Could not connect to host:port" saying
+   * "no answer within connect-timeout". With #GstCtcpSink:listen it bounds
+   * each accepted connection's TLS handshake and token (a connection that
+   * fails them is closed, and the sink keeps waiting).
+   */
+  g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
+      g_param_spec_uint64 ("connect-timeout", "Connect timeout",
+          "Longest connect and TLS handshake in nanoseconds (0 = the "
+          "kernel's)", 0, G_MAXUINT64, DEFAULT_CONNECT_TIMEOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:tls-role:
+   *
+   * Which end of the TLS handshake the sink is, whoever opened the TCP
+   * connection. `client` (default): it checks the receiver's certificate
+   * (#GstCtcpSink:tls-ca-file, #GstCtcpSink:tls-pin). `server`: it
+   * presents #GstCtcpSink:tls-certificate (with #GstCtcpSink:tls-key), the
+   * receiver (e.g. `ctcpsrc`) checks it as a TLS client does, and then
+   * must send #GstCtcpSink:tls-token before a byte of the stream leaves —
+   * the server of a control channel uses its own certificate for the
+   * media too, and the token from that channel authenticates the receiver.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_ROLE,
+      g_param_spec_enum ("tls-role", "TLS role",
+          "TLS client (check the receiver) or server (present "
+          "tls-certificate, check tls-token)", GST_TYPE_CTCP_SINK_TLS_ROLE,
+          DEFAULT_TLS_ROLE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:tls-token:
+   *
+   * With #GstCtcpSink:tls-role=server: the secret the receiver must send
+   * as the first bytes inside TLS (exactly this string's bytes, compared
+   * in constant time, within #GstCtcpSink:connect-timeout). A receiver
+   * that does not is refused (listen: closed, the sink keeps waiting;
+   * connecting: an error). Setting it turns TLS on. Write-only.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_TOKEN,
+      g_param_spec_string ("tls-token", "TLS token",
+          "Secret the receiver must send first (tls-role=server)", NULL,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCtcpSink:stats:
    *
    * An `application/x-ctcpsink-stats` structure; fields in the element
@@ -575,6 +666,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_CTCP_SINK_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CTCP_SINK_CONGESTION_CONTROL, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CTCP_SINK_TLS_ROLE, 0);
 
   GST_DEBUG_CATEGORY_INIT (ctcp_sink_debug, "ctcpsink", 0,
       "controlled TCP sink");
@@ -593,6 +685,8 @@ gst_ctcp_sink_init (GstCtcpSink * self)
   self->max_catch_up = DEFAULT_MAX_CATCH_UP;
   self->cc = DEFAULT_CONGESTION_CONTROL;
   self->events = DEFAULT_EVENTS;
+  self->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+  self->tls_role = DEFAULT_TLS_ROLE;
   self->fd = -1;
   self->cancellable = g_cancellable_new ();
   g_mutex_init (&self->lock);
@@ -623,6 +717,8 @@ gst_ctcp_sink_finalize (GObject * object)
   g_free (self->tls_pin);
   g_free (self->tls_certificate);
   g_free (self->tls_key);
+  g_free (self->tls_token);
+  clear_conn_config (self);
   g_free (self->tls_protocol);
   g_free (self->tls_suite);
   g_free (self->stage);
@@ -782,11 +878,10 @@ attach_socket (GstCtcpSink * self, GSocket * sock, GIOStream * conn,
 
 /* listen=true: the socket the receiver connects to; the sender thread
  * accepts (it may wait long: the receiver learns the port from its
- * control channel). Takes host and the TLS strings. */
+ * control channel). Called from start(), without the lock. */
 static gboolean
-start_listening (GstCtcpSink * self, gchar * host, guint bind_port,
-    const gchar * cc, gboolean tls_on, gchar * ca_file, gchar * pin,
-    gchar * certificate, gchar * key)
+start_listening (GstCtcpSink * self, const gchar * host, guint bind_port,
+    const gchar * cc)
 {
   GSocket *ls = NULL;
   GSocketAddress *sa = NULL, *bound = NULL;
@@ -794,17 +889,6 @@ start_listening (GstCtcpSink * self, gchar * host, guint bind_port,
   GError *err = NULL;
   gboolean ok = FALSE;
 
-  g_free (ca_file);
-  g_free (pin);
-  g_free (certificate);
-  g_free (key);
-  if (tls_on) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("listen=true is plain TCP only (no TLS)"), (NULL));
-    g_free (host);
-    return FALSE;
-  }
-  g_cancellable_reset (self->cancellable);
   ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
       G_SOCKET_PROTOCOL_TCP, &err);
   /* the accepted socket inherits the congestion control */
@@ -833,8 +917,7 @@ start_listening (GstCtcpSink * self, gchar * host, guint bind_port,
   g_mutex_lock (&self->lock);
   self->listener = g_object_ref (ls);
   g_free (self->accept_host);
-  self->accept_host = host;
-  host = NULL;
+  self->accept_host = g_strdup (host);
   g_mutex_unlock (&self->lock);
   GST_INFO_OBJECT (self, "listening on port %u",
       g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
@@ -845,7 +928,6 @@ out:
   g_clear_object (&sa);
   g_clear_object (&bound);
   g_clear_object (&ls);
-  g_free (host);
   return ok;
 }
 
@@ -872,14 +954,102 @@ same_ip (const gchar * a, const gchar * b)
   return same;
 }
 
+/* Constant-time comparison of the token received with ours. */
+static gboolean
+token_equal (const guint8 * got, const gchar * want, gsize n)
+{
+  guint8 d = 0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    d |= got[i] ^ (guint8) want[i];
+  return d == 0;
+}
+
+/* TLS on a connected socket, the sink's end as tls-role says; as the
+ * server it then reads and checks tls-token before anything is sent.
+ * Bounded by connect-timeout (a socket timeout: a silent peer cannot hold
+ * the sink). Without the lock (the config fields are only written by
+ * start(), before the sender thread runs). FALSE: *why says why. */
+static gboolean
+secure_socket (GstCtcpSink * self, GSocket * sock, GIOStream ** conn_out,
+    GIOStream ** tls_out, gchar ** why)
+{
+  GIOStream *conn, *tls = NULL;
+  GError *e = NULL;
+  guint secs = 0;
+
+  if (self->conn_timeout)
+    secs = MAX (1, (self->conn_timeout + GST_SECOND - 1) / GST_SECOND);
+  g_socket_set_blocking (sock, TRUE);
+  g_socket_set_timeout (sock, secs);
+  conn = G_IO_STREAM (g_socket_connection_factory_create_connection (sock));
+  if (self->conn_tls_role == GST_CTCP_SINK_TLS_ROLE_CLIENT) {
+    TwoflowTlsClientConfig tc = { self->conn_host, self->conn_ca_file,
+      self->conn_pin, self->conn_certificate, self->conn_key
+    };
+
+    tls = twoflow_tls_client_handshake (conn, &tc, self->cancellable, &e);
+  } else {
+    GTlsCertificate *cert = !self->conn_certificate ? NULL :
+        self->conn_key ? g_tls_certificate_new_from_files
+        (self->conn_certificate, self->conn_key, &e) :
+        g_tls_certificate_new_from_file (self->conn_certificate, &e);
+
+    if (cert) {
+      tls = twoflow_tls_server_handshake (conn, cert, NULL, self->cancellable,
+          &e);
+      g_object_unref (cert);
+    } else if (!e) {
+      e = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "tls-role=server needs tls-certificate");
+    }
+    if (tls && self->conn_token) {
+      gsize n = strlen (self->conn_token), got = 0;
+      guint8 *buf = g_malloc0 (n + 1);
+
+      /* the receiver proves it is the one the token was given to (over
+       * the control channel) before a byte of the stream leaves */
+      if (!g_input_stream_read_all (g_io_stream_get_input_stream (tls), buf,
+              n, &got, self->cancellable, &e) || got != n
+          || !token_equal (buf, self->conn_token, n)) {
+        if (!e)
+          e = g_error_new (G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+              "the receiver did not send the session token (tls-token): "
+              "%s", got == n ? "wrong token" : "too short");
+        /* no close_notify (disposing the stream would send one): the
+         * receiver must not take the refusal for a clean, empty stream */
+        g_socket_close (sock, NULL);
+        g_clear_object (&tls);
+      }
+      g_free (buf);
+    }
+  }
+  g_socket_set_timeout (sock, 0);
+  if (!tls) {
+    if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+      *why = g_strdup_printf ("%s (connect-timeout %u s)", e->message, secs);
+    else
+      *why = g_strdup (e ? e->message : "TLS failed");
+    g_clear_error (&e);
+    g_object_unref (conn);
+    return FALSE;
+  }
+  *conn_out = conn;
+  *tls_out = tls;
+  return TRUE;
+}
+
 /* The sender thread, listen=true: accepts the connection from
- * accept_host (others are closed). Called and returns with the lock. */
+ * accept_host (others are closed; with TLS, also those whose handshake
+ * or token fails). Called and returns with the lock. */
 static gboolean
 accept_connection (GstCtcpSink * self, gchar ** err)
 {
   GSocket *ls = g_object_ref (self->listener);
   gchar *want = g_strdup (self->accept_host);
   GSocket *sock = NULL;
+  GIOStream *conn = NULL, *tls = NULL;
   gchar *peer = NULL;
   gboolean capped = self->capped;
 
@@ -887,7 +1057,7 @@ accept_connection (GstCtcpSink * self, gchar ** err)
   while (!sock) {
     GError *e = NULL;
     GSocketAddress *ra;
-    gchar *ip;
+    gchar *ip, *why = NULL;
 
     sock = g_socket_accept (ls, self->cancellable, &e);
     if (!sock) {
@@ -899,22 +1069,37 @@ accept_connection (GstCtcpSink * self, gchar ** err)
     ra = g_socket_get_remote_address (sock, NULL);
     ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
         (G_INET_SOCKET_ADDRESS (ra))) : NULL;
-    if (ip && same_ip (want, ip)) {
+    if (ip && same_ip (want, ip)
+        && (!self->conn_tls || secure_socket (self, sock, &conn, &tls,
+                &why))) {
       peer = g_strdup_printf ("%s:%u", ip,
           g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra)));
     } else {
-      GST_WARNING_OBJECT (self, "connection from %s refused (expecting %s)",
-          ip ? ip : "?", want);
+      if (why)
+        GST_WARNING_OBJECT (self, "connection from %s refused: %s", ip, why);
+      else
+        GST_WARNING_OBJECT (self, "connection from %s refused (expecting "
+            "%s)", ip ? ip : "?", want);
       g_socket_close (sock, NULL);
       g_clear_object (&sock);
+      g_mutex_lock (&self->lock);
+      self->refused++;
+      g_mutex_unlock (&self->lock);
+      if (g_cancellable_is_cancelled (self->cancellable)) {
+        g_free (why);
+        g_free (ip);
+        g_clear_object (&ra);
+        break;
+      }
     }
+    g_free (why);
     g_free (ip);
     g_clear_object (&ra);
   }
   if (sock) {
     /* one connection: no more are accepted */
     g_socket_close (ls, NULL);
-    attach_socket (self, sock, NULL, NULL, peer, capped);
+    attach_socket (self, sock, conn, tls, peer, capped);
   }
   g_object_unref (ls);
   g_free (want);
@@ -923,34 +1108,121 @@ accept_connection (GstCtcpSink * self, gchar ** err)
   return sock != NULL;
 }
 
+/* The sender thread, connecting: resolve, connect (at most
+ * connect-timeout per address: an address that silently drops the SYN
+ * does not hold the sink for TCP's two minutes), TLS. Without the lock.
+ * FALSE: *err and *tls_failed say what failed. */
+static gboolean
+connect_connection (GstCtcpSink * self, gchar ** err, gboolean * tls_failed)
+{
+  GSocketConnectable *addr;
+  GSocketAddressEnumerator *en;
+  GSocketAddress *sa;
+  GError *e = NULL;
+  GSocket *sock = NULL;
+  GIOStream *conn = NULL, *tls = NULL;
+  gchar *peer, *last = NULL;
+  const gchar *cc = self->conn_cc;
+
+  addr = g_network_address_new (self->conn_host, self->conn_port);
+  en = g_socket_connectable_enumerate (addr);
+  g_object_unref (addr);
+  while (!sock && (sa = g_socket_address_enumerator_next (en,
+              self->cancellable, &e))) {
+    sock = g_socket_new (g_socket_address_get_family (sa),
+        G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &e);
+    if (sock && cc && setsockopt (g_socket_get_fd (sock), IPPROTO_TCP,
+            TCP_CONGESTION, cc, strlen (cc)) < 0) {
+      g_free (last);
+      last = g_strdup_printf ("setsockopt(TCP_CONGESTION) \"%s\": %s (not "
+          "in net.ipv4.tcp_allowed_congestion_control and no CAP_NET_ADMIN, "
+          "or not available)", cc, g_strerror (errno));
+      g_clear_object (&sock);
+      g_object_unref (sa);
+      break;
+    }
+    if (sock) {
+      g_socket_set_blocking (sock, FALSE);
+      if (!g_socket_connect (sock, sa, self->cancellable, &e)
+          && g_error_matches (e, G_IO_ERROR, G_IO_ERROR_PENDING)) {
+        g_clear_error (&e);
+        if (g_socket_condition_timed_wait (sock, G_IO_OUT,
+                self->conn_timeout ? (gint64) (self->conn_timeout /
+                    GST_USECOND) : -1, self->cancellable, &e))
+          g_socket_check_connect_result (sock, &e);
+        if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
+          g_clear_error (&e);
+          e = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+              "no answer within connect-timeout (%.1f s): the address "
+              "drops the connection attempt, or is unreachable",
+              (gdouble) self->conn_timeout / GST_SECOND);
+        }
+      }
+      if (e)
+        g_clear_object (&sock);
+    }
+    if (!sock) {
+      g_free (last);
+      last = g_strdup (e ? e->message : "socket");
+      g_clear_error (&e);
+    }
+    g_object_unref (sa);
+  }
+  g_object_unref (en);
+  if (!sock) {
+    *err = last ? last : g_strdup (e ? e->message : "no address");
+    g_clear_error (&e);
+    return FALSE;
+  }
+  g_free (last);
+  g_clear_error (&e);
+  if (self->conn_tls && !secure_socket (self, sock, &conn, &tls, err)) {
+    *tls_failed = TRUE;
+    g_socket_close (sock, NULL);
+    g_object_unref (sock);
+    return FALSE;
+  }
+  peer = g_strdup_printf ("%s:%u", self->conn_host, self->conn_port);
+  attach_socket (self, sock, conn, tls, peer, self->capped);
+  g_free (peer);
+  return TRUE;
+}
+
+static void
+clear_conn_config (GstCtcpSink * self)
+{
+  g_clear_pointer (&self->conn_host, g_free);
+  g_clear_pointer (&self->conn_cc, g_free);
+  g_clear_pointer (&self->conn_ca_file, g_free);
+  g_clear_pointer (&self->conn_pin, g_free);
+  g_clear_pointer (&self->conn_certificate, g_free);
+  g_clear_pointer (&self->conn_key, g_free);
+  g_clear_pointer (&self->conn_token, g_free);
+}
+
 static gboolean
 gst_ctcp_sink_start (GstBaseSink * bsink)
 {
   GstCtcpSink *self = GST_CTCP_SINK (bsink);
-  GSocketConnectable *addr;
-  GSocketAddressEnumerator *en;
-  GSocketAddress *sa;
-  GError *err = NULL, *last_err = NULL;
-  GSocket *sock = NULL;
   GstCtcpSenderConfig cfg;
-  gchar *host;
   gboolean listen;
   guint bind_port;
-  guint port;
-  const gchar *cc;
-  gboolean tls_on;
-  gchar *ca_file, *pin, *certificate, *key;
-  GIOStream *conn = NULL, *tls = NULL;
 
+  /* the sender thread of an earlier run is gone (stop joined it) */
+  clear_conn_config (self);
   GST_OBJECT_LOCK (self);
-  ca_file = g_strdup (self->tls_ca_file);
-  pin = g_strdup (self->tls_pin);
-  certificate = g_strdup (self->tls_certificate);
-  key = g_strdup (self->tls_key);
-  tls_on = self->tls || ca_file || pin || certificate;
-  host = g_strdup (self->host);
-  port = self->port;
-  cc = cc_name (self->cc);
+  self->conn_ca_file = g_strdup (self->tls_ca_file);
+  self->conn_pin = g_strdup (self->tls_pin);
+  self->conn_certificate = g_strdup (self->tls_certificate);
+  self->conn_key = g_strdup (self->tls_key);
+  self->conn_token = g_strdup (self->tls_token);
+  self->conn_tls_role = self->tls_role;
+  self->conn_tls = self->tls || self->tls_ca_file || self->tls_pin
+      || self->tls_certificate || self->tls_token;
+  self->conn_host = g_strdup (self->host);
+  self->conn_port = self->port;
+  self->conn_cc = g_strdup (cc_name (self->cc));
+  self->conn_timeout = self->connect_timeout;
   cfg.capped = self->mode == GST_CTCP_SINK_MODE_CTCP;
   cfg.segment_duration = self->segment_duration;
   cfg.loss_threshold = self->loss_threshold;
@@ -961,6 +1233,14 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   bind_port = self->bind_port;
   self->bound_port = 0;
   GST_OBJECT_UNLOCK (self);
+
+  if (self->conn_tls && self->conn_tls_role == GST_CTCP_SINK_TLS_ROLE_SERVER
+      && !self->conn_certificate) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("tls-role=server needs tls-certificate (the sink's certificate)"),
+        (NULL));
+    return FALSE;
+  }
 
   g_mutex_lock (&self->lock);
   gst_ctcp_sender_free (self->core);
@@ -974,100 +1254,22 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   self->eos = self->shut = self->kick = FALSE;
   self->head_offset = 0;
   self->pacing_set = 0;
+  self->refused = 0;
   g_clear_pointer (&self->peer, g_free);
   g_mutex_unlock (&self->lock);
 
-  if (listen)
-    return start_listening (self, host, bind_port, cc, tls_on, ca_file, pin,
-        certificate, key);
-
   g_cancellable_reset (self->cancellable);
-  addr = g_network_address_new (host, port);
-  en = g_socket_connectable_enumerate (addr);
-  g_object_unref (addr);
-
-  while (!sock && (sa = g_socket_address_enumerator_next (en,
-              self->cancellable, &err))) {
-    sock = g_socket_new (g_socket_address_get_family (sa),
-        G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &err);
-    if (sock && cc && setsockopt (g_socket_get_fd (sock), IPPROTO_TCP,
-            TCP_CONGESTION, cc, strlen (cc)) < 0) {
-      int e = errno;
-
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Cannot use TCP congestion control \"%s\"", cc),
-          ("setsockopt(TCP_CONGESTION): %s (not in "
-              "net.ipv4.tcp_allowed_congestion_control and no CAP_NET_ADMIN, "
-              "or not available)", g_strerror (e)));
-      g_object_unref (sock);
-      g_object_unref (sa);
-      g_object_unref (en);
-      g_free (host);
-      return FALSE;
-    }
-    if (sock && !g_socket_connect (sock, sa, self->cancellable, &err))
-      g_clear_object (&sock);
-    if (!sock) {
-      g_clear_error (&last_err);
-      last_err = err;
-      err = NULL;
-    }
-    g_object_unref (sa);
-  }
-  g_object_unref (en);
-
-  if (!sock) {
-    if (!last_err)
-      last_err = err ? err : g_error_new_literal (G_IO_ERROR,
-          G_IO_ERROR_NOT_FOUND, "no address");
-    else
-      g_clear_error (&err);
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-        ("Could not connect to %s:%u", host, port),
-        ("%s", last_err->message));
-    g_error_free (last_err);
-    g_free (host);
+  if (listen && !start_listening (self, self->conn_host, bind_port,
+          self->conn_cc))
     return FALSE;
-  }
-  g_clear_error (&last_err);
 
-  if (tls_on) {
-    TwoflowTlsClientConfig tc = { host, ca_file, pin, certificate, key };
-
-    /* blocking handshake (the socket still blocks; stop() cancels) */
-    conn = G_IO_STREAM (g_socket_connection_factory_create_connection (sock));
-    tls = twoflow_tls_client_handshake (conn, &tc, self->cancellable, &err);
-    if (!tls) {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("TLS handshake with %s:%u failed", host, port),
-          ("%s", err->message));
-      g_clear_error (&err);
-      g_socket_close (sock, NULL);
-      g_object_unref (conn);
-      g_object_unref (sock);
-      g_free (host);
-      g_free (ca_file);
-      g_free (pin);
-      g_free (certificate);
-      g_free (key);
-      return FALSE;
-    }
-  }
-  g_free (ca_file);
-  g_free (pin);
-  g_free (certificate);
-  g_free (key);
-
-  {
-    gchar *peer = g_strdup_printf ("%s:%u", host, port);
-
-    attach_socket (self, sock, conn, tls, peer, cfg.capped);
-    g_free (peer);
-  }
-  g_free (host);
+  /* connecting (or accepting) and the TLS handshake happen in the sender
+   * thread: start() never blocks (a server's main loop calls it) */
+  g_mutex_lock (&self->lock);
+  self->thread = g_thread_new ("ctcpsink", gst_ctcp_sink_thread, self);
+  g_mutex_unlock (&self->lock);
   return TRUE;
 }
-
 static gboolean
 gst_ctcp_sink_stop (GstBaseSink * bsink)
 {
@@ -1139,18 +1341,18 @@ now_locked (GstCtcpSink * self)
   return self->clock ? gst_clock_get_time (self->clock) : 0;
 }
 
-/* The sender thread runs on the pipeline clock, known from PLAYING on. */
+/* The sender thread runs on the pipeline clock, known from PLAYING on:
+ * it waits for it after connecting. */
 static void
-ensure_thread (GstCtcpSink * self)
+ensure_clock (GstCtcpSink * self)
 {
-  if (self->thread || !self->running)
-    return;
-  if (!self->clock) {
-    GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+  GstClock *clock;
 
-    self->clock = clock ? clock : gst_system_clock_obtain ();
-  }
-  self->thread = g_thread_new ("ctcpsink", gst_ctcp_sink_thread, self);
+  if (self->clock || !self->running)
+    return;
+  clock = gst_element_get_clock (GST_ELEMENT (self));
+  self->clock = clock ? clock : gst_system_clock_obtain ();
+  g_cond_broadcast (&self->cond);
 }
 
 static void
@@ -1174,7 +1376,20 @@ gst_ctcp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     ret = self->flow;
     goto done;
   }
-  ensure_thread (self);
+  ensure_clock (self);
+  /* connecting, the sender thread connects first (at most
+   * connect-timeout): a segment's time starts once there is a connection
+   * to send it on, the handshake does not eat into the first deadline.
+   * Listening, the receiver may come much later: the data waits in the
+   * queue (up to two segments) as before. */
+  while (!self->socket && !self->listener && !self->flushing
+      && self->flow == GST_FLOW_OK && self->running)
+    g_cond_wait (&self->cond, &self->lock);
+  if (!self->socket && !self->listener) {
+    ret = self->flushing ? GST_FLOW_FLUSHING : self->flow != GST_FLOW_OK ?
+        self->flow : GST_FLOW_FLUSHING;
+    goto done;
+  }
   /* the core numbers the segment and holds it until complete; the bytes
    * wait here until it says they may go */
   if (size > 0)
@@ -1210,7 +1425,7 @@ gst_ctcp_sink_event (GstBaseSink * bsink, GstEvent * event)
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
     g_mutex_lock (&self->lock);
-    ensure_thread (self);
+    ensure_clock (self);
     gst_ctcp_sender_handle_eos (self->core, now_locked (self));
     self->eos = TRUE;
     wake_sender (self);
@@ -1347,12 +1562,37 @@ gst_ctcp_sink_thread (gpointer data)
   GstCtcpSink *self = data;
   GArray *pending = g_array_new (FALSE, FALSE, sizeof (GstCtcpEvent));
   gchar *err = NULL, *peer;
+  gboolean open_failed = FALSE, tls_failed = FALSE;
+  /* an error is posted before render learns of it (self->flow): the
+   * element's message must come before upstream's flow error */
+  gboolean failed = FALSE;
 
   g_mutex_lock (&self->lock);
-  if (!self->socket && self->listener && self->running
-      && !accept_connection (self, &err) && err)
-    self->flow = GST_FLOW_ERROR;
-  while (self->running && self->flow == GST_FLOW_OK && self->socket) {
+  if (!self->socket && self->listener && self->running) {
+    if (!accept_connection (self, &err) && err)
+      failed = TRUE;
+  } else if (!self->socket && self->running) {
+    gboolean ok;
+
+    g_mutex_unlock (&self->lock);
+    ok = connect_connection (self, &err, &tls_failed);
+    g_mutex_lock (&self->lock);
+    if (!ok && self->running && !g_cancellable_is_cancelled
+        (self->cancellable)) {
+      failed = TRUE;
+      open_failed = TRUE;
+    } else if (!ok) {
+      g_clear_pointer (&err, g_free);
+    }
+  }
+  /* render waits for the connection */
+  g_cond_broadcast (&self->cond);
+  /* the clock comes with PLAYING (the first render) */
+  while (self->running && !failed && self->flow == GST_FLOW_OK
+      && self->socket && !self->clock)
+    g_cond_wait (&self->cond, &self->lock);
+  while (self->running && !failed && self->flow == GST_FLOW_OK
+      && self->socket) {
     GstClockTime now = gst_clock_get_time (self->clock), wake;
     GstCtcpSenderOutput out;
     gboolean blocked = FALSE;
@@ -1361,7 +1601,7 @@ gst_ctcp_sink_thread (gpointer data)
     self->kick = FALSE;
     if (!read_tcp_info (self, now)) {
       err = g_strdup_printf ("TCP_INFO: %s", g_strerror (errno));
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
     /* before our own shutdown, a state other than ESTABLISHED means the
@@ -1369,7 +1609,7 @@ gst_ctcp_sink_thread (gpointer data)
     if (self->tcp_state != TCP_ESTABLISHED && !self->shut) {
       err = g_strdup_printf ("closed by the receiver (TCP state %u)",
           self->tcp_state);
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
 
@@ -1396,7 +1636,7 @@ gst_ctcp_sink_thread (gpointer data)
       gst_ctcp_sender_handle_written (self->core, n, now);
     }
     if (err) {
-      self->flow = GST_FLOW_ERROR;
+      failed = TRUE;
       break;
     }
     /* EOS finishes once everything is acknowledged */
@@ -1451,13 +1691,28 @@ gst_ctcp_sink_thread (gpointer data)
       gst_clock_id_unref (id);
     }
   }
-  g_cond_broadcast (&self->cond);
+  if (!failed)
+    g_cond_broadcast (&self->cond);
   peer = g_strdup (self->peer);
   g_mutex_unlock (&self->lock);
   /* posted without our lock: bus handlers may read the stats */
-  if (err)
+  if (err && open_failed && tls_failed)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("TLS handshake with %s:%u failed", self->conn_host, self->conn_port),
+        ("%s", err));
+  else if (err && open_failed)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not connect to %s:%u", self->conn_host, self->conn_port),
+        ("%s", err));
+  else if (err)
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
         ("Connection to %s lost", peer), ("%s", err));
+  if (failed) {
+    g_mutex_lock (&self->lock);
+    self->flow = GST_FLOW_ERROR;
+    g_cond_broadcast (&self->cond);
+    g_mutex_unlock (&self->lock);
+  }
   g_free (err);
   g_free (peer);
   g_array_free (pending, TRUE);
@@ -1480,7 +1735,7 @@ gst_ctcp_sink_get_stats (GstCtcpSink * self)
       "tls", G_TYPE_BOOLEAN, self->tls_protocol != NULL,
       "tls-protocol", G_TYPE_STRING, self->tls_protocol ? self->tls_protocol :
       "", "tls-ciphersuite", G_TYPE_STRING, self->tls_suite ? self->tls_suite :
-      "", NULL);
+      "", "connections-refused", G_TYPE_UINT, self->refused, NULL);
   g_mutex_unlock (&self->lock);
   return s;
 }
@@ -1550,6 +1805,18 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_TLS_KEY:
       g_free (self->tls_key);
       self->tls_key = g_value_dup_string (value);
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      self->connect_timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_TLS_ROLE:
+      self->tls_role = g_value_get_enum (value);
+      break;
+    case PROP_TLS_TOKEN:
+      g_free (self->tls_token);
+      self->tls_token = g_value_dup_string (value);
+      if (self->tls_token && !*self->tls_token)
+        g_clear_pointer (&self->tls_token, g_free);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1623,6 +1890,12 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BOUND_PORT:
       g_value_set_uint (value, self->bound_port);
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      g_value_set_uint64 (value, self->connect_timeout);
+      break;
+    case PROP_TLS_ROLE:
+      g_value_set_enum (value, self->tls_role);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -50,6 +50,25 @@ typedef enum {
 #define GST_TYPE_CTCP_SINK_CONGESTION_CONTROL (gst_ctcp_sink_congestion_control_get_type ())
 GType gst_ctcp_sink_congestion_control_get_type (void);
 
+/**
+ * GstCtcpSinkTlsRole:
+ * @GST_CTCP_SINK_TLS_ROLE_CLIENT: the sink is the TLS client and checks
+ *   the receiver's certificate
+ * @GST_CTCP_SINK_TLS_ROLE_SERVER: the sink is the TLS server (its own
+ *   certificate); the receiver, the TLS client, checks it and proves
+ *   itself with #GstCtcpSink:tls-token
+ *
+ * Which end of the TLS handshake the sink plays, whichever end opened
+ * the TCP connection.
+ */
+typedef enum {
+  GST_CTCP_SINK_TLS_ROLE_CLIENT = 0,
+  GST_CTCP_SINK_TLS_ROLE_SERVER = 1,
+} GstCtcpSinkTlsRole;
+
+#define GST_TYPE_CTCP_SINK_TLS_ROLE (gst_ctcp_sink_tls_role_get_type ())
+GType gst_ctcp_sink_tls_role_get_type (void);
+
 struct _GstCtcpSink {
   GstBaseSink parent;
 
@@ -72,6 +91,9 @@ struct _GstCtcpSink {
   gboolean listen;
   guint bind_port;
   guint bound_port;             /* listen=true: from start on */
+  GstClockTime connect_timeout;
+  GstCtcpSinkTlsRole tls_role;
+  gchar *tls_token;
 
   /* connection */
   GSocket *socket;
@@ -94,6 +116,15 @@ struct _GstCtcpSink {
   GThread *thread;
   GSocket *listener;            /* listen=true, until accepted */
   gchar *accept_host;           /* the address accepted from */
+  /* the connection the sender thread makes (copied at start) */
+  gchar *conn_host;
+  guint conn_port;
+  gchar *conn_cc;
+  gboolean conn_tls;
+  GstCtcpSinkTlsRole conn_tls_role;
+  gchar *conn_ca_file, *conn_pin, *conn_certificate, *conn_key, *conn_token;
+  GstClockTime conn_timeout;
+  guint refused;                /* connections refused (listen, TLS, token) */
   gboolean capped;
   GstClock *clock;
   GstClockID clock_id;

@@ -12,11 +12,15 @@
 #endif
 
 #include "gstctcpsink.h"
+#include "gstctcpsrc.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  return GST_ELEMENT_REGISTER (ctcpsink, plugin);
+  gboolean ok = GST_ELEMENT_REGISTER (ctcpsink, plugin);
+
+  ok &= GST_ELEMENT_REGISTER (ctcpsrc, plugin);
+  return ok;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, ctcp,

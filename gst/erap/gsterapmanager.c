@@ -10,6 +10,13 @@
  * the address the ACK carries when the receiver sends from another one.
  * Data is sent by the sessions themselves (from their timers) on the same
  * socket, so the receivers' ACKs come back here.
+ *
+ * NAT traversal: a session may start without a destination and learn it
+ * from the receiver's hellos (erappacket.h), which arrive here too. A
+ * hello names its session by a hello id; whether it counts is the sans-IO
+ * learner's decision (gst-libs/gst/twoflow/twoflowhello.h: the control
+ * peer's address only, sealed under the session key when keyed, a counter
+ * above the last one); the session's owner is then told its destination.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -27,10 +34,16 @@ struct _GstErapManagerSession {
   gchar *key;
   GstObject *owner;
   GstErapAckFunc func;
-  guint64 rate, queued;
+  guint64 rate, queued;         /* used payload bit/s, bytes queued */
+  gboolean active;
   gint busy;                    /* dispatches running, under manager lock */
   GstErapCrypto *crypto;        /* keyed session: only sealed ACKs count */
   guint64 salt;
+  /* NAT: the destination learnt from hellos */
+  GstTwoflowHelloLearner *learner;
+  guint64 hello_id;
+  GstErapHelloFunc hello_func;
+  GInetSocketAddress *learnt;   /* to hand to hello_func */
 };
 
 #define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
@@ -59,6 +72,7 @@ struct _GstErapManager {
   gint removing;                /* remove_session() waiting on idle */
   GHashTable *sessions;         /* key -> GstErapManagerSession */
   GHashTable *by_salt;          /* &salt -> keyed GstErapManagerSession */
+  GHashTable *by_hello;         /* &hello_id -> learning session */
   GstErapManagerStats st;
 };
 
@@ -151,6 +165,60 @@ group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
 
 /* In the service thread, when ACKs are there: drains the socket, a batch
  * per system call, and dispatches each batch's ACKs by session. */
+/* A hello (NAT traversal): the learner decides; on a new destination the
+ * session is re-keyed for plaintext ACKs and returned busy, for its
+ * owner to be told without the lock. Called with the manager lock. */
+static GstErapManagerSession *
+hello_locked (GstErapManager * m, const guint8 * data, gsize len,
+    GSocketAddress * from)
+{
+  GstErapHello h;
+  GstErapManagerSession *s;
+  GInetAddress *ia;
+  GstTwoflowHelloVerdict v;
+  gboolean authentic = FALSE;
+  gchar *key;
+
+  if (!from || !G_IS_INET_SOCKET_ADDRESS (from) ||
+      !gst_erap_hello_parse (data, len, &h) ||
+      !(s = g_hash_table_lookup (m->by_hello, &h.id))) {
+    m->st.hellos_unknown++;
+    return NULL;
+  }
+  ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from));
+  /* the MAC only for a hello from the right address (the learner checks
+   * the address first: an outsider's hello costs no key work) */
+  if (s->crypto && h.sealed && gst_twoflow_hello_learner_allows (s->learner,
+          g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia)))
+    authentic = gst_erap_crypto_open_hello (s->crypto, data, len);
+  v = gst_twoflow_hello_learner_handle (s->learner,
+      g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia),
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)),
+      h.counter, authentic, g_get_monotonic_time () * GST_USECOND);
+  GST_LOG ("hello for session %" G_GUINT64_FORMAT ": %s", h.id,
+      gst_twoflow_hello_verdict_name (v));
+  if (v != GST_TWOFLOW_HELLO_LEARNED && v != GST_TWOFLOW_HELLO_MOVED)
+    return NULL;
+  /* plaintext ACKs name the session by (their source, the receiver's data
+   * port): behind NAT the public address and the port the hello carries */
+  if (s->key && g_hash_table_lookup (m->sessions, s->key) == s)
+    g_hash_table_remove (m->sessions, s->key);
+  g_free (s->key);
+  s->key = NULL;
+  key = make_key (ia, h.port);
+  if (!g_hash_table_contains (m->sessions, key)) {
+    s->key = key;
+    g_hash_table_insert (m->sessions, key, s);
+  } else {
+    GST_WARNING ("another session already has ACK key %s", key);
+    g_free (key);
+  }
+  g_clear_object (&s->learnt);
+  s->learnt = g_object_ref (G_INET_SOCKET_ADDRESS (from));
+  s->busy++;
+  return s;
+}
+
 static gboolean
 on_acks (GSocket * socket, GIOCondition cond, gpointer data)
 {
@@ -162,7 +230,8 @@ on_acks (GSocket * socket, GIOCondition cond, gpointer data)
 
   do {
     GError *err = NULL;
-    guint n_acks = 0, n_runs, r, malformed = 0;
+    guint n_acks = 0, n_runs, r, malformed = 0, n_hellos = 0;
+    GstErapManagerSession *hellos[ACK_BATCH];
 
     memset (im, 0, sizeof (im));
     for (i = 0; i < ACK_BATCH; i++) {
@@ -188,6 +257,13 @@ on_acks (GSocket * socket, GIOCondition cond, gpointer data)
       GstErapManagerSession *sealed_by = NULL;
       guint64 salt;
 
+      if (gst_erap_is_hello (rec, len)) {
+        GstErapManagerSession *hs = hello_locked (m, rec, len, from[i]);
+
+        if (hs)
+          hellos[n_hellos++] = hs;
+        continue;
+      }
       if (gst_erap_crypto_peek_ack (rec, len, &salt)) {
         /* sealed: find the session by its salt, authenticate, decrypt */
         sealed_by = g_hash_table_lookup (m->by_salt, &salt);
@@ -215,6 +291,9 @@ on_acks (GSocket * socket, GIOCondition cond, gpointer data)
         m->runs);
     g_mutex_unlock (&m->lock);
 
+    /* a new destination first: the ACKs that follow may be its */
+    for (r = 0; r < n_hellos; r++)
+      hellos[r]->hello_func (hellos[r]->owner, hellos[r]->learnt);
     for (r = 0; r < n_runs; r++)
       m->runs[r].s->func (m->runs[r].s->owner, m->acks + m->runs[r].first,
           m->runs[r].n);
@@ -222,7 +301,9 @@ on_acks (GSocket * socket, GIOCondition cond, gpointer data)
     g_mutex_lock (&m->lock);
     for (r = 0; r < n_runs; r++)
       m->runs[r].s->busy--;
-    if (n_runs && m->removing)
+    for (r = 0; r < n_hellos; r++)
+      hellos[r]->busy--;
+    if ((n_runs || n_hellos) && m->removing)
       g_cond_broadcast (&m->idle);
     g_mutex_unlock (&m->lock);
     for (i = 0; i < n; i++)
@@ -260,6 +341,7 @@ manager_create (TwoflowService * service, gpointer arg, GError ** error)
   g_cond_init (&m->idle);
   m->sessions = g_hash_table_new (g_str_hash, g_str_equal);
   m->by_salt = g_hash_table_new (g_int64_hash, g_int64_equal);
+  m->by_hello = g_hash_table_new (g_int64_hash, g_int64_equal);
   m->st.local_port = twoflow_net_local_port (sock);
   m->source = g_socket_create_source (sock, G_IO_IN, NULL);
   g_source_set_callback (m->source, G_SOURCE_FUNC (on_acks), m, NULL);
@@ -280,6 +362,7 @@ manager_destroy (gpointer data)
   g_object_unref (m->socket);
   g_hash_table_unref (m->sessions);
   g_hash_table_unref (m->by_salt);
+  g_hash_table_unref (m->by_hello);
   g_mutex_clear (&m->lock);
   g_cond_clear (&m->idle);
   g_free (m->buf);
@@ -337,11 +420,11 @@ gst_erap_manager_add_session (GstErapManager * m, GInetSocketAddress * peer,
     GstObject * owner, GstErapAckFunc func)
 {
   GstErapManagerSession *s;
-  gchar *key = make_key (g_inet_socket_address_get_address (peer),
-      g_inet_socket_address_get_port (peer));
+  gchar *key = peer ? make_key (g_inet_socket_address_get_address (peer),
+      g_inet_socket_address_get_port (peer)) : NULL;
 
   g_mutex_lock (&m->lock);
-  if (g_hash_table_contains (m->sessions, key)) {
+  if (key && g_hash_table_contains (m->sessions, key)) {
     g_mutex_unlock (&m->lock);
     g_free (key);
     return NULL;
@@ -350,7 +433,8 @@ gst_erap_manager_add_session (GstErapManager * m, GInetSocketAddress * peer,
   s->key = key;
   s->owner = owner;
   s->func = func;
-  g_hash_table_insert (m->sessions, key, s);
+  if (key)
+    g_hash_table_insert (m->sessions, key, s);
   m->st.sessions++;
   g_mutex_unlock (&m->lock);
   return s;
@@ -361,10 +445,15 @@ gst_erap_manager_remove_session (GstErapManager * m,
     GstErapManagerSession * s)
 {
   g_mutex_lock (&m->lock);
-  g_hash_table_remove (m->sessions, s->key);
+  if (s->key && g_hash_table_lookup (m->sessions, s->key) == s)
+    g_hash_table_remove (m->sessions, s->key);
+  if (s->learner && g_hash_table_lookup (m->by_hello, &s->hello_id) == s)
+    g_hash_table_remove (m->by_hello, &s->hello_id);
   if (s->crypto && g_hash_table_lookup (m->by_salt, &s->salt) == s)
     g_hash_table_remove (m->by_salt, &s->salt);
   m->st.sessions--;
+  if (s->active)
+    __atomic_fetch_sub (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
   __atomic_fetch_sub (&m->st.exit_bandwidth, s->rate, __ATOMIC_RELAXED);
   __atomic_fetch_sub (&m->st.queued_bits, s->queued * 8, __ATOMIC_RELAXED);
   m->removing++;
@@ -373,7 +462,41 @@ gst_erap_manager_remove_session (GstErapManager * m,
   m->removing--;
   g_mutex_unlock (&m->lock);
   g_free (s->key);
+  g_clear_pointer (&s->learner, gst_twoflow_hello_learner_free);
+  g_clear_object (&s->learnt);
   g_free (s);
+}
+
+gboolean
+gst_erap_manager_session_learn (GstErapManager * m, GstErapManagerSession * s,
+    guint64 hello_id, GInetAddress * allowed, GstErapHelloFunc func)
+{
+  g_mutex_lock (&m->lock);
+  if (g_hash_table_contains (m->by_hello, &hello_id)) {
+    g_mutex_unlock (&m->lock);
+    return FALSE;
+  }
+  s->hello_id = hello_id;
+  s->hello_func = func;
+  s->learner = gst_twoflow_hello_learner_new (g_inet_address_to_bytes
+      (allowed), g_inet_address_get_native_size (allowed), s->crypto != NULL);
+  g_hash_table_insert (m->by_hello, &s->hello_id, s);
+  g_mutex_unlock (&m->lock);
+  return TRUE;
+}
+
+gboolean
+gst_erap_manager_session_get_hello_stats (GstErapManager * m,
+    GstErapManagerSession * s, GstTwoflowHelloLearnerStats * st)
+{
+  gboolean ok;
+
+  g_mutex_lock (&m->lock);
+  ok = s->learner != NULL;
+  if (ok)
+    gst_twoflow_hello_learner_get_stats (s->learner, st);
+  g_mutex_unlock (&m->lock);
+  return ok;
 }
 
 void
@@ -394,8 +517,19 @@ gst_erap_manager_session_set_crypto (GstErapManager * m,
  * which the ACK thread takes for every batch. */
 void
 gst_erap_manager_session_update (GstErapManager * m,
-    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes)
+    GstErapManagerSession * s, guint64 rate, guint64 queued_bytes,
+    gboolean active)
 {
+  /* an idle session uses nothing, whatever its last window said */
+  if (!active)
+    rate = 0;
+  if (active != s->active) {
+    if (active)
+      __atomic_fetch_add (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
+    else
+      __atomic_fetch_sub (&m->st.active_sessions, 1, __ATOMIC_RELAXED);
+    s->active = active;
+  }
   if (rate != s->rate)
     __atomic_fetch_add (&m->st.exit_bandwidth, rate - s->rate,
         __ATOMIC_RELAXED);
@@ -414,5 +548,7 @@ gst_erap_manager_get_stats (GstErapManager * m, GstErapManagerStats * st)
   st->exit_bandwidth = __atomic_load_n (&m->st.exit_bandwidth,
       __ATOMIC_RELAXED);
   st->queued_bits = __atomic_load_n (&m->st.queued_bits, __ATOMIC_RELAXED);
+  st->active_sessions = __atomic_load_n (&m->st.active_sessions,
+      __ATOMIC_RELAXED);
   g_mutex_unlock (&m->lock);
 }

@@ -24,13 +24,22 @@
  * receives the ACKs of all of them; sending is paced by timers on the
  * pipeline clock (#GstClockID), so there is no thread per session.
  *
+ * #GstErapSink:protocol=rap makes the session the RAP baseline of the
+ * comparisons (docs/erap.md): RAP's 24-byte header on data and ACKs, one
+ * ACK datagram per packet (the erapsrc must have protocol=rap too), a
+ * socket and an ACK thread of its own (a thread per session), no UDP_SEGMENT
+ * runs, and RAP's IPG and RTT timers running while there is nothing to
+ * send. The rate law is the same (#GstErapSink:congestion-control).
+ *
  * On each loss reaction (one per loss cluster) the sink sends a
  * `GstNetworkCongestion` event upstream (`type=loss`, `estimated-bitrate` =
  * the new rate) and posts the same structure as an element message.
- * Every #GstErapSink:scheduler-interval it posts an `erap-scheduler`
- * element message with the scheduler's view (the fields
- * `total-exit-bandwidth`, `available-bandwidth`, `queued-bits-total`,
- * `queued-bits`, `sessions`, as in the stats below).
+ * Every #GstErapSink:scheduler-interval while the session has data to
+ * send it posts an `erap-scheduler` element message with the scheduler's
+ * view (the fields `total-exit-bandwidth`, `used-bandwidth`,
+ * `available-bandwidth`, `queued-bits-total`, `queued-bits`, `sessions`,
+ * `active-sessions`, as in the stats below). The timer of these reports
+ * is one of the session's rate timers: off while the session is idle.
  *
  * Rendering blocks while more than #GstErapSink:max-queue-bytes are not
  * yet acknowledged (backpressure, never drops). At end of stream the sink
@@ -56,17 +65,35 @@
  * * `acks-received` (guint64): valid ACKs of this session
  * * `acks-invalid` (guint64): ACKs for never-sent seqnos, dropped
  * * `send-errors` (guint64): datagrams the socket refused (counted as lost)
- * * `total-exit-bandwidth` (guint64): sum of the rates of all sessions on
- *   this socket, bit/s
+ * * `total-exit-bandwidth` (guint64): the bandwidth actually used on this
+ *   socket: payload bit/s sent by its active sessions over their last
+ *   report interval (headers not counted; idle sessions left out)
+ * * `used-bandwidth` (guint64): this session's part of it, bit/s (0 while
+ *   idle)
  * * `available-bandwidth` (guint64): the bandwidth available to this
  *   session, i.e. its congestion-controlled rate, bit/s
  * * `queued-bits-total` (guint64): bits queued over all sessions on this
  *   socket
  * * `sessions` (guint): sessions on this socket
+ * * `active-sessions` (guint): of those, the ones with data to send
+ * * `protocol` (string): `erap` or `rap`
+ * * `ticks`, `idle-wakeups` (guint64): per-SRTT rate timer runs, and IPG
+ *   timer runs with nothing to send (RAP baseline only)
  * * `acks-malformed`, `acks-unknown` (guint64): datagrams on this socket
  *   that were not ACKs, or ACKs of no session (e.g. from another address
  *   than a session's peer), dropped
  * * `local-port` (guint): the UDP port data is sent from
+ * * `peer` (string): the destination, `address:port` (empty while
+ *   #GstErapSink:learn-peer has not learnt one)
+ * * `hellos` (guint64): hellos accepted (#GstErapSink:learn-peer)
+ * * `hellos-moved` (guint64): of those, from a new port (the NAT moved)
+ * * `hellos-foreign` (guint64): hellos for this session from another
+ *   address than #GstErapSink:host's, ignored
+ * * `hellos-forged` (guint64): hellos for this keyed session that were
+ *   not sealed under its key, dropped
+ * * `hellos-replayed` (guint64): hellos whose counter was not above the
+ *   last accepted one, dropped
+ * * `hellos-unknown` (guint64): hellos on this socket naming no session
  * * `encrypted` (gboolean): #GstErapSink:passphrase or #GstErapSink:key set
  * * `acks-authenticated` (guint64): sealed ACK datagrams that passed the
  *   AEAD check
@@ -95,6 +122,25 @@
  * In both modes an ACK for a sequence number never sent is dropped
  * (`acks-invalid`).
  *
+ * ## Behind NAT: learning the destination
+ *
+ * A receiver behind NAT cannot be sent to first. With
+ * #GstErapSink:learn-peer the sink sends nothing until the receiver's
+ * *hello* arrives (erapsrc with #GstErapSrc:hello-host and
+ * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:bound-port):
+ * a datagram from the receiver's own socket naming the session by
+ * #GstErapSink:hello-id. The data then goes to the address and port the
+ * hello came from (the NAT's public ones), from the port it reached, which
+ * the NAT treats as replies. Only a hello from #GstErapSink:host's address
+ * counts (any port: the NAT chooses it): media never go to an address the
+ * application did not name (no reflection). A keyed session accepts only
+ * hellos sealed under its key (HMAC-SHA256), and each hello's counter must
+ * be above the last one's (replays); the rest is dropped and counted. The
+ * receiver repeats its hello as a keepalive; one from a new port moves the
+ * destination. Sinks sharing a socket are told apart by their hello ids.
+ * Until a hello arrives, buffers queue (up to #GstErapSink:max-queue-bytes,
+ * then render blocks) and no timer runs.
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004
@@ -103,6 +149,11 @@
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10000000
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
+ * |[
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5006
+ * ]| Waits for the hello of `gst-launch-1.0 erapsrc port=0 hello-host=SERVER
+ * hello-port=5006 hello-id=42 ! filesink location=copy.ts` run behind a NAT
+ * whose public address is 192.0.2.7, and sends there.
  */
 #define _GNU_SOURCE             /* sendmmsg */
 #ifdef HAVE_CONFIG_H
@@ -148,6 +199,8 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_CAPACITY            0
 #define DEFAULT_LIBRA_SEED          0
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
+#define DEFAULT_LEARN_PEER          FALSE
+#define DEFAULT_HELLO_ID            0
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
 
@@ -180,8 +233,13 @@ enum {
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
+  PROP_PROTOCOL,
+  PROP_LEARN_PEER,
+  PROP_HELLO_ID,
+  PROP_BOUND_PORT,
 };
 
+#define DEFAULT_PROTOCOL            GST_ERAP_PROTOCOL_ERAP
 #define DEFAULT_PASSPHRASE          NULL
 #define DEFAULT_KEY                 NULL
 
@@ -200,6 +258,25 @@ gst_erap_congestion_control_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstErapCongestionControl", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_erap_protocol_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_ERAP_PROTOCOL_ERAP, "ERAP: 8-byte header, bundled 20-byte ACK "
+          "records, shared ACK thread, timers off while idle", "erap"},
+    {GST_ERAP_PROTOCOL_RAP, "RAP baseline: 24-byte header, one ACK "
+          "datagram per packet, a thread per session", "rap"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstErapProtocol", values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -576,6 +653,57 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstErapSink:protocol:
+   *
+   * `erap`, or `rap`: the RAP baseline for comparisons (24-byte header,
+   * one ACK datagram per packet, a socket and ACK thread per session,
+   * RAP's timers running while idle). The receiver's erapsrc must use the
+   * same. No keyed mode with `rap`.
+   */
+  g_object_class_install_property (gobject_class, PROP_PROTOCOL,
+      g_param_spec_enum ("protocol", "Protocol",
+          "erap, or rap: the RAP baseline (24-byte header, one ACK datagram "
+          "per packet, a thread per session)", GST_TYPE_ERAP_PROTOCOL,
+          DEFAULT_PROTOCOL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:learn-peer:
+   *
+   * Send to where the receiver's hellos come from (NAT traversal) instead
+   * of #GstErapSink:host:#GstErapSink:port: #GstErapSink:host is then only
+   * the address hellos must come from, #GstErapSink:port is ignored.
+   * Nothing is sent before the first hello.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
+      g_param_spec_boolean ("learn-peer", "Learn peer",
+          "Send to the address and port the receiver's hellos come from "
+          "(from host's address only)", DEFAULT_LEARN_PEER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:hello-id:
+   *
+   * With #GstErapSink:learn-peer: the id the receiver's hellos carry
+   * (#GstErapSrc:hello-id), unique among the sinks sharing a socket.
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
+      g_param_spec_uint64 ("hello-id", "Hello id",
+          "Session id carried by the receiver's hellos (learn-peer)", 0,
+          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:bound-port:
+   *
+   * The local UDP port data leaves from and ACKs and hellos arrive on
+   * (#GstErapSink:bind-port, or the ephemeral one chosen), once started;
+   * 0 before.
+   */
+  g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
+      g_param_spec_uint ("bound-port", "Bound port",
+          "Local UDP port in use (read-only, once started)", 0, 65535, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
       "Sink/Network",
@@ -590,6 +718,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
   bs_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_erap_sink_unlock_stop);
 
   gst_type_mark_as_plugin_api (GST_TYPE_ERAP_CONGESTION_CONTROL, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_ERAP_PROTOCOL, 0);
   GST_DEBUG_CATEGORY_INIT (erap_sink_debug, "erapsink", 0, "ERAP sink");
 }
 
@@ -610,6 +739,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->min_rto = DEFAULT_MIN_RTO;
   sink->pacing_quantum = DEFAULT_PACING_QUANTUM;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
+  sink->protocol = DEFAULT_PROTOCOL;
   gst_erap_libra_params_init (&sink->libra);
   sink->libra.a = DEFAULT_LIBRA_A;
   sink->libra.b = DEFAULT_LIBRA_B;
@@ -620,6 +750,8 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
   sink->libra.state = DEFAULT_LIBRA_STATE;
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
+  sink->learn_peer = DEFAULT_LEARN_PEER;
+  sink->hello_id = DEFAULT_HELLO_ID;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -643,6 +775,26 @@ gst_erap_sink_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* With the lock: the scheduler's totals, from the shared socket's
+ * manager, or (protocol=rap, a socket per session) from this session. */
+static void
+sched_view_locked (GstErapSink * sink, const GstErapSenderStats * st,
+    GstErapManagerStats * ms)
+{
+  memset (ms, 0, sizeof (*ms));
+  if (sink->manager) {
+    gst_erap_manager_get_stats (sink->manager, ms);
+    return;
+  }
+  if (!sink->own_socket)
+    return;
+  ms->sessions = 1;
+  ms->active_sessions = st->active ? 1 : 0;
+  ms->exit_bandwidth = st->active ? st->used_rate : 0;
+  ms->queued_bits = st->queued_bytes * 8;
+  ms->local_port = twoflow_net_local_port (sink->own_socket);
+}
+
 static GstStructure *
 make_stats (GstErapSink * sink)
 {
@@ -664,8 +816,13 @@ make_stats (GstErapSink * sink)
   st = sink->last;
   ls = sink->last_libra;
   cs = sink->last_crypto;
-  if (sink->manager)
-    gst_erap_manager_get_stats (sink->manager, &ms);
+  sched_view_locked (sink, &st, &ms);
+  if (sink->manager) {
+    sink->last_hellos_unknown = ms.hellos_unknown;
+    if (sink->msession)
+      gst_erap_manager_session_get_hello_stats (sink->manager,
+          sink->msession, &sink->last_hello);
+  }
   s = gst_structure_new ("application/x-erapsink-stats",
       "rate", G_TYPE_UINT64, st.rate,
       "ipg", G_TYPE_UINT64, (guint64) st.ipg,
@@ -685,13 +842,19 @@ make_stats (GstErapSink * sink)
       "send-errors", G_TYPE_UINT64, sink->send_errors,
       "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
       "available-bandwidth", G_TYPE_UINT64, st.rate,
+      "used-bandwidth", G_TYPE_UINT64, st.active ? st.used_rate : 0,
       "queued-bits-total", G_TYPE_UINT64, ms.queued_bits,
       "sessions", G_TYPE_UINT, ms.sessions,
+      "active-sessions", G_TYPE_UINT, ms.active_sessions,
+      "ticks", G_TYPE_UINT64, st.ticks,
+      "idle-wakeups", G_TYPE_UINT64, st.idle_wakeups,
       "acks-malformed", G_TYPE_UINT64, ms.acks_malformed,
       "acks-unknown", G_TYPE_UINT64, ms.acks_unknown,
       "local-port", G_TYPE_UINT, (guint) ms.local_port, NULL);
   ev = g_enum_get_value (g_type_class_peek (GST_TYPE_ERAP_CONGESTION_CONTROL),
       sink->cc);
+  gst_structure_set (s, "protocol", G_TYPE_STRING,
+      sink->protocol == GST_ERAP_PROTOCOL_RAP ? "rap" : "erap", NULL);
   gst_structure_set (s,
       "congestion-control", G_TYPE_STRING, ev ? ev->value_nick : "",
       "libra-window", G_TYPE_DOUBLE, ls.window,
@@ -704,6 +867,27 @@ make_stats (GstErapSink * sink)
       "acks-authenticated", G_TYPE_UINT64, cs.opened,
       "auth-failures", G_TYPE_UINT64, cs.auth_failures,
       "replays", G_TYPE_UINT64, cs.replays, NULL);
+  {
+    gchar *peer = NULL;
+
+    if (sink->peer) {
+      GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (sink->peer);
+      gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+          (ia));
+
+      peer = g_strdup_printf ("%s:%u", a, g_inet_socket_address_get_port (ia));
+      g_free (a);
+    }
+    gst_structure_set (s,
+        "peer", G_TYPE_STRING, peer ? peer : "",
+        "hellos", G_TYPE_UINT64, sink->last_hello.accepted,
+        "hellos-moved", G_TYPE_UINT64, sink->last_hello.moved,
+        "hellos-foreign", G_TYPE_UINT64, sink->last_hello.foreign,
+        "hellos-forged", G_TYPE_UINT64, sink->last_hello.forged,
+        "hellos-replayed", G_TYPE_UINT64, sink->last_hello.replayed,
+        "hellos-unknown", G_TYPE_UINT64, sink->last_hellos_unknown, NULL);
+    g_free (peer);
+  }
   g_mutex_unlock (&sink->lock);
   return s;
 }
@@ -746,6 +930,12 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       g_free (sink->key);
       sink->key = g_value_dup_string (value);
       break;
+    case PROP_LEARN_PEER:
+      sink->learn_peer = g_value_get_boolean (value);
+      break;
+    case PROP_HELLO_ID:
+      sink->hello_id = g_value_get_uint64 (value);
+      break;
     case PROP_CONGESTION_CONTROL:
       sink->cc = g_value_get_enum (value);
       break;
@@ -769,6 +959,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_PACING_QUANTUM:
       sink->pacing_quantum = g_value_get_uint64 (value);
+      break;
+    case PROP_PROTOCOL:
+      sink->protocol = g_value_get_enum (value);
       break;
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
@@ -836,6 +1029,15 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_BIND_PORT:
       g_value_set_uint (value, sink->bind_port);
       break;
+    case PROP_LEARN_PEER:
+      g_value_set_boolean (value, sink->learn_peer);
+      break;
+    case PROP_HELLO_ID:
+      g_value_set_uint64 (value, sink->hello_id);
+      break;
+    case PROP_BOUND_PORT:
+      g_value_set_uint (value, sink->bound_port);
+      break;
     case PROP_MTU:
       g_value_set_uint (value, sink->mtu);
       break;
@@ -862,6 +1064,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_PACING_QUANTUM:
       g_value_set_uint64 (value, sink->pacing_quantum);
+      break;
+    case PROP_PROTOCOL:
+      g_value_set_enum (value, sink->protocol);
       break;
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
@@ -905,6 +1110,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
 
 static gboolean timer_cb (GstClock * clock, GstClockTime t, GstClockID id,
     gpointer user_data);
+static void post_report (GstErapSink * sink, const GstErapSenderStats * st,
+    const GstErapManagerStats * ms, gboolean auth_warn,
+    guint64 auth_failures);
 
 static GstClockTime
 now_locked (GstErapSink * sink)
@@ -929,7 +1137,7 @@ typedef union {
 static gsize
 packet_size (GstErapSink * sink, const GstErapOutPacket * p)
 {
-  return GST_ERAP_DATA_HEADER_SIZE + p->payload_len +
+  return p->header_len + p->payload_len +
       (sink->crypto ? GST_ERAP_DATA_SEAL_OVERHEAD : 0);
 }
 
@@ -959,7 +1167,7 @@ packet_iov (GstErapSink * sink, GstErapOutPacket * p, guint i,
     return;
   }
   iov[0].iov_base = p->header;
-  iov[0].iov_len = GST_ERAP_DATA_HEADER_SIZE;
+  iov[0].iov_len = p->header_len;
   iov[1].iov_base = (gpointer) p->payload;
   iov[1].iov_len = p->payload_len;
 }
@@ -1062,7 +1270,8 @@ send_packets_locked (GstErapSink * sink, GstClockTime now)
 static void
 reschedule_locked (GstErapSink * sink)
 {
-  GstClockTime next = gst_erap_sender_next_wakeup (sink->sender);
+  GstClockTime next = sink->peer ? gst_erap_sender_next_wakeup (sink->sender)
+      : GST_CLOCK_TIME_NONE;
 
   /* corked (see render): rate and loss timers can wait that long too */
   if (GST_CLOCK_TIME_IS_VALID (next) && next < sink->cork_until)
@@ -1095,16 +1304,36 @@ static void
 service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
 {
   GstErapSenderStats st;
-  guint64 notify = 0;
+  GstErapManagerStats ms;
+  guint64 notify = 0, auth_failures = 0;
+  gboolean report, auth_warn = FALSE;
 
-  if (send)
+  /* learn-peer: nothing leaves (and no timer runs) before the hello */
+  if (send && sink->peer)
     send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
   /* NULL once stop() began taking the session out of the manager */
   if (sink->msession)
-    gst_erap_manager_session_update (sink->manager, sink->msession, st.rate,
-        st.queued_bytes);
+    gst_erap_manager_session_update (sink->manager, sink->msession,
+        st.used_rate, st.queued_bytes, st.active);
+  /* the scheduler report: due on the session's own timer, never while it
+   * is idle */
+  report = gst_erap_sender_take_report (sink->sender);
+  if (report) {
+    sched_view_locked (sink, &st, &ms);
+    if (sink->crypto && !sink->auth_warned && st.acks_received == 0 &&
+        st.timeout_losses >= 3) {
+      GstErapCryptoStats cs;
+
+      gst_erap_crypto_get_stats (sink->crypto, &cs);
+      if (cs.opened == 0) {
+        sink->auth_warned = TRUE;
+        auth_warn = TRUE;
+        auth_failures = cs.auth_failures;
+      }
+    }
+  }
   if (st.loss_reactions > sink->reactions_seen) {
     notify = st.loss_reactions - sink->reactions_seen;
     sink->reactions_seen = st.loss_reactions;
@@ -1119,6 +1348,8 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
     gst_clock_id_unschedule (sink->linger_id);
   g_mutex_unlock (&sink->lock);
 
+  if (report)
+    post_report (sink, &st, &ms, auth_warn, auth_failures);
   while (notify--) {
     GST_DEBUG_OBJECT (sink, "loss reaction: rate %" G_GUINT64_FORMAT, st.rate);
     gst_network_congestion_notify (GST_ELEMENT (sink),
@@ -1171,51 +1402,97 @@ on_ack (GstObject * owner, const GstErapAck * acks, guint n_acks)
           next + sink->pacing_quantum <= now));
 }
 
-static gboolean
-sched_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
+/* In the manager's thread: an accepted hello from a new address or port
+ * (learn-peer): send there from now on. */
+static void
+on_hello (GstObject * owner, GInetSocketAddress * peer)
 {
-  GstErapSink *sink = user_data;
-  GstErapSenderStats st;
-  GstErapManagerStats ms;
-  GstStructure *s;
-  gboolean auth_warn = FALSE;
-  guint64 auth_failures = 0;
+  GstErapSink *sink = GST_ERAP_SINK (owner);
+  gboolean first;
 
   g_mutex_lock (&sink->lock);
-  if (id != sink->sched_id || !sink->sender) {
-    g_mutex_unlock (&sink->lock);
-    return TRUE;
-  }
-  gst_erap_sender_get_stats (sink->sender, &st);
-  gst_erap_manager_get_stats (sink->manager, &ms);
-  if (sink->crypto && !sink->auth_warned && st.acks_received == 0 &&
-      st.timeout_losses >= 3) {
-    GstErapCryptoStats cs;
+  first = sink->peer == NULL;
+  g_clear_object (&sink->peer);
+  sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
+  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+  g_socket_address_to_native (sink->peer, &sink->peer_native,
+      sizeof (sink->peer_native), NULL);
+  if (gst_debug_category_get_threshold (GST_CAT_DEFAULT) >= GST_LEVEL_INFO) {
+    gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+        (peer));
 
-    gst_erap_crypto_get_stats (sink->crypto, &cs);
-    if (cs.opened == 0) {
-      sink->auth_warned = TRUE;
-      auth_warn = TRUE;
-      auth_failures = cs.auth_failures;
-    }
+    GST_INFO_OBJECT (sink, "%s the destination from a hello: %s:%u",
+        first ? "learnt" : "moved", a, g_inet_socket_address_get_port (peer));
+    g_free (a);
   }
-  g_mutex_unlock (&sink->lock);
+  if (!sink->sender || !sink->clock) {
+    g_mutex_unlock (&sink->lock);
+    return;
+  }
+  service_and_unlock (sink, now_locked (sink), TRUE);
+}
+
+/* protocol=rap: the session's own ACK thread, one ACK per datagram, each
+ * handled as it comes (RAP: a thread per session). */
+static gpointer
+rap_ack_thread (gpointer data)
+{
+  GstErapSink *sink = data;
+  GSocket *sock = sink->own_socket;
+  GCancellable *cancel = sink->ack_cancel;
+  guint8 buf[2048];
+
+  for (;;) {
+    GError *err = NULL;
+    GstErapAck a;
+    gssize n = g_socket_receive_with_blocking (sock, (gchar *) buf,
+        sizeof (buf), TRUE, cancel, &err);
+
+    if (n < 0) {
+      gboolean stop = g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+          || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CLOSED);
+
+      /* others (an ICMP port unreachable before the receiver is up) are
+       * one-shot */
+      GST_LOG_OBJECT (sink, "ACK receive: %s", err->message);
+      g_clear_error (&err);
+      if (stop || g_cancellable_is_cancelled (cancel))
+        break;
+      continue;
+    }
+    if (gst_erap_rap_ack_parse (buf, n, &a))
+      on_ack (GST_OBJECT (sink), &a, 1);
+    else
+      GST_LOG_OBJECT (sink, "not a RAP ACK (%" G_GSSIZE_FORMAT " bytes)", n);
+  }
+  return NULL;
+}
+
+/* Without the lock: the erap-scheduler message (and, for a keyed session
+ * that never heard an authentic ACK, the warning). */
+static void
+post_report (GstErapSink * sink, const GstErapSenderStats * st,
+    const GstErapManagerStats * ms, gboolean auth_warn, guint64 auth_failures)
+{
+  GstStructure *s;
+
   if (auth_warn)
     GST_ELEMENT_WARNING (sink, RESOURCE, WRITE,
         ("No authenticated ACK: wrong passphrase or key at the receiver, or "
             "no receiver?"), ("%" G_GUINT64_FORMAT " packets sent, %"
             G_GUINT64_FORMAT " timed out, %" G_GUINT64_FORMAT " ACKs failed "
-            "authentication", st.packets_sent, st.timeout_losses,
+            "authentication", st->packets_sent, st->timeout_losses,
             auth_failures));
   s = gst_structure_new ("erap-scheduler",
-      "total-exit-bandwidth", G_TYPE_UINT64, ms.exit_bandwidth,
-      "available-bandwidth", G_TYPE_UINT64, st.rate,
-      "queued-bits-total", G_TYPE_UINT64, ms.queued_bits,
-      "queued-bits", G_TYPE_UINT64, st.queued_bytes * 8,
-      "sessions", G_TYPE_UINT, ms.sessions, NULL);
+      "total-exit-bandwidth", G_TYPE_UINT64, ms->exit_bandwidth,
+      "used-bandwidth", G_TYPE_UINT64, st->active ? st->used_rate : 0,
+      "available-bandwidth", G_TYPE_UINT64, st->rate,
+      "queued-bits-total", G_TYPE_UINT64, ms->queued_bits,
+      "queued-bits", G_TYPE_UINT64, st->queued_bytes * 8,
+      "sessions", G_TYPE_UINT, ms->sessions,
+      "active-sessions", G_TYPE_UINT, ms->active_sessions, NULL);
   gst_element_post_message (GST_ELEMENT (sink),
       gst_message_new_element (GST_OBJECT (sink), s));
-  return TRUE;
 }
 
 /* The first buffer or event fixes the clock the session runs on. */
@@ -1228,13 +1505,6 @@ ensure_clock_locked (GstErapSink * sink)
     return;
   clock = GST_ELEMENT_CLOCK (sink);
   sink->clock = clock ? gst_object_ref (clock) : gst_system_clock_obtain ();
-  if (sink->scheduler_interval > 0) {
-    sink->sched_id = gst_clock_new_periodic_id (sink->clock,
-        gst_clock_get_time (sink->clock) + sink->scheduler_interval,
-        sink->scheduler_interval);
-    gst_clock_id_wait_async (sink->sched_id, sched_cb, gst_object_ref (sink),
-        (GDestroyNotify) gst_object_unref);
-  }
 }
 
 static gboolean
@@ -1251,6 +1521,10 @@ gst_erap_sink_start (GstBaseSink * bsink)
   guint port, bind_port;
   guint8 master[GST_ERAP_KEY_SIZE];
   gint keyed;
+  GstErapProtocol protocol;
+  GSocket *own = NULL;
+  gboolean learn;
+  guint64 hello_id;
 
   GST_OBJECT_LOCK (sink);
   keyed = gst_erap_crypto_master_from_settings (sink->passphrase, sink->key,
@@ -1272,6 +1546,9 @@ gst_erap_sink_start (GstBaseSink * bsink)
   cfg.min_rto = sink->min_rto;
   cfg.quantum = sink->pacing_quantum;
   cfg.max_rto = MAX (cfg.max_rto, cfg.min_rto);
+  protocol = sink->protocol;
+  cfg.protocol = protocol;
+  cfg.report_interval = sink->scheduler_interval;
   /* the property's nicks are the laws' names */
   cfg.cc = gst_erap_cc_find (g_enum_get_value (g_type_class_peek
           (GST_TYPE_ERAP_CONGESTION_CONTROL), sink->cc)->value_nick);
@@ -1282,6 +1559,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
   bind_port = sink->bind_port;
+  learn = sink->learn_peer;
+  hello_id = sink->hello_id;
   GST_OBJECT_UNLOCK (sink);
 
   /* the default IPv4 wildcard becomes "::" for an IPv6 receiver */
@@ -1290,6 +1569,33 @@ gst_erap_sink_start (GstBaseSink * bsink)
 
     g_free (bind_address);
     bind_address = b;
+  }
+  if (protocol == GST_ERAP_PROTOCOL_RAP) {
+    /* the RAP baseline: a socket and an ACK thread per session */
+    if (keyed > 0) {
+      GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
+          ("protocol=rap has no keyed mode (passphrase or key)"));
+      memset (master, 0, sizeof (master));
+      goto fail;
+    }
+    if (learn) {
+      GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
+          ("protocol=rap has no learn-peer (hellos are ERAP's)"));
+      goto fail;
+    }
+    own = twoflow_net_udp_open (bind_address, bind_port, 0, 4 * 1024 * 1024,
+        4 * 1024 * 1024, &err);
+    if (!own)
+      goto bind_failed;
+    peer = twoflow_net_resolve (host, port, g_socket_get_family (own), &err);
+    if (!peer) {
+      g_socket_close (own, NULL);
+      g_object_unref (own);
+      goto resolve_failed;
+    }
+    m = NULL;
+    ms = NULL;
+    goto have_socket;
   }
   m = gst_erap_manager_acquire (bind_address, bind_port, &err);
   if (!m)
@@ -1300,7 +1606,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
     gst_erap_manager_release (m);
     goto resolve_failed;
   }
-  ms = gst_erap_manager_add_session (m, peer, GST_OBJECT (sink), on_ack);
+  ms = gst_erap_manager_add_session (m, learn ? NULL : peer,
+      GST_OBJECT (sink), on_ack);
   if (!ms) {
     g_object_unref (peer);
     gst_erap_manager_release (m);
@@ -1310,15 +1617,25 @@ gst_erap_sink_start (GstBaseSink * bsink)
     goto fail;
   }
 
+have_socket:
   g_mutex_lock (&sink->lock);
   sink->manager = m;
   sink->msession = ms;
-  sink->socket = gst_erap_manager_get_socket (m);
-  sink->peer = G_SOCKET_ADDRESS (peer);
-  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
-  g_socket_address_to_native (sink->peer, &sink->peer_native,
-      sizeof (sink->peer_native), NULL);
-  sink->gso = TRUE;
+  sink->own_socket = own;
+  sink->socket = m ? gst_erap_manager_get_socket (m) : own;
+  sink->bound_port = twoflow_net_local_port (sink->socket);
+  memset (&sink->last_hello, 0, sizeof (sink->last_hello));
+  sink->last_hellos_unknown = 0;
+  if (learn) {
+    sink->peer = NULL;
+  } else {
+    sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
+    sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+    g_socket_address_to_native (sink->peer, &sink->peer_native,
+        sizeof (sink->peer_native), NULL);
+  }
+  /* RAP sends packet by packet */
+  sink->gso = (protocol != GST_ERAP_PROTOCOL_RAP);
   sink->sender = gst_erap_sender_new (&cfg);
   sink->encrypted = keyed > 0;
   sink->crypto_exhausted = FALSE;
@@ -1332,6 +1649,17 @@ gst_erap_sink_start (GstBaseSink * bsink)
     gst_erap_manager_session_set_crypto (m, ms, sink->crypto);
   }
   memset (master, 0, sizeof (master));
+  if (learn && !gst_erap_manager_session_learn (m, ms, hello_id,
+          g_inet_socket_address_get_address (peer), on_hello)) {
+    g_mutex_unlock (&sink->lock);
+    g_object_unref (peer);
+    GST_ELEMENT_ERROR (sink, RESOURCE, BUSY, (NULL),
+        ("another erapsink on %s:%u already learns from hello id %"
+            G_GUINT64_FORMAT, bind_address, bind_port, hello_id));
+    gst_erap_sink_stop (GST_BASE_SINK (sink));
+    goto fail;
+  }
+  g_object_unref (peer);
   gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
   memset (&sink->last_libra, 0, sizeof (sink->last_libra));
   sink->flushing = FALSE;
@@ -1339,8 +1667,17 @@ gst_erap_sink_start (GstBaseSink * bsink)
   sink->reactions_seen = 0;
   sink->send_errors = 0;
   memset (&sink->last, 0, sizeof (sink->last));
+  if (own) {
+    sink->ack_cancel = g_cancellable_new ();
+    sink->ack_thread = g_thread_new ("erap-rap-acks", rap_ack_thread, sink);
+  }
   g_mutex_unlock (&sink->lock);
-  GST_INFO_OBJECT (sink, "sending to %s:%u", host, port);
+  if (learn)
+    GST_INFO_OBJECT (sink, "on port %u, waiting for a hello (id %"
+        G_GUINT64_FORMAT ") from %s", sink->bound_port, hello_id, host);
+  else
+    GST_INFO_OBJECT (sink, "sending to %s:%u%s", host, port,
+        own ? " (RAP baseline)" : "");
   g_free (host);
   g_free (bind_address);
   return TRUE;
@@ -1375,19 +1712,25 @@ gst_erap_sink_stop (GstBaseSink * bsink)
   GstErapSink *sink = GST_ERAP_SINK (bsink);
   GstErapManagerSession *ms;
   GstErapManager *m;
+  GThread *thread;
 
   g_mutex_lock (&sink->lock);
   ms = sink->msession;
   sink->msession = NULL;
   m = sink->manager;
+  thread = sink->ack_thread;
+  sink->ack_thread = NULL;
   g_mutex_unlock (&sink->lock);
   /* without the sink lock: waits for an ACK being dispatched to us */
   if (ms)
     gst_erap_manager_remove_session (m, ms);
+  if (thread) {
+    g_cancellable_cancel (sink->ack_cancel);
+    g_thread_join (thread);
+  }
 
   g_mutex_lock (&sink->lock);
   drop_id (&sink->timer);
-  drop_id (&sink->sched_id);
   if (sink->sender) {
     gst_erap_sender_get_stats (sink->sender, &sink->last);
     gst_erap_libra_get_state (gst_erap_sender_get_cc (sink->sender),
@@ -1404,6 +1747,11 @@ gst_erap_sink_stop (GstBaseSink * bsink)
   g_clear_pointer (&sink->seal_buf, g_free);
   g_clear_object (&sink->peer);
   sink->socket = NULL;
+  if (sink->own_socket) {
+    g_socket_close (sink->own_socket, NULL);
+    g_clear_object (&sink->own_socket);
+  }
+  g_clear_object (&sink->ack_cancel);
   gst_clear_object (&sink->clock);
   sink->manager = NULL;
   g_mutex_unlock (&sink->lock);

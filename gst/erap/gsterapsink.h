@@ -27,6 +27,8 @@ typedef enum {
 
 #define GST_TYPE_ERAP_CONGESTION_CONTROL (gst_erap_congestion_control_get_type ())
 GType gst_erap_congestion_control_get_type (void);
+#define GST_TYPE_ERAP_PROTOCOL (gst_erap_protocol_get_type ())
+GType gst_erap_protocol_get_type (void);
 #define GST_TYPE_ERAP_LIBRA_STATE (gst_erap_libra_state_get_type ())
 GType gst_erap_libra_state_get_type (void);
 
@@ -48,6 +50,9 @@ struct _GstErapSink {
   GstClockTime pacing_quantum;
   GstClockTime scheduler_interval;
   gchar *passphrase, *key;
+  GstErapProtocol protocol;
+  gboolean learn_peer;          /* NAT: the destination from hellos */
+  guint64 hello_id;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -56,7 +61,7 @@ struct _GstErapSink {
   GstErapManager *manager;
   GstErapManagerSession *msession;
   GSocket *socket;
-  GSocketAddress *peer;
+  GSocketAddress *peer;         /* NULL until learnt (learn-peer) */
   struct sockaddr_storage peer_native;  /* for sendmmsg */
   socklen_t peer_native_len;
   gboolean gso;                 /* UDP_SEGMENT works on this path */
@@ -65,7 +70,6 @@ struct _GstErapSink {
   GstClockTime timer_time;
   GstClockTime cork_until;      /* no sending before (render's batching) */
   GstClockID linger_id;
-  GstClockID sched_id;
   gboolean flushing;
   gboolean render_waiting;      /* render() waits on queue_cond */
   guint64 reactions_seen;
@@ -78,6 +82,13 @@ struct _GstErapSink {
   gsize seal_stride;
   gboolean encrypted, crypto_exhausted, auth_warned;
   GstErapCryptoStats last_crypto;
+  /* protocol=rap: the session's own socket and ACK thread */
+  GSocket *own_socket;
+  GThread *ack_thread;
+  GCancellable *ack_cancel;
+  GstTwoflowHelloLearnerStats last_hello;
+  guint64 last_hellos_unknown;
+  guint bound_port;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsink);

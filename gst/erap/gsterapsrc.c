@@ -14,6 +14,10 @@
  * acknowledging retransmissions until nothing has arrived for
  * #GstErapSrc:linger.
  *
+ * With #GstErapSrc:protocol=rap it is the receiving end of the RAP
+ * baseline (erapsink protocol=rap): RAP's 24-byte header on data and
+ * ACKs, and one ACK datagram per data packet (no bundling, no UDP_GRO).
+ *
  * Packets from another sender than the first one, and datagrams that are
  * not ERAP data, are dropped and counted. At most
  * #GstErapSrc:max-reorder-bytes are held out of order; packets beyond are
@@ -28,6 +32,8 @@
  * * `dropped-no-memory` (guint64): dropped for lack of reorder memory
  * * `acks-sent` (guint64): ACKs sent, one per accepted data packet
  * * `ack-errors` (guint64): ACKs the socket refused
+ * * `ack-datagrams` (guint64): datagrams the ACKs went in (as many as
+ *   ACKs with protocol=rap)
  * * `messages` (guint64): buffers pushed
  * * `bytes` (guint64): payload bytes pushed
  * * `reorder-bytes` (guint64): payload held out of order now
@@ -49,12 +55,32 @@
  *   session, not sealed
  * * `replays` (guint64): authentic data packets dropped as seen before
  *   or older than the replay window
+ * * `hellos-sent` (guint64): hellos sent (#GstErapSrc:hello-host)
+ * * `hello-errors` (guint64): hellos the socket refused
+ *
+ * ## Behind NAT: the hello
+ *
+ * A receiver behind NAT cannot be sent to first. With
+ * #GstErapSrc:hello-host and #GstErapSrc:hello-port set (the sender's
+ * address and #GstErapSink:bound-port), the source sends a small *hello*
+ * (24 bytes; 40 sealed with the key when #GstErapSrc:passphrase or
+ * #GstErapSrc:key is set) from the socket it receives on, naming the
+ * session by #GstErapSrc:hello-id, at once and every
+ * #GstErapSrc:hello-interval until data arrives (a hello may be lost),
+ * then every #GstErapSrc:keepalive-interval so the NAT keeps the mapping
+ * while the flow is idle. An erapsink with #GstErapSink:learn-peer sends
+ * to where the hello came from (docs/security.md, NAT).
  *
  * ## Example launch line
  * |[
  * gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts
  * ]| Receives what `gst-launch-1.0 filesrc location=video.ts ! erapsink
  * host=127.0.0.1 port=5004` sends, and exits at its end of stream.
+ * |[
+ * gst-launch-1.0 erapsrc port=0 hello-host=SERVER hello-port=5006 hello-id=42 ! filesink location=copy.ts
+ * ]| Behind NAT: says hello from its socket to SERVER's port 5006 until data
+ * comes (then every 15 s); the sender there runs `erapsink learn-peer=true
+ * hello-id=42 bind-port=5006 host=<the NAT's public address>`.
  */
 #define _GNU_SOURCE             /* recvmmsg */
 #ifdef HAVE_CONFIG_H
@@ -68,6 +94,7 @@
 #include <netinet/udp.h>
 #include "twoflownet.h"
 #include "gsterapsrc.h"
+#include "gsterapsink.h"            /* GST_TYPE_ERAP_PROTOCOL */
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -100,7 +127,20 @@ enum {
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
+  PROP_PROTOCOL,
+  PROP_HELLO_HOST,
+  PROP_HELLO_PORT,
+  PROP_HELLO_ID,
+  PROP_HELLO_INTERVAL,
+  PROP_KEEPALIVE_INTERVAL,
 };
+
+#define DEFAULT_PROTOCOL           GST_ERAP_PROTOCOL_ERAP
+#define DEFAULT_HELLO_HOST         NULL
+#define DEFAULT_HELLO_PORT         0
+#define DEFAULT_HELLO_ID           0
+#define DEFAULT_HELLO_INTERVAL     GST_TWOFLOW_HELLO_DEFAULT_RETRY
+#define DEFAULT_KEEPALIVE_INTERVAL GST_TWOFLOW_HELLO_DEFAULT_KEEPALIVE
 
 #define DEFAULT_PASSPHRASE         NULL
 #define DEFAULT_KEY                NULL
@@ -247,6 +287,73 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
           G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstErapSrc:protocol:
+   *
+   * `erap`, or `rap`: the receiving end of the RAP baseline (24-byte
+   * header, one ACK datagram per packet); the same as the sender's. No
+   * keyed mode with `rap`.
+   */
+  g_object_class_install_property (gobject_class, PROP_PROTOCOL,
+      g_param_spec_enum ("protocol", "Protocol",
+          "erap, or rap: the RAP baseline (24-byte header, one ACK datagram "
+          "per packet)", GST_TYPE_ERAP_PROTOCOL, DEFAULT_PROTOCOL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:hello-host:
+   *
+   * NAT traversal: the sender's address to send hellos to (with
+   * #GstErapSrc:hello-port), from the socket data is received on; unset
+   * (the default), no hello is sent.
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_HOST,
+      g_param_spec_string ("hello-host", "Hello host",
+          "Sender address to say hello to from our socket (NAT traversal)",
+          DEFAULT_HELLO_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:hello-port:
+   *
+   * The sender's UDP port for hellos (its #GstErapSink:bound-port).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
+      g_param_spec_uint ("hello-port", "Hello port",
+          "Sender UDP port to say hello to", 0, 65535, DEFAULT_HELLO_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:hello-id:
+   *
+   * The session id hellos carry (the sender's #GstErapSink:hello-id).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
+      g_param_spec_uint64 ("hello-id", "Hello id",
+          "Session id carried by the hellos", 0, G_MAXUINT64,
+          DEFAULT_HELLO_ID, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:hello-interval:
+   *
+   * Time between hellos until data arrives (ns).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_INTERVAL,
+      g_param_spec_uint64 ("hello-interval", "Hello interval",
+          "Time between hellos until data arrives (ns)", GST_MSECOND,
+          G_MAXUINT64, DEFAULT_HELLO_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSrc:keepalive-interval:
+   *
+   * Time between hellos once data arrived (ns), keeping the NAT's mapping
+   * while the flow is idle; 0: none.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEEPALIVE_INTERVAL,
+      g_param_spec_uint64 ("keepalive-interval", "Keepalive interval",
+          "Time between hellos once data arrived (ns, 0 = none)", 0,
+          G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "ERAP source",
       "Source/Network",
@@ -270,6 +377,11 @@ gst_erap_src_init (GstErapSrc * src)
   src->port = DEFAULT_PORT;
   src->max_reorder_bytes = DEFAULT_MAX_REORDER_BYTES;
   src->linger = DEFAULT_LINGER;
+  src->protocol = DEFAULT_PROTOCOL;
+  src->hello_port = DEFAULT_HELLO_PORT;
+  src->hello_id = DEFAULT_HELLO_ID;
+  src->hello_interval = DEFAULT_HELLO_INTERVAL;
+  src->keepalive_interval = DEFAULT_KEEPALIVE_INTERVAL;
   g_mutex_init (&src->lock);
   g_queue_init (&src->ready);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
@@ -284,6 +396,7 @@ gst_erap_src_finalize (GObject * object)
   g_free (src->address);
   g_free (src->passphrase);
   g_free (src->key);
+  g_free (src->hello_host);
   gst_clear_caps (&src->caps);
   g_mutex_clear (&src->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -301,6 +414,8 @@ make_stats (GstErapSrc * src)
     gst_erap_receiver_get_stats (src->receiver, &src->last);
   if (src->crypto)
     gst_erap_crypto_get_stats (src->crypto, &src->last_crypto);
+  if (src->hello)
+    gst_twoflow_hello_get_stats (src->hello, &src->last_hello);
   st = src->last;
   cs = src->last_crypto;
   s = gst_structure_new ("application/x-erapsrc-stats",
@@ -311,6 +426,7 @@ make_stats (GstErapSrc * src)
       "dropped-no-memory", G_TYPE_UINT64, st.dropped_no_memory,
       "acks-sent", G_TYPE_UINT64, st.acks,
       "ack-errors", G_TYPE_UINT64, src->ack_errors,
+      "ack-datagrams", G_TYPE_UINT64, src->ack_datagrams,
       "messages", G_TYPE_UINT64, st.messages_delivered,
       "bytes", G_TYPE_UINT64, st.bytes_delivered,
       "reorder-bytes", G_TYPE_UINT64, st.reorder_bytes,
@@ -318,7 +434,9 @@ make_stats (GstErapSrc * src)
       "encrypted", G_TYPE_BOOLEAN, src->encrypted,
       "authenticated", G_TYPE_UINT64, cs.opened,
       "auth-failures", G_TYPE_UINT64, cs.auth_failures,
-      "replays", G_TYPE_UINT64, cs.replays, NULL);
+      "replays", G_TYPE_UINT64, cs.replays,
+      "hellos-sent", G_TYPE_UINT64, src->last_hello.hellos,
+      "hello-errors", G_TYPE_UINT64, src->hello_errors, NULL);
   g_mutex_unlock (&src->lock);
   return s;
 }
@@ -360,6 +478,25 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
       g_free (src->key);
       src->key = g_value_dup_string (value);
       break;
+    case PROP_PROTOCOL:
+      src->protocol = g_value_get_enum (value);
+      break;
+    case PROP_HELLO_HOST:
+      g_free (src->hello_host);
+      src->hello_host = g_value_dup_string (value);
+      break;
+    case PROP_HELLO_PORT:
+      src->hello_port = g_value_get_uint (value);
+      break;
+    case PROP_HELLO_ID:
+      src->hello_id = g_value_get_uint64 (value);
+      break;
+    case PROP_HELLO_INTERVAL:
+      src->hello_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_KEEPALIVE_INTERVAL:
+      src->keepalive_interval = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -393,11 +530,29 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MAX_REORDER_BYTES:
       g_value_set_uint64 (value, src->max_reorder_bytes);
       break;
+    case PROP_PROTOCOL:
+      g_value_set_enum (value, src->protocol);
+      break;
     case PROP_LINGER:
       g_value_set_uint64 (value, src->linger);
       break;
     case PROP_CAPS:
       gst_value_set_caps (value, src->caps);
+      break;
+    case PROP_HELLO_HOST:
+      g_value_set_string (value, src->hello_host);
+      break;
+    case PROP_HELLO_PORT:
+      g_value_set_uint (value, src->hello_port);
+      break;
+    case PROP_HELLO_ID:
+      g_value_set_uint64 (value, src->hello_id);
+      break;
+    case PROP_HELLO_INTERVAL:
+      g_value_set_uint64 (value, src->hello_interval);
+      break;
+    case PROP_KEEPALIVE_INTERVAL:
+      g_value_set_uint64 (value, src->keepalive_interval);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -435,12 +590,21 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   guint port;
   guint8 master[GST_ERAP_KEY_SIZE];
   gint keyed;
+  gchar *hello_host;
+  guint hello_port;
+  GInetSocketAddress *hello_dest = NULL;
+  GstClockTime hello_interval, keepalive_interval;
 
   GST_OBJECT_LOCK (src);
   address = g_strdup (src->address);
   port = src->port;
+  hello_host = g_strdup (src->hello_host);
+  hello_port = src->hello_port;
+  hello_interval = src->hello_interval;
+  keepalive_interval = src->keepalive_interval;
   gst_erap_receiver_config_init (&rc);
   rc.max_reorder_bytes = src->max_reorder_bytes;
+  rc.protocol = src->protocol;
   keyed = gst_erap_crypto_master_from_settings (src->passphrase, src->key,
       master, &err);
   GST_OBJECT_UNLOCK (src);
@@ -450,7 +614,36 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     g_free (address);
     return FALSE;
   }
+  if (keyed > 0 && rc.protocol == GST_ERAP_PROTOCOL_RAP) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("protocol=rap has no keyed mode (passphrase or key)"));
+    memset (master, 0, sizeof (master));
+    g_free (address);
+    return FALSE;
+  }
 
+  if (hello_host && *hello_host && rc.protocol == GST_ERAP_PROTOCOL_RAP) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+        ("protocol=rap has no hellos (hello-host)"));
+    g_free (hello_host);
+    g_free (address);
+    return FALSE;
+  }
+  if (hello_host && *hello_host) {
+    hello_dest = twoflow_net_resolve (hello_host, hello_port,
+        G_SOCKET_FAMILY_INVALID, &err);
+    if (!hello_dest || hello_port == 0) {
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("cannot say hello to %s:%u: %s", hello_host, hello_port,
+              err ? err->message : "no port"));
+      g_clear_error (&err);
+      g_clear_object (&hello_dest);
+      g_free (hello_host);
+      g_free (address);
+      return FALSE;
+    }
+  }
+  g_free (hello_host);
   sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE,
       4 * 1024 * 1024, 0, &err);
   if (!sock) {
@@ -462,11 +655,14 @@ gst_erap_src_start (GstBaseSrc * bsrc)
           ("cannot bind %s:%u: %s", address, port, err->message));
     g_clear_error (&err);
     g_free (address);
+    g_clear_object (&hello_dest);
     return FALSE;
   }
   g_free (address);
-  /* take a sender's UDP_SEGMENT runs whole where the path keeps them */
-  g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
+  /* take a sender's UDP_SEGMENT runs whole where the path keeps them
+   * (the RAP baseline reads packet by packet) */
+  if (rc.protocol != GST_ERAP_PROTOCOL_RAP)
+    g_socket_set_option (sock, SOL_UDP, UDP_GRO, 1, NULL);
   port = twoflow_net_local_port (sock);
   GST_OBJECT_LOCK (src);
   src->port = port;
@@ -485,8 +681,17 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
   twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
-  src->foreign = src->ack_errors = 0;
+  src->foreign = src->ack_errors = src->ack_datagrams = 0;
   memset (&src->last, 0, sizeof (src->last));
+  memset (&src->last_hello, 0, sizeof (src->last_hello));
+  src->hello_errors = 0;
+  src->clock = gst_system_clock_obtain ();
+  if (hello_dest) {
+    src->hello_dest = G_SOCKET_ADDRESS (hello_dest);
+    /* wall-clock microseconds: a later session's hellos count higher */
+    src->hello = gst_twoflow_hello_new (hello_interval, keepalive_interval,
+        g_get_real_time (), gst_clock_get_time (src->clock));
+  }
   g_mutex_unlock (&src->lock);
   GST_INFO_OBJECT (src, "receiving on port %u", port);
   return TRUE;
@@ -513,6 +718,12 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
     g_clear_object (&src->socket);
   }
   g_clear_object (&src->peer);
+  if (src->hello) {
+    gst_twoflow_hello_get_stats (src->hello, &src->last_hello);
+    g_clear_pointer (&src->hello, gst_twoflow_hello_free);
+  }
+  g_clear_object (&src->hello_dest);
+  gst_clear_object (&src->clock);
   g_queue_clear_full (&src->ready, (GDestroyNotify) gst_buffer_unref);
   g_clear_pointer (&src->scratch, g_free);
   twoflow_cancel_clear (&src->cancel);
@@ -602,6 +813,8 @@ send_acks (GstErapSrc * src, const guint8 * acks, gsize len, guint n_acks)
       return;
     acks = sealed;
   }
+  if (n_acks)
+    src->ack_datagrams++;
   if (n_acks && g_socket_send_to (src->socket, src->peer,
           (const gchar *) acks, len, NULL, &err) < 0) {
     /* a full socket buffer: these ACKs are lost, later ones repeat what
@@ -687,6 +900,9 @@ receive_some (GstErapSrc * src)
           off += seg;
           continue;
         }
+        if (src->hello)
+          gst_twoflow_hello_handle_data (src->hello,
+              gst_clock_get_time (src->clock));
         if (!src->peer) {
           /* the sender: the first (authentic, when keyed) packet's */
           src->peer = g_socket_address_new_from_native (&from[i],
@@ -696,7 +912,9 @@ receive_some (GstErapSrc * src)
           src->peer_native = from[i];
         }
 
-        if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks)) {
+        /* RAP: one ACK datagram per data packet */
+        if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks) ||
+            (n_acks > 0 && src->protocol == GST_ERAP_PROTOCOL_RAP)) {
           g_mutex_unlock (&src->lock);
           send_acks (src, acks, acks_len, n_acks);
           g_mutex_lock (&src->lock);
@@ -737,6 +955,54 @@ receive_some (GstErapSrc * src)
   }
 }
 
+/* NAT: the hellos due now, from our socket; returns the microseconds
+ * until the next one (-1: none). now = clock; core(now); the caller waits
+ * on the socket until next_wakeup(). */
+static gint64
+say_hello (GstErapSrc * src)
+{
+  GstClockTime now, next;
+  guint64 counter;
+  gint64 wait;
+
+  g_mutex_lock (&src->lock);
+  if (!src->hello) {
+    g_mutex_unlock (&src->lock);
+    return -1;
+  }
+  now = gst_clock_get_time (src->clock);
+  while (gst_twoflow_hello_poll (src->hello, now, &counter)) {
+    GstErapHello h = { src->hello_id, counter, src->port, FALSE };
+    guint8 out[GST_ERAP_SEALED_HELLO_SIZE];
+    gsize len = GST_ERAP_HELLO_SIZE;
+    GError *err = NULL;
+
+    if (src->crypto) {
+      if (!gst_erap_crypto_seal_hello (src->crypto, &h, out)) {
+        src->hello_errors++;
+        continue;
+      }
+      len = GST_ERAP_SEALED_HELLO_SIZE;
+    } else {
+      gst_erap_hello_write (&h, out);
+    }
+    if (g_socket_send_to (src->socket, src->hello_dest, (const gchar *) out,
+            len, NULL, &err) < 0) {
+      src->hello_errors++;
+      GST_DEBUG_OBJECT (src, "hello not sent: %s", err->message);
+      g_clear_error (&err);
+    } else {
+      GST_LOG_OBJECT (src, "hello %" G_GUINT64_FORMAT " sent", counter);
+    }
+  }
+  next = gst_twoflow_hello_next_wakeup (src->hello);
+  g_mutex_unlock (&src->lock);
+  if (!GST_CLOCK_TIME_IS_VALID (next))
+    return -1;
+  wait = next > now ? (gint64) ((next - now) / GST_USECOND) : 0;
+  return MAX (wait, 1);
+}
+
 static GstFlowReturn
 gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
 {
@@ -761,8 +1027,8 @@ gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
       GST_INFO_OBJECT (src, "end of stream");
       return GST_FLOW_EOS;
     }
-    if (!g_socket_condition_wait (src->socket, G_IO_IN,
-            src->cancel.cancellable, &err)) {
+    if (!g_socket_condition_timed_wait (src->socket, G_IO_IN,
+            say_hello (src), src->cancel.cancellable, &err)) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
       g_clear_error (&err);

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <sys/socket.h>
 #include <gst/erap/erap.h>
+#include <gst/twoflow/twoflowhello.h>
 #include "twoflownet.h"
 
 G_BEGIN_DECLS
@@ -25,6 +26,11 @@ struct _GstErapSrc {
   GstClockTime linger;
   GstCaps *caps;
   gchar *passphrase, *key;
+  GstErapProtocol protocol;
+  gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
+  guint hello_port;
+  guint64 hello_id;
+  GstClockTime hello_interval, keepalive_interval;
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
@@ -37,10 +43,17 @@ struct _GstErapSrc {
   guint8 *scratch;
   gboolean eos;
   guint64 foreign, ack_errors;
+  guint64 ack_datagrams;        /* datagrams the ACK records went in */
   GstErapCrypto *crypto;        /* NULL: plaintext */
   GstErapCryptoStats last_crypto;
   gboolean encrypted, auth_warned;
   guint64 auth_warn_pending;
+  /* NAT: hellos from our socket (sans-IO core: when) */
+  GstTwoflowHello *hello;
+  GSocketAddress *hello_dest;
+  GstClock *clock;
+  guint64 hello_errors;
+  GstTwoflowHelloStats last_hello;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (erapsrc);

@@ -22,6 +22,11 @@
  * counted. Without a key, feedback from any address but the destination's
  * is dropped and counted.
  *
+ * NAT traversal (learn-peer): the same poll reads the receiver's hellos
+ * (rudpfeedback.h), and the sans-IO learner (gst-libs/gst/twoflow/
+ * twoflowhello.h) decides whether one sets the destination; until one
+ * does, render waits (nothing is queued, so nothing falls due).
+ *
  * Everything below runs under the service lock, which is also the lock of
  * the sinks' queues; packets are sent with it held so a sink that stops
  * (and closes its socket) never races a send. Upstream events are sent
@@ -103,6 +108,13 @@ send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
     gst_buffer_unref (buf);
     return;
   }
+  if (!sink->dest) {
+    /* learn-peer: no hello yet, nowhere to send */
+    sink->dropped_no_peer++;
+    gst_buffer_unmap (buf, &map);
+    gst_buffer_unref (buf);
+    return;
+  }
   gst_rudp_sender_handle_rtp (sink->sender, map.data, map.size);
   if (!send_datagram (sink, sink->dest, map.data, map.size, FALSE, &err)) {
     /* a warning, never fatal: the flow goes on */
@@ -154,7 +166,46 @@ run_sender (TwoflowService * s, GstRudpSink * sink)
   }
 }
 
-/* One poll over the sockets of the sinks under receiver control. */
+/* A datagram that parses as a hello (@authentic: it was SRTCP and
+ * unprotected); TRUE if it was one. Moves the destination when the
+ * learner accepts it from a new address or port. */
+static gboolean
+handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
+    GSocketAddress * from, gboolean authentic, GstClockTime now)
+{
+  guint32 ssrc;
+  guint64 id, counter;
+  GInetAddress *ia;
+  GstTwoflowHelloVerdict v;
+
+  if (!sink->learner || !gst_rudp_hello_parse (data, len, &ssrc, &id,
+          &counter) || !G_IS_INET_SOCKET_ADDRESS (from))
+    return FALSE;
+  if (id != sink->hello_id) {
+    GST_LOG_OBJECT (sink, "hello for another session (%" G_GUINT64_FORMAT
+        ")", id);
+    sink->hellos_unknown++;
+    return TRUE;
+  }
+  ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from));
+  v = gst_twoflow_hello_learner_handle (sink->learner,
+      g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia),
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)), counter,
+      authentic, now);
+  GST_LOG_OBJECT (sink, "hello: %s", gst_twoflow_hello_verdict_name (v));
+  if (v == GST_TWOFLOW_HELLO_LEARNED || v == GST_TWOFLOW_HELLO_MOVED) {
+    GST_INFO_OBJECT (sink, "%s the destination from a hello (port %u)",
+        v == GST_TWOFLOW_HELLO_LEARNED ? "learnt" : "moved",
+        g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)));
+    g_clear_object (&sink->dest);
+    sink->dest = g_object_ref (from);
+    g_cond_broadcast (&sink->space);    /* render waits for it */
+  }
+  return TRUE;
+}
+
+/* One poll over the sockets of the sinks under receiver control or
+ * learning their destination. */
 static gboolean
 read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 {
@@ -166,7 +217,8 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
   for (l = p->sinks; l; l = l->next) {
     GstRudpSink *sink = l->data;
 
-    if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER)
+    if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER &&
+        !sink->learner)
       continue;
     fds[n].fd = g_socket_get_fd (sink->socket);
     fds[n].events = G_IO_IN;
@@ -194,7 +246,12 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
             GST_RUDP_SRTP_AUTH_FAILED;
 
         if (r != GST_RUDP_SRTP_OK) {
-          if (r == GST_RUDP_SRTP_REPLAYED)
+          /* a plain hello to a keyed sink (libsrtp may take its bytes
+           * for an old index): counted as forged too, after the address
+           * check; a genuine SRTCP hello never parses as a plain one */
+          if (handle_hello (sink, data, len, from, FALSE, now))
+            sink->auth_failures++;
+          else if (r == GST_RUDP_SRTP_REPLAYED)
             sink->replayed++;
           else
             sink->auth_failures++;
@@ -204,9 +261,20 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
           continue;
         }
         len = n;
-      } else if (!gst_rudp_same_address (from, sink->dest)) {
+        if (handle_hello (sink, data, len, from, TRUE, now)) {
+          g_clear_object (&from);
+          continue;
+        }
+      } else if (handle_hello (sink, data, len, from, FALSE, now)) {
+        g_clear_object (&from);
+        continue;
+      } else if (!sink->dest || !gst_rudp_same_address (from, sink->dest)) {
         sink->foreign_feedback++;
         GST_LOG_OBJECT (sink, "feedback from a foreign address dropped");
+        g_clear_object (&from);
+        continue;
+      }
+      if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER) {
         g_clear_object (&from);
         continue;
       }
@@ -378,6 +446,10 @@ gst_rudp_pacer_queue (TwoflowService * s, GstRudpSink * sink, GstBuffer * buf)
   gsize size = gst_buffer_get_size (buf);
 
   twoflow_service_lock (s);
+  /* learn-peer: nothing to send to before the first hello; wait for it
+   * (what would be queued meanwhile could only be dropped) */
+  while (!sink->flushing && sink->learner && !sink->dest)
+    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
   /* backpressure: wait for room; an empty queue takes any buffer */
   while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0
       && gst_rudp_flow_queued_bytes (sink->flow) + size > sink->buffer_size)

@@ -53,6 +53,19 @@
  * * `replayed` (guint64): authentic feedback dropped as a replay
  * * `foreign-feedback` (guint64): feedback dropped in plaintext mode because
  *   it did not come from the address the flow is sent to
+ * * `peer` (string): the destination `address:port` (empty while
+ *   #GstRudpSink:learn-peer has not learnt one)
+ * * `hellos` (guint64): hellos accepted (#GstRudpSink:learn-peer)
+ * * `hellos-moved` (guint64): of those, from a new port (the NAT moved)
+ * * `hellos-foreign` (guint64): hellos from another address than
+ *   #GstRudpSink:host's, ignored
+ * * `hellos-forged` (guint64): plain hellos to a keyed sink (not SRTCP),
+ *   dropped (also counted in `auth-failures`)
+ * * `hellos-replayed` (guint64): hellos whose counter was not above the
+ *   last accepted one, dropped
+ * * `hellos-unknown` (guint64): hellos naming another session, ignored
+ * * `dropped-no-peer` (guint64): RTP packets due while no destination was
+ *   known, dropped (render waits for the first hello, so 0 in practice)
  *
  * ## Security
  *
@@ -65,6 +78,25 @@
  * port the flow is sent to: a third party cannot set the rate, but an
  * on-path attacker or one spoofing that address can.
  *
+ * ## Behind NAT: learning the destination
+ *
+ * A receiver behind NAT cannot be sent to first. With
+ * #GstRudpSink:learn-peer the sink sends to where the receiver's *hello*
+ * comes from (rudpsrc with #GstRudpSrc:hello-host and #GstRudpSrc:hello-port
+ * aimed at this sink's #GstRudpSink:bound-port; set #GstRudpSink:bind-port
+ * to choose it): an RTCP packet (RR + APP "HELO" with the session id
+ * #GstRudpSink:hello-id and a counter) from the receiver's RTP socket.
+ * The RTP then leaves from the port the hello reached, to the address and
+ * port it came from (the NAT's public ones), so the NAT takes it for
+ * replies, and the receiver's feedback comes back the same way. Only a
+ * hello from #GstRudpSink:host's address counts (any port: the NAT
+ * chooses it), so media never go to an address the application did not
+ * name (no reflection); with #GstRudpSink:key only an authentic SRTCP
+ * hello (plain ones are dropped and counted), and each hello's counter
+ * must be above the last one's. The receiver repeats its hello as a
+ * keepalive; one from a new port moves the destination. Until the first
+ * hello, render waits (nothing is queued or sent).
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpvrawpay ! rudpsink host=127.0.0.1 port=5004 rate=4000000
@@ -74,6 +106,11 @@
  * ]| Lets the receiver choose the rate among the 10 default levels
  * (160 kbit/s to 1.6 Mbit/s); receive it with
  * `gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
+ * |[
+ * gst-launch-1.0 videotestsrc is-live=true num-buffers=50 ! video/x-raw,width=160,height=120 ! rtpgstpay mtu=1000 ! rudpsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5008 rate=20000000
+ * ]| Sends to a receiver behind a NAT whose public address is 192.0.2.7,
+ * once its hello arrived; the receiver:
+ * `gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -114,7 +151,15 @@ enum {
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
   PROP_STATS,
+  PROP_BIND_PORT,
+  PROP_BOUND_PORT,
+  PROP_LEARN_PEER,
+  PROP_HELLO_ID,
 };
+
+#define DEFAULT_BIND_PORT       0
+#define DEFAULT_LEARN_PEER      FALSE
+#define DEFAULT_HELLO_ID        0
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
@@ -302,6 +347,51 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
       g_param_spec_boxed ("stats", "Statistics", "Sender statistics",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstRudpSink:bind-port:
+   *
+   * Local UDP port the RTP leaves from and feedback and hellos arrive on;
+   * 0 (the default) picks a free one (#GstRudpSink:bound-port).
+   */
+  g_object_class_install_property (gobject_class, PROP_BIND_PORT,
+      g_param_spec_uint ("bind-port", "Bind port",
+          "Local UDP port to send from (0 = a free one)", 0, 65535,
+          DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:bound-port:
+   *
+   * The local UDP port in use once started (from READY on), 0 before.
+   */
+  g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
+      g_param_spec_uint ("bound-port", "Bound port",
+          "Local UDP port in use (read-only, once started)", 0, 65535, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstRudpSink:learn-peer:
+   *
+   * Send to where the receiver's hellos come from (NAT traversal) instead
+   * of #GstRudpSink:host:#GstRudpSink:port: #GstRudpSink:host is then only
+   * the address hellos must come from, #GstRudpSink:port is ignored.
+   */
+  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
+      g_param_spec_boolean ("learn-peer", "Learn peer",
+          "Send to the address and port the receiver's hellos come from "
+          "(from host's address only)", DEFAULT_LEARN_PEER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:hello-id:
+   *
+   * With #GstRudpSink:learn-peer: the session id the receiver's hellos
+   * must carry (#GstRudpSrc:hello-id).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
+      g_param_spec_uint64 ("hello-id", "Hello id",
+          "Session id carried by the receiver's hellos (learn-peer)", 0,
+          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
       "Sink/Network",
@@ -325,6 +415,9 @@ gst_rudp_sink_init (GstRudpSink * sink)
 {
   sink->host = g_strdup (DEFAULT_HOST);
   sink->port = DEFAULT_PORT;
+  sink->bind_port = DEFAULT_BIND_PORT;
+  sink->learn_peer = DEFAULT_LEARN_PEER;
+  sink->hello_id = DEFAULT_HELLO_ID;
   sink->rate = DEFAULT_RATE;
   sink->timer_interval = DEFAULT_TIMER_INTERVAL;
   sink->bucket_depth = DEFAULT_BUCKET_DEPTH;
@@ -437,6 +530,15 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_SRTP_AUTH:
       sink->srtp_auth = g_value_get_enum (value);
       break;
+    case PROP_BIND_PORT:
+      sink->bind_port = g_value_get_uint (value);
+      break;
+    case PROP_LEARN_PEER:
+      sink->learn_peer = g_value_get_boolean (value);
+      break;
+    case PROP_HELLO_ID:
+      sink->hello_id = g_value_get_uint64 (value);
+      break;
     case PROP_LEVELS:{
       GstRudpLevels l;
 
@@ -499,6 +601,18 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SRTP_AUTH:
       g_value_set_enum (value, sink->srtp_auth);
       break;
+    case PROP_BIND_PORT:
+      g_value_set_uint (value, sink->bind_port);
+      break;
+    case PROP_BOUND_PORT:
+      g_value_set_uint (value, sink->bound_port);
+      break;
+    case PROP_LEARN_PEER:
+      g_value_set_boolean (value, sink->learn_peer);
+      break;
+    case PROP_HELLO_ID:
+      g_value_set_uint64 (value, sink->hello_id);
+      break;
     case PROP_LEVELS:
       GST_OBJECT_LOCK (sink);
       levels_to_value (&sink->levels, value);
@@ -522,6 +636,8 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
 {
   GstRudpSenderStats ss = { 0 };
   GstRudpFlowStats idle = { 0 };
+  GstStructure *st;
+  gchar *peer = NULL;
 
   if (sink->sender)
     gst_rudp_sender_get_stats (sink->sender, &ss);
@@ -530,7 +646,17 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
     idle.depth = sink->bucket_depth;
     fs = &idle;
   }
-  return gst_structure_new ("application/x-rudpsink-stats",
+  if (sink->learner)
+    gst_twoflow_hello_learner_get_stats (sink->learner, &sink->last_hello);
+  if (sink->dest) {
+    GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (sink->dest);
+    gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+        (ia));
+
+    peer = g_strdup_printf ("%s:%u", a, g_inet_socket_address_get_port (ia));
+    g_free (a);
+  }
+  st = gst_structure_new ("application/x-rudpsink-stats",
       "rate", G_TYPE_UINT64, fs->rate * 8,
       "level", G_TYPE_UINT, sink->sender ? ss.level : sink->initial_level,
       "bytes-sent", G_TYPE_UINT64, fs->bytes_sent,
@@ -547,7 +673,17 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "srtp", G_TYPE_BOOLEAN, sink->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, sink->auth_failures,
       "replayed", G_TYPE_UINT64, sink->replayed,
-      "foreign-feedback", G_TYPE_UINT64, sink->foreign_feedback, NULL);
+      "foreign-feedback", G_TYPE_UINT64, sink->foreign_feedback,
+      "peer", G_TYPE_STRING, peer ? peer : "",
+      "hellos", G_TYPE_UINT64, sink->last_hello.accepted,
+      "hellos-moved", G_TYPE_UINT64, sink->last_hello.moved,
+      "hellos-foreign", G_TYPE_UINT64, sink->last_hello.foreign,
+      "hellos-forged", G_TYPE_UINT64, sink->last_hello.forged,
+      "hellos-replayed", G_TYPE_UINT64, sink->last_hello.replayed,
+      "hellos-unknown", G_TYPE_UINT64, sink->hellos_unknown,
+      "dropped-no-peer", G_TYPE_UINT64, sink->dropped_no_peer, NULL);
+  g_free (peer);
+  return st;
 }
 
 static gboolean
@@ -559,6 +695,9 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   GError *err = NULL;
   gchar *host;
   GstRudpSrtp *srtp = NULL;
+  guint bind_port;
+  gboolean learn;
+  GSocketFamily family;
 
   GST_OBJECT_LOCK (sink);
   if (sink->key && *sink->key)
@@ -574,6 +713,8 @@ gst_rudp_sink_start (GstBaseSink * bsink)
 
   GST_OBJECT_LOCK (sink);
   host = g_strdup (sink->host);
+  bind_port = sink->bind_port;
+  learn = sink->learn_peer;
   gst_rudp_sender_config_init (&sc);
   sc.levels = sink->levels;
   sc.initial_level = sink->initial_level;
@@ -590,19 +731,39 @@ gst_rudp_sink_start (GstBaseSink * bsink)
     return FALSE;
   }
   g_free (host);
-  /* an ephemeral port of our own: the receiver's feedback comes back
-   * here; non-blocking: the pacing thread must never block on one flow */
-  sink->socket = twoflow_net_udp_open_any (g_socket_address_get_family
-      (G_SOCKET_ADDRESS (dest)), 0, 0, 1024 * 1024, &err);
+  /* a port of our own (ephemeral unless bind-port): the receiver's
+   * feedback and hellos come back here; non-blocking: the pacing thread
+   * must never block on one flow */
+  family = g_socket_address_get_family (G_SOCKET_ADDRESS (dest));
+  if (bind_port)
+    sink->socket = twoflow_net_udp_open (family == G_SOCKET_FAMILY_IPV6 ?
+        "::" : "0.0.0.0", bind_port, 0, 0, 1024 * 1024, &err);
+  else
+    sink->socket = twoflow_net_udp_open_any (family, 0, 0, 1024 * 1024, &err);
   if (!sink->socket) {
     GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE, (NULL),
-        ("cannot open a UDP socket: %s", err->message));
+        ("cannot open a UDP socket on port %u: %s", bind_port, err->message));
     g_clear_error (&err);
     g_object_unref (dest);
     gst_rudp_srtp_free (srtp);
     return FALSE;
   }
-  sink->dest = G_SOCKET_ADDRESS (dest);
+  sink->bound_port = twoflow_net_local_port (sink->socket);
+  memset (&sink->last_hello, 0, sizeof (sink->last_hello));
+  sink->dropped_no_peer = sink->hellos_unknown = 0;
+  if (learn) {
+    GInetAddress *ia = g_inet_socket_address_get_address (dest);
+
+    /* the destination comes from the hellos of this address only */
+    sink->learner = gst_twoflow_hello_learner_new (g_inet_address_to_bytes
+        (ia), g_inet_address_get_native_size (ia), srtp != NULL);
+    sink->dest = NULL;
+    g_object_unref (dest);
+    GST_INFO_OBJECT (sink, "on port %u, waiting for a hello",
+        sink->bound_port);
+  } else {
+    sink->dest = G_SOCKET_ADDRESS (dest);
+  }
   sink->srtp = srtp;
   sink->auth_failures = sink->replayed = sink->foreign_feedback = 0;
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
@@ -625,6 +786,10 @@ gst_rudp_sink_stop (GstBaseSink * bsink)
     g_socket_close (sink->socket, NULL);
   g_clear_object (&sink->socket);
   g_clear_object (&sink->dest);
+  if (sink->learner) {
+    gst_twoflow_hello_learner_get_stats (sink->learner, &sink->last_hello);
+    g_clear_pointer (&sink->learner, gst_twoflow_hello_learner_free);
+  }
   /* the counters stay readable; the context goes */
   g_clear_pointer (&sink->srtp, gst_rudp_srtp_free);
   g_clear_pointer (&sink->scratch, g_free);

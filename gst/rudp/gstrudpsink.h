@@ -7,6 +7,7 @@
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
+#include <gst/twoflow/twoflowhello.h>
 #include "twoflowservice.h"
 #include "gstrudpsrtp.h"
 
@@ -39,10 +40,14 @@ struct _GstRudpSink {
   gchar *key;                   /* SRTP master key and salt, hex; NULL: plain */
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
+  guint bind_port;              /* 0: an ephemeral port */
+  gboolean learn_peer;          /* NAT: the destination from hellos */
+  guint64 hello_id;
 
   /* I/O, between start and stop */
   GSocket *socket;
-  GSocketAddress *dest;
+  GSocketAddress *dest;         /* NULL until learnt (learn-peer) */
+  guint bound_port;
   GstRudpSrtp *srtp;            /* NULL in plaintext mode */
   guint8 *scratch;              /* the packet being protected (pacer) */
   gsize scratch_size;
@@ -58,6 +63,10 @@ struct _GstRudpSink {
   guint64 auth_failures;        /* feedback failing SRTCP authentication */
   guint64 replayed;             /* feedback replayed (SRTCP index seen) */
   guint64 foreign_feedback;     /* plaintext feedback from another address */
+  GstTwoflowHelloLearner *learner;      /* learn-peer */
+  GstTwoflowHelloLearnerStats last_hello;
+  guint64 dropped_no_peer;      /* RTP due before a hello named the peer */
+  guint64 hellos_unknown;       /* hellos naming another session */
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;

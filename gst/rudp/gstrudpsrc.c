@@ -62,6 +62,22 @@
  * * `foreign-rtcp` (guint64): plaintext mode: sender notices dropped because
  *   they did not come from where the RTP comes from
  *
+ * * `hellos-sent` (guint64): hellos sent (#GstRudpSrc:hello-host)
+ * * `hello-errors` (guint64): hellos not sent (socket or SRTCP error)
+ *
+ * ## Behind NAT: the hello
+ *
+ * A receiver behind NAT cannot be sent to first. With
+ * #GstRudpSrc:hello-host and #GstRudpSrc:hello-port set (the sender's
+ * address and #GstRudpSink:bound-port), the timer thread sends a *hello*
+ * from the socket the RTP arrives on: an RTCP compound (RR + APP "HELO"
+ * with #GstRudpSrc:hello-id and a counter; SRTCP with #GstRudpSrc:key),
+ * at once and every #GstRudpSrc:hello-interval until RTP arrives (a hello
+ * may be lost), then every #GstRudpSrc:keepalive-interval so the NAT keeps
+ * the mapping. A rudpsink with #GstRudpSink:learn-peer sends to where the
+ * hello came from, and the feedback (sent to where the RTP comes from)
+ * takes the same mapping back (docs/security.md, NAT).
+ *
  * ## Security
  *
  * With #GstRudpSrc:key (the same SRTP master key and salt as the
@@ -78,6 +94,12 @@
  * ]| Receives what
  * `gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
  * sends, choosing its rate.
+ * |[
+ * gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
+ * ]| Behind NAT: says hello from its socket to SERVER's port 5008 until RTP
+ * comes, then every 15 s; the sender there runs
+ * `rudpsink learn-peer=true hello-id=42 bind-port=5008 host=<the NAT's
+ * public address>`.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -123,7 +145,18 @@ enum {
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
   PROP_STATS,
+  PROP_HELLO_HOST,
+  PROP_HELLO_PORT,
+  PROP_HELLO_ID,
+  PROP_HELLO_INTERVAL,
+  PROP_KEEPALIVE_INTERVAL,
 };
+
+#define DEFAULT_HELLO_HOST         NULL
+#define DEFAULT_HELLO_PORT         0
+#define DEFAULT_HELLO_ID           0
+#define DEFAULT_HELLO_INTERVAL     GST_TWOFLOW_HELLO_DEFAULT_RETRY
+#define DEFAULT_KEEPALIVE_INTERVAL GST_TWOFLOW_HELLO_DEFAULT_KEEPALIVE
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
@@ -337,6 +370,60 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
       g_param_spec_boxed ("stats", "Statistics", "Receiver statistics",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstRudpSrc:hello-host:
+   *
+   * NAT traversal: the sender's address to send hellos to (with
+   * #GstRudpSrc:hello-port), from the socket RTP is received on; unset
+   * (the default), no hello is sent.
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_HOST,
+      g_param_spec_string ("hello-host", "Hello host",
+          "Sender address to say hello to from our socket (NAT traversal)",
+          DEFAULT_HELLO_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:hello-port:
+   *
+   * The sender's UDP port for hellos (its #GstRudpSink:bound-port).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
+      g_param_spec_uint ("hello-port", "Hello port",
+          "Sender UDP port to say hello to", 0, 65535, DEFAULT_HELLO_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:hello-id:
+   *
+   * The session id hellos carry (the sender's #GstRudpSink:hello-id).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
+      g_param_spec_uint64 ("hello-id", "Hello id",
+          "Session id carried by the hellos", 0, G_MAXUINT64,
+          DEFAULT_HELLO_ID, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:hello-interval:
+   *
+   * Time between hellos until RTP arrives (ns).
+   */
+  g_object_class_install_property (gobject_class, PROP_HELLO_INTERVAL,
+      g_param_spec_uint64 ("hello-interval", "Hello interval",
+          "Time between hellos until RTP arrives (ns)", GST_MSECOND,
+          G_MAXUINT64, DEFAULT_HELLO_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSrc:keepalive-interval:
+   *
+   * Time between hellos once RTP arrived (ns), keeping the NAT's mapping;
+   * 0: none.
+   */
+  g_object_class_install_property (gobject_class, PROP_KEEPALIVE_INTERVAL,
+      g_param_spec_uint64 ("keepalive-interval", "Keepalive interval",
+          "Time between hellos once RTP arrived (ns, 0 = none)", 0,
+          G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -367,6 +454,10 @@ gst_rudp_src_init (GstRudpSrc * src)
   gst_rudp_levels_init_default (&src->levels);
   src->srtp_cipher = DEFAULT_SRTP_CIPHER;
   src->srtp_auth = DEFAULT_SRTP_AUTH;
+  src->hello_port = DEFAULT_HELLO_PORT;
+  src->hello_id = DEFAULT_HELLO_ID;
+  src->hello_interval = DEFAULT_HELLO_INTERVAL;
+  src->keepalive_interval = DEFAULT_KEEPALIVE_INTERVAL;
   g_mutex_init (&src->lock);
   g_cond_init (&src->timer_cond);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
@@ -383,6 +474,7 @@ gst_rudp_src_finalize (GObject * object)
   if (src->key)
     memset (src->key, 0, strlen (src->key));
   g_free (src->key);
+  g_free (src->hello_host);
   gst_caps_replace (&src->caps, NULL);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   g_free (src->scratch);
@@ -462,6 +554,22 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_SRTP_AUTH:
       src->srtp_auth = g_value_get_enum (value);
       break;
+    case PROP_HELLO_HOST:
+      g_free (src->hello_host);
+      src->hello_host = g_value_dup_string (value);
+      break;
+    case PROP_HELLO_PORT:
+      src->hello_port = g_value_get_uint (value);
+      break;
+    case PROP_HELLO_ID:
+      src->hello_id = g_value_get_uint64 (value);
+      break;
+    case PROP_HELLO_INTERVAL:
+      src->hello_interval = g_value_get_uint64 (value);
+      break;
+    case PROP_KEEPALIVE_INTERVAL:
+      src->keepalive_interval = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -478,6 +586,8 @@ make_stats (GstRudpSrc * src)
   g_mutex_lock (&src->lock);
   if (src->receiver)
     gst_rudp_receiver_get_stats (src->receiver, &st);
+  if (src->hello)
+    gst_twoflow_hello_get_stats (src->hello, &src->last_hello);
   s = gst_structure_new ("application/x-rudpsrc-stats",
       "received", G_TYPE_UINT64, st.received,
       "lost", G_TYPE_UINT64, st.lost,
@@ -494,7 +604,9 @@ make_stats (GstRudpSrc * src)
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
       "replayed", G_TYPE_UINT64, src->replayed,
-      "foreign-rtcp", G_TYPE_UINT64, src->foreign_rtcp, NULL);
+      "foreign-rtcp", G_TYPE_UINT64, src->foreign_rtcp,
+      "hellos-sent", G_TYPE_UINT64, src->last_hello.hellos,
+      "hello-errors", G_TYPE_UINT64, src->hello_errors, NULL);
   g_mutex_unlock (&src->lock);
   return s;
 }
@@ -559,6 +671,21 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_SRTP_AUTH:
       g_value_set_enum (value, src->srtp_auth);
+      break;
+    case PROP_HELLO_HOST:
+      g_value_set_string (value, src->hello_host);
+      break;
+    case PROP_HELLO_PORT:
+      g_value_set_uint (value, src->hello_port);
+      break;
+    case PROP_HELLO_ID:
+      g_value_set_uint64 (value, src->hello_id);
+      break;
+    case PROP_HELLO_INTERVAL:
+      g_value_set_uint64 (value, src->hello_interval);
+      break;
+    case PROP_KEEPALIVE_INTERVAL:
+      g_value_set_uint64 (value, src->keepalive_interval);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -656,6 +783,32 @@ run_core (GstRudpSrc * src, GstClockTime now)
   }
 }
 
+/* NAT: the hellos due at @now, from our socket; with the lock held. */
+static void
+say_hello (GstRudpSrc * src, GstClockTime now)
+{
+  guint64 counter;
+
+  if (!src->hello)
+    return;
+  while (gst_twoflow_hello_poll (src->hello, now, &counter)) {
+    guint8 pkt[GST_RUDP_HELLO_SIZE + GST_RUDP_SRTP_TRAILER];
+    gint len = GST_RUDP_HELLO_SIZE;
+    GError *err = NULL;
+
+    gst_rudp_hello_write (pkt, src->ssrc, src->hello_id, counter);
+    if (src->srtp)
+      len = gst_rudp_srtp_protect (src->srtp, pkt, len, TRUE);
+    if (len < 0 || g_socket_send_to (src->socket, src->hello_dest,
+            (const gchar *) pkt, len, NULL, &err) < 0) {
+      src->hello_errors++;
+      GST_DEBUG_OBJECT (src, "hello not sent: %s", err ? err->message :
+          "SRTCP protection failed");
+      g_clear_error (&err);
+    }
+  }
+}
+
 /* now = clock; core(now); wait(next_wakeup()) */
 static gpointer
 timer_thread (gpointer data)
@@ -669,7 +822,15 @@ timer_thread (gpointer data)
 
     src->timer_at = GST_CLOCK_TIME_NONE;
     run_core (src, now);
+    say_hello (src, now);
     next = gst_rudp_receiver_next_wakeup (src->receiver);
+    if (src->hello) {
+      GstClockTime h = gst_twoflow_hello_next_wakeup (src->hello);
+
+      if (GST_CLOCK_TIME_IS_VALID (h) && (!GST_CLOCK_TIME_IS_VALID (next)
+              || h < next))
+        next = h;
+    }
     if (!GST_CLOCK_TIME_IS_VALID (next)) {
       /* nothing received yet: the first packet wakes us */
       g_cond_wait (&src->timer_cond, &src->lock);
@@ -700,6 +861,10 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   gchar *address;
   gint port, rcvbuf;
   GstRudpSrtp *srtp = NULL;
+  gchar *hello_host;
+  guint hello_port;
+  GInetSocketAddress *hello_dest = NULL;
+  GstClockTime hello_interval, keepalive_interval;
 
   GST_OBJECT_LOCK (src);
   if (src->key && *src->key)
@@ -725,7 +890,28 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;
   rc.initial_rtt = src->initial_rtt;
+  hello_host = g_strdup (src->hello_host);
+  hello_port = src->hello_port;
+  hello_interval = src->hello_interval;
+  keepalive_interval = src->keepalive_interval;
   GST_OBJECT_UNLOCK (src);
+
+  if (hello_host && *hello_host) {
+    hello_dest = twoflow_net_resolve (hello_host, hello_port,
+        G_SOCKET_FAMILY_INVALID, &err);
+    if (!hello_dest || hello_port == 0) {
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("cannot say hello to %s:%u: %s", hello_host, hello_port,
+              err ? err->message : "no port"));
+      g_clear_error (&err);
+      g_clear_object (&hello_dest);
+      g_free (hello_host);
+      g_free (address);
+      gst_rudp_srtp_free (srtp);
+      return FALSE;
+    }
+  }
+  g_free (hello_host);
 
   socket = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE |
       TWOFLOW_NET_BLOCKING | TWOFLOW_NET_FORCE_BUFFERS, rcvbuf, 0, &err);
@@ -739,6 +925,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
     g_clear_error (&err);
     g_free (address);
     gst_rudp_srtp_free (srtp);
+    g_clear_object (&hello_dest);
     return FALSE;
   }
   g_free (address);
@@ -756,6 +943,16 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   src->srtp = srtp;
   src->ssrc = g_random_int ();
   src->clock = gst_system_clock_obtain ();
+  src->hello_errors = 0;
+  memset (&src->last_hello, 0, sizeof (src->last_hello));
+  g_clear_object (&src->hello_dest);
+  g_clear_pointer (&src->hello, gst_twoflow_hello_free);
+  if (hello_dest) {
+    src->hello_dest = G_SOCKET_ADDRESS (hello_dest);
+    /* wall-clock microseconds: a later session's hellos count higher */
+    src->hello = gst_twoflow_hello_new (hello_interval, keepalive_interval,
+        g_get_real_time (), gst_clock_get_time (src->clock));
+  }
   src->timer_running = TRUE;
   src->timer_at = GST_CLOCK_TIME_NONE;
   g_mutex_unlock (&src->lock);
@@ -785,6 +982,11 @@ gst_rudp_src_stop (GstBaseSrc * bsrc)
   g_clear_object (&src->sender);
   g_mutex_lock (&src->lock);
   g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
+  if (src->hello) {
+    gst_twoflow_hello_get_stats (src->hello, &src->last_hello);
+    g_clear_pointer (&src->hello, gst_twoflow_hello_free);
+  }
+  g_clear_object (&src->hello_dest);
   g_mutex_unlock (&src->lock);
   /* the receiver stays, so stats stay readable after stop */
   return TRUE;
@@ -919,6 +1121,8 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       }
       len = plen;
     }
+    if (src->hello)
+      gst_twoflow_hello_handle_data (src->hello, now);
     g_clear_object (&src->sender);
     src->sender = from;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);

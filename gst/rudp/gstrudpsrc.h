@@ -7,6 +7,7 @@
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
+#include <gst/twoflow/twoflowhello.h>
 #include "twoflownet.h"
 #include "gstrudpsrtp.h"
 
@@ -34,6 +35,10 @@ struct _GstRudpSrc {
   gchar *key;                   /* SRTP master key and salt, hex */
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
+  gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
+  guint hello_port;
+  guint64 hello_id;
+  GstClockTime hello_interval, keepalive_interval;
 
   /* streaming */
   GSocket *socket;
@@ -62,6 +67,11 @@ struct _GstRudpSrc {
   GstClockID timer_id;
   GstClockTime timer_at;
   gboolean timer_running;
+  /* NAT: hellos from our socket, on the timer thread (sans-IO core) */
+  GstTwoflowHello *hello;
+  GSocketAddress *hello_dest;
+  guint64 hello_errors;
+  GstTwoflowHelloStats last_hello;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (rudpsrc);

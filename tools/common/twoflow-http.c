@@ -7,6 +7,46 @@
 static SoupServer *server;
 static TwoflowHttpHooks hooks;
 static gchar *www_dir, *hls_dir;
+static gchar *auth_user, *auth_password;
+
+void
+twoflow_http_set_basic_auth (const gchar * user, const gchar * password)
+{
+  g_free (auth_user);
+  g_free (auth_password);
+  auth_user = g_strdup (user);
+  auth_password = g_strdup (password ? password : "");
+}
+
+/* Equal strings, in time independent of where they differ (and of the
+ * length of the secret: both are hashed first). */
+static gboolean
+secret_equal (const gchar * a, const gchar * b)
+{
+  gchar *ha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, a ? a : "",
+      -1);
+  gchar *hb = g_compute_checksum_for_string (G_CHECKSUM_SHA256, b ? b : "",
+      -1);
+  guint8 d = 0;
+  gsize i;
+
+  for (i = 0; ha[i] && hb[i]; i++)
+    d |= (guint8) ha[i] ^ (guint8) hb[i];
+  g_free (ha);
+  g_free (hb);
+  return d == 0 && a && b;
+}
+
+static gboolean
+basic_auth_cb (SoupAuthDomain * domain, SoupServerMessage * msg,
+    const char *username, const char *password, gpointer data)
+{
+  /* both compared, always */
+  gboolean user_ok = secret_equal (username, auth_user);
+  gboolean pass_ok = secret_equal (password, auth_password);
+
+  return user_ok && pass_ok;
+}
 
 struct _TwoflowMetrics
 {
@@ -240,6 +280,18 @@ twoflow_http_start (guint port, const gchar * www, const gchar * hls,
   hls_dir = g_strdup (hls);
   server = soup_server_new ("server-header", "twoflow ", NULL);
   soup_server_add_handler (server, NULL, handler, NULL, NULL);
+  if (auth_user) {
+    /* everything but /healthz (a liveness probe carries no data) */
+    SoupAuthDomain *domain = soup_auth_domain_basic_new ("realm", "twoflow",
+        NULL);
+
+    soup_auth_domain_basic_set_auth_callback (domain, basic_auth_cb, NULL,
+        NULL);
+    soup_auth_domain_add_path (domain, "/");
+    soup_auth_domain_remove_path (domain, "/healthz");
+    soup_server_add_auth_domain (server, domain);
+    g_object_unref (domain);
+  }
   if (!soup_server_listen_all (server, port, 0, error)) {
     g_clear_object (&server);
     return FALSE;

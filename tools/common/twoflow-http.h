@@ -26,6 +26,12 @@ typedef struct
   gpointer data;
 } TwoflowHttpHooks;
 
+/* HTTP basic authentication on every path but /healthz (call before
+ * twoflow_http_start; NULL @user: none, the default). Credentials are
+ * only as secret as the transport: plain HTTP, so for a trusted LAN or
+ * behind a TLS-terminating reverse proxy. */
+void twoflow_http_set_basic_auth (const gchar * user, const gchar * password);
+
 /* Listens on @port (all addresses, IPv4 and IPv6). @www_dir: the page's
  * files (NULL: no page); @hls_dir: HLS cache (NULL: no HLS). */
 gboolean twoflow_http_start (guint port, const gchar * www_dir,

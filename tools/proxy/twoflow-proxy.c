@@ -72,6 +72,7 @@ static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
 static gchar *opt_token = NULL;
 /* viewers: RTSP basic authentication, RTSPS */
 static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
+static gchar *opt_http_user = NULL, *opt_http_password = NULL;
 static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
 static gchar *server_host;
@@ -116,6 +117,9 @@ typedef struct
   /* per-session media keys (hex), made here and sent in PLAY over the TLS
    * control channel; NULL with --insecure (plaintext flows) */
   gchar *erap_key, *srtp_key;
+  /* cTCP/TCP over TLS: the secret ctcpsrc sends the server's ctcpsink
+   * inside TLS (sent in PLAY as essential_token) */
+  gchar *ess_token;
   /* the HTTP status: kind ("rtsp", "hls", "fetch", "prestage"), rates */
   const gchar *kind;
   gint64 rate_us, rate_ess, rate_enh;
@@ -183,6 +187,7 @@ proxy_session_free (ProxySession * ps)
   g_free (ps->local_addr);
   g_free (ps->erap_key);
   g_free (ps->srtp_key);
+  g_free (ps->ess_token);
   g_free (ps->video_codec);
   g_free (ps->audio_codec);
   g_free (ps->video);
@@ -423,6 +428,38 @@ build_receive_bin (ProxySession * ps)
         "caps", NULL, NULL);
     if (ps->erap_key)
       g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
+    /* behind NAT: it says hello to the port PLAY's reply names, from its
+     * own socket; it starts then (ready_cb) */
+    if (opt_nat)
+      gst_element_set_locked_state (ps->ess_src, TRUE);
+  } else if (!opt_insecure) {
+    /* cTCP/TCP over TLS (docs/security.md): we are the TLS client and
+     * check the server's certificate as for the control connection (CA
+     * and the name we dialled, or the pin), then prove ourselves with a
+     * per-session token sent in PLAY */
+    ps->ess_token = twoflow_random_hex (32);
+    ps->ess_src = make (bin, "ctcpsrc", "ess_src");
+    g_object_set (ps->ess_src, "tls", TRUE, "tls-ca-file", opt_tls_ca,
+        "tls-pin", opt_tls_pin, "tls-server-name", server_host, "tls-token",
+        ps->ess_token, NULL);
+    if (opt_nat) {
+      /* connects to the port PLAY's reply names (ready_cb) */
+      g_object_set (ps->ess_src, "listen", FALSE, "host", server_host, NULL);
+      gst_element_set_locked_state (ps->ess_src, TRUE);
+    } else {
+      /* only the server (the control connection's peer) may connect: a
+       * stranger connecting first cannot hold the source */
+      GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
+          NULL);
+      gchar *ip = ra ? g_inet_address_to_string
+          (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (ra))) :
+          NULL;
+
+      g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+          "accept-host", ip, NULL);
+      g_free (ip);
+      g_clear_object (&ra);
+    }
   } else if (opt_nat) {
     /* behind NAT: the proxy connects to the port PLAY's reply names; the
      * source starts then (ready_cb) */
@@ -484,6 +521,9 @@ build_receive_bin (ProxySession * ps)
         "buffer-size", 4 * 1024 * 1024, NULL);
     if (ps->srtp_key)
       g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
+    /* behind NAT: as the ERAP source, hello first, started by ready_cb */
+    if (opt_nat)
+      gst_element_set_locked_state (ps->enh_src, TRUE);
     gst_caps_unref (caps);
     for (i = 0; lv && i < json_array_get_length (lv); i++)
       g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
@@ -650,6 +690,41 @@ read_event (ProxySession * ps)
       ps->cancel, event_cb, ps);
 }
 
+/* Behind NAT (--nat), once PLAY's reply names the server's ports: the
+ * essential source connects out (cTCP/TCP: tcpclientsrc) or says hello
+ * (ERAP: erapsrc), the enhanced one says hello (rudpsrc), each from its
+ * own socket, to the control server's address; then they start. */
+static gboolean
+nat_start (ProxySession * ps, JsonObject * r)
+{
+  gint ess = twoflow_json_get_int (r, "essential_port", 0);
+  gint enh = twoflow_json_get_int (r, "enhanced_port", 0);
+  gint64 hello_id = json_object_has_member (r, "hello_id") ?
+      json_object_get_int_member (r, "hello_id") : -1;
+  gboolean erap = g_str_equal (opt_essential, "erap");
+
+  if (ess <= 0 || ess > 65535 || (ps->enh_src && (enh <= 0 || enh > 65535))
+      || ((erap || ps->enh_src) && hello_id < 0)) {
+    g_print ("proxy session %u: PLAY reply without essential_port, "
+        "enhanced_port or hello_id\n", ps->id);
+    return FALSE;
+  }
+  if (erap)
+    g_object_set (ps->ess_src, "hello-host", server_host, "hello-port", ess,
+        "hello-id", (guint64) hello_id, NULL);
+  else
+    g_object_set (ps->ess_src, "port", ess, NULL);
+  gst_element_set_locked_state (ps->ess_src, FALSE);
+  gst_element_sync_state_with_parent (ps->ess_src);
+  if (ps->enh_src) {
+    g_object_set (ps->enh_src, "hello-host", server_host, "hello-port", enh,
+        "hello-id", (guint64) hello_id, NULL);
+    gst_element_set_locked_state (ps->enh_src, FALSE);
+    gst_element_sync_state_with_parent (ps->enh_src);
+  }
+  return TRUE;
+}
+
 /* The receivers listen once the bin has started; then the server may
  * connect: send PLAY. */
 static gboolean
@@ -659,16 +734,16 @@ ready_cb (gpointer user_data)
   gint ess_port = 0;
   JsonObject *req, *r;
   GError *err = NULL;
-  gboolean nat = opt_nat && !g_str_equal (opt_essential, "erap");
+  gboolean nat = opt_nat;
 
   if (nat)
-    ess_port = 1;               /* the server names the port */
+    ess_port = 1;               /* the server names the ports */
   else if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
           "current-port"))
     g_object_get (ps->ess_src, "current-port", &ess_port, NULL);
   else
     g_object_get (ps->ess_src, "port", &ess_port, NULL);
-  if (ess_port <= 0 || (ps->enh_src
+  if (ess_port <= 0 || (ps->enh_src && !nat
           && !GST_OBJECT_FLAG_IS_SET (ps->enh_src, GST_BASE_SRC_FLAG_STARTED)))
     return G_SOURCE_CONTINUE;
   ps->ready_timer = 0;
@@ -685,6 +760,8 @@ ready_cb (gpointer user_data)
     json_object_set_string_member (req, "erap_key", ps->erap_key);
   if (ps->srtp_key && ps->enh_src)
     json_object_set_string_member (req, "srtp_key", ps->srtp_key);
+  if (ps->ess_token && !g_str_equal (opt_essential, "erap"))
+    json_object_set_string_member (req, "essential_token", ps->ess_token);
   if (nat)
     json_object_set_boolean_member (req, "nat", TRUE);
   else
@@ -694,7 +771,8 @@ ready_cb (gpointer user_data)
     json_object_set_string_member (req, "flows", "essential");
     json_object_set_int_member (req, "end_segment", 1);
   } else {
-    json_object_set_int_member (req, "enhanced_port", ps->enh_port);
+    if (!nat)
+      json_object_set_int_member (req, "enhanced_port", ps->enh_port);
     if (ps->merge) {
       gchar *prefix = NULL;
       g_object_get (ps->merge, "prefix-location", &prefix, NULL);
@@ -714,21 +792,11 @@ ready_cb (gpointer user_data)
     return G_SOURCE_REMOVE;
   }
   ps->server_session = twoflow_json_get_int (r, "session", 0);
-  if (nat) {
-    gint port = twoflow_json_get_int (r, "essential_port", 0);
-
-    /* connect out to the server's listening sink */
-    if (port <= 0 || port > 65535) {
-      g_print ("proxy session %u: PLAY reply without essential_port\n",
-          ps->id);
-      GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
-          ("server does not support --nat"), (NULL));
-      json_object_unref (r);
-      return G_SOURCE_REMOVE;
-    }
-    g_object_set (ps->ess_src, "port", port, NULL);
-    gst_element_set_locked_state (ps->ess_src, FALSE);
-    gst_element_sync_state_with_parent (ps->ess_src);
+  if (nat && !nat_start (ps, r)) {
+    GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
+        ("server does not support --nat"), (NULL));
+    json_object_unref (r);
+    return G_SOURCE_REMOVE;
   }
   ps->started_us = g_get_monotonic_time ();
   /* the smoothed reservation runs from here, when the flows start */
@@ -799,6 +867,11 @@ proxy_session_report (ProxySession * ps)
   if (ps->enh_src) {
     g_object_get (ps->enh_src, "stats", &st, NULL);
     twoflow_json_add_structure (o, "rudpsrc", st);
+    gst_structure_free (st);
+  }
+  if (ps->ess_src && g_str_equal (opt_essential, "erap")) {
+    g_object_get (ps->ess_src, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "erapsrc", st);
     gst_structure_free (st);
   }
   /* packets the jitterbuffer gave up on (num-lost) or dropped as too late
@@ -1623,8 +1696,9 @@ main (int argc, char **argv)
         "Audio stream: index, language code or none (default: the first)",
           "T"},
     {"nat", 0, 0, G_OPTION_ARG_NONE, &opt_nat,
-        "Behind NAT: connect out to the server for the essential flow "
-          "(ctcp, tcp; not yet erap nor the enhanced flow)", NULL},
+        "Behind NAT: open every flow outward (connect for ctcp/tcp, say "
+          "hello from the receiving sockets for erap and the enhanced flow)",
+        NULL},
     {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
         "Plaintext control channel (lab use only)", NULL},
     {"tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_ca,
@@ -1653,6 +1727,11 @@ main (int argc, char **argv)
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
           "/healthz (default 0: none)", "PORT"},
+    {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
+        "HTTP basic authentication on the HTTP side (page, HLS, /status, "
+          "/metrics; not /healthz): this user (default: none)", "USER"},
+    {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
+        "... and this password", "PASSWORD"},
     {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
         "HLS cache: playlists and segments, kept as VoD (default ./hls)",
           "DIR"},

@@ -42,6 +42,7 @@
 #include "twoflow-control.h"
 #include "twoflow-auth.h"
 #include "twoflow-tls.h"
+#include <sys/random.h>
 #include "twoflow-config.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
@@ -101,11 +102,16 @@ typedef struct
   guint64 enh_rate_now;         /* bit/s in force (streaming thread) */
   guint64 enh_rate_changes;
   gchar *erap_key, *srtp_key;   /* from PLAY (hex), NULL: plaintext */
+  gchar *ess_token;             /* from PLAY: the proxy's proof on the
+                                 * TLS essential connection (cTCP/TCP) */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
-  gboolean nat;                 /* the proxy connects (cTCP/TCP): behind NAT */
+  gboolean nat;                 /* behind NAT: the proxy connects (cTCP/TCP)
+                                 * or says hello first (ERAP, rUDP) */
+  guint64 hello_id;             /* NAT: names the session in the hellos */
+  gint64 hello_wait_until;      /* NAT: start the enhanced flow by then */
   GstElement *ess_pipe, *enh_pipe;
   GstElement *ess_sink, *enh_sink, *transcoder;
   guint ess_watch, enh_watch;
@@ -142,6 +148,8 @@ struct _Client
   gboolean closing;
   guint close_idle;
   gboolean handshaken;          /* TLS handshake done (or plaintext) */
+  gsize line_len;               /* bytes of the request being handled */
+  guint probes;                 /* address-validation probes sent */
 };
 
 static gchar *opt_dir = NULL;
@@ -161,6 +169,7 @@ static gint opt_auth_timeout = 10;
 static gchar *opt_enhanced_rate = NULL;
 static gdouble opt_smoothing_window = 0;  /* 0: min(T, 60 s) */
 static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
+static gdouble opt_connect_timeout = 10;
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
@@ -1312,7 +1321,12 @@ build_essential (Session * s, GError ** error)
       "max-size-bytes", 64 * 1024 * 1024, NULL);
   if (g_str_equal (s->essential, "erap")) {
     sink = make (pipe, "erapsink", "tx");
-    if (sink)
+    /* NAT: send to where the proxy's hellos come from (the control peer's
+     * address only), from the shared socket they reach (PLAY's reply) */
+    if (sink && s->nat)
+      g_object_set (sink, "host", s->host, "learn-peer", TRUE, "hello-id",
+          s->hello_id, NULL);
+    else if (sink)
       g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
     if (sink && s->erap_key)
       g_object_set (sink, "key", s->erap_key, NULL);
@@ -1328,6 +1342,20 @@ build_essential (Session * s, GError ** error)
         g_object_set (sink, "port", s->ess_port, NULL);
       if (g_str_equal (s->essential, "tcp"))
         gst_util_set_object_arg (G_OBJECT (sink), "mode", "tcp");
+      /* the sink connects in its own thread, bounded: a proxy address
+       * that drops the SYN ends this session, nothing else waits */
+      g_object_set (sink, "connect-timeout",
+          (guint64) (opt_connect_timeout * GST_SECOND), NULL);
+      /* over a TLS control channel the essential connection is TLS too:
+       * the sink is the TLS server with the control channel's
+       * certificate (the proxy checks it as it checked the control
+       * connection), and the proxy proves itself with the token it sent
+       * in PLAY (docs/security.md, "cTCP over TLS") */
+      if (s->ess_token) {
+        gst_util_set_object_arg (G_OBJECT (sink), "tls-role", "server");
+        g_object_set (sink, "tls-certificate", opt_tls_cert, "tls-key",
+            opt_tls_key, "tls-token", s->ess_token, NULL);
+      }
     }
   }
   if (!sink || !q)
@@ -1418,7 +1446,13 @@ build_enhanced (Session * s, GError ** error)
   /* caps again every second: if the first packets are lost (a TCP burst
    * at the start of the flow), rtpgstdepay can still start */
   g_object_set (pay, "mtu", 1400, "config-interval", 1, NULL);
-  g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
+  /* NAT: from a port of its own (PLAY's reply) to where the proxy's
+   * hellos come from, the control peer's address only */
+  if (s->nat)
+    g_object_set (sink, "host", s->host, "learn-peer", TRUE, "hello-id",
+        s->hello_id, NULL);
+  else
+    g_object_set (sink, "host", s->host, "port", s->enh_port, NULL);
   if (s->srtp_key)
     g_object_set (sink, "key", s->srtp_key, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "levels", levels);
@@ -1500,12 +1534,35 @@ missing:
   return FALSE;
 }
 
+/* NAT: whether the enhanced sink has its destination (a hello came) */
+static gboolean
+enhanced_peer_known (Session * s)
+{
+  GstStructure *st = NULL;
+  const gchar *peer;
+  gboolean known;
+
+  g_object_get (s->enh_sink, "stats", &st, NULL);
+  peer = st ? gst_structure_get_string (st, "peer") : NULL;
+  known = peer && *peer;
+  if (st)
+    gst_structure_free (st);
+  return known;
+}
+
 static gboolean
 start_enhanced_cb (gpointer user_data)
 {
   Session *s = user_data;
   GList *l;
 
+  /* NAT: the real-time flow waits (up to 5 s) for the proxy's hello, so
+   * its first frames are not sent to nowhere */
+  if (s->nat && g_get_monotonic_time () < s->hello_wait_until &&
+      !enhanced_peer_known (s)) {
+    s->lead_timer = g_timeout_add (20, start_enhanced_cb, s);
+    return G_SOURCE_REMOVE;
+  }
   s->lead_timer = 0;
   gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   for (l = s->pending_events; l; l = l->next)
@@ -1569,6 +1626,7 @@ session_destroy (Session * s, const gchar * why)
   g_free (s->host);
   g_free (s->erap_key);
   g_free (s->srtp_key);
+  g_free (s->ess_token);
   g_free (s->essential);
   g_free (s->rate_control);
   gst_object_unref (s->clock);
@@ -1598,8 +1656,142 @@ track_arg (JsonObject * req, const gchar * name)
   return NULL;
 }
 
-/* No reflection: media go only to the authenticated control peer; and
- * the session limits (total, per client identity). */
+/* Address validation (docs/security.md, "No reflection"): media may go to
+ * another address than the control peer's only if that address proves it
+ * asked. The server sends a token to it over the media path (one UDP
+ * datagram to the PLAY's enhanced port, or essential port without an
+ * enhanced flow), no larger than the PLAY that asked for it; the target
+ * hands the token to the requester, whose PLAY then carries it as
+ * host_token. Tokens are stateless (as QUIC's Retry tokens): an HMAC under
+ * a per-process secret over identity, address, port and expiry. */
+#define VALIDATION_LIFETIME 60  /* s */
+#define VALIDATION_MAX_PROBES 16        /* per control connection */
+#define VALIDATION_PROBE_PREFIX "TWOFLOW-VALIDATE "
+static guint8 validation_secret[32];
+
+static gchar *
+validation_token (const gchar * identity, const gchar * host, gint port,
+    gint64 expiry)
+{
+  gchar *msg = g_strdup_printf ("%s\n%s\n%d\n%" G_GINT64_FORMAT, identity,
+      host, port, expiry);
+  gchar *mac = g_compute_hmac_for_string (G_CHECKSUM_SHA256,
+      validation_secret, sizeof (validation_secret), msg, -1);
+  gchar *tok = g_strdup_printf ("%" G_GINT64_FORMAT ".%.40s", expiry, mac);
+
+  g_free (msg);
+  g_free (mac);
+  return tok;
+}
+
+static gboolean
+validation_check (const gchar * identity, const gchar * host, gint port,
+    const gchar * token)
+{
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC, expiry;
+  gchar *end = NULL, *want;
+  guint8 d = 0;
+  gsize i, n;
+
+  if (!token)
+    return FALSE;
+  expiry = g_ascii_strtoll (token, &end, 10);
+  if (end == token || *end != '.' || expiry < now
+      || expiry > now + VALIDATION_LIFETIME)
+    return FALSE;
+  want = validation_token (identity, host, port, expiry);
+  n = strlen (want);
+  if (strlen (token) != n) {
+    g_free (want);
+    return FALSE;
+  }
+  for (i = 0; i < n; i++)
+    d |= (guint8) token[i] ^ (guint8) want[i];
+  g_free (want);
+  return d == 0;
+}
+
+/* The one datagram a third address gets without proof. */
+static void
+validation_probe (Client * c, const gchar * host, gint port,
+    const gchar * token)
+{
+  gchar *payload = g_strdup_printf (VALIDATION_PROBE_PREFIX "%s\n", token);
+  GInetAddress *ia = g_inet_address_new_from_string (host);
+  GSocketAddress *sa;
+  GSocket *sock;
+
+  sa = g_inet_socket_address_new (ia, port);
+  sock = g_socket_new (g_inet_address_get_family (ia), G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  if (sock && g_socket_send_to (sock, sa, payload, strlen (payload), NULL,
+          NULL) > 0) {
+    c->probes++;
+    g_print ("client %u: address-validation probe (%" G_GSIZE_FORMAT
+        " bytes, request %" G_GSIZE_FORMAT ") to %s:%d\n", c->id,
+        strlen (payload), c->line_len, host, port);
+  }
+  g_clear_object (&sock);
+  g_object_unref (sa);
+  g_object_unref (ia);
+  g_free (payload);
+}
+
+/* PLAY host differs from the control peer: allowed with a valid
+ * host_token, else (at most) one probe and a refusal. */
+static gboolean
+host_allowed (Client * c, JsonObject * req, const gchar * host,
+    GError ** error)
+{
+  gint port = twoflow_json_get_int (req, "enhanced_port", 0);
+  const gchar *flows = twoflow_json_get_string (req, "flows", "both");
+  GInetAddress *ia = g_inet_address_new_from_string (host);
+  gchar *tok;
+  gsize probe_len;
+  const gchar *why;
+
+  if (g_str_equal (flows, "essential") || port <= 0)
+    port = twoflow_json_get_int (req, "essential_port", 0);
+  if (!ia || port <= 0 || port > 65535) {
+    g_clear_object (&ia);
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "PLAY host %s refused: media go only to the control peer %s "
+        "(no reflection), or to an address (literal IP) that proves it "
+        "asked, on the media port it names", host, c->peer);
+    return FALSE;
+  }
+  g_object_unref (ia);
+  if (validation_check (c->identity, host, port,
+          twoflow_json_get_string (req, "host_token", NULL))) {
+    g_print ("client %u (%s): PLAY to %s:%d, validated by its token\n",
+        c->id, c->identity, host, port);
+    return TRUE;
+  }
+  tok = validation_token (c->identity, host, port,
+      g_get_real_time () / G_USEC_PER_SEC + VALIDATION_LIFETIME);
+  probe_len = strlen (VALIDATION_PROBE_PREFIX) + strlen (tok) + 1;
+  /* no amplification: the probe is no larger than the request */
+  if (c->probes >= VALIDATION_MAX_PROBES)
+    why = "no validation token sent (too many probes on this connection)";
+  else if (probe_len > c->line_len)
+    why = "no validation token sent (the request is shorter than the probe)";
+  else {
+    validation_probe (c, host, port, tok);
+    why = "a validation token was sent there over UDP: PLAY again with it "
+        "as host_token";
+  }
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+      "PLAY host %s refused: media go only to the control peer %s (no "
+      "reflection) unless %s:%d proves it asked; %s%s", host, c->peer, host,
+      port, twoflow_json_get_string (req, "host_token", NULL) ?
+      "host_token invalid or expired; " : "", why);
+  g_free (tok);
+  return FALSE;
+}
+
+/* No reflection: media go only to the authenticated control peer (or an
+ * address that proved it asked: host_allowed); and the session limits
+ * (total, per client identity). */
 static gboolean
 session_allowed (Client * c, JsonObject * req, GError ** error)
 {
@@ -1608,12 +1800,9 @@ session_allowed (Client * c, JsonObject * req, GError ** error)
   gpointer v;
   guint mine = 0;
 
-  if (host && !twoflow_same_address (host, c->peer)) {
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-        "PLAY host %s refused: media go only to the control peer %s "
-        "(no reflection)", host, c->peer);
+  if (host && !twoflow_same_address (host, c->peer)
+      && !host_allowed (c, req, host, error))
     return FALSE;
-  }
   if (g_hash_table_size (sessions) >= (guint) opt_max_sessions) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY,
         "server full: %u sessions (--max-sessions)",
@@ -1668,6 +1857,9 @@ session_new (Client * c, JsonObject * req, GError ** error)
               "rate_control", "fixed"), "receiver") ? "receiver" : "fixed");
   s->erap_key = g_strdup (twoflow_json_get_string (req, "erap_key", NULL));
   s->srtp_key = g_strdup (twoflow_json_get_string (req, "srtp_key", NULL));
+  if (tls_cert && !g_str_equal (ess, "erap"))
+    s->ess_token = g_strdup (twoflow_json_get_string (req, "essential_token",
+            NULL));
   s->host = g_strdup (twoflow_json_get_string (req, "host", NULL));
   if (s->host == NULL)          /* default: where the control connection comes from */
     s->host = g_strdup (c->peer);
@@ -1680,8 +1872,10 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->end_segment = twoflow_json_get_int (req, "end_segment", 0);
   s->flows_essential = !g_str_equal (flows, "enhanced");
   s->flows_enhanced = !g_str_equal (flows, "essential");
-  s->nat = twoflow_json_get_int (req, "nat", 0) != 0
-      && !g_str_equal (ess, "erap");
+  s->nat = twoflow_json_get_int (req, "nat", 0) != 0;
+  /* JSON-safe (below 2^53), unguessable enough for a lab's plaintext, and
+   * authenticated when keyed */
+  s->hello_id = ((guint64) g_random_int () << 20) | (s->id & 0xfffff);
   /* without a pre-stored prefix the enhanced flow starts one segment
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
@@ -1697,14 +1891,31 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
   s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
   s->lead = MAX (s->lead, s->smoothing_lead);
+  if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
+      && (!s->ess_token || strlen (s->ess_token) < 16)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+        "essential_token (16 characters or more) required: over TLS the "
+        "essential %s flow is TLS too, and the token proves the proxy", ess);
+    g_free (s->host);
+    g_free (s->erap_key);
+    g_free (s->srtp_key);
+    g_free (s->ess_token);
+    g_free (s->essential);
+    g_free (s->rate_control);
+    gst_object_unref (s->clock);
+    g_mutex_clear (&s->release_lock);
+    g_free (s);
+    return NULL;
+  }
   if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
-      || (s->flows_enhanced && s->enh_port <= 0) || s->start < 0
+      || (s->flows_enhanced && s->enh_port <= 0 && !s->nat) || s->start < 0
       || (s->start > 0 && info->is_trace)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "bad PLAY parameters (ports, segment_duration, start)");
     g_free (s->host);
     g_free (s->erap_key);
     g_free (s->srtp_key);
+    g_free (s->ess_token);
     g_free (s->essential);
     g_free (s->rate_control);
     gst_object_unref (s->clock);
@@ -1745,14 +1956,32 @@ session_new (Client * c, JsonObject * req, GError ** error)
   if (s->ess_pipe && s->nat) {
     guint bound = 0;
 
-    /* the sink listens from READY->PAUSED on */
+    /* the sink listens (cTCP/TCP) or waits for hellos (ERAP) from
+     * READY->PAUSED on */
     g_object_get (s->ess_sink, "bound-port", &bound, NULL);
     s->ess_port = bound;
+  }
+  if (s->enh_pipe && s->nat) {
+    guint bound = 0;
+
+    /* NAT: the sink's socket is bound, and reads hellos, from READY on */
+    if (gst_element_set_state (s->enh_pipe, GST_STATE_READY) ==
+        GST_STATE_CHANGE_FAILURE) {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+          "cannot start the enhanced flow");
+      session_destroy (s, "start failed");
+      return NULL;
+    }
+    g_object_get (s->enh_sink, "bound-port", &bound, NULL);
+    s->enh_port = bound;
+    s->hello_wait_until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   }
   if (s->enh_pipe) {
     if (s->enh_start > 0 && s->ess_pipe)
       s->lead_timer = g_timeout_add ((guint) (s->enh_start * 1000),
           start_enhanced_cb, s);
+    else if (s->nat)
+      start_enhanced_cb (s);
     else
       gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   }
@@ -1886,9 +2115,14 @@ handle_request (Client * c, JsonObject * req)
       json_object_set_boolean_member (r, "smoothing", s->smooth);
       /* the proxy's playout buffer for the enhanced flow, s */
       json_object_set_double_member (r, "playout_depth", s->smoothing_lead);
-      /* NAT: the proxy connects to this port */
+      /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
+       * to it (ERAP), and says hello to enhanced_port (rUDP) */
       if (s->nat && s->ess_pipe)
         json_object_set_int_member (r, "essential_port", s->ess_port);
+      if (s->nat && s->enh_pipe)
+        json_object_set_int_member (r, "enhanced_port", s->enh_port);
+      if (s->nat)
+        json_object_set_int_member (r, "hello_id", (gint64) s->hello_id);
     }
   } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
     VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),
@@ -1962,6 +2196,7 @@ client_line (Client * c, gchar * line)
   GError *err = NULL;
   JsonObject *req;
 
+  c->line_len = strlen (line) + 1;
   g_strstrip (line);
   if (*line == '\0')
     return;
@@ -2274,6 +2509,9 @@ main (int argc, char **argv)
         "address; default 32)", "N"},
     {"auth-timeout", 0, 0, G_OPTION_ARG_INT, &opt_auth_timeout,
         "Seconds a connection may take to authenticate (default 10)", "S"},
+    {"connect-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_connect_timeout,
+        "Seconds the essential connection (cTCP/TCP: connect and TLS) may "
+          "take before the session ends with an error (default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
     {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
@@ -2307,6 +2545,12 @@ main (int argc, char **argv)
   }
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
+  /* the address-validation tokens' key, new at every start */
+  if (getrandom (validation_secret, sizeof (validation_secret), 0) !=
+      sizeof (validation_secret)) {
+    g_printerr ("getrandom failed\n");
+    return 1;
+  }
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
     g_printerr ("%s\n", err->message);
     return 2;

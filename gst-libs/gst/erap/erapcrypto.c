@@ -32,6 +32,7 @@ struct _GstErapCrypto {
   guint64 ack_counter;          /* receiver: last ACK datagram sealed */
   GstErapReplayWindow win;      /* receiver: data seqnos; sender: ACK counters */
   guint64 sealed, opened, auth_failures, replays;
+  guint8 hello_key[32];         /* HMAC-SHA256 key of hellos */
 };
 
 static inline void
@@ -146,6 +147,56 @@ session_ciphers (const guint8 master[GST_ERAP_KEY_SIZE],
   return TRUE;
 }
 
+/* HKDF-SHA256(master, no salt, "twoflow erap v1 hello") */
+static gboolean
+hello_key (const guint8 master[GST_ERAP_KEY_SIZE], guint8 out[32])
+{
+  guint8 prk[32];
+  gnutls_datum_t ikm = { (unsigned char *) master, GST_ERAP_KEY_SIZE };
+  gnutls_datum_t s = { NULL, 0 };
+  gnutls_datum_t p = { prk, sizeof (prk) };
+  gnutls_datum_t i = { (unsigned char *) "twoflow erap v1 hello", 21 };
+  gboolean ok;
+
+  ok = gnutls_hkdf_extract (GNUTLS_MAC_SHA256, &ikm, &s, prk) == 0 &&
+      gnutls_hkdf_expand (GNUTLS_MAC_SHA256, &p, &i, out, 32) == 0;
+  gnutls_memset (prk, 0, sizeof (prk));
+  return ok;
+}
+
+gboolean
+gst_erap_crypto_seal_hello (GstErapCrypto * c, const GstErapHello * h,
+    guint8 out[GST_ERAP_SEALED_HELLO_SIZE])
+{
+  GstErapHello sh = *h;
+  guint8 mac[32];
+
+  sh.sealed = TRUE;
+  gst_erap_hello_write (&sh, out);
+  if (gnutls_hmac_fast (GNUTLS_MAC_SHA256, c->hello_key, 32, out,
+          GST_ERAP_HELLO_SIZE, mac) != 0)
+    return FALSE;
+  memcpy (out + GST_ERAP_HELLO_SIZE, mac, GST_ERAP_TAG_SIZE);
+  return TRUE;
+}
+
+gboolean
+gst_erap_crypto_open_hello (GstErapCrypto * c, const guint8 * dgram,
+    gsize len)
+{
+  GstErapHello h;
+  guint8 mac[32];
+
+  if (!gst_erap_hello_parse (dgram, len, &h) || !h.sealed)
+    return FALSE;
+  if (gnutls_hmac_fast (GNUTLS_MAC_SHA256, c->hello_key, 32, dgram,
+          GST_ERAP_HELLO_SIZE, mac) != 0)
+    return FALSE;
+  /* constant time */
+  return gnutls_memcmp (mac, dgram + GST_ERAP_HELLO_SIZE,
+      GST_ERAP_TAG_SIZE) == 0;
+}
+
 GstErapCrypto *
 gst_erap_crypto_new (GstErapCryptoRole role,
     const guint8 master[GST_ERAP_KEY_SIZE], const guint8 * salt)
@@ -154,6 +205,8 @@ gst_erap_crypto_new (GstErapCryptoRole role,
 
   c->role = role;
   memcpy (c->master, master, GST_ERAP_KEY_SIZE);
+  if (!hello_key (master, c->hello_key))
+    goto fail;
   if (role == GST_ERAP_CRYPTO_SENDER) {
     if (salt)
       memcpy (c->salt, salt, GST_ERAP_SALT_SIZE);
@@ -193,6 +246,7 @@ gst_erap_crypto_free (GstErapCrypto * c)
     gnutls_aead_cipher_deinit (c->ack);
   clear_cand (c);
   gnutls_memset (c->master, 0, sizeof (c->master));
+  gnutls_memset (c->hello_key, 0, sizeof (c->hello_key));
   g_free (c);
 }
 

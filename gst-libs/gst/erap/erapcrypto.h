@@ -29,6 +29,15 @@
  *   counter counts the receiver's ACK datagrams from 1. Byte 2 (0xA2)
  *   differs from a plain ACK record's type byte (0xA1).
  *
+ * Sealed hello (NAT traversal, erappacket.h; 16 bytes over the plain 24):
+ *
+ *   | hello with flags bit 0 set (24 bytes) | tag (128) |
+ *
+ *   tag = HMAC-SHA256 of the 24 bytes, truncated to 16, under the hello
+ *   key HKDF-SHA256(master, no salt, "twoflow erap v1 hello"): the hello
+ *   precedes the session salt, and a MAC has no nonce to reuse. Replays
+ *   are the learner's (counter above the last accepted one).
+ *
  * Replay windows: a sliding bitmap of GST_ERAP_REPLAY_WINDOW numbers above
  * the highest authenticated one, on the receiver for data seqnos and on
  * the sender for ACK counters. Only authenticated packets move a window.
@@ -123,6 +132,15 @@ gsize gst_erap_crypto_seal_ack (GstErapCrypto * c, const guint8 * records,
  * at @dgram + GST_ERAP_SEALED_ACK_HEADER, *records_len long. */
 GstErapOpenResult gst_erap_crypto_open_ack (GstErapCrypto * c, guint8 * dgram,
     gsize len, gsize * records_len);
+
+#define GST_ERAP_SEALED_HELLO_SIZE   (GST_ERAP_HELLO_SIZE + GST_ERAP_TAG_SIZE)
+/* Either role: seals @h (its sealed flag is set here) into @out. FALSE
+ * if the MAC fails. */
+gboolean gst_erap_crypto_seal_hello (GstErapCrypto * c, const GstErapHello * h,
+    guint8 out[GST_ERAP_SEALED_HELLO_SIZE]);
+/* TRUE if @dgram is a sealed hello whose tag is right under this key. */
+gboolean gst_erap_crypto_open_hello (GstErapCrypto * c, const guint8 * dgram,
+    gsize len);
 
 /* Counts a packet rejected elsewhere (e.g. a plain ACK for a keyed
  * session) as an auth failure. */

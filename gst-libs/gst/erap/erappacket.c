@@ -158,3 +158,144 @@ gst_erap_ack_parse_next (const guint8 * data, gsize len, gsize * offset,
   *offset = off + rec;
   return TRUE;
 }
+
+/* ------------------------------------------------------------------ */
+/* RAP baseline: ns-2's hdr_rap, six 32-bit words */
+
+#define RAP_FLAG_BEGIN 0x10
+#define RAP_FLAG_END   0x20
+
+void
+gst_erap_rap_data_header_write (const GstErapDataHeader * h,
+    guint32 payload_len, guint8 out[GST_ERAP_RAP_HEADER_SIZE])
+{
+  put32 (out, h->seqno);
+  put32 (out + 4, payload_len);
+  put32 (out + 8, GST_ERAP_RAP_FLAG_DATA |
+      ((h->flags & GST_ERAP_FRAG_BEGIN) ? RAP_FLAG_BEGIN : 0) |
+      ((h->flags & GST_ERAP_FRAG_END) ? RAP_FLAG_END : 0));
+  put32 (out + 12, h->appseq & GST_ERAP_APPSEQ_MASK);
+  put32 (out + 16, 0);
+  put32 (out + 20, 0);
+}
+
+/**
+ * gst_erap_rap_data_header_parse:
+ *
+ * Returns: %FALSE unless @data is a RAP data packet whose size field
+ * matches its payload.
+ */
+gboolean
+gst_erap_rap_data_header_parse (const guint8 * data, gsize len,
+    GstErapDataHeader * h)
+{
+  guint32 fl;
+
+  if (data == NULL || len < GST_ERAP_RAP_HEADER_SIZE)
+    return FALSE;
+  fl = get32 (data + 8);
+  if ((fl & ~(guint32) (RAP_FLAG_BEGIN | RAP_FLAG_END)) !=
+      GST_ERAP_RAP_FLAG_DATA)
+    return FALSE;
+  if (get32 (data + 4) != len - GST_ERAP_RAP_HEADER_SIZE)
+    return FALSE;
+  h->seqno = get32 (data);
+  if (h->seqno == 0)
+    return FALSE;
+  h->appseq = get32 (data + 12);
+  if (h->appseq & ~GST_ERAP_APPSEQ_MASK)
+    return FALSE;
+  h->flags = ((fl & RAP_FLAG_BEGIN) ? GST_ERAP_FRAG_BEGIN : 0) |
+      ((fl & RAP_FLAG_END) ? GST_ERAP_FRAG_END : 0);
+  return TRUE;
+}
+
+gsize
+gst_erap_rap_ack_write (const GstErapAck * ack,
+    guint8 out[GST_ERAP_RAP_HEADER_SIZE])
+{
+  put32 (out, ack->seq);
+  put32 (out + 4, 0);
+  put32 (out + 8, GST_ERAP_RAP_FLAG_ACK);
+  put32 (out + 12, ack->last_recv);
+  put32 (out + 16, ack->last_miss);
+  put32 (out + 20, ack->prev_recv);
+  return GST_ERAP_RAP_HEADER_SIZE;
+}
+
+gboolean
+gst_erap_rap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack)
+{
+  if (data == NULL || len != GST_ERAP_RAP_HEADER_SIZE)
+    return FALSE;
+  if (get32 (data + 8) != GST_ERAP_RAP_FLAG_ACK || get32 (data + 4) != 0)
+    return FALSE;
+  memset (ack, 0, sizeof (*ack));
+  ack->seq = get32 (data);
+  ack->last_recv = get32 (data + 12);
+  ack->last_miss = get32 (data + 16);
+  ack->prev_recv = get32 (data + 20);
+  return ack->seq != 0;
+}
+
+guint
+gst_erap_protocol_data_header_size (GstErapProtocol proto)
+{
+  return proto == GST_ERAP_PROTOCOL_RAP ? GST_ERAP_RAP_HEADER_SIZE :
+      GST_ERAP_DATA_HEADER_SIZE;
+}
+
+guint
+gst_erap_protocol_ack_size (GstErapProtocol proto)
+{
+  return proto == GST_ERAP_PROTOCOL_RAP ? GST_ERAP_RAP_HEADER_SIZE :
+      GST_ERAP_ACK_SIZE;
+}
+
+gboolean
+gst_erap_protocol_data_header_parse (GstErapProtocol proto,
+    const guint8 * data, gsize len, GstErapDataHeader * h)
+{
+  return proto == GST_ERAP_PROTOCOL_RAP ?
+      gst_erap_rap_data_header_parse (data, len, h) :
+      gst_erap_data_header_parse (data, len, h);
+}
+
+gboolean
+gst_erap_protocol_ack_parse (GstErapProtocol proto, const guint8 * data,
+    gsize len, GstErapAck * ack)
+{
+  return proto == GST_ERAP_PROTOCOL_RAP ?
+      gst_erap_rap_ack_parse (data, len, ack) :
+      gst_erap_ack_parse (data, len, ack);
+}
+
+void
+gst_erap_hello_write (const GstErapHello * h, guint8 out[GST_ERAP_HELLO_SIZE])
+{
+  memset (out, 0, GST_ERAP_HELLO_SIZE);
+  out[2] = GST_ERAP_HELLO_TYPE;
+  out[3] = h->sealed ? GST_ERAP_HELLO_SEALED : 0;
+  put32 (out + 4, h->id >> 32);
+  put32 (out + 8, h->id & 0xffffffff);
+  put32 (out + 12, h->counter >> 32);
+  put32 (out + 16, h->counter & 0xffffffff);
+  out[20] = h->port >> 8;
+  out[21] = h->port & 0xff;
+}
+
+gboolean
+gst_erap_hello_parse (const guint8 * data, gsize len, GstErapHello * h)
+{
+  if (data == NULL || len < GST_ERAP_HELLO_SIZE || data[0] || data[1] ||
+      data[2] != GST_ERAP_HELLO_TYPE || (data[3] & ~GST_ERAP_HELLO_SEALED) ||
+      data[22] || data[23])
+    return FALSE;
+  h->sealed = (data[3] & GST_ERAP_HELLO_SEALED) != 0;
+  if (len != GST_ERAP_HELLO_SIZE + (h->sealed ? 16 : 0))
+    return FALSE;
+  h->id = ((guint64) get32 (data + 4) << 32) | get32 (data + 8);
+  h->counter = ((guint64) get32 (data + 12) << 32) | get32 (data + 16);
+  h->port = ((guint16) data[20] << 8) | data[21];
+  return TRUE;
+}

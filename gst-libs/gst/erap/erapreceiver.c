@@ -194,7 +194,10 @@ write_ack (GstErapReceiver * r, guint32 seq, guint8 * out, gsize * len)
   a.prev_recv = (guint32) prev_recv;
   a.addr_len = r->cfg.addr_len;
   memcpy (a.addr, r->cfg.addr, sizeof (a.addr));
-  *len = gst_erap_ack_write (&a, out);
+  if (r->cfg.protocol == GST_ERAP_PROTOCOL_RAP)
+    *len = gst_erap_rap_ack_write (&a, out);
+  else
+    *len = gst_erap_ack_write (&a, out);
   r->st.acks++;
 }
 
@@ -255,14 +258,15 @@ gst_erap_receiver_handle_data (GstErapReceiver * r, GBytes * datagram,
   gint64 seq, appseq;
   gpointer key;
   GstErapDataResult res;
+  const gsize hlen = gst_erap_protocol_data_header_size (r->cfg.protocol);
 
   *ack_len = 0;
   data = g_bytes_get_data (datagram, &len);
-  if (!gst_erap_data_header_parse (data, len, &h))
+  if (!gst_erap_protocol_data_header_parse (r->cfg.protocol, data, len, &h))
     goto malformed;
   seq = gst_erap_unwrap32 (h.seqno, r->last_recv);
   appseq = gst_erap_unwrap30 (h.appseq, r->next_appseq);
-  plen = len - GST_ERAP_DATA_HEADER_SIZE;
+  plen = len - hlen;
   /* a jump of 2^30 seqnos is no loss burst but garbage; it would also
    * leave the ACK's fields out of serial-arithmetic range */
   if (seq < 1 || ABS (seq - r->last_recv) >= MAX_SEQ_JUMP ||
@@ -277,8 +281,7 @@ gst_erap_receiver_handle_data (GstErapReceiver * r, GBytes * datagram,
     r->st.duplicates++;
     res = GST_ERAP_DATA_DUPLICATE;
   } else if (appseq == r->next_appseq) {
-    GBytes *p = g_bytes_new_from_bytes (datagram, GST_ERAP_DATA_HEADER_SIZE,
-        plen);
+    GBytes *p = g_bytes_new_from_bytes (datagram, hlen, plen);
     Held *hd;
 
     deliver (r, p, h.flags);
@@ -304,8 +307,7 @@ gst_erap_receiver_handle_data (GstErapReceiver * r, GBytes * datagram,
       return GST_ERAP_DATA_NO_MEMORY;
     }
     hd = g_new0 (Held, 1);
-    hd->payload = g_bytes_new_from_bytes (datagram,
-        GST_ERAP_DATA_HEADER_SIZE, plen);
+    hd->payload = g_bytes_new_from_bytes (datagram, hlen, plen);
     hd->flags = h.flags;
     g_hash_table_insert (r->held, key, hd);
     r->st.reorder_bytes += plen;

@@ -20,6 +20,8 @@ typedef struct {
   guint16 port;                 /* our data port, written into every ACK */
   guint8 addr_len;              /* 0, 4 or 16: our address in every ACK */
   guint8 addr[16];
+  GstErapProtocol protocol;     /* ERAP (default) or the RAP baseline's
+                                 * 24-byte header on data and ACKs */
 } GstErapReceiverConfig;
 
 typedef enum {

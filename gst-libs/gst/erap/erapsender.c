@@ -9,6 +9,19 @@
  * increase once per SRTT only when that SRTT used the rate (dpthresh).
  * Reliability on top: a lost packet's fragment is sent again under a new
  * seqno with its old appSeq, ahead of new data.
+ *
+ * The RAP baseline (protocol RAP) is the same machine with RAP's 24-byte
+ * header and RAP's timers: ns-2's IPG timer fires every IPG whether the
+ * application has data or not, and the RTT timer every SRTT, from the
+ * start to the end of the session. ERAP turns both off while there is
+ * nothing to send.
+ *
+ * The scheduler's view: payload bytes sent per report interval (the
+ * bandwidth actually used). The report timer starts with the first data
+ * after a pause and stops at the end of the first whole interval in which
+ * the session sent nothing: an idle session then has no timer at all and
+ * is left out of the scheduler's totals, while an application-limited one
+ * (idle for a few ms between messages) keeps reporting what it uses.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -66,6 +79,14 @@ struct _GstErapSender {
   GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
   guint64 cluster_end;          /* losses at or below: same cluster */
+  guint hlen;                   /* data header bytes */
+  gboolean started;             /* RAP baseline: timers run from the first
+                                 * push to the end */
+  gboolean sched_active;         /* in the scheduler's view (report timer on) */
+  GstClockTime window_start;    /* used-rate window */
+  GstClockTime next_report;
+  guint64 window_bytes;
+  gboolean report_pending;
 
   gboolean have_rtt;
   gdouble srtt, rttvar, rto;    /* seconds */
@@ -104,8 +125,9 @@ gst_erap_sender_new (const GstErapSenderConfig * config)
   gdouble min_ipg, max_ipg;
 
   s->cfg = *config;
-  if (s->cfg.mtu < GST_ERAP_DATA_HEADER_SIZE + 1)
-    s->cfg.mtu = GST_ERAP_DATA_HEADER_SIZE + 1;
+  s->hlen = gst_erap_protocol_data_header_size (s->cfg.protocol);
+  if (s->cfg.mtu < s->hlen + 1)
+    s->cfg.mtu = s->hlen + 1;
   if (s->cfg.max_burst == 0)
     s->cfg.max_burst = 1;
   min_ipg = rate_to_ipg (&s->cfg, s->cfg.max_rate);
@@ -164,17 +186,67 @@ has_data (GstErapSender * s)
   return s->rtx.len > 0 || s->next_new < erap_ring_end (&s->frags);
 }
 
+static GstClockTime
+window_length (GstErapSender * s)
+{
+  return s->cfg.report_interval ? s->cfg.report_interval : GST_SECOND;
+}
+
 /* Idle -> active: the rate state is kept, the timers restart from now. */
 static void
 wake (GstErapSender * s, GstClockTime now)
 {
   if (s->active || !has_data (s))
     return;
+  /* the RAP baseline's timers, once started, never stop before the end */
+  if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP && s->started)
+    return;
   s->active = TRUE;
+  s->started = TRUE;
   if (s->next_send < now)
     s->next_send = now;
   s->next_tick = now + TO_NS (s->srtt);
   s->dctr = 0;
+  if (!s->sched_active) {
+    /* a new window; a session that paused less than that continues its
+     * window */
+    s->sched_active = TRUE;
+    s->window_start = now;
+    s->window_bytes = 0;
+    s->next_report = now + window_length (s);
+  }
+}
+
+/* Active -> idle: rate timers off, the rate kept. The report timer runs
+ * to the end of the current window (see run_report). */
+static void
+go_idle (GstErapSender * s)
+{
+  s->active = FALSE;
+}
+
+/* The used-rate window closes every report interval; one in which an
+ * idle session sent nothing takes it out of the scheduler's view (used
+ * bandwidth 0, no report, the timer off). */
+static void
+run_report (GstErapSender * s, GstClockTime now)
+{
+  if (!s->sched_active || now < s->next_report)
+    return;
+  if (s->window_bytes == 0 && !s->active) {
+    s->sched_active = FALSE;
+    s->st.used_rate = 0;
+    return;
+  }
+  s->st.used_rate = gst_util_uint64_scale (s->window_bytes, 8 * GST_SECOND,
+      MAX (now - s->window_start, 1));
+  s->window_bytes = 0;
+  s->window_start = now;
+  s->next_report = now + window_length (s);
+  if (s->cfg.report_interval) {
+    s->report_pending = TRUE;
+    s->st.reports++;
+  }
 }
 
 static void
@@ -355,7 +427,7 @@ gst_erap_sender_push (GstErapSender * s, GBytes * msg, GstClockTime now)
   if (s->eos)
     return FALSE;
   size = g_bytes_get_size (msg);
-  maxp = s->cfg.mtu - GST_ERAP_DATA_HEADER_SIZE;
+  maxp = s->cfg.mtu - s->hlen;
   do {
     Frag *f = erap_ring_push (&s->frags);
     gsize n = MIN (maxp, size - off);
@@ -395,6 +467,7 @@ run_ticks (GstErapSender * s, GstClockTime now)
       s->cfg.dpthresh;
   if (s->cc->ops->tick)
     s->cc->ops->tick (s->cc, &info);
+  s->st.ticks++;
   s->dctr = 0;
   s->next_tick = now + TO_NS (s->srtt);
 }
@@ -435,12 +508,27 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   s->last_poll = now;
   detect_timeouts (s, now);
+  run_report (s, now);
+  if (s->active && s->cfg.protocol == GST_ERAP_PROTOCOL_RAP &&
+      gst_erap_sender_is_done (s)) {
+    /* the RAP baseline's timers stop at the end of the session */
+    go_idle (s);
+    s->sched_active = FALSE;
+    s->st.used_rate = 0;
+    return FALSE;
+  }
   run_ticks (s, now);
   if (!s->active || now + s->cfg.quantum < s->next_send)
     return FALSE;
   if (!next_fragment (s, &appseq, &rtx)) {
+    if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP) {
+      /* RAP: the IPG timer fires anyway and is rescheduled an IPG later */
+      s->st.idle_wakeups++;
+      s->next_send = MAX (s->next_send, now) + MAX (TO_NS (s->cc->ipg), 1);
+      return FALSE;
+    }
     /* nothing to send: rate timers off, rate kept */
-    s->active = FALSE;
+    go_idle (s);
     return FALSE;
   }
 
@@ -460,7 +548,11 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   h.seqno = (guint32) s->next_seq;
   h.appseq = (guint32) appseq & GST_ERAP_APPSEQ_MASK;
   h.flags = f->flags;
-  gst_erap_data_header_write (&h, out->header);
+  if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP)
+    gst_erap_rap_data_header_write (&h, f->len, out->header);
+  else
+    gst_erap_data_header_write (&h, out->header);
+  out->header_len = s->hlen;
   out->payload = f->msg ? (const guint8 *) g_bytes_get_data (f->msg,
       NULL) + f->off : NULL;
   out->payload_len = f->len;
@@ -471,6 +563,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
   s->st.packets_sent++;
   s->st.bytes_sent += f->len;
+  s->window_bytes += f->len;
   if (rtx)
     s->st.packets_retransmitted++;
   s->dctr++;
@@ -481,7 +574,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
 
     fill_info (s, now, &info);
     info.seqno = out->seqno;
-    info.packet_bytes = GST_ERAP_DATA_HEADER_SIZE + f->len;
+    info.packet_bytes = s->hlen + f->len;
     /* 0 is allowed here: the next packet leaves back to back */
     ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
   } else {
@@ -509,6 +602,8 @@ gst_erap_sender_next_wakeup (GstErapSender * s)
     if (s->cfg.quantum && t < s->last_poll + s->cfg.quantum)
       t = s->last_poll + s->cfg.quantum;
   }
+  if (s->sched_active && s->cfg.report_interval)
+    t = MIN (t, s->next_report);
   if (s->first_out < s->next_seq) {
     HistEntry *e = erap_ring_get (&s->hist, s->first_out);
     if (e && e->status == H_SENT)
@@ -529,6 +624,15 @@ gst_erap_sender_is_idle (GstErapSender * s)
   return !s->active && !has_data (s);
 }
 
+gboolean
+gst_erap_sender_take_report (GstErapSender * s)
+{
+  gboolean r = s->report_pending;
+
+  s->report_pending = FALSE;
+  return r;
+}
+
 guint64
 gst_erap_sender_queued_bytes (GstErapSender * s)
 {
@@ -543,6 +647,7 @@ gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st)
   st->rate = (guint64) (s->cfg.mtu * 8 / s->cc->ipg);
   st->srtt = TO_NS (s->srtt);
   st->rto = TO_NS (s->rto);
+  st->active = s->sched_active;
 }
 
 GstErapCC *

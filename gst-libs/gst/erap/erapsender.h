@@ -31,6 +31,14 @@ typedef struct {
   GstClockTime quantum;         /* packets due within this much of now go
                                  * now, in one burst, and timers wake at
                                  * most once per quantum (default 0) */
+  GstErapProtocol protocol;     /* ERAP (default) or the RAP baseline: 24-byte
+                                 * header, and RAP's IPG and RTT timers keep
+                                 * running while there is nothing to send */
+  GstClockTime report_interval; /* scheduler report period; the window of
+                                 * used_rate. Its timer runs while the
+                                 * session sends and stops after a whole
+                                 * interval without data (0: no reports and
+                                 * no timer, 1 s windows closed by polls) */
 } GstErapSenderConfig;
 
 typedef struct {
@@ -49,10 +57,22 @@ typedef struct {
   GstClockTime ipg;
   GstClockTime srtt;
   GstClockTime rto;
+  /* the scheduler's view of this session */
+  guint64 used_rate;            /* payload bit/s sent over the last report
+                                 * interval (retransmissions included, headers
+                                 * not); 0 once idle */
+  gboolean active;              /* in the scheduler's view: sent something
+                                 * in the current or the last report
+                                 * interval (an idle session is left out) */
+  guint64 reports;              /* scheduler reports fallen due */
+  guint64 ticks;                /* per-SRTT rate timer runs */
+  guint64 idle_wakeups;         /* IPG timer runs with nothing to send (RAP
+                                 * baseline only: ERAP's timers are off) */
 } GstErapSenderStats;
 
 typedef struct {
-  guint8 header[GST_ERAP_DATA_HEADER_SIZE];
+  guint8 header[GST_ERAP_MAX_DATA_HEADER_SIZE];
+  guint header_len;             /* 8 (ERAP) or 24 (RAP baseline) */
   const guint8 *payload;        /* valid until the sender handles an ACK,
                                  * is freed, or is polled after being done */
   gsize payload_len;
@@ -93,6 +113,11 @@ gboolean gst_erap_sender_is_done (GstErapSender * s);
 /* TRUE when there is nothing to send (timers of the rate law are off). */
 gboolean gst_erap_sender_is_idle (GstErapSender * s);
 guint64 gst_erap_sender_queued_bytes (GstErapSender * s);
+/* TRUE once for each scheduler report that fell due in a poll (every
+ * report_interval while the session sends; none once a whole interval
+ * passed without data, when the report timer is off like the others).
+ * Clears it. */
+gboolean gst_erap_sender_take_report (GstErapSender * s);
 void gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st);
 GstErapCC *gst_erap_sender_get_cc (GstErapSender * s);
 

@@ -266,3 +266,38 @@ gst_rudp_notice_parse (GstBuffer * buf, GstRudpNotice * n)
   }
   return TRUE;
 }
+
+void
+gst_rudp_hello_write (guint8 out[GST_RUDP_HELLO_SIZE], guint32 ssrc,
+    guint64 id, guint64 counter)
+{
+  /* RR, no report blocks: length 1 (two words) */
+  out[0] = 0x80;
+  out[1] = 201;
+  GST_WRITE_UINT16_BE (out + 2, 1);
+  GST_WRITE_UINT32_BE (out + 4, ssrc);
+  /* APP, subtype 0: 7 words, length 6 */
+  out[8] = 0x80;
+  out[9] = 204;
+  GST_WRITE_UINT16_BE (out + 10, 6);
+  GST_WRITE_UINT32_BE (out + 12, ssrc);
+  memcpy (out + 16, GST_RUDP_HELLO_NAME, 4);
+  GST_WRITE_UINT64_BE (out + 20, id);
+  GST_WRITE_UINT64_BE (out + 28, counter);
+}
+
+gboolean
+gst_rudp_hello_parse (const guint8 * data, gsize len, guint32 * ssrc,
+    guint64 * id, guint64 * counter)
+{
+  if (len != GST_RUDP_HELLO_SIZE || data[0] != 0x80 || data[1] != 201 ||
+      GST_READ_UINT16_BE (data + 2) != 1 || data[8] != 0x80 ||
+      data[9] != 204 || GST_READ_UINT16_BE (data + 10) != 6 ||
+      memcmp (data + 16, GST_RUDP_HELLO_NAME, 4) != 0 ||
+      GST_READ_UINT32_BE (data + 4) != GST_READ_UINT32_BE (data + 12))
+    return FALSE;
+  *ssrc = GST_READ_UINT32_BE (data + 4);
+  *id = GST_READ_UINT64_BE (data + 20);
+  *counter = GST_READ_UINT64_BE (data + 28);
+  return TRUE;
+}

@@ -17,6 +17,12 @@
  *           measures the RTT as in RFC 3550's LSR/DLSR.
  * The APP level is exact; TMMBR lets a peer with another level table (or a
  * plain RFC 5104 sender) follow by bitrate.
+ *
+ * NAT traversal: the receiver's hello (gst-libs/gst/twoflow/twoflowhello.h),
+ * sent from its RTP socket to the sender's, is a 36-byte RTCP compound
+ * (SRTCP when the flow is keyed: then authenticated like any feedback):
+ *   RR      no report blocks, the receiver's SSRC
+ *   APP     name "HELO", subtype 0: hello id (64), counter (64)
  */
 #ifndef __GST_RUDP_FEEDBACK_H__
 #define __GST_RUDP_FEEDBACK_H__
@@ -61,6 +67,16 @@ typedef struct {
   guint32 echo_timestamp;       /* NTP short, the request's */
   guint32 delay;                /* NTP short units (1/65536 s) */
 } GstRudpNotice;
+
+#define GST_RUDP_HELLO_NAME "HELO"
+#define GST_RUDP_HELLO_SIZE 36
+
+/* The hello, written into @out. */
+void gst_rudp_hello_write (guint8 out[GST_RUDP_HELLO_SIZE], guint32 ssrc,
+    guint64 id, guint64 counter);
+/* TRUE if @data is exactly a (plain or unprotected) hello. */
+gboolean gst_rudp_hello_parse (const guint8 * data, gsize len, guint32 * ssrc,
+    guint64 * id, guint64 * counter);
 
 /* Whether a datagram on an RTP port is RTCP (RFC 5761 section 4). */
 gboolean gst_rudp_is_rtcp (const guint8 * data, gsize len);

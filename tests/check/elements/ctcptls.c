@@ -10,6 +10,7 @@
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <string.h>
 #include <gio/gio.h>
 #include <sys/socket.h>
@@ -400,8 +401,9 @@ GST_START_TEST (test_tls_mode_tcp)
 
 GST_END_TEST;
 
-/* A failed handshake: the state change fails with an element error that
- * says why; the receiver gets nothing. */
+/* A failed handshake: an element error that says why (the sink connects
+ * in its own thread: the state change itself does not fail); the receiver
+ * gets nothing. */
 static void
 check_refused (const gchar * props, const gchar * why)
 {
@@ -415,9 +417,9 @@ check_refused (const gchar * props, const gchar * why)
   gchar *dbg = NULL;
 
   gst_element_set_bus (sink, bus);
-  fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_PAUSED),
+  fail_if (gst_element_set_state (sink, GST_STATE_PAUSED) ==
       GST_STATE_CHANGE_FAILURE);
-  m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
   fail_unless (m != NULL);
   gst_message_parse_error (m, &err, &dbg);
   GST_INFO ("%s / %s", err->message, dbg);
@@ -541,6 +543,444 @@ GST_START_TEST (test_tls_properties)
 
 GST_END_TEST;
 
+/* ---- ctcpsrc: the sink as TLS server, the receiver as TLS client ---- */
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+typedef struct {
+  GstElement *pipe, *src;
+  GMutex lock;
+  GByteArray *data;
+} SrcReceiver;
+
+static void
+on_handoff (GstElement * fs, GstBuffer * b, GstPad * pad, SrcReceiver * r)
+{
+  GstMapInfo map;
+
+  gst_buffer_map (b, &map, GST_MAP_READ);
+  g_mutex_lock (&r->lock);
+  g_byte_array_append (r->data, map.data, map.size);
+  g_mutex_unlock (&r->lock);
+  gst_buffer_unmap (b, &map);
+}
+
+static SrcReceiver *
+src_receiver_new (const gchar * props)
+{
+  SrcReceiver *r = g_new0 (SrcReceiver, 1);
+  gchar *desc = g_strdup_printf ("ctcpsrc name=src %s ! fakesink name=out "
+      "signal-handoffs=true sync=false", props);
+  GstElement *out;
+
+  g_mutex_init (&r->lock);
+  r->data = g_byte_array_new ();
+  r->pipe = gst_parse_launch (desc, NULL);
+  fail_unless (r->pipe != NULL, "%s", desc);
+  g_free (desc);
+  r->src = gst_bin_get_by_name (GST_BIN (r->pipe), "src");
+  out = gst_bin_get_by_name (GST_BIN (r->pipe), "out");
+  g_signal_connect (out, "handoff", G_CALLBACK (on_handoff), r);
+  gst_object_unref (out);
+  fail_if (gst_element_set_state (r->pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  return r;
+}
+
+/* EOS (TRUE) or an error (FALSE, *msg set) within @ms */
+static gboolean
+src_receiver_wait (SrcReceiver * r, guint ms, gchar ** msg)
+{
+  GstBus *bus = gst_element_get_bus (r->pipe);
+  GstMessage *m = gst_bus_timed_pop_filtered (bus, ms * GST_MSECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  gboolean eos = m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+
+  if (m && !eos && msg) {
+    GError *e = NULL;
+
+    gst_message_parse_error (m, &e, NULL);
+    *msg = g_strdup (e->message);
+    g_error_free (e);
+  }
+  if (m)
+    gst_message_unref (m);
+  gst_object_unref (bus);
+  return eos;
+}
+
+static void
+src_receiver_free (SrcReceiver * r)
+{
+  gst_element_set_state (r->pipe, GST_STATE_NULL);
+  gst_object_unref (r->src);
+  gst_object_unref (r->pipe);
+  g_byte_array_unref (r->data);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* A plaintext TCP client: connects, sends @junk, returns what it got
+ * back until the peer closes or 1 s passes. */
+static GByteArray *
+plaintext_probe (guint port, const gchar * junk)
+{
+  GSocketClient *c = g_socket_client_new ();
+  GSocketConnection *conn = g_socket_client_connect_to_host (c, "127.0.0.1",
+      port, NULL, NULL);
+  GByteArray *got = g_byte_array_new ();
+  GSocket *sock;
+  guint8 buf[4096];
+  gssize n;
+
+  fail_unless (conn != NULL);
+  sock = g_socket_connection_get_socket (conn);
+  g_socket_set_timeout (sock, 1);
+  g_socket_send (sock, junk, strlen (junk), NULL, NULL);
+  while ((n = g_socket_receive (sock, (gchar *) buf, sizeof (buf), NULL,
+              NULL)) > 0)
+    g_byte_array_append (got, buf, n);
+  g_object_unref (conn);
+  g_object_unref (c);
+  return got;
+}
+
+/* @size bytes in @nseg segments of 500 ms through @h; checks the sink's
+ * side: TLS 1.3, 22-byte records, every segment on time, the controller's
+ * stream rate S/(T(1-p)), and not more than 10 % above it end to end
+ * (returns that, bytes/s). */
+static gdouble
+push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
+    SrcReceiver * r)
+{
+  const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
+  guint i, n = nseg * 25, ovh = 0;
+  gsize off = 0;
+  gint64 t0 = g_get_monotonic_time (), t1;
+  gchar *msg = NULL;
+  GstStructure *st;
+  gboolean tls = FALSE;
+  gdouble rate, nominal = (gdouble) size / nseg / (0.5 * 0.95);
+
+  for (i = 0; i < n; i++) {
+    gsize len = (size - off) / (n - i);
+    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
+
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
+    GST_BUFFER_DURATION (b) = dur;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    off += len;
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless (src_receiver_wait (r, 20000, &msg), "receiver: %s", msg);
+  t1 = g_get_monotonic_time ();
+  fail_unless_equals_int (r->data->len, size);
+  fail_unless (memcmp (r->data->data, data, size) == 0);
+  st = get_stats (h);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  fail_unless (gst_structure_get_boolean (st, "tls", &tls) && tls);
+  fail_unless_equals_string (gst_structure_get_string (st, "tls-protocol"),
+      "TLS 1.3");
+  fail_unless (gst_structure_get_uint (st, "record-overhead", &ovh));
+  fail_unless_equals_int (ovh, 22);
+  fail_unless_equals_uint64 (stat_u64 (st, "bytes-acked"), size);
+  fail_unless_equals_uint64 (stat_u64 (st, "segments"), nseg);
+  /* fast enough: every segment landed before its deadline */
+  fail_unless_equals_uint64 (stat_u64 (st, "segments-late"), 0);
+  /* the stream rate the controller aimed at is S/(T(1-p)) (the wire rate,
+   * target-rate, adds the records' overhead) */
+  fail_unless (fabs (stat_u64 (st, "nominal-rate") / nominal - 1) < 0.01,
+      "nominal-rate %" G_GUINT64_FORMAT " B/s, expected %.0f",
+      stat_u64 (st, "nominal-rate"), nominal);
+  fail_unless (stat_u64 (st, "target-rate") >= stat_u64 (st, "nominal-rate"));
+  gst_structure_free (st);
+  /* not faster than that: all segments are ready at once, each takes
+   * S/rate, one after the other */
+  rate = size / ((t1 - t0) / 1e6);
+  GST_INFO ("%" G_GSIZE_FORMAT " bytes in %.3f s: %.0f B/s, nominal %.0f "
+      "B/s (%.3f)", size, (t1 - t0) / 1e6, rate, nominal, rate / nominal);
+  fail_unless (rate < 1.1 * nominal, "%.0f B/s against a nominal %.0f B/s",
+      rate, nominal);
+  return rate;
+}
+
+static void
+check_src_stats (SrcReceiver * r, gsize size, guint refused)
+{
+  GstStructure *st = NULL;
+  gboolean tls = FALSE;
+  guint n = 99;
+  guint64 bytes = 0;
+
+  g_object_get (r->src, "stats", &st, NULL);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  fail_unless (gst_structure_get_boolean (st, "tls", &tls) && tls);
+  fail_unless (gst_structure_get_uint64 (st, "bytes-received", &bytes));
+  fail_unless_equals_uint64 (bytes, size);
+  fail_unless (gst_structure_get_uint (st, "connections-refused", &n));
+  fail_unless_equals_int (n, refused);
+  gst_structure_free (st);
+}
+
+/* Connections refused by @r so far. */
+static guint
+src_refused (SrcReceiver * r)
+{
+  GstStructure *st = NULL;
+  guint n = 0;
+
+  g_object_get (r->src, "stats", &st, NULL);
+  gst_structure_get_uint (st, "connections-refused", &n);
+  gst_structure_free (st);
+  return n;
+}
+
+/* The server connects (direct mode): the receiver listens, checks the
+ * sender's certificate against the CA and the name, sends the token; a
+ * silent stranger from another address (not accept-host) is closed at
+ * once, without holding the source for its timeout; a plaintext intruder
+ * from the right address is refused and feeds nothing into the stream. 1 MB in 4 segments of 500 ms: byte-exact, on time, at the
+ * target rate. */
+GST_START_TEST (test_tls_ctcpsrc_listen)
+{
+  gchar *props = g_strdup_printf ("host=0.0.0.0 port=0 accept-host=127.0.0.1 "
+      "tls-ca-file=%s tls-server-name=127.0.0.1 tls-token=" TOKEN
+      " timeout=2000000000", cert_file);
+  SrcReceiver *r = src_receiver_new (props);
+  gsize size = 1 << 20;
+  guint8 *data = pattern (size, 21);
+  guint port = 0, i;
+  GByteArray *junk;
+  GstHarness *h;
+  GSocket *stranger;
+  GSocketAddress *from, *to;
+
+  g_free (props);
+  g_object_get (r->src, "current-port", &port, NULL);
+  fail_unless (port > 0);
+  /* a silent stranger from 127.0.0.2: closed at once */
+  stranger = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
+  from = g_inet_socket_address_new_from_string ("127.0.0.2", 0);
+  to = g_inet_socket_address_new_from_string ("127.0.0.1", port);
+  fail_unless (g_socket_bind (stranger, from, TRUE, NULL));
+  fail_unless (g_socket_connect (stranger, to, NULL, NULL));
+  for (i = 0; i < 50 && src_refused (r) < 1; i++)
+    g_usleep (10000);
+  fail_unless (i < 50, "a stranger held the source");
+  g_socket_close (stranger, NULL);
+  g_object_unref (stranger);
+  g_object_unref (from);
+  g_object_unref (to);
+  /* the intruder: gets a ClientHello at most, nothing gets in */
+  junk = plaintext_probe (port, "forged essential data\n");
+  g_byte_array_unref (junk);
+  props = g_strdup_printf ("segment-duration=500000000 tls-role=server "
+      "tls-certificate=%s tls-key=%s tls-token=" TOKEN, cert_file, key_file);
+  h = sender_new (port, props);
+  push_segments (h, data, size, 4, r);
+  check_src_stats (r, size, 2);
+  gst_harness_teardown (h);
+  src_receiver_free (r);
+  g_free (props);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* The receiver connects (NAT: ctcpsink listen=true): a plaintext client
+ * gets nothing of the stream, a TLS client with a wrong token gets an
+ * error and nothing; the right one (checking the pin) gets it all,
+ * byte-exact, on time, at the target rate. */
+GST_START_TEST (test_tls_ctcpsrc_connect)
+{
+  gchar *pin = twoflow_tls_certificate_pin (server_cert);
+  gchar *props = g_strdup_printf ("ctcpsink listen=true bind-port=0 "
+      "host=127.0.0.1 segment-duration=500000000 connect-timeout=2000000000 "
+      "tls-role=server tls-certificate=%s tls-key=%s tls-token=" TOKEN,
+      cert_file, key_file);
+  GstHarness *h = gst_harness_new_parse (props);
+  GstElement *sink = gst_harness_find_element (h, "ctcpsink");
+  gsize size = 600000;
+  guint8 *data = pattern (size, 22);
+  guint port = 0, i;
+  GByteArray *got;
+  SrcReceiver *bad, *r;
+  gchar *msg = NULL;
+  GstStructure *st;
+
+  g_free (props);
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  g_object_get (sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+
+  got = plaintext_probe (port, "GET / HTTP/1.0\r\n\r\n");
+  /* at most a TLS alert (7 bytes), none of the stream */
+  GST_INFO ("plaintext client got %u bytes", got->len);
+  fail_unless (got->len <= 7, "plaintext client got %u bytes", got->len);
+  g_byte_array_unref (got);
+
+  props = g_strdup_printf ("listen=false host=127.0.0.1 port=%u tls-pin=%s "
+      "tls-token=wrong-token-wrong-token-wrong-tok", port, pin);
+  bad = src_receiver_new (props);
+  g_free (props);
+  fail_if (src_receiver_wait (bad, 5000, &msg));
+  GST_INFO ("wrong token: %s", msg);
+  fail_unless (msg != NULL);
+  g_free (msg);
+  msg = NULL;
+  fail_unless_equals_int (bad->data->len, 0);
+  src_receiver_free (bad);
+
+  props = g_strdup_printf ("listen=false host=127.0.0.1 port=%u tls-pin=%s "
+      "tls-token=" TOKEN, port, pin);
+  r = src_receiver_new (props);
+  g_free (props);
+  push_segments (h, data, size, 3, r);
+  check_src_stats (r, size, 0);
+  /* the refused ones are counted (the sink may still be closing the
+   * second when the third arrives) */
+  for (i = 0; i < 100; i++) {
+    guint n = 0;
+
+    g_object_get (sink, "stats", &st, NULL);
+    gst_structure_get_uint (st, "connections-refused", &n);
+    gst_structure_free (st);
+    if (n == 2)
+      break;
+    g_usleep (10000);
+  }
+  fail_unless (i < 100, "connections-refused != 2");
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  src_receiver_free (r);
+  g_free (pin);
+  g_free (data);
+}
+
+GST_END_TEST;
+
+/* A sender the receiver does not trust (another certificate): the
+ * receiver refuses it and never sends the token; listening, it keeps
+ * waiting. */
+GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
+{
+  gchar *props = g_strdup_printf ("host=127.0.0.1 port=0 tls-ca-file=%s "
+      "tls-server-name=127.0.0.1 tls-token=" TOKEN, cert_file);
+  SrcReceiver *r = src_receiver_new (props);
+  gchar *other_key = g_strdup_printf ("%s/other.key", tmpdir);
+  guint port = 0, i, n = 0;
+  GstHarness *h;
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m = NULL;
+  GstStructure *st;
+
+  g_free (props);
+  g_object_get (r->src, "current-port", &port, NULL);
+  props = g_strdup_printf ("segment-duration=500000000 tls-role=server "
+      "tls-certificate=%s tls-key=%s tls-token=" TOKEN, other_cert_file,
+      other_key);
+  h = sender_new (port, props);
+  gst_element_set_bus (h->element, bus);
+  for (i = 0; i < 50 && !m; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, 20000, NULL);
+
+    gst_buffer_memset (b, 0, 0x22, 20000);
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * 20 * GST_MSECOND;
+    GST_BUFFER_DURATION (b) = 20 * GST_MSECOND;
+    if (gst_harness_push (h, b) != GST_FLOW_OK)
+      break;
+    m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  }
+  if (!m)
+    m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL, "the sink reported nothing");
+  gst_message_unref (m);
+  for (i = 0; i < 100 && n == 0; i++) {
+    g_object_get (r->src, "stats", &st, NULL);
+    gst_structure_get_uint (st, "connections-refused", &n);
+    gst_structure_free (st);
+    g_usleep (10000);
+  }
+  fail_unless_equals_int (n, 1);
+  fail_unless_equals_int (r->data->len, 0);
+  gst_harness_teardown (h);
+  src_receiver_free (r);
+  gst_object_unref (bus);
+  g_free (other_key);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+/* A peer that silently drops the SYN (a listener whose accept queue is
+ * full: Linux drops further SYNs): the state change returns at once (the
+ * sink connects in its thread) and connect-timeout ends the attempt with
+ * a clear error, not TCP's two minutes. */
+GST_START_TEST (test_connect_timeout)
+{
+  GSocket *ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, NULL);
+  GSocketAddress *sa = g_inet_socket_address_new_from_string ("127.0.0.1", 0);
+  GSocketAddress *bound;
+  GSocketClient *c = g_socket_client_new ();
+  GSocketConnection *filler;
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *m;
+  GError *err = NULL;
+  gchar *desc, *dbg = NULL;
+  guint port;
+  gint64 t0, t1, t2;
+
+  fail_unless (g_socket_bind (ls, sa, TRUE, NULL));
+  g_socket_set_listen_backlog (ls, 0);
+  fail_unless (g_socket_listen (ls, NULL));
+  bound = g_socket_get_local_address (ls, NULL);
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  /* fills the accept queue (never accepted) */
+  filler = g_socket_client_connect_to_host (c, "127.0.0.1", port, NULL, NULL);
+  fail_unless (filler != NULL);
+
+  desc = g_strdup_printf ("fakesrc num-buffers=10 ! ctcpsink host=127.0.0.1 "
+      "port=%u connect-timeout=1000000000", port);
+  pipe = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  bus = gst_element_get_bus (pipe);
+  t0 = g_get_monotonic_time ();
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  t1 = g_get_monotonic_time ();
+  fail_unless (t1 - t0 < 200000, "set_state blocked %" G_GINT64_FORMAT " us",
+      t1 - t0);
+  m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  t2 = g_get_monotonic_time ();
+  fail_unless (m != NULL, "no error within 5 s");
+  gst_message_parse_error (m, &err, &dbg);
+  GST_INFO ("after %.2f s: %s (%s)", (t2 - t0) / 1e6, err->message, dbg);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_OPEN_WRITE));
+  fail_unless (strstr (err->message, "Could not connect") != NULL);
+  fail_unless (dbg && strstr (dbg, "connect-timeout") != NULL, "%s", dbg);
+  fail_unless (t2 - t0 >= 900000 && t2 - t0 < 3000000, "%" G_GINT64_FORMAT
+      " us", t2 - t0);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (m);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_object_unref (filler);
+  g_object_unref (c);
+  g_object_unref (bound);
+  g_object_unref (sa);
+  g_socket_close (ls, NULL);
+  g_object_unref (ls);
+}
+
+GST_END_TEST;
+
 static Suite *
 ctcptls_suite (void)
 {
@@ -558,6 +998,10 @@ ctcptls_suite (void)
   tcase_add_test (tc, test_tls_wrong_ca);
   tcase_add_test (tc, test_tls_system_ca_refuses_self_signed);
   tcase_add_test (tc, test_tls_client_certificate);
+  tcase_add_test (tc, test_tls_ctcpsrc_listen);
+  tcase_add_test (tc, test_tls_ctcpsrc_connect);
+  tcase_add_test (tc, test_tls_ctcpsrc_wrong_sender);
+  tcase_add_test (tc, test_connect_timeout);
   return s;
 }
 

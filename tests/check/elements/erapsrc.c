@@ -652,6 +652,228 @@ GST_START_TEST (test_key_settings_refused)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* NAT traversal: the receiver's hello, the sender's learn-peer */
+
+/* The sender first (learn-peer: it waits), then the receiver, saying
+ * hello to the sender's bound port. */
+static void
+nat_start (Keyed * k, gsize size, const gchar * rx_opts,
+    const gchar * tx_opts)
+{
+  gchar *desc;
+  guint port;
+
+  k->dir = g_dir_make_tmp ("erap-nat-XXXXXX", NULL);
+  k->in = g_build_filename (k->dir, "in.bin", NULL);
+  k->out = g_build_filename (k->dir, "out.bin", NULL);
+  write_random_file (k->in, size);
+  desc = g_strdup_printf ("filesrc location=%s blocksize=65536 ! erapsink "
+      "name=sink learn-peer=true linger=3000000000 %s", k->in, tx_opts);
+  k->tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  k->sink = gst_bin_get_by_name (GST_BIN (k->tx), "sink");
+  fail_unless (gst_element_set_state (k->tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  g_object_get (k->sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  desc = g_strdup_printf ("erapsrc name=src address=127.0.0.1 port=0 "
+      "linger=200000000 hello-host=127.0.0.1 hello-port=%u "
+      "hello-interval=100000000 %s ! filesink location=%s", port, rx_opts,
+      k->out);
+  k->rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (k->rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  k->src = gst_bin_get_by_name (GST_BIN (k->rx), "src");
+}
+
+static void
+wait_eos (GstElement * pipe)
+{
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+}
+
+static gchar *
+stat_str (GstElement * e, const gchar * field)
+{
+  GstStructure *st;
+  gchar *v;
+
+  g_object_get (e, "stats", &st, NULL);
+  v = g_strdup (gst_structure_get_string (st, field));
+  fail_unless (v != NULL, "no %s", field);
+  gst_structure_free (st);
+  return v;
+}
+
+static void
+nat_check_delivered (Keyed * k, gsize size)
+{
+  gchar *s1, *s2, *peer, *want;
+  guint port;
+
+  wait_eos (k->tx);
+  wait_eos (k->rx);
+  fail_unless_equals_uint64 (stat_u64 (k->sink, "bytes-acked"), size);
+  /* the destination is where the hello came from: the receiver's socket */
+  g_object_get (k->src, "port", &port, NULL);
+  want = g_strdup_printf ("127.0.0.1:%u", port);
+  peer = stat_str (k->sink, "peer");
+  fail_unless_equals_string (peer, want);
+  g_free (peer);
+  g_free (want);
+  fail_unless (stat_u64 (k->sink, "hellos") >= 1);
+  fail_unless (stat_u64 (k->src, "hellos-sent") >= stat_u64 (k->sink,
+          "hellos"));
+  fail_unless_equals_uint64 (stat_u64 (k->sink, "hellos-foreign"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k->sink, "hellos-forged"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k->src, "hello-errors"), 0);
+  s1 = file_checksum (k->in);
+  s2 = file_checksum (k->out);
+  fail_unless_equals_string (s1, s2);
+  g_free (s1);
+  g_free (s2);
+}
+
+/* Two sessions on the sender's one shared socket (bind-port 0), told
+ * apart by their hello ids, one plaintext and one keyed: each learns its
+ * receiver's port from the hello and delivers its file bit-exact. */
+GST_START_TEST (test_learn_peer)
+{
+  gsize size = 2 * 1000 * 1000;
+  Keyed a, b;
+  guint pa, pb;
+
+  nat_start (&a, size, "hello-id=11", "host=127.0.0.1 hello-id=11");
+  nat_start (&b, size, "hello-id=12 passphrase=correct-horse-battery",
+      "host=127.0.0.1 hello-id=12 passphrase=correct-horse-battery");
+  g_object_get (a.sink, "bound-port", &pa, NULL);
+  g_object_get (b.sink, "bound-port", &pb, NULL);
+  fail_unless_equals_int (pa, pb);
+  nat_check_delivered (&a, size);
+  nat_check_delivered (&b, size);
+  fail_unless (stat_bool (b.sink, "encrypted"));
+  keyed_stop (&a);
+  keyed_stop (&b);
+}
+
+GST_END_TEST;
+
+/* Nothing is ever sent before a hello, and a hello counts only from the
+ * address the sender was given (no reflection) and, keyed, only sealed
+ * under the session's key. */
+static void
+nat_refused (const gchar * rx_opts, const gchar * tx_opts,
+    const gchar * counter)
+{
+  Keyed k;
+
+  nat_start (&k, 100 * 1000, rx_opts, tx_opts);
+  g_usleep (G_USEC_PER_SEC);
+  fail_unless (stat_u64 (k.src, "hellos-sent") >= 5);
+  fail_unless (stat_u64 (k.sink, counter) >= 5, "%s: %" G_GUINT64_FORMAT,
+      counter, stat_u64 (k.sink, counter));
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "packets-sent"), 0);
+  fail_unless_equals_uint64 (stat_u64 (k.src, "packets-received"), 0);
+  {
+    gchar *peer = stat_str (k.sink, "peer");
+
+    fail_unless_equals_string (peer, "");
+    g_free (peer);
+  }
+  keyed_stop (&k);
+}
+
+GST_START_TEST (test_learn_peer_foreign_refused)
+{
+  /* the control peer is 127.0.0.2; the hello comes from 127.0.0.1 */
+  nat_refused ("hello-id=21", "host=127.0.0.2 hello-id=21",
+      "hellos-foreign");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_learn_peer_forged_refused)
+{
+  /* another key, and a plain hello to a keyed session */
+  nat_refused ("hello-id=31 passphrase=correct-horse-batterz",
+      "host=127.0.0.1 hello-id=31 passphrase=correct-horse-battery",
+      "hellos-forged");
+  nat_refused ("hello-id=32",
+      "host=127.0.0.1 hello-id=32 passphrase=correct-horse-battery",
+      "hellos-forged");
+  /* a hello naming another session is not this one's */
+  nat_refused ("hello-id=34", "host=127.0.0.1 hello-id=33",
+      "hellos-unknown");
+}
+
+GST_END_TEST;
+
+/* The NAT re-maps the receiver: a hello from a new port (counter higher)
+ * moves the destination there; the same hello again is a replay. */
+GST_START_TEST (test_learn_peer_moved)
+{
+  Keyed k;
+  GSocket *s;
+  GSocketAddress *any, *dest, *local;
+  GInetAddress *lo;
+  GstErapHello h = { 41, 0, 0, FALSE };
+  guint8 hello[GST_ERAP_HELLO_SIZE], data[2048];
+  gchar *peer, *want;
+  guint port;
+  gssize n;
+
+  /* 4 MB at 8 Mbit/s: it is still sending when the NAT moves */
+  nat_start (&k, 4 * 1000 * 1000, "hello-id=41",
+      "host=127.0.0.1 hello-id=41 max-rate=8000000");
+  g_usleep (500000);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos"), 1);
+  g_object_get (k.sink, "bound-port", &port, NULL);
+  s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  any = g_inet_socket_address_new (lo, 0);
+  fail_unless (g_socket_bind (s, any, FALSE, NULL));
+  dest = g_inet_socket_address_new (lo, port);
+  local = g_socket_get_local_address (s, NULL);
+  h.counter = g_get_real_time () + 1000000000;
+  h.port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  gst_erap_hello_write (&h, hello);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  /* the data comes here now */
+  g_socket_set_timeout (s, 2);
+  n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL, NULL);
+  fail_unless (n > GST_ERAP_DATA_HEADER_SIZE);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-moved"), 1);
+  want = g_strdup_printf ("127.0.0.1:%u", h.port);
+  peer = stat_str (k.sink, "peer");
+  fail_unless_equals_string (peer, want);
+  g_free (peer);
+  g_free (want);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  g_usleep (200000);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-replayed"), 1);
+  fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-moved"), 1);
+  keyed_stop (&k);
+  g_object_unref (local);
+  g_object_unref (dest);
+  g_object_unref (any);
+  g_object_unref (lo);
+  g_object_unref (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsrc_suite (void)
 {
@@ -668,6 +890,10 @@ erapsrc_suite (void)
   tcase_add_test (tc, test_wrong_passphrase);
   tcase_add_test (tc, test_plain_sender_refused);
   tcase_add_test (tc, test_key_settings_refused);
+  tcase_add_test (tc, test_learn_peer);
+  tcase_add_test (tc, test_learn_peer_foreign_refused);
+  tcase_add_test (tc, test_learn_peer_forged_refused);
+  tcase_add_test (tc, test_learn_peer_moved);
   return s;
 }
 

@@ -405,6 +405,342 @@ GST_START_TEST (test_stock_chain)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* NAT traversal: rudpsrc's hello, rudpsink's learn-peer */
+
+#define NAT_KEY "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d"
+
+typedef struct {
+  GstElement *rx, *tx, *src, *sink, *out;
+} NatPair;
+
+static guint nat_buffers = 25;  /* frames the sender sends */
+
+/* The sender to READY (its socket bound: bound-port), the receiver saying
+ * hello to it, then, after @wait_us, the sender playing (@wait_us 0: the
+ * sender plays 200 ms before the receiver starts). */
+static void
+nat_start (NatPair * p, const gchar * rx_opts, const gchar * tx_opts,
+    gulong wait_us)
+{
+  gchar *desc;
+  guint port;
+
+  desc = g_strdup_printf ("videotestsrc num-buffers=%u is-live=true ! "
+      "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
+      "rtpgstpay mtu=1000 config-interval=1 ! "
+      "rudpsink name=sink learn-peer=true rate=1600000 %s", nat_buffers,
+      tx_opts);
+  p->tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (p->tx != NULL);
+  p->sink = gst_bin_get_by_name (GST_BIN (p->tx), "sink");
+  fail_unless (gst_element_set_state (p->tx, GST_STATE_READY) ==
+      GST_STATE_CHANGE_SUCCESS);
+  g_object_get (p->sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  /* 0: the sender plays first, its render waits for the hello */
+  if (wait_us == 0) {
+    fail_unless (gst_element_set_state (p->tx, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    g_usleep (200000);
+  }
+  desc = g_strdup_printf ("rudpsrc name=src address=127.0.0.1 port=0 "
+      "hello-host=127.0.0.1 hello-port=%u hello-interval=50000000 %s "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\" ! rtpjitterbuffer latency=100 ! rtpgstdepay ! "
+      "fakesink name=out", port, rx_opts);
+  p->rx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (p->rx != NULL);
+  p->src = gst_bin_get_by_name (GST_BIN (p->rx), "src");
+  p->out = gst_bin_get_by_name (GST_BIN (p->rx), "out");
+  fail_unless (gst_element_set_state (p->rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  if (wait_us) {
+    g_usleep (wait_us);
+    fail_unless (gst_element_set_state (p->tx, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+  }
+}
+
+static void
+nat_stop (NatPair * p)
+{
+  gst_element_set_state (p->tx, GST_STATE_NULL);
+  gst_element_set_state (p->rx, GST_STATE_NULL);
+  gst_object_unref (p->src);
+  gst_object_unref (p->sink);
+  gst_object_unref (p->out);
+  gst_object_unref (p->tx);
+  gst_object_unref (p->rx);
+}
+
+static void
+nat_delivered (const gchar * rx_opts, const gchar * tx_opts, gulong wait_us)
+{
+  NatPair p;
+  GstMessage *m = NULL;
+  GstStructure *st;
+  guint64 frames = 0;
+  gchar *want;
+  const gchar *peer;
+
+  nat_start (&p, rx_opts, tx_opts, wait_us);
+  fail_unless (bus_wait (p.tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+          10 * GST_SECOND, &m));
+  fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_EOS);
+  gst_message_unref (m);
+  g_usleep (300000);            /* the jitterbuffer's latency */
+  g_object_get (p.out, "stats", &st, NULL);
+  gst_structure_get_uint64 (st, "rendered", &frames);
+  gst_structure_free (st);
+  /* every frame crossed, none was due before the hello */
+  fail_unless_equals_uint64 (frames, 25);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "dropped-no-peer"), 0);
+  fail_unless (stat_u64 (p.sink, "hellos") >= 1);
+  fail_unless (stat_u64 (p.src, "hellos-sent") >= stat_u64 (p.sink,
+          "hellos"));
+  fail_unless_equals_uint64 (stat_u64 (p.src, "hello-errors"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-foreign"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-forged"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "auth-failures"), 0);
+  /* the destination: the receiver's own socket, where the hello left */
+  g_object_get (p.sink, "stats", &st, NULL);
+  peer = gst_structure_get_string (st, "peer");
+  want = g_strdup_printf ("127.0.0.1:%d", src_port (p.src));
+  fail_unless_equals_string (peer, want);
+  g_free (want);
+  gst_structure_free (st);
+  /* the receiver's feedback came back through the same mapping: the
+   * sender's answers reached it */
+  if (strstr (tx_opts, "rate-control=receiver")) {
+    fail_unless (stat_u64 (p.sink, "feedback-received") > 0);
+    fail_unless (stat_u64 (p.src, "notices-received") > 0);
+  }
+  nat_stop (&p);
+}
+
+GST_START_TEST (test_learn_peer)
+{
+  nat_delivered ("hello-id=7", "host=127.0.0.1 hello-id=7 "
+      "rate-control=receiver", 300000);
+  /* SRTP: the hello is SRTCP */
+  nat_delivered ("hello-id=8 key=" NAT_KEY, "host=127.0.0.1 hello-id=8 "
+      "rate-control=receiver key=" NAT_KEY, 300000);
+  /* the sender playing at once, fixed rate: the first frames (rtpgstpay's
+   * caps among them) wait for the hello, none is lost */
+  nat_delivered ("hello-id=12", "host=127.0.0.1 hello-id=12", 0);
+}
+
+GST_END_TEST;
+
+/* A hello counts only from the address the sender was given (no
+ * reflection) and, keyed, only as authentic SRTCP; until one counts
+ * nothing reaches the receiver. */
+static void
+nat_refused (const gchar * rx_opts, const gchar * tx_opts,
+    const gchar * counter)
+{
+  NatPair p;
+  GstMessage *m = NULL;
+  GstStructure *st;
+
+  nat_start (&p, rx_opts, tx_opts, 300000);
+  /* render waits for a hello that never counts: no EOS, nothing queued */
+  fail_if (bus_wait (p.tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+          GST_SECOND, &m));
+  fail_unless (stat_u64 (p.src, "hellos-sent") >= 10);
+  fail_unless (stat_u64 (p.sink, counter) >= 10, "%s %" G_GUINT64_FORMAT,
+      counter, stat_u64 (p.sink, counter));
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "packets-sent"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "queued-bytes"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "dropped-no-peer"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "received"), 0);
+  g_object_get (p.sink, "stats", &st, NULL);
+  fail_unless_equals_string (gst_structure_get_string (st, "peer"), "");
+  gst_structure_free (st);
+  nat_stop (&p);
+}
+
+GST_START_TEST (test_learn_peer_refused)
+{
+  /* the control peer is 127.0.0.2; the hellos come from 127.0.0.1 */
+  nat_refused ("hello-id=9", "host=127.0.0.2 hello-id=9", "hellos-foreign");
+  /* a plain hello to a keyed sink */
+  nat_refused ("hello-id=10", "host=127.0.0.1 hello-id=10 key=" NAT_KEY,
+      "hellos-forged");
+  /* a hello naming another session */
+  nat_refused ("hello-id=14", "host=127.0.0.1 hello-id=13", "hellos-unknown");
+  /* SRTCP under another key: not authentic either (it cannot be told
+   * from other forged SRTCP: counted as an authentication failure) */
+  nat_refused ("hello-id=11 key=" NAT_KEY,
+      "host=127.0.0.1 hello-id=11 "
+      "key=ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d",
+      "auth-failures");
+}
+
+GST_END_TEST;
+
+/* The NAT re-maps the receiver (a hello from a new port, counter higher):
+ * the destination moves there; the same hello again is a replay. */
+GST_START_TEST (test_learn_peer_moved)
+{
+  NatPair p;
+  GSocketAddress *dest, *local;
+  GSocket *s;
+  guint8 hello[GST_RUDP_HELLO_SIZE], data[1500];
+  GstStructure *st;
+  gchar *want;
+  guint port;
+  gssize n;
+
+  nat_buffers = 100;            /* 4 s: the flow runs while it moves */
+  nat_start (&p, "hello-id=16", "host=127.0.0.1 hello-id=16", 0);
+  nat_buffers = 25;
+  g_usleep (300000);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos"), 1);
+  g_object_get (p.sink, "bound-port", &port, NULL);
+  s = test_socket (&dest, port);
+  gst_rudp_hello_write (hello, 0x1234, 16, g_get_real_time () + 1000000000);
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  /* the RTP comes here now */
+  g_socket_set_timeout (s, 2);
+  n = g_socket_receive (s, (gchar *) data, sizeof (data), NULL, NULL);
+  fail_unless (n >= 12 && (data[0] >> 6) == 2 && !gst_rudp_is_rtcp (data, n));
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-moved"), 1);
+  local = g_socket_get_local_address (s, NULL);
+  want = g_strdup_printf ("127.0.0.1:%u", g_inet_socket_address_get_port
+      (G_INET_SOCKET_ADDRESS (local)));
+  g_object_get (p.sink, "stats", &st, NULL);
+  fail_unless_equals_string (gst_structure_get_string (st, "peer"), want);
+  gst_structure_free (st);
+  g_free (want);
+  g_object_unref (local);
+  /* replayed: counted, nothing moves */
+  fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
+          sizeof (hello), NULL, NULL), sizeof (hello));
+  g_usleep (200000);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-replayed"), 1);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-moved"), 1);
+  nat_stop (&p);
+  g_object_unref (s);
+  g_object_unref (dest);
+}
+
+GST_END_TEST;
+
+/* Runs the timers pending up to @until on the test clock. */
+static void
+crank_to (GstTestClock * tc, GstClockTime until)
+{
+  for (;;) {
+    GList *ids = NULL;
+    GstClockTime t;
+
+    if (!gst_test_clock_timed_wait_for_multiple_pending_ids (tc, 1, 2000,
+            &ids))
+      return;
+    t = gst_clock_id_get_time (ids->data);
+    g_list_free_full (ids, (GDestroyNotify) gst_clock_id_unref);
+    if (t > until)
+      return;
+    fail_unless (gst_test_clock_crank (tc));
+  }
+}
+
+/* The next hello on @s (within a second of real time), or FALSE. */
+static gboolean
+next_hello (GSocket * s, gint from_port, guint64 * counter)
+{
+  guint8 data[1500];
+  GSocketAddress *from = NULL;
+  gssize n;
+  guint32 ssrc;
+  guint64 id;
+  gboolean ok;
+
+  g_socket_set_timeout (s, 1);
+  n = g_socket_receive_from (s, &from, (gchar *) data, sizeof (data), NULL,
+      NULL);
+  if (n < 0)
+    return FALSE;
+  ok = gst_rudp_hello_parse (data, n, &ssrc, &id, counter);
+  fail_unless (ok, "not a hello (%d bytes)", (gint) n);
+  fail_unless_equals_uint64 (id, 99);
+  /* from the socket the RTP arrives on */
+  fail_unless_equals_int (g_inet_socket_address_get_port
+      (G_INET_SOCKET_ADDRESS (from)), from_port);
+  g_object_unref (from);
+  return TRUE;
+}
+
+/* On a test clock: a hello at once and every hello-interval until RTP
+ * arrives, then one keepalive-interval after the last one. */
+GST_START_TEST (test_hello_keepalive)
+{
+  GstClock *clock = gst_test_clock_new_with_start_time (GST_SECOND);
+  GstTestClock *tc = GST_TEST_CLOCK (clock);
+  GstHarness *h;
+  GSocketAddress *dest, *rtp_dest;
+  GSocket *s;
+  guint64 c0, c;
+  gchar *desc;
+  gint sport;
+
+  gst_system_clock_set_default (clock);
+  s = test_socket (&dest, 0);
+  g_object_unref (dest);
+  {
+    GSocketAddress *a = g_socket_get_local_address (s, NULL);
+
+    sport = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (a));
+    g_object_unref (a);
+  }
+  desc = g_strdup_printf ("rudpsrc address=127.0.0.1 port=0 "
+      "caps=application/x-rtp feedback=false hello-host=127.0.0.1 "
+      "hello-port=%d hello-id=99 hello-interval=1000000000 "
+      "keepalive-interval=15000000000", sport);
+  h = gst_harness_new_parse (desc);
+  g_free (desc);
+  gst_harness_play (h);
+
+  /* at 1 s (start), 2 s, 3 s */
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c0));
+  crank_to (tc, 3 * GST_SECOND);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 1);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 2);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 3);
+
+  /* RTP arrives at 3 s: the next hello is the keepalive at 3 + 15 s */
+  {
+    GSocket *rs = test_socket (&rtp_dest, src_port (el (h, "rudpsrc")));
+
+    send_buf (rs, rtp_dest, rudp_make_packet (0x55, 1, 200));
+    gst_buffer_unref (gst_harness_pull (h));
+    g_object_unref (rs);
+    g_object_unref (rtp_dest);
+  }
+  crank_to (tc, 18 * GST_SECOND - 1);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 3);
+  crank_to (tc, 18 * GST_SECOND);
+  fail_unless (next_hello (s, src_port (el (h, "rudpsrc")), &c));
+  fail_unless_equals_uint64 (c, c0 + 3);
+  fail_unless_equals_uint64 (gst_clock_get_time (clock), 18 * GST_SECOND);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hellos-sent"), 4);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "hello-errors"), 0);
+  gst_harness_teardown (h);
+  g_object_unref (s);
+  gst_system_clock_set_default (NULL);
+  gst_object_unref (clock);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsrc_suite (void)
 {
@@ -417,6 +753,10 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_rtt_from_notices);
   tcase_add_test (tc, test_feedback_through_outage);
   tcase_add_test (tc, test_stock_chain);
+  tcase_add_test (tc, test_learn_peer);
+  tcase_add_test (tc, test_learn_peer_refused);
+  tcase_add_test (tc, test_hello_keepalive);
+  tcase_add_test (tc, test_learn_peer_moved);
   return s;
 }
 

@@ -334,16 +334,20 @@ traj_sent (ErapSim * sim, const GstErapOutPacket * p, gpointer ud)
 }
 
 static ErapSim *
-traj_sim (Traj * t, guint n_msgs)
+traj_sim_proto (Traj * t, guint n_msgs, GstErapProtocol proto)
 {
   GstErapSenderConfig c;
   GstErapReceiverConfig rc;
   ErapSim *sim;
-  GBytes *m = g_bytes_new_static (g_malloc0 (992), 992);
+  /* one full packet per message with either header */
+  gsize plen = 1000 - gst_erap_protocol_data_header_size (proto);
+  GBytes *m = g_bytes_new_static (g_malloc0 (plen), plen);
   guint i;
 
   sender_config (&c, 1000, 0.010);
+  c.protocol = proto;
   gst_erap_receiver_config_init (&rc);
+  rc.protocol = proto;
   sim = erap_sim_new (&c, &rc, 50 * MS);
   sim->step = traj_step;
   sim->loss = traj_loss;
@@ -354,6 +358,12 @@ traj_sim (Traj * t, guint n_msgs)
     gst_erap_sender_push (sim->sender, m, sim->now);
   g_bytes_unref (m);
   return sim;
+}
+
+static ErapSim *
+traj_sim (Traj * t, guint n_msgs)
+{
+  return traj_sim_proto (t, n_msgs, GST_ERAP_PROTOCOL_ERAP);
 }
 
 GST_START_TEST (test_ipg_no_loss)
@@ -1178,6 +1188,68 @@ GST_START_TEST (test_crypto_wrong_key_and_other_session)
 
 GST_END_TEST;
 
+/* The NAT hello: plain and sealed forms round-trip, are not ACKs, and a
+ * sealed one opens only whole, unchanged and under the same master key
+ * (either role seals and opens: the receiver seals, the sender opens). */
+GST_START_TEST (test_crypto_hello)
+{
+  guint8 m[GST_ERAP_KEY_SIZE], m2[GST_ERAP_KEY_SIZE];
+  guint8 plain[GST_ERAP_HELLO_SIZE], sealed[GST_ERAP_SEALED_HELLO_SIZE];
+  guint8 bad[GST_ERAP_SEALED_HELLO_SIZE + 1];
+  GstErapHello h = { G_GUINT64_CONSTANT (0xfedcba9876543210),
+    1700000000123456, 40001, FALSE
+  }, got;
+  GstErapCrypto *tx, *rx, *evil;
+  GstErapAck ack;
+  gsize off = 0;
+  guint64 salt;
+  guint i, b;
+
+  gst_erap_hello_write (&h, plain);
+  fail_unless (gst_erap_is_hello (plain, sizeof (plain)));
+  fail_unless (gst_erap_hello_parse (plain, sizeof (plain), &got));
+  fail_unless_equals_uint64 (got.id, h.id);
+  fail_unless_equals_uint64 (got.counter, h.counter);
+  fail_unless_equals_int (got.port, 40001);
+  fail_if (got.sealed);
+  fail_if (gst_erap_ack_parse_next (plain, sizeof (plain), &off, &ack));
+  fail_if (gst_erap_crypto_peek_ack (plain, sizeof (plain), &salt));
+  fail_if (gst_erap_hello_parse (plain, sizeof (plain) - 1, &got));
+
+  test_master (m, 1);
+  test_master (m2, 2);
+  tx = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, m, NULL);
+  rx = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m, NULL);
+  evil = gst_erap_crypto_new (GST_ERAP_CRYPTO_RECEIVER, m2, NULL);
+  fail_unless (gst_erap_crypto_seal_hello (rx, &h, sealed));
+  fail_unless (gst_erap_hello_parse (sealed, sizeof (sealed), &got));
+  fail_unless (got.sealed);
+  fail_unless_equals_uint64 (got.counter, h.counter);
+  fail_unless (gst_erap_crypto_open_hello (tx, sealed, sizeof (sealed)));
+  /* the plain form never opens; nor truncated, extended, or any bit
+   * flipped */
+  fail_if (gst_erap_crypto_open_hello (tx, plain, sizeof (plain)));
+  fail_if (gst_erap_crypto_open_hello (tx, sealed, sizeof (sealed) - 1));
+  memcpy (bad, sealed, sizeof (sealed));
+  bad[sizeof (sealed)] = 0;
+  fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (bad)));
+  for (i = 0; i < sizeof (sealed); i++)
+    for (b = 0; b < 8; b++) {
+      memcpy (bad, sealed, sizeof (sealed));
+      bad[i] ^= 1 << b;
+      fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (sealed)),
+          "byte %u bit %u", i, b);
+    }
+  /* another master key */
+  fail_unless (gst_erap_crypto_seal_hello (evil, &h, bad));
+  fail_if (gst_erap_crypto_open_hello (tx, bad, sizeof (sealed)));
+  gst_erap_crypto_free (tx);
+  gst_erap_crypto_free (rx);
+  gst_erap_crypto_free (evil);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_crypto_ack_seal)
 {
   guint8 m[GST_ERAP_KEY_SIZE], pkt[200], recs[2 * GST_ERAP_ACK_MAX_SIZE];
@@ -1357,6 +1429,361 @@ GST_START_TEST (test_optimistic_ack_ignored)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------ */
+/* the RAP baseline (protocol RAP) */
+
+GST_START_TEST (test_rap_codec)
+{
+  GstErapDataHeader h = { 0x01020304, 0x2abcdef1, GST_ERAP_FRAG_BEGIN }, o;
+  GstErapAck a = { 0 }, b;
+  guint8 buf[GST_ERAP_RAP_HEADER_SIZE + 10] = { 0 };
+  guint8 e[GST_ERAP_DATA_HEADER_SIZE + 10] = { 0 };
+
+  /* RAP's header: six 32-bit words on data and ACKs alike */
+  fail_unless_equals_int (GST_ERAP_RAP_HEADER_SIZE, 24);
+  fail_unless_equals_int (gst_erap_protocol_data_header_size
+      (GST_ERAP_PROTOCOL_RAP), 24);
+  fail_unless_equals_int (gst_erap_protocol_ack_size (GST_ERAP_PROTOCOL_RAP),
+      24);
+  fail_unless_equals_int (gst_erap_protocol_data_header_size
+      (GST_ERAP_PROTOCOL_ERAP), 8);
+  fail_unless_equals_int (gst_erap_protocol_ack_size (GST_ERAP_PROTOCOL_ERAP),
+      20);
+
+  gst_erap_rap_data_header_write (&h, 10, buf);
+  /* seqno, size, flags (RH_DATA | begin) */
+  fail_unless_equals_int (buf[3], 0x04);
+  fail_unless_equals_int (buf[7], 10);
+  fail_unless_equals_int (buf[11], GST_ERAP_RAP_FLAG_DATA | 0x10);
+  fail_unless (gst_erap_rap_data_header_parse (buf, sizeof (buf), &o));
+  fail_unless_equals_int (o.seqno, h.seqno);
+  fail_unless_equals_int (o.appseq, h.appseq);
+  fail_unless_equals_int (o.flags, GST_ERAP_FRAG_BEGIN);
+  /* the size field must match the payload */
+  fail_if (gst_erap_rap_data_header_parse (buf, sizeof (buf) - 1, &o));
+  /* an ERAP data packet is no RAP packet, and the other way round */
+  gst_erap_data_header_write (&h, e);
+  fail_if (gst_erap_rap_data_header_parse (e, sizeof (e), &o));
+
+  a.seq = 7;
+  a.last_recv = 9;
+  a.last_miss = 8;
+  a.prev_recv = 4;
+  fail_unless_equals_int (gst_erap_rap_ack_write (&a, buf), 24);
+  fail_unless_equals_int (buf[11], GST_ERAP_RAP_FLAG_ACK);
+  fail_unless (gst_erap_rap_ack_parse (buf, 24, &b));
+  fail_unless_equals_int (b.seq, 7);
+  fail_unless_equals_int (b.last_recv, 9);
+  fail_unless_equals_int (b.last_miss, 8);
+  fail_unless_equals_int (b.prev_recv, 4);
+  fail_if (gst_erap_rap_ack_parse (buf, 23, &b));
+  /* a RAP data header is not an ACK */
+  gst_erap_rap_data_header_write (&h, 0, buf);
+  fail_if (gst_erap_rap_ack_parse (buf, 24, &b));
+}
+
+GST_END_TEST;
+
+/* What a sender emits, what a receiver answers: 24 bytes each way. */
+GST_START_TEST (test_rap_header_sizes_on_the_wire)
+{
+  GstErapProtocol protos[2] = { GST_ERAP_PROTOCOL_ERAP, GST_ERAP_PROTOCOL_RAP };
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    Traj t = { 0 };
+    ErapSim *sim;
+    GstErapSenderStats st;
+    GstErapReceiverStats rst;
+    guint hl = gst_erap_protocol_data_header_size (protos[k]), i;
+
+    t.sent = g_array_new (FALSE, FALSE, sizeof (GstErapOutPacket));
+    sim = traj_sim_proto (&t, 50, protos[k]);
+    erap_sim_run_until (sim, sim->now + 3 * GST_SECOND);
+    gst_erap_sender_get_stats (sim->sender, &st);
+    gst_erap_receiver_get_stats (sim->receiver, &rst);
+    fail_unless_equals_int (t.sent->len, 50);
+    for (i = 0; i < t.sent->len; i++) {
+      GstErapOutPacket *p = &g_array_index (t.sent, GstErapOutPacket, i);
+      fail_unless_equals_int (p->header_len, hl);
+      /* full datagrams of the MTU, whatever the header */
+      fail_unless_equals_int (p->header_len + p->payload_len, 1000);
+    }
+    fail_unless_equals_uint64 (rst.bytes_delivered, 50 * (1000 - hl));
+    fail_unless_equals_uint64 (rst.acks, 50);
+    /* one ACK per packet: 24 bytes each (RAP), 20 (ERAP) */
+    fail_unless_equals_uint64 (sim->ack_bytes, 50 *
+        gst_erap_protocol_ack_size (protos[k]));
+    fail_unless_equals_uint64 (st.bytes_acked, 50 * (1000 - hl));
+    g_array_unref (t.sent);
+    erap_sim_free (sim);
+  }
+}
+
+GST_END_TEST;
+
+/* RAP's AIMD on the RAP baseline: one packet per RTT per RTT, applied
+ * once per SRTT; one halving per loss cluster; losses found by ACK gaps
+ * (three later packets) and by timeout. */
+GST_START_TEST (test_rap_aimd_and_loss_detection)
+{
+  Traj t = { 0 };
+  ErapSim *sim = traj_sim_proto (&t, 20000, GST_ERAP_PROTOCOL_RAP);
+  gdouble ipg0 = t.last_ipg;
+  GstErapSenderStats st;
+  guint i, inc;
+
+  erap_sim_run_until (sim, sim->now + 5 * GST_SECOND);
+  fail_unless_equals_int (t.decreases, 0);
+  fail_unless_equals_int (t.bad, 0);
+  fail_unless (t.increases >= 48 && t.increases <= 50, "%u", t.increases);
+  fail_unless_equals_int (t.spacing_bad, 0);
+  fail_unless (rel_eq (1.0 / t.last_ipg, 1.0 / ipg0 + t.increases / 0.1,
+          1e-6));
+  inc = t.increases;
+
+  /* a cluster of five losses, a single loss later, found by ACK gaps */
+  gst_erap_sender_get_stats (sim->sender, &st);
+  t.drop_seq = g_hash_table_new (NULL, NULL);
+  for (i = 0; i < 5; i++)
+    g_hash_table_add (t.drop_seq, GUINT_TO_POINTER ((guint) (st.packets_sent +
+                100 + i)));
+  g_hash_table_add (t.drop_seq, GUINT_TO_POINTER ((guint) (st.packets_sent +
+              1500)));
+  erap_sim_run_until (sim, sim->now + 5 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless_equals_int (g_hash_table_size (t.drop_seq), 0);
+  fail_unless_equals_int (st.packets_lost, 6);
+  fail_unless_equals_int (st.timeout_losses, 0);
+  fail_unless_equals_int (st.loss_reactions, 2);
+  fail_unless_equals_int (t.decreases, 2);
+  fail_unless_equals_int (t.bad, 0);
+  fail_unless (t.increases > inc);
+  g_hash_table_unref (t.drop_seq);
+  erap_sim_free (sim);
+
+  /* the last packet of a burst has no later packets: found by timeout */
+  {
+    Traj t2 = { 0 };
+    ErapSim *s2 = traj_sim_proto (&t2, 10, GST_ERAP_PROTOCOL_RAP);
+
+    t2.drop_seq = g_hash_table_new (NULL, NULL);
+    g_hash_table_add (t2.drop_seq, GUINT_TO_POINTER (10));
+    erap_sim_run_until (s2, s2->now + 5 * GST_SECOND);
+    gst_erap_sender_get_stats (s2->sender, &st);
+    fail_unless_equals_int (st.packets_lost, 1);
+    fail_unless_equals_int (st.timeout_losses, 1);
+    fail_unless_equals_int (st.loss_reactions, 1);
+    fail_unless_equals_int (st.packets_retransmitted, 1);
+    fail_unless_equals_int (st.queued_bytes, 0);
+    fail_unless_equals_int (s2->delivered->len, 10 * (1000 - 24));
+    g_hash_table_unref (t2.drop_seq);
+    erap_sim_free (s2);
+  }
+}
+
+GST_END_TEST;
+
+/* Pauses: RAP's IPG timer fires every IPG and its RTT timer every SRTT
+ * whether there is data or not; ERAP's timers are off. Both keep the
+ * rate for when data comes again. */
+GST_START_TEST (test_rap_timers_while_idle)
+{
+  GstErapProtocol protos[2] = { GST_ERAP_PROTOCOL_ERAP, GST_ERAP_PROTOCOL_RAP };
+  guint k;
+
+  for (k = 0; k < 2; k++) {
+    Traj t = { 0 };
+    ErapSim *sim = traj_sim_proto (&t, 300, protos[k]);
+    GstErapSenderStats a, b;
+    gdouble ipg;
+    GstClockTime next;
+
+    erap_sim_run_until (sim, sim->now + 10 * GST_SECOND);
+    gst_erap_sender_get_stats (sim->sender, &a);
+    fail_unless_equals_uint64 (a.queued_bytes, 0);
+    ipg = gst_erap_sender_get_cc (sim->sender)->ipg;
+    next = gst_erap_sender_next_wakeup (sim->sender);
+    /* a 10 s pause */
+    erap_sim_run_until (sim, sim->now + 10 * GST_SECOND);
+    gst_erap_sender_get_stats (sim->sender, &b);
+    fail_unless (gst_erap_sender_get_cc (sim->sender)->ipg == ipg);
+    if (protos[k] == GST_ERAP_PROTOCOL_ERAP) {
+      fail_if (GST_CLOCK_TIME_IS_VALID (next));
+      fail_unless (gst_erap_sender_is_idle (sim->sender));
+      fail_unless_equals_uint64 (b.ticks, a.ticks);
+      fail_unless_equals_uint64 (b.idle_wakeups, 0);
+    } else {
+      gdouble expect = 10.0 / ipg;
+
+      fail_unless (GST_CLOCK_TIME_IS_VALID (next));
+      fail_if (gst_erap_sender_is_idle (sim->sender));
+      /* one IPG timeout per IPG, one RTT timeout per SRTT (100 ms) */
+      fail_unless (rel_eq (b.idle_wakeups - a.idle_wakeups, expect, 0.01),
+          "%" G_GUINT64_FORMAT " vs %g", b.idle_wakeups - a.idle_wakeups,
+          expect);
+      fail_unless (b.ticks - a.ticks >= 99 && b.ticks - a.ticks <= 101);
+
+    }
+    fail_unless_equals_uint64 (b.packets_sent, a.packets_sent);
+    erap_sim_free (sim);
+  }
+}
+
+GST_END_TEST;
+
+/* The reliability on top of RAP works for the baseline as for ERAP. */
+GST_START_TEST (test_rap_lossy_link_exactly_once)
+{
+  GstErapSenderConfig c;
+  GstErapReceiverConfig rc;
+  ErapSim *sim;
+  Lossy l = { 0.05, GST_CLOCK_TIME_NONE, GST_CLOCK_TIME_NONE };
+  GByteArray *expect = g_byte_array_new ();
+  GRand *rand = g_rand_new_with_seed (3);
+  GstErapSenderStats st;
+  guint i;
+
+  gst_erap_sender_config_init (&c);
+  c.mtu = 512;
+  c.initial_rate = 2000000;
+  c.protocol = GST_ERAP_PROTOCOL_RAP;
+  gst_erap_receiver_config_init (&rc);
+  rc.protocol = GST_ERAP_PROTOCOL_RAP;
+  sim = erap_sim_new (&c, &rc, 20 * MS);
+  sim->jitter = 5 * MS;
+  sim->loss = lossy_loss;
+  sim->user_data = &l;
+  for (i = 0; i < 500; i++) {
+    gsize n = g_rand_int_range (rand, 1, 3000), j;
+    guint8 *d = g_malloc (n);
+    GBytes *m;
+
+    for (j = 0; j < n; j++)
+      d[j] = g_rand_int (rand);
+    g_byte_array_append (expect, d, n);
+    m = g_bytes_new_take (d, n);
+    gst_erap_sender_push (sim->sender, m, sim->now);
+    g_bytes_unref (m);
+  }
+  gst_erap_sender_push_eos (sim->sender, sim->now);
+  erap_sim_run_until (sim, sim->now + 600 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless (sim->eos);
+  fail_unless (gst_erap_sender_is_done (sim->sender));
+  fail_unless (st.packets_lost > 0);
+  fail_unless_equals_int (sim->delivered->len, expect->len);
+  fail_unless (memcmp (sim->delivered->data, expect->data, expect->len) == 0);
+  /* done: RAP's timers stop at the end of the session */
+  fail_if (GST_CLOCK_TIME_IS_VALID (gst_erap_sender_next_wakeup
+          (sim->sender)));
+  g_rand_free (rand);
+  g_byte_array_unref (expect);
+  erap_sim_free (sim);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------ */
+/* the scheduler's view */
+
+typedef struct {
+  GstErapSender *s;
+  GArray *reports;              /* used_rate at each report */
+  GArray *report_times;
+} Rep;
+
+static void
+rep_step (ErapSim * sim, gpointer ud)
+{
+  Rep *r = ud;
+
+  if (gst_erap_sender_take_report (sim->sender)) {
+    GstErapSenderStats st;
+
+    gst_erap_sender_get_stats (sim->sender, &st);
+    g_array_append_val (r->reports, st.used_rate);
+    g_array_append_val (r->report_times, sim->now);
+  }
+}
+
+/* The used bandwidth is the payload actually sent per report interval:
+ * below the allowed rate when the application sends less, headers not
+ * counted, 0 and no report (the timer off) while idle. */
+GST_START_TEST (test_scheduler_used_bandwidth)
+{
+  GstErapSenderConfig c;
+  GstErapReceiverConfig rc;
+  ErapSim *sim;
+  Rep r = { 0 };
+  GstErapSenderStats st;
+  GBytes *m = g_bytes_new_static (g_malloc0 (492), 492);
+  guint i, n;
+
+  gst_erap_sender_config_init (&c);
+  c.mtu = 500;
+  c.initial_rate = 4000000;     /* 1000 datagrams/s */
+  c.max_rate = 4000000;
+  c.report_interval = 100 * MS;
+  gst_erap_receiver_config_init (&rc);
+  sim = erap_sim_new (&c, &rc, 10 * MS);
+  sim->step = rep_step;
+  sim->user_data = &r;
+  r.reports = g_array_new (FALSE, FALSE, sizeof (guint64));
+  r.report_times = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
+
+  /* (1) backlogged for 2 s: the payload rate, 492/500 of the datagrams' */
+  for (i = 0; i < 2000; i++)
+    gst_erap_sender_push (sim->sender, m, sim->now);
+  erap_sim_run_until (sim, sim->now + 1900 * MS);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless (st.active);
+  n = r.reports->len;
+  fail_unless (n >= 18 && n <= 19, "%u reports", n);
+  for (i = 1; i < n; i++) {
+    guint64 u = g_array_index (r.reports, guint64, i);
+    fail_unless (rel_eq (u, 4000000.0 * 492 / 500, 0.011),
+        "report %u: %" G_GUINT64_FORMAT, i, u);
+  }
+  for (i = 1; i < n; i++)
+    fail_unless_equals_uint64 (g_array_index (r.report_times, GstClockTime, i)
+        - g_array_index (r.report_times, GstClockTime, i - 1), 100 * MS);
+
+  /* (2) drained, then idle for 10 s: after the first whole interval
+   * without data, no report, no timer, nothing used */
+  erap_sim_run_until (sim, sim->now + 500 * MS);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless_equals_uint64 (st.queued_bytes, 0);
+  fail_if (st.active);
+  fail_unless_equals_uint64 (st.used_rate, 0);
+  fail_if (GST_CLOCK_TIME_IS_VALID (gst_erap_sender_next_wakeup
+          (sim->sender)));
+  n = r.reports->len;
+  erap_sim_run_until (sim, sim->now + 10 * GST_SECOND);
+  fail_unless_equals_int (r.reports->len, n);
+
+  /* (3) application-limited: 200 messages/s while 1000 are allowed; the
+   * scheduler sees the 200 */
+  for (i = 0; i < 300; i++) {
+    gst_erap_sender_push (sim->sender, m, sim->now);
+    erap_sim_run_until (sim, sim->now + 5 * MS);
+  }
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless (r.reports->len >= n + 13, "%u", r.reports->len - n);
+  for (i = n + 1; i < r.reports->len; i++) {
+    guint64 u = g_array_index (r.reports, guint64, i);
+    fail_unless (rel_eq (u, 200 * 492 * 8, 0.06), "%" G_GUINT64_FORMAT, u);
+  }
+  fail_unless_equals_uint64 (st.rate, 4000000);
+
+  g_bytes_unref (m);
+  g_array_unref (r.reports);
+  g_array_unref (r.report_times);
+  erap_sim_free (sim);
+}
+
+GST_END_TEST;
+
 static Suite *
 erap_suite (void)
 {
@@ -1384,9 +1811,16 @@ erap_suite (void)
   tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);
   tcase_add_test (tc, test_crypto_wrong_key_and_other_session);
   tcase_add_test (tc, test_crypto_ack_seal);
+  tcase_add_test (tc, test_crypto_hello);
   tcase_add_test (tc, test_replay_window);
   tcase_add_test (tc, test_crypto_settings);
   tcase_add_test (tc, test_optimistic_ack_ignored);
+  tcase_add_test (tc, test_rap_codec);
+  tcase_add_test (tc, test_rap_header_sizes_on_the_wire);
+  tcase_add_test (tc, test_rap_aimd_and_loss_detection);
+  tcase_add_test (tc, test_rap_timers_while_idle);
+  tcase_add_test (tc, test_rap_lossy_link_exactly_once);
+  tcase_add_test (tc, test_scheduler_used_bandwidth);
   return s;
 }
 

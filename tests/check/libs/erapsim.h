@@ -42,6 +42,8 @@ struct _ErapSim {
   guint64 queue_limit_bytes;    /* waiting bytes; 0: unbounded */
   GstClockTime link_free;       /* when it finishes what it holds */
   guint64 queue_drops;
+  GstErapProtocol protocol;     /* the sender's: which codec the link reads */
+  guint64 ack_bytes;            /* ACK bytes sent by the receiver */
 };
 
 typedef struct {
@@ -61,6 +63,7 @@ erap_sim_new (const GstErapSenderConfig * sc, const GstErapReceiverConfig * rc,
   sim->sender = gst_erap_sender_new (sc);
   sim->receiver = gst_erap_receiver_new (rc);
   sim->delay = delay;
+  sim->protocol = sc->protocol;
   sim->rand = g_rand_new_with_seed (42);
   g_queue_init (&sim->flight);
   sim->delivered = g_byte_array_new ();
@@ -134,8 +137,8 @@ erap_sim_run_sender (ErapSim * sim)
       sim->queue_drops++;
       continue;
     }
-    b = g_byte_array_sized_new (GST_ERAP_DATA_HEADER_SIZE + p.payload_len);
-    g_byte_array_append (b, p.header, GST_ERAP_DATA_HEADER_SIZE);
+    b = g_byte_array_sized_new (p.header_len + p.payload_len);
+    g_byte_array_append (b, p.header, p.header_len);
     if (p.payload_len)
       g_byte_array_append (b, p.payload, p.payload_len);
     erap_sim_enqueue (sim, TRUE, g_byte_array_free_to_bytes (b));
@@ -155,8 +158,9 @@ erap_sim_deliver (ErapSim * sim, ErapSimEv * ev)
     r = gst_erap_receiver_handle_data (sim->receiver, ev->pkt, ack, &ack_len);
     if (r == GST_ERAP_DATA_NEW || r == GST_ERAP_DATA_DUPLICATE) {
       GstErapDataHeader h;
-      gst_erap_data_header_parse (g_bytes_get_data (ev->pkt, NULL),
-          g_bytes_get_size (ev->pkt), &h);
+      gst_erap_protocol_data_header_parse (sim->protocol,
+          g_bytes_get_data (ev->pkt, NULL), g_bytes_get_size (ev->pkt), &h);
+      sim->ack_bytes += ack_len;
       if (sim->loss && sim->loss (sim, FALSE, h.seqno, 0, sim->user_data))
         sim->acks_dropped++;
       else
@@ -176,7 +180,7 @@ erap_sim_deliver (ErapSim * sim, ErapSimEv * ev)
     gsize n;
     const guint8 *d = g_bytes_get_data (ev->pkt, &n);
 
-    g_assert_true (gst_erap_ack_parse (d, n, &a));
+    g_assert_true (gst_erap_protocol_ack_parse (sim->protocol, d, n, &a));
     gst_erap_sender_handle_ack (sim->sender, &a, sim->now);
   }
 }

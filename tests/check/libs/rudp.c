@@ -686,6 +686,56 @@ GST_END_TEST;
 /* ------------------------------------------------------------------ */
 /* feedback codec */
 
+/* The NAT hello: an RTCP compound (RR + APP "HELO") that round-trips,
+ * that an RTP port takes for RTCP, and that nothing else parses as. */
+GST_START_TEST (test_hello_codec)
+{
+  guint8 h[GST_RUDP_HELLO_SIZE], bad[GST_RUDP_HELLO_SIZE + 4];
+  guint32 ssrc;
+  guint64 id, counter;
+  GstRudpRequest req = { 0 };
+  GstBuffer *buf;
+  guint i;
+
+  gst_rudp_hello_write (h, 0xdeadbeef, G_GUINT64_CONSTANT (0x0123456789abcdef),
+      1700000000000000);
+  fail_unless (gst_rudp_is_rtcp (h, sizeof (h)));
+  fail_unless (gst_rudp_hello_parse (h, sizeof (h), &ssrc, &id, &counter));
+  fail_unless_equals_int (ssrc, 0xdeadbeef);
+  fail_unless_equals_uint64 (id, G_GUINT64_CONSTANT (0x0123456789abcdef));
+  fail_unless_equals_uint64 (counter, 1700000000000000);
+  /* not a rate request */
+  buf = gst_buffer_new_memdup (h, sizeof (h));
+  fail_if (gst_rudp_request_parse (buf, &req));
+  gst_buffer_unref (buf);
+  /* truncated, extended, or any header byte changed: not a hello */
+  fail_if (gst_rudp_hello_parse (h, sizeof (h) - 1, &ssrc, &id, &counter));
+  memcpy (bad, h, sizeof (h));
+  fail_if (gst_rudp_hello_parse (bad, sizeof (bad), &ssrc, &id, &counter));
+  for (i = 0; i < 20; i++) {
+    memcpy (bad, h, sizeof (h));
+    bad[i] ^= 0x01;
+    fail_if (gst_rudp_hello_parse (bad, sizeof (h), &ssrc, &id, &counter),
+        "byte %u", i);
+  }
+  /* a request is not a hello */
+  req.ssrc = 1;
+  req.media_ssrc = 2;
+  req.has_bitrate = TRUE;
+  req.bitrate = 1000000;
+  buf = gst_rudp_request_write (&req);
+  {
+    GstMapInfo map;
+
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    fail_if (gst_rudp_hello_parse (map.data, map.size, &ssrc, &id, &counter));
+    gst_buffer_unmap (buf, &map);
+  }
+  gst_buffer_unref (buf);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_feedback_codec)
 {
   GstRudpRequest req = { 0 }, req2;
@@ -1180,6 +1230,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_loss_rate);
   tcase_add_test (tc, test_receiver_reorder_and_idle);
   tcase_add_test (tc, test_feedback_codec);
+  tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_closed_loop);
   return s;

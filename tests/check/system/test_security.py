@@ -10,13 +10,15 @@ scripts/make-test-certs.sh (certtool). Checked:
     one error line, then the connection closes; plaintext to the TLS port
     gets no reply;
   * PLAY with a host other than the control peer is refused (no
-    reflection), and nothing reaches that address;
+    reflection): that address gets one probe no larger than the request;
+    with the probe's token echoed as host_token the PLAY is accepted;
   * per-client session limit: over it, refused with a reason;
   * a running fetch while 1,000 connections and huge lines hit the server:
     the fetch completes with every frame, the server's RSS stays bounded,
     the server answers an authenticated client afterwards;
   * the proxy's RTSP server: basic authentication (401 without, 200 with)
-    and RTSPS.
+    and RTSPS; its HTTP side: basic authentication (401 without, 200 with;
+    /healthz open).
 """
 import base64
 import json
@@ -232,7 +234,10 @@ def main():
             check(b"videos" not in data and b"short.m2v" not in data,
                   f"plaintext to the TLS port: no answer ({data[:40]!r})")
 
-        # 3. no reflection: PLAY to a third address is refused
+        # 3. no reflection: PLAY to a third address is refused; the only
+        # thing the third address gets is one probe with a validation token,
+        # no larger than the request; echoed back as host_token, the PLAY is
+        # accepted (the address proved it asked)
         c = Control(cport, ca)
         r = c.request({"cmd": "AUTH", "token": token})
         check(r and r.get("ok") and r.get("identity") == "proxy1",
@@ -241,16 +246,43 @@ def main():
         victim.bind(("127.0.0.2", 0))
         victim.settimeout(2)
         vport = victim.getsockname()[1]
-        r = c.request({"cmd": "PLAY", "video": "short.m2v", "essential": "erap",
-                       "host": "127.0.0.2", "essential_port": vport,
-                       "enhanced_port": vport})
-        check(r and r.get("ok") is False and "no reflection" in r.get("error", ""),
+
+        def recv_all(wait):
+            victim.settimeout(wait)
+            got = []
+            try:
+                while True:
+                    got.append(victim.recv(65536))
+            except socket.timeout:
+                pass
+            return got
+
+        req = {"cmd": "PLAY", "video": "short.m2v", "essential": "erap",
+               "flows": "essential", "host": "127.0.0.2", "essential_port": vport}
+        req_len = len(json.dumps(req)) + 1
+        r = c.request(req)
+        check(r and r.get("ok") is False and "no reflection" in r.get("error", "")
+              and "host_token" in r.get("error", ""),
               f"PLAY to a third address refused: {r}")
-        try:
-            got = victim.recv(2048)
-        except socket.timeout:
-            got = b""
-        check(got == b"", f"nothing reached the third address ({len(got)} bytes)")
+        got = recv_all(1.0)
+        probe = got[0] if got else b""
+        check(len(got) == 1 and probe.startswith(b"TWOFLOW-VALIDATE ")
+              and len(probe) <= req_len,
+              f"the third address got one probe only: {len(got)} datagram(s), "
+              f"{len(probe)} bytes for a {req_len}-byte request")
+        tok = probe.split()[1].decode() if probe else "0.0"
+        forged = tok[:-1] + ("0" if tok[-1] != "0" else "1")
+        r = c.request(dict(req, host_token=forged))
+        check(r and r.get("ok") is False and "invalid" in r.get("error", ""),
+              f"PLAY with a forged host_token refused: {r.get('error') if r else r}")
+        recv_all(0.3)
+        r = c.request(dict(req, host_token=tok))
+        check(r and r.get("ok") is True, f"PLAY with the echoed host_token accepted: {r}")
+        got = recv_all(1.5)
+        check(len(got) > 0 and not got[0].startswith(b"TWOFLOW-VALIDATE"),
+              f"media reach the validated address: {len(got)} datagrams")
+        if r and r.get("session"):
+            c.request({"cmd": "TEARDOWN", "session": r["session"]})
         victim.close()
 
         # 4. per-client session limit (--max-client-sessions 2): the third
@@ -350,11 +382,14 @@ def main():
         c.close()
 
         # 6. viewers: RTSP basic authentication and RTSPS
-        rport, tport = free_port(), free_port()
+        rport, tport, hport = free_port(), free_port(), free_port()
         plog = os.path.join(work, "proxy.log")
         proxy = subprocess.Popen(base + ["--tls-ca", ca, "--token", token,
                                          "--rtsp-port", str(rport), "--rtsp-user", "viewer",
-                                         "--rtsp-password", "s3cret"],
+                                         "--rtsp-password", "s3cret",
+                                         "--http-port", str(hport), "--http-user", "ops",
+                                         "--http-password", "h77p-s3cret",
+                                         "--hls-dir", os.path.join(work, "hls")],
                                  stdout=open(plog, "w"), stderr=subprocess.STDOUT)
         procs.append(proxy)
         proxy2 = subprocess.Popen(base + ["--tls-ca", ca, "--token", token,
@@ -387,6 +422,40 @@ def main():
         check(" 200 " in st, f"RTSP DESCRIBE with the password: {st}")
         st = rtsp(tport, tls=True)
         check(" 200 " in st, f"RTSPS DESCRIBE (certificate verified by the CA): {st}")
+
+        # 7. the proxy's HTTP side: basic authentication (off by default)
+        def http(path, auth=None):
+            req = f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+            if auth:
+                req += "Authorization: Basic " + base64.b64encode(auth.encode()).decode() + "\r\n"
+            with socket.create_connection(("127.0.0.1", hport), timeout=10) as s:
+                s.sendall((req + "\r\n").encode())
+                data = b""
+                while True:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    data += d
+            head, _, body = data.partition(b"\r\n\r\n")
+            return int(head.split()[1]) if head else 0, body
+
+        codes = {what: http(path, auth)[0] for what, path, auth in (
+            ("/status without credentials", "/status", None),
+            ("/status with a wrong password", "/status", "ops:wrong"),
+            ("/metrics without credentials", "/metrics", None),
+            ("/hls/short.m2v/index.m3u8 without credentials", "/hls/short.m2v/index.m3u8", None),
+            ("/healthz without credentials", "/healthz", None),
+            ("/metrics with the password", "/metrics", "ops:h77p-s3cret"))}
+        code, body = http("/status", "ops:h77p-s3cret")
+        check(codes["/status without credentials"] == 401
+              and codes["/status with a wrong password"] == 401
+              and codes["/metrics without credentials"] == 401
+              and codes["/hls/short.m2v/index.m3u8 without credentials"] == 401
+              and codes["/healthz without credentials"] == 200
+              and codes["/metrics with the password"] == 200
+              and code == 200 and json.loads(body).get("sessions") is not None,
+              f"HTTP basic authentication on the proxy: {codes}, /status with the "
+              f"password {code}")
     finally:
         for p in procs:
             if p.poll() is None:

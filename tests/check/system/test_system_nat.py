@@ -13,11 +13,21 @@ default route via the router). The server sees the proxy as 10.201.0.2.
   stores the first segment over cTCP, byte-identical to the same prestage
   done without NAT (in the server's namespace), and the server reports
   the masqueraded address as the peer;
-* --nat with plain TCP as the essential transport, the same.
+* --nat with plain TCP as the essential transport, the same;
+* --nat --fetch with --essential erap and with --essential ctcp, each with
+  the enhanced rUDP flow (the proxy says hello from its ERAP and rUDP
+  sockets, the server learns the NAT's address and port from the hellos):
+  every frame arrives, the output equals the same fetch without NAT
+  (byte for byte), E_f 0; in plaintext (--insecure), and ERAP over TLS
+  (keys from the control channel: a sealed ERAP hello, SRTCP rUDP hellos);
+* an RTSP session served by a proxy behind the NAT (ffprobe in the
+  proxy's namespace counts every frame).
 
 usage: test_system_nat.py SERVER_EXE PROXY_EXE
 """
 import filecmp
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -27,6 +37,9 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 failures = []
 
@@ -68,6 +81,18 @@ table inet twoflow_fw {
   }
 }
 """
+
+
+def result_line(out, tag):
+    for line in out.splitlines():
+        if line.startswith(tag + " "):
+            return json.loads(line[len(tag) + 1:])
+    return None
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 class Nat:
@@ -125,6 +150,7 @@ def main():
     videos = os.path.join(work, "videos")
     os.makedirs(videos)
     server = None
+    servers = []
     try:
         r = subprocess.run(
             ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=250", "pattern=ball", "!",
@@ -132,6 +158,16 @@ def main():
              "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
              "filesink", f"location={videos}/ball.m2v"], capture_output=True, timeout=120)
         check(r.returncode == 0, "generated a 250-frame MPEG-2 stream")
+        r = subprocess.run(
+            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=100", "pattern=ball", "!",
+             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
+             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
+             "filesink", f"location={videos}/ball100.m2v"], capture_output=True, timeout=120)
+        check(r.returncode == 0, "generated a 100-frame MPEG-2 stream")
+        certs = os.path.join(work, "certs")
+        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs,
+                        "10.201.0.1"], check=True, capture_output=True)
+        token = open(os.path.join(certs, "tokens")).read().split()[1]
         with Nat() as nat:
             # the proxy's side cannot be reached from the server's
             r = subprocess.run(["ip", "netns", "exec", nat.srv, "ping", "-c1", "-W1",
@@ -143,6 +179,15 @@ def main():
                 ["ip", "netns", "exec", nat.srv, server_exe, "--dir", videos,
                  "--port", "5500", "--address", "10.201.0.1", "--insecure"],
                 stdout=slog, stderr=subprocess.STDOUT)
+            # a second server over TLS (keys from the control channel)
+            tserver = subprocess.Popen(
+                ["ip", "netns", "exec", nat.srv, server_exe, "--dir", videos,
+                 "--port", "5501", "--address", "10.201.0.1",
+                 "--tls-cert", os.path.join(certs, "server.pem"),
+                 "--tls-key", os.path.join(certs, "server.key"),
+                 "--tokens", os.path.join(certs, "tokens")],
+                stdout=slog, stderr=subprocess.STDOUT)
+            servers.append(tserver)
             time.sleep(1.0)
 
             def proxy(ns, prefix, *extra):
@@ -180,6 +225,94 @@ def main():
                 check(ok and filecmp.cmp(f, ref_file, shallow=False),
                       "--nat %s: the stored segment equals the one without NAT (%d B)"
                       % (ess, os.path.getsize(f) if os.path.exists(f) else -1))
+            # whole fetches (both flows) of a 100-frame clip: the reference
+            # without NAT, then behind it, ERAP and cTCP, plaintext and TLS
+            def fetch(ns, tag, *extra, server="10.201.0.1:5500", sec=("--insecure",)):
+                out = os.path.join(work, tag + ".m2v")
+                r = subprocess.run(
+                    ["ip", "netns", "exec", ns, proxy_exe, "--server", server]
+                    + list(sec) + ["--segment-duration", "2", "--prefix-dir",
+                                   os.path.join(work, "p-" + tag)]
+                    + list(extra) + ["--fetch", "ball100.m2v", "--output", out],
+                    capture_output=True, text=True, timeout=60)
+                rep = result_line(r.stdout, "FETCH-RESULT")
+                if r.returncode != 0 or rep is None:
+                    print(r.stdout[-2000:], r.stderr[-2000:])
+                return r.returncode, rep, out
+
+            rc, ref_rep, ref_out = fetch(nat.srv, "fetch-ref")
+            ref_m = (ref_rep or {}).get("merge", {})
+            check(rc == 0 and ref_m.get("output-frames") == 100 and ref_m.get("E_f") == 0,
+                  "fetch without NAT: %s frames, E_f %s, %.1f s after PLAY" % (
+                      ref_m.get("output-frames"), ref_m.get("E_f"),
+                      (ref_rep or {}).get("elapsed", -1)))
+            tls = ("--tls-ca", os.path.join(certs, "ca.pem"), "--token", token)
+            # (cTCP over TLS adds nothing here: its rUDP hello is the SRTCP
+            # one the ERAP run over TLS has)
+            for ess, sec in (("erap", "plain"), ("ctcp", "plain"), ("erap", "tls")):
+                t0 = time.monotonic()
+                if sec == "plain":
+                    rc, rep, out = fetch(nat.prx, "fetch-%s-%s" % (ess, sec), "--nat",
+                                         "--essential", ess)
+                else:
+                    rc, rep, out = fetch(nat.prx, "fetch-%s-%s" % (ess, sec), "--nat",
+                                         "--essential", ess, server="10.201.0.1:5501",
+                                         sec=tls)
+                m = (rep or {}).get("merge", {})
+                what = "--nat --fetch --essential %s (%s, %.1f s, %.1f s after PLAY)" % (
+                    ess, sec, time.monotonic() - t0, (rep or {}).get("elapsed", -1))
+                check(rc == 0 and m.get("output-frames") == ref_m.get("output-frames")
+                      and m.get("E_f") == 0 and m.get("received-b", 0) > 0
+                      and all(m.get(k) == ref_m.get(k) for k in
+                              ("received-i", "received-p", "received-b")),
+                      "%s: %s frames (reference %s; I/P/B %s/%s/%s), E_f %s" % (
+                          what, m.get("output-frames"), ref_m.get("output-frames"),
+                          m.get("received-i"), m.get("received-p"), m.get("received-b"),
+                          m.get("E_f")))
+                check(rc == 0 and sha(out) == sha(ref_out),
+                      "%s: output byte-identical to the fetch without NAT" % what)
+                rs = (rep or {}).get("rudpsrc", {})
+                check(rs.get("hellos-sent", 0) >= 1 and rs.get("received", 0) > 0
+                      and rs.get("lost", 1) == 0 and rs.get("srtp") == (sec == "tls"),
+                      "%s: rUDP hellos %s, %s packets received, %s lost, srtp %s"
+                      % (what, rs.get("hellos-sent"), rs.get("received"),
+                         rs.get("lost"), rs.get("srtp")))
+                if ess == "erap":
+                    es = (rep or {}).get("erapsrc", {})
+                    check(es.get("hellos-sent", 0) >= 1 and es.get("auth-failures") == 0
+                          and es.get("encrypted") == (sec == "tls"),
+                          "%s: ERAP hellos %s, encrypted %s" % (
+                              what, es.get("hellos-sent"), es.get("encrypted")))
+
+            # an RTSP session served from behind the NAT
+            plog_path = os.path.join(work, "proxy-rtsp.log")
+            plog = open(plog_path, "w")
+            rproxy = subprocess.Popen(
+                ["ip", "netns", "exec", nat.prx, proxy_exe, "--server", "10.201.0.1:5500",
+                 "--insecure", "--segment-duration", "2", "--nat", "--prefix-dir",
+                 os.path.join(work, "p-rtsp"), "--rtsp-port", "8554",
+                 "--rtsp-address", "127.0.0.1"], stdout=plog, stderr=subprocess.STDOUT)
+            try:
+                time.sleep(1.0)
+                r = subprocess.run(
+                    ["ip", "netns", "exec", nat.prx, "ffprobe", "-v", "error",
+                     "-rtsp_transport", "tcp", "-count_frames", "-select_streams", "v:0",
+                     "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                     "rtsp://127.0.0.1:8554/video/ball100.m2v"],
+                    capture_output=True, text=True, timeout=40)
+                n = r.stdout.strip().split(",")[0] if r.returncode == 0 else ""
+                check(n == str(ref_m.get("output-frames")),
+                      "RTSP from behind the NAT (--nat): ffprobe decoded %s frames (%s)"
+                      % (n or "none", r.stderr.strip()[-200:]))
+            finally:
+                rproxy.terminate()
+                try:
+                    rproxy.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    rproxy.kill()
+                    rproxy.wait()
+                plog.close()
+
             slog.flush()
             log = open(slog_path).read()
             check("(10.201.0.2)" in log and "(10.202.0.2)" not in log,
@@ -187,10 +320,14 @@ def main():
             server.terminate()
             server.wait(timeout=10)
             server = None
+            for t in servers:
+                t.terminate()
+                t.wait(timeout=10)
+            servers = []
     finally:
-        if server:
-            server.kill()
-            server.wait()
+        for t in ([server] if server else []) + servers:
+            t.kill()
+            t.wait()
     if failures:
         print("server log:\n" + open(os.path.join(work, "server.log")).read()[-3000:])
         print(f"{len(failures)} failure(s); work dir {work}")

@@ -30,6 +30,8 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   GstErapAck a = { 5004, 1, 1, 0, 0, 0, {0} };
   guint8 rec[GST_ERAP_ACK_MAX_SIZE];
   guint opened_ok = 0;
+  GstErapHello hello = { 7, 1, 5004, FALSE }, hp;
+  guint8 hello_genuine[GST_ERAP_SEALED_HELLO_SIZE];
 
   /* one genuine packet each way, opened once (pins the session) */
   gst_erap_data_header_write (&h, hdr);
@@ -42,6 +44,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   alen = gst_erap_crypto_seal_ack (rx, rec, gst_erap_ack_write (&a, rec),
       ack_genuine);
   g_assert (alen > 0);
+  g_assert (gst_erap_crypto_seal_hello (rx, &hello, hello_genuine));
 
   while (off + 3 <= size) {
     gsize n = ((gsize) data[off] << 8) | data[off + 1];
@@ -53,7 +56,26 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     n = MIN (n, size - off);
     n = MIN (n, sizeof (buf));
     take = n;
-    if (mode & 2) {
+    if (mode & 4) {
+      /* the NAT hello: a genuine sealed one with the input XORed in opens
+       * only unchanged; arbitrary bytes never open */
+      gboolean changed = FALSE;
+
+      if (mode & 2) {
+        memcpy (buf, hello_genuine, sizeof (hello_genuine));
+        for (i = 0; i < MIN (n, sizeof (hello_genuine)); i++) {
+          buf[i] ^= data[off + i];
+          changed |= data[off + i] != 0;
+        }
+        n = sizeof (hello_genuine);
+        if (gst_erap_crypto_open_hello (tx, buf, n))
+          g_assert (!changed);
+      } else {
+        memcpy (buf, data + off, n);
+        (void) gst_erap_hello_parse (buf, n, &hp);
+        g_assert (!gst_erap_crypto_open_hello (tx, buf, n));
+      }
+    } else if (mode & 2) {
       /* a genuine packet with the input XORed in: any change must fail */
       const guint8 *g = is_ack ? ack_genuine : genuine;
       gsize gl = is_ack ? alen : glen;

@@ -1,0 +1,785 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — ctcpsrc: the receiving end of a cTCP flow, with TLS
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+/**
+ * SECTION:element-ctcpsrc
+ * @title: ctcpsrc
+ * @see_also: ctcpsink, tcpserversrc, tcpclientsrc
+ *
+ * Receives one TCP byte stream — a `ctcpsink`'s — and pushes it as it
+ * comes, like `tcpserversrc` (#GstCtcpSrc:listen, the default: it waits
+ * for the sender's connection) or `tcpclientsrc` (listen=false: it
+ * connects to a `ctcpsink listen=true`, e.g. from behind NAT), with
+ * TLS: the receiver is always the TLS **client**, whichever end opened
+ * the connection, and the sender (`ctcpsink tls-role=server`) the TLS
+ * server. So the receiver checks the sender's certificate exactly as a
+ * TLS client checks a server's (#GstCtcpSrc:tls-ca-file and the name
+ * #GstCtcpSrc:tls-server-name, or the fingerprint #GstCtcpSrc:tls-pin,
+ * or the system's CAs), and then proves itself by sending
+ * #GstCtcpSrc:tls-token, a secret it shares with the sender (a
+ * per-session token handed over a control channel), before the sender
+ * sends anything. GLib's TLS (glib-networking/GnuTLS) has no pre-shared
+ * keys, hence a certificate one way and a token the other.
+ *
+ * Listening, a connection from another address than
+ * #GstCtcpSrc:accept-host (if set), or whose handshake fails (wrong
+ * certificate, a plaintext peer, silence for #GstCtcpSrc:timeout), is
+ * closed and counted
+ * (`connections-refused`), and the source waits for the next one:
+ * nothing of it reaches the stream. Connecting, such a failure is an
+ * element error. A TLS stream that ends without close_notify (a
+ * truncation) is an error, not EOS. Without TLS it is a plain TCP
+ * receiver (lab use).
+ *
+ * Connecting, accepting and the handshake happen in the streaming
+ * thread: the state changes never block.
+ *
+ * The #GstCtcpSrc:stats structure `application/x-ctcpsrc-stats`:
+ *
+ * * `bytes-received` (guint64): stream bytes pushed
+ * * `connections-refused` (guint): connections closed unserved (failed
+ *   handshake or timeout)
+ * * `peer` (gchararray): address:port of the connection ("" before)
+ * * `tls` (gboolean): whether the stream is TLS
+ * * `tls-protocol`, `tls-ciphersuite` (gchararray): negotiated ("" without)
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 ctcpsrc port=5600 tls-ca-file=ca.pem tls-server-name=127.0.0.1 tls-token=0123456789abcdef0123 ! filesink location=essential.twoflow
+ * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-rate=8000000 \
+ *     tls-role=server tls-certificate=server.pem tls-key=server.key tls-token=0123456789abcdef0123
+ * ]| A cTCP flow at 8 Mbit/s over TLS: the receiver checks the sender's
+ * certificate against ca.pem and the address 127.0.0.1 (in the certificate:
+ * scripts/make-test-certs.sh makes such), and proves
+ * itself with the token.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "gstctcpsrc.h"
+#include "twoflowtls.h"
+
+GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
+#define GST_CAT_DEFAULT ctcp_src_debug
+
+#define DEFAULT_HOST       "0.0.0.0"
+#define DEFAULT_PORT       4953
+#define DEFAULT_LISTEN     TRUE
+#define DEFAULT_TIMEOUT    (10 * GST_SECOND)
+#define DEFAULT_TLS        FALSE
+#define DEFAULT_BLOCKSIZE  TWOFLOW_TLS_RECORD_SIZE
+
+enum
+{
+  PROP_0,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_LISTEN,
+  PROP_ACCEPT_HOST,
+  PROP_CURRENT_PORT,
+  PROP_TIMEOUT,
+  PROP_TLS,
+  PROP_TLS_CA_FILE,
+  PROP_TLS_PIN,
+  PROP_TLS_SERVER_NAME,
+  PROP_TLS_TOKEN,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+#define gst_ctcp_src_parent_class parent_class
+G_DEFINE_TYPE (GstCtcpSrc, gst_ctcp_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (ctcpsrc, "ctcpsrc", GST_RANK_NONE,
+    GST_TYPE_CTCP_SRC);
+
+static void gst_ctcp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_ctcp_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static void gst_ctcp_src_finalize (GObject * object);
+static gboolean gst_ctcp_src_start (GstBaseSrc * bsrc);
+static gboolean gst_ctcp_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_ctcp_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_ctcp_src_unlock_stop (GstBaseSrc * bsrc);
+static GstFlowReturn gst_ctcp_src_create (GstPushSrc * psrc,
+    GstBuffer ** outbuf);
+
+static void
+gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->set_property = gst_ctcp_src_set_property;
+  gobject_class->get_property = gst_ctcp_src_get_property;
+  gobject_class->finalize = gst_ctcp_src_finalize;
+
+  /**
+   * GstCtcpSrc:host:
+   *
+   * Listening: the local address to listen on; connecting: the sender
+   * (a `ctcpsink listen=true`) to connect to.
+   */
+  g_object_class_install_property (gobject_class, PROP_HOST,
+      g_param_spec_string ("host", "Host",
+          "Address to listen on (listen) or sender to connect to",
+          DEFAULT_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:port:
+   *
+   * Listening: the port (0: any free one, see #GstCtcpSrc:current-port);
+   * connecting: the sender's port.
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "Port",
+          "Port to listen on (0 = any) or to connect to", 0, 65535,
+          DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:listen:
+   *
+   * TRUE: wait for the sender's connection (as tcpserversrc); FALSE:
+   * connect to #GstCtcpSrc:host (as tcpclientsrc).
+   */
+  g_object_class_install_property (gobject_class, PROP_LISTEN,
+      g_param_spec_boolean ("listen", "Listen",
+          "Wait for the sender's connection (FALSE: connect to host)",
+          DEFAULT_LISTEN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:accept-host:
+   *
+   * Listening: accept connections from this address only (others are
+   * closed before any handshake and counted); NULL (default): from
+   * anywhere. A receiver that knows its sender (the server of its control
+   * connection) sets it, so that a stranger connecting first cannot hold
+   * the source for #GstCtcpSrc:timeout.
+   */
+  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
+      g_param_spec_string ("accept-host", "Accept host",
+          "Accept connections from this address only (NULL = any)", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:current-port:
+   *
+   * The port listened on, from start (READY to PAUSED) on; 0 otherwise.
+   */
+  g_object_class_install_property (gobject_class, PROP_CURRENT_PORT,
+      g_param_spec_uint ("current-port", "Current port",
+          "Port listened on (listen)", 0, 65535, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstCtcpSrc:timeout:
+   *
+   * Longest connect and TLS handshake (with the token), in nanoseconds;
+   * 0: no bound of our own. Listening, a connection that takes longer is
+   * closed and the source waits for the next one.
+   */
+  g_object_class_install_property (gobject_class, PROP_TIMEOUT,
+      g_param_spec_uint64 ("timeout", "Timeout",
+          "Longest connect and TLS handshake in nanoseconds (0 = none)",
+          0, G_MAXUINT64, DEFAULT_TIMEOUT, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:tls:
+   *
+   * TLS (the source is the TLS client). FALSE (default, lab use) is plain
+   * TCP unless one of the other tls-* properties is set.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS,
+      g_param_spec_boolean ("tls", "TLS", "TLS on the connection (also on "
+          "when any tls-* property is set)", DEFAULT_TLS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:tls-ca-file:
+   *
+   * PEM file of the CAs the sender's certificate must chain to (NULL:
+   * the system's). Setting it turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
+      g_param_spec_string ("tls-ca-file", "TLS CA file",
+          "PEM file of trusted CAs (NULL: the system's)", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:tls-pin:
+   *
+   * SHA-256 fingerprint of the sender's certificate (DER), 64 hex
+   * digits, `:` allowed, optional `sha256:` prefix. Alone, it replaces CA
+   * validation (the name is not checked); with #GstCtcpSrc:tls-ca-file
+   * both must hold. Setting it turns TLS on.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_PIN,
+      g_param_spec_string ("tls-pin", "TLS pin",
+          "SHA-256 fingerprint of the sender's certificate", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:tls-server-name:
+   *
+   * The name (or address) the sender's certificate must be valid for.
+   * NULL: #GstCtcpSrc:host when connecting; listening, no name is checked
+   * (then set it, or #GstCtcpSrc:tls-pin).
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_SERVER_NAME,
+      g_param_spec_string ("tls-server-name", "TLS server name",
+          "Name the sender's certificate must match (NULL: host when "
+          "connecting)", NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:tls-token:
+   *
+   * The secret sent first inside TLS, once the sender's certificate has
+   * been checked: the sender (`ctcpsink tls-role=server tls-token=…`)
+   * sends nothing before it. Setting it turns TLS on. Write-only.
+   */
+  g_object_class_install_property (gobject_class, PROP_TLS_TOKEN,
+      g_param_spec_string ("tls-token", "TLS token",
+          "Secret sent to the sender after the handshake", NULL,
+          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:stats:
+   *
+   * An `application/x-ctcpsrc-stats` structure; fields in the element
+   * description.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", "Connection statistics",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Controlled TCP source", "Source/Network",
+      "Receives a cTCP stream (listening or connecting), as a TLS client "
+      "that checks the sender's certificate and proves a token",
+      "twoflow developers");
+
+  basesrc_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_src_start);
+  basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_src_stop);
+  basesrc_class->unlock = GST_DEBUG_FUNCPTR (gst_ctcp_src_unlock);
+  basesrc_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_ctcp_src_unlock_stop);
+  pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_ctcp_src_create);
+
+  GST_DEBUG_CATEGORY_INIT (ctcp_src_debug, "ctcpsrc", 0,
+      "controlled TCP source");
+}
+
+static void
+gst_ctcp_src_init (GstCtcpSrc * self)
+{
+  self->host = g_strdup (DEFAULT_HOST);
+  self->port = DEFAULT_PORT;
+  self->listen = DEFAULT_LISTEN;
+  self->timeout = DEFAULT_TIMEOUT;
+  self->tls = DEFAULT_TLS;
+  self->cancellable = g_cancellable_new ();
+  gst_base_src_set_blocksize (GST_BASE_SRC (self), DEFAULT_BLOCKSIZE);
+}
+
+static void
+gst_ctcp_src_finalize (GObject * object)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (object);
+
+  g_free (self->host);
+  g_free (self->accept_host);
+  g_free (self->tls_ca_file);
+  g_free (self->tls_pin);
+  g_free (self->tls_server_name);
+  g_free (self->tls_token);
+  g_free (self->peer);
+  g_free (self->tls_protocol);
+  g_free (self->tls_suite);
+  g_object_unref (self->cancellable);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static gboolean
+tls_on (GstCtcpSrc * self)
+{
+  return self->tls || self->tls_ca_file || self->tls_pin || self->tls_token;
+}
+
+static gboolean
+gst_ctcp_src_start (GstBaseSrc * bsrc)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (bsrc);
+  GSocket *ls = NULL;
+  GSocketAddress *sa = NULL, *bound = NULL;
+  GError *err = NULL;
+  gchar *host;
+  guint port;
+  gboolean listen, ok = FALSE;
+
+  GST_OBJECT_LOCK (self);
+  host = g_strdup (self->host);
+  port = self->port;
+  listen = self->listen;
+  self->current_port = 0;
+  self->bytes = 0;
+  self->refused = 0;
+  g_clear_pointer (&self->peer, g_free);
+  g_clear_pointer (&self->tls_protocol, g_free);
+  g_clear_pointer (&self->tls_suite, g_free);
+  GST_OBJECT_UNLOCK (self);
+  g_cancellable_reset (self->cancellable);
+  if (!listen) {
+    g_free (host);
+    return TRUE;                /* connects in create() */
+  }
+  sa = g_inet_socket_address_new_from_string (host, port);
+  if (!sa) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("host must be an address to listen on: %s", host), (NULL));
+    g_free (host);
+    return FALSE;
+  }
+  ls = g_socket_new (g_socket_address_get_family (sa), G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, &err);
+  if (!ls || !g_socket_bind (ls, sa, TRUE, &err)
+      || !g_socket_listen (ls, &err)
+      || !(bound = g_socket_get_local_address (ls, &err))) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Could not listen on %s:%u", host, port), ("%s",
+            err ? err->message : "socket"));
+    goto out;
+  }
+  self->listener = g_object_ref (ls);
+  GST_OBJECT_LOCK (self);
+  self->current_port =
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  GST_OBJECT_UNLOCK (self);
+  GST_INFO_OBJECT (self, "listening on %s:%u", host, self->current_port);
+  ok = TRUE;
+out:
+  g_clear_error (&err);
+  g_clear_object (&ls);
+  g_clear_object (&sa);
+  g_clear_object (&bound);
+  g_free (host);
+  return ok;
+}
+
+static void
+close_connection (GstCtcpSrc * self)
+{
+  if (self->socket)
+    g_socket_close (self->socket, NULL);
+  self->in = NULL;
+  g_clear_object (&self->tls_conn);
+  g_clear_object (&self->conn);
+  g_clear_object (&self->socket);
+}
+
+static gboolean
+gst_ctcp_src_stop (GstBaseSrc * bsrc)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (bsrc);
+
+  close_connection (self);
+  if (self->listener) {
+    g_socket_close (self->listener, NULL);
+    g_clear_object (&self->listener);
+  }
+  return TRUE;
+}
+
+static gboolean
+gst_ctcp_src_unlock (GstBaseSrc * bsrc)
+{
+  g_cancellable_cancel (GST_CTCP_SRC (bsrc)->cancellable);
+  return TRUE;
+}
+
+static gboolean
+gst_ctcp_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  g_cancellable_reset (GST_CTCP_SRC (bsrc)->cancellable);
+  return TRUE;
+}
+
+/* TLS client over @sock: check the sender, send the token. Bounded by
+ * the timeout. FALSE: *why says why. */
+static gboolean
+secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
+    gchar ** why)
+{
+  GIOStream *conn, *tls;
+  GError *e = NULL;
+  guint secs = 0;
+  gchar *ca, *pin, *name, *token;
+  TwoflowTlsClientConfig tc = { NULL, };
+
+  GST_OBJECT_LOCK (self);
+  ca = g_strdup (self->tls_ca_file);
+  pin = g_strdup (self->tls_pin);
+  name = g_strdup (self->tls_server_name ? self->tls_server_name : dialled);
+  token = g_strdup (self->tls_token);
+  if (self->timeout)
+    secs = MAX (1, (self->timeout + GST_SECOND - 1) / GST_SECOND);
+  GST_OBJECT_UNLOCK (self);
+
+  tc.server_name = name;
+  tc.ca_file = ca;
+  tc.pin = pin;
+  g_socket_set_timeout (sock, secs);
+  conn = G_IO_STREAM (g_socket_connection_factory_create_connection (sock));
+  tls = twoflow_tls_client_handshake (conn, &tc, self->cancellable, &e);
+  if (tls && token && !g_output_stream_write_all
+      (g_io_stream_get_output_stream (tls), token, strlen (token), NULL,
+          self->cancellable, &e))
+    g_clear_object (&tls);
+  g_socket_set_timeout (sock, 0);
+  g_free (ca);
+  g_free (pin);
+  g_free (name);
+  if (token)
+    memset (token, 0, strlen (token));
+  g_free (token);
+  if (!tls) {
+    *why = g_strdup (e ? e->message : "TLS failed");
+    g_clear_error (&e);
+    g_object_unref (conn);
+    return FALSE;
+  }
+  self->conn = conn;
+  self->tls_conn = tls;
+  self->in = g_io_stream_get_input_stream (tls);
+  GST_OBJECT_LOCK (self);
+  {
+    GTlsProtocolVersion v =
+        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
+
+    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
+        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
+        "other");
+  }
+  self->tls_suite =
+      g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
+ * address equals its IPv4 one). */
+static gboolean
+same_ip (const gchar * a, const gchar * b)
+{
+  const gchar *pre = "::ffff:";
+  GInetAddress *x, *y;
+  gboolean same;
+
+  if (!a || !b)
+    return FALSE;
+  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
+    a += strlen (pre);
+  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
+    b += strlen (pre);
+  x = g_inet_address_new_from_string (a);
+  y = g_inet_address_new_from_string (b);
+  same = x && y && g_inet_address_equal (x, y);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  return same;
+}
+
+/* Records the peer; FALSE if accept-host is set and it is not that. */
+static gboolean
+set_peer (GstCtcpSrc * self, GSocket * sock)
+{
+  GSocketAddress *ra = g_socket_get_remote_address (sock, NULL);
+  gchar *ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
+      (G_INET_SOCKET_ADDRESS (ra))) : NULL;
+  gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  g_free (self->peer);
+  self->peer = ra ? g_strdup_printf ("%s:%u", ip,
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra))) :
+      g_strdup ("?");
+  ok = !self->accept_host || same_ip (self->accept_host, ip);
+  GST_OBJECT_UNLOCK (self);
+  g_free (ip);
+  g_clear_object (&ra);
+  return ok;
+}
+
+/* Listening: the first connection that passes TLS (if on). */
+static GstFlowReturn
+accept_one (GstCtcpSrc * self, gboolean tls)
+{
+  while (!self->socket) {
+    GError *e = NULL;
+    GSocket *sock = g_socket_accept (self->listener, self->cancellable, &e);
+    gchar *why = NULL;
+
+    if (!sock) {
+      if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_error_free (e);
+        return GST_FLOW_FLUSHING;
+      }
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("Could not accept"),
+          ("%s", e->message));
+      g_error_free (e);
+      return GST_FLOW_ERROR;
+    }
+    g_socket_set_blocking (sock, TRUE);
+    if (!set_peer (self, sock))
+      why = g_strdup ("not from accept-host");
+    if (why || (tls && !secure (self, sock, NULL, &why))) {
+      GST_WARNING_OBJECT (self, "connection from %s refused: %s", self->peer,
+          why);
+      g_free (why);
+      g_socket_close (sock, NULL);
+      g_object_unref (sock);
+      GST_OBJECT_LOCK (self);
+      self->refused++;
+      GST_OBJECT_UNLOCK (self);
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
+    self->socket = sock;
+  }
+  /* one stream: no more connections */
+  g_socket_close (self->listener, NULL);
+  g_clear_object (&self->listener);
+  return GST_FLOW_OK;
+}
+
+/* Connecting, bounded by the timeout. */
+static GstFlowReturn
+connect_one (GstCtcpSrc * self, gboolean tls)
+{
+  GSocketClient *client = g_socket_client_new ();
+  GSocketConnection *sc;
+  GError *e = NULL;
+  gchar *host, *why = NULL;
+  guint port, secs = 0;
+
+  GST_OBJECT_LOCK (self);
+  host = g_strdup (self->host);
+  port = self->port;
+  if (self->timeout)
+    secs = MAX (1, (self->timeout + GST_SECOND - 1) / GST_SECOND);
+  GST_OBJECT_UNLOCK (self);
+  g_socket_client_set_timeout (client, secs);
+  sc = g_socket_client_connect_to_host (client, host, port, self->cancellable,
+      &e);
+  g_object_unref (client);
+  if (!sc) {
+    gboolean cancelled = g_error_matches (e, G_IO_ERROR,
+        G_IO_ERROR_CANCELLED);
+
+    if (!cancelled)
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("Could not connect to %s:%u", host, port), ("%s", e->message));
+    g_error_free (e);
+    g_free (host);
+    return cancelled ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
+  }
+  self->socket = g_object_ref (g_socket_connection_get_socket (sc));
+  g_object_unref (sc);
+  g_socket_set_timeout (self->socket, 0);
+  g_socket_set_blocking (self->socket, TRUE);
+  set_peer (self, self->socket);
+  if (tls && !secure (self, self->socket, host, &why)) {
+    if (!g_cancellable_is_cancelled (self->cancellable))
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("TLS handshake with %s:%u failed", host, port), ("%s", why));
+    g_free (why);
+    g_free (host);
+    close_connection (self);
+    return g_cancellable_is_cancelled (self->cancellable) ?
+        GST_FLOW_FLUSHING : GST_FLOW_ERROR;
+  }
+  g_free (host);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_ctcp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (psrc);
+  GstBuffer *buf;
+  GstMapInfo map;
+  GError *e = NULL;
+  gssize n;
+  guint size;
+
+  if (!self->in && !self->socket) {
+    gboolean tls, listen;
+    GstFlowReturn ret;
+
+    GST_OBJECT_LOCK (self);
+    tls = tls_on (self);
+    listen = self->listen;
+    GST_OBJECT_UNLOCK (self);
+    ret = listen ? accept_one (self, tls) : connect_one (self, tls);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    if (!self->tls_conn) {
+      self->conn = G_IO_STREAM (g_socket_connection_factory_create_connection
+          (self->socket));
+      self->in = g_io_stream_get_input_stream (self->conn);
+    }
+    GST_INFO_OBJECT (self, "receiving from %s%s", self->peer,
+        self->tls_conn ? " (TLS)" : "");
+  }
+
+  size = gst_base_src_get_blocksize (GST_BASE_SRC (self));
+  buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  n = g_input_stream_read (self->in, map.data, size, self->cancellable, &e);
+  gst_buffer_unmap (buf, &map);
+  if (n < 0) {
+    gst_buffer_unref (buf);
+    if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+      g_error_free (e);
+      return GST_FLOW_FLUSHING;
+    }
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, ("Connection from %s lost",
+            self->peer), ("%s", e->message));
+    g_error_free (e);
+    return GST_FLOW_ERROR;
+  }
+  if (n == 0) {
+    gst_buffer_unref (buf);
+    GST_INFO_OBJECT (self, "end of stream from %s", self->peer);
+    return GST_FLOW_EOS;
+  }
+  gst_buffer_resize (buf, 0, n);
+  GST_OBJECT_LOCK (self);
+  self->bytes += n;
+  GST_OBJECT_UNLOCK (self);
+  *outbuf = buf;
+  return GST_FLOW_OK;
+}
+
+static void
+gst_ctcp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_free (self->host);
+      self->host = g_value_dup_string (value);
+      if (!self->host)
+        self->host = g_strdup (DEFAULT_HOST);
+      break;
+    case PROP_PORT:
+      self->port = g_value_get_uint (value);
+      break;
+    case PROP_LISTEN:
+      self->listen = g_value_get_boolean (value);
+      break;
+    case PROP_ACCEPT_HOST:
+      g_free (self->accept_host);
+      self->accept_host = g_value_dup_string (value);
+      break;
+    case PROP_TIMEOUT:
+      self->timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_TLS:
+      self->tls = g_value_get_boolean (value);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_free (self->tls_ca_file);
+      self->tls_ca_file = g_value_dup_string (value);
+      break;
+    case PROP_TLS_PIN:
+      g_free (self->tls_pin);
+      self->tls_pin = g_value_dup_string (value);
+      break;
+    case PROP_TLS_SERVER_NAME:
+      g_free (self->tls_server_name);
+      self->tls_server_name = g_value_dup_string (value);
+      break;
+    case PROP_TLS_TOKEN:
+      g_free (self->tls_token);
+      self->tls_token = g_value_dup_string (value);
+      if (self->tls_token && !*self->tls_token)
+        g_clear_pointer (&self->tls_token, g_free);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCtcpSrc *self = GST_CTCP_SRC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_HOST:
+      g_value_set_string (value, self->host);
+      break;
+    case PROP_PORT:
+      g_value_set_uint (value, self->port);
+      break;
+    case PROP_LISTEN:
+      g_value_set_boolean (value, self->listen);
+      break;
+    case PROP_ACCEPT_HOST:
+      g_value_set_string (value, self->accept_host);
+      break;
+    case PROP_CURRENT_PORT:
+      g_value_set_uint (value, self->current_port);
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint64 (value, self->timeout);
+      break;
+    case PROP_TLS:
+      g_value_set_boolean (value, self->tls);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_value_set_string (value, self->tls_ca_file);
+      break;
+    case PROP_TLS_PIN:
+      g_value_set_string (value, self->tls_pin);
+      break;
+    case PROP_TLS_SERVER_NAME:
+      g_value_set_string (value, self->tls_server_name);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_structure_new ("application/x-ctcpsrc-stats",
+              "bytes-received", G_TYPE_UINT64, self->bytes,
+              "connections-refused", G_TYPE_UINT, self->refused,
+              "peer", G_TYPE_STRING, self->peer ? self->peer : "",
+              "tls", G_TYPE_BOOLEAN, self->tls_protocol != NULL,
+              "tls-protocol", G_TYPE_STRING,
+              self->tls_protocol ? self->tls_protocol : "",
+              "tls-ciphersuite", G_TYPE_STRING,
+              self->tls_suite ? self->tls_suite : "", NULL));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
