@@ -83,12 +83,13 @@ def table(rows, mode, factor, seg, size_by, enh="peak", policy="i"):
                  key=lambda r: r["n"])
     if not sel:
         return ""
-    head = ("| n | pipe Mbit/s | load | frames | E_f | E_g | G_max | G_avg | G^con_max | "
+    head = ("| n | pipe Mbit/s | load (records / wire) | frames | E_f | E_g | G_max | G_avg | G^con_max | "
             "G^con_avg | ΣE_f | ΣE_g | max G_max | G_avg (pooled) | ΣG^con | max G^con | "
             "sessions damaged | late ess. segments | TCP rexmits | rUDP lost | link drops |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in sel:
-        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {fmt(r.get('load'))} | "
+        wl = f" / {fmt(r['wire_load'])}" if r.get("wire_load") else ""
+        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {fmt(r.get('load'))}{wl} | "
                    f"{r['frames']} | " + " | ".join(fmt(r[c]) for c in COLS) + " | " +
                    " | ".join(fmt(r[c]) for c in SUMS[:-1]) +
                    f" | {r['sessions_damaged']}/{r['n']} | {r['segments_late']} | "
@@ -140,7 +141,8 @@ def write(rows, _out=None):
     parts = []
     confs = sorted({(r["enhanced_rate"], r["size_by"], r["segment_s"], r["factor"])
                     for r in rows},
-                   key=lambda c: (c[0] != "smooth", c[1] != "mean", -c[2], c[3]))
+                   key=lambda c: (-c[2], c[0] != "smooth",
+                                  {"wire-mean": 0, "mean": 1}.get(c[1], 2), c[3]))
     for enh, size_by, seg, factor in confs:
         sel = [r for r in rows if (r["enhanced_rate"], r["size_by"], r["segment_s"],
                                    r["factor"]) == (enh, size_by, seg, factor)
