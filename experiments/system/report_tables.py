@@ -183,7 +183,8 @@ def write(rows, _out=None):
                         alpha=1.0 if size_by != "peak" else 0.4,
                         label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
                               f"{factor:g}× Σ {size_by}, T={seg:g} s"
-                              f"{', smoothed' if enh == 'smooth' else ''}")
+                              f"{', smoothed' if enh == 'smooth' else ''}"
+                              f"{', enh. at peak rate' if enh == 'peak' and size_by != 'peak' else ''}")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
     ax.set_ylabel("ΣE_f, % of the frames replayed")
