@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""One TCP connection carrying Poisson-arriving, Pareto-sized transfers.
+"""One TCP connection carrying Poisson-arriving, Pareto-sized transfers,
+or a bulk (FTP-like, always backlogged) transfer.
 
   paretotcp.py send HOST PORT --rate 22 --mean 10000 --shape 1.5 --duration 50 --seed 1
+  paretotcp.py send HOST PORT --bulk --mss 1000 --duration 50
   paretotcp.py recv PORT --duration 55        (prints the bytes received as JSON)
 
 The sender queues a transfer at each Poisson arrival (rate per second)
 with a Pareto size (shape a, mean m: scale m (a-1)/a) and writes the
-backlog into the one connection as fast as TCP takes it.
+backlog into the one connection as fast as TCP takes it. With --bulk the
+backlog never empties (ns-2's FTP source). --mss clamps the segment size
+(TCP_MAXSEG, before connecting).
 """
 
 import argparse
@@ -22,13 +26,20 @@ import time
 def send(a):
     rng = random.Random(a.seed)
     scale = a.mean * (a.shape - 1) / a.shape
-    s = socket.create_connection((a.host, a.port))
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if a.mss:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    s.connect((a.host, a.port))
     if a.cc:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     lock = threading.Condition()
     state = {"backlog": 0, "offered": 0, "transfers": 0, "done": False}
 
     def arrivals():
+        if a.bulk:
+            with lock:
+                state["backlog"] = 1 << 62
+            return
         t_end = time.monotonic() + a.duration
         t = time.monotonic()
         while True:
@@ -69,7 +80,7 @@ def send(a):
             state["backlog"] -= n
     s.close()
     # what was still queued at the end is not sent
-    json.dump({"offered": state["offered"], "sent": sent,
+    json.dump({"offered": sent if a.bulk else state["offered"], "sent": sent,
                "transfers": state["transfers"]}, sys.stdout)
     print()
 
@@ -111,6 +122,9 @@ def main():
     ps.add_argument("--duration", type=float, default=50.0)
     ps.add_argument("--seed", type=int, default=1)
     ps.add_argument("--cc", default=None)
+    ps.add_argument("--bulk", action="store_true",
+                    help="always backlogged (FTP), no Pareto transfers")
+    ps.add_argument("--mss", type=int, default=0)
     pr = sub.add_parser("recv")
     pr.add_argument("port", type=int)
     pr.add_argument("--duration", type=float, default=55.0)

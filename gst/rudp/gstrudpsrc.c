@@ -16,13 +16,16 @@
  * was lost (one reaction per loss episode: losses of packets sent before
  * the sender switched do not count); it raises the level by one once the
  * packets sent at the current level have arrived without loss for long
- * enough: at least #GstRudpSrc:increase-packets packets and
- * #GstRudpSrc:increase-rtts RTTs and, with #GstRudpSrc:tcp-friendly,
- * step × RTT² (the level step in packets/s: no faster than TCP's additive
- * increase of one packet per RTT per RTT). A round-trip time may hold less
- * than one packet at the low levels, so "no loss in an RTT" alone says
- * nothing; the packet count sets the loss rate the flow settles at (about
- * 1/increase-packets). It sends the level to the sender's address and
+ * enough: #GstRudpSrc:increase-rtts RTTs and, with
+ * #GstRudpSrc:tcp-friendly, step × RTT² (the level step in packets/s: no
+ * faster than TCP's additive increase of one packet per RTT per RTT), and
+ * either #GstRudpSrc:increase-packets packets or, by the time rule
+ * (#GstRudpSrc:increase-time), three packets arriving at the level's rate
+ * and the wait counted from the level's request (packet-or-time). A round-trip time may hold less than one packet at
+ * the low levels, so "no loss in an RTT" alone says nothing; at the high
+ * levels the packet count sets the loss rate the flow settles at (about
+ * 1/increase-packets), at the low ones, where that many packets take
+ * seconds, the time lets it climb. It sends the level to the sender's address and
  * port (where the RTP came from) as an RTCP compound packet: RR with a
  * report block, TMMBR (RFC 5104) with the level's bitrate, and an APP
  * packet "RUDP" with the exact level and a timestamp. The sender's answer
@@ -119,6 +122,7 @@ GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
 #define DEFAULT_MIN_INTERVAL       GST_RUDP_DEFAULT_MIN_INTERVAL
 #define DEFAULT_INCREASE_RTTS      GST_RUDP_DEFAULT_INCREASE_RTTS
 #define DEFAULT_INCREASE_PACKETS   GST_RUDP_DEFAULT_INCREASE_PACKETS
+#define DEFAULT_INCREASE_TIME      GST_RUDP_DEFAULT_INCREASE_TIME
 #define DEFAULT_TCP_FRIENDLY       TRUE
 #define DEFAULT_FEEDBACK_INTERVAL  (200 * GST_MSECOND)
 #define DEFAULT_INITIAL_RTT        (100 * GST_MSECOND)
@@ -140,6 +144,7 @@ enum {
   PROP_INITIAL_RTT,
   PROP_INCREASE_RTTS,
   PROP_INCREASE_PACKETS,
+  PROP_INCREASE_TIME,
   PROP_TCP_FRIENDLY,
   PROP_KEY,
   PROP_SRTP_CIPHER,
@@ -315,6 +320,26 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           1, 1000000, DEFAULT_INCREASE_PACKETS, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   /**
+   * GstRudpSrc:increase-time:
+   *
+   * The time rule, the alternative to #GstRudpSrc:increase-packets
+   * packets (whichever allows it first; 0: the packets only): go one
+   * level up once three packets sent at the current level have arrived
+   * without loss and at (7/8 of) the level's rate, and this long (ns), but
+   * at least #GstRudpSrc:increase-rtts RTTs and, with
+   * #GstRudpSrc:tcp-friendly, step × RTT², has passed since the level was
+   * asked for — TCP's pace whatever the packet rate. At low packet rates
+   * the packet count alone stalls the climb (50 packets at 20 packets/s:
+   * 2.5 s per level). The arrival rate stands in for TCP's ACK clock: a
+   * paced flow above the capacity arrives at the capacity.
+   */
+  g_object_class_install_property (gobject_class, PROP_INCREASE_TIME,
+      g_param_spec_uint64 ("increase-time", "Increase time",
+          "Or go up once this long (ns, and the RTT waits) has passed since "
+          "the level was asked for with no loss (0: increase-packets only)",
+          0, G_MAXUINT64, DEFAULT_INCREASE_TIME, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
    * GstRudpSrc:tcp-friendly:
    *
    * Also wait step × RTT² before a level increase (the step between the
@@ -450,6 +475,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->initial_rtt = DEFAULT_INITIAL_RTT;
   src->increase_rtts = DEFAULT_INCREASE_RTTS;
   src->increase_packets = DEFAULT_INCREASE_PACKETS;
+  src->increase_time = DEFAULT_INCREASE_TIME;
   src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
   gst_rudp_levels_init_default (&src->levels);
   src->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -538,6 +564,9 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_INCREASE_PACKETS:
       src->increase_packets = g_value_get_uint (value);
+      break;
+    case PROP_INCREASE_TIME:
+      src->increase_time = g_value_get_uint64 (value);
       break;
     case PROP_TCP_FRIENDLY:
       src->tcp_friendly = g_value_get_boolean (value);
@@ -662,6 +691,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_INCREASE_PACKETS:
       g_value_set_uint (value, src->increase_packets);
+      break;
+    case PROP_INCREASE_TIME:
+      g_value_set_uint64 (value, src->increase_time);
       break;
     case PROP_TCP_FRIENDLY:
       g_value_set_boolean (value, src->tcp_friendly);
@@ -886,6 +918,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   rc.levels = src->levels;
   rc.increase_rtts = src->increase_rtts;
   rc.increase_packets = src->increase_packets;
+  rc.increase_time = src->increase_time;
   rc.tcp_friendly = src->tcp_friendly;
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;

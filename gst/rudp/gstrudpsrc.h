@@ -31,6 +31,7 @@ struct _GstRudpSrc {
   GstClockTime initial_rtt;
   guint increase_rtts;
   guint increase_packets;
+  GstClockTime increase_time;
   gboolean tcp_friendly;
   gchar *key;                   /* SRTP master key and salt, hex */
   GstRudpSrtpCipher srtp_cipher;

@@ -114,6 +114,8 @@ typedef struct
   gdouble lead;                 /* s, from the PLAY reply */
   guint playout_ms;             /* the enhanced flow's jitterbuffer latency */
   guint samples, unhealthy_samples;     /* measured health, once a second */
+  gboolean smoothing;           /* the server smooths the enhanced flow */
+  gint64 enh_rate_changes;      /* its rate changes, as last reported */
   /* per-session media keys (hex), made here and sent in PLAY over the TLS
    * control channel; NULL with --insecure (plaintext flows) */
   gchar *erap_key, *srtp_key;
@@ -624,6 +626,8 @@ update_measurement (ProxySession * ps, JsonObject * ev)
         "retransmissions", 0);
     sample.essential_mss = twoflow_json_get_int (es, "mss", 0);
   }
+  ps->enh_rate_changes = twoflow_json_get_int (ev, "enhanced_rate_changes",
+      ps->enh_rate_changes);
   if (json_object_has_member (ev, "enhanced_stats"))
     sample.enhanced_sent = twoflow_json_get_int (json_object_get_object_member
         (ev, "enhanced_stats"), "bytes-sent", 0);
@@ -802,6 +806,7 @@ ready_cb (gpointer user_data)
   /* the smoothed reservation runs from here, when the flows start */
   gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
   ps->lead = twoflow_json_get_double (r, "lead", 0);
+  ps->smoothing = twoflow_json_get_int (r, "smoothing", 0) != 0;
   if (ps->jitterbuffer) {
     guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,
             "playout_depth", 0) * 1000);
@@ -851,6 +856,11 @@ proxy_session_report (ProxySession * ps)
   json_object_set_double_member (o, "lead", ps->lead);
   /* the enhanced flow's playout buffer (rtpjitterbuffer latency), ms */
   json_object_set_int_member (o, "playout_depth_ms", ps->playout_ms);
+  /* the enhanced flow smoothed, and its rate changes (server, last
+   * progress event) */
+  json_object_set_boolean_member (o, "smoothing", ps->smoothing);
+  json_object_set_int_member (o, "enhanced_rate_changes",
+      ps->enh_rate_changes);
   json_object_set_int_member (o, "essential_bytes",
       counter_get (&ps->ess_bytes));
   json_object_set_int_member (o, "enhanced_bytes",

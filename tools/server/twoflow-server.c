@@ -119,6 +119,7 @@ typedef struct
   guint lead_timer, progress_timer;
   guint64 forwarded_events, unforwarded_events;
   GList *pending_events;        /* GstStructure: congestion during the lead */
+  gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
   GstClock *clock;
@@ -1117,9 +1118,11 @@ ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
        * lowers the rate of the real-time flow's transcoder */
       if (s->transcoder && type != GST_NETWORK_CONGESTION_RATE) {
         const GstStructure *ms = gst_message_get_structure (msg);
-        /* during the lead the transcoder's pads are not active yet: keep
-         * the events and hand them over when the enhanced flow starts */
-        if (s->lead_timer)
+        /* during the lead, and until the enhanced pipeline plays (a
+         * smoothed flow starts with the essential one), the transcoder's
+         * pads are not active yet: keep the events and hand them over when
+         * the enhanced pipeline plays */
+        if (s->lead_timer || !s->enh_playing)
           s->pending_events = g_list_append (s->pending_events,
               gst_structure_copy (ms));
         else
@@ -1159,6 +1162,22 @@ enh_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
   Session *s = user_data;
 
   switch (GST_MESSAGE_TYPE (msg)) {
+    case GST_MESSAGE_STATE_CHANGED:{
+      GstState state;
+      GList *l;
+
+      if (GST_MESSAGE_SRC (msg) != GST_OBJECT (s->enh_pipe))
+        break;
+      gst_message_parse_state_changed (msg, NULL, &state, NULL);
+      if (state != GST_STATE_PLAYING || s->enh_playing)
+        break;
+      s->enh_playing = TRUE;
+      for (l = s->pending_events; l; l = l->next)
+        forward_event (s, l->data);
+      g_list_free (s->pending_events);
+      s->pending_events = NULL;
+      break;
+    }
     case GST_MESSAGE_EOS:
       s->enh_done = TRUE;
       g_print ("session %u: enhanced flow sent (%.1f s)\n", s->id,
@@ -1554,7 +1573,6 @@ static gboolean
 start_enhanced_cb (gpointer user_data)
 {
   Session *s = user_data;
-  GList *l;
 
   /* NAT: the real-time flow waits (up to 5 s) for the proxy's hello, so
    * its first frames are not sent to nowhere */
@@ -1564,11 +1582,8 @@ start_enhanced_cb (gpointer user_data)
     return G_SOURCE_REMOVE;
   }
   s->lead_timer = 0;
+  /* the events kept meanwhile go when it plays (enh_bus_cb) */
   gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
-  for (l = s->pending_events; l; l = l->next)
-    forward_event (s, l->data);
-  g_list_free (s->pending_events);
-  s->pending_events = NULL;
   return G_SOURCE_REMOVE;
 }
 
@@ -1880,17 +1895,6 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * later, so every essential segment lands before its frames play */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
-  /* smoothing: the enhanced flow is paced per window and sent
-   * smoothing_lead ahead of its playback: it starts that much before the
-   * lead when it can, and playback moves to the smoothing lead when the
-   * lead is shorter (a prefix) */
-  s->sched = video_schedule (info, s->segment_duration);
-  s->smooth = g_str_equal (opt_enhanced_rate, "smooth")
-      && g_str_equal (s->rate_control, "fixed")
-      && s->sched->info.n_windows > 0;
-  s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
-  s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
-  s->lead = MAX (s->lead, s->smoothing_lead);
   if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
       && (!s->ess_token || strlen (s->ess_token) < 16)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
@@ -1907,6 +1911,17 @@ session_new (Client * c, JsonObject * req, GError ** error)
     g_free (s);
     return NULL;
   }
+  /* smoothing: the enhanced flow is paced per window and sent
+   * smoothing_lead ahead of its playback: it starts that much before the
+   * lead when it can, and playback moves to the smoothing lead when the
+   * lead is shorter (a prefix) */
+  s->sched = video_schedule (info, s->segment_duration);
+  s->smooth = g_str_equal (opt_enhanced_rate, "smooth")
+      && g_str_equal (s->rate_control, "fixed")
+      && s->sched->info.n_windows > 0;
+  s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
+  s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
+  s->lead = MAX (s->lead, s->smoothing_lead);
   if (s->segment_duration <= 0 || (s->flows_essential && s->ess_port <= 0 && !s->nat)
       || (s->flows_enhanced && s->enh_port <= 0 && !s->nat) || s->start < 0
       || (s->start > 0 && info->is_trace)) {

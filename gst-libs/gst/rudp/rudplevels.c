@@ -108,11 +108,14 @@ struct _GstRudpReceiver {
    * it (G_MAXUINT64 until the sender's notice or level_deadline) */
   guint64 level_seq;
   GstClockTime level_deadline;
+  GstClockTime level_since;     /* when it was asked for; NONE: initial */
   /* after a decrease: losses below level_seq do not count */
   gboolean holding;
 
   /* the loss-free stretch at the current level, towards an increase */
   GstClockTime clean_start;     /* arrival of its first packet; NONE */
+  GstClockTime clean_last;      /* and of its last */
+  guint64 clean_bytes;          /* sizes of its packets but the first */
   guint64 clean_packets;
 
   GstClockTime srtt;
@@ -136,6 +139,7 @@ gst_rudp_receiver_config_init (GstRudpReceiverConfig * c)
   c->feedback_interval = 200 * GST_MSECOND;
   c->increase_rtts = GST_RUDP_DEFAULT_INCREASE_RTTS;
   c->increase_packets = GST_RUDP_DEFAULT_INCREASE_PACKETS;
+  c->increase_time = GST_RUDP_DEFAULT_INCREASE_TIME;
   c->tcp_friendly = TRUE;
 }
 
@@ -153,6 +157,7 @@ gst_rudp_receiver_new (const GstRudpReceiverConfig * c)
   r->round_start = GST_CLOCK_TIME_NONE;
   r->last_feedback = GST_CLOCK_TIME_NONE;
   r->clean_start = GST_CLOCK_TIME_NONE;
+  r->level_since = GST_CLOCK_TIME_NONE;
   /* the initial level holds from the first packet on */
   r->level_seq = 0;
   return r;
@@ -209,6 +214,63 @@ increase_wait (GstRudpReceiver * r)
   return t;
 }
 
+/* Whether the packets sent at the current level arrive at its rate (at
+ * least 7/8 of it, over GST_RUDP_TIME_RULE_PACKETS or more): the path
+ * carries the level. A paced flow above the capacity of a queue it has to
+ * itself arrives at the capacity long before that queue overflows. */
+static gboolean
+level_carried (GstRudpReceiver * r)
+{
+  gdouble span;
+
+  if (r->clean_packets < GST_RUDP_TIME_RULE_PACKETS)
+    return FALSE;
+  if (r->mean_size <= 0)
+    return TRUE;                /* no sizes given: no rate to check */
+  /* the bytes after the first packet, over the time since it came (in
+   * bytes, not packets: a small first packet, e.g. a payloader's config,
+   * would skew a mean size for tens of packets) */
+  span = (gdouble) (r->clean_last - r->clean_start) / GST_SECOND;
+  return r->clean_bytes >= 0.875 * (r->c.levels.rate[r->level] / 8.0) * span;
+}
+
+/* When the stretch at the current level is long enough to go up (NONE:
+ * not yet). Either rule:
+ * - packets: increase_packets loss-free packets sent at the level, over
+ *   at least the increase wait (RTTs, step * RTT^2) from the first, and
+ *   (from three on) arriving at its rate;
+ * - time (increase_time > 0): a few loss-free packets sent at the level,
+ *   arriving at its rate, and the increase wait (at least increase_time)
+ *   since the level was asked for. The TCP-friendly bound is on how fast
+ *   the *rate* grows, i.e. on the time between two requests; counting it
+ *   from the first packet at the level instead adds the feedback's round
+ *   trip to every step and climbs at half TCP's pace. The arrival rate is
+ *   the paced flow's stand-in for TCP's ACK clock: TCP cannot send faster
+ *   than its ACKs come back, a paced flow can, and on a drop-tail queue
+ *   of its own it would climb several levels past the capacity before
+ *   the queue overflows (with either rule). */
+static GstClockTime
+increase_at (GstRudpReceiver * r)
+{
+  GstClockTime wait, t = GST_CLOCK_TIME_NONE;
+
+  if (!GST_CLOCK_TIME_IS_VALID (r->clean_start))
+    return GST_CLOCK_TIME_NONE;
+  wait = increase_wait (r);
+  if (r->clean_packets >= r->c.increase_packets
+      && (r->clean_packets < GST_RUDP_TIME_RULE_PACKETS || level_carried (r)))
+    t = r->clean_start + wait;
+  if (r->c.increase_time > 0 && level_carried (r)) {
+    GstClockTime from = GST_CLOCK_TIME_IS_VALID (r->level_since) ?
+        r->level_since : r->clean_start;
+    GstClockTime by_time = MAX (from + MAX (wait, r->c.increase_time),
+        r->clean_last);
+
+    t = GST_CLOCK_TIME_IS_VALID (t) ? MIN (t, by_time) : by_time;
+  }
+  return t;
+}
+
 static guint64
 ext_max (GstRudpReceiver * r)
 {
@@ -235,6 +297,8 @@ static void
 clean_reset (GstRudpReceiver * r)
 {
   r->clean_start = GST_CLOCK_TIME_NONE;
+  r->clean_last = GST_CLOCK_TIME_NONE;
+  r->clean_bytes = 0;
   r->clean_packets = 0;
 }
 
@@ -246,6 +310,7 @@ level_set (GstRudpReceiver * r, guint level, GstClockTime now)
   r->level_changed = TRUE;
   r->level_seq = G_MAXUINT64;
   r->level_deadline = now + 2 * round_length (r);
+  r->level_since = now;
   clean_reset (r);
 }
 
@@ -295,6 +360,9 @@ gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     /* sent at the current level: evidence for (or against) going up */
     if (!GST_CLOCK_TIME_IS_VALID (r->clean_start))
       r->clean_start = now;
+    else                        /* (an unknown size: the mean's) */
+      r->clean_bytes += size > 0 ? size : (guint64) r->mean_size;
+    r->clean_last = now;
     r->clean_packets++;
   }
   if (size > 0)
@@ -379,10 +447,12 @@ judge_round (GstRudpReceiver * r, GstClockTime now)
 static void
 maybe_increase (GstRudpReceiver * r, GstClockTime now)
 {
-  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n
-      && GST_CLOCK_TIME_IS_VALID (r->clean_start)
-      && r->clean_packets >= r->c.increase_packets
-      && now >= r->clean_start + increase_wait (r)) {
+  GstClockTime at;
+
+  if (r->holding || r->round_lost != 0 || r->level + 1 >= r->c.levels.n)
+    return;
+  at = increase_at (r);
+  if (GST_CLOCK_TIME_IS_VALID (at) && now >= at) {
     level_set (r, r->level + 1, now);
     r->increases++;
   }
@@ -430,12 +500,14 @@ gst_rudp_receiver_next_wakeup (GstRudpReceiver * r)
   if (!GST_CLOCK_TIME_IS_VALID (r->round_start))
     return GST_CLOCK_TIME_NONE;
   t = r->round_start + round_length (r);
-  /* (with a loss in this round the increase waits for the round's end) */
-  if (!r->holding && r->round_lost == 0
-      && GST_CLOCK_TIME_IS_VALID (r->clean_start)
-      && r->clean_packets >= r->c.increase_packets
-      && r->level + 1 < r->c.levels.n)
-    t = MIN (t, r->clean_start + increase_wait (r));
+  /* (with a loss in this round the increase waits for the round's end;
+   * with too few packets and no increase_time, for the next packet) */
+  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n) {
+    GstClockTime at = increase_at (r);
+
+    if (GST_CLOCK_TIME_IS_VALID (at))
+      t = MIN (t, at);
+  }
   if (GST_CLOCK_TIME_IS_VALID (r->last_feedback))
     t = MIN (t, r->last_feedback + r->c.feedback_interval);
   return t;

@@ -8,13 +8,22 @@
  * min_interval) it halves the level, as soon as three later packets
  * confirm the gap (as TCP's fast retransmit) or else at the round's end;
  * it raises the level
- * by one only after a loss-free stretch *at the current level* of at
- * least increase_packets packets and increase_rtts rounds and, when
- * tcp_friendly, step * RTT^2 (the step in packets/s: TCP's additive
- * increase). At a 25 ms RTT a round holds 0.5 (level 0) to 5 (level 9)
- * packets of 1000 bytes: "no loss in one RTT" is no evidence at all, so
- * the packet count is what sets the loss rate the flow tolerates (about
- * 1/increase_packets).
+ * by one only after a loss-free stretch *at the current level* whose
+ * packets arrive at (7/8 of) the level's rate, by either rule
+ * (packet-or-time):
+ * - packets: increase_packets packets, over at least increase_rtts rounds
+ *   and, when tcp_friendly, step * RTT^2 (the step in packets/s: TCP's
+ *   additive increase) from the first of them;
+ * - time (increase_time > 0): GST_RUDP_TIME_RULE_PACKETS packets, and
+ *   those waits (at least increase_time) counted from the request of the
+ *   level: TCP's pace, whatever the packet rate.
+ * At a 25 ms RTT a round holds 0.5 (level 0) to 5 (level 9) packets of
+ * 1000 bytes: "no loss in one RTT" is no evidence, so the packet rule
+ * alone sets the loss rate the flow tolerates (about 1/increase_packets)
+ * and stalls it at low rates (50 packets at 20 packets/s: 2.5 s per
+ * level); the time rule climbs like TCP, and the arrival rate (TCP's ACK
+ * clock, for a paced flow) keeps it from climbing past the capacity of a
+ * queue it has to itself.
  * One reaction per loss episode (as in RAP and TFRC): after a decrease,
  * losses of packets the sender sent before it switched do not count. The
  * sender's notice says from which sequence number a new level is in
@@ -37,6 +46,10 @@ G_BEGIN_DECLS
 #define GST_RUDP_DEFAULT_MIN_INTERVAL (10 * GST_MSECOND)
 #define GST_RUDP_DEFAULT_INCREASE_RTTS 1
 #define GST_RUDP_DEFAULT_INCREASE_PACKETS 50
+#define GST_RUDP_DEFAULT_INCREASE_TIME (10 * GST_MSECOND)
+/* The time rule needs this many packets of the level, arriving at (7/8
+ * of) its rate */
+#define GST_RUDP_TIME_RULE_PACKETS 3
 /* A gap is a loss once this many later packets arrived (less is taken
  * for reordering until the end of the round) */
 #define GST_RUDP_REORDER_PACKETS 3
@@ -67,7 +80,8 @@ typedef struct {
   GstClockTime feedback_interval;       /* resend the level at least this often */
   /* going up needs a loss-free stretch at the current level of at least: */
   guint increase_rtts;          /* rounds */
-  guint increase_packets;       /* packets received */
+  guint increase_packets;       /* packets received ... */
+  GstClockTime increase_time;   /* ... or this long (0: packets only) */
   gboolean tcp_friendly;        /* step * RTT^2, step in packets/s */
 } GstRudpReceiverConfig;
 
@@ -84,7 +98,9 @@ typedef struct {
   guint8 fraction_lost;         /* of the last judged interval, 8-bit fixed */
   gboolean holding;             /* waiting for a decrease to take effect */
   guint64 clean_packets;        /* of the loss-free stretch at this level */
-  GstClockTime increase_wait;   /* the stretch needed before going up */
+  GstClockTime increase_wait;   /* the stretch needed before going up
+                                 * (RTTs or step * RTT^2; besides the
+                                 * packets-or-increase_time condition) */
 } GstRudpReceiverStats;
 
 void gst_rudp_receiver_config_init (GstRudpReceiverConfig * c);

@@ -91,13 +91,19 @@ GST_START_TEST (test_loss_and_feedback)
   /* the increase policy's properties and their defaults */
   {
     guint rtts, packets;
+    guint64 itime;
     gboolean tcp;
 
     g_object_get (el (h, "rudpsrc"), "increase-rtts", &rtts,
-        "increase-packets", &packets, "tcp-friendly", &tcp, NULL);
+        "increase-packets", &packets, "increase-time", &itime,
+        "tcp-friendly", &tcp, NULL);
     fail_unless_equals_int (rtts, 1);
     fail_unless_equals_int (packets, 50);
+    fail_unless_equals_uint64 (itime, GST_RUDP_DEFAULT_INCREASE_TIME);
     fail_unless (tcp);
+    g_object_set (el (h, "rudpsrc"), "increase-time", (guint64) 0, NULL);
+    g_object_get (el (h, "rudpsrc"), "increase-time", &itime, NULL);
+    fail_unless_equals_uint64 (itime, 0);
     g_object_set (el (h, "rudpsrc"), "increase-packets", 30, NULL);
     g_object_get (el (h, "rudpsrc"), "increase-packets", &packets, NULL);
     fail_unless_equals_int (packets, 30);

@@ -250,6 +250,11 @@ typedef struct {
   guint16 seq;
   gboolean notices;
   guint fixed_gap;              /* ms between packets; 0: follow the level */
+  guint cap_gap;                /* a bottleneck: at most one packet per
+                                 * cap_gap ms (unbounded queue); 0: none */
+  guint64 backlog;              /* packets queued there */
+  GstClockTime cap_next;
+  guint16 cap_seq;
   gsize size;
   guint64 credit;               /* bytes x 1000 the sender may send */
   guint sender_level;
@@ -314,9 +319,17 @@ loop_run (Loop * lp, guint ms)
       lp->sent++;
       if (lost)
         lp->dropped++;
+      else if (lp->cap_gap)
+        lp->backlog++;
       else
         gst_rudp_receiver_packet (lp->r, lp->seq, lp->size, lp->now);
       lp->seq++;
+    }
+    if (lp->cap_gap && lp->backlog > 0 && lp->now >= lp->cap_next) {
+      /* (no loss with a bottleneck: the queued packets are in order) */
+      gst_rudp_receiver_packet (lp->r, lp->cap_seq++, lp->size, lp->now);
+      lp->backlog--;
+      lp->cap_next = lp->now + lp->cap_gap * MS;
     }
     if (gst_rudp_receiver_advance (lp->r, lp->now))
       gst_rudp_receiver_feedback_sent (lp->r, lp->now);
@@ -339,6 +352,9 @@ loop_run (Loop * lp, guint ms)
   }
 }
 
+/* The packet rule alone (increase_time 0), as the tests of the packet
+ * count and the RTT waits need; test_receiver_climb_time the default
+ * packet-or-time rule. */
 static void
 receiver_config (GstRudpReceiverConfig * c, GstClockTime rtt, guint packets)
 {
@@ -346,6 +362,7 @@ receiver_config (GstRudpReceiverConfig * c, GstClockTime rtt, guint packets)
   c->initial_rtt = rtt;
   c->feedback_interval = GST_SECOND;
   c->increase_packets = packets;
+  c->increase_time = 0;
 }
 
 static gboolean
@@ -364,6 +381,8 @@ GST_START_TEST (test_receiver_levels)
 
   gst_rudp_receiver_config_init (&c);
   fail_unless_equals_int (c.increase_packets, 50);
+  fail_unless_equals_uint64 (c.increase_time, GST_RUDP_DEFAULT_INCREASE_TIME);
+  fail_unless (c.increase_time > 0);
   fail_unless_equals_int (c.increase_rtts, 1);
   fail_unless (c.tcp_friendly);
   receiver_config (&c, 50 * MS, 20);
@@ -539,6 +558,181 @@ GST_START_TEST (test_receiver_evidence)
   fail_unless (fast.change_at[8] < 500 * MS);
   loop_clear (&fast);
   loop_clear (&lp);
+}
+
+GST_END_TEST;
+
+/* Packet-or-time: at 20 packets/s, 50 packets take 2.5 s per level (the
+ * climb 0 -> 9 ~6.9 s). The time rule goes up once three packets sent at
+ * the level have arrived without loss at its rate and the increase wait
+ * (one RTT, step x RTT^2, at least increase_time) has passed since the
+ * level was asked for: the pace of TCP's additive increase between two
+ * requests, whatever the packet rate. A loss still halves, packets of the
+ * old level are still no evidence, packets arriving slower than the level
+ * (a queue of its own filling) are none either, and next_wakeup says when
+ * the time is up between two packets. These fail on the packets-only
+ * rule. */
+GST_START_TEST (test_receiver_climb_time)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiverStats st;
+  GstRudpReceiver *r;
+  Loop lp;
+  guint i;
+
+  /* the defaults: 50 packets or time, RTT 25 ms */
+  gst_rudp_receiver_config_init (&c);
+  fail_unless (c.increase_time > 0 && c.increase_time <= 25 * MS);
+  c.initial_rtt = 25 * MS;
+  c.feedback_interval = GST_SECOND;
+  loop_init (&lp, &c, 0, 0);
+  loop_run (&lp, 2400);
+  /* packets only: not a single increase before 2450 ms */
+  fail_unless_equals_int (lp.n_changes, 9);
+  /* level 0: its third packet (0, 50, 100 ms) */
+  fail_unless_equals_uint64 (lp.change_at[0], 100 * MS);
+  for (i = 1; i < 9; i++) {
+    GstClockTime gap = lp.change_at[i] - lp.change_at[i - 1];
+    /* the third packet at level i (20 (i + 1) packets/s) */
+    GstClockTime third = 3 * GST_SECOND / (20 * (i + 1));
+
+    fail_unless_equals_int (lp.change_to[i], i + 1);
+    /* never faster than one RTT between requests; as soon as three
+     * packets at the new level have arrived after that */
+    fail_unless (gap >= 25 * MS && gap <= MAX (25 * MS, third) + MS,
+        "level %u -> %u after %" GST_TIME_FORMAT, i, i + 1,
+        GST_TIME_ARGS (gap));
+  }
+  fail_unless (lp.change_at[8] < 600 * MS, "top at %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (lp.change_at[8]));
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.lost, 0);
+  fail_unless_equals_int (st.level, 9);
+  loop_clear (&lp);
+
+  /* packets that arrive slower than the level (a bottleneck of 100
+   * packets/s that the flow has to itself, with an endless queue: level 5
+   * and up are 120 .. 200 packets/s) are no evidence for going up: the
+   * flow reaches level 5 at TCP's pace and stays there (the rule before
+   * the arrival rate went on climbing every 50 packets until the queue
+   * overflowed) */
+  gst_rudp_receiver_config_init (&c);
+  c.initial_rtt = 25 * MS;
+  c.feedback_interval = GST_SECOND;
+  loop_init (&lp, &c, 0, 0);
+  lp.cap_gap = 10;
+  loop_run (&lp, 3000);
+  fail_unless_equals_int (lp.n_changes, 5);
+  fail_unless_equals_int (lp.change_to[4], 5);
+  fail_unless (lp.change_at[4] < 600 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless (st.clean_packets > 200);
+  loop_clear (&lp);
+
+  /* the TCP-friendly wait still bounds it, now between two requests: at
+   * 200 ms RTT step x RTT^2 is 800 ms: up at 800 ms (from the first
+   * packet: level 0 was not asked for), then at 1600 ms exactly (from the
+   * request, not from the first packets at level 1) */
+  gst_rudp_receiver_config_init (&c);
+  c.initial_rtt = 200 * MS;
+  c.feedback_interval = GST_SECOND;
+  loop_init (&lp, &c, 0, 0);
+  loop_run (&lp, 2000);
+  fail_unless_equals_int (lp.n_changes, 2);
+  fail_unless_equals_uint64 (lp.change_at[0], 800 * MS);
+  fail_unless_equals_uint64 (lp.change_at[1], 1600 * MS);
+  loop_clear (&lp);
+
+  /* without the sender's notice the packets that arrive are of the old
+   * level as far as anyone knows: no evidence until the notice deadline
+   * (two rounds) has passed */
+  gst_rudp_receiver_config_init (&c);
+  c.initial_rtt = 25 * MS;
+  c.feedback_interval = GST_SECOND;
+  loop_init (&lp, &c, 0, 0);
+  lp.notices = FALSE;
+  lp.fixed_gap = 5;
+  loop_run (&lp, 120);
+  fail_unless_equals_uint64 (lp.change_at[0], 25 * MS);
+  /* the deadline is 75 ms; the next round's end (judged at 75 ms) makes
+   * the level hold from the next packet (80 ms); its third is at 90 ms */
+  fail_unless_equals_int (lp.n_changes, 2);
+  fail_unless_equals_uint64 (lp.change_at[1], 90 * MS);
+  loop_clear (&lp);
+
+  /* a loss halves, and the next increase is one RTT after the halving
+   * (level 6, 140 packets/s; packet 2, sent at 14 ms, lost: seen when 3
+   * arrives, before the first RTT is up) */
+  gst_rudp_receiver_config_init (&c);
+  c.initial_rtt = 25 * MS;
+  c.initial_level = 6;
+  c.feedback_interval = GST_SECOND;
+  hold_drop_a = 2;
+  hold_drop_b = hold_drop_c = 0xffffffff;
+  loop_init (&lp, &c, 0, 0);
+  lp.drop = drop_hold;
+  loop_run (&lp, 200);
+  fail_unless (lp.n_changes >= 2);
+  fail_unless_equals_int (lp.change_to[0], 3);
+  fail_unless (lp.change_at[0] <= 40 * MS);
+  fail_unless_equals_int (lp.change_to[1], 4);
+  /* one RTT after the halving, or the third packet at level 3 (80
+   * packets/s) */
+  fail_unless (lp.change_at[1] >= lp.change_at[0] + 25 * MS &&
+      lp.change_at[1] <= lp.change_at[0] + 3 * 12500 * GST_USECOND + MS,
+      "up %" GST_TIME_FORMAT " after the halving",
+      GST_TIME_ARGS (lp.change_at[1] - lp.change_at[0]));
+  loop_clear (&lp);
+
+  /* driven only at packet arrivals and at next_wakeup (as the element's
+   * timer does): a packet every 50 ms, increase_time 175 ms: the increase
+   * falls between packets, at 175 ms exactly */
+  gst_rudp_receiver_config_init (&c);
+  c.initial_rtt = 25 * MS;
+  c.increase_time = 175 * MS;
+  c.feedback_interval = 10 * GST_SECOND;
+  r = gst_rudp_receiver_new (&c);
+  for (i = 0; i < 4; i++) {
+    gst_rudp_receiver_packet (r, i, 1000, i * 50 * MS);
+    if (gst_rudp_receiver_advance (r, i * 50 * MS))
+      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+  }
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
+  /* the round ends at 175 ms too (150 + 25): the wakeup is 175 ms */
+  fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 175 * MS);
+  fail_unless (gst_rudp_receiver_advance (r, 175 * MS));
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
+  gst_rudp_receiver_free (r);
+
+  /* the arrival rate is counted in bytes: a small first packet (a
+   * payloader's config, 169 bytes) then 1012-byte packets at level 0's
+   * 20,000 bytes/s go up at the third packet, as 1012-byte ones do (a
+   * rate in packets of the mean size, which starts at 169, took tens of
+   * packets) */
+  c.increase_time = 10 * MS;
+  r = gst_rudp_receiver_new (&c);
+  for (i = 0; i < 3; i++) {
+    gst_rudp_receiver_packet (r, i, i == 0 ? 169 : 1012, i * 50 * MS);
+    if (gst_rudp_receiver_advance (r, i * 50 * MS))
+      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+  }
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
+  gst_rudp_receiver_free (r);
+
+  /* with increase_time 0 the same packets give no increase and no
+   * increase wakeup (the packets-only rule) */
+  c.increase_time = 0;
+  r = gst_rudp_receiver_new (&c);
+  for (i = 0; i < 4; i++) {
+    gst_rudp_receiver_packet (r, i, 1000, i * 50 * MS);
+    if (gst_rudp_receiver_advance (r, i * 50 * MS))
+      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+  }
+  fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 175 * MS);
+  fail_if (gst_rudp_receiver_advance (r, 175 * MS));
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
+  fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 200 * MS);
+  gst_rudp_receiver_free (r);
 }
 
 GST_END_TEST;
@@ -910,7 +1104,8 @@ typedef struct {
  * receiver (@increase_packets), or a CBR flow at the top level
  * (@increase_packets 0). */
 static void
-closed_loop (guint increase_packets, LoopResult * res)
+closed_loop (guint increase_packets, GstClockTime increase_time,
+    LoopResult * res)
 {
   const GstClockTime delay = 20 * MS;
   GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
@@ -933,6 +1128,7 @@ closed_loop (guint increase_packets, LoopResult * res)
   gst_rudp_receiver_config_init (&rc);
   rc.initial_rtt = 2 * delay;
   rc.increase_packets = MAX (increase_packets, 1);
+  rc.increase_time = increase_time;
   rc.initial_level = sender_level = cbr ? l.n - 1 : 0;
   r = gst_rudp_receiver_new (&rc);
   f = gst_rudp_scheduler_add_flow (s, l.rate[sender_level] / 8, 0, NULL, 0);
@@ -996,10 +1192,11 @@ closed_loop (guint increase_packets, LoopResult * res)
   res->dropped = sim->dropped;
   res->lost_seen = st.lost;
   res->decreases = st.decreases;
-  GST_INFO ("increase-packets %u: offered %" G_GUINT64_FORMAT " dropped %"
+  GST_INFO ("increase-packets %u, increase-time %" GST_TIME_FORMAT
+      ": offered %" G_GUINT64_FORMAT " dropped %"
       G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT " (last 20 s: %"
       G_GUINT64_FORMAT ") decreases %" G_GUINT64_FORMAT, increase_packets,
-      res->offered, res->dropped, res->delivered, res->delivered_late,
+      GST_TIME_ARGS (increase_time), res->offered, res->dropped, res->delivered, res->delivered_late,
       res->decreases);
 
   g_queue_clear_full (&sim->q, g_free);
@@ -1013,11 +1210,21 @@ closed_loop (guint increase_packets, LoopResult * res)
 
 GST_START_TEST (test_closed_loop)
 {
-  LoopResult cbr, lv, lv1;
+  LoopResult cbr, lv, lv1, lvt;
 
-  closed_loop (0, &cbr);
-  closed_loop (GST_RUDP_DEFAULT_INCREASE_PACKETS, &lv);
-  closed_loop (1, &lv1);        /* one loss-free round per increase */
+  closed_loop (0, 0, &cbr);
+  /* the packet rule alone (increase-time 0) */
+  closed_loop (GST_RUDP_DEFAULT_INCREASE_PACKETS, 0, &lv);
+  closed_loop (1, 0, &lv1);     /* one loss-free round per increase */
+  /* the defaults: packets or time */
+  closed_loop (GST_RUDP_DEFAULT_INCREASE_PACKETS,
+      GST_RUDP_DEFAULT_INCREASE_TIME, &lvt);
+  g_printerr ("closed loop: CBR dropped %" G_GUINT64_FORMAT ", packets %"
+      G_GUINT64_FORMAT " (delivered late %" G_GUINT64_FORMAT "), per-RTT %"
+      G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT "), packets-or-time %"
+      G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT ")\n", cbr.dropped, lv.dropped,
+      lv.delivered_late, lv1.dropped, lv1.delivered_late, lvt.dropped,
+      lvt.delivered_late);
 
   /* the CBR flow at the top level loses half its packets */
   fail_unless (cbr.dropped * 5 >= cbr.offered * 2);
@@ -1037,6 +1244,14 @@ GST_START_TEST (test_closed_loop)
       " vs CBR %" G_GUINT64_FORMAT, lv.dropped, cbr.dropped);
   fail_unless (lv.dropped < lv1.dropped, "%" G_GUINT64_FORMAT " vs %"
       G_GUINT64_FORMAT, lv.dropped, lv1.dropped);
+  /* the defaults (packets or time: TCP's pace) keep the link as busy and
+   * also lose at most 1/10 of the CBR flow's drops */
+  fail_unless (lvt.top_seen >= 5);
+  fail_unless (lvt.decreases >= 3);
+  fail_unless (lvt.delivered_late >= 1600, "%" G_GUINT64_FORMAT,
+      lvt.delivered_late);
+  fail_unless (lvt.dropped * 10 <= cbr.dropped, "%" G_GUINT64_FORMAT
+      " vs CBR %" G_GUINT64_FORMAT, lvt.dropped, cbr.dropped);
 }
 
 GST_END_TEST;
@@ -1226,6 +1441,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_levels);
   tcase_add_test (tc, test_receiver_hold);
   tcase_add_test (tc, test_receiver_evidence);
+  tcase_add_test (tc, test_receiver_climb_time);
   tcase_add_test (tc, test_receiver_tcp_friendly);
   tcase_add_test (tc, test_receiver_loss_rate);
   tcase_add_test (tc, test_receiver_reorder_and_idle);
