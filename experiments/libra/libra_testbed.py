@@ -128,6 +128,12 @@ def run_mix(a, name, erap_cc, queue, tcp_sets, erap_ports=ERAP_PORTS):
         with open(src, "wb") as f:
             for _ in range(120):
                 f.write(os.urandom(1 << 20))
+    if erap_cc:
+        # a cold registry (fresh --out) takes 10-20 s to build on the loaded
+        # machine: build it before the flows, or the ERAP senders start late
+        subprocess.run(["gst-inspect-1.0", "erapsink"], env=genv(a),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True)
     eports = list(erap_ports) if erap_cc else []
     tports = [p for s in tcp_sets for p in s]
     cls = classes(([eports] if eports else []) + list(tcp_sets))

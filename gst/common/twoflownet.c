@@ -4,6 +4,7 @@
 #include "config.h"
 #endif
 
+#include <string.h>
 #include <sys/socket.h>
 #include "twoflownet.h"
 
@@ -319,4 +320,74 @@ twoflow_cancel_replace (TwoflowCancel * c)
     return;
   twoflow_cancel_clear (c);
   twoflow_cancel_init (c);
+}
+
+gboolean
+twoflow_net_same_ip (const gchar * a, const gchar * b)
+{
+  const gchar *pre = "::ffff:";
+  GInetAddress *x, *y;
+  gboolean same;
+
+  if (!a || !b)
+    return FALSE;
+  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
+    a += strlen (pre);
+  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
+    b += strlen (pre);
+  x = g_inet_address_new_from_string (a);
+  y = g_inet_address_new_from_string (b);
+  same = x && y && g_inet_address_equal (x, y);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  return same;
+}
+
+gchar *
+twoflow_net_peer_address (GSocket * socket, gchar ** ip)
+{
+  GSocketAddress *ra = g_socket_get_remote_address (socket, NULL);
+  gchar *addr = NULL, *s = NULL;
+
+  if (ra && G_IS_INET_SOCKET_ADDRESS (ra)) {
+    addr = g_inet_address_to_string (g_inet_socket_address_get_address
+        (G_INET_SOCKET_ADDRESS (ra)));
+    s = g_strdup_printf ("%s:%u", addr,
+        g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra)));
+  }
+  g_clear_object (&ra);
+  if (ip)
+    *ip = addr;
+  else
+    g_free (addr);
+  return s;
+}
+
+guint
+twoflow_net_timeout_seconds (GstClockTime timeout)
+{
+  if (!timeout)
+    return 0;
+  return MAX (1, (timeout + GST_SECOND - 1) / GST_SECOND);
+}
+
+gboolean
+twoflow_net_hello_resolve (GstElement * element, const gchar * host,
+    guint port, GInetSocketAddress ** dest)
+{
+  GError *err = NULL;
+
+  *dest = NULL;
+  if (!host || !*host)
+    return TRUE;
+  *dest = twoflow_net_resolve (host, port, G_SOCKET_FAMILY_INVALID, &err);
+  if (!*dest || port == 0) {
+    GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, (NULL),
+        ("cannot say hello to %s:%u: %s", host, port,
+            err ? err->message : "no port"));
+    g_clear_error (&err);
+    g_clear_object (dest);
+    return FALSE;
+  }
+  return TRUE;
 }

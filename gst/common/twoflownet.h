@@ -38,6 +38,21 @@ GSocket *twoflow_net_udp_open_any (GSocketFamily family,
     TwoflowNetFlags flags, gint rcvbuf, gint sndbuf, GError ** error);
 /* The port a socket is bound to (0 if unknown). */
 guint16 twoflow_net_local_port (GSocket * socket);
+/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
+ * address equals its IPv4 one); FALSE if either is NULL or no IP. */
+gboolean twoflow_net_same_ip (const gchar * a, const gchar * b);
+/* The connected peer of @socket as "ip:port" (NULL if unknown); *@ip, if
+ * given, gets the IP alone (NULL if unknown). */
+gchar *twoflow_net_peer_address (GSocket * socket, gchar ** ip);
+/* NAT hellos (the receivers' hello-host/hello-port): the address to say
+ * hello to, in *@dest (NULL: no hello-host set, no hellos). FALSE, with a
+ * RESOURCE/SETTINGS error posted on @element, if it does not resolve or
+ * @port is 0. */
+gboolean twoflow_net_hello_resolve (GstElement * element,
+    const gchar * host, guint port, GInetSocketAddress ** dest);
+/* A GstClockTime timeout as whole seconds for a socket timeout, rounded
+ * up (0: none). */
+guint twoflow_net_timeout_seconds (GstClockTime timeout);
 
 /* The local address to bind so that @host can be reached: @bind_address
  * itself, except that the IPv4 wildcard "0.0.0.0" (the elements' default)

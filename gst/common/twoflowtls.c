@@ -228,3 +228,19 @@ twoflow_tls_record_overhead (GTlsConnection * tls)
   g_free (suite);
   return ovh;
 }
+
+const gchar *
+twoflow_tls_protocol_name (GTlsConnection * tls)
+{
+  GTlsProtocolVersion v = g_tls_connection_get_protocol_version (tls);
+
+  return v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ? "TLS 1.3" :
+      v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" : "other";
+}
+
+void
+twoflow_tls_token_set (gchar ** slot, const gchar * token)
+{
+  g_free (*slot);
+  *slot = token && *token ? g_strdup (token) : NULL;
+}

@@ -48,6 +48,13 @@ gboolean twoflow_tls_pin_matches (GTlsCertificate * cert, const gchar * pin);
  * ChaCha20-Poly1305 21 (5 + 16). Other (CBC) suites: 0 (unknown). */
 guint twoflow_tls_record_overhead (GTlsConnection * tls);
 
+/* "TLS 1.3", "TLS 1.2" or "other": the negotiated protocol, for stats. */
+const gchar *twoflow_tls_protocol_name (GTlsConnection * tls);
+
+/* Stores a copy of @token in *@slot (freeing the old one); an empty
+ * token is none (NULL). For the tls-token properties. */
+void twoflow_tls_token_set (gchar ** slot, const gchar * token);
+
 G_END_DECLS
 
 #endif

@@ -183,6 +183,7 @@
 
 #include <gst/twoflow/networkcongestion.h>
 #include "gstctcpsink.h"
+#include "twoflownet.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
@@ -852,12 +853,8 @@ attach_socket (GstCtcpSink * self, GSocket * sock, GIOStream * conn,
   self->tls_out = tls ? G_POLLABLE_OUTPUT_STREAM (g_io_stream_get_output_stream
       (tls)) : NULL;
   if (tls) {
-    GTlsProtocolVersion v =
-        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
-
-    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
-        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
-        "other");
+    self->tls_protocol =
+        g_strdup (twoflow_tls_protocol_name (G_TLS_CONNECTION (tls)));
     self->tls_suite =
         g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
     self->tls_overhead = twoflow_tls_record_overhead (G_TLS_CONNECTION (tls));
@@ -931,29 +928,6 @@ out:
   return ok;
 }
 
-/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
- * address equals its IPv4 one). */
-static gboolean
-same_ip (const gchar * a, const gchar * b)
-{
-  const gchar *pre = "::ffff:";
-  GInetAddress *x, *y;
-  gboolean same;
-
-  if (!a || !b)
-    return FALSE;
-  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
-    a += strlen (pre);
-  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
-    b += strlen (pre);
-  x = g_inet_address_new_from_string (a);
-  y = g_inet_address_new_from_string (b);
-  same = x && y && g_inet_address_equal (x, y);
-  g_clear_object (&x);
-  g_clear_object (&y);
-  return same;
-}
-
 /* Constant-time comparison of the token received with ours. */
 static gboolean
 token_equal (const guint8 * got, const gchar * want, gsize n)
@@ -977,10 +951,8 @@ secure_socket (GstCtcpSink * self, GSocket * sock, GIOStream ** conn_out,
 {
   GIOStream *conn, *tls = NULL;
   GError *e = NULL;
-  guint secs = 0;
+  guint secs = twoflow_net_timeout_seconds (self->conn_timeout);
 
-  if (self->conn_timeout)
-    secs = MAX (1, (self->conn_timeout + GST_SECOND - 1) / GST_SECOND);
   g_socket_set_blocking (sock, TRUE);
   g_socket_set_timeout (sock, secs);
   conn = G_IO_STREAM (g_socket_connection_factory_create_connection (sock));
@@ -1056,8 +1028,7 @@ accept_connection (GstCtcpSink * self, gchar ** err)
   g_mutex_unlock (&self->lock);
   while (!sock) {
     GError *e = NULL;
-    GSocketAddress *ra;
-    gchar *ip, *why = NULL;
+    gchar *ip, *addr, *why = NULL;
 
     sock = g_socket_accept (ls, self->cancellable, &e);
     if (!sock) {
@@ -1066,14 +1037,11 @@ accept_connection (GstCtcpSink * self, gchar ** err)
       g_error_free (e);
       break;
     }
-    ra = g_socket_get_remote_address (sock, NULL);
-    ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
-        (G_INET_SOCKET_ADDRESS (ra))) : NULL;
-    if (ip && same_ip (want, ip)
+    addr = twoflow_net_peer_address (sock, &ip);
+    if (ip && twoflow_net_same_ip (want, ip)
         && (!self->conn_tls || secure_socket (self, sock, &conn, &tls,
                 &why))) {
-      peer = g_strdup_printf ("%s:%u", ip,
-          g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra)));
+      peer = g_steal_pointer (&addr);
     } else {
       if (why)
         GST_WARNING_OBJECT (self, "connection from %s refused: %s", ip, why);
@@ -1088,13 +1056,13 @@ accept_connection (GstCtcpSink * self, gchar ** err)
       if (g_cancellable_is_cancelled (self->cancellable)) {
         g_free (why);
         g_free (ip);
-        g_clear_object (&ra);
+        g_free (addr);
         break;
       }
     }
     g_free (why);
     g_free (ip);
-    g_clear_object (&ra);
+    g_free (addr);
   }
   if (sock) {
     /* one connection: no more are accepted */
@@ -1813,10 +1781,7 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
       self->tls_role = g_value_get_enum (value);
       break;
     case PROP_TLS_TOKEN:
-      g_free (self->tls_token);
-      self->tls_token = g_value_dup_string (value);
-      if (self->tls_token && !*self->tls_token)
-        g_clear_pointer (&self->tls_token, g_free);
+      twoflow_tls_token_set (&self->tls_token, g_value_get_string (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "gstctcpsrc.h"
+#include "twoflownet.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
@@ -432,8 +433,7 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
   pin = g_strdup (self->tls_pin);
   name = g_strdup (self->tls_server_name ? self->tls_server_name : dialled);
   token = g_strdup (self->tls_token);
-  if (self->timeout)
-    secs = MAX (1, (self->timeout + GST_SECOND - 1) / GST_SECOND);
+  secs = twoflow_net_timeout_seconds (self->timeout);
   GST_OBJECT_UNLOCK (self);
 
   tc.server_name = name;
@@ -463,61 +463,27 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
   self->tls_conn = tls;
   self->in = g_io_stream_get_input_stream (tls);
   GST_OBJECT_LOCK (self);
-  {
-    GTlsProtocolVersion v =
-        g_tls_connection_get_protocol_version (G_TLS_CONNECTION (tls));
-
-    self->tls_protocol = g_strdup (v == G_TLS_PROTOCOL_VERSION_TLS_1_3 ?
-        "TLS 1.3" : v == G_TLS_PROTOCOL_VERSION_TLS_1_2 ? "TLS 1.2" :
-        "other");
-  }
+  self->tls_protocol =
+      g_strdup (twoflow_tls_protocol_name (G_TLS_CONNECTION (tls)));
   self->tls_suite =
       g_tls_connection_get_ciphersuite_name (G_TLS_CONNECTION (tls));
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
-/* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
- * address equals its IPv4 one). */
-static gboolean
-same_ip (const gchar * a, const gchar * b)
-{
-  const gchar *pre = "::ffff:";
-  GInetAddress *x, *y;
-  gboolean same;
-
-  if (!a || !b)
-    return FALSE;
-  if (g_str_has_prefix (a, pre) && strchr (a, '.'))
-    a += strlen (pre);
-  if (g_str_has_prefix (b, pre) && strchr (b, '.'))
-    b += strlen (pre);
-  x = g_inet_address_new_from_string (a);
-  y = g_inet_address_new_from_string (b);
-  same = x && y && g_inet_address_equal (x, y);
-  g_clear_object (&x);
-  g_clear_object (&y);
-  return same;
-}
-
 /* Records the peer; FALSE if accept-host is set and it is not that. */
 static gboolean
 set_peer (GstCtcpSrc * self, GSocket * sock)
 {
-  GSocketAddress *ra = g_socket_get_remote_address (sock, NULL);
-  gchar *ip = ra ? g_inet_address_to_string (g_inet_socket_address_get_address
-      (G_INET_SOCKET_ADDRESS (ra))) : NULL;
+  gchar *ip, *peer = twoflow_net_peer_address (sock, &ip);
   gboolean ok;
 
   GST_OBJECT_LOCK (self);
   g_free (self->peer);
-  self->peer = ra ? g_strdup_printf ("%s:%u", ip,
-      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (ra))) :
-      g_strdup ("?");
-  ok = !self->accept_host || same_ip (self->accept_host, ip);
+  self->peer = peer ? peer : g_strdup ("?");
+  ok = !self->accept_host || twoflow_net_same_ip (self->accept_host, ip);
   GST_OBJECT_UNLOCK (self);
   g_free (ip);
-  g_clear_object (&ra);
   return ok;
 }
 
@@ -572,13 +538,12 @@ connect_one (GstCtcpSrc * self, gboolean tls)
   GSocketConnection *sc;
   GError *e = NULL;
   gchar *host, *why = NULL;
-  guint port, secs = 0;
+  guint port, secs;
 
   GST_OBJECT_LOCK (self);
   host = g_strdup (self->host);
   port = self->port;
-  if (self->timeout)
-    secs = MAX (1, (self->timeout + GST_SECOND - 1) / GST_SECOND);
+  secs = twoflow_net_timeout_seconds (self->timeout);
   GST_OBJECT_UNLOCK (self);
   g_socket_client_set_timeout (client, secs);
   sc = g_socket_client_connect_to_host (client, host, port, self->cancellable,
@@ -716,10 +681,7 @@ gst_ctcp_src_set_property (GObject * object, guint prop_id,
       self->tls_server_name = g_value_dup_string (value);
       break;
     case PROP_TLS_TOKEN:
-      g_free (self->tls_token);
-      self->tls_token = g_value_dup_string (value);
-      if (self->tls_token && !*self->tls_token)
-        g_clear_pointer (&self->tls_token, g_free);
+      twoflow_tls_token_set (&self->tls_token, g_value_get_string (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -203,6 +203,9 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_HELLO_ID            0
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
+#define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
+#define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
+#define DEFAULT_LIBRA_TCP_RTT       GST_ERAP_LIBRA_DEFAULT_TCP_RTT
 
 enum {
   PROP_0,
@@ -229,6 +232,9 @@ enum {
   PROP_LIBRA_COMPENSATION,
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
+  PROP_LIBRA_LOSS_DIVISOR,
+  PROP_LIBRA_LOSS_MEMORY,
+  PROP_LIBRA_TCP_RTT,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -618,6 +624,48 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-loss-divisor:
+   *
+   * D in Libra's loss law W -= W*B/(D*(T+A)): 2 is DESIGN.md's
+   * reconstruction (the 1/2), 1 the law without it (a loss takes twice
+   * the fraction; at most 0.9 of W either way).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_DIVISOR,
+      g_param_spec_double ("libra-loss-divisor", "Libra loss divisor",
+          "D in Libra's loss law W -= W*B/(D*(T+A)) (2: the reconstruction)",
+          0.5, 16, DEFAULT_LIBRA_LOSS_DIVISOR,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-loss-memory:
+   *
+   * Seconds after each loss reaction during which Libra's alpha has no
+   * delay brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which
+   * fills the queue whatever Libra does, the brake would starve Libra
+   * (docs/erap.md, "Libra beside TCP"). 0 keeps the brake always.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
+      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
+          "Seconds after a loss reaction without Libra's delay brake "
+          "(0 = brake always)", 0, 3600, DEFAULT_LIBRA_LOSS_MEMORY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-tcp-rtt:
+   *
+   * T_ref in seconds: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
+   * so that in the loss-driven balance Libra is never less aggressive than
+   * a Reno flow of RTT T_ref (on slow links, where alpha = X*C with C in
+   * Mbit/s would starve it beside TCP; docs/erap.md). 0 gives alpha as
+   * published.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
+      g_param_spec_double ("libra-tcp-rtt", "Libra TCP reference RTT",
+          "Libra's alpha is at least that of Reno parity at this RTT (s; "
+          "0 = alpha as published)", 0, 10, DEFAULT_LIBRA_TCP_RTT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -750,6 +798,9 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
   sink->libra.state = DEFAULT_LIBRA_STATE;
   sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
+  sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
+  sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
+  sink->libra.tcp_rtt = DEFAULT_LIBRA_TCP_RTT;
   sink->learn_peer = DEFAULT_LEARN_PEER;
   sink->hello_id = DEFAULT_HELLO_ID;
   g_mutex_init (&sink->lock);
@@ -993,6 +1044,15 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_QUEUE_REF:
       sink->libra.queue_ref = g_value_get_double (value);
       break;
+    case PROP_LIBRA_LOSS_DIVISOR:
+      sink->libra.loss_divisor = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_LOSS_MEMORY:
+      sink->libra.loss_memory = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_TCP_RTT:
+      sink->libra.tcp_rtt = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1097,6 +1157,15 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_QUEUE_REF:
       g_value_set_double (value, sink->libra.queue_ref);
+      break;
+    case PROP_LIBRA_LOSS_DIVISOR:
+      g_value_set_double (value, sink->libra.loss_divisor);
+      break;
+    case PROP_LIBRA_LOSS_MEMORY:
+      g_value_set_double (value, sink->libra.loss_memory);
+      break;
+    case PROP_LIBRA_TCP_RTT:
+      g_value_set_double (value, sink->libra.tcp_rtt);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

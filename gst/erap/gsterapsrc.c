@@ -629,19 +629,11 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     g_free (address);
     return FALSE;
   }
-  if (hello_host && *hello_host) {
-    hello_dest = twoflow_net_resolve (hello_host, hello_port,
-        G_SOCKET_FAMILY_INVALID, &err);
-    if (!hello_dest || hello_port == 0) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-          ("cannot say hello to %s:%u: %s", hello_host, hello_port,
-              err ? err->message : "no port"));
-      g_clear_error (&err);
-      g_clear_object (&hello_dest);
-      g_free (hello_host);
-      g_free (address);
-      return FALSE;
-    }
+  if (!twoflow_net_hello_resolve (GST_ELEMENT (src), hello_host, hello_port,
+          &hello_dest)) {
+    g_free (hello_host);
+    g_free (address);
+    return FALSE;
   }
   g_free (hello_host);
   sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE,

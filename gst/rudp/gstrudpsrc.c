@@ -929,20 +929,12 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   keepalive_interval = src->keepalive_interval;
   GST_OBJECT_UNLOCK (src);
 
-  if (hello_host && *hello_host) {
-    hello_dest = twoflow_net_resolve (hello_host, hello_port,
-        G_SOCKET_FAMILY_INVALID, &err);
-    if (!hello_dest || hello_port == 0) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-          ("cannot say hello to %s:%u: %s", hello_host, hello_port,
-              err ? err->message : "no port"));
-      g_clear_error (&err);
-      g_clear_object (&hello_dest);
-      g_free (hello_host);
-      g_free (address);
-      gst_rudp_srtp_free (srtp);
-      return FALSE;
-    }
+  if (!twoflow_net_hello_resolve (GST_ELEMENT (src), hello_host, hello_port,
+          &hello_dest)) {
+    g_free (hello_host);
+    g_free (address);
+    gst_rudp_srtp_free (srtp);
+    return FALSE;
   }
   g_free (hello_host);
 

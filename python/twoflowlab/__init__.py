@@ -7,6 +7,9 @@ Modules:
               (Testbed, Link, Red, GilbertElliott, ...); also a command
               line tool: python/twoflowlab/testbed.py --help
   records     tagged(): the server's and proxy's tagged JSON lines
+  checks      what the system test scripts share: check()/failures,
+              free_port(), result_line(), wait_port(), mpeg2_clip_argv(),
+              TlsControl (a TLS control connection to twoflow-server)
   gst         GStreamer runner helpers (run a pipeline to EOS, count
               decoded frames, element stats as dicts, a bus main loop)
   ctcpbed     ctcptool senders and receivers across a Testbed

@@ -42,6 +42,7 @@ typedef struct {
                                  * next_gap: the seqno just sent */
   guint packet_bytes;           /* next_gap: size of the datagram just sent */
   guint64 packets_lost;         /* transmissions declared lost so far */
+  guint64 loss_runs;            /* of those, runs of consecutive seqnos */
 } GstErapCCInfo;
 
 struct _GstErapCongestionOps {

@@ -41,8 +41,10 @@ typedef struct {
   gdouble w;                    /* packets; 0 until the first ACK or loss */
   gdouble r;                    /* rate state: packets/s, 0 until then */
   gdouble alpha, beta, cap_used;
-  gdouble losses_per_reaction;  /* moving average, 1/rho */
-  guint64 lost_at_reaction;
+  gdouble losses_per_reaction;  /* moving average of loss runs, 1/rho */
+  guint64 lost_at_reaction;     /* loss runs counted at the last reaction */
+  gdouble last_reaction;        /* now of the last loss reaction, <0: none */
+  gboolean loss_driven;
 
   /* pacing in pairs */
   gboolean second;              /* the next packet completes a pair */
@@ -72,6 +74,9 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->cluster_compensation = TRUE;
   p->state = GST_ERAP_LIBRA_RATE;
   p->queue_ref = 0.1;
+  p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
+  p->loss_memory = GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY;
+  p->tcp_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_RTT;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -95,6 +100,7 @@ libra_init (GstErapCC * cc)
   l->rng = l->p.seed;
   l->losses_per_reaction = 1;
   l->slice_rest = -1;
+  l->last_reaction = -1;
 }
 
 static gdouble
@@ -107,13 +113,41 @@ current_rtt (const GstErapCCInfo * info)
  * delay this flow sees, the same for every flow behind one queue, so all
  * back off alike as the queue grows (W/T would back short flows off more). */
 static gdouble
-queue_scale (Libra * l, const GstErapCCInfo * info)
+braked_scale (Libra * l, const GstErapCCInfo * info)
 {
   gdouble q = MAX (0.0, info->srtt - info->min_rtt);
 
   if (l->p.queue_ref <= 0 || info->min_rtt <= 0)
     return 1;
   return l->p.queue_ref / (l->p.queue_ref + q);
+}
+
+/* ... and no scaling while loss-driven (eraplibra.h, deviation 2) */
+static gdouble
+queue_scale (Libra * l, const GstErapCCInfo * info)
+{
+  return l->loss_driven ? 1 : braked_scale (l, info);
+}
+
+/* Loss-driven within loss_memory of a loss reaction. The rate state is
+ * converted at each switch so that the sending rate stays where it was:
+ * entering, the state becomes the rate sent; leaving, the state is the
+ * rate sent over the queue scale. */
+static void
+update_mode (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
+{
+  gboolean driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
+      info->now - l->last_reaction < l->p.loss_memory;
+
+  if (driven == l->loss_driven)
+    return;
+  if (l->p.state == GST_ERAP_LIBRA_RATE && l->r > 0) {
+    if (driven)
+      l->r *= braked_scale (l, info);
+    else
+      l->r /= braked_scale (l, info);
+  }
+  l->loss_driven = driven;
 }
 
 /* The state is only set once there is an RTT: until then the law keeps
@@ -167,11 +201,19 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
     gdouble t)
 {
   gdouble span = info->max_rtt - info->min_rtt;
+  gdouble scale;
 
   l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
       1.0);
   l->cap_used = capacity_mbps (cc, l, info);
-  l->alpha = l->p.x * l->cap_used * exp (-l->p.y * l->beta);
+  scale = l->p.x * l->cap_used;
+  /* never below a Reno flow of tcp_rtt (eraplibra.h, deviation 3) */
+  if (l->p.tcp_rtt > 0)
+    scale = MAX (scale, 1.5 * l->p.b / (MAX (l->p.loss_divisor, 1e-3) *
+            l->p.tcp_rtt * l->p.tcp_rtt));
+  /* losses keep coming: the brake would only hand loss-based cross
+   * traffic the bandwidth (eraplibra.h, deviation 2) */
+  l->alpha = scale * (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
   if (l->p.cluster_compensation)
     l->alpha /= l->losses_per_reaction;
 }
@@ -220,14 +262,20 @@ libra_on_ack (GstErapCC * cc, const GstErapCCInfo * info)
   l->last_ack_seq = info->seqno;
   l->last_ack_time = info->now;
 
+  update_mode (cc, l, info);
   ensure_state (cc, l, info, t);
   update_alpha (cc, l, info, t);
   if (l->p.state == GST_ERAP_LIBRA_WINDOW) {
     l->w += l->alpha * t * t / ((t + l->p.a) * l->w);
   } else {
+    /* the law's "per ACK" assumes W ACKs per RTT; packets go at
+     * rate*K/(K+q), so only that share of W is acknowledged per RTT:
+     * divide by it, so W still grows by alpha T^2/(T+A) per RTT (without
+     * this the queue scale also slowed the increase, by K/(K+q)) */
     gdouble w = l->r * t;
+    gdouble acked = w * queue_scale (l, info);
 
-    w += l->alpha * t * t / ((t + l->p.a) * w);
+    w += l->alpha * t * t / ((t + l->p.a) * acked);
     l->r = w / t;
   }
   apply_state (cc, l, info, t);
@@ -238,15 +286,20 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
 {
   Libra *l = cc->priv;
   gdouble t = current_rtt (info);
-  gdouble f = l->p.b / (2 * (t + l->p.a));
+  gdouble f = l->p.b / (MAX (l->p.loss_divisor, 1e-3) * (t + l->p.a));
 
   /* the losses this reaction stands for: it and those its cluster hid */
-  if (info->packets_lost > l->lost_at_reaction) {
+  /* counted in loss events, runs of consecutive seqnos: a back-to-back
+   * pair that meets a full queue loses both packets, one signal, and
+   * counting it twice halved alpha beside TCP (docs/erap.md) */
+  if (info->loss_runs > l->lost_at_reaction) {
     l->losses_per_reaction += RHO_GAIN *
-        ((gdouble) (info->packets_lost - l->lost_at_reaction) -
+        ((gdouble) (info->loss_runs - l->lost_at_reaction) -
         l->losses_per_reaction);
-    l->lost_at_reaction = info->packets_lost;
+    l->lost_at_reaction = info->loss_runs;
   }
+  l->last_reaction = info->now;
+  update_mode (cc, l, info);
   ensure_state (cc, l, info, t);
   /* B > 2(T+A) would take more than the whole window */
   if (l->p.state == GST_ERAP_LIBRA_WINDOW)
@@ -325,5 +378,6 @@ gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st)
   st->capacity_estimate = l->cap_est * 1e6;
   st->pair_samples = l->total_samples;
   st->reactions_per_loss = 1 / l->losses_per_reaction;
+  st->loss_driven = l->loss_driven;
   return TRUE;
 }

@@ -21,6 +21,30 @@
  * T: long flows would get more. alpha is therefore multiplied by rho, the
  * measured reactions per lost packet, which restores R = sqrt(2 alpha /
  * (p B)) whatever the RTT.
+ *
+ * Deviation 2 (docs/erap.md, "Libra beside TCP"): e^(-Y beta) is a delay
+ * brake that keeps Libra flows among themselves from overflowing the
+ * queue. Beside loss-based TCP, which keeps the queue filled and
+ * overflows it every few seconds whatever Libra does, the brake only hands
+ * TCP the bandwidth (three Libra flows got 0.79 of 10 Mbit/s beside three
+ * cubic flows). The rate state's K/(K+q) is a second delay brake of the
+ * same kind. So for loss_memory seconds after each loss reaction Libra is
+ * loss-driven: alpha = X C (beta taken as 0) and packets go at the rate
+ * itself; a flow that keeps meeting losses runs the loss-driven law whose
+ * RTT-independence is derived above. After a quiet loss_memory both
+ * brakes are back. At each switch the rate state is converted so that the
+ * rate sent does not jump. Flows behind one queue see the same overflows,
+ * so they switch alike and alpha stays common.
+ *
+ * Deviation 3 (a floor on alpha's scale): the balance R = sqrt(D alpha /
+ * (p B)) (D = 2, the loss law's divisor) equals Reno's sqrt(1.5/p)/T at
+ * T = sqrt(1.5 B / (D alpha)). With alpha = X C and C in Mbit/s that is
+ * 61 ms at the paper's 100 Mbit/s but 194 ms at 10 Mbit/s, where Libra
+ * beside TCP flows of 30-180 ms is starved by its own law. X C is
+ * therefore raised to at least 1.5 B / (D T_ref^2) (75 for T_ref =
+ * 100 ms): never less aggressive than a Reno flow of T_ref. Above
+ * 37.5 Mbit/s (X = 2) the paper's alpha is untouched; the floor is a
+ * constant, so flows sharing a link keep a common alpha.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__
@@ -35,6 +59,12 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 #define GST_ERAP_LIBRA_DEFAULT_B 1.0
 #define GST_ERAP_LIBRA_DEFAULT_X 2.0
 #define GST_ERAP_LIBRA_DEFAULT_Y 2.0
+/* the 2 of the loss law W -= W B / (2 (T + A)); DESIGN.md's reconstruction */
+#define GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR 2.0
+/* seconds after a loss reaction without the delay brake (see above) */
+#define GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY 10.0
+/* the RTT of the Reno flow whose rate alpha's floor matches (see above) */
+#define GST_ERAP_LIBRA_DEFAULT_TCP_RTT 0.1
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
@@ -62,6 +92,14 @@ typedef struct {
   GstErapLibraStateVar state;   /* what the laws update; default rate */
   gdouble queue_ref;            /* K, seconds (rate state), default 0.1;
                                  * 0: no scaling */
+  gdouble loss_divisor;         /* D in W -= W B / (D (T + A)); default 2
+                                 * (the reconstruction's 1/2), 1: without */
+  gdouble loss_memory;          /* seconds after a loss reaction without
+                                 * the delay brakes (beta taken as 0, no
+                                 * K/(K+q)), default 10; 0: never */
+  gdouble tcp_rtt;              /* T_ref, seconds: X C is raised to at
+                                 * least 1.5 B / (D T_ref^2), default 0.1;
+                                 * 0: alpha as published */
 } GstErapLibraParams;
 
 typedef struct {
@@ -72,6 +110,8 @@ typedef struct {
   gdouble capacity_estimate;    /* from packet pairs, bit/s; 0: none yet */
   guint pair_samples;           /* packet-pair samples taken */
   gdouble reactions_per_loss;   /* rho, the compensation factor of alpha */
+  gboolean loss_driven;         /* within loss_memory of a loss reaction:
+                                 * alpha without e^(-Y beta), no K/(K+q) */
 } GstErapLibraState;
 
 void gst_erap_libra_params_init (GstErapLibraParams * p);

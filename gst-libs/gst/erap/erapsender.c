@@ -79,6 +79,8 @@ struct _GstErapSender {
   GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
   guint64 cluster_end;          /* losses at or below: same cluster */
+  guint64 last_lost_seq;        /* for runs of consecutive losses */
+  guint64 loss_runs;
   guint hlen;                   /* data header bytes */
   gboolean started;             /* RAP baseline: timers run from the first
                                  * push to the end */
@@ -178,6 +180,7 @@ fill_info (GstErapSender * s, GstClockTime now, GstErapCCInfo * info)
   info->packet_size = s->cfg.mtu;
   info->packets_in_tick = s->dctr;
   info->packets_lost = s->st.packets_lost;
+  info->loss_runs = s->loss_runs;
 }
 
 static gboolean
@@ -276,6 +279,11 @@ declare_lost (GstErapSender * s, guint64 seq, HistEntry * e, GstClockTime now)
 
   e->status = H_LOST;
   s->st.packets_lost++;
+  /* a run of consecutive seqnos (a back-to-back burst into a full queue)
+   * is one loss event */
+  if (s->loss_runs == 0 || seq != s->last_lost_seq + 1)
+    s->loss_runs++;
+  s->last_lost_seq = seq;
   if (f && f->state != F_ACKED && !f->in_rtx) {
     *(guint64 *) erap_ring_push (&s->rtx) = e->appseq;
     f->in_rtx = TRUE;

@@ -160,6 +160,114 @@ GST_START_TEST (test_cancel)
 
 GST_END_TEST;
 
+GST_START_TEST (test_same_ip)
+{
+  fail_unless (twoflow_net_same_ip ("127.0.0.1", "127.0.0.1"));
+  /* an IPv4-mapped IPv6 address is its IPv4 one, on either side */
+  fail_unless (twoflow_net_same_ip ("::ffff:10.0.0.2", "10.0.0.2"));
+  fail_unless (twoflow_net_same_ip ("10.0.0.2", "::ffff:10.0.0.2"));
+  fail_unless (twoflow_net_same_ip ("::1", "0:0::1"));
+  fail_if (twoflow_net_same_ip ("10.0.0.2", "10.0.0.3"));
+  fail_if (twoflow_net_same_ip ("::1", "127.0.0.1"));
+  fail_if (twoflow_net_same_ip ("localhost", "127.0.0.1"));
+  fail_if (twoflow_net_same_ip (NULL, "127.0.0.1"));
+  fail_if (twoflow_net_same_ip ("127.0.0.1", NULL));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_timeout_seconds)
+{
+  fail_unless_equals_int (twoflow_net_timeout_seconds (0), 0);
+  fail_unless_equals_int (twoflow_net_timeout_seconds (1), 1);
+  fail_unless_equals_int (twoflow_net_timeout_seconds (GST_SECOND), 1);
+  fail_unless_equals_int (twoflow_net_timeout_seconds (GST_SECOND + 1), 2);
+  fail_unless_equals_int (twoflow_net_timeout_seconds (5 * GST_SECOND), 5);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_peer_address)
+{
+  GError *err = NULL;
+  GSocket *ls, *c, *a;
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *sa = g_inet_socket_address_new (lo, 0), *bound;
+  gchar *ip = (gchar *) "x", *peer, *want;
+
+  ls = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, &err);
+  fail_unless (ls && g_socket_bind (ls, sa, TRUE, &err)
+      && g_socket_listen (ls, &err), "%s", err ? err->message : "");
+  /* not connected: no peer */
+  fail_unless (twoflow_net_peer_address (ls, &ip) == NULL);
+  fail_unless (ip == NULL);
+  bound = g_socket_get_local_address (ls, &err);
+  c = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+      G_SOCKET_PROTOCOL_TCP, &err);
+  fail_unless (g_socket_connect (c, bound, NULL, &err), "%s",
+      err ? err->message : "");
+  a = g_socket_accept (ls, NULL, &err);
+  fail_unless (a != NULL);
+  /* the accepted socket's peer is the client's local address */
+  want = g_strdup_printf ("127.0.0.1:%u", twoflow_net_local_port (c));
+  peer = twoflow_net_peer_address (a, &ip);
+  fail_unless_equals_string (peer, want);
+  fail_unless_equals_string (ip, "127.0.0.1");
+  g_free (peer);
+  g_free (ip);
+  g_free (want);
+  /* the client's is the listening port */
+  want = g_strdup_printf ("127.0.0.1:%u", twoflow_net_local_port (ls));
+  peer = twoflow_net_peer_address (c, NULL);
+  fail_unless_equals_string (peer, want);
+  g_free (peer);
+  g_free (want);
+  g_object_unref (a);
+  g_object_unref (c);
+  g_object_unref (ls);
+  g_object_unref (bound);
+  g_object_unref (sa);
+  g_object_unref (lo);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hello_resolve)
+{
+  GstElement *e = gst_element_factory_make ("fakesink", NULL);
+  GstBus *bus = gst_bus_new ();
+  GInetSocketAddress *dest = (GInetSocketAddress *) 0x1;
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_bus (e, bus);
+  /* no hello-host: no hellos, no error */
+  fail_unless (twoflow_net_hello_resolve (e, NULL, 5004, &dest));
+  fail_unless (dest == NULL);
+  fail_unless (twoflow_net_hello_resolve (e, "", 5004, &dest));
+  fail_unless (dest == NULL);
+  fail_unless (gst_bus_pop (bus) == NULL);
+  fail_unless (twoflow_net_hello_resolve (e, "127.0.0.1", 5004, &dest));
+  check_address (dest, "127.0.0.1", 5004);
+  fail_unless (gst_bus_pop (bus) == NULL);
+  /* port 0: a settings error that names the address */
+  fail_if (twoflow_net_hello_resolve (e, "127.0.0.1", 0, &dest));
+  fail_unless (dest == NULL);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_SETTINGS));
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflownet_suite (void)
 {
@@ -172,6 +280,10 @@ twoflownet_suite (void)
   tcase_add_test (tc, test_name);
   tcase_add_test (tc, test_udp_open);
   tcase_add_test (tc, test_cancel);
+  tcase_add_test (tc, test_same_ip);
+  tcase_add_test (tc, test_timeout_seconds);
+  tcase_add_test (tc, test_peer_address);
+  tcase_add_test (tc, test_hello_resolve);
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include "twoflowtls.h"
+#include "ctcpharness.h"
 
 static gchar *tmpdir, *cert_file, *key_file, *other_cert_file;
 static gchar *client_cert_file, *client_key_file;
@@ -225,51 +226,6 @@ tls_receiver_free (TlsReceiver * r)
 
 /* ---- sender helpers ---- */
 
-static GstHarness *
-sender_new (guint port, const gchar * props)
-{
-  gchar *desc = g_strdup_printf ("ctcpsink host=127.0.0.1 port=%u %s", port,
-      props);
-  GstHarness *h = gst_harness_new_parse (desc);
-
-  g_free (desc);
-  gst_harness_use_systemclock (h);
-  gst_harness_set_src_caps_str (h, "application/octet-stream");
-  return h;
-}
-
-static guint8 *
-pattern (gsize size, guint seed)
-{
-  guint8 *p = g_malloc (size);
-  GRand *rand = g_rand_new_with_seed (seed);
-
-  for (gsize i = 0; i < size; i++)
-    p[i] = g_rand_int (rand) & 0xff;
-  g_rand_free (rand);
-  return p;
-}
-
-static GstStructure *
-get_stats (GstHarness * h)
-{
-  GstStructure *s = NULL;
-  GstElement *sink = gst_harness_find_element (h, "ctcpsink");
-
-  g_object_get (sink, "stats", &s, NULL);
-  gst_object_unref (sink);
-  return s;
-}
-
-static guint64
-stat_u64 (const GstStructure * s, const gchar * f)
-{
-  guint64 v = 0;
-
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no field %s", f);
-  return v;
-}
-
 /* @nseg segments of @segdur in 25 buffers each, then EOS; byte-exact,
  * on time, TLS in the stats. */
 static void
@@ -280,22 +236,13 @@ check_transfer_full (const gchar * props, gsize size, guint nseg,
   GstHarness *h;
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
   guint8 *data = pattern (size, 7);
-  gsize off = 0;
-  guint i, n = nseg * 25, ovh = 0;
+  guint n = nseg * 25, ovh = 0;
   GstStructure *st;
   gboolean tls = FALSE;
   guint64 sent, wire, wire_acked, records;
 
-  h = sender_new (r->port, props);
-  for (i = 0; i < n; i++) {
-    gsize len = (size - off) / (n - i);
-    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
-
-    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
-    GST_BUFFER_DURATION (b) = dur;
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    off += len;
-  }
+  h = sender_new (r->port, props, TRUE);
+  push_data (h, data, size, n, dur);
   /* returns once every byte is acknowledged */
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless (tls_receiver_wait (r, 20000));
@@ -473,7 +420,7 @@ static void
 check_client_refused (const gchar * props)
 {
   TlsReceiver *r = tls_receiver_new_full (client_cert_file);
-  GstHarness *h = sender_new (r->port, props);
+  GstHarness *h = sender_new (r->port, props, TRUE);
   GstBus *bus = gst_bus_new ();
   GstMessage *m = NULL;
   guint i;
@@ -654,23 +601,14 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
     SrcReceiver * r)
 {
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
-  guint i, n = nseg * 25, ovh = 0;
-  gsize off = 0;
+  guint n = nseg * 25, ovh = 0;
   gint64 t0 = g_get_monotonic_time (), t1;
   gchar *msg = NULL;
   GstStructure *st;
   gboolean tls = FALSE;
   gdouble rate, nominal = (gdouble) size / nseg / (0.5 * 0.95);
 
-  for (i = 0; i < n; i++) {
-    gsize len = (size - off) / (n - i);
-    GstBuffer *b = gst_buffer_new_memdup (data + off, len);
-
-    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = i * dur;
-    GST_BUFFER_DURATION (b) = dur;
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    off += len;
-  }
+  push_data (h, data, size, n, dur);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless (src_receiver_wait (r, 20000, &msg), "receiver: %s", msg);
   t1 = g_get_monotonic_time ();
@@ -722,14 +660,14 @@ check_src_stats (SrcReceiver * r, gsize size, guint refused)
   gst_structure_free (st);
 }
 
-/* Connections refused by @r so far. */
+/* Connections refused so far by @element (ctcpsrc or ctcpsink). */
 static guint
-src_refused (SrcReceiver * r)
+refused_count (gpointer element)
 {
   GstStructure *st = NULL;
   guint n = 0;
 
-  g_object_get (r->src, "stats", &st, NULL);
+  g_object_get (element, "stats", &st, NULL);
   gst_structure_get_uint (st, "connections-refused", &n);
   gst_structure_free (st);
   return n;
@@ -765,7 +703,7 @@ GST_START_TEST (test_tls_ctcpsrc_listen)
   to = g_inet_socket_address_new_from_string ("127.0.0.1", port);
   fail_unless (g_socket_bind (stranger, from, TRUE, NULL));
   fail_unless (g_socket_connect (stranger, to, NULL, NULL));
-  for (i = 0; i < 50 && src_refused (r) < 1; i++)
+  for (i = 0; i < 50 && refused_count (r->src) < 1; i++)
     g_usleep (10000);
   fail_unless (i < 50, "a stranger held the source");
   g_socket_close (stranger, NULL);
@@ -777,7 +715,7 @@ GST_START_TEST (test_tls_ctcpsrc_listen)
   g_byte_array_unref (junk);
   props = g_strdup_printf ("segment-duration=500000000 tls-role=server "
       "tls-certificate=%s tls-key=%s tls-token=" TOKEN, cert_file, key_file);
-  h = sender_new (port, props);
+  h = sender_new (port, props, TRUE);
   push_segments (h, data, size, 4, r);
   check_src_stats (r, size, 2);
   gst_harness_teardown (h);
@@ -807,7 +745,6 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
   GByteArray *got;
   SrcReceiver *bad, *r;
   gchar *msg = NULL;
-  GstStructure *st;
 
   g_free (props);
   gst_harness_use_systemclock (h);
@@ -841,16 +778,8 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
   check_src_stats (r, size, 0);
   /* the refused ones are counted (the sink may still be closing the
    * second when the third arrives) */
-  for (i = 0; i < 100; i++) {
-    guint n = 0;
-
-    g_object_get (sink, "stats", &st, NULL);
-    gst_structure_get_uint (st, "connections-refused", &n);
-    gst_structure_free (st);
-    if (n == 2)
-      break;
+  for (i = 0; i < 100 && refused_count (sink) != 2; i++)
     g_usleep (10000);
-  }
   fail_unless (i < 100, "connections-refused != 2");
   gst_object_unref (sink);
   gst_harness_teardown (h);
@@ -874,14 +803,13 @@ GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
   GstHarness *h;
   GstBus *bus = gst_bus_new ();
   GstMessage *m = NULL;
-  GstStructure *st;
 
   g_free (props);
   g_object_get (r->src, "current-port", &port, NULL);
   props = g_strdup_printf ("segment-duration=500000000 tls-role=server "
       "tls-certificate=%s tls-key=%s tls-token=" TOKEN, other_cert_file,
       other_key);
-  h = sender_new (port, props);
+  h = sender_new (port, props, TRUE);
   gst_element_set_bus (h->element, bus);
   for (i = 0; i < 50 && !m; i++) {
     GstBuffer *b = gst_buffer_new_allocate (NULL, 20000, NULL);
@@ -897,12 +825,8 @@ GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
     m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
   fail_unless (m != NULL, "the sink reported nothing");
   gst_message_unref (m);
-  for (i = 0; i < 100 && n == 0; i++) {
-    g_object_get (r->src, "stats", &st, NULL);
-    gst_structure_get_uint (st, "connections-refused", &n);
-    gst_structure_free (st);
+  for (i = 0; i < 100 && (n = refused_count (r->src)) == 0; i++)
     g_usleep (10000);
-  }
   fail_unless_equals_int (n, 1);
   fail_unless_equals_int (r->data->len, 0);
   gst_harness_teardown (h);

@@ -803,9 +803,25 @@ GST_START_TEST (test_libra_configured_capacity)
   guint64 capacity;
 
   src = new_src (&port);
-  sink = new_sink (port, 0, "congestion-control=libra capacity=8000000");
+  sink = new_sink (port, 0, "congestion-control=libra capacity=8000000 "
+      "libra-tcp-rtt=0");
   g_object_get (sink->element, "capacity", &capacity, NULL);
   fail_unless_equals_uint64 (capacity, 8000000);
+  {
+    GObjectClass *k = G_OBJECT_GET_CLASS (sink->element);
+    GParamSpecDouble *d;
+
+    /* the issue-18 properties and their defaults (docs/erap.md) */
+    d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
+            "libra-tcp-rtt"));
+    fail_unless_equals_float (d->default_value, 0.1);
+    d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
+            "libra-loss-memory"));
+    fail_unless_equals_float (d->default_value, 10);
+    d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
+            "libra-loss-divisor"));
+    fail_unless_equals_float (d->default_value, 2);
+  }
   fail_unless_equals_int (gst_harness_push (sink, pattern_buffer (20000, 1)),
       GST_FLOW_OK);
   b = gst_harness_pull (src);
@@ -816,7 +832,8 @@ GST_START_TEST (test_libra_configured_capacity)
           "libra-alpha", G_TYPE_DOUBLE, &alpha, NULL));
   gst_structure_free (s);
   fail_unless_equals_float (cap, 8e6);
-  /* alpha = X * C * exp (-Y * beta) with C in Mbit/s: at most 2 * 8 */
+  /* alpha = X * C * exp (-Y * beta) with C in Mbit/s: at most 2 * 8
+   * (libra-tcp-rtt=0: no floor) */
   fail_unless (alpha > 0 && alpha <= 16.0 + 1e-9, "alpha %f", alpha);
   gst_harness_teardown (sink);
   gst_harness_teardown (src);

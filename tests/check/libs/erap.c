@@ -745,6 +745,8 @@ GST_START_TEST (test_libra_laws)
   lp.y = 1.5;
   lp.capacity = 10e6;
   lp.state = GST_ERAP_LIBRA_WINDOW;
+  fail_unless_equals_float (lp.tcp_rtt, 0.1);
+  lp.tcp_rtt = 0;               /* alpha as published */
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
   info.now = 1.0;
@@ -769,6 +771,31 @@ GST_START_TEST (test_libra_laws)
   fail_unless (rel_eq (ls.window, w1 - w1 * 0.8 / (2 * (t + 0.5)), 1e-12));
   fail_unless (rel_eq (cc->ipg, t / ls.window, 1e-12));
 
+  /* without the loss law's 1/2 (divisor 1) a loss takes twice the
+   * fraction */
+  {
+    GstErapCC *c2 = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+    GstErapLibraParams lp2 = lp;
+    GstErapLibraState l2;
+
+    fail_unless_equals_float (GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR, 2.0);
+    lp2.loss_divisor = 1;
+    lp2.b = 0.4;                /* 0.4 / 0.6 of W, below the 0.9 cap */
+    fail_unless (gst_erap_libra_configure (c2, &lp2));
+    c2->ops->on_ack (c2, &info);
+    c2->ops->on_loss (c2, &info);
+    gst_erap_libra_get_state (c2, &l2);
+    fail_unless (rel_eq (l2.window, w1 - w1 * 0.4 / (t + 0.5), 1e-12));
+    /* B > D (T+A) is capped at 0.9 of W */
+    lp2.b = 0.8;
+    fail_unless (gst_erap_libra_configure (c2, &lp2));
+    w0 = l2.window;
+    c2->ops->on_loss (c2, &info);
+    gst_erap_libra_get_state (c2, &l2);
+    fail_unless (rel_eq (l2.window, w0 * 0.1, 1e-12));
+    gst_erap_cc_free (c2);
+  }
+
   /* the rate bounds hold the window too */
   cc->min_ipg = cc->ipg;
   info.seqno = 2;
@@ -783,6 +810,7 @@ GST_START_TEST (test_libra_laws)
   cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
   lp.state = GST_ERAP_LIBRA_RATE;
   lp.queue_ref = 0.2;
+  lp.loss_memory = 0;           /* the brakes always (see loss_memory) */
   fail_unless (gst_erap_libra_configure (cc, &lp));
   info.seqno = 1;
   cc->ops->on_ack (cc, &info);
@@ -791,7 +819,9 @@ GST_START_TEST (test_libra_laws)
     gdouble r0 = 100 / sc;      /* the state behind the first gap */
     gdouble w = r0 * t, r1;
 
-    w += alpha * t * t / ((t + 0.5) * w);
+    /* per ACK over the packets acknowledged per RTT, sc*W: W grows by
+     * alpha T^2/(T+A) per RTT as in the window law */
+    w += alpha * t * t / ((t + 0.5) * w * sc);
     r1 = w / t;
     fail_unless (rel_eq (cc->ipg, 1 / (r1 * sc), 1e-12), "%g %g", cc->ipg,
         1 / (r1 * sc));
@@ -815,11 +845,30 @@ GST_START_TEST (test_libra_laws)
 GST_END_TEST;
 
 /* A greedy sender on a virtual link with Bernoulli loss on data packets. */
+typedef enum {
+  LOSS_BERNOULLI,               /* each packet with probability p */
+  LOSS_SINGLE,                  /* seqno 2k when pair k is hit (prob. p) */
+  LOSS_PAIR,                    /* seqnos 2k and 2k+1 when pair k is hit */
+} SteadyLoss;
+
 typedef struct {
   GRand *rand;
   gdouble p;
   GBytes *msg;
+  SteadyLoss mode;
 } Steady;
+
+/* uniform in [0, 1) from k alone: the same pairs are hit in every mode */
+static gdouble
+hash_uniform (guint64 k)
+{
+  guint64 z = k * G_GUINT64_CONSTANT (0x9e3779b97f4a7c15) + 12345;
+
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+  z ^= z >> 31;
+  return (z >> 11) * (1.0 / 9007199254740992.0);
+}
 
 static gboolean
 steady_loss (ErapSim * sim, gboolean to_receiver, guint64 seqno,
@@ -827,7 +876,16 @@ steady_loss (ErapSim * sim, gboolean to_receiver, guint64 seqno,
 {
   Steady *st = ud;
 
-  return to_receiver && g_rand_double (st->rand) < st->p;
+  if (!to_receiver)
+    return FALSE;
+  switch (st->mode) {
+    case LOSS_SINGLE:
+      return seqno % 2 == 0 && hash_uniform (seqno / 2) < st->p;
+    case LOSS_PAIR:
+      return hash_uniform (seqno / 2) < st->p;
+    default:
+      return g_rand_double (st->rand) < st->p;
+  }
 }
 
 static void
@@ -844,8 +902,9 @@ steady_step (ErapSim * sim, gpointer ud)
 
 /* Goodput in packets/s over [warm, warm + measure] s of virtual time. */
 static gdouble
-steady_rate (const gchar * cc, const GstErapLibraParams * lp, guint rtt_ms,
-    gdouble p, guint warm_s, guint measure_s, guint64 * reactions)
+steady_rate_mode (const gchar * cc, const GstErapLibraParams * lp,
+    guint rtt_ms, gdouble p, guint warm_s, guint measure_s,
+    guint64 * reactions, SteadyLoss mode)
 {
   GstErapSenderConfig c;
   GstErapReceiverConfig rc;
@@ -853,7 +912,7 @@ steady_rate (const gchar * cc, const GstErapLibraParams * lp, guint rtt_ms,
   ErapSim *sim;
   /* the same loss sequence (by packet) for every RTT: common random
    * numbers, so the comparison is not blurred by luck */
-  Steady sd = { g_rand_new_with_seed (1234), p, NULL };
+  Steady sd = { g_rand_new_with_seed (1234), p, NULL, mode };
 
   sender_config (&c, 1000, 0.01);
   c.cc = gst_erap_cc_find (cc);
@@ -882,12 +941,255 @@ steady_rate (const gchar * cc, const GstErapLibraParams * lp, guint rtt_ms,
       (gdouble) (1000 - GST_ERAP_DATA_HEADER_SIZE) / measure_s;
 }
 
+static gdouble
+steady_rate (const gchar * cc, const GstErapLibraParams * lp, guint rtt_ms,
+    gdouble p, guint warm_s, guint measure_s, guint64 * reactions)
+{
+  return steady_rate_mode (cc, lp, rtt_ms, p, warm_s, measure_s, reactions,
+      LOSS_BERNOULLI);
+}
+
+/* A back-to-back pair lost together (a full drop-tail queue) is one loss
+ * event for the compensation: the same events as single losses give the
+ * same rate (counting packets made it 1/sqrt 2 lower: alpha halved). */
+GST_START_TEST (test_libra_pair_losses)
+{
+  GstErapLibraParams lp;
+  guint64 r1, r2;
+  gdouble single, pair;
+
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  single = steady_rate_mode ("libra", &lp, 60, 0.005, 100, 600, &r1,
+      LOSS_SINGLE);
+  pair = steady_rate_mode ("libra", &lp, 60, 0.005, 100, 600, &r2,
+      LOSS_PAIR);
+  GST_INFO ("single losses %.1f packets/s (%" G_GUINT64_FORMAT
+      " reactions), pairs %.1f (%" G_GUINT64_FORMAT ")", single, r1, pair,
+      r2);
+  fail_unless (pair > 0.9 * single && pair < 1.1 * single, "%g vs %g", pair,
+      single);
+}
+
+GST_END_TEST;
+
 /* Issue #8: with a fixed loss probability the steady-state rate of Libra
  * does not depend on the RTT (30, 90, 180 ms agree within 5 %), while
  * RAP's falls with the RTT. Libra's rate is also where the balance of the
  * laws puts it, sqrt(2 alpha / (p B)) packets/s. Without the compensation
  * for one reaction per loss cluster (docs/erap.md) the 180 ms flow gets
  * clearly more at this loss rate. */
+/* Mean rate of a Libra flow (rate state, no queue scaling) whose queue is
+ * held full by others (beta = 1) and which meets a loss reaction every
+ * tau seconds, over [100, 300) s: the loss-driven sawtooth. */
+static gdouble
+held_queue_rate (gdouble loss_memory, gdouble tau)
+{
+  GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  GstErapLibraParams lp;
+  GstErapCCInfo info = { 0 };
+  gdouble next_loss = tau, sum = 0, span = 0;
+
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  lp.tcp_rtt = 0;
+  lp.queue_ref = 0;
+  lp.loss_memory = loss_memory;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.15;
+  info.min_rtt = 0.05;
+  info.max_rtt = 0.15;
+  info.packet_size = 1000;
+  while (info.now < 300) {
+    gdouble gap = cc->ipg;
+
+    info.now += gap;
+    info.seqno++;
+    if (info.now >= 100) {
+      sum += 1;                 /* packets over the span: the mean rate */
+      span += gap;
+    }
+    cc->ops->on_ack (cc, &info);
+    if (info.now >= next_loss) {
+      info.packets_lost++;
+      info.loss_runs++;
+      cc->ops->on_loss (cc, &info);
+      next_loss += tau;
+    }
+  }
+  gst_erap_cc_free (cc);
+  return sum / span;
+}
+
+/* The delay brake e^(-Y beta) is off for loss_memory seconds after a loss
+ * reaction, and back after a quiet loss_memory. */
+GST_START_TEST (test_libra_loss_memory)
+{
+  GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  GstErapLibraParams lp;
+  GstErapLibraState ls;
+  GstErapCCInfo info = { 0 };
+  gdouble braked = 2 * 10 * exp (-2.0), r_on, r_off, f, expect;
+
+  gst_erap_libra_params_init (&lp);
+  fail_unless_equals_float (lp.loss_memory, 10.0);
+  lp.capacity = 10e6;
+  lp.tcp_rtt = 0;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.15;
+  info.min_rtt = 0.05;
+  info.max_rtt = 0.15;          /* beta = 1 */
+  info.packet_size = 1000;
+  info.now = 1;
+  info.seqno = 1;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  fail_if (ls.loss_driven);
+  info.now = 2;
+  info.packets_lost = 1;
+  cc->ops->on_loss (cc, &info);
+  info.now = 11.9;
+  info.seqno = 2;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
+  fail_unless (ls.loss_driven);
+  fail_unless (rel_eq (ls.beta, 1, 1e-12));     /* still measured */
+  info.now = 12.1;
+  info.seqno = 3;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  fail_if (ls.loss_driven);
+  gst_erap_cc_free (cc);
+
+  /* the rate state: loss-driven packets go at the rate itself, and the
+   * rate sent does not jump at either switch */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  lp.state = GST_ERAP_LIBRA_RATE;
+  lp.queue_ref = 0.1;           /* q = 0.1 s: the brake sends half */
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.now = 1;
+  info.seqno = 1;
+  cc->ops->on_ack (cc, &info);
+  {
+    gdouble sent = 1 / cc->ipg, f = 1.0 / (2 * (0.15 + 1)), a0;
+
+    info.now = 2;
+    cc->ops->on_loss (cc, &info);
+    fail_unless (rel_eq (1 / cc->ipg, sent * (1 - f), 1e-9), "%g %g",
+        1 / cc->ipg, sent * (1 - f));
+    gst_erap_libra_get_state (cc, &ls);
+    fail_unless (ls.loss_driven);
+    /* the queue does not scale the rate now: a smaller srtt changes the
+     * rate only through the law (W = rate*T, same alpha) */
+    sent = 1 / cc->ipg;
+    info.now = 3;
+    info.seqno = 2;
+    info.srtt = 0.1;
+    cc->ops->on_ack (cc, &info);
+    a0 = 20 * 0.1 * 0.1 / ((0.1 + 1) * sent * 0.1) / 0.1;
+    fail_unless (rel_eq (1 / cc->ipg, sent + a0, 1e-9), "%g %g",
+        1 / cc->ipg, sent + a0);
+    /* quiet for loss_memory: braked again, from the same rate sent */
+    info.srtt = 0.15;
+    sent = 1 / cc->ipg;
+    info.now = 12.5;
+    info.seqno = 3;
+    cc->ops->on_ack (cc, &info);
+    gst_erap_libra_get_state (cc, &ls);
+    fail_if (ls.loss_driven);
+    /* one braked increase on top: alpha e^-2 over the acked share */
+    a0 = braked * 0.15 * 0.15 / ((0.15 + 1) * sent * 0.15) / 0.15 * 0.5;
+    fail_unless (rel_eq (1 / cc->ipg, sent + a0, 1e-9), "%g %g",
+        1 / cc->ipg, sent + a0);
+  }
+  gst_erap_cc_free (cc);
+  lp.state = GST_ERAP_LIBRA_WINDOW;
+
+  /* 0: the brake always, as before */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  lp.loss_memory = 0;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.now = 1;
+  cc->ops->on_loss (cc, &info);
+  info.now = 1.5;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, braked, 1e-12));
+  gst_erap_cc_free (cc);
+
+  /* A queue held full by others and a loss every 3 s: with the memory the
+   * flow runs the loss-driven sawtooth of alpha = X C, peak 2 alpha tau / B
+   * and mean (1 - f/2) of it, f = B / (2 (T+A)); with the brake always it
+   * gets e^-2 of that. */
+  r_on = held_queue_rate (10, 3);
+  r_off = held_queue_rate (0, 3);
+  f = 1.0 / (2 * (0.15 + 1));
+  expect = 2 * 20 * 3 / 1.0 * (1 - f / 2);
+  GST_INFO ("held queue: %.1f packets/s with the memory (expected %.1f), "
+      "%.1f with the brake always", r_on, expect, r_off);
+  fail_unless (r_on > 0.9 * expect && r_on < 1.1 * expect, "%g vs %g", r_on,
+      expect);
+  fail_unless (r_on > 5 * r_off, "%g vs %g", r_on, r_off);
+}
+
+GST_END_TEST;
+
+/* alpha's floor: X C is raised to Reno parity at tcp_rtt, 1.5 B/(D T^2),
+ * on a slow link and left alone on a fast one; on the virtual link the
+ * flow's rate is then where the balance puts it, Reno's sqrt(1.5/p)/T_ref
+ * (within the AIMD's usual 5-15 % below). */
+GST_START_TEST (test_libra_tcp_floor)
+{
+  GstErapCC *cc;
+  GstErapLibraParams lp;
+  GstErapLibraState ls;
+  GstErapCCInfo info = { 0 };
+  guint64 reactions;
+  gdouble r, reno;
+
+  gst_erap_libra_params_init (&lp);
+  lp.state = GST_ERAP_LIBRA_WINDOW;
+  info.now = 1;
+  info.srtt = 0.1;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.1;           /* beta = 0 */
+  info.packet_size = 1000;
+  info.seqno = 1;
+  {
+    struct { gdouble cap, tcp_rtt, div, alpha; } c[] = {
+      {10e6, 0.1, 2, 75}, {10e6, 0, 2, 20}, {100e6, 0.1, 2, 200},
+      {10e6, 0.1, 1, 150}, {10e6, 0.2, 2, 20},     /* 18.75 < X C */
+    };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (c); i++) {
+      cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+      lp.capacity = c[i].cap;
+      lp.tcp_rtt = c[i].tcp_rtt;
+      lp.loss_divisor = c[i].div;
+      fail_unless (gst_erap_libra_configure (cc, &lp));
+      cc->ops->on_ack (cc, &info);
+      gst_erap_libra_get_state (cc, &ls);
+      fail_unless (rel_eq (ls.alpha, c[i].alpha, 1e-12), "%u: %g vs %g", i,
+          ls.alpha, c[i].alpha);
+      gst_erap_cc_free (cc);
+    }
+  }
+  /* 10 Mbit/s, p = 1 %: Reno at 100 ms would get 122 packets/s; the
+   * published alpha (20) gives 63 at most, the floor (75) 122 */
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  r = steady_rate ("libra", &lp, 90, 0.01, 100, 600, &reactions);
+  reno = sqrt (1.5 / 0.01) / 0.1;
+  GST_INFO ("floor: %.1f packets/s, Reno at 100 ms %.1f", r, reno);
+  fail_unless (r > 0.8 * reno && r < 1.05 * reno, "%g vs %g", r, reno);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_libra_rtt_independent)
 {
   static const guint rtts[] = { 30, 90, 180 };
@@ -899,6 +1201,7 @@ GST_START_TEST (test_libra_rtt_independent)
 
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
+  lp.tcp_rtt = 0;               /* the law as published */
   expect = sqrt (2 * lp.x * lp.capacity / 1e6 / (p * lp.b));
   for (i = 0; i < 3; i++) {
     lp.cluster_compensation = TRUE;
@@ -961,6 +1264,7 @@ pair_times (guint64 seed, gdouble * ipg)
   sim = erap_sim_new (&c, &rc, 20 * MS);
   gst_erap_libra_params_init (&lp);
   lp.x = 0;                     /* alpha = 0: W and the slices stay put */
+  lp.tcp_rtt = 0;
   lp.seed = seed;
   gst_erap_libra_configure (gst_erap_sender_get_cc (sim->sender), &lp);
   sim->sent = pairs_sent;
@@ -1806,6 +2110,9 @@ erap_suite (void)
   tcase_add_test (tc, test_seqno_wrap);
   tcase_add_test (tc, test_libra_laws);
   tcase_add_test (tc, test_libra_rtt_independent);
+  tcase_add_test (tc, test_libra_loss_memory);
+  tcase_add_test (tc, test_libra_pair_losses);
+  tcase_add_test (tc, test_libra_tcp_floor);
   tcase_add_test (tc, test_libra_pair_pacing);
   tcase_add_test (tc, test_libra_packet_pair_estimate);
   tcase_add_test (tc, test_crypto_data_roundtrip_and_tamper);

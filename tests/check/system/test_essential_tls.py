@@ -29,78 +29,11 @@ import tempfile
 import time
 import shutil
 
+from twoflowlab.checks import (TlsControl, check, failures, free_port, mpeg2_clip_argv,
+                               result_line, wait_port)
+
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
                         os.path.join(os.path.dirname(__file__), "../../.."))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    for _ in range(100):
-        port = random.randrange(20000, 32000)
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            pass
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
-
-
-def result_line(out, tag):
-    for line in out.splitlines():
-        if line.startswith(tag + " "):
-            return json.loads(line[len(tag) + 1:])
-    return None
-
-
-def wait_port(port):
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-
-
-class Control:
-    """A TLS control connection (python's ssl), verified with the CA."""
-
-    def __init__(self, port, ca, token):
-        ctx = ssl.create_default_context(cafile=ca)
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
-        self.f = self.s.makefile("rwb")
-        r = self.request({"cmd": "AUTH", "token": token})
-        assert r and r.get("ok"), r
-
-    def request(self, req):
-        self.f.write((json.dumps(req) + "\n").encode())
-        self.f.flush()
-        return self.next(reply=True)
-
-    def next(self, reply=False):
-        while True:
-            line = self.f.readline()
-            if not line:
-                return None
-            r = json.loads(line)
-            if not reply or "event" not in r:
-                return r
-
-    def close(self):
-        try:
-            self.f.close()
-            self.s.close()
-        except OSError:
-            pass
 
 
 def session_ends(slog):
@@ -121,12 +54,8 @@ def main():
         token = open(os.path.join(certs, "tokens")).read().split()[1]
         videos = os.path.join(work, "videos")
         os.makedirs(videos)
-        subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=75",
-                        "pattern=ball", "!",
-                        "video/x-raw,width=352,height=288,framerate=25/1", "!",
-                        "mpeg2enc", "format=3", "!", "filesink",
-                        f"location={os.path.join(videos, 'clip.m2v')}"], check=True,
-                       timeout=120)
+        subprocess.run(mpeg2_clip_argv(os.path.join(videos, "clip.m2v"), 75),
+                       check=True, timeout=120)
         tport, pport = free_port(), free_port()
         slog = os.path.join(work, "server-tls.log")
         procs.append(subprocess.Popen(
@@ -176,7 +105,7 @@ def main():
                   f"(rc {res2.returncode} {res2.stderr.strip()[-200:]})")
 
         # 2. PLAY without essential_token over TLS is refused
-        c = Control(tport, ca, token)
+        c = TlsControl(tport, ca, token=token)
         r = c.request({"cmd": "PLAY", "video": "clip.m2v", "nat": True,
                        "flows": "essential", "segment_duration": 1})
         check(r and r.get("ok") is False and "essential_token" in r.get("error", ""),
@@ -238,13 +167,13 @@ def main():
         ls.bind(("127.0.0.1", 0))
         ls.listen(0)
         filler = socket.create_connection(ls.getsockname(), timeout=2)
-        c = Control(tport, ca, token)
+        c = TlsControl(tport, ca, token=token)
         t0 = time.monotonic()
         r = c.request({"cmd": "PLAY", "video": "clip.m2v", "flows": "essential",
                        "segment_duration": 1, "essential_port": ls.getsockname()[1],
                        "essential_token": etoken})
         check(r and r.get("ok"), f"PLAY to an address that drops the SYN: {r}")
-        other = Control(tport, ca, token)
+        other = TlsControl(tport, ca, token=token)
         worst, n = 0.0, 0
         while time.monotonic() - t0 < 1.8:
             t = time.monotonic()

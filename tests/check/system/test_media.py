@@ -33,8 +33,9 @@ import sys
 import tempfile
 import time
 
+from twoflowlab.checks import check, failures, free_port
+
 SEGMENT = "1"
-failures = []
 
 # corpus file -> fetch outputs (extension decides the container)
 GOOD = {
@@ -51,26 +52,6 @@ BAD = {
     "bad-audio-only.mp4": "no video stream",
     "bad-text.mp4": "Could not determine type",
 }
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    for _ in range(100):
-        port = 20000 + int.from_bytes(os.urandom(2), "big") % 12000
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            pass
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
 
 
 def control(port, req):

@@ -34,29 +34,11 @@ import threading
 import time
 import shutil
 
+from twoflowlab.checks import (TlsControl as Control, check, failures, free_port,
+                               mpeg2_clip_argv, result_line)
+
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
                         os.path.join(os.path.dirname(__file__), "../../.."))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    for _ in range(100):
-        port = random.randrange(20000, 32000)
-        s = socket.socket(socket.AF_INET, kind)
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            pass
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
 
 
 def rss_kb(pid):
@@ -65,53 +47,6 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-def result_line(out, tag):
-    for line in out.splitlines():
-        if line.startswith(tag + " "):
-            return json.loads(line[len(tag) + 1:])
-    return None
-
-
-class Control:
-    """A TLS control connection (python's ssl), verified with the CA."""
-
-    def __init__(self, port, ca, cert=None, key=None):
-        ctx = ssl.create_default_context(cafile=ca)
-        if cert:
-            ctx.load_cert_chain(cert, key)
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
-        self.f = self.s.makefile("rwb")
-
-    def send_raw(self, data):
-        self.f.write(data)
-        self.f.flush()
-
-    def request(self, req):
-        self.send_raw((json.dumps(req) + "\n").encode())
-        while True:
-            line = self.f.readline()
-            if not line:
-                return None
-            r = json.loads(line)
-            if "event" not in r:
-                return r
-
-    def closed(self):
-        """True when the server has closed the connection (EOF)."""
-        try:
-            return self.f.readline() == b""
-        except (OSError, ssl.SSLError):
-            return True
-
-    def close(self):
-        try:
-            self.f.close()      # the file holds the socket open too
-            self.s.close()
-        except OSError:
-            pass
 
 
 def main():
@@ -134,12 +69,8 @@ def main():
         os.makedirs(videos)
         # 250 frames (10 s) for the fetch under attack, 25 for the others
         for n, name in ((25, "short.m2v"), (250, "long.m2v")):
-            subprocess.run(["gst-launch-1.0", "-q", "videotestsrc", f"num-buffers={n}",
-                            "pattern=ball", "!",
-                            "video/x-raw,width=352,height=288,framerate=25/1", "!",
-                            "mpeg2enc", "format=3", "!", "filesink",
-                            f"location={os.path.join(videos, name)}"], check=True,
-                           timeout=120)
+            subprocess.run(mpeg2_clip_argv(os.path.join(videos, name), n),
+                           check=True, timeout=120)
         cport = free_port()
         slog = os.path.join(work, "server.log")
         server = subprocess.Popen(

@@ -18,7 +18,6 @@ import hashlib
 import json
 import lzma
 import os
-import random
 import shutil
 import signal
 import socket
@@ -33,33 +32,12 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
+from twoflowlab.checks import check, failures, free_port, result_line  # noqa: E402
+
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
                         os.path.join(os.path.dirname(__file__), "../../.."))
 MEDIA = os.environ.get("TWOFLOW_MEDIA", "tests/media")  # scripts/make-media.sh
 SEGMENT = "1"
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    # below the kernel's ephemeral range: sockets that tests running in
-    # parallel bind to port 0 cannot take it before the program binds it
-    for _ in range(100):
-        port = random.randrange(20000, 32000)
-        s = socket.socket(socket.AF_INET, kind)
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            pass
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
 
 
 def run(desc, timeout=60):
@@ -113,13 +91,6 @@ def control(port, req):
         f.write(json.dumps(req) + "\n")
         f.flush()
         return json.loads(f.readline())
-
-
-def result_line(out, tag):
-    for line in out.splitlines():
-        if line.startswith(tag + " "):
-            return json.loads(line[len(tag) + 1:])
-    return None
 
 
 def main():

@@ -27,7 +27,6 @@ usage: test_system_nat.py SERVER_EXE PROXY_EXE
 """
 import filecmp
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -37,17 +36,10 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
+from twoflowlab.checks import check, failures, mpeg2_clip_argv, result_line
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def sh(*args):
@@ -81,13 +73,6 @@ table inet twoflow_fw {
   }
 }
 """
-
-
-def result_line(out, tag):
-    for line in out.splitlines():
-        if line.startswith(tag + " "):
-            return json.loads(line[len(tag) + 1:])
-    return None
 
 
 def sha(path):
@@ -152,17 +137,11 @@ def main():
     server = None
     servers = []
     try:
-        r = subprocess.run(
-            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=250", "pattern=ball", "!",
-             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
-             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
-             "filesink", f"location={videos}/ball.m2v"], capture_output=True, timeout=120)
+        r = subprocess.run(mpeg2_clip_argv(f"{videos}/ball.m2v", 250, gop12=True),
+                           capture_output=True, timeout=120)
         check(r.returncode == 0, "generated a 250-frame MPEG-2 stream")
-        r = subprocess.run(
-            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=100", "pattern=ball", "!",
-             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
-             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
-             "filesink", f"location={videos}/ball100.m2v"], capture_output=True, timeout=120)
+        r = subprocess.run(mpeg2_clip_argv(f"{videos}/ball100.m2v", 100, gop12=True),
+                           capture_output=True, timeout=120)
         check(r.returncode == 0, "generated a 100-frame MPEG-2 stream")
         certs = os.path.join(work, "certs")
         subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs,

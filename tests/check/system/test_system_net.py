@@ -23,15 +23,8 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
+from twoflowlab.checks import check, failures, mpeg2_clip_argv
 from twoflowlab.records import tagged
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 VIEWER = """
@@ -63,11 +56,8 @@ def main():
     videos = os.path.join(work, "videos")
     os.makedirs(videos)
     try:
-        r = subprocess.run(
-            ["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=250", "pattern=ball", "!",
-             "video/x-raw,width=352,height=288,framerate=25/1", "!", "mpeg2enc", "format=3",
-             "b-per-refframe=2", "min-gop-size=12", "max-gop-size=12", "!",
-             "filesink", f"location={videos}/ball.m2v"], capture_output=True, timeout=120)
+        r = subprocess.run(mpeg2_clip_argv(f"{videos}/ball.m2v", 250, gop12=True),
+                           capture_output=True, timeout=120)
         check(r.returncode == 0, "generated a 250-frame MPEG-2 stream")
         with tbm.Testbed(rate_bps=4e6, delay_ms=20, queue_pkts=30, loss=0.15, seed=3,
                          workdir=os.path.join(work, "tb"), keep_workdir=True) as tb:
