@@ -757,12 +757,33 @@ read_tcp_info (GstCtcpSink * self, GstClockTime now)
   socklen_t len = sizeof (k);
   GstCtcpTcpInfo i = { 0, };
   int outq = 0, nsd = 0;
+  guint attempt;
 
   if (self->fd < 0)
     return FALSE;
   memset (&k, 0, sizeof (k));
   if (getsockopt (self->fd, IPPROTO_TCP, TCP_INFO, &k, &len) < 0)
     return FALSE;
+  /* bytes_acked and SIOCOUTQ must be one snapshot: the core's first
+   * reading takes what the socket holds before our first write (a TLS
+   * handshake's last flight) as not ours, and an ACK landing between
+   * the two calls would count that flight as our progress. They are
+   * consistent when bytes_acked did not move across the ioctl. */
+  for (attempt = 0; attempt < 4; attempt++) {
+    guint64 before = k.bytes_acked;
+
+    if (ioctl (self->fd, SIOCOUTQ, &outq) < 0
+        || ioctl (self->fd, SIOCOUTQNSD, &nsd) < 0) {
+      outq = nsd = 0;
+      break;
+    }
+    if (len < offsetof (struct ctcp_tcp_info, bytes_received))
+      break;
+    if (getsockopt (self->fd, IPPROTO_TCP, TCP_INFO, &k, &len) < 0)
+      return FALSE;
+    if (k.bytes_acked == before)
+      break;
+  }
   self->tcp_state = k.state;
   i.ca_state = k.ca_state;
   i.retransmits = k.retransmits;
@@ -785,9 +806,6 @@ read_tcp_info (GstCtcpSink * self, GstClockTime now)
     i.total_rto = k.total_rto;
     i.total_rto_recoveries = k.total_rto_recoveries;
   }
-  if (ioctl (self->fd, SIOCOUTQ, &outq) < 0
-      || ioctl (self->fd, SIOCOUTQNSD, &nsd) < 0)
-    outq = nsd = 0;
   gst_ctcp_sender_handle_tcp_info (self->core, &i, MAX (outq, 0),
       outq > nsd ? outq - nsd : 0, now);
   return TRUE;
