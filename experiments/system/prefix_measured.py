@@ -30,10 +30,12 @@ arrived by t (the pre-staged segment 0 not included, so prefix_i >= S_0):
 the smallest pre-stored amount from the start with which no segment is
 late. Reported in kB and in seconds of video it covers (the model's
 conversion: whole seconds of decode time, mean and max over sessions).
+--modes ctcp tcp measures both essential transports (Fig. 10 both ways):
+TCP mode hands each segment to plain TCP one segment ahead of playback.
 --no-prestage measures the system without a prefix instead (lead = one
 segment; the shortfall is then what a prefix would have to add to it).
 
-  sudo experiments/system/prefix_measured.py --build build-h1 \\
+  sudo experiments/system/prefix_measured.py --build build --modes ctcp tcp \\
       --n 10 28 32 34 36 --seconds 120 --out /tmp/prefix-measured --doc
 """
 import argparse
@@ -111,19 +113,25 @@ def required_prefix(seg_bytes, sec_bytes, arrivals, started_us, lead, segment, s
     return prefix, secs, late, worst, never, whole
 
 
-def run_point(args, build, n, workdir):
+def workdir_of(args, mode, n):
+    """OUT/nN for cTCP (as before the TCP mode), OUT/tcp-nN for TCP."""
+    return os.path.join(args.out, f"n{n}" if mode == "ctcp" else f"{mode}-n{n}")
+
+
+def run_point(args, build, n, workdir, mode="ctcp"):
     shutil.rmtree(workdir, ignore_errors=True)
     videos = os.path.join(workdir, "videos")
     prefix_dir = os.path.join(workdir, "prefix")
     ex = swtrace.make_excerpts(TRACE, videos, n, args.seconds, args.seed + n)
     capacity = args.capacity
-    common = ["--segment-duration", str(args.segment), "--essential", "ctcp",
+    common = ["--segment-duration", str(args.segment), "--essential", mode,
               "--prefix-dir", prefix_dir]
     rnd = random.Random(args.seed * 1000 + n)
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     skip = 0 if args.no_prestage else 1
     t_run = time.monotonic()
-    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS) as st:
+    with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
+                       ["--enhanced-rate", args.enhanced_rate]) as st:
         if not args.no_prestage:
             pre = [st.proxy(common + ["--prestage", name, "--essential-ports",
                                       str(PRESTAGE_BASE + i)])
@@ -152,7 +160,8 @@ def run_point(args, build, n, workdir):
     # the pre-staging sessions all end before the fetches start
     ess = [e.get("essential_stats", {}) for e in ends[-n:]]
     row = {
-        "n": n, "capacity_bps": round(capacity), "seconds": args.seconds,
+        "n": n, "mode": mode, "enhanced_rate": args.enhanced_rate,
+        "capacity_bps": round(capacity), "seconds": args.seconds,
         "segment_s": args.segment, "prestaged": not args.no_prestage,
         "load": round(sum(s["mean_bps"] for s in sessions) / capacity, 3),
         "ctcp_segments_late": sum(e.get("segments-late", 0) for e in ess),
@@ -223,7 +232,7 @@ def reanalyse(args, row):
     """Recomputes a row's sessions from its work directory (same excerpts:
     the seed makes them again)."""
     n = row["n"]
-    workdir = os.path.join(args.out, f"n{n}")
+    workdir = workdir_of(args, row.get("mode", "ctcp"), n)
     ex = swtrace.make_excerpts(TRACE, os.path.join(workdir, "videos"), n,
                                row["seconds"], args.seed + n)
     results = {}
@@ -238,26 +247,63 @@ def reanalyse(args, row):
     return aggregate(row, sessions)
 
 
+MODE_NAME = {"ctcp": "cTCP", "tcp": "TCP"}
+
+
 def doc_section(rows):
     r0 = rows[0]
     lines = [
         f"{r0['capacity_bps'] / 1e6:g} Mbit/s pipe, segments of {r0['segment_s']:g} s, "
-        f"{r0['seconds']} s excerpts, first segment pre-staged, cTCP (Reno) / rUDP; "
+        f"{r0['seconds']} s excerpts, first segment pre-staged, cTCP or TCP (Reno) / rUDP; "
         "prefix in seconds of video (kB in brackets); the floor is the first "
-        "segment (10 s):", "",
-        "| n | load (Σ mean / pipe) | mean prefix | max prefix | sessions above the floor "
+        f"segment ({r0['segment_s']:g} s):", "",
+        "| essential flow | n | load (Σ mean / pipe) | mean prefix | max prefix | sessions above the floor "
         "| late segments (worst, s) | whole-segment prefix: mean | whole-segment prefix: max "
-        "| fetches done in time | E_f | link drops | TCP rexmits |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: r["n"]):
+        "| fetches done in time | ΣE_f | link drops | TCP rexmits |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r.get("mode", "ctcp") != "ctcp", r["n"])):
         lines.append(
-            f"| {r['n']} | {r['load']:.2f} | {r['mean_s']} ({r['mean_kB']}) | "
+            f"| {MODE_NAME[r.get('mode', 'ctcp')]} | {r['n']} | {r['load']:.2f} | "
+            f"{r['mean_s']} ({r['mean_kB']}) | "
             f"{r['max_s']} ({r['max_kB']}) | {r['sessions_over_floor']}/{r['sessions_ok']} | "
             f"{r['late_segments']} ({r['worst_late_s']}) | {r['mean_whole_s']} | "
             f"{r['max_whole_s']:g} ({r['max_whole_kB']}) | "
             f"{r['sessions_finished']}/{r['n']} | {r['E_f']} | {r['link_drops']} | "
             f"{r['retransmissions']} |")
     return "\n".join(lines)
+
+
+def plot(rows, path):
+    """Fig. 10 both ways: required prefix (fluid mean/max and whole-segment
+    mean) vs n, cTCP and TCP."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=80)
+    colour = {"ctcp": "tab:blue", "tcp": "tab:red"}
+    for mode in ("ctcp", "tcp"):
+        sel = sorted((r for r in rows if r.get("mode", "ctcp") == mode
+                      and r.get("mean_s") is not None), key=lambda r: r["n"])
+        if not sel:
+            continue
+        xs = [r["n"] for r in sel]
+        c, name = colour[mode], MODE_NAME[mode]
+        a1.plot(xs, [r["mean_s"] for r in sel], "o-", color=c, label=f"{name}: mean")
+        a1.plot(xs, [r["max_s"] for r in sel], "x--", color=c, label=f"{name}: max")
+        a2.plot(xs, [r["mean_whole_s"] for r in sel], "o-", color=c, label=f"{name}: mean")
+        a2.plot(xs, [r["max_whole_s"] for r in sel], "x--", color=c, label=f"{name}: max")
+    r0 = rows[0]
+    for ax, t in ((a1, "fluid: max_k D(k) − A(kT)"), (a2, "whole segments")):
+        ax.axhline(r0["segment_s"], color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("sessions n")
+        ax.set_ylabel("required prefix (s of video)")
+        ax.set_title(t, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Required prefix on the testbed, {r0['capacity_bps'] / 1e6:g} Mbit/s pipe, "
+                 f"{r0['seconds']} s sessions", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
 
 
 def main():
@@ -271,6 +317,12 @@ def main():
     ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
     ap.add_argument("--queue-ms", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+                    help="the server's pacing of the enhanced flow (smooth: its default; "
+                    "peak: the level above 1.25 x the 1 s peak, as before the smoothing)")
+    ap.add_argument("--modes", nargs="+", choices=["ctcp", "tcp"], default=["ctcp"],
+                    help="essential flow: cTCP and/or TCP (segments released one "
+                    "segment ahead, sent as fast as TCP allows)")
     ap.add_argument("--no-prestage", action="store_true",
                     help="no prefix: the enhanced flow starts one segment later")
     ap.add_argument("--report-only", action="store_true",
@@ -295,15 +347,15 @@ def main():
         with open(os.path.join(args.out, "results.json")) as f:
             for line in f:
                 r = json.loads(line)
-                last[r["n"]] = r
-        rows = [last[n] for n in args.n if n in last]
+                last[(r.get("mode", "ctcp"), r["n"])] = r
+        rows = [last[(m, n)] for m in args.modes for n in args.n if (m, n) in last]
         if args.reanalyse:
             rows = [reanalyse(args, r) for r in rows]
             for r in rows:
                 print(json.dumps({k: v for k, v in r.items() if k != "sessions"}))
-    for n in [] if args.report_only else args.n:
+    for mode, n in [] if args.report_only else [(m, n) for m in args.modes for n in args.n]:
         # one point at a time: the machine is shared
-        row = run_point(args, build, n, os.path.join(args.out, f"n{n}"))
+        row = run_point(args, build, n, workdir_of(args, mode, n), mode)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "sessions"}), flush=True)
         with open(os.path.join(args.out, "results.json"), "a") as f:
@@ -312,6 +364,7 @@ def main():
         import report_tables
         with open(os.path.join(HERE, "results", "prefix-measured.json"), "w") as f:
             json.dump({"command": " ".join(sys.argv[1:]), "rows": rows}, f, indent=1)
+        plot(rows, os.path.join(HERE, "results", "prefix-measured.png"))
         report_tables.replace_section("prefix-measured", doc_section(rows))
 
 

@@ -159,12 +159,17 @@ def main():
         measured = os.path.join(args.out, "prefix-measured.json")
         if os.path.exists(measured):
             with open(measured) as f:
-                mrows = [r for r in json.load(f)["rows"] if r.get("mean_s") is not None]
-            mx = [r["n"] for r in mrows]
-            ax.plot(mx, [r["mean_s"] for r in mrows], "D", color="black",
-                    label="mean, measured on the testbed (120 s)")
-            ax.plot(mx, [r["max_s"] for r in mrows], "x", color="black", ms=8,
-                    label="max, measured on the testbed (120 s)")
+                allrows = [r for r in json.load(f)["rows"] if r.get("mean_s") is not None]
+            for mode, colour, name in (("ctcp", "black", "cTCP"), ("tcp", "tab:red", "TCP")):
+                mrows = sorted((r for r in allrows if r.get("mode", "ctcp") == mode),
+                               key=lambda r: r["n"])
+                if not mrows:
+                    continue
+                mx = [r["n"] for r in mrows]
+                ax.plot(mx, [r["mean_s"] for r in mrows], "D", color=colour,
+                        label=f"mean, measured on the testbed, {name} (120 s)")
+                ax.plot(mx, [r["max_s"] for r in mrows], "x", color=colour, ms=8,
+                        label=f"max, measured on the testbed, {name} (120 s)")
         ax.axhline(args.segment, color="grey", lw=0.8, ls=":")
         ax.set_xlabel("sessions n")
         ax.set_ylabel("required prefix (s of video)")

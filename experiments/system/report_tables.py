@@ -4,6 +4,18 @@
 docs/results.md (between the `tables` markers) and experiments/system/results/.
 
   experiments/system/report_tables.py RESULTS.json [RESULTS.json...]
+
+Rows without `enhanced_rate` were measured before the enhanced-flow
+smoothing: their enhanced flow ran at its peak rate ("peak").
+RESULTS.json: a run's results.json (JSON lines) or a kept tables.json
+(experiments/system/results/tables.json, a JSON array: rows kept from
+earlier runs stay in it). The last row of each (n, mode, factor, segment,
+sizing, policy) counts.
+
+  experiments/system/report_tables.py --offered DIR/results.json
+
+prints, for each run of DIR, the load the smoothing schedule offers the
+pipe per segment (offered_load()).
 """
 import json
 import os
@@ -12,7 +24,46 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DOC = os.path.join(ROOT, "docs", "results.md")
-COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_total", "G_con_max", "G_con_avg"]
+# the paper's columns: per session, averaged over the sessions (tables.py aggregate())
+COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_max", "G_con_avg"]
+# the sums over the sessions (and the largest / pooled per-GOP figures)
+SUMS = ["E_f_sum", "E_g_sum", "G_max_all", "G_avg_all", "G_con_total", "G_con_max_all",
+        "G_con_avg_all"]
+MODES = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
+ENH = {"smooth": "smoothed", "peak": "at its peak rate"}
+
+
+def normalise(r):
+    """Rows written before the paper's per-session metrics (E_f etc. were
+    sums over the sessions, no per-session data): the sums keep their
+    value, E_f / E_g become the exact per-session means (sum / n), the
+    per-session G_* means are unknown (None). Also the defaults of the
+    newer keys (pipe sized by peak rates, policy i)."""
+    r = dict(r)
+    r.setdefault("size_by", r.get("pipe", "peak"))
+    r.setdefault("pipe", r["size_by"])
+    r.setdefault("enhanced_rate", "peak")      # before the smoothing: peak pacing
+    r.setdefault("policy", "i")
+    if "load" not in r and r.get("sum_mean_bps"):
+        r["load"] = round(r["sum_mean_bps"] / r["capacity_bps"], 3)
+    if r.get("metrics") != "paper":
+        n = r["n"]
+        r.update({"E_f_sum": r["E_f"], "E_g_sum": r["E_g"],
+                  "G_max_all": r["G_max"], "G_avg_all": r["G_avg"],
+                  "G_con_max_all": r["G_con_max"], "G_con_avg_all": r["G_con_avg"],
+                  "E_f": round(r["E_f"] / n, 2), "E_g": round(r["E_g"] / n, 2),
+                  "G_max": None, "G_avg": None, "G_con_max": None, "G_con_avg": None,
+                  "metrics": "sums"})
+    return r
+
+
+def key(r):
+    return (r["n"], r["mode"], r["factor"], r["segment_s"], r["size_by"], r["policy"],
+            r["enhanced_rate"])
+
+
+def fmt(v):
+    return "–" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def replace_section(name, text, path=DOC):
@@ -25,80 +76,180 @@ def replace_section(name, text, path=DOC):
         f.write(doc[:a] + "\n" + text.rstrip() + "\n" + doc[b:])
 
 
-def table(rows, mode, factor, seg):
+def table(rows, mode, factor, seg, size_by, enh="peak", policy="i"):
     sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
-                  and r["segment_s"] == seg), key=lambda r: r["n"])
+                  and r["segment_s"] == seg and r["size_by"] == size_by
+                  and r["enhanced_rate"] == enh and r["policy"] == policy),
+                 key=lambda r: r["n"])
     if not sel:
         return ""
-    head = ("| n | pipe Mbit/s | frames | " + " | ".join(COLS) +
-            " | sessions damaged | late ess. segments | TCP rexmits | rUDP lost | link drops |")
+    head = ("| n | pipe Mbit/s | load (records / wire) | frames | E_f | E_g | G_max | G_avg | G^con_max | "
+            "G^con_avg | ΣE_f | ΣE_g | max G_max | G_avg (pooled) | ΣG^con | max G^con | "
+            "sessions damaged | late ess. segments | TCP rexmits | rUDP lost | link drops |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in sel:
-        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {r['frames']} | " +
-                   " | ".join(str(r[c]) for c in COLS) +
+        wl = f" / {fmt(r['wire_load'])}" if r.get("wire_load") else ""
+        out.append(f"| {r['n']} | {r['capacity_bps'] / 1e6:.2f} | {fmt(r.get('load'))}{wl} | "
+                   f"{r['frames']} | " + " | ".join(fmt(r[c]) for c in COLS) + " | " +
+                   " | ".join(fmt(r[c]) for c in SUMS[:-1]) +
                    f" | {r['sessions_damaged']}/{r['n']} | {r['segments_late']} | "
                    f"{r['retransmissions']} | {r['rudp_lost']} | {r['link_drops']} |")
     return "\n".join(out)
 
 
-def write(rows, _out=None):
-    # the last run of each (n, mode, factor, segment) counts
-    last = {}
+def policy_table(rows):
+    """Policy i next to ip: the configurations measured with both."""
+    both = {}
     for r in rows:
-        last[(r["n"], r["mode"], r["factor"], r["segment_s"])] = r
+        both.setdefault((r["mode"], r["n"], r["factor"], r["segment_s"], r["size_by"],
+                         r["seconds"], r["enhanced_rate"]), {})[r["policy"]] = r
+    keys = sorted((k for k, v in both.items() if "i" in v and "ip" in v),
+                  key=lambda k: (k[6] != "smooth", k[3], k[4], k[2], k[1], k[0]))
+    if not keys:
+        return ""
+    head = ("| essential flow | n | pipe | segments, per session | enhanced flow | policy | "
+            "essential share "
+            "of the bytes | E_f | E_g | G_max | G_avg | G^con_max | G^con_avg | ΣE_f | "
+            "sessions damaged | TCP rexmits | rUDP lost | link drops |")
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for k in keys:
+        for pol in ("i", "ip"):
+            r = both[k][pol]
+            share = r.get("essential_share")
+            out.append(f"| {MODES[r['mode']].split()[0]} | {r['n']} | {r['factor']:g} × Σ "
+                       f"{r['size_by']} = {r['capacity_bps'] / 1e6:.2f} Mbit/s | "
+                       f"{r['segment_s']:g} s, {r['seconds']} s | "
+                       f"{ENH[r['enhanced_rate']]} | {pol} | "
+                       f"{fmt(share)} | " + " | ".join(fmt(r[c]) for c in COLS) +
+                       f" | {r['E_f_sum']} | {r['sessions_damaged']}/{r['n']} | "
+                       f"{r['retransmissions']} | {r['rudp_lost']} | {r['link_drops']} |")
+    return "\n".join(out)
+
+
+def write(rows, _out=None):
+    # the last run of each (n, mode, factor, segment, sizing, policy) counts
+    last = {}
+    for r in map(normalise, rows):
+        last[key(r)] = r
     rows = list(last.values())
     d = os.path.join(HERE, "results")
     os.makedirs(d, exist_ok=True)
+    order = lambda r: (r["enhanced_rate"] != "smooth", r["size_by"] != "mean",
+                       -r["segment_s"], r["factor"], r["policy"], r["mode"], r["n"])
     with open(os.path.join(d, "tables.json"), "w") as f:
-        json.dump(sorted(rows, key=lambda r: (-r["segment_s"], r["factor"], r["mode"], r["n"])),
-                  f, indent=1)
+        json.dump(sorted(rows, key=order), f, indent=1)
     parts = []
-    names = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
-    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
-        secs = {r["seconds"] for r in rows if r["segment_s"] == seg}
-        for factor in sorted({r["factor"] for r in rows if r["segment_s"] == seg}):
-            for mode in ("tcp", "ctcp"):
-                t = table(rows, mode, factor, seg)
-                if t:
-                    parts.append(f"**{names[mode]}, pipe = {factor:g} × Σ peak rates, "
-                                 f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
-                                 f"per session**\n\n{t}\n")
+    confs = sorted({(r["enhanced_rate"], r["size_by"], r["segment_s"], r["factor"])
+                    for r in rows},
+                   key=lambda c: (-c[2], c[0] != "smooth",
+                                  {"wire-mean": 0, "mean": 1}.get(c[1], 2), c[3]))
+    for enh, size_by, seg, factor in confs:
+        sel = [r for r in rows if (r["enhanced_rate"], r["size_by"], r["segment_s"],
+                                   r["factor"]) == (enh, size_by, seg, factor)
+               and r["policy"] == "i"]
+        secs = sorted({r["seconds"] for r in sel})
+        for mode in ("tcp", "ctcp"):
+            t = table(rows, mode, factor, seg, size_by, enh)
+            if t:
+                legacy = any(r["metrics"] != "paper" for r in sel if r["mode"] == mode)
+                parts.append(f"**{MODES[mode]}, pipe = {factor:g} × Σ {size_by} rates, "
+                             f"segments of {seg:g} s, {'/'.join(map(str, secs))} s "
+                             f"per session, enhanced flow {ENH[enh]}**" +
+                             (" (measured before the per-session metrics: only E_f, E_g "
+                              "and the sums)" if legacy else "") + f"\n\n{t}\n")
     text = "\n".join(parts)
+    pt = policy_table(rows)
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=80)
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=80)
     style = {"tcp": "o", "ctcp": "s"}
-    for seg in sorted({r["segment_s"] for r in rows}, reverse=True):
-        for factor in sorted({r["factor"] for r in rows}):
-            for mode in ("tcp", "ctcp"):
-                sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
-                              and r["segment_s"] == seg), key=lambda r: r["n"])
-                if sel:
-                    ax.plot([r["n"] for r in sel],
-                            [r["E_f"] / max(r["frames"], 1) * 100 for r in sel],
-                            style[mode], ls="-" if factor == 1.0 else "--",
-                            alpha=1.0 if seg == max(r["segment_s"] for r in rows) else 0.4,
-                            label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
-                                  f"{factor:g}×, T={seg:g} s")
+    for enh, size_by, seg, factor in confs:
+        if size_by != "peak" and not any(r["n"] > 10 or r["seconds"] >= 600 for r in rows
+                                         if (r["enhanced_rate"], r["size_by"], r["segment_s"],
+                                             r["factor"]) == (enh, size_by, seg, factor)):
+            continue        # the single-n comparisons stay in the tables
+        for mode in ("tcp", "ctcp"):
+            sel = sorted((r for r in rows if r["mode"] == mode and r["factor"] == factor
+                          and r["segment_s"] == seg and r["size_by"] == size_by
+                          and r["enhanced_rate"] == enh and r["policy"] == "i"),
+                         key=lambda r: r["n"])
+            if sel:
+                ax.plot([r["n"] for r in sel],
+                        # of the frames the sessions replay (25 fps)
+                        [r["E_f_sum"] / (r["n"] * r["seconds"] * 25) * 100 for r in sel],
+                        style[mode], ls="-" if size_by != "peak" else "--",
+                        alpha=1.0 if size_by != "peak" else 0.4,
+                        label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
+                              f"{factor:g}× Σ {size_by}, T={seg:g} s"
+                              f"{', smoothed' if enh == 'smooth' else ''}"
+                              f"{', enh. at peak rate' if enh == 'peak' and size_by != 'peak' else ''}")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
-    ax.set_ylabel("E_f, % of frames")
+    ax.set_ylabel("ΣE_f, % of the frames replayed")
     ax.set_title("Star Wars sessions: damaged P/B frames")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(os.path.join(d, "tables.png"))
     replace_section("tables", text)
+    if pt:
+        replace_section("policy", pt)
     print(text)
+    print(pt)
 
+
+def offered_load(workdir, segment, capacity, policy="i", p_hat=0.05, headroom=1.01):
+    """What the smoothing schedule offers the pipe, per segment of the run,
+    from a run's excerpts (WORKDIR/videos): segment k's essential flow at
+    cTCP's S/(T(1−p̂)) and its enhanced frames at their mean over the
+    window (W = T, × the schedule's 1 % headroom), both sent one segment
+    ahead (lead L = W), on the wire as swtrace.wire_mean counts them;
+    summed over the sessions, as a fraction of `capacity`. A fluid
+    approximation of the server's schedule (which raises a window's rate
+    where a frame would be late): a value near or above 1 means the pipe
+    cannot carry that segment's smoothed rates without a queue."""
+    sys.path.insert(0, HERE)
+    import swtrace
+    videos = os.path.join(workdir, "videos")
+    per = {}
+    for name in sorted(os.listdir(videos)):
+        with open(os.path.join(videos, name)) as f:
+            for k, line in enumerate(f):
+                p = line.split()
+                if len(p) != 4:
+                    continue
+                size = int(p[3]) + swtrace.HEADER
+                seg = int(k / swtrace.FPS // segment)
+                if p[1] == "I" or (policy == "ip" and p[1] == "P"):
+                    b = size * (1 + swtrace.TCP_IP / swtrace.MSS) / (1 - p_hat)
+                else:
+                    pk = -(-size // (swtrace.MTU - swtrace.RTP_HDR))
+                    b = (size + pk * (swtrace.RTP_HDR + swtrace.UDP_IP)) * headroom
+                per[seg] = per.get(seg, 0) + b
+    return [round(per[k] * 8 / segment / capacity, 3) for k in sorted(per)]
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--offered"]:
+    # --offered RESULTS.json: the offered load per segment of each run in it
+    for line in open(sys.argv[2]):
+        r = json.loads(line)
+        wd = os.path.join(os.path.dirname(sys.argv[2]),
+                          f"{r['mode']}-n{r['n']}-{r['pipe']}x{r['factor']}-{r['enhanced_rate']}"
+                          f"{'-ip' if r['policy'] == 'ip' else ''}")
+        if os.path.isdir(os.path.join(wd, "videos")):
+            loads = offered_load(wd, r["segment_s"], r["capacity_bps"], r["policy"])
+            print(r["n"], r["mode"], "offered load per segment:", loads, "max", max(loads))
+    sys.exit(0)
 
 if __name__ == "__main__":
     rows = []
     for path in sys.argv[1:]:
         with open(path) as f:
-            for line in f:
-                if line.strip():
-                    rows.append(json.loads(line))
+            text = f.read()
+        if text.lstrip().startswith("["):        # a kept tables.json
+            rows += json.loads(text)
+        else:                                    # a run's results.json (JSON lines)
+            rows += [json.loads(line) for line in text.splitlines() if line.strip()]
     write(rows)

@@ -61,7 +61,10 @@ class SystemTestbed:
         self.tb.__enter__()
         self.slog = open(os.path.join(self.workdir, "server.log"), "w")
         self.server = self.tb.server.popen(
-            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure"]
+            # every proxy is one client (one address): lift the per-client
+            # session limit (default 32) for the runs with more sessions
+            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
+             "--max-client-sessions", "256"]
             + self.server_args,
             stdout=self.slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)
@@ -90,7 +93,14 @@ class SystemTestbed:
             if exc[0] is None:
                 time.sleep(0.5)
                 self.server.terminate()
-                self.server.wait(timeout=10)
+                try:
+                    # its SESSION-END records are logged when each session
+                    # ends, so a server slow to stop (many sessions on a
+                    # loaded machine) loses nothing by being killed
+                    self.server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.server.kill()
+                    self.server.wait(timeout=10)
                 self.summary = self.tb.stop_emulator()
                 shutil.copy(self.tb.csv_path, os.path.join(self.workdir, "linkemu.csv"))
         finally:

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.0-or-later
+"""The system experiments' own arithmetic, without a testbed (~1 s): the
+paper's per-session damage averages (tables.aggregate), the report's
+reading of rows written before them (report_tables.normalise), the
+required prefix of prefix_measured.py and the per-segment binning of
+arrivals.py.  Run as SCRIPT SERVER PROXY (the system tests' convention;
+the programs are not used)."""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXP = os.path.join(HERE, "..", "..", "..", "experiments", "system")
+sys.path.insert(0, EXP)
+
+import arrivals  # noqa: E402
+import prefix_measured  # noqa: E402
+import report_tables  # noqa: E402
+import tables  # noqa: E402
+
+
+def merge(ef, eg, gmax, gavg, cmax, cavg):
+    return {"E_f": ef, "E_g": eg, "G_max": gmax, "G_avg": gavg, "G_con_max": cmax,
+            "G_con_avg": cavg, "G_con_total": round(cavg * eg)}
+
+
+class Aggregate(unittest.TestCase):
+    def test_paper_averages(self):
+        # two damaged sessions, two clean ones
+        ms = [merge(30, 5, 11, 6.0, 9, 4.0), merge(10, 5, 3, 2.0, 2, 1.0),
+              merge(0, 0, 0, 0.0, 0, 0.0), merge(0, 0, 0, 0.0, 0, 0.0)]
+        a = tables.aggregate(ms)
+        # E_f, E_g over all four sessions
+        self.assertEqual(a["E_f"], 10.0)
+        self.assertEqual(a["E_g"], 2.5)
+        # per-GOP figures over the two damaged sessions only
+        self.assertEqual(a["G_max"], 7.0)
+        self.assertEqual(a["G_avg"], 4.0)
+        self.assertEqual(a["G_con_max"], 5.5)
+        self.assertEqual(a["G_con_avg"], 2.5)
+        # the sums and the pooled / largest figures
+        self.assertEqual((a["E_f_sum"], a["E_g_sum"]), (40, 10))
+        self.assertEqual((a["G_max_all"], a["G_con_max_all"]), (11, 9))
+        self.assertEqual(a["G_avg_all"], 4.0)
+        self.assertEqual(a["G_con_total"], 25)
+        self.assertEqual(a["G_con_avg_all"], 2.5)
+
+    def test_no_damage(self):
+        a = tables.aggregate([merge(0, 0, 0, 0.0, 0, 0.0)] * 3)
+        for k in ("E_f", "E_g", "G_max", "G_avg", "G_con_max", "G_con_avg", "E_f_sum"):
+            self.assertEqual(a[k], 0, k)
+
+    def test_legacy_row(self):
+        old = {"n": 4, "mode": "tcp", "factor": 1.0, "segment_s": 20.0, "E_f": 40,
+               "E_g": 10, "G_max": 11, "G_avg": 4.0, "G_con_max": 9, "G_con_avg": 2.5,
+               "capacity_bps": 1e6, "sum_mean_bps": 5e5}
+        r = report_tables.normalise(old)
+        self.assertEqual((r["E_f"], r["E_g"]), (10.0, 2.5))
+        self.assertEqual((r["E_f_sum"], r["G_max_all"]), (40, 11))
+        self.assertIsNone(r["G_max"])
+        self.assertEqual((r["size_by"], r["policy"], r["load"]), ("peak", "i", 0.5))
+        # a row in the paper's metrics is left alone
+        new = dict(tables.aggregate([merge(8, 2, 5, 4.0, 3, 2.0)]), **{
+            k: old[k] for k in ("n", "mode", "factor", "segment_s", "capacity_bps")})
+        self.assertEqual(report_tables.normalise(new)["E_f"], 8.0)
+
+
+class Prefix(unittest.TestCase):
+    def test_required_prefix(self):
+        # 3 segments of 10 s, 100 B each; segment 0 pre-staged (skip 1);
+        # segment 1 arrives by 10 s, segment 2 half by 20 s, the rest at 25 s
+        seg, sec = [100, 100, 100], [10] * 30
+        started = 0
+        arr = [(5_000_000, 1, 100), (15_000_000, 2, 50), (25_000_000, 2, 50)]
+        b, s, late, worst, never, whole = prefix_measured.required_prefix(
+            seg, sec, arr, started, 0.0, 10.0, 1)
+        # shortfall at 20 s: 300 − 150 = 150 B, = 15 s of 10 B/s
+        self.assertEqual((b, s), (150, 15))
+        self.assertEqual((late, never, whole), (1, 0, 3))
+        self.assertAlmostEqual(worst, 5.0)
+
+
+class Segments(unittest.TestCase):
+    def test_per_segment_bins(self):
+        def row(t, de, dn, be, bn):
+            return {"time_s": t, "drops_7000-7099": de, "drops_7100-7199": dn,
+                    "drops_other": 0, "bytes_7000-7099": be, "bytes_7100-7199": bn,
+                    "bytes_other": 7}
+        rows = [row(0.5, 9, 9, 9, 9),            # before the run: left out
+                row(1.5, 1, 0, 100, 10), row(10.9, 2, 3, 0, 10),
+                row(11.5, 0, 4, 50, 10), row(31.0, 0, 0, 0, 0)]
+        segs = arrivals.per_segment(rows, 1.0, 10.0, 30.0)
+        self.assertEqual([s["ess_drops"] for s in segs], [3, 0])
+        self.assertEqual([s["enh_drops"] for s in segs], [3, 4])
+        self.assertEqual([s["ess_bytes"] for s in segs], [100, 50])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]], verbosity=2)
