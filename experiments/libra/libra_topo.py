@@ -73,8 +73,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))  # libra_testbed
 from twoflowlab.testbed import (Testbed, SkipTest, check_environment,  # noqa
                                 jain_index, read_csv)
+from libra_testbed import genv, load, save, summary_line, tool  # noqa: E402
 
 PAPER_RATE = 100e6
 PAPER_BUFFERS = (83, 1500)          # packets at 100 Mbit/s: 10 ms, 180 ms
@@ -94,17 +96,6 @@ FRIEND_GOAL_SHARE = (0.67, 1.5)
 
 # ---------------------------------------------------------------- runner
 
-def tool(a):
-    return os.path.join(a.build, "bench", "erap", "bench-erap-tool")
-
-
-def genv(a):
-    e = dict(os.environ)
-    e["GST_PLUGIN_PATH_1_0"] = os.path.join(a.build, "gst")
-    e["GST_REGISTRY_1_0"] = os.path.join(a.out, "registry.bin")
-    return e
-
-
 _warm = set()
 
 
@@ -118,28 +109,6 @@ def warm_registry(a):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        check=True)
         _warm.add(reg)
-
-
-def summary_line(text):
-    lines = [l for l in text.strip().splitlines() if "eos=" in l]
-    if not lines:
-        return {}
-    return {k: float(v) for k, v in (x.split("=") for x in lines[-1].split())}
-
-
-def load(a):
-    p = os.path.join(a.out, "results.json")
-    if os.path.exists(p):
-        with open(p) as f:
-            return json.load(f)
-    return {}
-
-
-def save(a, key, value):
-    res = load(a)
-    res[key] = value
-    with open(os.path.join(a.out, "results.json"), "w") as f:
-        json.dump(res, f, indent=1)
 
 
 def scaled_queue(a, paper_pkts):

@@ -1063,6 +1063,22 @@ session_stats (Session * s)
 
 static gboolean ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data);
 
+/* What a session owns besides its pipelines and sources */
+static void
+session_free (Session * s)
+{
+  g_free (s->host);
+  g_free (s->erap_key);
+  g_free (s->srtp_key);
+  g_free (s->ess_token);
+  g_free (s->essential);
+  g_free (s->rate_control);
+  gst_object_unref (s->clock);
+  g_mutex_clear (&s->release_lock);
+  g_list_free_full (s->pending_events, (GDestroyNotify) gst_structure_free);
+  g_free (s);
+}
+
 static void
 session_maybe_finish (Session * s)
 {
@@ -1656,16 +1672,7 @@ session_destroy (Session * s, const gchar * why)
   }
   g_print ("session %u: closed (%s); %u session(s) active\n", s->id, why,
       g_hash_table_size (sessions));
-  g_free (s->host);
-  g_free (s->erap_key);
-  g_free (s->srtp_key);
-  g_free (s->ess_token);
-  g_free (s->essential);
-  g_free (s->rate_control);
-  gst_object_unref (s->clock);
-  g_mutex_clear (&s->release_lock);
-  g_list_free_full (s->pending_events, (GDestroyNotify) gst_structure_free);
-  g_free (s);
+  session_free (s);
 }
 
 /* A track selection of a request: an index (number or digits), a
@@ -1918,15 +1925,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
         "essential_token (16 characters or more) required: over TLS the "
         "essential %s flow is TLS too, and the token proves the proxy", ess);
-    g_free (s->host);
-    g_free (s->erap_key);
-    g_free (s->srtp_key);
-    g_free (s->ess_token);
-    g_free (s->essential);
-    g_free (s->rate_control);
-    gst_object_unref (s->clock);
-    g_mutex_clear (&s->release_lock);
-    g_free (s);
+    session_free (s);
     return NULL;
   }
   /* smoothing: the enhanced flow is paced per window and sent
@@ -1945,15 +1944,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
       || (s->start > 0 && info->is_trace)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "bad PLAY parameters (ports, segment_duration, start)");
-    g_free (s->host);
-    g_free (s->erap_key);
-    g_free (s->srtp_key);
-    g_free (s->ess_token);
-    g_free (s->essential);
-    g_free (s->rate_control);
-    gst_object_unref (s->clock);
-    g_mutex_clear (&s->release_lock);
-    g_free (s);
+    session_free (s);
     return NULL;
   }
   g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
