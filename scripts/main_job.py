@@ -184,7 +184,10 @@ def system_section(build, workdir):
     corpus = media_corpus(build)
     for name in MEDIA:
         shutil.copy(os.path.join(corpus, name), videos)
-    rate, rtt_ms, capacity = 10e6, 40, 10e6
+    # admission counts the sessions' smoothed rates (the proxy's default):
+    # half the bottleneck is this proxy's to give, so the sample's second
+    # viewer (2.8 Mbit/s smoothed) no longer fits
+    rate, rtt_ms, capacity = 10e6, 40, 5e6
     seg = "2"
     ok = True
     with tbm.Testbed(rate_bps=rate, delay_ms=rtt_ms / 2, queue_pkts=80,
@@ -225,7 +228,7 @@ def system_section(build, workdir):
         url = f"rtsp://{proxy_host.ip}:8554/video/"
         views = {}
         # A: the long video (with its prefix); B: the 5 Mbit/s sample;
-        # C: the sample again while B runs: residual < its peak -> 503
+        # C: the sample again while B runs: residual < its smoothed rate -> 503
         for name, video, delay in (("A", "ball.m2v", 0), ("B", "greyramp.m2v", 1.0),
                                    ("C", "greyramp.m2v", 1.0)):
             time.sleep(delay)
@@ -279,7 +282,8 @@ def system_section(build, workdir):
     print("  admission decisions:")
     for a in admissions:
         extra = (f"residual {a['residual'] / 1e6:.2f} Mbit/s" if "residual" in a else "")
-        print(f"    {a['decision']:6s} {a['video']:14s} peak {a['peak_rate'] / 1e6:.2f} Mbit/s "
+        print(f"    {a['decision']:6s} {a['video']:14s} {a.get('basis', 'peak')} "
+              f"{a.get('rate', a['peak_rate']) / 1e6:.2f} Mbit/s (peak {a['peak_rate'] / 1e6:.2f}) "
               f"{extra}{'  — ' + a['reason'] if a.get('reason') else ''}")
     expected = {"A": 600, "B": 25}
     for name in ("A", "B", "C"):
