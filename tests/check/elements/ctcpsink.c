@@ -154,6 +154,27 @@ receiver_free (Receiver * r)
 
 /* ---- tests ---- */
 
+/* A listening sink parsed from @desc and a tcpclientsrc receiver that
+ * connects to its bound port from 127.0.0.1. */
+static GstHarness *
+listening_sink_new (const gchar * desc, GstElement ** sink, Receiver ** r)
+{
+  GstHarness *h = gst_harness_new_parse (desc);
+  guint port = 0;
+  gchar *rdesc;
+
+  gst_harness_use_systemclock (h);
+  gst_harness_set_src_caps_str (h, "application/octet-stream");
+  *sink = gst_harness_find_element (h, "ctcpsink");
+  g_object_get (*sink, "bound-port", &port, NULL);
+  fail_unless (port > 0);
+  rdesc = g_strdup_printf ("tcpclientsrc host=127.0.0.1 port=%u ! "
+      "appsink name=sink sync=false", port);
+  *r = receiver_launch (rdesc);
+  g_free (rdesc);
+  return h;
+}
+
 /* listen=true (a receiver behind NAT connects out): the sink listens
  * from start on, a stock tcpclientsrc connects, every byte arrives in
  * order, paced per segment as when the sink connects. */
@@ -165,20 +186,9 @@ GST_START_TEST (test_listen_bitexact)
   gsize size = 300000;
   guint8 *data = pattern (size, 11);
   GstStructure *s;
-  guint port = 0;
-  gchar *desc;
 
-  h = gst_harness_new_parse ("ctcpsink listen=true bind-port=0 "
-      "host=127.0.0.1 segment-duration=250000000");
-  gst_harness_use_systemclock (h);
-  gst_harness_set_src_caps_str (h, "application/octet-stream");
-  sink = gst_harness_find_element (h, "ctcpsink");
-  g_object_get (sink, "bound-port", &port, NULL);
-  fail_unless (port > 0);
-  desc = g_strdup_printf ("tcpclientsrc host=127.0.0.1 port=%u ! "
-      "appsink name=sink sync=false", port);
-  r = receiver_launch (desc);
-  g_free (desc);
+  h = listening_sink_new ("ctcpsink listen=true bind-port=0 "
+      "host=127.0.0.1 segment-duration=250000000", &sink, &r);
   push_data (h, data, size, 100, 10 * GST_MSECOND);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless (receiver_wait (r, size, TRUE, 10000), "received %"
@@ -209,20 +219,9 @@ GST_START_TEST (test_listen_other_peer_refused)
   Receiver *r;
   gsize size = 20000;
   guint8 *data = pattern (size, 12);
-  guint port = 0;
-  gchar *desc;
 
-  h = gst_harness_new_parse ("ctcpsink listen=true host=192.0.2.7 "
-      "mode=tcp");
-  gst_harness_use_systemclock (h);
-  gst_harness_set_src_caps_str (h, "application/octet-stream");
-  sink = gst_harness_find_element (h, "ctcpsink");
-  g_object_get (sink, "bound-port", &port, NULL);
-  fail_unless (port > 0);
-  desc = g_strdup_printf ("tcpclientsrc host=127.0.0.1 port=%u ! "
-      "appsink name=sink sync=false", port);
-  r = receiver_launch (desc);
-  g_free (desc);
+  h = listening_sink_new ("ctcpsink listen=true host=192.0.2.7 mode=tcp",
+      &sink, &r);
   push_data (h, data, size, 4, 10 * GST_MSECOND);
   fail_unless (receiver_wait (r, 0, TRUE, 5000), "not closed");
   fail_unless_equals_int (receiver_size (r), 0);
