@@ -402,9 +402,8 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
    * ECT(0) (RFC 3168), so an ECN-enabled AQM on the path marks its packets
    * CE where it would drop them early, and rudpsrc halves the level on a
    * mark as on a loss (its `ce-marked` and `ce-decreases` stats). Use it
-   * only with a receiver that reacts to CE (rudpsrc does); the feedback
-   * received on the same socket is unaffected, the sender's notices leave
-   * ECT(0) too.
+   * only with a receiver that reacts to CE (rudpsrc does). Only the RTP
+   * packets are ECN-capable: the sink's RTCP notices leave Not-ECT.
    */
   g_object_class_install_property (gobject_class, PROP_ECN,
       g_param_spec_boolean ("ecn", "ECN",
