@@ -76,8 +76,10 @@ def tool_json(p, timeout):
 
 
 def level_table(max_level):
-    """The default table (160 kbit/s steps) up to level max_level."""
-    return ",".join(str(160000 * (i + 1)) for i in range(max_level + 1))
+    """The default table (160 kbit/s steps) up to level max_level, as a
+    quoted GstValueArray for a launch line."""
+    return '"<%s>"' % ",".join("(guint64)%d" % (160000 * (i + 1))
+                               for i in range(max_level + 1))
 
 
 def run_case(case, a, workdir):
@@ -243,6 +245,7 @@ def analyse(case, a, rows, snd, rcv, tcp_out, rx_out, emu_t0, elapsed):
         "receiver": {k: rst.get(k) for k in ("received", "lost", "increases",
                                              "decreases", "srtt",
                                              "ect-received", "ce-marked",
+                                             "ce-marked-rtcp",
                                              "ce-decreases")},
         "tcp_sender": json.loads(tcp_out or "{}"),
         "tcp_receiver": json.loads(rx_out or "{}"),
@@ -294,7 +297,15 @@ def goals(runs, media="rudp"):
         drops_ru = sum(r["media_drops"] for r in ru)
         drops_cb = sum(r["media_drops"] for r in cb)
         ratio = drops_ru / max(1.0, drops_cb)
+        # the media packets alone (RTP, from the receiver's sequence
+        # numbers): the port's drops also count the sender's RTCP notices
+        rtp_ru = sum(r.get("media_rtp_lost", 0) for r in ru)
+        rtp_cb = sum(r.get("media_rtp_lost", 0) for r in cb)
         g.update({
+            "media_rtp_lost_rudp": rtp_ru,
+            "media_rtp_lost_cbr": rtp_cb,
+            "media_rtp_lost_ratio": rtp_ru / max(1.0, rtp_cb),
+            "media_rtp_goal_met": rtp_ru / max(1.0, rtp_cb) <= 0.1,
             "media_drops_rudp": drops_ru,
             "media_drops_cbr": drops_cb,
             "media_drops_ratio": ratio,
@@ -383,9 +394,12 @@ def main():
               % (g["media_to_tcp"], SHARE_LO, SHARE_HI, g["share_goal_met"],
                  g["level_max"]))
     if "media_drops_ratio" in g:
-        print("media drops rudp/cbr = %d/%d = %.3f (goal <= 0.1: %s)" % (
-            g["media_drops_rudp"], g["media_drops_cbr"],
-            g["media_drops_ratio"], g["media_drops_goal_met"]))
+        print("media drops rudp/cbr = %d/%d = %.3f (goal <= 0.1: %s); RTP "
+              "packets lost %d/%d = %.3f" % (
+                  g["media_drops_rudp"], g["media_drops_cbr"],
+                  g["media_drops_ratio"], g["media_drops_goal_met"],
+                  g["media_rtp_lost_rudp"], g["media_rtp_lost_cbr"],
+                  g["media_rtp_lost_ratio"]))
     ge = g.get("ecn", {})
     if "media_to_tcp" in ge:
         print("with ECN: rudp-ecn/TCP throughput = %.2f (goal %.2f..%.2f: %s)"
@@ -393,9 +407,11 @@ def main():
                  ge["share_goal_met"]))
     if "media_drops_ratio" in ge:
         print("with ECN: media drops rudp-ecn/cbr = %d/%d = %.3f (goal <= "
-              "0.1: %s); CE marks %d" % (
+              "0.1: %s); RTP packets lost %d/%d = %.3f (%s); CE marks %d" % (
                   ge["media_drops_rudp"], ge["media_drops_cbr"],
                   ge["media_drops_ratio"], ge["media_drops_goal_met"],
+                  ge["media_rtp_lost_rudp"], ge["media_rtp_lost_cbr"],
+                  ge["media_rtp_lost_ratio"], ge["media_rtp_goal_met"],
                   sum(r["media_marks"] for r in runs["rudp-ecn"])))
     with open(os.path.join(dest, "results.json"), "w") as f:
         json.dump(results, f, indent=None, separators=(",", ":"))

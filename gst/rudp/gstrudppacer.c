@@ -37,7 +37,6 @@
 #endif
 
 #include <string.h>
-#include <netinet/in.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "gstrudppacer.h"
 
@@ -74,16 +73,6 @@ protect (GstRudpSink * sink, const guint8 * data, gsize len, gboolean rtcp,
   return *out_len < 0 ? NULL : sink->scratch;
 }
 
-/* The ECN field of what the socket sends next (IP_TOS, and the traffic
- * class on an IPv6 socket). */
-static void
-set_ecn_field (GstRudpSink * sink, gint ecn)
-{
-  g_socket_set_option (sink->socket, IPPROTO_IP, IP_TOS, ecn, NULL);
-  if (g_socket_get_family (sink->socket) == G_SOCKET_FAMILY_IPV6)
-    g_socket_set_option (sink->socket, IPPROTO_IPV6, IPV6_TCLASS, ecn, NULL);
-}
-
 /* Sends a datagram of ours (SRTP/SRTCP with a key); FALSE on failure. */
 static gboolean
 send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
@@ -99,19 +88,6 @@ send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
       return FALSE;
     }
     len = n;
-  }
-  if (rtcp && sink->ecn_on) {
-    /* ECN (rudpsink ecn=true): only the RTP packets are ECN-capable; the
-     * notices leave Not-ECT (a CE mark on them would tell nobody). The
-     * pacer thread sends everything of the socket, so no RTP packet can
-     * go out between the two changes. */
-    gboolean ok;
-
-    set_ecn_field (sink, GST_RUDP_ECN_NOT_ECT);
-    ok = g_socket_send_to (sink->socket, to, (const gchar *) data, len,
-        NULL, err) >= 0;
-    set_ecn_field (sink, GST_RUDP_ECN_ECT0);
-    return ok;
   }
   return g_socket_send_to (sink->socket, to, (const gchar *) data, len, NULL,
       err) >= 0;

@@ -402,8 +402,9 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
    * ECT(0) (RFC 3168), so an ECN-enabled AQM on the path marks its packets
    * CE where it would drop them early, and rudpsrc halves the level on a
    * mark as on a loss (its `ce-marked` and `ce-decreases` stats). Use it
-   * only with a receiver that reacts to CE (rudpsrc does). Only the RTP
-   * packets are ECN-capable: the sink's RTCP notices leave Not-ECT.
+   * only with a receiver that reacts to CE (rudpsrc does). Everything the
+   * sink sends is ECN-capable, its RTCP notices too (rudpsrc reacts to a
+   * mark on them as on a marked RTP packet).
    */
   g_object_class_install_property (gobject_class, PROP_ECN,
       g_param_spec_boolean ("ecn", "ECN",

@@ -39,8 +39,11 @@
  * Experienced, by an ECN-enabled AQM such as RED in place of an early
  * drop) halves the level at once, as a loss does, under the same
  * one-reaction-per-episode rule (RFC 6679's receiver-driven congestion
- * control). The sender makes its packets ECN-capable with
- * #GstRudpSink:ecn; without it nothing is marked and nothing changes.
+ * control); so does a CE mark on the sender's RTCP notice, which crossed
+ * the same queues. The sender makes its packets ECN-capable with
+ * #GstRudpSink:ecn; without it nothing is marked and nothing changes. The
+ * feedback rudpsrc sends stays Not-ECT (as TCP's pure ACKs: nobody would
+ * react to a mark on it).
  *
  * The receiver algorithm is a sans-IO core (gst-libs/gst/rudp) driven the
  * way every twoflow shell drives its core: the streaming thread feeds it
@@ -71,6 +74,8 @@
  *   an ECN-enabled AQM on the path
  * * `ce-decreases` (guint64): decreases caused by a CE mark (counted in
  *   `decreases` too)
+ * * `ce-marked-rtcp` (guint64): the sender's RTCP notices that arrived
+ *   marked CE (they react as a marked RTP packet does)
  * * `port` (gint): the UDP port bound
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSrc:key set)
  * * `auth-failures` (guint64): datagrams dropped because they failed SRTP or
@@ -649,6 +654,7 @@ make_stats (GstRudpSrc * src)
       "ect-received", G_TYPE_UINT64, st.ect_received,
       "ce-marked", G_TYPE_UINT64, st.ce_marked,
       "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
+      "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
       "port", G_TYPE_INT, src->bound_port,
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
@@ -1066,7 +1072,7 @@ gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
 /* The sender's answer: an RTT sample, and from where its level holds. */
 static void
 handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
-    GSocketAddress * from, GstClockTime now)
+    GSocketAddress * from, guint ecn, GstClockTime now)
 {
   GstBuffer *buf;
   GstRudpNotice n;
@@ -1113,6 +1119,10 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
           gst_rudp_ntp_short_to_time (rtt));
   }
   gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  /* the sender's notice crossed the same queues as its RTP (authentic, or
+   * from the RTP's sender in plaintext): a CE mark on it is congestion */
+  if (ecn == GST_RUDP_ECN_CE)
+    gst_rudp_receiver_rtcp_ce (src->receiver, now);
   run_core (src, now);
   g_mutex_unlock (&src->lock);
 }
@@ -1210,7 +1220,7 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     }
     now = gst_clock_get_time (src->clock);
     if (gst_rudp_is_rtcp (data, len)) {
-      handle_notice (src, data, len, from, now);
+      handle_notice (src, data, len, from, ecn, now);
       g_clear_object (&from);
       continue;
     }

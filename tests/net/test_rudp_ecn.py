@@ -9,13 +9,15 @@ its window clamped to 15 segments of 1000 bytes (not ECN-capable), and
 for 25 s the media flow sent ECN-capable (rudpsink ecn=true) to rudpsrc:
 * its throughput over 5 .. 25 s is within 0.67 .. 1.5 of the TCP's (the
   TCP-fair share),
-* RED marks its packets instead of dropping them: media drops at most
-  1/10 of the TCP's drops at the same queue (RED drops ~2.5 % of the
-  TCP's packets, as it did the media flow's without ECN) and at most 1/10
-  of its own CE marks,
+* RED marks its packets instead of dropping them: media (RTP) packets
+  lost at most 1/10 of the TCP's drops at the same queue (RED drops ~2.5 %
+  of the TCP's packets, as it did the media flow's without ECN) and at
+  most 1/10 of its own CE marks, and so are all drops on the media port
+  (the sender's RTCP notices included),
 * rudpsrc sees every packet ECN-capable, counts the CE marks the emulator
-  made (within a few still in flight at the end) and halves the level on
-  them; the TCP flow gets no mark."""
+  made (on RTP and on the sender's RTCP notices; within a few still in
+  flight at the end) and halves the level on them; the TCP flow gets no
+  mark."""
 
 import argparse
 import importlib.util
@@ -57,12 +59,18 @@ def test():
            "of TCP's (%.2f .. %.2f)", SETTLE_S, SETTLE_S + secs, media, tcp,
            share, run.SHARE_LO, run.SHARE_HI)
     md, td, mm = r["media_drops"], r["tcp_drops"], r["media_marks"]
+    lost = r["media_rtp_lost"]
     expect(td >= 20, "RED dropped %d of the TCP's packets (%.1f %%)", td,
            100 * r["tcp_drop_fraction"])
     expect(mm >= 20, "RED marked %d media packets CE", mm)
+    expect(lost <= td / 10 and lost <= mm / 10,
+           "media (RTP) packets lost %d <= 1/10 of the TCP's %d drops and "
+           "of its %d CE marks", lost, td, mm)
+    # the port's drops also count the sender's RTCP notices (ECN-capable
+    # too, ~10 a second)
     expect(md <= td / 10 and md <= mm / 10,
-           "media drops %d <= 1/10 of the TCP's %d and of its %d CE marks",
-           md, td, mm)
+           "media port drops %d (RTP and RTCP notices) <= 1/10 of the TCP's "
+           "%d and of its %d CE marks", md, td, mm)
     expect(r["tcp_marks"] == 0, "TCP packets marked: %d", r["tcp_marks"])
     rx = r["receiver"]
     expect(rx.get("received", 0) > 0
@@ -71,10 +79,11 @@ def test():
            rx.get("received"))
     # the emulator's window is the first 25 s of media; the tool runs ~1 s
     # longer: rudpsrc may count a few marks more
-    ce = rx.get("ce-marked", 0)
+    ce = rx.get("ce-marked", 0) + rx.get("ce-marked-rtcp", 0)
     expect(mm <= ce <= mm + max(5, mm // 5),
-           "rudpsrc counted %d CE marks, the emulator made %d in the window",
-           ce, mm)
+           "rudpsrc counted %d CE marks (%d on RTP, %d on the sender's RTCP "
+           "notices), the emulator made %d in the window", ce,
+           rx.get("ce-marked", 0), rx.get("ce-marked-rtcp", 0), mm)
     expect(rx.get("ce-decreases", 0) >= 5 and rx.get("decreases", 0) >=
            rx.get("ce-decreases", 0),
            "the receiver halved the level on %s marks (%s decreases)",

@@ -126,7 +126,7 @@ struct _GstRudpReceiver {
 
   guint64 increases, decreases, rounds;
   guint8 fraction_lost;
-  guint64 ect_received, ce_marked, ce_decreases;
+  guint64 ect_received, ce_marked, ce_decreases, ce_marked_rtcp;
 };
 
 void
@@ -379,6 +379,19 @@ gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
   }
 }
 
+/* A CE mark that counts: halve now. A mark is no evidence for going up
+ * either (decrease() resets the stretch also at level 0). */
+static void
+ce_react (GstRudpReceiver * r, GstClockTime now)
+{
+  if (r->level > 0) {
+    /* the round restarts, as on a confirmed loss */
+    round_end (r, expected_of (r), now);
+    r->ce_decreases++;
+  }
+  decrease (r, now);
+}
+
 void
 gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq, gsize size,
     guint ecn, GstClockTime now)
@@ -398,14 +411,18 @@ gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq, gsize size,
    * already answered (as losses of those packets) */
   if (!counts (r, ext))
     return;
-  /* a mark is no evidence for going up either (decrease() resets the
-   * stretch also at level 0) */
-  if (r->level > 0) {
-    /* the round restarts, as on a confirmed loss */
-    round_end (r, expected_of (r), now);
-    r->ce_decreases++;
-  }
-  decrease (r, now);
+  ce_react (r, now);
+}
+
+void
+gst_rudp_receiver_rtcp_ce (GstRudpReceiver * r, GstClockTime now)
+{
+  r->ce_marked_rtcp++;
+  /* no sequence number: while a decrease is taking effect it is the same
+   * episode */
+  if (!r->have_seq || r->holding)
+    return;
+  ce_react (r, now);
 }
 
 void
@@ -575,4 +592,5 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
   st->ect_received = r->ect_received;
   st->ce_marked = r->ce_marked;
   st->ce_decreases = r->ce_decreases;
+  st->ce_marked_rtcp = r->ce_marked_rtcp;
 }

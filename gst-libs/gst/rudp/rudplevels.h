@@ -108,6 +108,7 @@ typedef struct {
   guint64 ect_received;         /* packets with ECT(0), ECT(1) or CE */
   guint64 ce_marked;            /* packets marked CE */
   guint64 ce_decreases;         /* decreases caused by a CE mark */
+  guint64 ce_marked_rtcp;       /* the sender's RTCP datagrams marked CE */
 } GstRudpReceiverStats;
 
 /* The ECN field of the IP header (RFC 3168) */
@@ -130,6 +131,11 @@ void gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
  * decrease (the same congestion episode). */
 void gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq,
     gsize size, guint ecn, GstClockTime now);
+/* A datagram of the flow without an RTP sequence number (the sender's
+ * RTCP notice, which crossed the same queues) arrived marked CE: halves
+ * the level as a marked RTP packet does, unless a decrease is still
+ * taking effect (the same episode). */
+void gst_rudp_receiver_rtcp_ce (GstRudpReceiver * r, GstClockTime now);
 void gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt);
 /* The sender's notice: @level is in force from RTP sequence number @seq. */
 void gst_rudp_receiver_level_applied (GstRudpReceiver * r, guint level,

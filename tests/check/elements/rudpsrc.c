@@ -452,6 +452,28 @@ GST_START_TEST (test_ecn)
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked"), 3);
   /* (level 0: nothing to halve) */
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-decreases"), 0);
+  /* the sender's notice marked CE is counted apart (and consumed) */
+  {
+    GstRudpNotice nt = { 0 };
+
+    nt.ssrc = 0xabc;
+    nt.has_level = TRUE;
+    nt.level = 0;
+    nt.n_levels = 10;
+    fail_unless (g_socket_set_option (s, IPPROTO_IP, IP_TOS, 0x03, NULL));
+    send_buf (s, dest, gst_rudp_notice_write (&nt));
+    fail_unless (g_socket_set_option (s, IPPROTO_IP, IP_TOS, 0x02, NULL));
+    send_buf (s, dest, gst_rudp_notice_write (&nt));
+  }
+  for (i = 0; i < 100 && stat_u64 (el (h, "rudpsrc"), "notices-received")
+      < 2; i++)
+    g_usleep (10000);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "notices-received"),
+      2);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked-rtcp"),
+      1);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked"), 3);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
   g_object_unref (s);
   g_object_unref (dest);
   gst_harness_teardown (h);

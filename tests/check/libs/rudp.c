@@ -855,7 +855,8 @@ GST_END_TEST;
 /* ECN: a CE mark halves the level as a loss does, at once (no reordering
  * wait: 15 ms where the loss of the same packet gives 18 ms in
  * test_receiver_hold), once per episode (marks of packets sent before the
- * sender's switch do not count), and nothing is lost. ECT(1) and ECT(0)
+ * sender's switch do not count), and nothing is lost; a mark on the
+ * sender's RTCP notice too (ignored while a decrease takes effect). ECT(1) and ECT(0)
  * alone are no signal; a mark at level 0 resets the stretch towards an
  * increase. On a path that marks 3 % of the packets the flow sits as low
  * as with 3 % loss, without losing a packet. */
@@ -912,6 +913,31 @@ GST_START_TEST (test_receiver_ecn)
   fail_unless_equals_uint64 (st.decreases, 2);
   fail_unless_equals_uint64 (st.lost, 0);
   fail_unless_equals_uint64 (st.ect_received, 90);
+  loop_clear (&lp);
+
+  /* a CE mark on the sender's RTCP notice (no sequence number) halves
+   * too, unless a decrease is still taking effect */
+  receiver_config (&c, 20 * MS, 1);
+  c.initial_level = 8;
+  c.tcp_friendly = FALSE;
+  loop_init (&lp, &c, 0, 100);
+  lp.fixed_gap = 1;
+  lp.notices = FALSE;
+  lp.ecn = GST_RUDP_ECN_ECT0;
+  loop_run (&lp, 15);
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now + MS);      /* holding: ignored */
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
+  gst_rudp_receiver_level_applied (lp.r, 4, lp.seq);
+  loop_run (&lp, 5);            /* packets at level 4 arrive */
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 2);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.ce_marked_rtcp, 3);
+  fail_unless_equals_uint64 (st.ce_marked, 0);
+  fail_unless_equals_uint64 (st.ce_decreases, 2);
+  fail_unless_equals_uint64 (st.decreases, 2);
   loop_clear (&lp);
 
   /* ECT(1) is no signal; CE at level 0: no decrease, but no increase on
