@@ -234,9 +234,12 @@ def main():
         ax.set_xlabel("time (s)")
         ax.set_ylabel("media packets dropped")
         ax.legend(loc="upper left", fontsize=8)
-        made.append(save(fig, ax, out, "fig11", "Fig. 11: media drops at "
-                         "the bottleneck (ratio %.2f)" % (
-                             R["media_drops"] / max(1.0, C["media_drops"]))))
+        title = "Fig. 11: media drops at the bottleneck (ratio to CBR's %.2f" % (
+            R["media_drops"] / max(1.0, C["media_drops"]))
+        if E:
+            title += ", with ECN %.2f" % (E["media_drops"] /
+                                         max(1.0, C["media_drops"]))
+        made.append(save(fig, ax, out, "fig11", title + ")"))
         fig, ax = plt.subplots(figsize=(7, 3.2))
         for r, lab in ((C, "TCP beside " + cbr_label),
                        (R, "TCP beside rUDP")) + (
