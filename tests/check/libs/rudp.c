@@ -208,6 +208,145 @@ GST_START_TEST (test_scheduler_wakeups)
 
 GST_END_TEST;
 
+/* A pacer thread that wakes up late: every packet's send instant. */
+typedef struct {
+  GstClockTime now;
+  GArray *sent;                 /* SentPacket */
+} LateLog;
+
+typedef struct {
+  GstClockTime t;
+  gsize size;
+} SentPacket;
+
+static void
+log_sent (GstRudpFlow * f, gpointer packet, gsize size, gpointer user_data)
+{
+  LateLog *log = user_data;
+  SentPacket p = { log->now, size };
+
+  g_array_append_val (log->sent, p);
+}
+
+/* bytes sent in [from, to) */
+static guint64
+sent_between (GArray * sent, GstClockTime from, GstClockTime to)
+{
+  guint64 n = 0;
+  guint i;
+
+  for (i = 0; i < sent->len; i++) {
+    SentPacket *p = &g_array_index (sent, SentPacket, i);
+
+    if (p->t >= from && p->t < to)
+      n += p->size;
+  }
+  return n;
+}
+
+/* bytes sent at exactly @t (one tick) */
+#define sent_at(sent, t) sent_between (sent, t, (t) + 1)
+
+/* The pacer's promise when its thread is held up (a late timer, a
+ * descheduled thread): the bucket caps the credit it accrued, so the
+ * catch-up after the wakeup is at most one bucket depth and no window
+ * of any length W holds more than rate x W + depth; a stall shorter than
+ * depth / rate is caught up completely (the rate holds over time), a
+ * longer one loses what exceeds the depth instead of bursting it. */
+GST_START_TEST (test_scheduler_late_wakeup)
+{
+  const guint64 rate = 100000;  /* bytes/s */
+  const gsize size = 250;
+  /* when the wakeup due at or after .at happens .late too late */
+  const struct {
+    GstClockTime at, late;
+  } stalls[] = {
+    {1000 * MS, 10 * MS}, {1500 * MS, 27 * MS}, {2000 * MS, 25 * MS},
+    {3000 * MS, 200 * MS}, {3500 * MS, 1000 * MS},
+  };
+  const GstClockTime windows[] = { 10 * MS, 100 * MS, 800 * MS, GST_SECOND };
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f = gst_rudp_scheduler_add_flow (s, rate, 0, NULL, 0);
+  LateLog log = { 0, g_array_new (FALSE, FALSE, sizeof (SentPacket)) };
+  GstClockTime woke[G_N_ELEMENTS (stalls)];
+  GstRudpFlowStats st;
+  guint64 depth, most;
+  guint i, j, k, next_stall = 0;
+
+  gst_rudp_flow_get_stats (f, 0, &st);
+  depth = st.depth;
+  /* automatic: 20 ms of the rate, at least 3000 bytes */
+  fail_unless_equals_uint64 (depth, 3000);
+  for (k = 0; k < rate * 6 / size; k++)
+    gst_rudp_flow_push (f, NULL, size);
+  /* the element's loop: now = clock; tick(now); wait(next_wakeup) */
+  while (log.now < 5 * GST_SECOND) {
+    GstClockTime next;
+
+    gst_rudp_scheduler_tick (s, log.now, log_sent, &log);
+    next = gst_rudp_scheduler_next_wakeup (s, log.now);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (next) && next > log.now);
+    if (next_stall < G_N_ELEMENTS (stalls) && next >= stalls[next_stall].at) {
+      next += stalls[next_stall].late;
+      woke[next_stall++] = next;
+    }
+    log.now = next;
+  }
+  fail_unless_equals_int (next_stall, G_N_ELEMENTS (stalls));
+
+  /* the catch-up at each late wakeup: the packet that was due and what
+   * accrued while late, whole packets, never more than the depth */
+  for (i = 0; i < G_N_ELEMENTS (stalls); i++) {
+    guint64 accrued = gst_util_uint64_scale (rate, stalls[i].late, GST_SECOND);
+    guint64 burst = sent_at (log.sent, woke[i]);
+
+    if (accrued + size <= depth)
+      fail_unless (burst >= accrued && burst <= accrued + 2 * size,
+          "stall %u: %" G_GUINT64_FORMAT, i, burst);
+    else
+      fail_unless_equals_uint64 (burst, depth);
+  }
+
+  /* stalls up to (depth - one packet) / rate (27.5 ms) cost nothing:
+   * (the due packet's tokens count towards the depth) from the first
+   * packet after the initial burst to 3 s, exactly the rate */
+  fail_unless (sent_between (log.sent, 1, 3000 * MS) + size >= rate * 3 &&
+      sent_between (log.sent, 1, 3000 * MS) <= rate * 3,
+      "%" G_GUINT64_FORMAT, sent_between (log.sent, 1, 3000 * MS));
+  /* a longer stall loses what exceeds the depth: 200 ms idle sends
+   * 3000 bytes at its end, not 20000 */
+  fail_unless (sent_between (log.sent, 3000 * MS, 3400 * MS) + size >=
+      rate * 2 / 10 + depth && sent_between (log.sent, 3000 * MS,
+          3400 * MS) <= rate * 2 / 10 + depth, "%" G_GUINT64_FORMAT,
+      sent_between (log.sent, 3000 * MS, 3400 * MS));
+
+  /* no window, of any length, starting at any send instant, holds more
+   * than rate x W + depth; it is reached within a packet (after the
+   * stalls) */
+  for (j = 0; j < G_N_ELEMENTS (windows); j++) {
+    GstClockTime w = windows[j];
+    guint64 bound = gst_util_uint64_scale (rate, w, GST_SECOND) + depth;
+
+    most = 0;
+    for (i = 0; i < log.sent->len; i++) {
+      GstClockTime t = g_array_index (log.sent, SentPacket, i).t;
+      guint64 b = sent_between (log.sent, t, t + w);
+
+      fail_unless (b <= bound, "%" G_GUINT64_FORMAT " bytes in %"
+          GST_TIME_FORMAT " from %" GST_TIME_FORMAT ", bound %"
+          G_GUINT64_FORMAT, b, GST_TIME_ARGS (w), GST_TIME_ARGS (t), bound);
+      most = MAX (most, b);
+    }
+    fail_unless (most + size >= bound, "%" G_GUINT64_FORMAT, most);
+  }
+
+  gst_rudp_scheduler_remove_flow (s, f, NULL);
+  gst_rudp_scheduler_free (s);
+  g_array_free (log.sent, TRUE);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* levels and the receiver algorithm */
 
@@ -1437,6 +1576,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_bucket_debt);
   tcase_add_test (tc, test_scheduler_many_flows);
   tcase_add_test (tc, test_scheduler_wakeups);
+  tcase_add_test (tc, test_scheduler_late_wakeup);
   tcase_add_test (tc, test_levels_table);
   tcase_add_test (tc, test_receiver_levels);
   tcase_add_test (tc, test_receiver_hold);
