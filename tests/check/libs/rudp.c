@@ -347,6 +347,106 @@ GST_START_TEST (test_scheduler_late_wakeup)
 
 GST_END_TEST;
 
+/* Bytes in the worst window of length @w that starts at a send instant. */
+static guint64
+worst_window (GArray * sent, GstClockTime w)
+{
+  guint64 most = 0;
+  guint i;
+
+  for (i = 0; i < sent->len; i++) {
+    GstClockTime t = g_array_index (sent, SentPacket, i).t;
+
+    most = MAX (most, sent_between (sent, t, t + w));
+  }
+  return most;
+}
+
+/* The shell's thread held up between taking a packet and sending it: with
+ * poll (the clock read before each packet) the bound holds on the wire,
+ * rate x W + depth + one packet; paying a whole tick at the wakeup time
+ * and sending late breaks it by what the hold-up accrues. Two flows at
+ * 100 KB/s, 250-byte packets; every 200 ms the wakeup is 50 ms late (the
+ * buckets fill up) and the thread is then held up 8 ms right after the
+ * first packet it took. */
+static void
+run_held_up (gboolean per_packet, GArray * sent[2])
+{
+  const guint64 rate = 100000;
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f[2];
+  GstClockTime clock = 0, last_stall = 0;
+  guint i, k;
+
+  for (i = 0; i < 2; i++) {
+    f[i] = gst_rudp_scheduler_add_flow (s, rate, 0, GUINT_TO_POINTER (i), 0);
+    for (k = 0; k < rate * 3 / 250; k++)
+      gst_rudp_flow_push (f[i], NULL, 250);
+  }
+  while (clock < 2 * GST_SECOND) {
+    GstClockTime next, paid = clock;
+    gboolean held = FALSE;
+    GstRudpFlow *flow;
+    gpointer packet;
+    gsize size;
+
+    /* take (and pay) a packet, maybe be held up, send it */
+    while (gst_rudp_scheduler_poll (s, per_packet ? clock : paid, &flow,
+            &packet, &size)) {
+      SentPacket p;
+
+      if (!held && last_stall == paid && paid > 0) {
+        clock += 8 * MS;
+        held = TRUE;
+      }
+      p.t = clock;
+      p.size = size;
+      g_array_append_val (sent[GPOINTER_TO_UINT (gst_rudp_flow_get_user_data
+                  (flow))], p);
+      clock += 10 * GST_USECOND;        /* the send itself */
+    }
+    next = gst_rudp_scheduler_next_wakeup (s, clock);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (next));
+    clock = MAX (next, clock);
+    if (clock >= last_stall + 200 * MS) {
+      clock += 50 * MS;
+      last_stall = clock;
+    }
+  }
+  for (i = 0; i < 2; i++)
+    gst_rudp_scheduler_remove_flow (s, f[i], NULL);
+  gst_rudp_scheduler_free (s);
+}
+
+GST_START_TEST (test_scheduler_held_up_between_packets)
+{
+  const guint64 bound = 100000 / 10 + 3000 + 250;       /* 100 ms */
+  GArray *sent[2];
+  guint i, pass;
+
+  for (pass = 0; pass < 2; pass++) {
+    gboolean per_packet = pass == 0;
+
+    for (i = 0; i < 2; i++)
+      sent[i] = g_array_new (FALSE, FALSE, sizeof (SentPacket));
+    run_held_up (per_packet, sent);
+    for (i = 0; i < 2; i++) {
+      guint64 worst = worst_window (sent[i], 100 * MS);
+
+      GST_INFO ("%s: flow %u worst 100 ms: %" G_GUINT64_FORMAT,
+          per_packet ? "per packet" : "per wakeup", i, worst);
+      fail_unless (sent[i]->len > 600, "%u", sent[i]->len);
+      if (per_packet)
+        fail_unless (worst <= bound, "flow %u: %" G_GUINT64_FORMAT, i, worst);
+      else                      /* the old shell: late by the hold-up */
+        fail_unless (worst > bound, "flow %u: %" G_GUINT64_FORMAT, i, worst);
+      g_array_free (sent[i], TRUE);
+    }
+  }
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* levels and the receiver algorithm */
 
@@ -1577,6 +1677,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_scheduler_many_flows);
   tcase_add_test (tc, test_scheduler_wakeups);
   tcase_add_test (tc, test_scheduler_late_wakeup);
+  tcase_add_test (tc, test_scheduler_held_up_between_packets);
   tcase_add_test (tc, test_levels_table);
   tcase_add_test (tc, test_receiver_levels);
   tcase_add_test (tc, test_receiver_hold);
