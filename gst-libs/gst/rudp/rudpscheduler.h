@@ -2,7 +2,8 @@
 /* twoflow — rUDP shared-timer scheduler (sans-IO).
  *
  * Many flows, one timer: every flow owns a leaky bucket and a queue of
- * opaque packets; at each tick every flow releases what its bucket allows.
+ * opaque packets; at each tick every flow releases what its bucket allows
+ * (poll: one packet at a time, the flows in turn).
  * Ticks lie on one grid (start + k * interval) shared by all flows; the
  * scheduler only asks to be woken when some queued packet can leave, so an
  * idle or slow set of flows costs no wakeups. Not thread-safe: callers
