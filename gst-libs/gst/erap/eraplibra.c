@@ -43,7 +43,9 @@ typedef struct {
   gdouble alpha, beta, cap_used;
   gdouble losses_per_reaction;  /* moving average of loss runs, 1/rho */
   guint64 lost_at_reaction;     /* loss runs counted at the last reaction */
-  gdouble last_reaction;        /* now of the last loss reaction, <0: none */
+  gdouble last_reaction;        /* now of the last loss reaction, or of
+                                 * the start (eraplibra.h, deviation 5);
+                                 * <0: not started */
   gboolean loss_driven;
 
   /* pacing in pairs */
@@ -77,6 +79,7 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
   p->loss_memory = GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY;
   p->tcp_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_RTT;
+  p->tcp_base_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -136,7 +139,13 @@ queue_scale (Libra * l, const GstErapCCInfo * info)
 static void
 update_mode (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
 {
-  gboolean driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
+  gboolean driven;
+
+  /* the start counts as a reaction: until a quiet loss_memory has passed
+   * the flow cannot tell its own queue from others' (deviation 5) */
+  if (l->last_reaction < 0)
+    l->last_reaction = info->now;
+  driven = l->p.loss_memory > 0 &&
       info->now - l->last_reaction < l->p.loss_memory;
 
   if (driven == l->loss_driven)
@@ -201,6 +210,7 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
     gdouble t)
 {
   gdouble span = info->max_rtt - info->min_rtt;
+  gdouble d = MAX (l->p.loss_divisor, 1e-3);
   gdouble scale;
 
   l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
@@ -209,8 +219,15 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
   scale = l->p.x * l->cap_used;
   /* never below a Reno flow of tcp_rtt (eraplibra.h, deviation 3) */
   if (l->p.tcp_rtt > 0)
-    scale = MAX (scale, 1.5 * l->p.b / (MAX (l->p.loss_divisor, 1e-3) *
-            l->p.tcp_rtt * l->p.tcp_rtt));
+    scale = MAX (scale, 1.5 * l->p.b / (d * l->p.tcp_rtt * l->p.tcp_rtt));
+  /* ... nor below a Reno flow of base RTT T_0 behind the same queue
+   * (deviation 4): q is the queueing delay every flow behind it sees */
+  if (l->p.tcp_base_rtt > 0) {
+    gdouble tq = l->p.tcp_base_rtt +
+        (info->min_rtt > 0 ? MAX (0.0, t - info->min_rtt) : 0.0);
+
+    scale = MAX (scale, 1.5 * l->p.b / (d * tq * tq));
+  }
   /* losses keep coming: the brake would only hand loss-based cross
    * traffic the bandwidth (eraplibra.h, deviation 2) */
   l->alpha = scale * (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));

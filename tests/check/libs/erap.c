@@ -746,7 +746,10 @@ GST_START_TEST (test_libra_laws)
   lp.capacity = 10e6;
   lp.state = GST_ERAP_LIBRA_WINDOW;
   fail_unless_equals_float (lp.tcp_rtt, 0.1);
+  fail_unless_equals_float (lp.tcp_base_rtt, 0.03);
   lp.tcp_rtt = 0;               /* alpha as published */
+  lp.tcp_base_rtt = 0;
+  lp.loss_memory = 0;           /* the brake from the start */
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
   info.now = 1.0;
@@ -993,6 +996,7 @@ held_queue_rate (gdouble loss_memory, gdouble tau)
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   lp.queue_ref = 0;
   lp.loss_memory = loss_memory;
   fail_unless (gst_erap_libra_configure (cc, &lp));
@@ -1022,7 +1026,8 @@ held_queue_rate (gdouble loss_memory, gdouble tau)
 }
 
 /* The delay brake e^(-Y beta) is off for loss_memory seconds after a loss
- * reaction, and back after a quiet loss_memory. */
+ * reaction and after the start (the flow cannot yet tell its own queue
+ * from others'), and back after a quiet loss_memory. */
 GST_START_TEST (test_libra_loss_memory)
 {
   GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
@@ -1035,29 +1040,42 @@ GST_START_TEST (test_libra_loss_memory)
   fail_unless_equals_float (lp.loss_memory, 10.0);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   fail_unless (gst_erap_libra_configure (cc, &lp));
   info.srtt = 0.15;
   info.min_rtt = 0.05;
   info.max_rtt = 0.15;          /* beta = 1 */
   info.packet_size = 1000;
+  /* the start counts as a reaction: loss-driven for loss_memory */
   info.now = 1;
   info.seqno = 1;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
+  fail_unless (ls.loss_driven);
+  info.now = 10.9;
+  info.seqno = 2;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (ls.loss_driven);
+  info.now = 11.1;
+  info.seqno = 3;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, braked, 1e-12));
   fail_if (ls.loss_driven);
-  info.now = 2;
   info.packets_lost = 1;
+  info.now = 12;
   cc->ops->on_loss (cc, &info);
-  info.now = 11.9;
-  info.seqno = 2;
+  info.now = 21.9;
+  info.seqno = 4;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
   fail_unless (ls.loss_driven);
   fail_unless (rel_eq (ls.beta, 1, 1e-12));     /* still measured */
-  info.now = 12.1;
-  info.seqno = 3;
+  info.now = 22.1;
+  info.seqno = 5;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, braked, 1e-12));
@@ -1159,9 +1177,18 @@ GST_START_TEST (test_libra_tcp_floor)
   info.packet_size = 1000;
   info.seqno = 1;
   {
-    struct { gdouble cap, tcp_rtt, div, alpha; } c[] = {
-      {10e6, 0.1, 2, 75}, {10e6, 0, 2, 20}, {100e6, 0.1, 2, 200},
-      {10e6, 0.1, 1, 150}, {10e6, 0.2, 2, 20},     /* 18.75 < X C */
+    /* base: T_0 of the floor behind the queue; q = srtt - min_rtt */
+    struct { gdouble cap, tcp_rtt, div, base, q, alpha; } c[] = {
+      {10e6, 0.1, 2, 0, 0, 75}, {10e6, 0, 2, 0, 0, 20},
+      {100e6, 0.1, 2, 0, 0, 200}, {10e6, 0.1, 1, 0, 0, 150},
+      {10e6, 0.2, 2, 0, 0, 20},  /* 18.75 < X C */
+      /* behind a short queue: 1.5 / (2 (0.03 + q)^2) */
+      {100e6, 0.1, 2, 0.03, 0, 1.5 / (2 * 0.03 * 0.03)},
+      {100e6, 0.1, 2, 0.03, 0.005, 1.5 / (2 * 0.035 * 0.035)},
+      {100e6, 0.1, 1, 0.03, 0.005, 1.5 / (0.035 * 0.035)},
+      /* behind a long one the other terms win: X C, Reno at T_ref */
+      {100e6, 0.1, 2, 0.03, 0.07, 200}, {10e6, 0.1, 2, 0.03, 0.075, 75},
+      {10e6, 0, 2, 0.03, 0.075, 1.5 / (2 * 0.105 * 0.105)},
     };
     guint i;
 
@@ -1170,6 +1197,8 @@ GST_START_TEST (test_libra_tcp_floor)
       lp.capacity = c[i].cap;
       lp.tcp_rtt = c[i].tcp_rtt;
       lp.loss_divisor = c[i].div;
+      lp.tcp_base_rtt = c[i].base;
+      info.min_rtt = 0.1 - c[i].q;
       fail_unless (gst_erap_libra_configure (cc, &lp));
       cc->ops->on_ack (cc, &info);
       gst_erap_libra_get_state (cc, &ls);
@@ -1182,10 +1211,35 @@ GST_START_TEST (test_libra_tcp_floor)
    * published alpha (20) gives 63 at most, the floor (75) 122 */
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
+  lp.tcp_base_rtt = 0;
   r = steady_rate ("libra", &lp, 90, 0.01, 100, 600, &reactions);
   reno = sqrt (1.5 / 0.01) / 0.1;
   GST_INFO ("floor: %.1f packets/s, Reno at 100 ms %.1f", r, reno);
   fail_unless (r > 0.8 * reno && r < 1.05 * reno, "%g vs %g", r, reno);
+  /* the defaults on the virtual link, which has no queue (q = 0): the
+   * floor behind the queue is Reno at T_0 = 30 ms, 408 packets/s, for a
+   * flow of 90 ms as for one of 30 or 180 ms (alpha is common: the
+   * law stays RTT-independent) */
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  reno = sqrt (1.5 / 0.01) / 0.03;
+  {
+    static const guint rtts[] = { 30, 90, 180 };
+    gdouble rr[3], lo = G_MAXDOUBLE, hi = 0;
+    guint i;
+
+    for (i = 0; i < 3; i++) {
+      rr[i] = steady_rate ("libra", &lp, rtts[i], 0.01, 100, 600,
+          &reactions);
+      GST_INFO ("floor behind the queue, rtt %u ms: %.1f packets/s, Reno "
+          "at 30 ms %.1f", rtts[i], rr[i], reno);
+      fail_unless (rr[i] > 0.8 * reno && rr[i] < 1.05 * reno, "%g vs %g",
+          rr[i], reno);
+      lo = MIN (lo, rr[i]);
+      hi = MAX (hi, rr[i]);
+    }
+    fail_unless (hi / lo <= 1.05, "%.1f %.1f %.1f", rr[0], rr[1], rr[2]);
+  }
 }
 
 GST_END_TEST;
@@ -1202,6 +1256,7 @@ GST_START_TEST (test_libra_rtt_independent)
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;               /* the law as published */
+  lp.tcp_base_rtt = 0;
   expect = sqrt (2 * lp.x * lp.capacity / 1e6 / (p * lp.b));
   for (i = 0; i < 3; i++) {
     lp.cluster_compensation = TRUE;
@@ -1265,6 +1320,7 @@ pair_times (guint64 seed, gdouble * ipg)
   gst_erap_libra_params_init (&lp);
   lp.x = 0;                     /* alpha = 0: W and the slices stay put */
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   lp.seed = seed;
   gst_erap_libra_configure (gst_erap_sender_get_cc (sim->sender), &lp);
   sim->sent = pairs_sent;
