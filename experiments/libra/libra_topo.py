@@ -270,6 +270,8 @@ def run_flows(a, name, flows, queue, rate=None, duration=None, seed=1,
                     "lost": snd.get(p, {}).get("lost"),
                     "reactions": snd.get(p, {}).get("reactions"),
                     "timeouts": snd.get(p, {}).get("timeouts"),
+                    "spurious": snd.get(p, {}).get("spurious"),
+                    "undone": snd.get(p, {}).get("undone"),
                     "retransmits": (tcpj[p]["end"]["sum_sent"].get(
                         "retransmits") if p in tcpj else None)}
                    for f, p, g, w, w2, cm, st, dr in zip(

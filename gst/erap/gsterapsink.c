@@ -59,6 +59,8 @@
  * * `timeout-losses` (guint64): of `packets-lost`, found by timeout
  * * `spurious-losses` (guint64): of `packets-lost`, acknowledged afterwards
  *   (declared lost too early)
+ * * `reactions-undone` (guint64): of `loss-reactions`, taken back by the
+ *   law: the timeout behind it was a late ACK (Libra)
  * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
  * * `bytes-acked` (guint64): payload bytes known delivered
  * * `queued-bytes` (guint64): payload bytes accepted and not yet acked
@@ -905,6 +907,7 @@ make_stats (GstErapSink * sink)
       "loss-reactions", G_TYPE_UINT64, st.loss_reactions,
       "timeout-losses", G_TYPE_UINT64, st.timeout_losses,
       "spurious-losses", G_TYPE_UINT64, st.spurious_losses,
+      "reactions-undone", G_TYPE_UINT64, st.reactions_undone,
       "bytes-sent", G_TYPE_UINT64, st.bytes_sent,
       "bytes-acked", G_TYPE_UINT64, st.bytes_acked,
       "queued-bytes", G_TYPE_UINT64, st.queued_bytes,

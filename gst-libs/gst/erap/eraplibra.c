@@ -33,6 +33,15 @@
 #define BETA_MIN_SPAN 0.010
 /* weight of the newest reaction in the losses-per-reaction average */
 #define RHO_GAIN (1.0 / 8)
+/* At most this many loss events per reaction are counted (rho >= 1/3).
+ * Under independent losses a reaction's cluster hides about pW of them,
+ * well below one per window where the correction matters (1.1-1.25 in the
+ * unit tests). Behind a drop-tail queue overflowed by loss-based TCP a
+ * flow loses several separate packets per overflow episode (4-5 per
+ * reaction at 1500 packets, 100 Mbit/s, beside cubic): the count then
+ * measures the episode, not an RTT bias, and divided alpha 4-5-fold
+ * against TCP, which reacts once per episode (docs/erap.md). */
+#define RHO_MAX_LOSSES 3.0
 
 typedef struct {
   GstErapLibraParams p;
@@ -47,6 +56,9 @@ typedef struct {
                                  * the start (eraplibra.h, deviation 5);
                                  * <0: not started */
   gboolean loss_driven;
+  /* before the last reactions that were all timeouts, for undo */
+  gdouble undo_w, undo_r, undo_losses_per_reaction, undo_last_reaction;
+  gboolean undo_chain;          /* the last reaction was a timeout */
 
   /* pacing in pairs */
   gboolean second;              /* the next packet completes a pair */
@@ -305,14 +317,24 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
   gdouble t = current_rtt (info);
   gdouble f = l->p.b / (MAX (l->p.loss_divisor, 1e-3) * (t + l->p.a));
 
+  /* the state before a run of timeout reactions: a stall of the host
+   * times out one RTT's packets after another until it ends */
+  if (!(info->timeout && l->undo_chain)) {
+    l->undo_w = l->w;
+    l->undo_r = l->r;
+    l->undo_losses_per_reaction = l->losses_per_reaction;
+    l->undo_last_reaction = l->last_reaction;
+  }
+  l->undo_chain = info->timeout;
   /* the losses this reaction stands for: it and those its cluster hid */
   /* counted in loss events, runs of consecutive seqnos: a back-to-back
    * pair that meets a full queue loses both packets, one signal, and
    * counting it twice halved alpha beside TCP (docs/erap.md) */
   if (info->loss_runs > l->lost_at_reaction) {
-    l->losses_per_reaction += RHO_GAIN *
-        ((gdouble) (info->loss_runs - l->lost_at_reaction) -
-        l->losses_per_reaction);
+    gdouble n = MIN ((gdouble) (info->loss_runs - l->lost_at_reaction),
+        RHO_MAX_LOSSES);
+
+    l->losses_per_reaction += RHO_GAIN * (n - l->losses_per_reaction);
     l->lost_at_reaction = info->loss_runs;
   }
   l->last_reaction = info->now;
@@ -324,6 +346,31 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
   else
     l->r -= l->r * MIN (f, 0.9);
   apply_state (cc, l, info, t);
+}
+
+/* The timeout behind the last reaction was a late ACK (a receiver or
+ * sender stalled by a loaded host, not the network): back to the state
+ * before it, or where the law has taken it since if that is higher (as
+ * Linux's undo_cwnd), and the loss memory and the losses-per-reaction
+ * average as they were; the timeouts' loss runs are not counted. The
+ * sender undoes a run of timeout reactions at once. */
+static void
+libra_undo (GstErapCC * cc, const GstErapCCInfo * info)
+{
+  Libra *l = cc->priv;
+  gdouble t = current_rtt (info);
+
+  l->undo_chain = FALSE;
+  l->last_reaction = l->undo_last_reaction;
+  l->losses_per_reaction = l->undo_losses_per_reaction;
+  l->lost_at_reaction = info->loss_runs;
+  update_mode (cc, l, info);
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW)
+    l->w = MAX (l->w, l->undo_w);
+  else
+    l->r = MAX (l->r, l->undo_r);
+  if (l->w > 0 || l->r > 0)
+    apply_state (cc, l, info, t);
 }
 
 /* Called after each packet: two back to back, then the pair of the next
@@ -363,6 +410,7 @@ const GstErapCongestionOps gst_erap_cc_libra = {
   .on_ack = libra_on_ack,
   .on_loss = libra_on_loss,
   .next_gap = libra_next_gap,
+  .undo = libra_undo,
 };
 
 gboolean
