@@ -42,6 +42,20 @@
  * measures the episode, not an RTT bias, and divided alpha 4-5-fold
  * against TCP, which reacts once per episode (docs/erap.md). */
 #define RHO_MAX_LOSSES 3.0
+/* time constant of the queueing delay averaged for alpha's floor behind
+ * the queue (seconds): the queue a loss-based competitor keeps, not the
+ * dip after a reaction. With the instantaneous q, Libra flows among
+ * themselves behind 1500 packets saw q ~ 0 after each reaction, the floor
+ * (up to 833) refilled the queue within seconds, and they stayed in the
+ * loss-driven mode: Jain 0.90-0.945 (docs/erap.md). Time-based, so the
+ * same for every flow behind one queue. */
+#define QAVG_TAU 10.0
+/* the start opens this much of the loss memory (seconds; eraplibra.h,
+ * deviation 5): enough for a flow behind a queue of loss-based traffic to
+ * meet its first loss, short of the queue overflow 8 Libra flows reach
+ * among themselves from 1 Mbit/s (~7 s at 100 Mbit/s, 1500 packets), after
+ * which the whole loss memory had kept them overflowing it (Jain 0.90) */
+#define START_MEMORY 5.0
 
 typedef struct {
   GstErapLibraParams p;
@@ -50,11 +64,12 @@ typedef struct {
   gdouble w;                    /* packets; 0 until the first ACK or loss */
   gdouble r;                    /* rate state: packets/s, 0 until then */
   gdouble alpha, beta, cap_used;
+  gdouble q_avg, q_time;        /* averaged queueing delay; q_time < 0:
+                                 * no sample yet */
   gdouble losses_per_reaction;  /* moving average of loss runs, 1/rho */
   guint64 lost_at_reaction;     /* loss runs counted at the last reaction */
-  gdouble last_reaction;        /* now of the last loss reaction, or of
-                                 * the start (eraplibra.h, deviation 5);
-                                 * <0: not started */
+  gdouble last_reaction;        /* now of the last loss reaction, <0: none */
+  gdouble start;                /* now of the first ACK or loss, <0: none */
   gboolean loss_driven;
   /* before the last reactions that were all timeouts, for undo */
   gdouble undo_w, undo_r, undo_losses_per_reaction, undo_last_reaction;
@@ -116,6 +131,8 @@ libra_init (GstErapCC * cc)
   l->losses_per_reaction = 1;
   l->slice_rest = -1;
   l->last_reaction = -1;
+  l->start = -1;
+  l->q_time = -1;
 }
 
 static gdouble
@@ -153,12 +170,15 @@ update_mode (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
 {
   gboolean driven;
 
-  /* the start counts as a reaction: until a quiet loss_memory has passed
-   * the flow cannot tell its own queue from others' (deviation 5) */
-  if (l->last_reaction < 0)
-    l->last_reaction = info->now;
-  driven = l->p.loss_memory > 0 &&
-      info->now - l->last_reaction < l->p.loss_memory;
+  /* the start opens START_MEMORY of the loss memory: the flow cannot yet
+   * tell its own queue from others' (deviation 5) */
+  if (l->start < 0)
+    l->start = info->now;
+  if (l->last_reaction >= 0)
+    driven = l->p.loss_memory > 0 &&
+        info->now - l->last_reaction < l->p.loss_memory;
+  else
+    driven = info->now - l->start < MIN (l->p.loss_memory, START_MEMORY);
 
   if (driven == l->loss_driven)
     return;
@@ -233,10 +253,19 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
   if (l->p.tcp_rtt > 0)
     scale = MAX (scale, 1.5 * l->p.b / (d * l->p.tcp_rtt * l->p.tcp_rtt));
   /* ... nor below a Reno flow of base RTT T_0 behind the same queue
-   * (deviation 4): q is the queueing delay every flow behind it sees */
-  if (l->p.tcp_base_rtt > 0) {
-    gdouble tq = l->p.tcp_base_rtt +
-        (info->min_rtt > 0 ? MAX (0.0, t - info->min_rtt) : 0.0);
+   * (deviation 4): q is the queueing delay every flow behind it sees;
+   * from the first loss on (before it, there is no competitor to match) */
+  if (l->p.tcp_base_rtt > 0 && l->last_reaction >= 0) {
+    gdouble q = info->min_rtt > 0 ? MAX (0.0, t - info->min_rtt) : 0.0;
+    gdouble tq;
+
+    if (l->q_time < 0)
+      l->q_avg = q;
+    else
+      l->q_avg += (1 - exp (-MAX (0.0, info->now - l->q_time) / QAVG_TAU)) *
+          (q - l->q_avg);
+    l->q_time = info->now;
+    tq = l->p.tcp_base_rtt + l->q_avg;
 
     scale = MAX (scale, 1.5 * l->p.b / (d * tq * tq));
   }

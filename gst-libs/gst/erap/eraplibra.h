@@ -51,8 +51,8 @@
  * flow's mean rate. Drop-tail losses come synchronized, and then a TCP
  * flow's rate goes with 1/RTT^2: the 20 ms cubic flow takes 37 of 100
  * Mbit/s and decides the mean. A TCP flow's RTT is its base RTT plus the
- * queue, which Libra measures (q = SRTT - Tmin, the same for every flow
- * behind one queue). So X C is also raised to 1.5 B / (D (T_0 + q)^2):
+ * queue, which Libra measures (q = SRTT - Tmin averaged over ~10 s, the
+ * same for every flow behind one queue). So X C is also raised to 1.5 B / (D (T_0 + q)^2):
  * never less aggressive than a Reno flow of base RTT T_0 (30 ms) behind
  * the same queue. With a short queue (83 packets at 100 Mbit/s: q of a
  * few ms) that is alpha ~ 650; with the queue a loss-based competitor
@@ -65,8 +65,18 @@
  * does not know whether the queue it sees is its own; behind a standing
  * queue of loss-based TCP the brakes held the long-RTT flows near their
  * initial 1 Mbit/s for 10-20 s (1500 packets, 100 Mbit/s). The start
- * therefore counts as a loss reaction for the loss memory: the brakes
- * come on after a quiet loss_memory, as after any loss.
+ * therefore opens 5 s of the loss memory (the whole 10 s made 8 Libra
+ * flows overflow 1500 packets among themselves and stay loss-driven), and
+ * the floor of deviation 4 applies from the first loss reaction on.
+ *
+ * Deviation 6 (the compensation counts at most 3 loss events per
+ * reaction): behind a drop-tail queue overflowed by loss-based TCP a flow
+ * loses several separate packets per overflow episode, and rho divided
+ * alpha by the episode's length, not by an RTT bias (eraplibra.c).
+ *
+ * Deviation 7 (undo): a run of timeout reactions whose first packet is
+ * acknowledged after all was a stalled host, not congestion; the sender
+ * calls the law's undo and Libra restores the state from before it.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__

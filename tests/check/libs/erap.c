@@ -1199,19 +1199,19 @@ GST_START_TEST (test_libra_loss_memory)
   info.min_rtt = 0.05;
   info.max_rtt = 0.15;          /* beta = 1 */
   info.packet_size = 1000;
-  /* the start counts as a reaction: loss-driven for loss_memory */
+  /* the start opens 5 s of the loss memory */
   info.now = 1;
   info.seqno = 1;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
   fail_unless (ls.loss_driven);
-  info.now = 10.9;
+  info.now = 5.9;
   info.seqno = 2;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (ls.loss_driven);
-  info.now = 11.1;
+  info.now = 6.1;
   info.seqno = 3;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
@@ -1353,6 +1353,7 @@ GST_START_TEST (test_libra_tcp_floor)
       lp.tcp_base_rtt = c[i].base;
       info.min_rtt = 0.1 - c[i].q;
       fail_unless (gst_erap_libra_configure (cc, &lp));
+      cc->ops->on_loss (cc, &info);     /* the floor from the first loss */
       cc->ops->on_ack (cc, &info);
       gst_erap_libra_get_state (cc, &ls);
       fail_unless (rel_eq (ls.alpha, c[i].alpha, 1e-12), "%u: %g vs %g", i,
@@ -1360,6 +1361,48 @@ GST_START_TEST (test_libra_tcp_floor)
       gst_erap_cc_free (cc);
     }
   }
+  /* the floor follows the queueing delay averaged over ~10 s: a queue
+   * that grows from 5 to 100 ms moves it by 1 - e^-1 in 10 s, not at once
+   * (the dip after a reaction does not raise alpha to the floor's top) */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  lp.loss_memory = 100;         /* no brake in this check */
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.105;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.2;
+  info.now = 1;
+  /* before the first loss, no floor behind the queue: alpha = 75 */
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 75, 1e-12), "%g", ls.alpha);
+  cc->ops->on_loss (cc, &info);
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 1.5 / (2 * 0.035 * 0.035), 1e-12), "%g",
+      ls.alpha);
+  info.srtt = 0.2;
+  while (info.now < 11 - 1e-9) {
+    info.now += 0.01;
+    info.seqno++;
+    cc->ops->on_ack (cc, &info);
+  }
+  gst_erap_libra_get_state (cc, &ls);
+  {
+    gdouble q = 0.005 + 0.095 * (1 - exp (-1.0));
+
+    fail_unless (rel_eq (ls.alpha, 1.5 / (2 * (0.03 + q) * (0.03 + q)),
+            2e-3), "%g vs %g", ls.alpha, 1.5 / (2 * (0.03 + q) * (0.03 +
+                q)));
+  }
+  gst_erap_cc_free (cc);
+  info.srtt = 0.1;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.1;
+  info.now = 1;
+  info.seqno = 1;
+
   /* 10 Mbit/s, p = 1 %: Reno at 100 ms would get 122 packets/s; the
    * published alpha (20) gives 63 at most, the floor (75) 122 */
   gst_erap_libra_params_init (&lp);
