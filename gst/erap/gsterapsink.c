@@ -674,8 +674,9 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    *
    * T_0 in seconds: Libra's X*C is also raised to at least
    * 1.5*B/(D*(T_0+q)^2), q = SRTT - Tmin the queueing delay averaged over
-   * ~10 s (the same for every flow behind one queue): never less aggressive than a Reno flow
-   * of base RTT T_0 behind the same queue. It matters beside TCP at short
+   * ~10 s (the same for every flow behind one queue), from the first loss
+   * reaction on: never less aggressive than a Reno flow of base RTT T_0
+   * behind the same queue. It matters beside TCP at short
    * queues, where drop-tail losses come synchronized and short-RTT TCP
    * flows take most of the link (docs/erap.md, "Libra beside TCP"). 0
    * turns this floor off.
