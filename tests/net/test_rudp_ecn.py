@@ -19,45 +19,14 @@ for 25 s the media flow sent ECN-capable (rudpsink ecn=true) to rudpsrc:
   flight at the end) and halves the level on them; the TCP flow gets no
   mark."""
 
-import argparse
-import importlib.util
-import os
-import tempfile
-
 from nettest import expect, log, main
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-RUN_PY = os.path.join(HERE, "..", "..", "experiments", "rudp", "run.py")
-SETTLE_S = 5.0          # the climb from level 0 and TCP's head start
-
-
-def load_run():
-    spec = importlib.util.spec_from_file_location("rudp_run", RUN_PY)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from rudpcase import expect_fair_share, run_case
 
 
 def test():
-    run = load_run()
-    build = os.environ.get("TWOFLOW_BUILD_ROOT") or os.path.join(
-        HERE, "..", "..", "build")
-    a = argparse.Namespace(build=os.path.abspath(build), seed=1, cc="reno",
-                           tcp="bulk", window=15, cbr_rate=800000,
-                           duration=25.0, src_props="")
-    with tempfile.TemporaryDirectory(prefix="twoflow-rudp-ecn-") as wd:
-        r = run.run_case("rudp-ecn", a, os.path.join(wd, "rudp-ecn"))
+    run, r = run_case("rudp-ecn", 25.0)
     log(run.summary_line(r))
-    s = r["series"]
-    late = [k for k, t in enumerate(s["t"]) if t > SETTLE_S]
-    secs = len(late) * 0.1
-    media = sum(s["media_bytes"][k] for k in late) * 8 / secs / 1e6
-    tcp = sum(s["tcp_bytes"][k] for k in late) * 8 / secs / 1e6
-    share = media / tcp if tcp > 0 else 0.0
-    expect(run.SHARE_LO <= share <= run.SHARE_HI,
-           "over %.0f .. %.0f s media %.2f Mbit/s vs TCP %.2f Mbit/s: %.2f "
-           "of TCP's (%.2f .. %.2f)", SETTLE_S, SETTLE_S + secs, media, tcp,
-           share, run.SHARE_LO, run.SHARE_HI)
+    expect_fair_share(run, r)
     md, td, mm = r["media_drops"], r["tcp_drops"], r["media_marks"]
     lost = r["media_rtp_lost"]
     expect(td >= 20, "RED dropped %d of the TCP's packets (%.1f %%)", td,
