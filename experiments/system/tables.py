@@ -24,8 +24,11 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   the capacity.
 * the enhanced flow: paced per smoothing window and sent the smoothing
   lead ahead (--enhanced-rate smooth, the server's default; window
-  --smoothing-window, default the segment duration up to 60 s) or at the
-  level above 1.25 x its 1 s peak (--enhanced-rate peak, the old pacing).
+  --smoothing-window, default the segment duration up to 60 s), with the
+  session's total constant (--enhanced-rate total: the enhanced flow read
+  ahead at what the essential flow leaves of one constant rate per
+  session) or at the level above 1.25 x its 1 s peak (--enhanced-rate
+  peak, the old pacing).
 * --policy i (default) or ip: what the essential flow carries.
 * damage from twoflowmerge's stats at the proxy, per session: E_f P/B
   frames affected by loss (missing, or dropped because a reference is
@@ -209,7 +212,7 @@ def main():
     ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
                     help="capacity = factor x the sum of the peak (1 s) or mean rates "
                     "(records; wire-mean: with the RTP/UDP/IP, TCP/IP and Ethernet headers)")
-    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+    ap.add_argument("--enhanced-rate", choices=["smooth", "total", "peak"], default="smooth",
                     help="the server's pacing of the enhanced flow")
     ap.add_argument("--smoothing-window", type=float, default=0,
                     help="the server's smoothing window (s; 0: its default)")
