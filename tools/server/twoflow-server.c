@@ -973,10 +973,10 @@ video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
   g_hash_table_insert (v->schedules, key, sc);
   GST_INFO ("%s: smoothing W %.1f s, L %.1f s: %u windows, %" G_GUINT64_FORMAT
       "..%" G_GUINT64_FORMAT " bit/s (mean %" G_GUINT64_FORMAT "), %"
-      G_GUINT64_FORMAT " late, total %" G_GUINT64_FORMAT " bit/s, playout %.1f s",
-      v->name, w, l, sc->info.n_windows, sc->info.min_rate, sc->info.max_rate,
-      sc->info.mean_rate, sc->info.late_frames, sc->info.total_rate,
-      sc->info.max_playout / 1e9);
+      G_GUINT64_FORMAT " late, total %" G_GUINT64_FORMAT
+      " bit/s, playout %.1f s", v->name, w, l, sc->info.n_windows,
+      sc->info.min_rate, sc->info.max_rate, sc->info.mean_rate,
+      sc->info.late_frames, sc->info.total_rate, sc->info.max_playout / 1e9);
   return sc;
 }
 
@@ -2121,8 +2121,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
       G_GUINT64_FORMAT " bit/s; %u session(s) active\n", s->id, info->name,
       c->peer, s->host, s->ess_port, s->essential, s->enh_port,
       s->segment_duration, s->lead, s->enh_start, s->total ?
-      "constant session total" : s->smooth ? "smoothed" : "peak rate", s->skip_segments, info->peak_rate,
-      g_hash_table_size (sessions));
+      "constant session total" : s->smooth ? "smoothed" : "peak rate",
+      s->skip_segments, info->peak_rate, g_hash_table_size (sessions));
   return s;
 }
 

@@ -491,8 +491,7 @@ check_total (GArray * tr, GstClockTime window, GstClockTime lead,
   /* ...and the sender never idles before the end: in every window but the
    * last, enhanced + essential = R (within the bucket and a packet) */
   for (k = 0; k + 1 < n; k++) {
-    gdouble total = sent[k] * 8.0 + (k < n_ess ? ess[k] : 0) *
-        (window / 1e9);
+    gdouble total = sent[k] * 8.0 + (k < n_ess ? ess[k] : 0) * (window / 1e9);
     fail_unless (ABS (total - R * (window / 1e9)) <= (3000 + MTU) * 8,
         "window %u: %.0f bit vs R x W %.0f", k, total, R * (window / 1e9));
   }
@@ -500,8 +499,7 @@ check_total (GArray * tr, GstClockTime window, GstClockTime lead,
       sent[n]);
   /* the core's playout figures are the sender's (within the tolerance) */
   fail_unless (ABS ((gdouble) wait - (gdouble) in.max_playout) <= tol,
-      "wait %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT, wait,
-      in.max_playout);
+      "wait %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT, wait, in.max_playout);
 
   /* minimal: when the deadlines set R, a total 1 % lower is late */
   if (R > mean + 1) {
