@@ -145,7 +145,7 @@ def run_one(args, build, n, mode, factor, workdir):
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     t_run = time.monotonic()
     with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
-                       server_args) as st:
+                       server_args, server_rt=args.server_rt) as st:
         results = st.fetch_staggered(
             [e[0] for e in ex], starts,
             lambda i, name: ["--segment-duration", str(args.segment),
@@ -168,6 +168,7 @@ def run_one(args, build, n, mode, factor, workdir):
         "size_by": args.pipe, "policy": args.policy,
         "enhanced_rate": args.enhanced_rate,
         "smoothing_window": args.smoothing_window,
+        "server_rt": args.server_rt,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
         "sum_mean_bps": round(means), "load": round(means / capacity, 3),
         "essential_share": essential_share(videos, [e[0] for e in ex], args.policy),
@@ -222,6 +223,10 @@ def main():
     ap.add_argument("--segment", type=float, default=5.0, help="segment duration (s)")
     ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
     ap.add_argument("--queue-ms", type=float, default=100.0)
+    ap.add_argument("--server-rt", type=int, default=0,
+                    help="run twoflow-server at this SCHED_FIFO priority (0: normal; "
+                    "the emulator runs at 10): a shared machine's other work then "
+                    "does not stall the server's pacing")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--doc", action="store_true",
                     help="write experiments/system/results/tables.json and the plots")
