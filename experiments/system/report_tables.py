@@ -247,17 +247,19 @@ def session_offered(frames, segment, pacing="smooth", policy="i", p_hat=0.05,
                 for k in range(nseg)], None
     dur = len(frames) / swtrace.FPS
     enh_bits = sum(e[1] for e in enh) * 8
-    R = (sum(essr) * segment + enh_bits) / dur * headroom
+    R = (sum(essr) * segment * (1 - p_hat) + enh_bits) / dur * headroom
     R = max(R, max(essr) + 16000)
+    # cTCP sends the stored segments back to back, each in T(1−p̂)
+    P = segment * (1 - p_hat)
     cum_ess = [0.0]
     for e in essr:
-        cum_ess.append(cum_ess[-1] + e * segment)
+        cum_ess.append(cum_ess[-1] + e * P)
     cum = 0.0
     for d, b, _w in enh:
         cum += b * 8
         dl = d + lead
-        k = int(dl // segment)
-        e = cum_ess[min(k, nseg)] + (essr[k] * (dl - k * segment) if k < nseg else 0)
+        k = int(dl // P)
+        e = cum_ess[min(k, nseg)] + (essr[k] * (dl - k * P) if k < nseg else 0)
         R = max(R, (cum + e) / dl)
     wf_enh = sum(e[2] for e in enh) / max(sum(e[1] for e in enh), 1)
     return [e * wf_ess + (R - e) * wf_enh for e in essr], R

@@ -928,22 +928,26 @@ smoothing_lead_for (gdouble w)
 /* The enhanced flow's smoothing schedule for sessions with segments of
  * @segment_duration s: window --smoothing-window (default the segment
  * duration, at most 60 s), lead --smoothing-lead (default the window);
- * made once per video, window and lead. --enhanced-rate total: window =
- * the segment, lead @lead (the session's playback lead), and the
- * essential flow's cTCP targets from segment @skip on, one per window
- * (compute_total(): the enhanced flow starts with the essential one). */
+ * made once per video, window and lead. --enhanced-rate total: lead
+ * @lead (the session's playback lead), and the essential flow's cTCP
+ * targets from segment @skip on, one per window (compute_total(): the
+ * enhanced flow starts with the essential one); the window is the time the
+ * essential flow takes for a segment: cTCP (@essential "ctcp") has every
+ * segment of a stored video ready and sends them back to back, each at
+ * S/(T(1−p̂)) for T(1−p̂); TCP is handed segment k at kT (window T). */
 static Schedule *
 video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
-    gint skip)
+    gint skip, const gchar * essential)
 {
   gboolean total = pacing_total ();
-  gdouble w = total ? segment_duration :
+  gdouble w = total ? segment_duration * (g_strcmp0 (essential, "ctcp") == 0
+      ? 1 - CTCP_P_HAT : 1) :
       opt_smoothing_window > 0 ? opt_smoothing_window :
       MIN (segment_duration > 0 ? segment_duration :
       DEFAULT_SEGMENT_DURATION, 60.0);
   gdouble l = total ? lead : smoothing_lead_for (w);
-  gchar *key = g_strdup_printf ("%s/%.6f/%.6f/%d", total ? "total" : "window",
-      w, l, total ? skip : 0);
+  gchar *key = g_strdup_printf ("%s/%.6f/%.6f/%.6f/%d", total ? "total" :
+      "window", w, l, segment_duration, total ? skip : 0);
   Schedule *sc;
 
   if (!v->schedules)
@@ -960,8 +964,11 @@ video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
       SMOOTHING_HEADROOM);
   if (total) {
     guint n, k;
+    /* the essential bytes of segment k over its window: cTCP's target
+     * S/(T(1−p̂)); TCP's mean over its slot, S/T */
     guint64 *seg = gst_twoflow_smoothing_segment_rates (v->smoothing,
-        (GstClockTime) (w * GST_SECOND), CTCP_P_HAT, &n);
+        (GstClockTime) (segment_duration * GST_SECOND),
+        g_strcmp0 (essential, "ctcp") == 0 ? CTCP_P_HAT : 0, &n);
 
     k = MIN ((guint) MAX (skip, 0), n);
     gst_twoflow_smoothing_compute_total (sc->sm, seg + k, n - k);
@@ -986,7 +993,8 @@ static Schedule *
 video_schedule (VideoInfo * v, gdouble segment_duration)
 {
   return video_schedule_for (v, segment_duration, pacing_total ()?
-      MAX (segment_duration, smoothing_lead_for (segment_duration)) : 0, 0);
+      MAX (segment_duration, smoothing_lead_for (segment_duration)) : 0, 0,
+      "ctcp");
 }
 
 /* The proxy's playout buffer for a schedule, s: the lead or, when the
@@ -2032,7 +2040,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
      * frames due at the playback lead (at least the smoothing lead) */
     s->lead = MAX (s->lead, smoothing_lead_for (s->segment_duration));
     s->sched = video_schedule_for (info, s->segment_duration, s->lead,
-        s->skip_segments);
+        s->skip_segments, s->essential);
   } else {
     s->sched = video_schedule (info, s->segment_duration);
   }

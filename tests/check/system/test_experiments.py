@@ -88,12 +88,14 @@ class Offered(unittest.TestCase):
                * 8 / 60 / 0.95 for m in range(3)]
         enh = [sum(rtp(b) for t, ms, b in frames[m * 1500:(m + 1) * 1500] if t != "I")
                * 8 for m in range(3)]
-        self.assertGreaterEqual(R, (sum(ess) * 60 + sum(enh)) / 180 * 1.01 * 0.9999)
-        self.assertGreaterEqual(R * 120 - (ess[0] + ess[1]) * 60, enh[0] * 0.9999)
+        # cTCP sends segment k in [57k, 57(k+1)) s at S/(T(1−p̂))
+        self.assertGreaterEqual(R, (sum(ess) * 57 + sum(enh)) / 180 * 1.01 * 0.9999)
+        self.assertGreaterEqual(R * 120 - (ess[0] + ess[1]) * 57 - ess[2] * 6,
+                                enh[0] * 0.9999)
         # a lead of 15 s: the busy minute's frames are due sooner, R rises
         _, R15 = report_tables.session_offered(frames, 60, "total", lead=15)
         self.assertGreater(R15, R * 1.05)
-        self.assertGreaterEqual(R15 * 75 - (ess[0] + ess[1] * 0.25) * 60, enh[0] * 0.9999)
+        self.assertGreaterEqual(R15 * 75 - (ess[0] * 57 + ess[1] * 18), enh[0] * 0.9999)
 
 
 class Prefix(unittest.TestCase):
