@@ -4,10 +4,11 @@
  * One shared service (gst/common/twoflowservice.h, "rudp-pacer"): one
  * thread and one timer serve every rudpsink of the process. The thread is
  * the service's GstClockID loop on the system clock (so a GstTestClock
- * installed as the default system clock drives it): at each wakeup every
- * flow sends what its leaky bucket allows (the core scheduler's tick, on
- * its shared grid), and the thread sleeps until the scheduler's next
- * wakeup, or until kicked while no packet is queued anywhere.
+ * installed as the default system clock drives it): at each wakeup the
+ * flows send, in turn, what their leaky buckets allow (the core
+ * scheduler's poll, one packet at a time, the clock read before each),
+ * and the thread sleeps until the scheduler's next wakeup (on its shared
+ * grid), or until kicked while no packet is queued anywhere.
  *
  * The same thread reads the RTCP feedback of the sinks in `receiver` rate
  * control from their own sockets (one non-blocking poll over all of them
@@ -45,6 +46,9 @@ GST_DEBUG_CATEGORY_STATIC (rudp_pacer_debug);
 
 /* how often the thread looks for feedback while nothing is to be sent */
 #define FEEDBACK_POLL (20 * GST_MSECOND)
+/* most packets sent per wakeup before the lock is let go (the thread then
+ * goes on at once) */
+#define MAX_BURST 1024
 
 typedef struct {
   GstRudpScheduler *sched;
@@ -353,8 +357,23 @@ pacer_dispatch (TwoflowService * s, gpointer data, GstClockTime now)
   Pacer *p = data;
   gboolean feedback = read_feedback (s, p, now);
   GstClockTime next;
+  GstRudpFlow *flow;
+  gpointer packet;
+  gsize size;
+  guint n = 0;
 
-  if (gst_rudp_scheduler_tick (p->sched, now, send_packet, p) > 0)
+  /* one packet at a time, each paid at the moment it is sent: a thread
+   * held up between two packets (descheduled, 50 flows' sends) then
+   * catches up at most the bucket's depth, instead of sending late what
+   * was paid at the wakeup and being credited the wait once more (see
+   * gst_rudp_scheduler_poll); MAX_BURST bounds the time the lock is held */
+  while (n < MAX_BURST
+      && gst_rudp_scheduler_poll (p->sched, now, &flow, &packet, &size)) {
+    send_packet (flow, packet, size, p);
+    n++;
+    now = twoflow_service_now (s);
+  }
+  if (n > 0)
     wake_senders (p);
   announce_levels (s, p);
   next = gst_rudp_scheduler_next_wakeup (p->sched, now);

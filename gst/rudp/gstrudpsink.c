@@ -261,7 +261,11 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
    * GstRudpSink:bucket-depth:
    *
    * Most bytes the bucket holds, i.e. the largest burst after an idle
-   * period. 0 chooses 20 ms of the rate, at least 3000 bytes.
+   * period or when the shared pacing thread catches up after being held
+   * up: no window of length W carries more than rate x W + depth, and a
+   * stall longer than (depth - one packet) / rate loses the excess
+   * instead of bursting it. 0 chooses 20 ms of the rate, at least 3000
+   * bytes.
    */
   g_object_class_install_property (gobject_class, PROP_BUCKET_DEPTH,
       g_param_spec_uint64 ("bucket-depth", "Bucket depth",

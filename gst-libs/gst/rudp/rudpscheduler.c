@@ -25,6 +25,7 @@ struct _GstRudpScheduler {
   GstClockTime interval;
   GstClockTime base;            /* origin of the tick grid */
   GList *flows;
+  GList *turn;                  /* the flow poll looks at first */
 };
 
 GstRudpScheduler *
@@ -89,43 +90,70 @@ gst_rudp_scheduler_remove_flow (GstRudpScheduler * s, GstRudpFlow * f,
     GDestroyNotify free_packet)
 {
   gst_rudp_flow_flush (f, free_packet);
+  if (s->turn && s->turn->data == f)
+    s->turn = s->turn->next;
   s->flows = g_list_remove (s->flows, f);
   g_free (f);
 }
 
-static guint
-flow_tick (GstRudpFlow * f, GstClockTime now, GstRudpSendFunc func,
-    gpointer user_data)
+/* One packet of @f if its bucket pays for it at @now. */
+static gboolean
+flow_take (GstRudpFlow * f, GstClockTime now, gpointer * packet, gsize * size)
 {
-  guint n = 0;
-  Item *it;
+  Item *it = g_queue_peek_head (&f->queue);
 
+  if (!it)
+    return FALSE;
   gst_rudp_bucket_fill (&f->bucket, now);
-  while ((it = g_queue_peek_head (&f->queue))
-      && gst_rudp_bucket_take (&f->bucket, it->size)) {
-    gpointer packet = it->packet;
-    gsize size = it->size;
+  if (!gst_rudp_bucket_take (&f->bucket, it->size))
+    return FALSE;
+  g_queue_pop_head (&f->queue);
+  *packet = it->packet;
+  *size = it->size;
+  g_free (it);
+  f->queued_bytes -= *size;
+  f->bytes_sent += *size;
+  f->packets_sent++;
+  return TRUE;
+}
 
-    g_queue_pop_head (&f->queue);
-    g_free (it);
-    f->queued_bytes -= size;
-    f->bytes_sent += size;
-    f->packets_sent++;
-    n++;
-    func (f, packet, size, user_data);
-  }
-  return n;
+gboolean
+gst_rudp_scheduler_poll (GstRudpScheduler * s, GstClockTime now,
+    GstRudpFlow ** flow, gpointer * packet, gsize * size)
+{
+  GList *start, *l;
+
+  if (!s->flows)
+    return FALSE;
+  start = s->turn ? s->turn : s->flows;
+  l = start;
+  do {
+    GstRudpFlow *f = l->data;
+
+    l = l->next ? l->next : s->flows;
+    if (flow_take (f, now, packet, size)) {
+      /* the next call starts with the next flow */
+      s->turn = l;
+      *flow = f;
+      return TRUE;
+    }
+  } while (l != start);
+  return FALSE;
 }
 
 guint
 gst_rudp_scheduler_tick (GstRudpScheduler * s, GstClockTime now,
     GstRudpSendFunc func, gpointer user_data)
 {
+  GstRudpFlow *f;
+  gpointer packet;
+  gsize size;
   guint n = 0;
-  GList *l;
 
-  for (l = s->flows; l; l = l->next)
-    n += flow_tick (l->data, now, func, user_data);
+  while (gst_rudp_scheduler_poll (s, now, &f, &packet, &size)) {
+    n++;
+    func (f, packet, size, user_data);
+  }
   return n;
 }
 

@@ -2,7 +2,8 @@
 /* twoflow — rUDP shared-timer scheduler (sans-IO).
  *
  * Many flows, one timer: every flow owns a leaky bucket and a queue of
- * opaque packets; at each tick every flow releases what its bucket allows.
+ * opaque packets; at each tick every flow releases what its bucket allows
+ * (poll: one packet at a time, the flows in turn).
  * Ticks lie on one grid (start + k * interval) shared by all flows; the
  * scheduler only asks to be woken when some queued packet can leave, so an
  * idle or slow set of flows costs no wakeups. Not thread-safe: callers
@@ -49,8 +50,26 @@ GstRudpFlow *gst_rudp_scheduler_add_flow (GstRudpScheduler * s,
 void gst_rudp_scheduler_remove_flow (GstRudpScheduler * s, GstRudpFlow * f,
     GDestroyNotify free_packet);
 
-/* Releases, at @now, every packet the buckets allow. Returns the number
- * of packets released. */
+/* Takes the next packet that may leave at @now: one packet per call,
+ * the flows in turn (round-robin, so a flow catching up does not hold
+ * back the others). The packet, its size and flow go to the out
+ * arguments and belong to the caller; FALSE when none may leave.
+ *
+ * Each packet is paid from its bucket at @now, so a shell should read
+ * its clock before every call and hand the packet to the socket right
+ * after it: then no packet leaves later than the time it was paid at
+ * (apart from the instant between the clock read and the send), and the
+ * bucket's bound holds on the wire: in any window of length W at most
+ * rate x W + depth + one packet, however long the thread was held up
+ * between two packets (a wait is credited once, capped at the depth).
+ * Paying a whole tick's packets at one @now and sending them after a
+ * stall would put the stall on top: they leave late, and the wait is
+ * credited again from the earlier time. */
+gboolean gst_rudp_scheduler_poll (GstRudpScheduler * s, GstClockTime now,
+    GstRudpFlow ** flow, gpointer * packet, gsize * size);
+/* Releases, at @now, every packet the buckets allow (gst_rudp_scheduler_poll
+ * until FALSE, all at the same @now: for a virtual clock). Returns the
+ * number of packets released. */
 guint gst_rudp_scheduler_tick (GstRudpScheduler * s, GstClockTime now,
     GstRudpSendFunc func, gpointer user_data);
 /* When the next tick is worth running: a grid point (or @now, when a

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow — helpers of the rudp element tests. */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -135,25 +137,49 @@ rudp_receiver_first (RudpReceiver * r, guint32 ssrc)
   return t;
 }
 
-void
-rudp_receiver_windows (RudpReceiver * r, guint32 ssrc, gint64 from_us,
-    gint64 window_us, guint n, guint64 * out)
+GArray *
+rudp_receiver_arrivals (RudpReceiver * r, guint32 ssrc, gint64 from_us,
+    gint64 to_us)
 {
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (RudpArrival));
   guint i;
 
-  memset (out, 0, n * sizeof (guint64));
   g_mutex_lock (&r->lock);
   for (i = 0; i < r->log->len; i++) {
     RudpArrival *a = &g_array_index (r->log, RudpArrival, i);
-    gint64 w;
 
-    if ((ssrc && a->ssrc != ssrc) || a->t_us < from_us)
-      continue;
-    w = (a->t_us - from_us) / window_us;
-    if (w < n)
-      out[w] += a->size;
+    if ((!ssrc || a->ssrc == ssrc) && a->t_us >= from_us && a->t_us < to_us)
+      g_array_append_val (out, *a);
   }
   g_mutex_unlock (&r->lock);
+  return out;
+}
+
+/* diagnosis: RUDP_TEST_DUMP=prefix writes the arrival log to prefix.PID */
+void
+rudp_receiver_dump (RudpReceiver * r)
+{
+  const gchar *prefix = g_getenv ("RUDP_TEST_DUMP");
+  gchar *path;
+  FILE *f;
+  guint i;
+
+  if (!prefix)
+    return;
+  path = g_strdup_printf ("%s.%d", prefix, (int) getpid ());
+  f = fopen (path, "w");
+  g_free (path);
+  if (!f)
+    return;
+  g_mutex_lock (&r->lock);
+  for (i = 0; i < r->log->len; i++) {
+    RudpArrival *a = &g_array_index (r->log, RudpArrival, i);
+
+    fprintf (f, "%" G_GINT64_FORMAT " %08x %u %u\n", a->t_us, a->ssrc, a->seq,
+        a->size);
+  }
+  g_mutex_unlock (&r->lock);
+  fclose (f);
 }
 
 GstBuffer *

@@ -25,10 +25,12 @@ typedef struct {
 
 RudpReceiver *rudp_receiver_start (void);
 void rudp_receiver_stop (RudpReceiver * r);
-/* bytes of @ssrc (0 = all) per @window_us from @from_us (inclusive) for
- * @n windows into @out */
-void rudp_receiver_windows (RudpReceiver * r, guint32 ssrc, gint64 from_us,
-    gint64 window_us, guint n, guint64 * out);
+/* the arrivals of @ssrc (0 = all) in [@from_us, @to_us), in arrival order */
+GArray *rudp_receiver_arrivals (RudpReceiver * r, guint32 ssrc,
+    gint64 from_us, gint64 to_us);
+/* With RUDP_TEST_DUMP=prefix set, writes the whole arrival log to
+ * prefix.PID ("t_us ssrc seq size" lines), to look into a failed check */
+void rudp_receiver_dump (RudpReceiver * r);
 gint64 rudp_receiver_first (RudpReceiver * r, guint32 ssrc);
 
 GstBuffer *rudp_make_packet (guint32 ssrc, guint16 seq, gsize size);

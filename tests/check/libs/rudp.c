@@ -208,6 +208,245 @@ GST_START_TEST (test_scheduler_wakeups)
 
 GST_END_TEST;
 
+/* A pacer thread that wakes up late: every packet's send instant. */
+typedef struct {
+  GstClockTime now;
+  GArray *sent;                 /* SentPacket */
+} LateLog;
+
+typedef struct {
+  GstClockTime t;
+  gsize size;
+} SentPacket;
+
+static void
+log_sent (GstRudpFlow * f, gpointer packet, gsize size, gpointer user_data)
+{
+  LateLog *log = user_data;
+  SentPacket p = { log->now, size };
+
+  g_array_append_val (log->sent, p);
+}
+
+/* bytes sent in [from, to) */
+static guint64
+sent_between (GArray * sent, GstClockTime from, GstClockTime to)
+{
+  guint64 n = 0;
+  guint i;
+
+  for (i = 0; i < sent->len; i++) {
+    SentPacket *p = &g_array_index (sent, SentPacket, i);
+
+    if (p->t >= from && p->t < to)
+      n += p->size;
+  }
+  return n;
+}
+
+/* bytes sent at exactly @t (one tick) */
+#define sent_at(sent, t) sent_between (sent, t, (t) + 1)
+
+/* The pacer's promise when its thread is held up (a late timer, a
+ * descheduled thread): the bucket caps the credit it accrued, so the
+ * catch-up after the wakeup is at most one bucket depth and no window
+ * of any length W holds more than rate x W + depth; a stall shorter than
+ * depth / rate is caught up completely (the rate holds over time), a
+ * longer one loses what exceeds the depth instead of bursting it. */
+GST_START_TEST (test_scheduler_late_wakeup)
+{
+  const guint64 rate = 100000;  /* bytes/s */
+  const gsize size = 250;
+  /* when the wakeup due at or after .at happens .late too late */
+  const struct {
+    GstClockTime at, late;
+  } stalls[] = {
+    {1000 * MS, 10 * MS}, {1500 * MS, 27 * MS}, {2000 * MS, 25 * MS},
+    {3000 * MS, 200 * MS}, {3500 * MS, 1000 * MS},
+  };
+  const GstClockTime windows[] = { 10 * MS, 100 * MS, 800 * MS, GST_SECOND };
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f = gst_rudp_scheduler_add_flow (s, rate, 0, NULL, 0);
+  LateLog log = { 0, g_array_new (FALSE, FALSE, sizeof (SentPacket)) };
+  GstClockTime woke[G_N_ELEMENTS (stalls)];
+  GstRudpFlowStats st;
+  guint64 depth, most;
+  guint i, j, k, next_stall = 0;
+
+  gst_rudp_flow_get_stats (f, 0, &st);
+  depth = st.depth;
+  /* automatic: 20 ms of the rate, at least 3000 bytes */
+  fail_unless_equals_uint64 (depth, 3000);
+  for (k = 0; k < rate * 6 / size; k++)
+    gst_rudp_flow_push (f, NULL, size);
+  /* the element's loop: now = clock; tick(now); wait(next_wakeup) */
+  while (log.now < 5 * GST_SECOND) {
+    GstClockTime next;
+
+    gst_rudp_scheduler_tick (s, log.now, log_sent, &log);
+    next = gst_rudp_scheduler_next_wakeup (s, log.now);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (next) && next > log.now);
+    if (next_stall < G_N_ELEMENTS (stalls) && next >= stalls[next_stall].at) {
+      next += stalls[next_stall].late;
+      woke[next_stall++] = next;
+    }
+    log.now = next;
+  }
+  fail_unless_equals_int (next_stall, G_N_ELEMENTS (stalls));
+
+  /* the catch-up at each late wakeup: the packet that was due and what
+   * accrued while late, whole packets, never more than the depth */
+  for (i = 0; i < G_N_ELEMENTS (stalls); i++) {
+    guint64 accrued = gst_util_uint64_scale (rate, stalls[i].late, GST_SECOND);
+    guint64 burst = sent_at (log.sent, woke[i]);
+
+    if (accrued + size <= depth)
+      fail_unless (burst >= accrued && burst <= accrued + 2 * size,
+          "stall %u: %" G_GUINT64_FORMAT, i, burst);
+    else
+      fail_unless_equals_uint64 (burst, depth);
+  }
+
+  /* stalls up to (depth - one packet) / rate (27.5 ms) cost nothing:
+   * (the due packet's tokens count towards the depth) from the first
+   * packet after the initial burst to 3 s, exactly the rate */
+  fail_unless (sent_between (log.sent, 1, 3000 * MS) + size >= rate * 3 &&
+      sent_between (log.sent, 1, 3000 * MS) <= rate * 3,
+      "%" G_GUINT64_FORMAT, sent_between (log.sent, 1, 3000 * MS));
+  /* a longer stall loses what exceeds the depth: 200 ms idle sends
+   * 3000 bytes at its end, not 20000 */
+  fail_unless (sent_between (log.sent, 3000 * MS, 3400 * MS) + size >=
+      rate * 2 / 10 + depth && sent_between (log.sent, 3000 * MS,
+          3400 * MS) <= rate * 2 / 10 + depth, "%" G_GUINT64_FORMAT,
+      sent_between (log.sent, 3000 * MS, 3400 * MS));
+
+  /* no window, of any length, starting at any send instant, holds more
+   * than rate x W + depth; it is reached within a packet (after the
+   * stalls) */
+  for (j = 0; j < G_N_ELEMENTS (windows); j++) {
+    GstClockTime w = windows[j];
+    guint64 bound = gst_util_uint64_scale (rate, w, GST_SECOND) + depth;
+
+    most = 0;
+    for (i = 0; i < log.sent->len; i++) {
+      GstClockTime t = g_array_index (log.sent, SentPacket, i).t;
+      guint64 b = sent_between (log.sent, t, t + w);
+
+      fail_unless (b <= bound, "%" G_GUINT64_FORMAT " bytes in %"
+          GST_TIME_FORMAT " from %" GST_TIME_FORMAT ", bound %"
+          G_GUINT64_FORMAT, b, GST_TIME_ARGS (w), GST_TIME_ARGS (t), bound);
+      most = MAX (most, b);
+    }
+    fail_unless (most + size >= bound, "%" G_GUINT64_FORMAT, most);
+  }
+
+  gst_rudp_scheduler_remove_flow (s, f, NULL);
+  gst_rudp_scheduler_free (s);
+  g_array_free (log.sent, TRUE);
+}
+
+GST_END_TEST;
+
+/* Bytes in the worst window of length @w that starts at a send instant. */
+static guint64
+worst_window (GArray * sent, GstClockTime w)
+{
+  guint64 most = 0;
+  guint i;
+
+  for (i = 0; i < sent->len; i++) {
+    GstClockTime t = g_array_index (sent, SentPacket, i).t;
+
+    most = MAX (most, sent_between (sent, t, t + w));
+  }
+  return most;
+}
+
+/* The shell's thread held up between taking a packet and sending it: with
+ * poll (the clock read before each packet) the bound holds on the wire,
+ * rate x W + depth + one packet; paying a whole tick at the wakeup time
+ * and sending late breaks it by what the hold-up accrues. Two flows at
+ * 100 KB/s, 250-byte packets; every 200 ms the wakeup is 50 ms late (the
+ * buckets fill up) and the thread is then held up 8 ms right after the
+ * first packet it took. */
+static void
+run_held_up (gboolean per_packet, GArray * sent[2])
+{
+  const guint64 rate = 100000;
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f[2];
+  GstClockTime clock = 0, last_stall = 0;
+  guint i, k;
+
+  for (i = 0; i < 2; i++) {
+    f[i] = gst_rudp_scheduler_add_flow (s, rate, 0, GUINT_TO_POINTER (i), 0);
+    for (k = 0; k < rate * 3 / 250; k++)
+      gst_rudp_flow_push (f[i], NULL, 250);
+  }
+  while (clock < 2 * GST_SECOND) {
+    GstClockTime next, paid = clock;
+    gboolean held = FALSE;
+    GstRudpFlow *flow;
+    gpointer packet;
+    gsize size;
+
+    /* take (and pay) a packet, maybe be held up, send it */
+    while (gst_rudp_scheduler_poll (s, per_packet ? clock : paid, &flow,
+            &packet, &size)) {
+      SentPacket p;
+
+      if (!held && last_stall == paid && paid > 0) {
+        clock += 8 * MS;
+        held = TRUE;
+      }
+      p.t = clock;
+      p.size = size;
+      g_array_append_val (sent[GPOINTER_TO_UINT (gst_rudp_flow_get_user_data
+                  (flow))], p);
+      clock += 10 * GST_USECOND;        /* the send itself */
+    }
+    next = gst_rudp_scheduler_next_wakeup (s, clock);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (next));
+    clock = MAX (next, clock);
+    if (clock >= last_stall + 200 * MS) {
+      clock += 50 * MS;
+      last_stall = clock;
+    }
+  }
+  for (i = 0; i < 2; i++)
+    gst_rudp_scheduler_remove_flow (s, f[i], NULL);
+  gst_rudp_scheduler_free (s);
+}
+
+GST_START_TEST (test_scheduler_held_up_between_packets)
+{
+  const guint64 bound = 100000 / 10 + 3000 + 250;       /* 100 ms */
+  GArray *sent[2];
+  guint i, pass;
+
+  for (pass = 0; pass < 2; pass++) {
+    gboolean per_packet = pass == 0;
+
+    for (i = 0; i < 2; i++)
+      sent[i] = g_array_new (FALSE, FALSE, sizeof (SentPacket));
+    run_held_up (per_packet, sent);
+    for (i = 0; i < 2; i++) {
+      guint64 worst = worst_window (sent[i], 100 * MS);
+
+      GST_INFO ("%s: flow %u worst 100 ms: %" G_GUINT64_FORMAT,
+          per_packet ? "per packet" : "per wakeup", i, worst);
+      fail_unless (sent[i]->len > 600, "%u", sent[i]->len);
+      if (per_packet)
+        fail_unless (worst <= bound, "flow %u: %" G_GUINT64_FORMAT, i, worst);
+      else                      /* the old shell: late by the hold-up */
+        fail_unless (worst > bound, "flow %u: %" G_GUINT64_FORMAT, i, worst);
+      g_array_free (sent[i], TRUE);
+    }
+  }
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* levels and the receiver algorithm */
 
@@ -1437,6 +1676,8 @@ rudp_suite (void)
   tcase_add_test (tc, test_bucket_debt);
   tcase_add_test (tc, test_scheduler_many_flows);
   tcase_add_test (tc, test_scheduler_wakeups);
+  tcase_add_test (tc, test_scheduler_late_wakeup);
+  tcase_add_test (tc, test_scheduler_held_up_between_packets);
   tcase_add_test (tc, test_levels_table);
   tcase_add_test (tc, test_receiver_levels);
   tcase_add_test (tc, test_receiver_hold);
