@@ -30,6 +30,9 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   session) or at the level above 1.25 x its 1 s peak (--enhanced-rate
   peak, the old pacing).
 * --policy i (default) or ip: what the essential flow carries.
+* --server-rt PRIO: twoflow-server at SCHED_FIFO PRIO (below the
+  emulator's 10), so the other work of a shared machine does not stall
+  its pacing.
 * damage from twoflowmerge's stats at the proxy, per session: E_f P/B
   frames affected by loss (missing, or dropped because a reference is
   missing), E_g affected GOPs, G_max / G_avg most / mean affected frames
