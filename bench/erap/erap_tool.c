@@ -177,7 +177,7 @@ main (int argc, char **argv)
     GstStructure *s;
     guint64 sent, lost, react, rtx, acked;
     gdouble cap = 0, w = 0;
-    guint64 tmo = 0, spur = 0;
+    guint64 tmo = 0, spur = 0, undone = 0;
     guint pairs = 0;
     guint64 ticks = 0, idle = 0, bsent = 0;
 
@@ -212,7 +212,8 @@ main (int argc, char **argv)
     gst_structure_get (s, "capacity-estimate", G_TYPE_DOUBLE, &cap,
         "pair-samples", G_TYPE_UINT, &pairs, "libra-window", G_TYPE_DOUBLE,
         &w, "timeout-losses", G_TYPE_UINT64, &tmo, "spurious-losses",
-        G_TYPE_UINT64, &spur, NULL);
+        G_TYPE_UINT64, &spur, "reactions-undone", G_TYPE_UINT64, &undone,
+        NULL);
     gst_structure_get (s, "ticks", G_TYPE_UINT64, &ticks, "idle-wakeups",
         G_TYPE_UINT64, &idle, "bytes-sent", G_TYPE_UINT64, &bsent, NULL);
     gst_structure_free (s);
@@ -220,12 +221,13 @@ main (int argc, char **argv)
         G_GUINT64_FORMAT " reactions=%" G_GUINT64_FORMAT " retransmitted=%"
         G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT " capacity_estimate=%.3f"
         " pair_samples=%u window=%.2f timeouts=%" G_GUINT64_FORMAT
-        " spurious=%" G_GUINT64_FORMAT " ticks=%" G_GUINT64_FORMAT
+        " spurious=%" G_GUINT64_FORMAT " undone=%" G_GUINT64_FORMAT
+        " ticks=%" G_GUINT64_FORMAT
         " idle_wakeups=%" G_GUINT64_FORMAT " bytes_sent=%" G_GUINT64_FORMAT
         " cpu_s=%.3f\n", eos,
         (g_get_monotonic_time () - t0) / 1e6, sent, lost, react, rtx, acked,
         cap / 1e6 /* Mbit/s, as the experiments read it */ , pairs, w, tmo,
-        spur, ticks, idle, bsent, cpu_seconds ());
+        spur, undone, ticks, idle, bsent, cpu_seconds ());
     if (csv)
       fclose (csv);
   } else if (!strcmp (argv[1], "recv")) {

@@ -270,6 +270,8 @@ def run_flows(a, name, flows, queue, rate=None, duration=None, seed=1,
                     "lost": snd.get(p, {}).get("lost"),
                     "reactions": snd.get(p, {}).get("reactions"),
                     "timeouts": snd.get(p, {}).get("timeouts"),
+                    "spurious": snd.get(p, {}).get("spurious"),
+                    "undone": snd.get(p, {}).get("undone"),
                     "retransmits": (tcpj[p]["end"]["sum_sent"].get(
                         "retransmits") if p in tcpj else None)}
                    for f, p, g, w, w2, cm, st, dr in zip(
@@ -486,13 +488,14 @@ def exp_half(a):
     exp_plot(a)
 
 
+PUBLISHED = "libra-tcp-rtt=0 libra-tcp-base-rtt=0"   # alpha = X C e^(-Y beta)
 ALPHA_VARIANTS = [
     ("C 10 (pairs), alpha as published, brakes always", 0,
-     "libra-tcp-rtt=0 libra-loss-memory=0"),
-    ("C 10 (pairs), alpha as published", 0, "libra-tcp-rtt=0"),
-    ("C 10 (pairs), default (floor 75)", 0, ""),
-    ("C 20", 20e6, "libra-tcp-rtt=0"),
-    ("C 40", 40e6, "libra-tcp-rtt=0"),
+     PUBLISHED + " libra-loss-memory=0"),
+    ("C 10 (pairs), alpha as published", 0, PUBLISHED),
+    ("C 10 (pairs), default (floors)", 0, ""),
+    ("C 20", 20e6, PUBLISHED),
+    ("C 40", 40e6, PUBLISHED),
     ("C 100 (paper)", 100e6, "")]
 ALPHA_RTTS = [30, 90, 180]
 
@@ -514,7 +517,9 @@ def exp_alpha(a):
     res["cubic_flow_baseline_mbps"] = bflow
     res["baseline"] = base
     cap0 = a.libra_capacity
-    for label, cap, opts in ALPHA_VARIANTS:
+    sel = ([int(x) for x in a.alpha_variants.split(",")]
+           if a.alpha_variants else range(len(ALPHA_VARIANTS)))
+    for label, cap, opts in [ALPHA_VARIANTS[k] for k in sel]:
         a.libra_capacity = cap
         runs = [run_flows(a, "alpha-v%d-%d" % (
             len(res["variants"]) + 1, i + 1),
@@ -948,6 +953,9 @@ def main():
     ap.add_argument("--tag", default="",
                     help="topology: suffix of the result keys, for a variant"
                     " run with --libra-opts (e.g. -nomem)")
+    ap.add_argument("--alpha-variants", default="",
+                    help="alpha: the variants to run, 0-based indices "
+                    "(default all; 2 = erapsink's defaults)")
     ap.add_argument("--emulator", help="twoflow-linkemu binary")
     ap.add_argument("--skip-unless-root", action="store_true")
     a = ap.parse_args()

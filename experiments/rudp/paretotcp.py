@@ -26,10 +26,20 @@ import time
 def send(a):
     rng = random.Random(a.seed)
     scale = a.mean * (a.shape - 1) / a.shape
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if a.mss:
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
-    s.connect((a.host, a.port))
+    # the receiver may still be starting (a loaded machine): retry for 5 s
+    deadline = time.monotonic() + 5.0
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if a.mss:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+        try:
+            s.connect((a.host, a.port))
+            break
+        except ConnectionRefusedError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
     if a.cc:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
     lock = threading.Condition()

@@ -59,6 +59,8 @@
  * * `timeout-losses` (guint64): of `packets-lost`, found by timeout
  * * `spurious-losses` (guint64): of `packets-lost`, acknowledged afterwards
  *   (declared lost too early)
+ * * `reactions-undone` (guint64): of `loss-reactions`, taken back by the
+ *   law: the timeout behind it was a late ACK (Libra)
  * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
  * * `bytes-acked` (guint64): payload bytes known delivered
  * * `queued-bytes` (guint64): payload bytes accepted and not yet acked
@@ -206,6 +208,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
 #define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
 #define DEFAULT_LIBRA_TCP_RTT       GST_ERAP_LIBRA_DEFAULT_TCP_RTT
+#define DEFAULT_LIBRA_TCP_BASE_RTT  GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT
 
 enum {
   PROP_0,
@@ -235,6 +238,7 @@ enum {
   PROP_LIBRA_LOSS_DIVISOR,
   PROP_LIBRA_LOSS_MEMORY,
   PROP_LIBRA_TCP_RTT,
+  PROP_LIBRA_TCP_BASE_RTT,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -666,6 +670,24 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-tcp-base-rtt:
+   *
+   * T_0 in seconds: Libra's X*C is also raised to at least
+   * 1.5*B/(D*(T_0+q)^2), q = SRTT - Tmin the queueing delay averaged over
+   * ~10 s (the same for every flow behind one queue), from the first loss
+   * reaction on: never less aggressive than a Reno flow of base RTT T_0
+   * behind the same queue. It matters beside TCP at short
+   * queues, where drop-tail losses come synchronized and short-RTT TCP
+   * flows take most of the link (docs/erap.md, "Libra beside TCP"). 0
+   * turns this floor off.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_BASE_RTT,
+      g_param_spec_double ("libra-tcp-base-rtt", "Libra TCP base RTT",
+          "Libra's alpha is at least that of Reno parity at this base RTT "
+          "plus the queueing delay (s; 0 = off)", 0, 10,
+          DEFAULT_LIBRA_TCP_BASE_RTT, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:stats:
    *
    * Statistics, `application/x-erapsink-stats` (fields in the element
@@ -801,6 +823,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
   sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
   sink->libra.tcp_rtt = DEFAULT_LIBRA_TCP_RTT;
+  sink->libra.tcp_base_rtt = DEFAULT_LIBRA_TCP_BASE_RTT;
   sink->learn_peer = DEFAULT_LEARN_PEER;
   sink->hello_id = DEFAULT_HELLO_ID;
   g_mutex_init (&sink->lock);
@@ -885,6 +908,7 @@ make_stats (GstErapSink * sink)
       "loss-reactions", G_TYPE_UINT64, st.loss_reactions,
       "timeout-losses", G_TYPE_UINT64, st.timeout_losses,
       "spurious-losses", G_TYPE_UINT64, st.spurious_losses,
+      "reactions-undone", G_TYPE_UINT64, st.reactions_undone,
       "bytes-sent", G_TYPE_UINT64, st.bytes_sent,
       "bytes-acked", G_TYPE_UINT64, st.bytes_acked,
       "queued-bytes", G_TYPE_UINT64, st.queued_bytes,
@@ -1053,6 +1077,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_TCP_RTT:
       sink->libra.tcp_rtt = g_value_get_double (value);
       break;
+    case PROP_LIBRA_TCP_BASE_RTT:
+      sink->libra.tcp_base_rtt = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1166,6 +1193,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_LIBRA_TCP_RTT:
       g_value_set_double (value, sink->libra.tcp_rtt);
+      break;
+    case PROP_LIBRA_TCP_BASE_RTT:
+      g_value_set_double (value, sink->libra.tcp_base_rtt);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -48,6 +48,7 @@
  * * `level-changes` (guint64): level switches made
  * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSink:key set)
+ * * `ecn` (gboolean): whether the packets leave ECN-capable (#GstRudpSink:ecn)
  * * `auth-failures` (guint64): feedback datagrams dropped because they
  *   failed SRTCP authentication (plaintext, another key, garbage)
  * * `replayed` (guint64): authentic feedback dropped as a replay
@@ -117,6 +118,7 @@
 #endif
 
 #include <string.h>
+#include <netinet/in.h>
 #include "twoflownet.h"
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
@@ -155,11 +157,13 @@ enum {
   PROP_BOUND_PORT,
   PROP_LEARN_PEER,
   PROP_HELLO_ID,
+  PROP_ECN,
 };
 
 #define DEFAULT_BIND_PORT       0
 #define DEFAULT_LEARN_PEER      FALSE
 #define DEFAULT_HELLO_ID        0
+#define DEFAULT_ECN             FALSE
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
@@ -395,6 +399,23 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           "Session id carried by the receiver's hellos (learn-peer)", 0,
           G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstRudpSink:ecn:
+   *
+   * Send the flow ECN-capable: the socket's IP_TOS (IPV6_TCLASS) carries
+   * ECT(0) (RFC 3168), so an ECN-enabled AQM on the path marks its packets
+   * CE where it would drop them early, and rudpsrc halves the level on a
+   * mark as on a loss (its `ce-marked` and `ce-decreases` stats). Use it
+   * only with a receiver that reacts to CE (rudpsrc does). Everything the
+   * sink sends is ECN-capable, its RTCP notices too (rudpsrc reacts to a
+   * mark on them as on a marked RTP packet).
+   */
+  g_object_class_install_property (gobject_class, PROP_ECN,
+      g_param_spec_boolean ("ecn", "ECN",
+          "Send the packets ECN-capable (ECT(0), RFC 3168): an ECN AQM marks "
+          "them CE instead of dropping them, rudpsrc halves its level on a "
+          "mark", DEFAULT_ECN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
@@ -422,6 +443,7 @@ gst_rudp_sink_init (GstRudpSink * sink)
   sink->bind_port = DEFAULT_BIND_PORT;
   sink->learn_peer = DEFAULT_LEARN_PEER;
   sink->hello_id = DEFAULT_HELLO_ID;
+  sink->ecn = DEFAULT_ECN;
   sink->rate = DEFAULT_RATE;
   sink->timer_interval = DEFAULT_TIMER_INTERVAL;
   sink->bucket_depth = DEFAULT_BUCKET_DEPTH;
@@ -537,6 +559,9 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_BIND_PORT:
       sink->bind_port = g_value_get_uint (value);
       break;
+    case PROP_ECN:
+      sink->ecn = g_value_get_boolean (value);
+      break;
     case PROP_LEARN_PEER:
       sink->learn_peer = g_value_get_boolean (value);
       break;
@@ -611,6 +636,9 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_BOUND_PORT:
       g_value_set_uint (value, sink->bound_port);
       break;
+    case PROP_ECN:
+      g_value_set_boolean (value, sink->ecn);
+      break;
     case PROP_LEARN_PEER:
       g_value_set_boolean (value, sink->learn_peer);
       break;
@@ -675,6 +703,7 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "level-changes", G_TYPE_UINT64, ss.level_changes,
       "srtt", G_TYPE_UINT64, ss.srtt,
       "srtp", G_TYPE_BOOLEAN, sink->srtp != NULL,
+      "ecn", G_TYPE_BOOLEAN, sink->ecn_on,
       "auth-failures", G_TYPE_UINT64, sink->auth_failures,
       "replayed", G_TYPE_UINT64, sink->replayed,
       "foreign-feedback", G_TYPE_UINT64, sink->foreign_feedback,
@@ -700,7 +729,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   gchar *host;
   GstRudpSrtp *srtp = NULL;
   guint bind_port;
-  gboolean learn;
+  gboolean learn, ecn;
   GSocketFamily family;
 
   GST_OBJECT_LOCK (sink);
@@ -719,6 +748,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   host = g_strdup (sink->host);
   bind_port = sink->bind_port;
   learn = sink->learn_peer;
+  ecn = sink->ecn;
   gst_rudp_sender_config_init (&sc);
   sc.levels = sink->levels;
   sc.initial_level = sink->initial_level;
@@ -751,6 +781,28 @@ gst_rudp_sink_start (GstBaseSink * bsink)
     g_object_unref (dest);
     gst_rudp_srtp_free (srtp);
     return FALSE;
+  }
+  sink->ecn_on = FALSE;
+  if (ecn) {
+    /* ECT(0) in the TOS byte / traffic class of every datagram; on an
+     * IPv6 socket IP_TOS too, for IPv4-mapped destinations (learn-peer) */
+    gboolean ok = g_socket_set_option (sink->socket, IPPROTO_IP, IP_TOS,
+        GST_RUDP_ECN_ECT0, family == G_SOCKET_FAMILY_IPV4 ? &err : NULL);
+
+    if (family == G_SOCKET_FAMILY_IPV6)
+      ok = g_socket_set_option (sink->socket, IPPROTO_IPV6, IPV6_TCLASS,
+          GST_RUDP_ECN_ECT0, &err);
+    if (!ok) {
+      GST_ELEMENT_ERROR (sink, RESOURCE, SETTINGS, (NULL),
+          ("cannot send ECN-capable (IP_TOS/IPV6_TCLASS): %s",
+              err->message));
+      g_clear_error (&err);
+      g_clear_object (&sink->socket);
+      g_object_unref (dest);
+      gst_rudp_srtp_free (srtp);
+      return FALSE;
+    }
+    sink->ecn_on = TRUE;
   }
   sink->bound_port = twoflow_net_local_port (sink->socket);
   memset (&sink->last_hello, 0, sizeof (sink->last_hello));

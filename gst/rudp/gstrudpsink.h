@@ -43,11 +43,13 @@ struct _GstRudpSink {
   guint bind_port;              /* 0: an ephemeral port */
   gboolean learn_peer;          /* NAT: the destination from hellos */
   guint64 hello_id;
+  gboolean ecn;                 /* send RTP as ECT(0) (RFC 3168) */
 
   /* I/O, between start and stop */
   GSocket *socket;
   GSocketAddress *dest;         /* NULL until learnt (learn-peer) */
   guint bound_port;
+  gboolean ecn_on;              /* the socket sends ECT(0) */
   GstRudpSrtp *srtp;            /* NULL in plaintext mode */
   guint8 *scratch;              /* the packet being protected (pacer) */
   gsize scratch_size;

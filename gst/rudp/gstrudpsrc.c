@@ -34,6 +34,17 @@
  * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
  * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
  *
+ * ECN (RFC 3168): the ECN field of each packet's IP header is read
+ * (IP_RECVTOS / IPV6_RECVTCLASS); a packet marked CE (Congestion
+ * Experienced, by an ECN-enabled AQM such as RED in place of an early
+ * drop) halves the level at once, as a loss does, under the same
+ * one-reaction-per-episode rule (RFC 6679's receiver-driven congestion
+ * control); so does a CE mark on the sender's RTCP notice, which crossed
+ * the same queues. The sender makes its packets ECN-capable with
+ * #GstRudpSink:ecn; without it nothing is marked and nothing changes. The
+ * feedback rudpsrc sends stays Not-ECT (as TCP's pure ACKs: nobody would
+ * react to a mark on it).
+ *
  * The receiver algorithm is a sans-IO core (gst-libs/gst/rudp) driven the
  * way every twoflow shell drives its core: the streaming thread feeds it
  * each packet at its arrival time, and a timer thread (as rtpsession's
@@ -57,6 +68,14 @@
  * * `increase-wait` (guint64): ns of loss-free time at the current level
  *   needed before an increase (RTTs or the TCP-friendly term)
  * * `srtt` (guint64): smoothed RTT, ns (0 until measured)
+ * * `ect-received` (guint64): packets that arrived ECN-capable (ECT(0),
+ *   ECT(1) or CE in the IP header: the sender's #GstRudpSink:ecn)
+ * * `ce-marked` (guint64): of those, marked CE (Congestion Experienced) by
+ *   an ECN-enabled AQM on the path
+ * * `ce-decreases` (guint64): decreases caused by a CE mark (counted in
+ *   `decreases` too)
+ * * `ce-marked-rtcp` (guint64): the sender's RTCP notices that arrived
+ *   marked CE (they react as a marked RTP packet does)
  * * `port` (gint): the UDP port bound
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSrc:key set)
  * * `auth-failures` (guint64): datagrams dropped because they failed SRTP or
@@ -108,7 +127,10 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include "twoflownet.h"
 #include "gstrudpsrc.h"
 
@@ -629,6 +651,10 @@ make_stats (GstRudpSrc * src)
       "clean-packets", G_TYPE_UINT64, st.clean_packets,
       "increase-wait", G_TYPE_UINT64, st.increase_wait,
       "srtt", G_TYPE_UINT64, st.rtt_samples ? st.srtt : 0,
+      "ect-received", G_TYPE_UINT64, st.ect_received,
+      "ce-marked", G_TYPE_UINT64, st.ce_marked,
+      "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
+      "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
       "port", G_TYPE_INT, src->bound_port,
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
@@ -954,6 +980,18 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (address);
+  /* the ECN field of what arrives (IPv4, and IPv4-mapped on a dual-stack
+   * IPv6 socket; the traffic class on IPv6): best effort, without it no
+   * packet is seen marked */
+  {
+    gboolean v4 = g_socket_set_option (socket, IPPROTO_IP, IP_RECVTOS, 1,
+        NULL);
+    gboolean v6 = g_socket_get_family (socket) == G_SOCKET_FAMILY_IPV6 &&
+        g_socket_set_option (socket, IPPROTO_IPV6, IPV6_RECVTCLASS, 1, NULL);
+
+    if (!v4 && !v6)
+      GST_WARNING_OBJECT (src, "cannot read the ECN field of packets");
+  }
   twoflow_cancel_init (&src->cancel);
 
   g_mutex_lock (&src->lock);
@@ -1034,7 +1072,7 @@ gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
 /* The sender's answer: an RTT sample, and from where its level holds. */
 static void
 handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
-    GSocketAddress * from, GstClockTime now)
+    GSocketAddress * from, guint ecn, GstClockTime now)
 {
   GstBuffer *buf;
   GstRudpNotice n;
@@ -1081,8 +1119,75 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
           gst_rudp_ntp_short_to_time (rtt));
   }
   gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  /* the sender's notice crossed the same queues as its RTP (authentic, or
+   * from the RTP's sender in plaintext): a CE mark on it is congestion */
+  if (ecn == GST_RUDP_ECN_CE)
+    gst_rudp_receiver_rtcp_ce (src->receiver, now);
   run_core (src, now);
   g_mutex_unlock (&src->lock);
+}
+
+/* One datagram, with the ECN field of its IP header in *@ecn (0 when not
+ * known), as g_socket_receive_from() (blocking until one arrives or the
+ * cancellable fires). recvmsg() on the socket's fd: GSocket has no control
+ * message type for IP_TOS / IPV6_TCLASS. */
+static gssize
+receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
+    GSocketAddress ** from, guint * ecn, GError ** err)
+{
+  gint fd = g_socket_get_fd (src->socket);
+
+  *ecn = 0;
+  *from = NULL;
+  for (;;) {
+    struct sockaddr_storage ss;
+    struct iovec iov = { data, size };
+    union {
+      struct cmsghdr align;
+      gchar buf[2 * CMSG_SPACE (sizeof (gint))];
+    } ctl;
+    struct msghdr msg;
+    struct cmsghdr *cm;
+    gssize n;
+
+    memset (&msg, 0, sizeof (msg));
+    msg.msg_name = &ss;
+    msg.msg_namelen = sizeof (ss);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof (ctl.buf);
+    n = recvmsg (fd, &msg, MSG_DONTWAIT);
+    if (n >= 0) {
+      for (cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm)) {
+        if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS
+            && cm->cmsg_len >= CMSG_LEN (1))
+          *ecn = *(guint8 *) CMSG_DATA (cm) & 0x3;
+        else if (cm->cmsg_level == IPPROTO_IPV6
+            && cm->cmsg_type == IPV6_TCLASS
+            && cm->cmsg_len >= CMSG_LEN (sizeof (gint))) {
+          gint tc;
+
+          memcpy (&tc, CMSG_DATA (cm), sizeof (tc));
+          *ecn = tc & 0x3;
+        }
+      }
+      *from = g_socket_address_new_from_native (&ss, msg.msg_namelen);
+      return n;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      gint e = errno;
+
+      g_set_error (err, G_IO_ERROR, g_io_error_from_errno (e), "%s",
+          g_strerror (e));
+      return -1;
+    }
+    if (!g_socket_condition_wait (src->socket, G_IO_IN,
+            src->cancel.cancellable, err))
+      return -1;
+  }
 }
 
 static GstFlowReturn
@@ -1099,9 +1204,9 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GSocketAddress *from = NULL;
     GError *err = NULL;
     GstClockTime now;
+    guint ecn;
 
-    len = g_socket_receive_from (src->socket, &from, (gchar *) data,
-        MAX_PACKET, src->cancel.cancellable, &err);
+    len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &err);
     if (len < 0) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
@@ -1115,7 +1220,7 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     }
     now = gst_clock_get_time (src->clock);
     if (gst_rudp_is_rtcp (data, len)) {
-      handle_notice (src, data, len, from, now);
+      handle_notice (src, data, len, from, ecn, now);
       g_clear_object (&from);
       continue;
     }
@@ -1151,8 +1256,8 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     g_clear_object (&src->sender);
     src->sender = from;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
-    gst_rudp_receiver_packet (src->receiver, GST_READ_UINT16_BE (data + 2),
-        len, now);
+    gst_rudp_receiver_packet_ecn (src->receiver,
+        GST_READ_UINT16_BE (data + 2), len, ecn, now);
     run_core (src, now);
     g_mutex_unlock (&src->lock);
     break;

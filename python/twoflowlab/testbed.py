@@ -63,19 +63,23 @@ class SkipTest(Exception):
 
 class Red:
     """ns-2 RED parameters: thresholds in packets (bytes with a byte-only
-    queue limit), queue weight, max_p; gentle ramps max_p..1 up to 2*max."""
+    queue limit), queue weight, max_p; gentle ramps max_p..1 up to 2*max;
+    ecn marks ECT packets CE instead of dropping them early (RFC 3168)."""
 
     def __init__(self, min_th, max_th, weight=0.002, max_p=0.1, gentle=False,
-                 mean_pkt=None):
+                 mean_pkt=None, ecn=False):
         self.min_th, self.max_th = min_th, max_th
         self.weight, self.max_p, self.gentle = weight, max_p, gentle
         self.mean_pkt = mean_pkt
+        self.ecn = ecn
 
     def args(self):
         a = ["--red", "%g,%g,%g,%g" % (self.min_th, self.max_th,
                                         self.weight, self.max_p)]
         if self.gentle:
             a.append("--red-gentle")
+        if self.ecn:
+            a.append("--red-ecn")
         if self.mean_pkt:
             a += ["--red-mean-pkt", str(int(self.mean_pkt))]
         return a

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* Unit test of the link emulator core (tools/linkemu/link.c) on a virtual
  * clock: exact serialization times, queue limits, outage schedule, delay
- * classes, jitter, ingress jitter, RED's early-drop law and loss rates.  No root needed.
+ * classes, jitter, ingress jitter, RED's early-drop law, RED's ECN marking
+ * (RFC 3168) and loss rates.  No root needed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -531,6 +532,218 @@ test_red_law (void)
   }
 }
 
+/* An Ethernet frame with an IPv4 (or IPv6) UDP header: TOS / traffic class
+ * @tos, the IPv4 header checksum valid. */
+static LePacket *
+mkip (uint32_t len, int v6, uint8_t tos, uint16_t flow)
+{
+  LePacket *p = mkpkt (len, 0);
+  uint8_t *d = p->data;
+  uint32_t i;
+
+  for (i = 0; i < len; i++)
+    d[i] = (uint8_t) (i * 7 + 1);       /* payload pattern */
+  memset (d, 0xaa, 12);
+  if (v6) {
+    d[12] = 0x86;
+    d[13] = 0xdd;
+    d[14] = 0x60 | (tos >> 4);
+    d[15] = (uint8_t) ((tos & 0x0f) << 4);
+    d[20] = 17;
+  } else {
+    uint32_t sum = 0;
+
+    d[12] = 0x08;
+    d[13] = 0x00;
+    d[14] = 0x45;
+    d[15] = tos;
+    d[16] = (len - 14) >> 8;
+    d[17] = (len - 14) & 0xff;
+    d[22] = 64;
+    d[23] = 17;
+    d[24] = d[25] = 0;
+    for (i = 0; i < 20; i += 2)
+      sum += (d[14 + i] << 8) | d[15 + i];
+    while (sum >> 16)
+      sum = (sum & 0xffff) + (sum >> 16);
+    d[24] = (~sum >> 8) & 0xff;
+    d[25] = ~sum & 0xff;
+  }
+  p->flow = flow;
+  return p;
+}
+
+static int
+ipv4_checksum_ok (const LePacket * p)
+{
+  uint32_t sum = 0, i;
+
+  for (i = 0; i < 20; i += 2)
+    sum += (p->data[14 + i] << 8) | p->data[15 + i];
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  return sum == 0xffff;
+}
+
+/* Removes the queue's tail (RED then sees a constant queue). */
+static LePacket *
+unqueue_tail (LeLink * l)
+{
+  LePacket *x = l->queue.head, *prev = NULL;
+
+  while (x->next) {
+    prev = x;
+    x = x->next;
+  }
+  if (prev)
+    prev->next = NULL;
+  else
+    l->queue.head = NULL;
+  l->queue.tail = prev;
+  l->queue.n--;
+  l->queue_bytes -= x->len;
+  return x;
+}
+
+/* RED with ECN (RFC 3168, ns-2's setbit): at a constant queue between the
+ * thresholds an ECT packet is marked CE (IPv4 checksum still valid, nothing
+ * else changed) where a Not-ECT one is dropped, at RED's law either way;
+ * above max_th ECT packets are dropped too; a marked packet still needs
+ * room in the queue; without the option ECT packets are dropped. */
+static void
+test_red_ecn (void)
+{
+  LeLinkConfig c;
+  LeLink l;
+  int round;
+
+  for (round = 0; round < 4; round++) {
+    /* 0: ecn at q=10 (early region); 1: the same without ecn;
+     * 2: ecn at q=15 (forced region); 3: ecn, queue limit = q = 10 */
+    int q = round == 2 ? 15 : 10, i, n = 100000;
+    int ect_drops = 0, ect_marks = 0, plain_drops = 0, ect_seen = 0;
+    int plain_seen = 0, intact = 1, v6_marked = 0, v6_seen = 0, limit = 0;
+    double pb = 0.2 * (q - 5) / 10.0, surv = 1.0, mean = 0.0, want;
+    int gap;
+
+    base_cfg (&c);
+    c.rate_bps = 0;
+    c.aqm = LE_AQM_RED;
+    c.red_min = 5;
+    c.red_max = 15;
+    c.red_w = 1.0;
+    c.red_maxp = 0.2;
+    c.red_ecn = round != 1;
+    if (round == 3)
+      c.limit_pkts = 10;
+    le_link_init (&l, &c, 3, 11, 0);
+    while (l.queue.n < (uint32_t) q) {
+      LePacket *p = mkip (1000, 0, 0x02, 2);
+      if (le_link_enqueue (&l, p, 0) != LE_VERDICT_QUEUED)
+        free (p);
+    }
+    le_link_reset_interval (&l);
+    memset (&l.total, 0, sizeof (l.total));
+    l.flow_marks_total[0] = l.flow_marks_total[1] = 0;
+    for (i = 0; i < n; i++) {
+      /* flow 0: IPv4 ECT(0), every 8th IPv6 ECT(1); flow 1: Not-ECT */
+      int ect = i % 2 == 0, v6 = ect && i % 16 == 0;
+      LePacket *p = mkip (1000, v6, ect ? (v6 ? 0x01 : 0x02) : 0x00,
+          ect ? 0 : 1);
+      LePacket ref = *p;
+      LeVerdict v = le_link_enqueue (&l, p, 0);
+
+      if (ect)
+        ect_seen++;
+      else
+        plain_seen++;
+      if (v != LE_VERDICT_QUEUED) {
+        if (v == LE_VERDICT_DROP_QUEUE)
+          limit++;
+        if (ect)
+          ect_drops++;
+        else
+          plain_drops++;
+        free (p);
+        continue;
+      }
+      p = unqueue_tail (&l);
+      if (v6) {
+        int tc = ((p->data[14] & 0x0f) << 4) | (p->data[15] >> 4);
+
+        v6_seen++;
+        if ((tc & 3) == 3) {
+          v6_marked++;
+          ect_marks++;
+          /* the traffic class's other bits and the flow label kept */
+          ref.data[15] |= 0x30;
+        }
+      } else if (ect && (p->data[15] & 3) == 3) {
+        ect_marks++;
+        if (!ipv4_checksum_ok (p))
+          intact = 0;
+        ref.data[15] |= 0x03;
+        ref.data[24] = p->data[24];
+        ref.data[25] = p->data[25];
+      }
+      if (memcmp (ref.data, p->data, p->len) != 0)
+        intact = 0;
+      free (p);
+    }
+    for (gap = 1; surv > 1e-12; gap++) {
+      double h = gap * pb < 1.0 ? pb / (1.0 - gap * pb) : 1.0;
+      if (h > 1.0)
+        h = 1.0;
+      mean += gap * surv * h;
+      surv *= 1.0 - h;
+    }
+    want = 1.0 / mean;
+    if (round == 0) {
+      double rate = (double) (ect_marks + ect_drops + plain_drops) / n;
+
+      CHECK (ect_drops == 0 && ect_marks > 0 && v6_marked > 0,
+          "ecn: %d of %d ECT packets dropped, %d marked (%d of %d IPv6)",
+          ect_drops, ect_seen, ect_marks, v6_marked, v6_seen);
+      CHECK (fabs (rate - want) < 0.01 * want + 0.002,
+          "ecn: marks + drops %.4f of the packets, RED law %.4f", rate, want);
+      CHECK (fabs ((double) ect_marks / ect_seen - want) < 0.05 * want &&
+          fabs ((double) plain_drops / plain_seen - want) < 0.05 * want,
+          "ecn: ECT marked %.4f, Not-ECT dropped %.4f, law %.4f",
+          (double) ect_marks / ect_seen, (double) plain_drops / plain_seen,
+          want);
+      CHECK (l.total.marks_red == (uint64_t) ect_marks
+          && l.total.drops_red_early == (uint64_t) plain_drops
+          && l.flow_marks_total[0] == (uint64_t) ect_marks
+          && l.flow_marks_total[1] == 0
+          && l.flow_drops_total[0] == 0, "ecn: counters (%llu marks, "
+          "%llu early drops; flow 0 %llu marks)",
+          (unsigned long long) l.total.marks_red,
+          (unsigned long long) l.total.drops_red_early,
+          (unsigned long long) l.flow_marks_total[0]);
+      CHECK (intact, "ecn: a mark changes the ECN bits and the IPv4 "
+          "checksum only, and the checksum stays valid");
+    } else if (round == 1) {
+      CHECK (ect_marks == 0 && l.total.marks_red == 0
+          && fabs ((double) ect_drops / ect_seen - want) < 0.05 * want,
+          "no ecn: ECT packets dropped %.4f (law %.4f), %d marked",
+          (double) ect_drops / ect_seen, want, ect_marks);
+      CHECK (intact, "no ecn: packets unchanged");
+    } else if (round == 2) {
+      CHECK (ect_marks == 0 && ect_drops == ect_seen
+          && plain_drops == plain_seen && l.total.marks_red == 0,
+          "ecn above max_th: all dropped (%d/%d ECT, %d/%d Not-ECT), %d "
+          "marked", ect_drops, ect_seen, plain_drops, plain_seen, ect_marks);
+    } else {
+      /* (Not-ECT packets may be dropped early, before the limit) */
+      CHECK (ect_marks == 0 && l.total.marks_red == 0 && limit >= ect_seen
+          && ect_drops == ect_seen && plain_drops == plain_seen,
+          "ecn at the queue limit: every packet dropped (%d limit drops, "
+          "%d ECT packets), none counted marked", limit, ect_seen);
+    }
+    le_link_clear (&l, free_pkt, NULL);
+  }
+}
+
 static void
 test_loss (void)
 {
@@ -567,6 +780,7 @@ main (void)
   test_jitter ();
   test_ingress_jitter ();
   test_red_law ();
+  test_red_ecn ();
   test_loss ();
   if (failures) {
     fprintf (stderr, "%d check(s) failed\n", failures);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
 /* twoflow link emulator: one direction of an emulated bottleneck link.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -90,8 +91,11 @@ le_link_init (LeLink * link, const LeLinkConfig * cfg, int n_flows,
   link->flow_bytes_interval = calloc (n_flows, sizeof (uint64_t));
   link->flow_drops_total = calloc (n_flows, sizeof (uint64_t));
   link->flow_drops_interval = calloc (n_flows, sizeof (uint64_t));
+  link->flow_marks_total = calloc (n_flows, sizeof (uint64_t));
+  link->flow_marks_interval = calloc (n_flows, sizeof (uint64_t));
   if (!link->flow_bytes_total || !link->flow_bytes_interval
-      || !link->flow_drops_total || !link->flow_drops_interval)
+      || !link->flow_drops_total || !link->flow_drops_interval
+      || !link->flow_marks_total || !link->flow_marks_interval)
     return -1;
   return 0;
 }
@@ -118,8 +122,11 @@ le_link_clear (LeLink * link, void (*free_pkt) (LePacket *, void *),
   free (link->flow_bytes_interval);
   free (link->flow_drops_total);
   free (link->flow_drops_interval);
+  free (link->flow_marks_total);
+  free (link->flow_marks_interval);
   link->flow_bytes_total = link->flow_bytes_interval = NULL;
   link->flow_drops_total = link->flow_drops_interval = NULL;
+  link->flow_marks_total = link->flow_marks_interval = NULL;
 }
 
 static inline uint64_t
@@ -317,6 +324,7 @@ admit (LeLink * link, LePacket * p, uint64_t now)
 {
   const LeLinkConfig *c = &link->cfg;
   LeVerdict v = LE_VERDICT_QUEUED;
+  int marked = 0;
 
   p->arrival = now;
   link->total.arrived_pkts++;
@@ -340,8 +348,20 @@ admit (LeLink * link, LePacket * p, uint64_t now)
       link->ge_bad = 1;
     }
   }
-  if (v == LE_VERDICT_QUEUED && c->aqm == LE_AQM_RED)
+  if (v == LE_VERDICT_QUEUED && c->aqm == LE_AQM_RED) {
     v = red_decide (link, now);
+    /* RFC 3168 (ns-2's setbit): an ECN-capable packet is marked, not
+     * dropped, in RED's early region; it still needs room in the queue */
+    if (v == LE_VERDICT_DROP_RED_EARLY && c->red_ecn
+        && le_packet_ecn (p) == 3) {
+      v = LE_VERDICT_QUEUED;    /* already CE: nothing to mark */
+      marked = 1;
+    } else if (v == LE_VERDICT_DROP_RED_EARLY && c->red_ecn
+        && le_packet_mark_ce (p)) {
+      v = LE_VERDICT_QUEUED;
+      marked = 1;
+    }
+  }
   if (v == LE_VERDICT_QUEUED) {
     if ((c->limit_pkts && link->queue.n + 1 > c->limit_pkts) ||
         (c->limit_bytes && link->queue_bytes + p->len > c->limit_bytes))
@@ -352,6 +372,12 @@ admit (LeLink * link, LePacket * p, uint64_t now)
     return v;
   }
 
+  if (marked) {
+    link->total.marks_red++;
+    link->interval.marks_red++;
+    link->flow_marks_total[p->flow]++;
+    link->flow_marks_interval[p->flow]++;
+  }
   le_fifo_push (&link->queue, p);
   link->queue_bytes += p->len;
   serve (link, now);
@@ -459,4 +485,76 @@ le_link_reset_interval (LeLink * link)
   link->interval.max_queue_bytes = link->queue_bytes;
   memset (link->flow_bytes_interval, 0, link->n_flows * sizeof (uint64_t));
   memset (link->flow_drops_interval, 0, link->n_flows * sizeof (uint64_t));
+  memset (link->flow_marks_interval, 0, link->n_flows * sizeof (uint64_t));
+}
+
+/* Offset of the IP header in an Ethernet frame and its version (4 or 6),
+ * or 0 when the frame is not IP. */
+static uint32_t
+ip_offset (const LePacket * p, int *version)
+{
+  const uint8_t *d = p->data;
+  uint32_t off = 12;
+  uint16_t type;
+
+  if (p->len < 14)
+    return 0;
+  type = (d[12] << 8) | d[13];
+  if (type == 0x8100 && p->len >= 18) {
+    off = 16;
+    type = (d[16] << 8) | d[17];
+  }
+  off += 2;
+  if (type == 0x0800 && p->len >= off + 20 && (d[off] >> 4) == 4
+      && (d[off] & 0x0f) >= 5 && p->len >= off + (d[off] & 0x0f) * 4u) {
+    *version = 4;
+    return off;
+  }
+  if (type == 0x86dd && p->len >= off + 40 && (d[off] >> 4) == 6) {
+    *version = 6;
+    return off;
+  }
+  return 0;
+}
+
+int
+le_packet_ecn (const LePacket * p)
+{
+  int version = 0;
+  uint32_t off = ip_offset (p, &version);
+
+  if (!off)
+    return -1;
+  if (version == 4)
+    return p->data[off + 1] & 0x03;
+  /* IPv6: the traffic class is the low nibble of byte 0 and the high
+   * nibble of byte 1; ECN its two low bits */
+  return (p->data[off + 1] >> 4) & 0x03;
+}
+
+int
+le_packet_mark_ce (LePacket * p)
+{
+  int version = 0, ecn = le_packet_ecn (p);
+  uint32_t off = ip_offset (p, &version), sum = 0, i, ihl;
+  uint8_t *d = p->data;
+
+  if (ecn <= 0)
+    return 0;                   /* not IP, or Not-ECT: drop it */
+  if (version == 6) {
+    d[off + 1] |= 0x30;
+    return 1;
+  }
+  d[off + 1] |= 0x03;
+  /* the header checksum, recomputed */
+  ihl = (d[off] & 0x0f) * 4;
+  d[off + 10] = d[off + 11] = 0;
+  for (i = 0; i < ihl; i += 2)
+    sum += (d[off + i] << 8) | d[off + i + 1];
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  sum = ~sum & 0xffff;
+  d[off + 10] = sum >> 8;
+  d[off + 11] = sum & 0xff;
+  return 1;
 }

@@ -86,6 +86,9 @@ typedef struct
                                  * the queue is limited in bytes only) */
   double red_w, red_maxp;
   int red_gentle;
+  int red_ecn;                  /* RFC 3168: an early drop of an ECN-capable
+                                 * (ECT) IP packet marks it CE instead; forced
+                                 * drops and the queue limit still drop */
   uint32_t red_mean_pkt;        /* bytes, for the idle-time decay */
   double loss;                  /* Bernoulli loss probability */
   uint64_t drop_nth;            /* drop the Nth data packet (1-based; 0 none),
@@ -110,6 +113,7 @@ typedef struct
   uint64_t dequeued_pkts, dequeued_bytes;
   uint64_t delivered_pkts, delivered_bytes;
   uint64_t drops_loss, drops_red_early, drops_red_forced, drops_queue;
+  uint64_t marks_red;           /* CE marks in place of RED early drops */
   uint32_t max_queue_pkts;
   uint64_t max_queue_bytes;
 } LeCounters;
@@ -147,6 +151,7 @@ typedef struct
   LeCounters total, interval;
   uint64_t *flow_bytes_total, *flow_bytes_interval;
   uint64_t *flow_drops_total, *flow_drops_interval;
+  uint64_t *flow_marks_total, *flow_marks_interval;
 } LeLink;
 
 void le_fifo_push (LeFifo * f, LePacket * p);
@@ -181,5 +186,13 @@ uint64_t le_link_next_wakeup (const LeLink * link);
 void le_link_reset_interval (LeLink * link);
 
 double le_random (LeLink * link);
+
+/* The ECN field (RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE) of an
+ * Ethernet frame's IPv4 or IPv6 header (one VLAN tag allowed); -1 when the
+ * frame is not IP. */
+int le_packet_ecn (const LePacket * p);
+/* Sets CE in an ECT packet (the IPv4 header checksum updated); returns 0
+ * when the packet is not ECN-capable (nothing changed). */
+int le_packet_mark_ce (LePacket * p);
 
 #endif

@@ -131,7 +131,7 @@ enum
   OPT_MAX_PACKETS, OPT_HELP, OPT_VERSION,
   OPT_DIR, OPT_RATE, OPT_DELAY, OPT_DELAY_CLASS, OPT_JITTER,
   OPT_INGRESS_JITTER, OPT_QUEUE, OPT_QUEUE_BYTES,
-  OPT_RED, OPT_RED_GENTLE, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_DROP_NTH, OPT_GE,
+  OPT_RED, OPT_RED_GENTLE, OPT_RED_ECN, OPT_RED_MEAN_PKT, OPT_LOSS, OPT_DROP_NTH, OPT_GE,
   OPT_SCHEDULE,
   OPT_OVERHEAD
 };
@@ -197,6 +197,10 @@ static const Option options[] = {
         "queue weight, max drop probability"},
   {"red-gentle", 0, 0, OPT_RED_GENTLE, NULL,
       "RED gentle mode: drop probability ramps MAXP..1 from MAX to 2*MAX"},
+  {"red-ecn", 0, 0, OPT_RED_ECN, NULL,
+      "RED marks ECN-capable (ECT) IP packets CE instead of dropping them "
+        "early (RFC 3168); forced drops and the queue limit still drop "
+        "(default off)"},
   {"red-mean-pkt", 0, 1, OPT_RED_MEAN_PKT, "BYTES",
       "RED mean packet size for the idle decay (default 1000)"},
   {"loss", 'l', 1, OPT_LOSS, "P", "random loss probability (0..1)"},
@@ -246,7 +250,7 @@ usage (FILE * f)
       "arrived_pkts, delivered_pkts,\ndelivered_bytes, drops_queue, "
       "drops_red_early, drops_red_forced, drops_loss, then\nbytes_<group> "
       "and drops_<group> per flow group (delay-class and --track ports;\n"
-      "'other' last).  "
+      "'other' last), then marks_red and marks_<group> (CE marks, --red-ecn).  "
       "Counts are per interval; queue_* are sampled at the end of it.\n\n"
       "Example (10 Mbit/s, 80-packet drop-tail queue, RTT 30 ms for port "
       "5201, 90 ms\nfor 5202; unlimited ACK path with the same delays):\n"
@@ -472,6 +476,9 @@ apply_link_opt (Emu * e, const Option * o, const char *val)
       }
       case OPT_RED_GENTLE:
         c->red_gentle = 1;
+        break;
+      case OPT_RED_ECN:
+        c->red_ecn = 1;
         break;
       case OPT_RED_MEAN_PKT:
         if (!parse_u64 (val, &u) || u == 0 || u > 65536)
@@ -925,6 +932,12 @@ csv_header (Emu * e)
     group_name (e, g, name, sizeof (name));
     fprintf (e->csv, ",drops_%s", name);
   }
+  /* (appended last, so older readers by position still work) */
+  fprintf (e->csv, ",marks_red");
+  for (g = 0; g <= e->n_groups; g++) {
+    group_name (e, g, name, sizeof (name));
+    fprintf (e->csv, ",marks_%s", name);
+  }
   fprintf (e->csv, "\n");
   fflush (e->csv);
 }
@@ -953,6 +966,9 @@ csv_row (Emu * e, uint64_t t)
         fprintf (e->csv, ",%" PRIu64, l->flow_bytes_interval[g]);
       for (g = 0; g <= e->n_groups; g++)
         fprintf (e->csv, ",%" PRIu64, l->flow_drops_interval[g]);
+      fprintf (e->csv, ",%" PRIu64, c->marks_red);
+      for (g = 0; g <= e->n_groups; g++)
+        fprintf (e->csv, ",%" PRIu64, l->flow_marks_interval[g]);
       fprintf (e->csv, "\n");
     }
     le_link_reset_interval (l);
@@ -998,17 +1014,19 @@ write_summary (Emu * e, uint64_t end)
       fprintf (stderr, "  %s: arrived %" PRIu64 " pkts %" PRIu64 " B, "
           "delivered %" PRIu64 " pkts %" PRIu64 " B (%.3f Mbit/s), drops "
           "queue %" PRIu64 " red %" PRIu64 "+%" PRIu64 " loss %" PRIu64
-          ", max queue %u pkts\n", dir_names[d], c->arrived_pkts,
-          c->arrived_bytes, c->delivered_pkts, c->delivered_bytes,
+          ", CE marks %" PRIu64 ", max queue %u pkts\n", dir_names[d],
+          c->arrived_pkts, c->arrived_bytes, c->delivered_pkts,
+          c->delivered_bytes,
           wall > 0 ? c->delivered_bytes * 8 / wall / 1e6 : 0.0,
           c->drops_queue, c->drops_red_early, c->drops_red_forced,
-          c->drops_loss, c->max_queue_pkts);
+          c->drops_loss, c->marks_red, c->max_queue_pkts);
       for (g = 0; g <= e->n_groups; g++) {
         group_name (e, g, name, sizeof (name));
         fprintf (stderr, "    flow %s: %" PRIu64 " B (%.3f Mbit/s), %"
-            PRIu64 " drops\n", name, e->link[d].flow_bytes_total[g],
+            PRIu64 " drops, %" PRIu64 " CE marks\n", name,
+            e->link[d].flow_bytes_total[g],
             wall > 0 ? e->link[d].flow_bytes_total[g] * 8 / wall / 1e6 : 0.0,
-            e->link[d].flow_drops_total[g]);
+            e->link[d].flow_drops_total[g], e->link[d].flow_marks_total[g]);
       }
     }
   }
@@ -1036,18 +1054,19 @@ write_summary (Emu * e, uint64_t end)
         ",\n    \"delivered_bytes\": %" PRIu64 ",\n    \"drops_queue\": %"
         PRIu64 ",\n    \"drops_red_early\": %" PRIu64
         ",\n    \"drops_red_forced\": %" PRIu64 ",\n    \"drops_loss\": %"
-        PRIu64 ",\n    \"tx_errors\": %" PRIu64 ",\n    \"max_queue_pkts\": %u"
+        PRIu64 ",\n    \"marks_red\": %" PRIu64 ",\n    \"tx_errors\": %" PRIu64 ",\n    \"max_queue_pkts\": %u"
         ",\n    \"max_queue_bytes\": %" PRIu64 ",\n    \"queue_pkts_at_exit\": %u"
         ",\n    \"flows\": {", dir_names[d], c->arrived_pkts, c->arrived_bytes,
         c->dequeued_pkts, c->delivered_pkts, c->delivered_bytes,
         c->drops_queue, c->drops_red_early, c->drops_red_forced,
-        c->drops_loss, e->tx_errors[d], c->max_queue_pkts,
+        c->drops_loss, c->marks_red, e->tx_errors[d], c->max_queue_pkts,
         c->max_queue_bytes, e->link[d].queue.n);
     for (g = 0; g <= e->n_groups; g++) {
       group_name (e, g, name, sizeof (name));
       fprintf (f, "%s\n      \"%s\": {\"delivered_bytes\": %" PRIu64
-          ", \"drops\": %" PRIu64 "}", g ? "," : "", name,
-          e->link[d].flow_bytes_total[g], e->link[d].flow_drops_total[g]);
+          ", \"drops\": %" PRIu64 ", \"marks\": %" PRIu64 "}",
+          g ? "," : "", name, e->link[d].flow_bytes_total[g],
+          e->link[d].flow_drops_total[g], e->link[d].flow_marks_total[g]);
     }
     fprintf (f, "\n    }\n  }");
   }

@@ -12,6 +12,10 @@
  *   on_ack   for every ACK that carries an RTT sample — window-based
  *            increase goes here;
  *   on_loss  once per loss reaction (one per loss cluster);
+ *   undo     optionally: the reactions since the last one not caused by a
+ *            timeout were all timeouts, and the first one's packet has
+ *            been acknowledged after all (late ACKs, e.g. a stalled
+ *            receiver): take them back;
  *   next_gap optionally, after each packet sent, the gap before the next
  *            one (random or paired pacing; 0 sends the next one at once);
  *            NULL means the plain gap;
@@ -43,6 +47,7 @@ typedef struct {
   guint packet_bytes;           /* next_gap: size of the datagram just sent */
   guint64 packets_lost;         /* transmissions declared lost so far */
   guint64 loss_runs;            /* of those, runs of consecutive seqnos */
+  gboolean timeout;             /* on_loss: the loss was found by timeout */
 } GstErapCCInfo;
 
 struct _GstErapCongestionOps {
@@ -54,6 +59,7 @@ struct _GstErapCongestionOps {
   void (*on_ack) (GstErapCC * cc, const GstErapCCInfo * info);
   void (*on_loss) (GstErapCC * cc, const GstErapCCInfo * info);
   gdouble (*next_gap) (GstErapCC * cc, const GstErapCCInfo * info);
+  void (*undo) (GstErapCC * cc, const GstErapCCInfo * info);
 };
 
 struct _GstErapCC {

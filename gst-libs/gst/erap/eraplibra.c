@@ -33,6 +33,29 @@
 #define BETA_MIN_SPAN 0.010
 /* weight of the newest reaction in the losses-per-reaction average */
 #define RHO_GAIN (1.0 / 8)
+/* At most this many loss events per reaction are counted (rho >= 1/3).
+ * Under independent losses a reaction's cluster hides about pW of them,
+ * well below one per window where the correction matters (1.1-1.25 in the
+ * unit tests). Behind a drop-tail queue overflowed by loss-based TCP a
+ * flow loses several separate packets per overflow episode (4-5 per
+ * reaction at 1500 packets, 100 Mbit/s, beside cubic): the count then
+ * measures the episode, not an RTT bias, and divided alpha 4-5-fold
+ * against TCP, which reacts once per episode (docs/erap.md). */
+#define RHO_MAX_LOSSES 3.0
+/* time constant of the queueing delay averaged for alpha's floor behind
+ * the queue (seconds): the queue a loss-based competitor keeps, not the
+ * dip after a reaction. With the instantaneous q, Libra flows among
+ * themselves behind 1500 packets saw q ~ 0 after each reaction, the floor
+ * (up to 833) refilled the queue within seconds, and they stayed in the
+ * loss-driven mode: Jain 0.90-0.945 (docs/erap.md). Time-based, so the
+ * same for every flow behind one queue. */
+#define QAVG_TAU 10.0
+/* the start opens this much of the loss memory (seconds; eraplibra.h,
+ * deviation 5): enough for a flow behind a queue of loss-based traffic to
+ * meet its first loss, short of the queue overflow 8 Libra flows reach
+ * among themselves from 1 Mbit/s (~7 s at 100 Mbit/s, 1500 packets), after
+ * which the whole loss memory had kept them overflowing it (Jain 0.90) */
+#define START_MEMORY 5.0
 
 typedef struct {
   GstErapLibraParams p;
@@ -41,10 +64,16 @@ typedef struct {
   gdouble w;                    /* packets; 0 until the first ACK or loss */
   gdouble r;                    /* rate state: packets/s, 0 until then */
   gdouble alpha, beta, cap_used;
+  gdouble q_avg, q_time;        /* averaged queueing delay; q_time < 0:
+                                 * no sample yet */
   gdouble losses_per_reaction;  /* moving average of loss runs, 1/rho */
   guint64 lost_at_reaction;     /* loss runs counted at the last reaction */
   gdouble last_reaction;        /* now of the last loss reaction, <0: none */
+  gdouble start;                /* now of the first ACK or loss, <0: none */
   gboolean loss_driven;
+  /* before the last reactions that were all timeouts, for undo */
+  gdouble undo_w, undo_r, undo_losses_per_reaction, undo_last_reaction;
+  gboolean undo_chain;          /* the last reaction was a timeout */
 
   /* pacing in pairs */
   gboolean second;              /* the next packet completes a pair */
@@ -77,6 +106,7 @@ gst_erap_libra_params_init (GstErapLibraParams * p)
   p->loss_divisor = GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR;
   p->loss_memory = GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY;
   p->tcp_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_RTT;
+  p->tcp_base_rtt = GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT;
 }
 
 /* splitmix64: small, seedable, the same on every platform */
@@ -101,6 +131,8 @@ libra_init (GstErapCC * cc)
   l->losses_per_reaction = 1;
   l->slice_rest = -1;
   l->last_reaction = -1;
+  l->start = -1;
+  l->q_time = -1;
 }
 
 static gdouble
@@ -136,8 +168,17 @@ queue_scale (Libra * l, const GstErapCCInfo * info)
 static void
 update_mode (GstErapCC * cc, Libra * l, const GstErapCCInfo * info)
 {
-  gboolean driven = l->p.loss_memory > 0 && l->last_reaction >= 0 &&
-      info->now - l->last_reaction < l->p.loss_memory;
+  gboolean driven;
+
+  /* the start opens START_MEMORY of the loss memory: the flow cannot yet
+   * tell its own queue from others' (deviation 5) */
+  if (l->start < 0)
+    l->start = info->now;
+  if (l->last_reaction >= 0)
+    driven = l->p.loss_memory > 0 &&
+        info->now - l->last_reaction < l->p.loss_memory;
+  else
+    driven = info->now - l->start < MIN (l->p.loss_memory, START_MEMORY);
 
   if (driven == l->loss_driven)
     return;
@@ -201,6 +242,7 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
     gdouble t)
 {
   gdouble span = info->max_rtt - info->min_rtt;
+  gdouble d = MAX (l->p.loss_divisor, 1e-3);
   gdouble scale;
 
   l->beta = CLAMP ((t - info->min_rtt) / MAX (span, BETA_MIN_SPAN), 0.0,
@@ -209,8 +251,24 @@ update_alpha (GstErapCC * cc, Libra * l, const GstErapCCInfo * info,
   scale = l->p.x * l->cap_used;
   /* never below a Reno flow of tcp_rtt (eraplibra.h, deviation 3) */
   if (l->p.tcp_rtt > 0)
-    scale = MAX (scale, 1.5 * l->p.b / (MAX (l->p.loss_divisor, 1e-3) *
-            l->p.tcp_rtt * l->p.tcp_rtt));
+    scale = MAX (scale, 1.5 * l->p.b / (d * l->p.tcp_rtt * l->p.tcp_rtt));
+  /* ... nor below a Reno flow of base RTT T_0 behind the same queue
+   * (deviation 4): q is the queueing delay every flow behind it sees;
+   * from the first loss on (before it, there is no competitor to match) */
+  if (l->p.tcp_base_rtt > 0 && l->last_reaction >= 0) {
+    gdouble q = info->min_rtt > 0 ? MAX (0.0, t - info->min_rtt) : 0.0;
+    gdouble tq;
+
+    if (l->q_time < 0)
+      l->q_avg = q;
+    else
+      l->q_avg += (1 - exp (-MAX (0.0, info->now - l->q_time) / QAVG_TAU)) *
+          (q - l->q_avg);
+    l->q_time = info->now;
+    tq = l->p.tcp_base_rtt + l->q_avg;
+
+    scale = MAX (scale, 1.5 * l->p.b / (d * tq * tq));
+  }
   /* losses keep coming: the brake would only hand loss-based cross
    * traffic the bandwidth (eraplibra.h, deviation 2) */
   l->alpha = scale * (l->loss_driven ? 1.0 : exp (-l->p.y * l->beta));
@@ -288,14 +346,24 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
   gdouble t = current_rtt (info);
   gdouble f = l->p.b / (MAX (l->p.loss_divisor, 1e-3) * (t + l->p.a));
 
+  /* the state before a run of timeout reactions: a stall of the host
+   * times out one RTT's packets after another until it ends */
+  if (!(info->timeout && l->undo_chain)) {
+    l->undo_w = l->w;
+    l->undo_r = l->r;
+    l->undo_losses_per_reaction = l->losses_per_reaction;
+    l->undo_last_reaction = l->last_reaction;
+  }
+  l->undo_chain = info->timeout;
   /* the losses this reaction stands for: it and those its cluster hid */
   /* counted in loss events, runs of consecutive seqnos: a back-to-back
    * pair that meets a full queue loses both packets, one signal, and
    * counting it twice halved alpha beside TCP (docs/erap.md) */
   if (info->loss_runs > l->lost_at_reaction) {
-    l->losses_per_reaction += RHO_GAIN *
-        ((gdouble) (info->loss_runs - l->lost_at_reaction) -
-        l->losses_per_reaction);
+    gdouble n = MIN ((gdouble) (info->loss_runs - l->lost_at_reaction),
+        RHO_MAX_LOSSES);
+
+    l->losses_per_reaction += RHO_GAIN * (n - l->losses_per_reaction);
     l->lost_at_reaction = info->loss_runs;
   }
   l->last_reaction = info->now;
@@ -307,6 +375,31 @@ libra_on_loss (GstErapCC * cc, const GstErapCCInfo * info)
   else
     l->r -= l->r * MIN (f, 0.9);
   apply_state (cc, l, info, t);
+}
+
+/* The timeout behind the last reaction was a late ACK (a receiver or
+ * sender stalled by a loaded host, not the network): back to the state
+ * before it, or where the law has taken it since if that is higher (as
+ * Linux's undo_cwnd), and the loss memory and the losses-per-reaction
+ * average as they were; the timeouts' loss runs are not counted. The
+ * sender undoes a run of timeout reactions at once. */
+static void
+libra_undo (GstErapCC * cc, const GstErapCCInfo * info)
+{
+  Libra *l = cc->priv;
+  gdouble t = current_rtt (info);
+
+  l->undo_chain = FALSE;
+  l->last_reaction = l->undo_last_reaction;
+  l->losses_per_reaction = l->undo_losses_per_reaction;
+  l->lost_at_reaction = info->loss_runs;
+  update_mode (cc, l, info);
+  if (l->p.state == GST_ERAP_LIBRA_WINDOW)
+    l->w = MAX (l->w, l->undo_w);
+  else
+    l->r = MAX (l->r, l->undo_r);
+  if (l->w > 0 || l->r > 0)
+    apply_state (cc, l, info, t);
 }
 
 /* Called after each packet: two back to back, then the pair of the next
@@ -346,6 +439,7 @@ const GstErapCongestionOps gst_erap_cc_libra = {
   .on_ack = libra_on_ack,
   .on_loss = libra_on_loss,
   .next_gap = libra_next_gap,
+  .undo = libra_undo,
 };
 
 gboolean

@@ -45,6 +45,38 @@
  * 100 ms): never less aggressive than a Reno flow of T_ref. Above
  * 37.5 Mbit/s (X = 2) the paper's alpha is untouched; the floor is a
  * constant, so flows sharing a link keep a common alpha.
+ *
+ * Deviation 4 (the floor behind the queue; docs/erap.md): beside TCP at
+ * 100 Mbit/s with the paper's 83-packet buffer Libra got 0.48 of a cubic
+ * flow's mean rate. Drop-tail losses come synchronized, and then a TCP
+ * flow's rate goes with 1/RTT^2: the 20 ms cubic flow takes 37 of 100
+ * Mbit/s and decides the mean. A TCP flow's RTT is its base RTT plus the
+ * queue, which Libra measures (q = SRTT - Tmin averaged over ~10 s, the
+ * same for every flow behind one queue). So X C is also raised to 1.5 B / (D (T_0 + q)^2):
+ * never less aggressive than a Reno flow of base RTT T_0 (30 ms) behind
+ * the same queue. With a short queue (83 packets at 100 Mbit/s: q of a
+ * few ms) that is alpha ~ 650; with the queue a loss-based competitor
+ * keeps at 10 Mbit/s (80 packets, q ~ 75 ms) or at 1500 packets (q ~
+ * 140 ms) it is below the other terms and changes nothing. q is common
+ * to the flows behind a queue, so alpha stays common and the law
+ * RTT-independent.
+ *
+ * Deviation 5 (the start is loss-driven): before its first loss a flow
+ * does not know whether the queue it sees is its own; behind a standing
+ * queue of loss-based TCP the brakes held the long-RTT flows near their
+ * initial 1 Mbit/s for 10-20 s (1500 packets, 100 Mbit/s). The start
+ * therefore opens 5 s of the loss memory (the whole 10 s made 8 Libra
+ * flows overflow 1500 packets among themselves and stay loss-driven), and
+ * the floor of deviation 4 applies from the first loss reaction on.
+ *
+ * Deviation 6 (the compensation counts at most 3 loss events per
+ * reaction): behind a drop-tail queue overflowed by loss-based TCP a flow
+ * loses several separate packets per overflow episode, and rho divided
+ * alpha by the episode's length, not by an RTT bias (eraplibra.c).
+ *
+ * Deviation 7 (undo): a run of timeout reactions whose first packet is
+ * acknowledged after all was a stalled host, not congestion; the sender
+ * calls the law's undo and Libra restores the state from before it.
  */
 #ifndef __GST_ERAP_LIBRA_H__
 #define __GST_ERAP_LIBRA_H__
@@ -65,6 +97,9 @@ extern const GstErapCongestionOps gst_erap_cc_libra;
 #define GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY 10.0
 /* the RTT of the Reno flow whose rate alpha's floor matches (see above) */
 #define GST_ERAP_LIBRA_DEFAULT_TCP_RTT 0.1
+/* the base RTT of the Reno flow behind the same queue whose rate alpha's
+ * second floor matches (deviation 4) */
+#define GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT 0.03
 /* IPv4 + UDP bytes added to each datagram on the wire, for packet pairs */
 #define GST_ERAP_LIBRA_WIRE_OVERHEAD 28
 
@@ -100,6 +135,10 @@ typedef struct {
   gdouble tcp_rtt;              /* T_ref, seconds: X C is raised to at
                                  * least 1.5 B / (D T_ref^2), default 0.1;
                                  * 0: alpha as published */
+  gdouble tcp_base_rtt;         /* T_0, seconds: X C is raised to at
+                                 * least 1.5 B / (D (T_0 + q)^2), q =
+                                 * SRTT - Tmin, default 0.03; 0: no such
+                                 * floor (deviation 4) */
 } GstErapLibraParams;
 
 typedef struct {

@@ -81,6 +81,8 @@ struct _GstErapSender {
   guint64 cluster_end;          /* losses at or below: same cluster */
   guint64 last_lost_seq;        /* for runs of consecutive losses */
   guint64 loss_runs;
+  guint64 undo_seq;             /* the timeout behind the first of the
+                                 * last reactions, all timeouts; 0: none */
   guint hlen;                   /* data header bytes */
   gboolean started;             /* RAP baseline: timers run from the first
                                  * push to the end */
@@ -273,7 +275,8 @@ frag_acked (GstErapSender * s, guint64 appseq)
 }
 
 static void
-declare_lost (GstErapSender * s, guint64 seq, HistEntry * e, GstClockTime now)
+declare_lost (GstErapSender * s, guint64 seq, HistEntry * e, GstClockTime now,
+    gboolean by_timeout)
 {
   Frag *f = erap_ring_get (&s->frags, e->appseq);
 
@@ -293,11 +296,19 @@ declare_lost (GstErapSender * s, guint64 seq, HistEntry * e, GstClockTime now)
     GstErapCCInfo info;
 
     fill_info (s, now, &info);
+    info.timeout = by_timeout;
     if (s->cc->ops->on_loss)
       s->cc->ops->on_loss (s->cc, &info);
     /* everything in flight now belongs to this cluster */
     s->cluster_end = s->next_seq - 1;
     s->st.loss_reactions++;
+    /* a timeout may be a late ACK (a stalled receiver or sender): if this
+     * very packet is acknowledged later, the law may take it back, and the
+     * timeouts after it while the stall lasted */
+    if (!by_timeout)
+      s->undo_seq = 0;
+    else if (!s->undo_seq)
+      s->undo_seq = seq;
     s->next_tick = now + TO_NS (s->srtt);
   }
 }
@@ -328,7 +339,7 @@ detect_timeouts (GstErapSender * s, GstClockTime now)
     if (e->sent + rto > now)
       break;
     s->st.timeout_losses++;
-    declare_lost (s, q, e, now);
+    declare_lost (s, q, e, now, TRUE);
   }
   advance_front (s);
 }
@@ -405,6 +416,19 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
     s->st.spurious_losses++;
     frag_acked (s, e->appseq);
   }
+  /* the timeout that made the last reaction was a late ACK: the packet
+   * arrived (its history entry may be gone: lost entries leave the front) */
+  if (s->undo_seq && seq == (gint64) s->undo_seq) {
+    s->undo_seq = 0;
+    if (s->cc->ops->undo) {
+      GstErapCCInfo info;
+
+      fill_info (s, now, &info);
+      info.seqno = seq;
+      s->cc->ops->undo (s->cc, &info);
+      s->st.reactions_undone++;
+    }
+  }
 
   /* ACK redundancy: resolve everything the ACK speaks about */
   for (q = s->first_out; q <= last_recv; q++) {
@@ -415,7 +439,7 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
       e->status = H_ACKED;
       frag_acked (s, e->appseq);
     } else if (last_recv - q >= RAP_LOSS_DISTANCE) {
-      declare_lost (s, q, e, now);
+      declare_lost (s, q, e, now, FALSE);
     }
   }
   advance_front (s);

@@ -48,6 +48,9 @@ typedef struct {
   guint64 loss_reactions;       /* rate decreases (one per loss cluster) */
   guint64 timeout_losses;       /* of packets_lost, found by timeout */
   guint64 spurious_losses;      /* of packets_lost, acknowledged later */
+  guint64 reactions_undone;     /* of loss_reactions, taken back: caused by
+                                 * a timeout whose packet was acknowledged
+                                 * after all (the law's undo) */
   guint64 bytes_sent;           /* payload bytes, retransmissions included */
   guint64 bytes_acked;          /* payload bytes known delivered */
   guint64 acks_received;

@@ -126,6 +126,7 @@ struct _GstRudpReceiver {
 
   guint64 increases, decreases, rounds;
   guint8 fraction_lost;
+  guint64 ect_received, ce_marked, ce_decreases, ce_marked_rtcp;
 };
 
 void
@@ -287,6 +288,9 @@ extend (GstRudpReceiver * r, guint16 seq)
   return e < 0 ? 0 : (guint64) e;
 }
 
+static void round_end (GstRudpReceiver * r, guint64 exp, GstClockTime now);
+static void decrease (GstRudpReceiver * r, GstClockTime now);
+
 static gboolean
 counts (GstRudpReceiver * r, guint64 ext)
 {
@@ -373,6 +377,52 @@ gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     /* this packet belongs to the first round */
     r->round_expected0 = expected_of (r) - 1;
   }
+}
+
+/* A CE mark that counts: halve now. A mark is no evidence for going up
+ * either (decrease() resets the stretch also at level 0). */
+static void
+ce_react (GstRudpReceiver * r, GstClockTime now)
+{
+  if (r->level > 0) {
+    /* the round restarts, as on a confirmed loss */
+    round_end (r, expected_of (r), now);
+    r->ce_decreases++;
+  }
+  decrease (r, now);
+}
+
+void
+gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq, gsize size,
+    guint ecn, GstClockTime now)
+{
+  guint64 ext;
+
+  gst_rudp_receiver_packet (r, seq, size, now);
+  ecn &= 0x3;
+  if (ecn == GST_RUDP_ECN_NOT_ECT)
+    return;
+  r->ect_received++;
+  if (ecn != GST_RUDP_ECN_CE)
+    return;
+  r->ce_marked++;
+  ext = extend (r, seq);
+  /* marked before the sender switched to the last decrease: the episode
+   * already answered (as losses of those packets) */
+  if (!counts (r, ext))
+    return;
+  ce_react (r, now);
+}
+
+void
+gst_rudp_receiver_rtcp_ce (GstRudpReceiver * r, GstClockTime now)
+{
+  r->ce_marked_rtcp++;
+  /* no sequence number: while a decrease is taking effect it is the same
+   * episode */
+  if (!r->have_seq || r->holding)
+    return;
+  ce_react (r, now);
 }
 
 void
@@ -539,4 +589,8 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
   st->fraction_lost = r->fraction_lost;
   st->clean_packets = r->clean_packets;
   st->increase_wait = increase_wait (r);
+  st->ect_received = r->ect_received;
+  st->ce_marked = r->ce_marked;
+  st->ce_decreases = r->ce_decreases;
+  st->ce_marked_rtcp = r->ce_marked_rtcp;
 }

@@ -29,6 +29,10 @@
  * sender's notice says from which sequence number a new level is in
  * force; until it arrives (or for two rounds, if none comes) no loss
  * counts after a decrease, and no packet counts towards an increase.
+ * ECN (RFC 3168; RFC 6679 section 7.3.3, receiver-driven): a packet that
+ * arrives marked CE (Congestion Experienced) is a congestion signal as a
+ * loss is, without the loss: the level is halved at once (a mark needs no
+ * reordering wait), under the same one-reaction-per-episode rule.
  */
 #ifndef __GST_RUDP_LEVELS_H__
 #define __GST_RUDP_LEVELS_H__
@@ -101,7 +105,17 @@ typedef struct {
   GstClockTime increase_wait;   /* the stretch needed before going up
                                  * (RTTs or step * RTT^2; besides the
                                  * packets-or-increase_time condition) */
+  guint64 ect_received;         /* packets with ECT(0), ECT(1) or CE */
+  guint64 ce_marked;            /* packets marked CE */
+  guint64 ce_decreases;         /* decreases caused by a CE mark */
+  guint64 ce_marked_rtcp;       /* the sender's RTCP datagrams marked CE */
 } GstRudpReceiverStats;
+
+/* The ECN field of the IP header (RFC 3168) */
+#define GST_RUDP_ECN_NOT_ECT 0
+#define GST_RUDP_ECN_ECT1 1
+#define GST_RUDP_ECN_ECT0 2
+#define GST_RUDP_ECN_CE 3
 
 void gst_rudp_receiver_config_init (GstRudpReceiverConfig * c);
 GstRudpReceiver *gst_rudp_receiver_new (const GstRudpReceiverConfig * c);
@@ -111,6 +125,17 @@ void gst_rudp_receiver_free (GstRudpReceiver * r);
  * arrived at @now. */
 void gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     GstClockTime now);
+/* The same with the ECN field of its IP header (GST_RUDP_ECN_*; the
+ * plain call is GST_RUDP_ECN_NOT_ECT): CE halves the level as a loss
+ * does, unless the packet was sent before the sender took the last
+ * decrease (the same congestion episode). */
+void gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq,
+    gsize size, guint ecn, GstClockTime now);
+/* A datagram of the flow without an RTP sequence number (the sender's
+ * RTCP notice, which crossed the same queues) arrived marked CE: halves
+ * the level as a marked RTP packet does, unless a decrease is still
+ * taking effect (the same episode). */
+void gst_rudp_receiver_rtcp_ce (GstRudpReceiver * r, GstClockTime now);
 void gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt);
 /* The sender's notice: @level is in force from RTP sequence number @seq. */
 void gst_rudp_receiver_level_applied (GstRudpReceiver * r, guint level,

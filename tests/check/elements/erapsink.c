@@ -804,7 +804,7 @@ GST_START_TEST (test_libra_configured_capacity)
 
   src = new_src (&port);
   sink = new_sink (port, 0, "congestion-control=libra capacity=8000000 "
-      "libra-tcp-rtt=0");
+      "libra-tcp-rtt=0 libra-tcp-base-rtt=0");
   g_object_get (sink->element, "capacity", &capacity, NULL);
   fail_unless_equals_uint64 (capacity, 8000000);
   {
@@ -815,6 +815,9 @@ GST_START_TEST (test_libra_configured_capacity)
     d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
             "libra-tcp-rtt"));
     fail_unless_equals_float (d->default_value, 0.1);
+    d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
+            "libra-tcp-base-rtt"));
+    fail_unless_equals_float (d->default_value, 0.03);
     d = G_PARAM_SPEC_DOUBLE (g_object_class_find_property (k,
             "libra-loss-memory"));
     fail_unless_equals_float (d->default_value, 10);
@@ -833,7 +836,7 @@ GST_START_TEST (test_libra_configured_capacity)
   gst_structure_free (s);
   fail_unless_equals_float (cap, 8e6);
   /* alpha = X * C * exp (-Y * beta) with C in Mbit/s: at most 2 * 8
-   * (libra-tcp-rtt=0: no floor) */
+   * (libra-tcp-rtt=0, libra-tcp-base-rtt=0: no floor) */
   fail_unless (alpha > 0 && alpha <= 16.0 + 1e-9, "alpha %f", alpha);
   gst_harness_teardown (sink);
   gst_harness_teardown (src);

@@ -2,11 +2,13 @@
 /* twoflow — rudpsrc tests: loss counting from sequence numbers, the RTCP
  * feedback it sends and the RTT from the sender's answers, RTCP not
  * pushed downstream, and the stock chain rudpsrc ! rtpjitterbuffer !
- * rtpgstdepay behind a rudpsink. */
+ * rtpgstdepay behind a rudpsink, the ECN field read (and sent by
+ * rudpsink ecn=true). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <netinet/in.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/check/gsttestclock.h>
@@ -411,6 +413,126 @@ GST_START_TEST (test_stock_chain)
 
 GST_END_TEST;
 
+/* ECN: rudpsrc reads the ECN field of each packet (IP_RECVTOS): Not-ECT,
+ * ECT(0), ECT(1) and CE datagrams sent with IP_TOS from a plain socket are
+ * counted as such, all delivered, none lost; rudpsink ecn=true sends ECT(0)
+ * (every packet it sends arrives ECN-capable), and without it none. */
+GST_START_TEST (test_ecn)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\"");
+  static const gint tos[] = { 0x00, 0x02, 0x01, 0x03, 0xb8 | 0x02 };
+  static const guint count[] = { 10, 10, 5, 3, 2 };
+  GSocketAddress *dest;
+  GSocket *s;
+  guint i, k, seq = 2000, total = 0;
+  GstElement *rx, *tx, *src;
+  gchar *desc;
+  gint port;
+  gboolean on;
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (el (h, "rudpsrc")));
+  for (k = 0; k < G_N_ELEMENTS (tos); k++) {
+    fail_unless (g_socket_set_option (s, IPPROTO_IP, IP_TOS, tos[k], NULL));
+    for (i = 0; i < count[k]; i++) {
+      send_buf (s, dest, rudp_make_packet (0xabc, seq++, 200));
+      total++;
+      g_usleep (1000);
+    }
+  }
+  for (i = 0; i < total; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "received"), total);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "lost"), 0);
+  /* ECT(0), ECT(1), CE, and ECT(0) under DSCP EF */
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ect-received"),
+      10 + 5 + 3 + 2);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked"), 3);
+  /* (level 0: nothing to halve) */
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-decreases"), 0);
+  /* the sender's notice marked CE is counted apart (and consumed) */
+  {
+    GstRudpNotice nt = { 0 };
+
+    nt.ssrc = 0xabc;
+    nt.has_level = TRUE;
+    nt.level = 0;
+    nt.n_levels = 10;
+    fail_unless (g_socket_set_option (s, IPPROTO_IP, IP_TOS, 0x03, NULL));
+    send_buf (s, dest, gst_rudp_notice_write (&nt));
+    fail_unless (g_socket_set_option (s, IPPROTO_IP, IP_TOS, 0x02, NULL));
+    send_buf (s, dest, gst_rudp_notice_write (&nt));
+  }
+  for (i = 0; i < 100 && stat_u64 (el (h, "rudpsrc"), "notices-received")
+      < 2; i++)
+    g_usleep (10000);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "notices-received"),
+      2);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked-rtcp"),
+      1);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "ce-marked"), 3);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  g_object_unref (s);
+  g_object_unref (dest);
+  gst_harness_teardown (h);
+
+  /* rudpsink ecn=true / false -> rudpsrc, then ecn=true over IPv6
+   * (IPV6_TCLASS / IPV6_RECVTCLASS) */
+  for (k = 0; k < 3; k++) {
+    GstStructure *st;
+    GstMessage *m = NULL;
+
+    desc = g_strdup_printf ("rudpsrc name=src port=0 address=%s "
+        "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+        "encoding-name=X-GST\" ! fakesink", k == 2 ? "::1" : "127.0.0.1");
+    rx = gst_parse_launch (desc, NULL);
+    g_free (desc);
+    fail_unless (rx != NULL);
+    fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    src = gst_bin_get_by_name (GST_BIN (rx), "src");
+    port = src_port (src);
+    desc = g_strdup_printf ("videotestsrc num-buffers=5 ! "
+        "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
+        "rtpgstpay mtu=1000 ! rudpsink name=sink host=%s port=%d "
+        "rate=1600000 ecn=%s", k == 2 ? "::1" : "127.0.0.1", port,
+        k != 1 ? "true" : "false");
+    tx = gst_parse_launch (desc, NULL);
+    g_free (desc);
+    fail_unless (tx != NULL);
+    gst_element_set_state (tx, GST_STATE_PLAYING);
+    fail_unless (bus_wait (tx, GST_MESSAGE_EOS | GST_MESSAGE_ERROR,
+            10 * GST_SECOND, &m));
+    fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_EOS);
+    gst_message_unref (m);
+    {
+      GstElement *sink = gst_bin_get_by_name (GST_BIN (tx), "sink");
+
+      g_object_get (sink, "stats", &st, NULL);
+      fail_unless (gst_structure_get_boolean (st, "ecn", &on));
+      fail_unless_equals_int (on, k != 1);
+      gst_structure_free (st);
+      g_object_get (sink, "ecn", &on, NULL);
+      fail_unless_equals_int (on, k != 1);
+      gst_object_unref (sink);
+    }
+    g_usleep (100000);
+    fail_unless (stat_u64 (src, "received") >= 5);
+    fail_unless_equals_uint64 (stat_u64 (src, "ect-received"),
+        k != 1 ? stat_u64 (src, "received") : 0);
+    fail_unless_equals_uint64 (stat_u64 (src, "ce-marked"), 0);
+    gst_element_set_state (tx, GST_STATE_NULL);
+    gst_element_set_state (rx, GST_STATE_NULL);
+    gst_object_unref (src);
+    gst_object_unref (tx);
+    gst_object_unref (rx);
+  }
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* NAT traversal: rudpsrc's hello, rudpsink's learn-peer */
 
@@ -759,6 +881,7 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_rtt_from_notices);
   tcase_add_test (tc, test_feedback_through_outage);
   tcase_add_test (tc, test_stock_chain);
+  tcase_add_test (tc, test_ecn);
   tcase_add_test (tc, test_learn_peer);
   tcase_add_test (tc, test_learn_peer_refused);
   tcase_add_test (tc, test_hello_keepalive);

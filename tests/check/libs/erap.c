@@ -746,7 +746,10 @@ GST_START_TEST (test_libra_laws)
   lp.capacity = 10e6;
   lp.state = GST_ERAP_LIBRA_WINDOW;
   fail_unless_equals_float (lp.tcp_rtt, 0.1);
+  fail_unless_equals_float (lp.tcp_base_rtt, 0.03);
   lp.tcp_rtt = 0;               /* alpha as published */
+  lp.tcp_base_rtt = 0;
+  lp.loss_memory = 0;           /* the brake from the start */
   fail_unless (gst_erap_libra_configure (cc, &lp));
 
   info.now = 1.0;
@@ -973,6 +976,159 @@ GST_START_TEST (test_libra_pair_losses)
 
 GST_END_TEST;
 
+/* A host stall: from stall_at for stall_len nothing moves (every packet,
+ * data and ACK, sent meanwhile arrives when it ends, in order), as when a
+ * loaded machine deschedules the receiver. */
+typedef struct {
+  Steady sd;
+  GstClockTime stall_at, stall_len, delay;
+} Stall;
+
+static void
+stall_step (ErapSim * sim, gpointer ud)
+{
+  Stall *st = ud;
+
+  steady_step (sim, &st->sd);
+  if (sim->now >= st->stall_at && sim->now < st->stall_at + st->stall_len)
+    sim->delay = st->stall_at + st->stall_len - sim->now + st->delay;
+  else
+    sim->delay = st->delay;
+}
+
+/* Rate (packets/s) just before a 300 ms stall at 20 s and 3 s after it;
+ * the reactions it caused and those undone. */
+static void
+stall_run (const gchar * cc, gdouble * before, gdouble * after,
+    guint64 * reactions, guint64 * undone)
+{
+  GstErapSenderConfig c;
+  GstErapReceiverConfig rc;
+  GstErapSenderStats st0, st1;
+  GstErapLibraParams lp;
+  ErapSim *sim;
+  Stall sl = { {NULL, 0, NULL, LOSS_BERNOULLI}, 20 * GST_SECOND,
+    300 * MS, 30 * MS
+  };
+
+  sender_config (&c, 1000, 0.01);
+  c.cc = gst_erap_cc_find (cc);
+  c.initial_rtt = 60 * MS;
+  c.min_rto = 30 * MS;
+  gst_erap_receiver_config_init (&rc);
+  sim = erap_sim_new (&c, &rc, sl.delay);
+  if (c.cc == &gst_erap_cc_libra) {
+    gst_erap_libra_params_init (&lp);
+    lp.capacity = 10e6;
+    fail_unless (gst_erap_libra_configure (gst_erap_sender_get_cc
+            (sim->sender), &lp));
+  }
+  sl.sd.msg = g_bytes_new_static (g_malloc0 (1000 -
+          GST_ERAP_DATA_HEADER_SIZE), 1000 - GST_ERAP_DATA_HEADER_SIZE);
+  sim->step = stall_step;
+  sim->user_data = &sl;
+  stall_step (sim, &sl);
+  erap_sim_run_until (sim, sl.stall_at - MS);
+  gst_erap_sender_get_stats (sim->sender, &st0);
+  *before = 1 / gst_erap_sender_get_cc (sim->sender)->ipg;
+  erap_sim_run_until (sim, sl.stall_at + 3 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st1);
+  *after = 1 / gst_erap_sender_get_cc (sim->sender)->ipg;
+  *reactions = st1.loss_reactions - st0.loss_reactions;
+  *undone = st1.reactions_undone - st0.reactions_undone;
+  GST_INFO ("%s: lost %" G_GUINT64_FORMAT " timeouts %" G_GUINT64_FORMAT
+      " spurious %" G_GUINT64_FORMAT " srtt %" GST_TIME_FORMAT, cc,
+      st1.packets_lost - st0.packets_lost, st1.timeout_losses -
+      st0.timeout_losses, st1.spurious_losses - st0.spurious_losses,
+      GST_TIME_ARGS (st0.srtt));
+  fail_unless (st1.timeout_losses > st0.timeout_losses);
+  fail_unless_equals_int (sim->data_dropped, 0);
+  g_free ((gpointer) g_bytes_get_data (sl.sd.msg, NULL));
+  g_bytes_unref (sl.sd.msg);
+  erap_sim_free (sim);
+}
+
+/* A stall of the host is not congestion: the timeouts it causes are
+ * acknowledged after all, and Libra takes the reaction back (rap, without
+ * an undo, keeps the decrease). */
+GST_START_TEST (test_libra_undo_stall)
+{
+  gdouble before, after;
+  guint64 reactions, undone;
+
+  stall_run ("libra", &before, &after, &reactions, &undone);
+  GST_INFO ("libra: %.1f packets/s before the stall, %.1f after; %"
+      G_GUINT64_FORMAT " reactions, %" G_GUINT64_FORMAT " undone", before,
+      after, reactions, undone);
+  fail_unless (reactions >= 1);
+  /* each run of timeout reactions at once */
+  fail_unless (undone >= 1 && undone <= reactions);
+  fail_unless (after >= before, "%g < %g", after, before);
+  stall_run ("rap", &before, &after, &reactions, &undone);
+  GST_INFO ("rap: %.1f packets/s before the stall, %.1f after; %"
+      G_GUINT64_FORMAT " reactions, %" G_GUINT64_FORMAT " undone", before,
+      after, reactions, undone);
+  fail_unless (reactions >= 1);
+  fail_unless_equals_int (undone, 0);
+  fail_unless (after < before, "%g >= %g", after, before);
+}
+
+GST_END_TEST;
+
+/* The compensation counts at most 3 loss events per reaction: an overflow
+ * episode that costs a flow 5 separate packets per reaction (drop-tail
+ * beside loss-based TCP) divides alpha by 3, not by 5; fewer are counted
+ * as they come (1.5 per reaction: alpha / 1.5). */
+static gdouble
+episode_rho (guint runs_per_reaction_x2, gdouble * alpha)
+{
+  GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  GstErapLibraParams lp;
+  GstErapLibraState ls;
+  GstErapCCInfo info = { 0 };
+  guint i;
+
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 100e6;          /* alpha = X C = 200 before the correction */
+  lp.tcp_base_rtt = 0;
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.1;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.1;
+  info.packet_size = 1000;
+  for (i = 0; i < 200; i++) {
+    info.now = 1 + i;
+    info.seqno++;
+    cc->ops->on_ack (cc, &info);
+    /* runs_per_reaction_x2 / 2 events per reaction, on average */
+    info.loss_runs += (runs_per_reaction_x2 + (i % 2)) / 2;
+    info.packets_lost = info.loss_runs;
+    cc->ops->on_loss (cc, &info);
+  }
+  info.seqno++;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  *alpha = ls.alpha;
+  gst_erap_cc_free (cc);
+  return ls.reactions_per_loss;
+}
+
+GST_START_TEST (test_libra_episode_losses)
+{
+  gdouble rho, alpha;
+
+  rho = episode_rho (10, &alpha);       /* 5 per reaction */
+  fail_unless (rel_eq (rho, 1 / 3.0, 1e-6), "%g", rho);
+  fail_unless (rel_eq (alpha, 200 / 3.0, 1e-6), "%g", alpha);
+  rho = episode_rho (2, &alpha);        /* 1 */
+  fail_unless (rel_eq (rho, 1, 1e-6), "%g", rho);
+  fail_unless (rel_eq (alpha, 200, 1e-6), "%g", alpha);
+  rho = episode_rho (3, &alpha);        /* 1 and 2 alternating: 1.5 */
+  fail_unless (rho > 1 / 1.6 && rho < 1 / 1.4, "%g", rho);
+}
+
+GST_END_TEST;
+
 /* Issue #8: with a fixed loss probability the steady-state rate of Libra
  * does not depend on the RTT (30, 90, 180 ms agree within 5 %), while
  * RAP's falls with the RTT. Libra's rate is also where the balance of the
@@ -993,6 +1149,7 @@ held_queue_rate (gdouble loss_memory, gdouble tau)
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   lp.queue_ref = 0;
   lp.loss_memory = loss_memory;
   fail_unless (gst_erap_libra_configure (cc, &lp));
@@ -1022,7 +1179,8 @@ held_queue_rate (gdouble loss_memory, gdouble tau)
 }
 
 /* The delay brake e^(-Y beta) is off for loss_memory seconds after a loss
- * reaction, and back after a quiet loss_memory. */
+ * reaction and after the start (the flow cannot yet tell its own queue
+ * from others'), and back after a quiet loss_memory. */
 GST_START_TEST (test_libra_loss_memory)
 {
   GstErapCC *cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
@@ -1035,29 +1193,42 @@ GST_START_TEST (test_libra_loss_memory)
   fail_unless_equals_float (lp.loss_memory, 10.0);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   fail_unless (gst_erap_libra_configure (cc, &lp));
   info.srtt = 0.15;
   info.min_rtt = 0.05;
   info.max_rtt = 0.15;          /* beta = 1 */
   info.packet_size = 1000;
+  /* the start opens 5 s of the loss memory */
   info.now = 1;
   info.seqno = 1;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
+  fail_unless (ls.loss_driven);
+  info.now = 5.9;
+  info.seqno = 2;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (ls.loss_driven);
+  info.now = 6.1;
+  info.seqno = 3;
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, braked, 1e-12));
   fail_if (ls.loss_driven);
-  info.now = 2;
   info.packets_lost = 1;
+  info.now = 12;
   cc->ops->on_loss (cc, &info);
-  info.now = 11.9;
-  info.seqno = 2;
+  info.now = 21.9;
+  info.seqno = 4;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, 20, 1e-12), "%g", ls.alpha);
   fail_unless (ls.loss_driven);
   fail_unless (rel_eq (ls.beta, 1, 1e-12));     /* still measured */
-  info.now = 12.1;
-  info.seqno = 3;
+  info.now = 22.1;
+  info.seqno = 5;
   cc->ops->on_ack (cc, &info);
   gst_erap_libra_get_state (cc, &ls);
   fail_unless (rel_eq (ls.alpha, braked, 1e-12));
@@ -1159,9 +1330,18 @@ GST_START_TEST (test_libra_tcp_floor)
   info.packet_size = 1000;
   info.seqno = 1;
   {
-    struct { gdouble cap, tcp_rtt, div, alpha; } c[] = {
-      {10e6, 0.1, 2, 75}, {10e6, 0, 2, 20}, {100e6, 0.1, 2, 200},
-      {10e6, 0.1, 1, 150}, {10e6, 0.2, 2, 20},     /* 18.75 < X C */
+    /* base: T_0 of the floor behind the queue; q = srtt - min_rtt */
+    struct { gdouble cap, tcp_rtt, div, base, q, alpha; } c[] = {
+      {10e6, 0.1, 2, 0, 0, 75}, {10e6, 0, 2, 0, 0, 20},
+      {100e6, 0.1, 2, 0, 0, 200}, {10e6, 0.1, 1, 0, 0, 150},
+      {10e6, 0.2, 2, 0, 0, 20},  /* 18.75 < X C */
+      /* behind a short queue: 1.5 / (2 (0.03 + q)^2) */
+      {100e6, 0.1, 2, 0.03, 0, 1.5 / (2 * 0.03 * 0.03)},
+      {100e6, 0.1, 2, 0.03, 0.005, 1.5 / (2 * 0.035 * 0.035)},
+      {100e6, 0.1, 1, 0.03, 0.005, 1.5 / (0.035 * 0.035)},
+      /* behind a long one the other terms win: X C, Reno at T_ref */
+      {100e6, 0.1, 2, 0.03, 0.07, 200}, {10e6, 0.1, 2, 0.03, 0.075, 75},
+      {10e6, 0, 2, 0.03, 0.075, 1.5 / (2 * 0.105 * 0.105)},
     };
     guint i;
 
@@ -1170,7 +1350,10 @@ GST_START_TEST (test_libra_tcp_floor)
       lp.capacity = c[i].cap;
       lp.tcp_rtt = c[i].tcp_rtt;
       lp.loss_divisor = c[i].div;
+      lp.tcp_base_rtt = c[i].base;
+      info.min_rtt = 0.1 - c[i].q;
       fail_unless (gst_erap_libra_configure (cc, &lp));
+      cc->ops->on_loss (cc, &info);     /* the floor from the first loss */
       cc->ops->on_ack (cc, &info);
       gst_erap_libra_get_state (cc, &ls);
       fail_unless (rel_eq (ls.alpha, c[i].alpha, 1e-12), "%u: %g vs %g", i,
@@ -1178,14 +1361,81 @@ GST_START_TEST (test_libra_tcp_floor)
       gst_erap_cc_free (cc);
     }
   }
+  /* the floor follows the queueing delay averaged over ~10 s: a queue
+   * that grows from 5 to 100 ms moves it by 1 - e^-1 in 10 s, not at once
+   * (the dip after a reaction does not raise alpha to the floor's top) */
+  cc = gst_erap_cc_new (&gst_erap_cc_libra, 0.01, 0, 1.0);
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  lp.loss_memory = 100;         /* no brake in this check */
+  fail_unless (gst_erap_libra_configure (cc, &lp));
+  info.srtt = 0.105;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.2;
+  info.now = 1;
+  /* before the first loss, no floor behind the queue: alpha = 75 */
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 75, 1e-12), "%g", ls.alpha);
+  cc->ops->on_loss (cc, &info);
+  cc->ops->on_ack (cc, &info);
+  gst_erap_libra_get_state (cc, &ls);
+  fail_unless (rel_eq (ls.alpha, 1.5 / (2 * 0.035 * 0.035), 1e-12), "%g",
+      ls.alpha);
+  info.srtt = 0.2;
+  while (info.now < 11 - 1e-9) {
+    info.now += 0.01;
+    info.seqno++;
+    cc->ops->on_ack (cc, &info);
+  }
+  gst_erap_libra_get_state (cc, &ls);
+  {
+    gdouble q = 0.005 + 0.095 * (1 - exp (-1.0));
+
+    fail_unless (rel_eq (ls.alpha, 1.5 / (2 * (0.03 + q) * (0.03 + q)),
+            2e-3), "%g vs %g", ls.alpha, 1.5 / (2 * (0.03 + q) * (0.03 +
+                q)));
+  }
+  gst_erap_cc_free (cc);
+  info.srtt = 0.1;
+  info.min_rtt = 0.1;
+  info.max_rtt = 0.1;
+  info.now = 1;
+  info.seqno = 1;
+
   /* 10 Mbit/s, p = 1 %: Reno at 100 ms would get 122 packets/s; the
    * published alpha (20) gives 63 at most, the floor (75) 122 */
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
+  lp.tcp_base_rtt = 0;
   r = steady_rate ("libra", &lp, 90, 0.01, 100, 600, &reactions);
   reno = sqrt (1.5 / 0.01) / 0.1;
   GST_INFO ("floor: %.1f packets/s, Reno at 100 ms %.1f", r, reno);
   fail_unless (r > 0.8 * reno && r < 1.05 * reno, "%g vs %g", r, reno);
+  /* the defaults on the virtual link, which has no queue (q = 0): the
+   * floor behind the queue is Reno at T_0 = 30 ms, 408 packets/s, for a
+   * flow of 90 ms as for one of 30 or 180 ms (alpha is common: the
+   * law stays RTT-independent) */
+  gst_erap_libra_params_init (&lp);
+  lp.capacity = 10e6;
+  reno = sqrt (1.5 / 0.01) / 0.03;
+  {
+    static const guint rtts[] = { 30, 90, 180 };
+    gdouble rr[3], lo = G_MAXDOUBLE, hi = 0;
+    guint i;
+
+    for (i = 0; i < 3; i++) {
+      rr[i] = steady_rate ("libra", &lp, rtts[i], 0.01, 100, 600,
+          &reactions);
+      GST_INFO ("floor behind the queue, rtt %u ms: %.1f packets/s, Reno "
+          "at 30 ms %.1f", rtts[i], rr[i], reno);
+      fail_unless (rr[i] > 0.8 * reno && rr[i] < 1.05 * reno, "%g vs %g",
+          rr[i], reno);
+      lo = MIN (lo, rr[i]);
+      hi = MAX (hi, rr[i]);
+    }
+    fail_unless (hi / lo <= 1.05, "%.1f %.1f %.1f", rr[0], rr[1], rr[2]);
+  }
 }
 
 GST_END_TEST;
@@ -1202,6 +1452,7 @@ GST_START_TEST (test_libra_rtt_independent)
   gst_erap_libra_params_init (&lp);
   lp.capacity = 10e6;
   lp.tcp_rtt = 0;               /* the law as published */
+  lp.tcp_base_rtt = 0;
   expect = sqrt (2 * lp.x * lp.capacity / 1e6 / (p * lp.b));
   for (i = 0; i < 3; i++) {
     lp.cluster_compensation = TRUE;
@@ -1265,6 +1516,7 @@ pair_times (guint64 seed, gdouble * ipg)
   gst_erap_libra_params_init (&lp);
   lp.x = 0;                     /* alpha = 0: W and the slices stay put */
   lp.tcp_rtt = 0;
+  lp.tcp_base_rtt = 0;
   lp.seed = seed;
   gst_erap_libra_configure (gst_erap_sender_get_cc (sim->sender), &lp);
   sim->sent = pairs_sent;
@@ -2112,6 +2364,8 @@ erap_suite (void)
   tcase_add_test (tc, test_libra_rtt_independent);
   tcase_add_test (tc, test_libra_loss_memory);
   tcase_add_test (tc, test_libra_pair_losses);
+  tcase_add_test (tc, test_libra_episode_losses);
+  tcase_add_test (tc, test_libra_undo_stall);
   tcase_add_test (tc, test_libra_tcp_floor);
   tcase_add_test (tc, test_libra_pair_pacing);
   tcase_add_test (tc, test_libra_packet_pair_estimate);

@@ -500,6 +500,9 @@ typedef struct {
   gdouble loss;                 /* Bernoulli loss of the path */
   GRand *rand;
   gboolean (*drop) (guint16 seq);
+  guint ecn;                    /* the ECN field of every packet */
+  gboolean (*mark) (guint16 seq);       /* these arrive CE */
+  gdouble ce_rate;              /* Bernoulli CE marking of the path */
   /* record */
   guint n_changes;
   GstClockTime change_at[256];
@@ -560,7 +563,13 @@ loop_run (Loop * lp, guint ms)
         lp->dropped++;
       else if (lp->cap_gap)
         lp->backlog++;
-      else
+      else if (lp->ecn || lp->mark || lp->ce_rate > 0) {
+        gboolean ce = (lp->mark && lp->mark (lp->seq)) ||
+            (lp->ce_rate > 0 && g_rand_double (lp->rand) < lp->ce_rate);
+
+        gst_rudp_receiver_packet_ecn (lp->r, lp->seq, lp->size,
+            ce ? GST_RUDP_ECN_CE : lp->ecn, lp->now);
+      } else
         gst_rudp_receiver_packet (lp->r, lp->seq, lp->size, lp->now);
       lp->seq++;
     }
@@ -1078,6 +1087,135 @@ GST_START_TEST (test_receiver_loss_rate)
         cases[k].loss, mean);
     loop_clear (&lp);
   }
+}
+
+GST_END_TEST;
+
+/* ECN: a CE mark halves the level as a loss does, at once (no reordering
+ * wait: 15 ms where the loss of the same packet gives 18 ms in
+ * test_receiver_hold), once per episode (marks of packets sent before the
+ * sender's switch do not count), and nothing is lost; a mark on the
+ * sender's RTCP notice too (ignored while a decrease takes effect). ECT(1) and ECT(0)
+ * alone are no signal; a mark at level 0 resets the stretch towards an
+ * increase. On a path that marks 3 % of the packets the flow sits as low
+ * as with 3 % loss, without losing a packet. */
+GST_START_TEST (test_receiver_ecn)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiverStats st;
+  GstRudpReceiver *r;
+  Loop lp;
+  gdouble mean;
+
+  receiver_config (&c, 20 * MS, 1);
+  c.initial_level = 8;
+  c.tcp_friendly = FALSE;
+  loop_init (&lp, &c, 0, 100);
+  lp.fixed_gap = 1;
+  lp.notices = FALSE;
+  lp.ecn = GST_RUDP_ECN_ECT0;
+  loop_run (&lp, 15);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.ect_received, 15);
+  fail_unless_equals_uint64 (st.ce_marked, 0);
+  /* 115 arrives CE at 15 ms: halved at once; 130 and 145 were sent before
+   * the switch (the notice says from 150 on): the same episode */
+  hold_drop_a = 115;
+  hold_drop_b = 130;
+  hold_drop_c = 145;
+  lp.mark = drop_hold;
+  loop_run (&lp, 25);           /* 15 .. 39 ms */
+  fail_unless_equals_int (lp.n_changes, 1);
+  fail_unless_equals_uint64 (lp.change_at[0], 15 * MS);
+  fail_unless_equals_int (lp.change_to[0], 4);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.ce_marked, 2);     /* 145 comes at 45 ms */
+  fail_unless_equals_uint64 (st.ce_decreases, 1);
+  fail_unless_equals_uint64 (st.decreases, 1);
+  fail_unless_equals_uint64 (st.lost, 0);
+  fail_unless_equals_uint64 (st.received, 40);
+  fail_unless (st.holding);
+  gst_rudp_receiver_level_applied (lp.r, 4, 150);
+  /* 150 (50 ms) .. 169 carry the new level: up one RTT later (70 ms);
+   * 145 (45 ms) is still the first episode's; 185 (85 ms) arrives CE:
+   * halved at once (sent after the increase: it counts) */
+  hold_drop_a = 185;
+  loop_run (&lp, 50);           /* 40 .. 89 ms */
+  fail_unless_equals_int (lp.n_changes, 3);
+  fail_unless_equals_int (lp.change_to[1], 5);
+  fail_unless_equals_uint64 (lp.change_at[1], 70 * MS);
+  fail_unless_equals_int (lp.change_to[2], 2);
+  fail_unless_equals_uint64 (lp.change_at[2], 85 * MS);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.ce_marked, 4);
+  fail_unless_equals_uint64 (st.ce_decreases, 2);
+  fail_unless_equals_uint64 (st.decreases, 2);
+  fail_unless_equals_uint64 (st.lost, 0);
+  fail_unless_equals_uint64 (st.ect_received, 90);
+  loop_clear (&lp);
+
+  /* a CE mark on the sender's RTCP notice (no sequence number) halves
+   * too, unless a decrease is still taking effect */
+  receiver_config (&c, 20 * MS, 1);
+  c.initial_level = 8;
+  c.tcp_friendly = FALSE;
+  loop_init (&lp, &c, 0, 100);
+  lp.fixed_gap = 1;
+  lp.notices = FALSE;
+  lp.ecn = GST_RUDP_ECN_ECT0;
+  loop_run (&lp, 15);
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now + MS);      /* holding: ignored */
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
+  gst_rudp_receiver_level_applied (lp.r, 4, lp.seq);
+  loop_run (&lp, 5);            /* packets at level 4 arrive */
+  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 2);
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless_equals_uint64 (st.ce_marked_rtcp, 3);
+  fail_unless_equals_uint64 (st.ce_marked, 0);
+  fail_unless_equals_uint64 (st.ce_decreases, 2);
+  fail_unless_equals_uint64 (st.decreases, 2);
+  loop_clear (&lp);
+
+  /* ECT(1) is no signal; CE at level 0: no decrease, but no increase on
+   * the packets before it either */
+  receiver_config (&c, 20 * MS, 3);
+  r = gst_rudp_receiver_new (&c);
+  gst_rudp_receiver_packet_ecn (r, 1, 1000, GST_RUDP_ECN_ECT1, 0);
+  gst_rudp_receiver_packet_ecn (r, 2, 1000, GST_RUDP_ECN_ECT0, 10 * MS);
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_uint64 (st.clean_packets, 2);
+  gst_rudp_receiver_packet_ecn (r, 3, 1000, GST_RUDP_ECN_CE, 20 * MS);
+  gst_rudp_receiver_packet (r, 4, 1000, 30 * MS);
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_uint64 (st.ect_received, 3);
+  fail_unless_equals_uint64 (st.ce_marked, 1);
+  fail_unless_equals_uint64 (st.ce_decreases, 0);
+  fail_unless_equals_uint64 (st.decreases, 0);
+  fail_unless_equals_uint64 (st.clean_packets, 1);
+  gst_rudp_receiver_advance (r, 30 * MS);
+  fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
+  gst_rudp_receiver_free (r);
+
+  /* 3 % of the packets marked: as low as 3 % loss (test_receiver_loss_rate,
+   * mean level <= 2), nothing lost */
+  receiver_config (&c, 25 * MS, 50);
+  loop_init (&lp, &c, 0, 0);
+  lp.ecn = GST_RUDP_ECN_ECT0;
+  lp.ce_rate = 0.03;
+  loop_run (&lp, 10000);
+  lp.level_ms = 0;
+  lp.ms = 0;
+  loop_run (&lp, 60000);
+  mean = lp.level_ms / lp.ms;
+  gst_rudp_receiver_get_stats (lp.r, &st);
+  fail_unless (mean <= 2.0, "3 %% CE marks: mean level %.2f", mean);
+  fail_unless (st.ce_decreases > 10, "%" G_GUINT64_FORMAT " CE decreases",
+      st.ce_decreases);
+  fail_unless_equals_uint64 (st.lost, 0);
+  loop_clear (&lp);
 }
 
 GST_END_TEST;
@@ -1686,6 +1824,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_tcp_friendly);
   tcase_add_test (tc, test_receiver_loss_rate);
   tcase_add_test (tc, test_receiver_reorder_and_idle);
+  tcase_add_test (tc, test_receiver_ecn);
   tcase_add_test (tc, test_feedback_codec);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
