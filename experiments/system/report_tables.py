@@ -15,7 +15,12 @@ sizing, policy) counts.
   experiments/system/report_tables.py --offered DIR/results.json
 
 prints, for each run of DIR, the load the smoothing schedule offers the
-pipe per segment (offered_load()).
+pipe per segment (offered_load()), and
+
+  experiments/system/report_tables.py --plan SECONDS SEGMENT N...
+
+the same for both smoothed pacings (smooth, total) before running, for
+the excerpts tables.py replays at n (seed 1 + n), pipe 1.07 × Σ wire mean.
 """
 import json
 import os
@@ -30,7 +35,9 @@ COLS = ["E_f", "E_g", "G_max", "G_avg", "G_con_max", "G_con_avg"]
 SUMS = ["E_f_sum", "E_g_sum", "G_max_all", "G_avg_all", "G_con_total", "G_con_max_all",
         "G_con_avg_all"]
 MODES = {"tcp": "TCP/rUDP (Table I)", "ctcp": "cTCP/rUDP (Table II)"}
-ENH = {"smooth": "smoothed", "peak": "at its peak rate"}
+ENH = {"smooth": "smoothed", "peak": "at its peak rate",
+       "total": "at a constant session total"}
+ENH_ORDER = {"total": 0, "smooth": 1, "peak": 2}
 
 
 def normalise(r):
@@ -134,14 +141,14 @@ def write(rows, _out=None):
     rows = list(last.values())
     d = os.path.join(HERE, "results")
     os.makedirs(d, exist_ok=True)
-    order = lambda r: (r["enhanced_rate"] != "smooth", r["size_by"] != "mean",
+    order = lambda r: (ENH_ORDER.get(r["enhanced_rate"], 3), r["size_by"] != "mean",
                        -r["segment_s"], r["factor"], r["policy"], r["mode"], r["n"])
     with open(os.path.join(d, "tables.json"), "w") as f:
         json.dump(sorted(rows, key=order), f, indent=1)
     parts = []
     confs = sorted({(r["enhanced_rate"], r["size_by"], r["segment_s"], r["factor"])
                     for r in rows},
-                   key=lambda c: (-c[2], c[0] != "smooth",
+                   key=lambda c: (-c[2], ENH_ORDER.get(c[0], 3),
                                   {"wire-mean": 0, "mean": 1}.get(c[1], 2), c[3]))
     for enh, size_by, seg, factor in confs:
         sel = [r for r in rows if (r["enhanced_rate"], r["size_by"], r["segment_s"],
@@ -184,6 +191,7 @@ def write(rows, _out=None):
                         label=f"{'TCP' if mode == 'tcp' else 'cTCP'}/rUDP, "
                               f"{factor:g}× Σ {size_by}, T={seg:g} s"
                               f"{', smoothed' if enh == 'smooth' else ''}"
+                              f"{', constant total' if enh == 'total' else ''}"
                               f"{', enh. at peak rate' if enh == 'peak' and size_by != 'peak' else ''}")
     ax.set_xscale("log")
     ax.set_xlabel("sessions n")
@@ -200,36 +208,112 @@ def write(rows, _out=None):
     print(pt)
 
 
-def offered_load(workdir, segment, capacity, policy="i", p_hat=0.05, headroom=1.01):
-    """What the smoothing schedule offers the pipe, per segment of the run,
-    from a run's excerpts (WORKDIR/videos): segment k's essential flow at
-    cTCP's S/(T(1−p̂)) and its enhanced frames at their mean over the
-    window (W = T, × the schedule's 1 % headroom), both sent one segment
-    ahead (lead L = W), on the wire as swtrace.wire_mean counts them;
-    summed over the sessions, as a fraction of `capacity`. A fluid
-    approximation of the server's schedule (which raises a window's rate
-    where a frame would be late): a value near or above 1 means the pipe
-    cannot carry that segment's smoothed rates without a queue."""
-    sys.path.insert(0, HERE)
+def session_offered(frames, segment, pacing="smooth", policy="i", p_hat=0.05,
+                    headroom=1.01, lead=None):
+    """What one session's schedule offers the pipe per segment (bit/s on
+    the wire), from its frames [(type, ms, bytes)] (decode order, 25 fps):
+    the essential segment k at cTCP's S/(T(1−p̂)), sent in interval k, and
+    the enhanced flow (records in RTP packets, rudpsink's bytes) either at
+    its window mean × headroom in the same interval (pacing "smooth", W = L
+    = T, a fluid approximation of the server's schedule, which raises a
+    window where a frame would be late) or at R − ess_k with R the
+    session's constant total (pacing "total": twoflowsmoothing's
+    compute_total(): the least constant ≥ the session's mean total ×
+    headroom and every ess_k + 16 kbit/s at which every enhanced frame,
+    sent ahead in decode order, leaves by its deadline, decode time +
+    lead (T)). Returns (per-segment wire bit/s, R in the sender's bytes or
+    None)."""
     import swtrace
+    lead = segment if lead is None else lead
+    nseg = int((len(frames) - 1) / swtrace.FPS // segment) + 1
+    ess = [0.0] * nseg
+    enh = []                # (decode s, rudpsink bytes, wire bytes)
+    for k, (t, _ms, b) in enumerate(frames):
+        size = b + swtrace.HEADER
+        d = k / swtrace.FPS
+        if t == "I" or (policy == "ip" and t == "P"):
+            ess[int(d // segment)] += size
+        else:
+            pk = -(-size // (swtrace.MTU - swtrace.RTP_HDR))
+            enh.append((d, size + pk * swtrace.RTP_HDR,
+                        size + pk * (swtrace.RTP_HDR + swtrace.UDP_IP)))
+    essr = [e * 8 / (segment * (1 - p_hat)) for e in ess]
+    wf_ess = 1 + swtrace.TCP_IP / swtrace.MSS
+    if pacing != "total":
+        win = [0.0] * nseg
+        for d, _b, w in enh:
+            win[int(d // segment)] += w
+        return [essr[k] * wf_ess + win[k] * 8 / segment * headroom
+                for k in range(nseg)], None
+    dur = len(frames) / swtrace.FPS
+    enh_bits = sum(e[1] for e in enh) * 8
+    R = (sum(essr) * segment * (1 - p_hat) + enh_bits) / dur * headroom
+    R = max(R, max(essr) + 16000)
+    # cTCP sends the stored segments back to back, each in T(1−p̂)
+    P = segment * (1 - p_hat)
+    cum_ess = [0.0]
+    for e in essr:
+        cum_ess.append(cum_ess[-1] + e * P)
+    cum = 0.0
+    for d, b, _w in enh:
+        cum += b * 8
+        dl = d + lead
+        k = int(dl // P)
+        e = cum_ess[min(k, nseg)] + (essr[k] * (dl - k * P) if k < nseg else 0)
+        R = max(R, (cum + e) / dl)
+    wf_enh = sum(e[2] for e in enh) / max(sum(e[1] for e in enh), 1)
+    return [e * wf_ess + (R - e) * wf_enh for e in essr], R
+
+
+def offered_load(workdir, segment, capacity, policy="i", pacing="smooth", p_hat=0.05,
+                 headroom=1.01):
+    """What the schedules offer the pipe per segment of a run, from its
+    excerpts (WORKDIR/videos), summed over the sessions, as a fraction of
+    `capacity` (session_offered()): a value near or above 1 means the pipe
+    cannot carry that segment's rates without a queue."""
+    sys.path.insert(0, HERE)
     videos = os.path.join(workdir, "videos")
     per = {}
     for name in sorted(os.listdir(videos)):
+        frames = []
         with open(os.path.join(videos, name)) as f:
-            for k, line in enumerate(f):
+            for line in f:
                 p = line.split()
-                if len(p) != 4:
-                    continue
-                size = int(p[3]) + swtrace.HEADER
-                seg = int(k / swtrace.FPS // segment)
-                if p[1] == "I" or (policy == "ip" and p[1] == "P"):
-                    b = size * (1 + swtrace.TCP_IP / swtrace.MSS) / (1 - p_hat)
-                else:
-                    pk = -(-size // (swtrace.MTU - swtrace.RTP_HDR))
-                    b = (size + pk * (swtrace.RTP_HDR + swtrace.UDP_IP)) * headroom
-                per[seg] = per.get(seg, 0) + b
-    return [round(per[k] * 8 / segment / capacity, 3) for k in sorted(per)]
+                if len(p) == 4:
+                    frames.append((p[1], int(p[2]), int(p[3])))
+        off, _ = session_offered(frames, segment, pacing, policy, p_hat, headroom)
+        for k, v in enumerate(off):
+            per[k] = per.get(k, 0) + v
+    return [round(per[k] / capacity, 3) for k in sorted(per)]
 
+
+def plan(ns, seconds, segment, factor=1.07, seed=1, policy="i"):
+    """Before running: the per-segment offered load of both pacings for the
+    excerpts tables.py would replay (seed + n), pipe = factor × Σ wire
+    mean."""
+    sys.path.insert(0, HERE)
+    import random
+    import swtrace
+    frames = swtrace.load(os.path.join(ROOT, "data", "star-wars-iv.txt.xz"))
+    for n in ns:
+        rnd = random.Random(seed + n)
+        firsts = [k for k, f in enumerate(frames[:len(frames) - (seconds + 2) * swtrace.FPS])
+                  if f[0] == "I"]
+        exs = [swtrace.excerpt(frames, rnd.choice(firsts), seconds) for _ in range(n)]
+        cap = factor * sum(swtrace.wire_mean(e, policy) for e in exs)
+        for pacing in ("smooth", "total"):
+            per = [0.0] * 0
+            for e in exs:
+                off, _ = session_offered(e, segment, pacing, policy)
+                per = [a + b for a, b in zip(per, off)] if per else off
+            loads = [round(v / cap, 3) for v in per]
+            print(n, pacing, "offered load per segment:", loads, "max", max(loads))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--plan"]:
+    # --plan SECONDS SEGMENT N...: both pacings' offered load, before a run
+    plan([int(a) for a in sys.argv[4:]], int(sys.argv[2]), float(sys.argv[3]))
+    sys.exit(0)
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--offered"]:
     # --offered RESULTS.json: the offered load per segment of each run in it
@@ -239,7 +323,8 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--offered"]:
                           f"{r['mode']}-n{r['n']}-{r['pipe']}x{r['factor']}-{r['enhanced_rate']}"
                           f"{'-ip' if r['policy'] == 'ip' else ''}")
         if os.path.isdir(os.path.join(wd, "videos")):
-            loads = offered_load(wd, r["segment_s"], r["capacity_bps"], r["policy"])
+            loads = offered_load(wd, r["segment_s"], r["capacity_bps"], r["policy"],
+                                 r.get("enhanced_rate", "smooth"))
             print(r["n"], r["mode"], "offered load per segment:", loads, "max", max(loads))
     sys.exit(0)
 

@@ -24,9 +24,15 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   the capacity.
 * the enhanced flow: paced per smoothing window and sent the smoothing
   lead ahead (--enhanced-rate smooth, the server's default; window
-  --smoothing-window, default the segment duration up to 60 s) or at the
-  level above 1.25 x its 1 s peak (--enhanced-rate peak, the old pacing).
+  --smoothing-window, default the segment duration up to 60 s), with the
+  session's total constant (--enhanced-rate total: the enhanced flow read
+  ahead at what the essential flow leaves of one constant rate per
+  session) or at the level above 1.25 x its 1 s peak (--enhanced-rate
+  peak, the old pacing).
 * --policy i (default) or ip: what the essential flow carries.
+* --server-rt PRIO: twoflow-server at SCHED_FIFO PRIO (below the
+  emulator's 10), so the other work of a shared machine does not stall
+  its pacing.
 * damage from twoflowmerge's stats at the proxy, per session: E_f P/B
   frames affected by loss (missing, or dropped because a reference is
   missing), E_g affected GOPs, G_max / G_avg most / mean affected frames
@@ -142,7 +148,7 @@ def run_one(args, build, n, mode, factor, workdir):
     starts = sorted(rnd.uniform(0, args.spread) for _ in range(n))
     t_run = time.monotonic()
     with SystemTestbed(build, workdir, videos, capacity, args.queue_ms, PORTS,
-                       server_args) as st:
+                       server_args, server_rt=args.server_rt) as st:
         results = st.fetch_staggered(
             [e[0] for e in ex], starts,
             lambda i, name: ["--segment-duration", str(args.segment),
@@ -165,6 +171,7 @@ def run_one(args, build, n, mode, factor, workdir):
         "size_by": args.pipe, "policy": args.policy,
         "enhanced_rate": args.enhanced_rate,
         "smoothing_window": args.smoothing_window,
+        "server_rt": args.server_rt,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
         "sum_mean_bps": round(means), "load": round(means / capacity, 3),
         "essential_share": essential_share(videos, [e[0] for e in ex], args.policy),
@@ -209,7 +216,7 @@ def main():
     ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
                     help="capacity = factor x the sum of the peak (1 s) or mean rates "
                     "(records; wire-mean: with the RTP/UDP/IP, TCP/IP and Ethernet headers)")
-    ap.add_argument("--enhanced-rate", choices=["smooth", "peak"], default="smooth",
+    ap.add_argument("--enhanced-rate", choices=["smooth", "total", "peak"], default="smooth",
                     help="the server's pacing of the enhanced flow")
     ap.add_argument("--smoothing-window", type=float, default=0,
                     help="the server's smoothing window (s; 0: its default)")
@@ -219,6 +226,10 @@ def main():
     ap.add_argument("--segment", type=float, default=5.0, help="segment duration (s)")
     ap.add_argument("--spread", type=float, default=2.0, help="start times within (s)")
     ap.add_argument("--queue-ms", type=float, default=100.0)
+    ap.add_argument("--server-rt", type=int, default=0,
+                    help="run twoflow-server at this SCHED_FIFO priority (0: normal; "
+                    "the emulator runs at 10): a shared machine's other work then "
+                    "does not stall the server's pacing")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--doc", action="store_true",
                     help="write experiments/system/results/tables.json and the plots")

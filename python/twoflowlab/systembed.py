@@ -37,15 +37,18 @@ class SystemTestbed:
     `queue_ms` of the capacity (at least 10 packets), TCP Reno, the
     sessions' ports tracked (`track_ports`: ports or (lo, hi) ranges);
     twoflow-server in the server namespace serving `videos` (its log: workdir/server.log;
-    `server_args`: more of its options). In the with block start proxies
+    `server_args`: more of its options; `server_rt` > 0: it runs at that
+    SCHED_FIFO priority, below the emulator's, so the other work of a shared
+    machine does not stall its pacing). In the with block start proxies
     with proxy(); at its end (without an error) the server stops, the
     emulator's summary is in .summary, its CSV is copied to
     workdir/linkemu.csv and the fetched *.out files are removed (their merge
     stats are in the proxies' results)."""
 
     def __init__(self, build, workdir, videos, capacity, queue_ms, track_ports,
-                 server_args=()):
+                 server_args=(), server_rt=0):
         self.workdir, self.videos = workdir, videos
+        self.server_rt = server_rt
         self.server_args = list(server_args)
         self.queue = max(10, int(capacity * queue_ms / 1000 / 8 / 1500))
         self.server_exe = os.path.join(build, "tools", "server", "twoflow-server")
@@ -63,7 +66,8 @@ class SystemTestbed:
         self.server = self.tb.server.popen(
             # every proxy is one client (one address): lift the per-client
             # session limit (default 32) for the runs with more sessions
-            [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
+            (["chrt", "-f", str(self.server_rt)] if self.server_rt > 0 else [])
+            + [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
              "--max-client-sessions", "256"]
             + self.server_args,
             stdout=self.slog, stderr=subprocess.STDOUT)

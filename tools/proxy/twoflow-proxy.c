@@ -543,6 +543,12 @@ build_receive_bin (ProxySession * ps)
             "smooth") == 0)
       ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
               "smoothing_lead", 0) * 1000);
+    /* a constant session total sends the flow further ahead in quiet
+     * stretches: the buffer covers the longest wait */
+    else if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate",
+                ""), "total") == 0)
+      ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
+              "playout_depth", 0) * 1000);
     g_object_set (jb, "latency", ps->playout_ms, NULL);
     ps->jitterbuffer = jb;
     depay = make (bin, "rtpgstdepay", NULL);
@@ -1135,6 +1141,23 @@ rates_from_info (JsonObject * info, const gchar * video,
   r->segment_duration = (GstClockTime) (T * GST_SECOND);
   r->essential_skip = has_prefix ? 1 : 0;
   if (g_strcmp0 (twoflow_json_get_string (info, "enhanced_rate", ""),
+          "total") == 0 && twoflow_json_get_int (info, "total_rate", 0) > 0) {
+    /* the session's total is constant: R for the whole session (the
+     * essential flow's share is in it) */
+    guint64 *one = g_new (guint64, 1);
+
+    one[0] = twoflow_json_get_int (info, "total_rate", 0);
+    r->enhanced_rates = one;
+    r->n_enhanced = 1;
+    g_free ((gpointer) r->essential_rates);
+    r->essential_rates = g_new0 (guint64, 1);
+    r->n_essential = 1;
+    r->window = (GstClockTime) ((twoflow_json_get_double (info, "duration",
+                0) + T + 1) * GST_SECOND);
+    r->segment_duration = r->window;
+    r->essential_skip = 0;
+    r->enhanced_start = 0;
+  } else if (g_strcmp0 (twoflow_json_get_string (info, "enhanced_rate", ""),
           "smooth") == 0) {
     r->enhanced_rates = json_rates (info, "enhanced_window_rates",
         &r->n_enhanced);

@@ -74,7 +74,7 @@ typedef struct
   guint64 levels[GST_TWOFLOW_PROFILE_N_LEVELS];  /* rUDP rate levels, bit/s */
   /* the frames' decode times and sizes, for the smoothing schedules */
   GstTwoflowSmoothing *smoothing;
-  GHashTable *schedules;        /* window in ns -> Schedule */
+  GHashTable *schedules;        /* "pacing/W/L/skip" -> Schedule */
 } VideoInfo;
 
 /* The enhanced flow's schedule for one smoothing window (read by the
@@ -96,6 +96,10 @@ typedef struct
   gchar *essential;             /* "ctcp" | "erap" | "tcp" */
   gchar *rate_control;          /* rudpsink: "fixed" | "receiver" */
   gboolean smooth;              /* enhanced flow paced by window rates */
+  gboolean total;               /* ...which keep the session's total constant
+                                 * (--enhanced-rate total): read ahead, the
+                                 * rate switched by the clock */
+  guint rate_timer;             /* total: the next window's rate */
   Schedule *sched;
   gdouble enh_start;            /* s after the essential flow's start */
   gdouble smoothing_lead;       /* s the enhanced flow is sent ahead */
@@ -908,38 +912,97 @@ schedule_free (Schedule * sc)
   g_free (sc);
 }
 
+static gboolean
+pacing_total (void)
+{
+  return g_str_equal (opt_enhanced_rate, "total");
+}
+
+/* The smoothing lead: --smoothing-lead, default the window */
+static gdouble
+smoothing_lead_for (gdouble w)
+{
+  return opt_smoothing_lead >= 0 ? opt_smoothing_lead : w;
+}
+
 /* The enhanced flow's smoothing schedule for sessions with segments of
  * @segment_duration s: window --smoothing-window (default the segment
  * duration, at most 60 s), lead --smoothing-lead (default the window);
- * made once per video and window. */
+ * made once per video, window and lead. --enhanced-rate total: lead
+ * @lead (the session's playback lead), and the essential flow's cTCP
+ * targets from segment @skip on, one per window (compute_total(): the
+ * enhanced flow starts with the essential one); the window is the time the
+ * essential flow takes for a segment: cTCP (@essential "ctcp") has every
+ * segment of a stored video ready and sends them back to back, each at
+ * S/(T(1−p̂)) for T(1−p̂); TCP is handed segment k at kT (window T). */
 static Schedule *
-video_schedule (VideoInfo * v, gdouble segment_duration)
+video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
+    gint skip, const gchar * essential)
 {
-  gdouble w = opt_smoothing_window > 0 ? opt_smoothing_window :
+  gboolean total = pacing_total ();
+  gdouble w = total ? segment_duration * (g_strcmp0 (essential, "ctcp") == 0
+      ? 1 - CTCP_P_HAT : 1) :
+      opt_smoothing_window > 0 ? opt_smoothing_window :
       MIN (segment_duration > 0 ? segment_duration :
       DEFAULT_SEGMENT_DURATION, 60.0);
-  gdouble l = opt_smoothing_lead >= 0 ? opt_smoothing_lead : w;
-  gint64 key = (gint64) (w * GST_SECOND);
+  gdouble l = total ? lead : smoothing_lead_for (w);
+  gchar *key = g_strdup_printf ("%s/%.6f/%.6f/%.6f/%d", total ? "total" :
+      "window", w, l, segment_duration, total ? skip : 0);
   Schedule *sc;
 
   if (!v->schedules)
-    v->schedules = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+    v->schedules = g_hash_table_new_full (g_str_hash, g_str_equal,
         g_free, (GDestroyNotify) schedule_free);
-  sc = g_hash_table_lookup (v->schedules, &key);
-  if (sc)
+  sc = g_hash_table_lookup (v->schedules, key);
+  if (sc) {
+    g_free (key);
     return sc;
+  }
   sc = g_new0 (Schedule, 1);
-  sc->sm = gst_twoflow_smoothing_new_from (v->smoothing, key,
-      (GstClockTime) (l * GST_SECOND), SMOOTHING_HEADROOM);
-  gst_twoflow_smoothing_compute (sc->sm);
+  sc->sm = gst_twoflow_smoothing_new_from (v->smoothing,
+      (GstClockTime) (w * GST_SECOND), (GstClockTime) (l * GST_SECOND),
+      SMOOTHING_HEADROOM);
+  if (total) {
+    guint n, k;
+    /* the essential bytes of segment k over its window: cTCP's target
+     * S/(T(1−p̂)); TCP's mean over its slot, S/T */
+    guint64 *seg = gst_twoflow_smoothing_segment_rates (v->smoothing,
+        (GstClockTime) (segment_duration * GST_SECOND),
+        g_strcmp0 (essential, "ctcp") == 0 ? CTCP_P_HAT : 0, &n);
+
+    k = MIN ((guint) MAX (skip, 0), n);
+    gst_twoflow_smoothing_compute_total (sc->sm, seg + k, n - k);
+    g_free (seg);
+  } else {
+    gst_twoflow_smoothing_compute (sc->sm);
+  }
   gst_twoflow_smoothing_get_info (sc->sm, &sc->info);
-  g_hash_table_insert (v->schedules, g_memdup2 (&key, sizeof (key)), sc);
+  g_hash_table_insert (v->schedules, key, sc);
   GST_INFO ("%s: smoothing W %.1f s, L %.1f s: %u windows, %" G_GUINT64_FORMAT
       "..%" G_GUINT64_FORMAT " bit/s (mean %" G_GUINT64_FORMAT "), %"
-      G_GUINT64_FORMAT " late", v->name, w, l, sc->info.n_windows,
+      G_GUINT64_FORMAT " late, total %" G_GUINT64_FORMAT
+      " bit/s, playout %.1f s", v->name, w, l, sc->info.n_windows,
       sc->info.min_rate, sc->info.max_rate, sc->info.mean_rate,
-      sc->info.late_frames);
+      sc->info.late_frames, sc->info.total_rate, sc->info.max_playout / 1e9);
   return sc;
+}
+
+/* The schedule INFO reports (no session yet): playback one segment after
+ * the essential flow starts, no prefix */
+static Schedule *
+video_schedule (VideoInfo * v, gdouble segment_duration)
+{
+  return video_schedule_for (v, segment_duration, pacing_total ()?
+      MAX (segment_duration, smoothing_lead_for (segment_duration)) : 0, 0,
+      "ctcp");
+}
+
+/* The proxy's playout buffer for a schedule, s: the lead or, when the
+ * flow is sent further ahead (total), the longest a frame waits */
+static gdouble
+schedule_playout (Schedule * sc)
+{
+  return MAX (sc->info.lead, sc->info.max_playout) / 1e9;
 }
 
 /* The smoothed rates (docs/system.md, "Enhanced-flow smoothing"): the
@@ -948,16 +1011,16 @@ video_schedule (VideoInfo * v, gdouble segment_duration)
  * segment. */
 static void
 video_info_rates_to_json (VideoInfo * v, JsonObject * o,
-    gdouble segment_duration)
+    gdouble segment_duration, Schedule * sc)
 {
   JsonArray *a = json_array_new ();
   const guint64 *r;
   guint n, i;
-  Schedule *sc;
 
   if (segment_duration <= 0)
     segment_duration = DEFAULT_SEGMENT_DURATION;
-  sc = video_schedule (v, segment_duration);
+  if (!sc)
+    sc = video_schedule (v, segment_duration);
 
   json_object_set_string_member (o, "enhanced_rate", opt_enhanced_rate);
   json_object_set_double_member (o, "smoothing_window",
@@ -971,6 +1034,12 @@ video_info_rates_to_json (VideoInfo * v, JsonObject * o,
       sc->info.max_playout_bytes);
   json_object_set_int_member (o, "smoothing_backlog_bytes",
       sc->info.max_backlog_bytes);
+  json_object_set_double_member (o, "smoothing_max_playout",
+      sc->info.max_playout / 1e9);
+  /* total: the session's constant rate (essential + enhanced) */
+  if (sc->info.total_rate)
+    json_object_set_int_member (o, "total_rate", sc->info.total_rate);
+  json_object_set_double_member (o, "playout_depth", schedule_playout (sc));
   r = gst_twoflow_smoothing_get_rates (sc->sm, &n);
   for (i = 0; i < n; i++)
     json_array_add_int_element (a, r[i]);
@@ -1514,7 +1583,14 @@ build_enhanced (Session * s, GError ** error)
    * transcoder) */
   gst_util_set_object_arg (G_OBJECT (sink), "rate-control", s->rate_control);
   top = s->info->enh_peak / 8 * 5 / 4 * 8;     /* bit/s */
-  if (s->smooth) {
+  if (s->total) {
+    /* the window's rate (total_rate_cb switches it by the clock); the
+     * source reads ahead as fast as the sender takes it (backpressure) */
+    s->enh_rate_now = gst_twoflow_smoothing_rate_at_time (s->sched->sm, 0,
+        NULL);
+    g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
+        (guint64) 256 * 1024, NULL);
+  } else if (s->smooth) {
     /* the window's rate: the sender queues what a burst brings (its
      * buffer holds the schedule's largest backlog, twice over) */
     GstPad *pp = gst_element_get_static_pad (pay, "sink");
@@ -1531,8 +1607,9 @@ build_enhanced (Session * s, GError ** error)
 
   if (s->info->is_trace) {
     GstElement *src = make_source (s, pipe, NULL, NULL, "enhanced");
-    /* the enhanced flow plays in real time: each frame at its decode time */
-    g_object_set (src, "is-live", TRUE, NULL);
+    /* the enhanced flow plays in real time: each frame at its decode
+     * time; total: read ahead, paced by the sender alone */
+    g_object_set (src, "is-live", !s->total, NULL);
     g_object_set (sink, "sync", FALSE, NULL);
     gst_element_link_many (src, q, pay, sink, NULL);
   } else {
@@ -1566,7 +1643,7 @@ build_enhanced (Session * s, GError ** error)
         s->info->policy ? "ip" : "i");
     g_object_set (split, "segment-duration", segdur, NULL);
     g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
-    g_object_set (sink, "sync", TRUE, NULL);
+    g_object_set (sink, "sync", !s->total, NULL);
     make_source (s, pipe, tc, split, "enhanced");
     gst_element_link (tc, split);
     gst_element_link_pads (split, "enhanced", q, "sink");
@@ -1621,6 +1698,30 @@ start_enhanced_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* total: the enhanced sender reads ahead, so its rate follows the
+ * schedule's windows by the clock, from the session's start (when the
+ * essential flow starts: window k is the interval in which the essential
+ * flow sends its segment skip + k) */
+static gboolean
+total_rate_cb (gpointer user_data)
+{
+  Session *s = user_data;
+  GstClockTime t = (g_get_monotonic_time () - s->started_us) * GST_USECOND;
+  GstClockTime next;
+  guint64 rate = gst_twoflow_smoothing_rate_at_time (s->sched->sm, t, &next);
+
+  s->rate_timer = 0;
+  if (rate > 0 && rate != s->enh_rate_now) {
+    g_object_set (s->enh_sink, "rate", rate, NULL);
+    s->enh_rate_now = rate;
+    s->enh_rate_changes++;
+  }
+  if (GST_CLOCK_TIME_IS_VALID (next))
+    s->rate_timer = g_timeout_add (MAX ((next - t) / GST_MSECOND, 1),
+        total_rate_cb, s);
+  return G_SOURCE_REMOVE;
+}
+
 /* Once a second: what has been sent, so a proxy can compare it with what
  * it receives (measured-mode admission). */
 static gboolean
@@ -1651,6 +1752,8 @@ session_destroy (Session * s, const gchar * why)
     s->client->sessions = g_list_remove (s->client->sessions, s);
   if (s->lead_timer)
     g_source_remove (s->lead_timer);
+  if (s->rate_timer)
+    g_source_remove (s->rate_timer);
   if (s->progress_timer)
     g_source_remove (s->progress_timer);
   if (s->ess_watch)
@@ -1932,10 +2035,19 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * smoothing_lead ahead of its playback: it starts that much before the
    * lead when it can, and playback moves to the smoothing lead when the
    * lead is shorter (a prefix) */
-  s->sched = video_schedule (info, s->segment_duration);
-  s->smooth = g_str_equal (opt_enhanced_rate, "smooth")
+  if (pacing_total ()) {
+    /* total: the enhanced flow starts with the essential one, its
+     * frames due at the playback lead (at least the smoothing lead) */
+    s->lead = MAX (s->lead, smoothing_lead_for (s->segment_duration));
+    s->sched = video_schedule_for (info, s->segment_duration, s->lead,
+        s->skip_segments, s->essential);
+  } else {
+    s->sched = video_schedule (info, s->segment_duration);
+  }
+  s->smooth = !g_str_equal (opt_enhanced_rate, "peak")
       && g_str_equal (s->rate_control, "fixed")
       && s->sched->info.n_windows > 0;
+  s->total = s->smooth && pacing_total ();
   s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
   s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
   s->lead = MAX (s->lead, s->smoothing_lead);
@@ -2009,14 +2121,16 @@ session_new (Client * c, JsonObject * req, GError ** error)
     else
       gst_element_set_state (s->enh_pipe, GST_STATE_PLAYING);
   }
+  if (s->total && s->enh_pipe)
+    total_rate_cb (s);
   s->progress_timer = g_timeout_add (1000, progress_cb, s);
   g_print ("session %u: PLAY %s to %s (essential %s:%d %s, enhanced :%d) "
       "segment %.1f s, lead %.1f s (enhanced from %.1f s, %s), skip %d, peak %"
       G_GUINT64_FORMAT " bit/s; %u session(s) active\n", s->id, info->name,
       c->peer, s->host, s->ess_port, s->essential, s->enh_port,
-      s->segment_duration, s->lead, s->enh_start, s->smooth ?
-      "smoothed" : "peak rate", s->skip_segments, info->peak_rate,
-      g_hash_table_size (sessions));
+      s->segment_duration, s->lead, s->enh_start, s->total ?
+      "constant session total" : s->smooth ? "smoothed" : "peak rate",
+      s->skip_segments, info->peak_rate, g_hash_table_size (sessions));
   return s;
 }
 
@@ -2133,12 +2247,13 @@ handle_request (Client * c, JsonObject * req)
       r = reply_new (req, TRUE);
       json_object_set_int_member (r, "session", s->id);
       video_info_to_json (s->info, r);
-      video_info_rates_to_json (s->info, r, s->segment_duration);
+      video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
       json_object_set_double_member (r, "lead", s->lead);
       json_object_set_double_member (r, "enhanced_start", s->enh_start);
       json_object_set_boolean_member (r, "smoothing", s->smooth);
       /* the proxy's playout buffer for the enhanced flow, s */
-      json_object_set_double_member (r, "playout_depth", s->smoothing_lead);
+      json_object_set_double_member (r, "playout_depth", s->smooth ?
+          schedule_playout (s->sched) : 0);
       /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
        * to it (ERAP), and says hello to enhanced_port (rUDP) */
       if (s->nat && s->ess_pipe)
@@ -2156,7 +2271,7 @@ handle_request (Client * c, JsonObject * req)
       r = reply_new (req, TRUE);
       video_info_to_json (v, r);
       video_info_rates_to_json (v, r, twoflow_json_get_double (req,
-              "segment_duration", 0));
+              "segment_duration", 0), NULL);
     }
   } else if (g_ascii_strcasecmp (cmd, "LIST") == 0) {
     GDir *d = g_dir_open (opt_dir, 0, &err);
@@ -2540,8 +2655,10 @@ main (int argc, char **argv)
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
     {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
         "Pacing of the enhanced flow (rate_control fixed): smooth (default: "
-          "CBR per smoothing window, sent the smoothing lead ahead) or peak "
-          "(the level above 1.25 x its 1 s peak, as before)", "MODE"},
+          "CBR per smoothing window, sent the smoothing lead ahead), total "
+          "(the session's total rate constant: the enhanced flow read ahead "
+          "and paced at what the essential flow leaves of it, per segment) "
+          "or peak (the level above 1.25 x its 1 s peak, as before)", "MODE"},
     {"smoothing-window", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_window,
         "Smoothing window W in seconds (default 0: the segment duration, "
           "at most 60 s)", "S"},
@@ -2625,10 +2742,11 @@ main (int argc, char **argv)
   if (!opt_enhanced_rate)
     opt_enhanced_rate = g_strdup ("smooth");
   if ((!g_str_equal (opt_enhanced_rate, "smooth")
-          && !g_str_equal (opt_enhanced_rate, "peak"))
+          && !g_str_equal (opt_enhanced_rate, "peak")
+          && !g_str_equal (opt_enhanced_rate, "total"))
       || (opt_smoothing_window != 0 && (opt_smoothing_window < 0.04
               || opt_smoothing_window > 3600))) {
-    g_printerr ("--enhanced-rate smooth|peak, --smoothing-window 0 or "
+    g_printerr ("--enhanced-rate smooth|peak|total, --smoothing-window 0 or "
         "0.04..3600 s\n");
     return 2;
   }

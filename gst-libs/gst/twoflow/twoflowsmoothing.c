@@ -41,6 +41,9 @@ struct _GstTwoflowSmoothing {
   GstClockTime start;
   GArray *enh;                  /* Frame, enhanced only, by decode time */
   GArray *rates;                /* guint64 bit/s per window */
+  /* compute_total(): every frame is available from the start (the
+   * sender reads ahead), not released at its decode time */
+  gboolean presend;
   GstTwoflowSmoothingInfo info;
 };
 
@@ -160,7 +163,7 @@ run_window (GstTwoflowSmoothing * sm, guint k, guint64 rate, SendState * st,
   while (st->i < n) {
     gdouble rel = REL (sm, st->i), need;
 
-    if (rel > t) {
+    if (rel > t && !sm->presend) {
       if (rel >= end)
         break;
       t = rel;
@@ -184,21 +187,17 @@ run_window (GstTwoflowSmoothing * sm, guint k, guint64 rate, SendState * st,
   return ok;
 }
 
-/**
- * gst_twoflow_smoothing_compute:
- *
- * Computes the schedule and its figures (get_info(), get_rates()).
- */
-void
-gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm)
+/* Resets the figures and collects the enhanced frames by decode time;
+ * returns the video's duration in ns (0 without enhanced frames) and the
+ * enhanced bytes in @total. */
+static gdouble
+prepare (GstTwoflowSmoothing * sm, guint64 * total)
 {
   GstTwoflowSmoothingInfo *in = &sm->info;
   GstClockTime last = 0;
-  guint64 *bytes_in;
-  gdouble *finish, dur;
-  guint64 total = 0, n_all;
-  SendState st;
-  guint i, k, nw, j;
+  gdouble dur;
+  guint64 n_all;
+  guint i;
 
   memset (in, 0, sizeof (*in));
   in->window = sm->window;
@@ -206,6 +205,7 @@ gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm)
   g_array_set_size (sm->enh, 0);
   g_array_set_size (sm->rates, 0);
   sm->start = GST_CLOCK_TIME_NONE;
+  *total = 0;
   n_all = sm->frames->len;
   for (i = 0; i < n_all; i++) {
     Frame *f = &g_array_index (sm->frames, Frame, i);
@@ -214,20 +214,108 @@ gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm)
     last = MAX (last, f->dts);
     if (!f->essential) {
       g_array_append_val (sm->enh, *f);
-      total += f->bytes;
+      *total += f->bytes;
     }
   }
   sm->computed = TRUE;
   in->start = GST_CLOCK_TIME_IS_VALID (sm->start) ? sm->start : 0;
   if (sm->enh->len == 0)
-    return;
+    return 0;
   g_array_sort (sm->enh, frame_cmp);
   /* the video lasts until one mean frame interval after its last frame */
   dur = (gdouble) (last - sm->start);
   if (n_all > 1)
     dur += dur / (n_all - 1);
   in->frames = sm->enh->len;
-  in->mean_rate = dur > 0 ? (guint64) (total * 8e9 / dur) : 0;
+  in->mean_rate = dur > 0 ? (guint64) (*total * 8e9 / dur) : 0;
+  return dur;
+}
+
+/* Runs the schedule in sm->rates once more, frame by frame, for its
+ * figures: rates, lateness, the receiver's and the sender's buffers. */
+static void
+schedule_figures (GstTwoflowSmoothing * sm)
+{
+  GstTwoflowSmoothingInfo *in = &sm->info;
+  guint nw = sm->rates->len;
+  gdouble *finish;
+  SendState st;
+  guint i, j, k;
+
+  finish = g_new0 (gdouble, sm->enh->len);
+  st.i = 0;
+  st.rem = (gdouble) ENH (sm, 0).bytes;
+  for (k = 0; k < nw || st.i < sm->enh->len; k++) {
+    guint64 rate = g_array_index (sm->rates, guint64, MIN (k, nw - 1));
+    run_window (sm, k, rate, &st, finish);
+  }
+  in->n_windows = nw;
+  in->max_rate = 0;
+  in->min_rate = G_MAXUINT64;
+  for (k = 0; k < nw; k++) {
+    in->max_rate = MAX (in->max_rate, g_array_index (sm->rates, guint64, k));
+    in->min_rate = MIN (in->min_rate, g_array_index (sm->rates, guint64, k));
+  }
+  in->max_lateness = G_MININT64;
+  {
+    /* cumulative bytes by frame; j: first frame not played (deadline
+     * after the instant looked at), for the receiver's buffer; and the
+     * first frame not finished by a release, for the sender's queue */
+    guint64 *cum = g_new0 (guint64, sm->enh->len + 1);
+    guint u = 0;
+
+    for (i = 0; i < sm->enh->len; i++)
+      cum[i + 1] = cum[i] + ENH (sm, i).bytes;
+    j = 0;
+    for (i = 0; i < sm->enh->len; i++) {
+      gdouble rel = REL (sm, i), dl = rel + sm->lead;
+      GstClockTimeDiff late = (GstClockTimeDiff) (finish[i] - dl);
+
+      in->max_lateness = MAX (in->max_lateness, late);
+      if (late > 1)
+        in->late_frames++;
+      else
+        in->max_playout = MAX (in->max_playout, (GstClockTime) (dl -
+                finish[i]));
+      /* held at the receiver right after frame i arrives */
+      while (j < sm->enh->len && REL (sm, j) + sm->lead <= finish[i])
+        j++;
+      if (cum[i + 1] > cum[MIN (j, i + 1)])
+        in->max_playout_bytes = MAX (in->max_playout_bytes,
+            cum[i + 1] - cum[MIN (j, i + 1)]);
+      /* queued at the sender right after frame i is released (read
+       * ahead, nothing waits at the sender beyond its own buffer) */
+      if (sm->presend)
+        continue;
+      while (u < sm->enh->len && finish[u] <= rel)
+        u++;
+      in->max_backlog_bytes = MAX (in->max_backlog_bytes, cum[i + 1] -
+          cum[u]);
+    }
+    g_free (cum);
+  }
+  g_free (finish);
+}
+
+/**
+ * gst_twoflow_smoothing_compute:
+ *
+ * Computes the schedule and its figures (get_info(), get_rates()): CBR
+ * per window, each frame released at its decode time.
+ */
+void
+gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm)
+{
+  GstTwoflowSmoothingInfo *in = &sm->info;
+  guint64 *bytes_in;
+  guint64 total;
+  SendState st;
+  guint i, k, nw;
+
+  sm->presend = FALSE;
+  prepare (sm, &total);
+  if (sm->enh->len == 0)
+    return;
 
   nw = (guint) ((ENH (sm, sm->enh->len - 1).dts - sm->start) / sm->window) + 1;
   bytes_in = g_new0 (guint64, nw);
@@ -269,57 +357,106 @@ gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm)
     run_window (sm, k, rate, &st, NULL);
   }
   g_free (bytes_in);
+  schedule_figures (sm);
+}
 
-  /* the final schedule, once more, frame by frame: its figures */
-  finish = g_new0 (gdouble, sm->enh->len);
+/* ess[k], 0 past the array */
+static inline gdouble
+ess_at (const guint64 * ess, guint n_ess, guint k)
+{
+  return k < n_ess ? (gdouble) ess[k] : 0;
+}
+
+/* The schedule of compute_total() for the total @R: window k's
+ * enhanced rate R − ess_k, until the fluid sender (reading ahead) has
+ * sent every enhanced frame. Returns FALSE if a frame is late. */
+static gboolean
+total_schedule (GstTwoflowSmoothing * sm, guint64 R, const guint64 * ess,
+    guint n_ess)
+{
+  SendState st;
+  gboolean ok = TRUE;
+  guint k;
+
+  g_array_set_size (sm->rates, 0);
   st.i = 0;
   st.rem = (gdouble) ENH (sm, 0).bytes;
-  for (k = 0; k < nw || st.i < sm->enh->len; k++) {
-    guint64 rate = g_array_index (sm->rates, guint64, MIN (k, nw - 1));
-    run_window (sm, k, rate, &st, finish);
-  }
-  in->max_rate = 0;
-  in->min_rate = G_MAXUINT64;
-  for (k = 0; k < nw; k++) {
-    in->max_rate = MAX (in->max_rate, g_array_index (sm->rates, guint64, k));
-    in->min_rate = MIN (in->min_rate, g_array_index (sm->rates, guint64, k));
-  }
-  in->max_lateness = G_MININT64;
-  {
-    /* cumulative bytes by frame; j: first frame not played (deadline
-     * after the instant looked at), for the receiver's buffer; and the
-     * first frame not finished by a release, for the sender's queue */
-    guint64 *cum = g_new0 (guint64, sm->enh->len + 1);
-    guint u = 0;
+  for (k = 0; st.i < sm->enh->len; k++) {
+    guint64 rate = R - (guint64) ess_at (ess, n_ess, k);
 
-    for (i = 0; i < sm->enh->len; i++)
-      cum[i + 1] = cum[i] + ENH (sm, i).bytes;
-    j = 0;
-    for (i = 0; i < sm->enh->len; i++) {
-      gdouble rel = REL (sm, i), dl = rel + sm->lead;
-      GstClockTimeDiff late = (GstClockTimeDiff) (finish[i] - dl);
-
-      in->max_lateness = MAX (in->max_lateness, late);
-      if (late > 1)
-        in->late_frames++;
-      else
-        in->max_playout = MAX (in->max_playout, (GstClockTime) (dl -
-                finish[i]));
-      /* held at the receiver right after frame i arrives */
-      while (j < sm->enh->len && REL (sm, j) + sm->lead <= finish[i])
-        j++;
-      if (cum[i + 1] > cum[MIN (j, i + 1)])
-        in->max_playout_bytes = MAX (in->max_playout_bytes,
-            cum[i + 1] - cum[MIN (j, i + 1)]);
-      /* queued at the sender right after frame i is released */
-      while (u < sm->enh->len && finish[u] <= rel)
-        u++;
-      in->max_backlog_bytes = MAX (in->max_backlog_bytes, cum[i + 1] -
-          cum[u]);
-    }
-    g_free (cum);
+    g_array_append_val (sm->rates, rate);
+    if (!run_window (sm, k, rate, &st, NULL))
+      ok = FALSE;
   }
-  g_free (finish);
+  return ok;
+}
+
+/**
+ * gst_twoflow_smoothing_compute_total:
+ * @essential_rates: (array length=n_essential): bit/s the session's
+ *   essential flow sends in each window of the enhanced sender's time
+ *   (window k: [kW, (k+1)W) after the release of the video's first
+ *   frame); 0 after the last
+ * @n_essential: their number
+ *
+ * Computes the schedule that keeps the session's total rate constant
+ * (docs/system.md, "Enhanced-flow smoothing"): the enhanced flow is sent
+ * ahead of its release (its sender reads the stored video as fast as it
+ * may send) at R − ess_k in window k, with R the least constant that is at
+ * least the session's mean total (essential rates over the video's
+ * duration plus the enhanced flow's mean) times the headroom, at least
+ * every ess_k plus 16 kbit/s, and at which every enhanced frame has left
+ * by its deadline (release + lead). The windows end when the enhanced
+ * flow is sent. Figures as compute()'s, and total_rate = R.
+ */
+void
+gst_twoflow_smoothing_compute_total (GstTwoflowSmoothing * sm,
+    const guint64 * essential_rates, guint n_essential)
+{
+  GstTwoflowSmoothingInfo *in = &sm->info;
+  gdouble dur, need = 0, ess_bits = 0, w = (gdouble) sm->window, cum = 0;
+  gdouble *ess_cum;             /* essential bits sent by the window's start */
+  guint64 total, R, R_mean;
+  guint i, k;
+
+  sm->presend = TRUE;
+  dur = prepare (sm, &total);
+  if (sm->enh->len == 0)
+    return;
+  ess_cum = g_new0 (gdouble, n_essential + 1);
+  for (k = 0; k < n_essential; k++) {
+    ess_bits += essential_rates[k] * w / 1e9;
+    ess_cum[k + 1] = ess_bits;
+    need = MAX (need, (gdouble) essential_rates[k] + MIN_RATE);
+  }
+  /* the session's mean total: what both flows offer over the video */
+  R_mean = dur > 0 ? (guint64) ceil ((ess_bits + total * 8.0) * 1e9 / dur *
+      sm->headroom) : MIN_RATE;
+  in->total_mean_rate = dur > 0 ? (guint64) ((ess_bits + total * 8.0) *
+      1e9 / dur) : 0;
+  /* deadlines: by frame i's deadline d_i the sender has sent
+   * R d_i − E(d_i) enhanced bits (E: the essential bits sent by then),
+   * which must cover frames 0..i: R ≥ (8 cum_i + E(d_i)) / d_i */
+  for (i = 0; i < sm->enh->len; i++) {
+    gdouble d = REL (sm, i) + sm->lead, e;
+    guint kd = (guint) (d / w);
+
+    cum += ENH (sm, i).bytes * 8.0;
+    e = ess_cum[MIN (kd, n_essential)] + ess_at (essential_rates,
+        n_essential, kd) * (d - kd * w) / 1e9;
+    in->total_deadline_rate = MAX (in->total_deadline_rate, d > 0 ?
+        (guint64) ceil ((cum + e) * 1e9 / d) : MAX_RATE);
+  }
+  g_free (ess_cum);
+  R = MAX (MAX (R_mean, (guint64) ceil (need)), in->total_deadline_rate);
+  R = MIN (R, MAX_RATE);
+  /* the bound in doubles may miss by a rounding: never a late frame */
+  for (i = 0; !total_schedule (sm, R, essential_rates, n_essential)
+      && i < 64 && R < MAX_RATE; i++)
+    R += R / 1000000 + 1;
+  in->total_rate = R;
+  schedule_figures (sm);
+  in->total_rate = R;
 }
 
 /**
@@ -384,6 +521,35 @@ gst_twoflow_smoothing_rate_at (GstTwoflowSmoothing * sm, GstClockTime dts)
   guint k = gst_twoflow_smoothing_window_at (sm, dts);
 
   return sm->rates->len ? g_array_index (sm->rates, guint64, k) : 0;
+}
+
+/**
+ * gst_twoflow_smoothing_rate_at_time:
+ * @t: the sender's time since it released the video's first frame
+ * @next_change: (out) (optional): when the rate changes next, or
+ *   GST_CLOCK_TIME_NONE after the last window
+ *
+ * Returns: bit/s of the window in progress at @t (the last window's after
+ *   the schedule): what the sender paces at when it reads ahead
+ *   (compute_total()); 0 without a schedule
+ */
+guint64
+gst_twoflow_smoothing_rate_at_time (GstTwoflowSmoothing * sm,
+    GstClockTime t, GstClockTime * next_change)
+{
+  guint64 k;
+
+  if (!sm->computed)
+    gst_twoflow_smoothing_compute (sm);
+  if (next_change)
+    *next_change = GST_CLOCK_TIME_NONE;
+  if (sm->rates->len == 0)
+    return 0;
+  k = GST_CLOCK_TIME_IS_VALID (t) ? t / sm->window : 0;
+  k = MIN (k, sm->rates->len - 1);
+  if (next_change && k + 1 < sm->rates->len)
+    *next_change = (k + 1) * sm->window;
+  return g_array_index (sm->rates, guint64, k);
 }
 
 /**

@@ -7,7 +7,10 @@
  * receiver plays the flow `lead` after the sender released it; and the
  * essential flow's per-segment cTCP target rates S/(T(1−p̂)). Both are the
  * "smoothed rates" the proxy's admission adds up (docs/system.md,
- * "Enhanced-flow smoothing").
+ * "Enhanced-flow smoothing"). compute_total() instead keeps the session's
+ * total (essential + enhanced) constant: the enhanced flow gets what the
+ * essential flow leaves of one constant rate R, and is sent ahead of its
+ * release (its sender reads the stored video as fast as it may send).
  */
 #ifndef __GST_TWOFLOW_SMOOTHING_H__
 #define __GST_TWOFLOW_SMOOTHING_H__
@@ -32,6 +35,13 @@ typedef struct {
   guint64 max_playout_bytes;    /* most bytes held at the receiver */
   guint64 max_backlog_bytes;    /* most bytes queued at the sender */
   guint raised_windows;         /* windows paced above their mean */
+  /* compute_total() only (0 after compute()): the session's constant
+   * total R = essential + enhanced, what the schedule's mean alone would
+   * give (the session's mean total x headroom), and what the deadlines
+   * alone need */
+  guint64 total_rate;
+  guint64 total_mean_rate;
+  guint64 total_deadline_rate;
 } GstTwoflowSmoothingInfo;
 
 typedef struct _GstTwoflowSmoothing GstTwoflowSmoothing;
@@ -46,6 +56,8 @@ void gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm);
 void gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm,
     GstClockTime dts, guint64 bytes, gboolean essential);
 void gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm);
+void gst_twoflow_smoothing_compute_total (GstTwoflowSmoothing * sm,
+    const guint64 * essential_rates, guint n_essential);
 void gst_twoflow_smoothing_get_info (GstTwoflowSmoothing * sm,
     GstTwoflowSmoothingInfo * info);
 
@@ -55,6 +67,8 @@ guint gst_twoflow_smoothing_window_at (GstTwoflowSmoothing * sm,
     GstClockTime dts);
 guint64 gst_twoflow_smoothing_rate_at (GstTwoflowSmoothing * sm,
     GstClockTime dts);
+guint64 gst_twoflow_smoothing_rate_at_time (GstTwoflowSmoothing * sm,
+    GstClockTime t, GstClockTime * next_change);
 
 guint64 * gst_twoflow_smoothing_segment_rates (GstTwoflowSmoothing * sm,
     GstClockTime segment_duration, gdouble p_hat, guint * n_segments);

@@ -351,6 +351,228 @@ GST_START_TEST (test_star_wars)
 
 GST_END_TEST;
 
+/* compute_total(): the sender reads ahead, so a packet-level sender on a
+ * 1 ms virtual clock with every frame available from the start, paced at
+ * the window's rate (token bucket of 3000 bytes, as rudpsink's least).
+ * Returns the worst lateness (ns); counts late frames, the enhanced bytes
+ * sent per window (@sent, n_windows + 1 entries, the last for whatever
+ * leaves after the schedule) and the longest a frame waits for its
+ * deadline at the receiver (@max_wait). */
+static GstClockTimeDiff
+packet_sender_ahead (GArray * tr, const guint64 * rates, guint n_windows,
+    GstClockTime window, GstClockTime lead, guint64 * late, guint64 * sent,
+    GstClockTime * max_wait)
+{
+  GstClockTimeDiff worst = G_MININT64;
+  gdouble tokens = 0;
+  guint i = 0;
+  guint64 left = 0;
+  GstClockTime t;
+  gboolean have = FALSE;
+
+  *late = 0;
+  *max_wait = 0;
+  memset (sent, 0, (n_windows + 1) * sizeof (guint64));
+  for (t = 0; i < tr->len; t += MS) {
+    guint k = MIN (t / window, n_windows);
+
+    tokens = MIN (tokens + rates[MIN (k, n_windows - 1)] / 8.0 / 1000.0,
+        3000.0);
+    while (i < tr->len) {
+      TFrame *f = &g_array_index (tr, TFrame, i);
+      guint64 pkt;
+
+      if (f->essential) {
+        i++;
+        continue;
+      }
+      if (!have) {
+        left = f->bytes;
+        have = TRUE;
+      }
+      pkt = MIN (left, (guint64) MTU);
+      if (tokens < pkt)
+        break;
+      tokens -= pkt;
+      left -= pkt;
+      sent[k] += pkt;
+      if (left == 0) {
+        GstClockTimeDiff d = (GstClockTimeDiff) t - (GstClockTimeDiff)
+            (f->dts + lead);
+        worst = MAX (worst, d);
+        if (d > 0)
+          (*late)++;
+        else
+          *max_wait = MAX (*max_wait, (GstClockTime) - d);
+        have = FALSE;
+        i++;
+      }
+    }
+  }
+  return worst;
+}
+
+/* 600 s at 25 fps, GOP of 12 (I: essential), the sizes following the
+ * scenes: a busy first @busy s at 3x, then a 4-minute cycle 0.4x..1.6x. */
+static GArray *
+synthetic_session (guint busy)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (TFrame));
+  guint i;
+
+  for (i = 0; i < 600 * 25; i++) {
+    gdouble s = i / 25.0;
+    gdouble f = s < busy ? 3.0 : 1.0 + 0.6 * sin (2 * G_PI * s / 240.0);
+    TFrame fr;
+
+    fr.dts = (GstClockTime) i * FRAME;
+    fr.essential = i % 12 == 0;
+    fr.bytes = (guint64) (f * (fr.essential ? 20000 : i % 3 == 0 ? 6000 :
+            2500)) + RECORD_HEADER;
+    if (!fr.essential)
+      fr.bytes = gst_twoflow_smoothing_wire_bytes (fr.bytes, MTU);
+    g_array_append_val (a, fr);
+  }
+  return a;
+}
+
+/* The schedule of compute_total() for @tr (W = T = @window, lead @lead,
+ * the essential flow at its cTCP targets, segment k sent in window k),
+ * checked with the packet-level sender: no frame late, the session's
+ * total (essential + enhanced sent) the same in every window, R not
+ * above the least constant total that keeps the frames in time (1 %
+ * less makes one late) or the mean x headroom. */
+static void
+check_total (GArray * tr, GstClockTime window, GstClockTime lead,
+    GstTwoflowSmoothingInfo * out)
+{
+  GstTwoflowSmoothing *sm = gst_twoflow_smoothing_new (window, lead, 1.01);
+  GstTwoflowSmoothingInfo in;
+  const guint64 *r;
+  guint64 *ess, *sent, *lower, late, R, mean, enh_bits = 0, ess_bits = 0;
+  GstClockTime wait, next;
+  GstClockTimeDiff worst;
+  guint n, n_ess, i, k;
+  gdouble tol;
+
+  for (i = 0; i < tr->len; i++) {
+    TFrame *f = &g_array_index (tr, TFrame, i);
+    gst_twoflow_smoothing_add_frame (sm, f->dts, f->bytes, f->essential);
+    if (!f->essential)
+      enh_bits += f->bytes * 8;
+  }
+  ess = gst_twoflow_smoothing_segment_rates (sm, window, 0.05, &n_ess);
+  gst_twoflow_smoothing_compute_total (sm, ess, n_ess);
+  gst_twoflow_smoothing_get_info (sm, &in);
+  r = gst_twoflow_smoothing_get_rates (sm, &n);
+  R = in.total_rate;
+  fail_unless (R > 0);
+
+  /* the session's total is R in every window: the enhanced rate is what
+   * the essential flow leaves of it */
+  for (k = 0; k < n; k++)
+    fail_unless_equals_uint64 (r[k] + (k < n_ess ? ess[k] : 0), R);
+  /* R: the mean total x 1.01, or the deadlines' need, whichever is more */
+  for (k = 0; k < n_ess; k++)
+    ess_bits += ess[k] * (window / GST_SECOND);
+  mean = (guint64) ceil ((ess_bits + enh_bits) / (tr->len * 0.04) * 1.01);
+  fail_unless (R >= mean, "%" G_GUINT64_FORMAT " < %" G_GUINT64_FORMAT, R,
+      mean);
+  fail_unless (ABS ((gdouble) in.total_mean_rate * 1.01 - mean) < 2 + mean *
+      1e-6);
+
+  /* sent by real packets, every frame available from the start */
+  sent = g_new0 (guint64, n + 1);
+  worst = packet_sender_ahead (tr, r, n, window, lead, &late, sent, &wait);
+  tol = 2 * MS + MTU * 8e9 / in.min_rate;
+  fail_unless (worst <= (GstClockTimeDiff) tol, "%" G_GINT64_FORMAT
+      " ns late (%" G_GUINT64_FORMAT " frames)", worst, late);
+  fail_unless_equals_uint64 (in.late_frames, 0);
+  /* ...and the sender never idles before the end: in every window but the
+   * last, enhanced + essential = R (within the bucket and a packet) */
+  for (k = 0; k + 1 < n; k++) {
+    gdouble total = sent[k] * 8.0 + (k < n_ess ? ess[k] : 0) * (window / 1e9);
+    fail_unless (ABS (total - R * (window / 1e9)) <= (3000 + MTU) * 8,
+        "window %u: %.0f bit vs R x W %.0f", k, total, R * (window / 1e9));
+  }
+  fail_unless (sent[n] == 0, "sent after the schedule: %" G_GUINT64_FORMAT,
+      sent[n]);
+  /* the core's playout figures are the sender's (within the tolerance) */
+  fail_unless (ABS ((gdouble) wait - (gdouble) in.max_playout) <= tol,
+      "wait %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT, wait, in.max_playout);
+
+  /* minimal: when the deadlines set R, a total 1 % lower is late */
+  if (R > mean + 1) {
+    guint64 rl = R - R / 100;
+
+    lower = g_new0 (guint64, n);
+    for (k = 0; k < n; k++)
+      lower[k] = rl - (k < n_ess ? ess[k] : 0);
+    worst = packet_sender_ahead (tr, lower, n, window, lead, &late, sent,
+        &wait);
+    fail_unless (late > 0 && worst > (GstClockTimeDiff) tol,
+        "R %" G_GUINT64_FORMAT " is not minimal: %" G_GUINT64_FORMAT
+        " in time", R, rl);
+    g_free (lower);
+  }
+  /* the sender's rate by its own clock */
+  fail_unless_equals_uint64 (gst_twoflow_smoothing_rate_at_time (sm, 0,
+          &next), r[0]);
+  fail_unless_equals_uint64 (next, n > 1 ? window : GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64 (gst_twoflow_smoothing_rate_at_time (sm,
+          n * window + 5 * GST_SECOND, &next), r[n - 1]);
+  fail_unless_equals_uint64 (next, GST_CLOCK_TIME_NONE);
+  g_free (sent);
+  g_free (ess);
+  *out = in;
+  gst_twoflow_smoothing_free (sm);
+}
+
+/* The constant session total (compute_total()) on synthetic sessions and
+ * on a 10-minute Star Wars excerpt. */
+GST_START_TEST (test_total)
+{
+  GArray *tr = synthetic_session (0), *busy = synthetic_session (40), *sw;
+  GstTwoflowSmoothingInfo a, b, c;
+  guint i;
+
+  /* scenes of ±60 %, L = W = 60 s: the mean x headroom is enough; the
+   * quiet minutes send ahead, so frames wait longer than the lead */
+  check_total (tr, 60 * GST_SECOND, 60 * GST_SECOND, &a);
+  fail_unless (ABS ((gdouble) a.total_rate - a.total_mean_rate * 1.01) <= 2,
+      "%" G_GUINT64_FORMAT " vs mean %" G_GUINT64_FORMAT, a.total_rate,
+      a.total_mean_rate);
+  fail_unless (a.total_deadline_rate < a.total_rate);
+  fail_unless (a.max_playout > 60 * GST_SECOND, "%" G_GUINT64_FORMAT,
+      a.max_playout);
+  fail_unless (a.max_playout_bytes > 0);
+
+  /* 40 s at 3x first, L = W = 10 s: the deadlines set R, far above the
+   * mean (check_total: and 1 % less is late) */
+  check_total (busy, 10 * GST_SECOND, 10 * GST_SECOND, &b);
+  fail_unless (b.total_rate == b.total_deadline_rate
+      || b.total_rate <= b.total_deadline_rate * 1.00001);
+  fail_unless (b.total_rate > b.total_mean_rate * 3 / 2);
+
+  /* a Star Wars excerpt (10 minutes from 20 min on), T = W = L = 60 s */
+  sw = load_trace ();
+  g_array_remove_range (sw, 0, 20 * 60 * 25);
+  g_array_set_size (sw, 10 * 60 * 25);
+  for (i = 0; i < sw->len; i++)
+    g_array_index (sw, TFrame, i).dts = (GstClockTime) i * FRAME;
+  check_total (sw, 60 * GST_SECOND, 60 * GST_SECOND, &c);
+  GST_INFO ("Star Wars 20-30 min: total %" G_GUINT64_FORMAT " (mean %"
+      G_GUINT64_FORMAT ", deadlines %" G_GUINT64_FORMAT "), playout %.1f s / %"
+      G_GUINT64_FORMAT " B", c.total_rate, c.total_mean_rate,
+      c.total_deadline_rate, c.max_playout / 1e9, c.max_playout_bytes);
+  fail_unless (c.total_rate <= c.total_mean_rate * 1.05);
+  g_array_free (tr, TRUE);
+  g_array_free (busy, TRUE);
+  g_array_free (sw, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflowsmoothing_suite (void)
 {
@@ -363,6 +585,7 @@ twoflowsmoothing_suite (void)
   tcase_add_test (tc, test_cbr_input);
   tcase_add_test (tc, test_segment_rates);
   tcase_add_test (tc, test_star_wars);
+  tcase_add_test (tc, test_total);
   return s;
 }
 

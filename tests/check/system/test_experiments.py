@@ -3,6 +3,7 @@
 """The system experiments' own arithmetic, without a testbed (~1 s): the
 paper's per-session damage averages (tables.aggregate), the report's
 reading of rows written before them (report_tables.normalise), the
+offered load of the smoothed pacings (report_tables.session_offered), the
 required prefix of prefix_measured.py and the per-segment binning of
 arrivals.py.  Run as SCRIPT SERVER PROXY (the system tests' convention;
 the programs are not used)."""
@@ -64,6 +65,37 @@ class Aggregate(unittest.TestCase):
         new = dict(tables.aggregate([merge(8, 2, 5, 4.0, 3, 2.0)]), **{
             k: old[k] for k in ("n", "mode", "factor", "segment_s", "capacity_bps")})
         self.assertEqual(report_tables.normalise(new)["E_f"], 8.0)
+
+
+class Offered(unittest.TestCase):
+    def test_constant_total(self):
+        # 3 minutes: a busy first minute (3x), then quiet; GOP of 12
+        frames = [("I" if k % 12 == 0 else "P" if k % 3 == 0 else "B", k * 40,
+                   int((3 if k < 1500 else 1) * (20000 if k % 12 == 0 else 4000)))
+                  for k in range(4500)]
+        smooth, _ = report_tables.session_offered(frames, 60, "smooth")
+        total, R = report_tables.session_offered(frames, 60, "total")
+        # smoothed per flow, the session follows its minutes; the total
+        # pacing offers the same in each
+        self.assertGreater(smooth[0], 2 * smooth[1])
+        self.assertTrue(all(abs(v - total[0]) < total[0] * 0.02 for v in total), total)
+        # R (the sender's bytes): at least the mean total x 1.01, and the
+        # busy minute's enhanced frames (due by 120 s) sent by then beside
+        # two minutes of essential at S/(T(1−p̂))
+        rec = lambda b: b + 68
+        rtp = lambda b: rec(b) + 20 * -(-rec(b) // 1380)
+        ess = [sum(rec(b) for t, ms, b in frames[m * 1500:(m + 1) * 1500] if t == "I")
+               * 8 / 60 / 0.95 for m in range(3)]
+        enh = [sum(rtp(b) for t, ms, b in frames[m * 1500:(m + 1) * 1500] if t != "I")
+               * 8 for m in range(3)]
+        # cTCP sends segment k in [57k, 57(k+1)) s at S/(T(1−p̂))
+        self.assertGreaterEqual(R, (sum(ess) * 57 + sum(enh)) / 180 * 1.01 * 0.9999)
+        self.assertGreaterEqual(R * 120 - (ess[0] + ess[1]) * 57 - ess[2] * 6,
+                                enh[0] * 0.9999)
+        # a lead of 15 s: the busy minute's frames are due sooner, R rises
+        _, R15 = report_tables.session_offered(frames, 60, "total", lead=15)
+        self.assertGreater(R15, R * 1.05)
+        self.assertGreaterEqual(R15 * 75 - (ess[0] * 57 + ess[1] * 18), enh[0] * 0.9999)
 
 
 class Prefix(unittest.TestCase):
