@@ -71,13 +71,15 @@ def mpeg2_clip_argv(path, frames, gop12=False):
 class TlsControl:
     """A TLS control connection to twoflow-server on 127.0.0.1:port (python's
     ssl), verified with the CA; cert/key: a client certificate; token: AUTH
-    with it at once (asserted to succeed)."""
+    with it at once (asserted to succeed); source: the local address to
+    connect from (any of 127.0.0.0/8)."""
 
-    def __init__(self, port, ca, cert=None, key=None, token=None):
+    def __init__(self, port, ca, cert=None, key=None, token=None, source=None):
         ctx = ssl.create_default_context(cafile=ca)
         if cert:
             ctx.load_cert_chain(cert, key)
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10,
+                                       source_address=(source, 0) if source else None)
         self.s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
         self.f = self.s.makefile("rwb")
         if token is not None:

@@ -271,9 +271,51 @@ handler (SoupServer * srv, SoupServerMessage * msg, const char *path,
   }
 }
 
+/* One listening socket on @address (NULL: every address, IPv6 and IPv4,
+ * or IPv4 alone where IPv6 is off), with a backlog of 128 (libsoup's
+ * own sockets keep the kernel's default of 10 waiting connections). */
+static gboolean
+listen_on (SoupServer * srv, const gchar * address, guint port,
+    GError ** error)
+{
+  const gchar *tries[] = { address, NULL };
+  guint i;
+
+  if (address == NULL) {
+    tries[0] = "::";
+    tries[1] = "0.0.0.0";
+  }
+  for (i = 0; i < G_N_ELEMENTS (tries) && tries[i]; i++) {
+    GSocketAddress *sa = g_inet_socket_address_new_from_string (tries[i],
+        port);
+    GSocket *sock;
+    gboolean ok;
+
+    g_clear_error (error);
+    if (sa == NULL) {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+          "not an IP address: %s", tries[i]);
+      return FALSE;
+    }
+    sock = g_socket_new (g_socket_address_get_family (sa),
+        G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, error);
+    ok = sock != NULL;
+    if (ok) {
+      g_socket_set_listen_backlog (sock, 128);
+      ok = g_socket_bind (sock, sa, TRUE, error) && g_socket_listen (sock,
+          error) && soup_server_listen_socket (srv, sock, 0, error);
+    }
+    g_clear_object (&sock);
+    g_object_unref (sa);
+    if (ok)
+      return TRUE;
+  }
+  return FALSE;
+}
+
 gboolean
-twoflow_http_start (guint port, const gchar * www, const gchar * hls,
-    const TwoflowHttpHooks * h, GError ** error)
+twoflow_http_start (const gchar * address, guint port, const gchar * www,
+    const gchar * hls, const TwoflowHttpHooks * h, GError ** error)
 {
   hooks = *h;
   www_dir = g_strdup (www);
@@ -292,7 +334,7 @@ twoflow_http_start (guint port, const gchar * www, const gchar * hls,
     soup_server_add_auth_domain (server, domain);
     g_object_unref (domain);
   }
-  if (!soup_server_listen_all (server, port, 0, error)) {
+  if (!listen_on (server, address, port, error)) {
     g_clear_object (&server);
     return FALSE;
   }

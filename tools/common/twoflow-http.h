@@ -32,9 +32,11 @@ typedef struct
  * behind a TLS-terminating reverse proxy. */
 void twoflow_http_set_basic_auth (const gchar * user, const gchar * password);
 
-/* Listens on @port (all addresses, IPv4 and IPv6). @www_dir: the page's
- * files (NULL: no page); @hls_dir: HLS cache (NULL: no HLS). */
-gboolean twoflow_http_start (guint port, const gchar * www_dir,
+/* Listens on @address:@port (@address NULL: all addresses, IPv4 and
+ * IPv6). @www_dir: the page's files (NULL: no page); @hls_dir: HLS cache
+ * (NULL: no HLS). */
+gboolean twoflow_http_start (const gchar * address, guint port,
+    const gchar * www_dir,
     const gchar * hls_dir, const TwoflowHttpHooks * hooks, GError ** error);
 
 /* Prometheus text: samples grouped by metric, # HELP/# TYPE once each */

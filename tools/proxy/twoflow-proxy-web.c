@@ -359,7 +359,7 @@ web_start (void)
   g_mkdir_with_parents (opt_hls_dir, 0755);
   if (opt_http_user)
     twoflow_http_set_basic_auth (opt_http_user, opt_http_password);
-  if (!twoflow_http_start (opt_http_port, opt_www_dir, opt_hls_dir, &hooks,
+  if (!twoflow_http_start (opt_http_address, opt_http_port, opt_www_dir, opt_hls_dir, &hooks,
           &err)) {
     g_printerr ("cannot listen for HTTP on port %d: %s\n", opt_http_port,
         err->message);

@@ -73,6 +73,7 @@ static gchar *opt_token = NULL;
 /* viewers: RTSP basic authentication, RTSPS */
 static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
 static gchar *opt_http_user = NULL, *opt_http_password = NULL;
+static gchar *opt_http_address = NULL;
 static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
 static gchar *server_host;
@@ -1760,6 +1761,8 @@ main (int argc, char **argv)
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
           "/healthz (default 0: none)", "PORT"},
+    {"http-address", 0, 0, G_OPTION_ARG_STRING, &opt_http_address,
+        "HTTP address (default: all)", "ADDR"},
     {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
         "HTTP basic authentication on the HTTP side (page, HLS, /status, "
           "/metrics; not /healthz): this user (default: none)", "USER"},
@@ -1853,6 +1856,8 @@ main (int argc, char **argv)
   g_free (svc);
   if (opt_rtsp_address)
     gst_rtsp_server_set_address (server, opt_rtsp_address);
+  /* gst-rtsp-server's default backlog is 5 waiting connections */
+  gst_rtsp_server_set_backlog (server, 128);
   mounts = gst_rtsp_server_get_mount_points (server);
   factory = g_object_new (twoflow_factory_get_type (), NULL);
   gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));

@@ -27,12 +27,48 @@ twoflow_json_to_line (JsonObject * obj)
   return text;
 }
 
+/* json-glib parses arrays and objects by recursion: a stranger's line of
+ * [[[[... would exhaust the stack long before any size limit. The nesting
+ * is counted here, outside strings, before json-glib sees the line. */
+gboolean
+twoflow_json_depth_ok (const gchar * line, guint max_depth)
+{
+  guint depth = 0;
+  gboolean in_string = FALSE, escaped = FALSE;
+  const gchar *p;
+
+  for (p = line; *p; p++) {
+    if (in_string) {
+      if (escaped)
+        escaped = FALSE;
+      else if (*p == '\\')
+        escaped = TRUE;
+      else if (*p == '"')
+        in_string = FALSE;
+    } else if (*p == '"') {
+      in_string = TRUE;
+    } else if (*p == '[' || *p == '{') {
+      if (++depth > max_depth)
+        return FALSE;
+    } else if ((*p == ']' || *p == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return TRUE;
+}
+
 JsonObject *
 twoflow_json_from_line (const gchar * line, GError ** error)
 {
-  JsonParser *parser = json_parser_new ();
+  JsonParser *parser;
   JsonObject *obj = NULL;
 
+  if (!twoflow_json_depth_ok (line, TWOFLOW_CONTROL_MAX_DEPTH)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+        "control line nested deeper than %d", TWOFLOW_CONTROL_MAX_DEPTH);
+    return NULL;
+  }
+  parser = json_parser_new ();
   if (json_parser_load_from_data (parser, line, -1, error)) {
     JsonNode *root = json_parser_get_root (parser);
     if (root && JSON_NODE_HOLDS_OBJECT (root))

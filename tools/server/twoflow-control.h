@@ -17,8 +17,13 @@ G_BEGIN_DECLS
 
 /* The control protocol is JSON lines over TCP (docs/system.md). */
 #define TWOFLOW_CONTROL_DEFAULT_PORT 5500
+/* Deepest nesting of arrays and objects a control line may have (stats
+ * replies nest a few levels): checked before parsing, whatever the
+ * line-length limit. */
+#define TWOFLOW_CONTROL_MAX_DEPTH 32
 
 gchar *twoflow_json_to_line (JsonObject * obj);
+gboolean twoflow_json_depth_ok (const gchar * line, guint max_depth);
 JsonObject *twoflow_json_from_line (const gchar * line, GError ** error);
 gboolean twoflow_control_send (GOutputStream * out, JsonObject * obj,
     GError ** error);

@@ -8,6 +8,9 @@
 #include "twoflow-http.h"
 
 static gint opt_http_port = 0;
+/* NULL: the control channel's --address */
+static gchar *opt_http_address = NULL;
+static gchar *opt_http_user = NULL, *opt_http_password = NULL;
 static gchar *opt_config = NULL;
 
 static void
@@ -19,7 +22,7 @@ web_metrics (TwoflowMetrics * m, gpointer data)
   twoflow_metric (m, "twoflow_server_sessions", "gauge", "Sessions running",
       NULL, g_hash_table_size (sessions));
   twoflow_metric (m, "twoflow_server_sessions_started_total", "counter",
-      "Sessions started", NULL, next_session_id - 1);
+      "Sessions started", NULL, sessions_total);
   twoflow_metric (m, "twoflow_server_videos_scanned", "gauge",
       "Videos scanned (cached)", NULL, g_hash_table_size (video_cache));
   g_hash_table_iter_init (&it, sessions);
@@ -63,15 +66,20 @@ web_start (void)
   TwoflowHttpHooks hooks = { web_metrics, web_status, NULL, NULL, NULL };
   GError *err = NULL;
 
+  const gchar *address = opt_http_address ? opt_http_address : opt_address;
+
   if (opt_http_port <= 0)
     return;
-  if (!twoflow_http_start (opt_http_port, NULL, NULL, &hooks, &err)) {
-    g_printerr ("cannot listen for HTTP on port %d: %s\n", opt_http_port,
-        err->message);
+  if (opt_http_user)
+    twoflow_http_set_basic_auth (opt_http_user, opt_http_password);
+  if (!twoflow_http_start (address, opt_http_port, NULL, NULL, &hooks, &err)) {
+    g_printerr ("cannot listen for HTTP on %s port %d: %s\n",
+        address ? address : "every address", opt_http_port, err->message);
     exit (1);
   }
-  g_print ("twoflow-server: HTTP on port %d (/metrics, /status, /healthz)\n",
-      opt_http_port);
+  g_print ("twoflow-server: HTTP on port %d of %s (/metrics, /status, "
+      "/healthz%s)\n", opt_http_port, address ? address : "every address",
+      opt_http_user ? "; basic authentication but /healthz" : "");
 }
 
 /* SIGHUP: scanned videos no session uses are forgotten (scanned again at

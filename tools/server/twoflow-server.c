@@ -155,6 +155,16 @@ struct _Client
   gboolean handshaken;          /* TLS handshake done (or plaintext) */
   gsize line_len;               /* bytes of the request being handled */
   guint probes;                 /* address-validation probes sent */
+  /* replies wait here and are written asynchronously: a client that stops
+   * reading fills only its own queue (then it is dropped), never blocks
+   * the loop that serves everyone */
+  GQueue outq;                  /* GBytes, lines */
+  gsize out_offset;             /* bytes of the head already written */
+  gsize out_queued;             /* bytes in outq not yet written */
+  gboolean writing;
+  guint close_timer;            /* closing: the queue's last chance */
+  GList *link;                  /* in all_clients, oldest first */
+  GSource *first_bytes;         /* TLS: waits for the peer's first bytes */
 };
 
 static gchar *opt_dir = NULL;
@@ -169,7 +179,9 @@ static gint opt_max_connections = 256;
 static gint opt_max_line = 65536;
 static gint opt_max_sessions = 256;
 static gint opt_max_client_sessions = 32;
-static gint opt_auth_timeout = 10;
+static gint opt_auth_timeout = 5;
+static gint opt_max_pending_per_address = 8;
+static gint opt_max_output = 1 << 20;
 /* the enhanced flow's pacing: "smooth" (per-window rates) or "peak" */
 static gchar *opt_enhanced_rate = NULL;
 static gdouble opt_smoothing_window = 0;  /* 0: min(T, 60 s) */
@@ -179,12 +191,26 @@ static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
 static guint n_clients, n_rejecting;
+static GQueue all_clients;              /* Client, oldest first */
+static guint64 shed_total, accept_failures;
 static guint64 refused_total;
 
 static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
 static GHashTable *sessions;            /* id -> Session */
-static guint next_session_id = 1, next_client_id = 1;
+static guint next_client_id = 1;
 static guint64 sessions_total = 0;
+
+/* Session ids are random, so one client cannot guess another's. */
+static guint
+session_id_new (void)
+{
+  guint id;
+
+  do
+    id = g_random_int_range (1, G_MAXINT32);
+  while (g_hash_table_contains (sessions, GUINT_TO_POINTER (id)));
+  return id;
+}
 
 static void session_destroy (Session * s, const gchar * why);
 
@@ -1071,17 +1097,36 @@ levels_string (VideoInfo * v)
 
 /* -------------------------------------------------------------- sessions */
 
+static void client_close (Client * c, const gchar * why);
+static void client_flush (Client * c);
+
+/* Queues one line for @c (written in order, asynchronously). Over
+ * --max-output bytes waiting, the client is not reading: it is closed. */
 static void
 client_send (Client * c, JsonObject * obj)
 {
-  GError *err = NULL;
+  gchar *text, *line;
+  gsize len;
 
   if (c == NULL || c->out == NULL)
     return;
-  if (!twoflow_control_send (c->out, obj, &err)) {
-    GST_INFO ("client %u: send failed: %s", c->id, err->message);
-    g_clear_error (&err);
+  text = twoflow_json_to_line (obj);
+  line = g_strconcat (text, "\n", NULL);
+  g_free (text);
+  len = strlen (line);
+  if (c->out_queued + len > (gsize) opt_max_output) {
+    g_free (line);
+    if (!c->closing) {
+      gchar *why = g_strdup_printf ("not reading its replies (%"
+          G_GSIZE_FORMAT " bytes waiting, --max-output)", c->out_queued);
+      client_close (c, why);
+      g_free (why);
+    }
+    return;
   }
+  g_queue_push_tail (&c->outq, g_bytes_new_take (line, len));
+  c->out_queued += len;
+  client_flush (c);
 }
 
 static GstStructure *
@@ -1990,7 +2035,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
     return NULL;
 
   s = g_new0 (Session, 1);
-  s->id = next_session_id++;
+  s->id = session_id_new ();
   g_mutex_init (&s->release_lock);
   s->clock = gst_system_clock_obtain ();
   s->client = c;
@@ -2166,23 +2211,31 @@ client_refuse (Client * c, const gchar * reason)
   json_object_unref (r);
   refused_total++;
   g_print ("client %u (%s): refused: %s\n", c->id, c->peer, reason);
-  if (!c->closing) {
-    c->closing = TRUE;
-    c->close_idle = g_idle_add (client_send_and_close_cb, c);
-  }
+  client_close (c, NULL);
 }
 
 static void
 client_free (Client * c, const gchar * why)
 {
-  g_print ("client %u (%s): %s; tearing down %u session(s)\n", c->id,
-      c->peer, why, g_list_length (c->sessions));
+  /* strangers' connections (floods) are counted, not logged one by one */
+  if (c->authenticated)
+    g_print ("client %u (%s): %s; tearing down %u session(s)\n", c->id,
+        c->peer, why, g_list_length (c->sessions));
+  else
+    GST_INFO ("client %u (%s): %s", c->id, c->peer, why);
   while (c->sessions)
     session_destroy (c->sessions->data, "client gone");
   if (c->auth_timer)
     g_source_remove (c->auth_timer);
   if (c->close_idle)
     g_source_remove (c->close_idle);
+  if (c->close_timer)
+    g_source_remove (c->close_timer);
+  if (c->first_bytes) {
+    g_source_destroy (c->first_bytes);
+    g_source_unref (c->first_bytes);
+  }
+  /* every pending read and write sees the cancellation and leaves c alone */
   g_cancellable_cancel (c->cancel);
   g_object_unref (c->cancel);
   c->in = NULL;
@@ -2195,10 +2248,29 @@ client_free (Client * c, const gchar * why)
     g_object_unref (c->stream);
   g_object_unref (c->conn);
   twoflow_line_buffer_clear (&c->lines);
+  g_queue_clear_full (&c->outq, (GDestroyNotify) g_bytes_unref);
+  g_queue_delete_link (&all_clients, c->link);
   n_clients--;
   g_free (c->identity);
   g_free (c->peer);
   g_free (c);
+}
+
+/* The session named in @req if @c's identity owns it: every command on a
+ * session (STATS, TEARDOWN) asks the same question. */
+static Session *
+session_lookup_owned (Client * c, JsonObject * req, GError ** error)
+{
+  guint id = twoflow_json_get_int (req, "session", 0);
+  Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
+
+  if (s == NULL || !g_str_equal (s->client->identity, c->identity)) {
+    /* the same answer for "none" and "not yours": no probing */
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session %u",
+        id);
+    return NULL;
+  }
+  return s;
 }
 
 static JsonObject *
@@ -2286,25 +2358,17 @@ handle_request (Client * c, JsonObject * req)
       json_object_set_array_member (r, "videos", a);
     }
   } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
-    guint id = twoflow_json_get_int (req, "session", 0);
-    Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
-    if (s && s->client == c) {
+    Session *s = session_lookup_owned (c, req, &err);
+    if (s) {
       session_destroy (s, "teardown");
       r = reply_new (req, TRUE);
-    } else {
-      g_set_error (&err, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session %u",
-          id);
     }
   } else if (g_ascii_strcasecmp (cmd, "STATS") == 0) {
-    guint id = twoflow_json_get_int (req, "session", 0);
-    Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
+    Session *s = session_lookup_owned (c, req, &err);
     if (s) {
       JsonObject *st = session_stats (s);
       r = reply_new (req, TRUE);
       json_object_set_object_member (r, "stats", st);
-    } else {
-      g_set_error (&err, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session %u",
-          id);
     }
   } else if (g_ascii_strcasecmp (cmd, "STATUS") == 0) {
     r = reply_new (req, TRUE);
@@ -2312,6 +2376,8 @@ handle_request (Client * c, JsonObject * req)
     json_object_set_int_member (r, "sessions_total", sessions_total);
     json_object_set_int_member (r, "clients", n_clients);
     json_object_set_int_member (r, "refused", refused_total);
+    json_object_set_int_member (r, "shed", shed_total);
+    json_object_set_int_member (r, "accept_failures", accept_failures);
   } else {
     g_set_error (&err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
         "unknown command '%s'", cmd);
@@ -2438,8 +2504,94 @@ client_send_and_close_cb (gpointer data)
   Client *c = data;
 
   c->close_idle = 0;
+  c->close_timer = 0;
   client_free (c, "closed");
   return G_SOURCE_REMOVE;
+}
+
+typedef struct
+{
+  Client *c;                    /* valid while cancel is not cancelled */
+  GCancellable *cancel;
+} ClientWrite;
+
+static void
+write_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  ClientWrite *w = user_data;
+  GError *err = NULL;
+  gssize n = g_output_stream_write_finish (G_OUTPUT_STREAM (source), res,
+      &err);
+  gboolean gone = g_cancellable_is_cancelled (w->cancel);
+  Client *c = w->c;
+
+  g_object_unref (w->cancel);
+  g_free (w);
+  if (gone) {                   /* c is freed */
+    g_clear_error (&err);
+    return;
+  }
+  c->writing = FALSE;
+  if (n < 0) {
+    GST_INFO ("client %u: send failed: %s", c->id, err->message);
+    g_clear_error (&err);
+    g_queue_clear_full (&c->outq, (GDestroyNotify) g_bytes_unref);
+    c->out_queued = c->out_offset = 0;
+    client_close (c, "send failed");
+    return;
+  }
+  c->out_offset += n;
+  c->out_queued -= n;
+  if (c->out_offset == g_bytes_get_size (g_queue_peek_head (&c->outq))) {
+    g_bytes_unref (g_queue_pop_head (&c->outq));
+    c->out_offset = 0;
+  }
+  client_flush (c);
+}
+
+static void
+client_flush (Client * c)
+{
+  ClientWrite *w;
+  GBytes *head;
+  gsize len;
+  const guint8 *data;
+
+  if (c->writing)
+    return;
+  head = g_queue_peek_head (&c->outq);
+  if (head == NULL) {
+    /* all written: a closing client goes now */
+    if (c->closing && c->close_timer) {
+      g_source_remove (c->close_timer);
+      c->close_timer = 0;
+      c->close_idle = g_idle_add (client_send_and_close_cb, c);
+    }
+    return;
+  }
+  data = g_bytes_get_data (head, &len);
+  w = g_new (ClientWrite, 1);
+  w->c = c;
+  w->cancel = g_object_ref (c->cancel);
+  c->writing = TRUE;
+  g_output_stream_write_async (c->out, data + c->out_offset,
+      len - c->out_offset, G_PRIORITY_DEFAULT, c->cancel, write_cb, w);
+}
+
+/* Closes @c once its queued lines are written (at most 2 s from now),
+ * from the main loop: callers may still hold @c. @why: logged, or NULL. */
+static void
+client_close (Client * c, const gchar * why)
+{
+  if (c->closing)
+    return;
+  c->closing = TRUE;
+  if (why)
+    g_print ("client %u (%s): closing: %s\n", c->id, c->peer, why);
+  if (c->writing || !g_queue_is_empty (&c->outq))
+    c->close_timer = g_timeout_add_seconds (2, client_send_and_close_cb, c);
+  else
+    c->close_idle = g_idle_add (client_send_and_close_cb, c);
 }
 
 static gboolean
@@ -2535,13 +2687,103 @@ refuse_connection (GSocketConnection * conn, const gchar * peer,
 }
 
 static gboolean
-incoming_cb (GSocketService * service, GSocketConnection * conn,
-    GObject * source, gpointer user_data)
+auth_required (void)
+{
+  return tokens != NULL || tls_client_ca != NULL;
+}
+
+/* Whether a new connection from @peer may take a slot (else it was
+ * refused). Strangers cannot crowd out proxies: one address holds at most
+ * --max-pending-per-address connections that have not authenticated, and
+ * when the table is full the oldest of those is shed for the newcomer;
+ * only authenticated clients fill it for good. */
+static gboolean
+connection_admit (GSocketConnection * conn, const gchar * peer)
+{
+  GList *l;
+  Client *oldest = NULL;
+  guint pending_here = 0;
+
+  if (!auth_required ())
+    goto table;
+  for (l = all_clients.head; l; l = l->next) {
+    Client *c = l->data;
+    if (c->authenticated || c->closing)
+      continue;
+    if (oldest == NULL)
+      oldest = c;
+    if (g_str_equal (c->peer, peer))
+      pending_here++;
+  }
+  if (pending_here >= (guint) opt_max_pending_per_address) {
+    gchar *why = g_strdup_printf ("%u connections from %s have not "
+        "authenticated (--max-pending-per-address)", pending_here, peer);
+    refuse_connection (conn, peer, why);
+    g_free (why);
+    return FALSE;
+  }
+table:
+  if (n_clients < (guint) opt_max_connections)
+    return TRUE;
+  if (oldest) {
+    shed_total++;
+    if (shed_total <= 10 || shed_total % 100 == 0)
+      g_print ("client %u (%s): shed, the connection table is full and it "
+          "has not authenticated (%" G_GUINT64_FORMAT " shed)\n", oldest->id,
+          oldest->peer, shed_total);
+    client_free (oldest, "shed");
+    return TRUE;
+  }
+  {
+    gchar *why = g_strdup_printf ("server busy: %u control connections "
+        "(--max-connections)", n_clients);
+    refuse_connection (conn, peer, why);
+    g_free (why);
+  }
+  return FALSE;
+}
+
+/* The socket of a TLS client became readable (or the client is gone: the
+ * source is cancelled with it). */
+static gboolean
+first_bytes_cb (GSocket * socket, GIOCondition cond, gpointer data)
+{
+  Client *c = data;
+
+  GError *err = NULL;
+
+  g_source_unref (c->first_bytes);
+  c->first_bytes = NULL;
+  if (c->closing)
+    return G_SOURCE_REMOVE;
+  if (g_socket_get_available_bytes (socket) <= 0) {
+    client_free (c, "closed before TLS");
+    return G_SOURCE_REMOVE;
+  }
+  /* the handshake (blocking on the socket in its thread) ends within
+   * --auth-timeout; reset at the first request */
+  g_socket_set_timeout (socket, opt_auth_timeout);
+  c->stream = twoflow_tls_server_wrap (G_IO_STREAM (c->conn), tls_cert,
+      tls_client_ca, &err);
+  if (c->stream == NULL) {
+    c->stream = G_IO_STREAM (c->conn);
+    client_free (c, err->message);
+    g_clear_error (&err);
+    return G_SOURCE_REMOVE;
+  }
+  c->in = g_io_stream_get_input_stream (c->stream);
+  c->out = g_io_stream_get_output_stream (c->stream);
+  g_tls_connection_handshake_async (G_TLS_CONNECTION (c->stream),
+      G_PRIORITY_DEFAULT, c->cancel, handshake_cb, c);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+client_accept (GSocketConnection * conn)
 {
   Client *c;
   GSocketAddress *addr = g_socket_connection_get_remote_address (conn, NULL);
   gchar *peer;
-  GError *err = NULL;
 
   if (addr && G_IS_INET_SOCKET_ADDRESS (addr))
     peer = g_inet_address_to_string (g_inet_socket_address_get_address
@@ -2549,37 +2791,18 @@ incoming_cb (GSocketService * service, GSocketConnection * conn,
   else
     peer = g_strdup ("127.0.0.1");
   g_clear_object (&addr);
-  if (n_clients >= (guint) opt_max_connections) {
-    gchar *why = g_strdup_printf ("server busy: %u control connections "
-        "(--max-connections)", n_clients);
-    refuse_connection (conn, peer, why);
-    g_free (why);
+  if (!connection_admit (conn, peer)) {
     g_free (peer);
-    return TRUE;
+    return;
   }
 
   c = g_new0 (Client, 1);
   c->id = next_client_id++;
   c->conn = g_object_ref (conn);
   c->stream = G_IO_STREAM (conn);
-  if (tls_cert) {
-    /* the handshake (in a glib-networking pool thread, blocking on the
-     * socket) ends within --auth-timeout: a peer that never sends must
-     * not hold a thread; reset at the first data */
-    g_socket_set_timeout (g_socket_connection_get_socket (conn),
-        opt_auth_timeout);
-    c->stream = twoflow_tls_server_wrap (G_IO_STREAM (conn), tls_cert,
-        tls_client_ca, &err);
-    if (c->stream == NULL) {
-      g_print ("client (%s): TLS failed: %s\n", peer, err->message);
-      g_clear_error (&err);
-      g_object_unref (c->conn);
-      g_free (peer);
-      g_free (c);
-      return TRUE;
-    }
-  }
   n_clients++;
+  g_queue_push_tail (&all_clients, c);
+  c->link = all_clients.tail;
   c->cancel = g_cancellable_new ();
   c->in = g_io_stream_get_input_stream (c->stream);
   c->out = g_io_stream_get_output_stream (c->stream);
@@ -2594,16 +2817,71 @@ incoming_cb (GSocketService * service, GSocketConnection * conn,
     c->auth_timer = g_timeout_add_seconds (opt_auth_timeout, auth_timeout_cb,
         c);
   }
-  g_print ("client %u (%s): connected%s\n", c->id, c->peer,
+  GST_INFO ("client %u (%s): connected%s", c->id, c->peer,
       tls_cert ? " (TLS)" : "");
-  if (c->stream != G_IO_STREAM (conn)) {
-    g_tls_connection_handshake_async (G_TLS_CONNECTION (c->stream),
-        G_PRIORITY_DEFAULT, c->cancel, handshake_cb, c);
+  if (tls_cert) {
+    /* glib-networking runs a handshake in a pool thread that blocks on the
+     * socket: it starts once the peer has sent something, so silent
+     * connections cost neither a thread nor a TLS session (a flood of
+     * them starved the pool and slowed accepting) */
+    c->first_bytes = g_socket_create_source (g_socket_connection_get_socket
+        (conn), G_IO_IN | G_IO_ERR | G_IO_HUP, NULL);
+    g_source_set_callback (c->first_bytes, (GSourceFunc) (GCallback)
+        first_bytes_cb, c, NULL);
+    g_source_attach (c->first_bytes, NULL);
   } else {
     c->handshaken = TRUE;
     read_next (c);
   }
-  return TRUE;
+  return;
+}
+
+/* The accept loop (GSocketService would retry a failing accept at once:
+ * out of file descriptors, it spins). */
+static GSocketListener *listener;
+static GCancellable *accept_cancel;
+
+static void accept_next (void);
+
+static gboolean
+accept_resume_cb (gpointer data)
+{
+  accept_next ();
+  return G_SOURCE_REMOVE;
+}
+
+static void
+accept_cb (GObject * src, GAsyncResult * res, gpointer data)
+{
+  GError *err = NULL;
+  GSocketConnection *conn =
+      g_socket_listener_accept_finish (G_SOCKET_LISTENER (src), res, NULL,
+      &err);
+
+  if (conn) {
+    client_accept (conn);
+    g_object_unref (conn);
+    accept_next ();
+    return;
+  }
+  if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+    g_error_free (err);
+    return;
+  }
+  /* EMFILE, ENFILE, ENOBUFS: the connection waits in the backlog while
+   * clients close and free descriptors */
+  accept_failures++;
+  if (accept_failures <= 10 || accept_failures % 100 == 0)
+    g_print ("accept failed: %s; accepting again in 250 ms (%"
+        G_GUINT64_FORMAT " failures)\n", err->message, accept_failures);
+  g_error_free (err);
+  g_timeout_add (250, accept_resume_cb, NULL);
+}
+
+static void
+accept_next (void)
+{
+  g_socket_listener_accept_async (listener, accept_cancel, accept_cb, NULL);
 }
 
 #include "twoflow-server-web.c"
@@ -2647,12 +2925,28 @@ main (int argc, char **argv)
         "Sessions per client identity (token/certificate name, else "
         "address; default 32)", "N"},
     {"auth-timeout", 0, 0, G_OPTION_ARG_INT, &opt_auth_timeout,
-        "Seconds a connection may take to authenticate (default 10)", "S"},
+        "Seconds a connection may take to authenticate (default 5)", "S"},
+    {"max-pending-per-address", 0, 0, G_OPTION_ARG_INT,
+          &opt_max_pending_per_address,
+          "Connections one address may hold before authenticating (default "
+          "8); with the table full the oldest such connection is shed",
+        "N"},
+    {"max-output", 0, 0, G_OPTION_ARG_INT, &opt_max_output,
+          "Bytes of replies that may wait for a client that does not read "
+          "(default 1048576); over it the client is closed", "BYTES"},
     {"connect-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_connect_timeout,
         "Seconds the essential connection (cTCP/TCP: connect and TLS) may "
           "take before the session ends with an error (default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
+    {"http-address", 0, 0, G_OPTION_ARG_STRING, &opt_http_address,
+          "Address the HTTP side listens on (default: --address, else all)",
+        "ADDR"},
+    {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
+          "HTTP basic authentication on every path but /healthz: user name "
+          "(default: none)", "NAME"},
+    {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
+        "HTTP basic authentication: password", "PASSWORD"},
     {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
         "Pacing of the enhanced flow (rate_control fixed): smooth (default: "
           "CBR per smoothing window, sent the smoothing lead ahead), total "
@@ -2673,7 +2967,6 @@ main (int argc, char **argv)
   };
   GOptionContext *ctx = g_option_context_new ("- twoflow central server");
   GError *err = NULL;
-  GSocketService *service;
   GSocketAddress *addr;
   GSocketAddress *effective = NULL;
   GMainLoop *loop;
@@ -2735,7 +3028,8 @@ main (int argc, char **argv)
     return 2;
   }
   if (opt_max_connections < 1 || opt_max_line < 64 || opt_max_sessions < 1
-      || opt_max_client_sessions < 1 || opt_auth_timeout < 1) {
+      || opt_max_client_sessions < 1 || opt_auth_timeout < 1
+      || opt_max_pending_per_address < 1 || opt_max_output < 4096) {
     g_printerr ("bad limits\n");
     return 2;
   }
@@ -2755,21 +3049,20 @@ main (int argc, char **argv)
       (GDestroyNotify) video_info_free);
   sessions = g_hash_table_new (NULL, NULL);
 
-  service = g_socket_service_new ();
+  listener = g_socket_listener_new ();
   /* a burst of connections waits in the kernel's queue instead of being
    * dropped (GLib's default backlog is 10) */
-  g_socket_listener_set_backlog (G_SOCKET_LISTENER (service), 128);
+  g_socket_listener_set_backlog (listener, 128);
   addr = g_inet_socket_address_new_from_string (opt_address ? opt_address :
       "0.0.0.0", opt_port);
-  if (addr == NULL || !g_socket_listener_add_address (G_SOCKET_LISTENER
-          (service), addr, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
+  if (addr == NULL || !g_socket_listener_add_address (listener, addr, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL,
           &effective, &err)) {
     g_printerr ("cannot listen on %s:%d: %s\n", opt_address ? opt_address :
         "0.0.0.0", opt_port, err ? err->message : "bad address");
     return 1;
   }
-  g_signal_connect (service, "incoming", G_CALLBACK (incoming_cb), NULL);
-  g_socket_service_start (service);
+  accept_cancel = g_cancellable_new ();
+  accept_next ();
   g_print ("twoflow-server: serving %s on control port %u (%s%s%s)\n",
       opt_dir,
       g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective)),
@@ -2793,8 +3086,10 @@ main (int argc, char **argv)
       session_destroy (l->data, "server stopping");
     g_list_free (all);
   }
-  g_socket_service_stop (service);
-  g_object_unref (service);
+  g_cancellable_cancel (accept_cancel);
+  g_socket_listener_close (listener);
+  g_object_unref (listener);
+  g_object_unref (accept_cancel);
   g_main_loop_unref (loop);
   return 0;
 }

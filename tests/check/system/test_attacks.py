@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The attack suite (suite 'security'): each attack on the control plane
+that once worked, run against the defended programs on loopback, asserting
+the defended behaviour (docs/security.md, "Attacks and what stops them").
+
+  * a flood of silent connections from many addresses, renewed as the
+    server closes them: proxies still authenticate (the oldest silent
+    connection is shed for a newcomer; one address holds at most
+    --max-pending-per-address of them);
+  * an authenticated client that sends requests and stops reading: the
+    server keeps answering others, drops that client once its replies pass
+    --max-output, and still stops at once on SIGTERM;
+  * a line of 200,000 '[' under a 2 MB stack with a raised --max-line: an
+    error reply, no crash (nesting is bounded before json-glib parses);
+  * another identity asks STATS / TEARDOWN of a running session: both
+    refused alike; session ids are random;
+  * the server's HTTP side: on the control address only, with basic
+    authentication but /healthz;
+  * out of file descriptors: accepting pauses instead of spinning;
+  * every listening socket (control, HTTP, RTSP) has a backlog >= 128.
+
+  test_attacks.py SERVER PROXY
+"""
+import base64
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from twoflowlab.checks import (TlsControl as Control, check, failures, free_port,
+                               mpeg2_clip_argv, wait_port)
+
+SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
+                        os.path.join(os.path.dirname(__file__), "../../.."))
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def listen_backlog(port):
+    """The backlog of the socket listening on TCP port (ss's Send-Q)."""
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True,
+                         text=True).stdout.split()
+    return int(out[2]) if len(out) >= 3 else None
+
+
+def http_get(url, auth=None):
+    req = urllib.request.Request(url)
+    if auth:
+        req.add_header("Authorization", "Basic " +
+                       base64.b64encode(auth.encode()).decode())
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
+
+class Server:
+    def __init__(self, exe, work, name, args, preexec=None):
+        self.port = free_port()
+        self.log = os.path.join(work, name + ".log")
+        self.p = subprocess.Popen([exe, "--port", str(self.port)] + args,
+                                  stdout=open(self.log, "w"),
+                                  stderr=subprocess.STDOUT, preexec_fn=preexec)
+        wait_port(self.port)
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def flood(port, stop, opened):
+    """Silent connections from 127.0.0.2 .. 127.0.0.101, 300 held at a time,
+    the oldest renewed, ~300 new ones a second."""
+    held = []
+    n = 0
+    while not stop.is_set():
+        try:
+            s = socket.socket()
+            s.setblocking(False)
+            s.bind((f"127.0.0.{2 + n % 100}", 0))
+            s.connect_ex(("127.0.0.1", port))
+            held.append(s)
+            n += 1
+        except OSError:
+            pass
+        if len(held) > 300:
+            held.pop(0).close()
+        time.sleep(1 / 300)
+    opened.append(n)
+    for s in held:
+        s.close()
+
+
+def main():
+    server_exe, proxy_exe = sys.argv[1], sys.argv[2]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    work = tempfile.mkdtemp(prefix="twoflow-attacks-")
+    servers = []
+    try:
+        certs = os.path.join(work, "certs")
+        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs],
+                       check=True)
+        ca = os.path.join(certs, "ca.pem")
+        tokens = os.path.join(certs, "tokens")
+        token = open(tokens).read().split()[1]
+        evil = os.urandom(24).hex()
+        with open(tokens, "a") as f:
+            f.write(f"evil {evil}\n")
+        videos = os.path.join(work, "videos")
+        os.makedirs(videos)
+        subprocess.run(mpeg2_clip_argv(os.path.join(videos, "long.m2v"), 250),
+                       check=True, timeout=120)
+        tls = ["--dir", videos, "--address", "127.0.0.1",
+               "--tls-cert", os.path.join(certs, "server.pem"),
+               "--tls-key", os.path.join(certs, "server.key"), "--tokens", tokens]
+        http_port = free_port()
+        srv = Server(server_exe, work, "server", tls + [
+            "--http-port", str(http_port), "--http-user", "ops",
+            "--http-password", "secret"])
+        servers.append(srv)
+
+        # 1. silent flood from 100 addresses: proxies still get in
+        stop, opened = threading.Event(), []
+        t = threading.Thread(target=flood, args=(srv.port, stop, opened))
+        t.start()
+        time.sleep(2)
+        ok = 0
+        for _ in range(3):
+            try:
+                c = Control(srv.port, ca, token=token)
+                r = c.request({"cmd": "LIST"})
+                ok += bool(r and r.get("ok"))
+                c.close()
+            except (OSError, AssertionError) as e:
+                print("AUTH during the flood failed:", e)
+            time.sleep(1)
+        stop.set()
+        t.join()
+        c = Control(srv.port, ca, token=token)
+        st = c.request({"cmd": "STATUS"})
+        c.close()
+        check(ok == 3 and st["shed"] > 0,
+              f"{opened[0]} silent connections from 100 addresses: {ok}/3 proxies "
+              f"authenticated, {st['shed']} silent connections shed")
+        # one address alone holds at most --max-pending-per-address (8)
+        held = [socket.create_connection(("127.0.0.1", srv.port),
+                                         source_address=("127.0.0.200", 0))
+                for _ in range(20)]
+        time.sleep(1)
+        c = Control(srv.port, ca, token=token)
+        st2 = c.request({"cmd": "STATUS"})
+        c.close()
+        for s in held:
+            s.close()
+        check(st2["refused"] - st["refused"] >= 12,
+              f"20 silent connections from one address: "
+              f"{st2['refused'] - st['refused']} refused over the 8 it may hold")
+
+        # 2. a client that sends requests and never reads
+        slow = Control(srv.port, ca, token=token)
+        slow.s.settimeout(None)
+        sent = []
+
+        def writer():
+            line = b'{"cmd":"LIST"}\n' * 100
+            try:
+                for i in range(2000):
+                    slow.s.sendall(line)
+                    sent.append(i)
+            except OSError:
+                pass
+        w = threading.Thread(target=writer, daemon=True)
+        w.start()
+        time.sleep(3)
+        t0 = time.monotonic()
+        c = Control(srv.port, ca, token=token)
+        r = c.request({"cmd": "STATUS"})
+        took = time.monotonic() - t0
+        c.close()
+        check(r and r.get("ok") and took < 10,
+              f"a client that stops reading: STATUS on another connection "
+              f"answered in {took * 1000:.0f} ms")
+        w.join(timeout=60)
+        text = srv.text()
+        check("not reading its replies" in text and not w.is_alive(),
+              "the client that stops reading is closed once its replies "
+              "pass --max-output")
+
+        # 3. sessions belong to an identity
+        out = os.path.join(work, "long.m2v")
+        proxy = subprocess.Popen(
+            [proxy_exe, "--server", f"127.0.0.1:{srv.port}", "--tls-ca", ca,
+             "--token", token, "--segment-duration", "1",
+             "--prefix-dir", os.path.join(work, "prefix"),
+             "--fetch", "long.m2v", "--output", out],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sid = None
+        for _ in range(200):
+            m = re.search(r"session (\d+):", srv.text())
+            if m:
+                sid = int(m.group(1))
+                break
+            time.sleep(0.05)
+        bad = Control(srv.port, ca, token=evil)
+        rs = bad.request({"cmd": "STATS", "session": sid})
+        rt = bad.request({"cmd": "TEARDOWN", "session": sid})
+        bad.close()
+        own = Control(srv.port, ca, token=token)
+        ro = own.request({"cmd": "STATS", "session": sid})
+        own.close()
+        proxy.wait(timeout=120)
+        check(sid is not None and sid > 1000, f"session ids are random ({sid})")
+        check(not rs["ok"] and not rt["ok"] and rs["error"] == rt["error"]
+              and "stats" not in rs and ro["ok"],
+              f"identity evil: STATS '{rs.get('error')}', TEARDOWN "
+              f"'{rt.get('error')}'; the owner's STATS ok: {ro['ok']}")
+
+        # 4. the HTTP side: the control address, basic authentication
+        check(http_get(f"http://127.0.0.2:{http_port}/healthz") is None,
+              "server HTTP: nothing on another address than --address")
+        codes = (http_get(f"http://127.0.0.1:{http_port}/status"),
+                 http_get(f"http://127.0.0.1:{http_port}/status", "ops:wrong"),
+                 http_get(f"http://127.0.0.1:{http_port}/status", "ops:secret"),
+                 http_get(f"http://127.0.0.1:{http_port}/healthz"))
+        check(codes == (401, 401, 200, 200),
+              f"server HTTP /status: 401 without or with a wrong password, 200 "
+              f"with it; /healthz open: {codes}")
+
+        # 5. backlogs of every listening socket
+        rtsp_port, phttp_port = free_port(), free_port()
+        px = subprocess.Popen(
+            [proxy_exe, "--server", f"127.0.0.1:{srv.port}", "--tls-ca", ca,
+             "--token", token, "--rtsp-port", str(rtsp_port), "--http-port",
+             str(phttp_port), "--prefix-dir", os.path.join(work, "prefix2"),
+             "--hls-dir", os.path.join(work, "hls")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(rtsp_port)
+        wait_port(phttp_port)
+        backlogs = [listen_backlog(p) for p in (srv.port, http_port, rtsp_port,
+                                                 phttp_port)]
+        px.terminate()
+        px.wait(timeout=10)
+        check(all(b is not None and b >= 128 for b in backlogs),
+              f"listen backlogs (server control, server HTTP, proxy RTSP, proxy "
+              f"HTTP): {backlogs}")
+
+        # 6. SIGTERM while a client holds replies it does not read
+        slow2 = socket.create_connection(("127.0.0.1", srv.port))
+        t0 = time.monotonic()
+        srv.p.send_signal(signal.SIGTERM)
+        try:
+            srv.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        took = time.monotonic() - t0
+        slow2.close()
+        slow.close()
+        check(srv.p.poll() is not None and took < 2,
+              f"SIGTERM with clients connected: stopped in {took:.2f} s")
+
+        # 7. deep nesting under a small stack, before and after AUTH
+        def small_stack():
+            resource.setrlimit(resource.RLIMIT_STACK, (2 << 20, 2 << 20))
+        deep = Server(server_exe, work, "deep",
+                      ["--dir", videos, "--address", "127.0.0.1", "--insecure",
+                       "--tokens", tokens, "--max-line", "1000000"], small_stack)
+        servers.append(deep)
+        replies = []
+        for auth in (False, True):
+            s = socket.create_connection(("127.0.0.1", deep.port), timeout=10)
+            f = s.makefile("rwb")
+            if auth:
+                f.write(b'{"cmd":"AUTH","token":"%s"}\n' % token.encode())
+                f.flush()
+                f.readline()
+            f.write(b"[" * 200000 + b"\n")
+            f.flush()
+            replies.append(f.readline().decode().strip())
+            s.close()
+        time.sleep(0.5)
+        check(deep.p.poll() is None and "not a request" in replies[0]
+              and "nested deeper than 32" in replies[1],
+              f"200,000 '[' under a 2 MB stack: server alive, replies {replies}")
+
+        # 8. out of file descriptors: no spinning
+        def few_fds():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        emfile = Server(server_exe, work, "emfile",
+                        ["--dir", videos, "--address", "127.0.0.1", "--insecure"],
+                        few_fds)
+        servers.append(emfile)
+        conns = []
+        for _ in range(80):
+            try:
+                conns.append(socket.create_connection(("127.0.0.1", emfile.port),
+                                                      timeout=2))
+            except OSError:
+                break
+        time.sleep(0.5)
+        cpu0 = cpu_seconds(emfile.p.pid)
+        time.sleep(3)
+        cpu = cpu_seconds(emfile.p.pid) - cpu0
+        lines = emfile.text().count("accept failed")
+        for s in conns:
+            s.close()
+        check(cpu < 1.0 and 0 < lines < 100 and emfile.p.poll() is None,
+              f"80 connections against 64 descriptors: {cpu:.2f} s of CPU in 3 s, "
+              f"{lines} 'accept failed' lines")
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
