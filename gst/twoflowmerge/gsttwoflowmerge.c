@@ -73,6 +73,7 @@ GST_DEBUG_CATEGORY_STATIC (twoflow_merge_debug);
 
 #define DEFAULT_MAX_ESSENTIAL_BYTES  (256 * 1024 * 1024)
 #define DEFAULT_MAX_ENHANCED_BYTES   (32 * 1024 * 1024)
+#define DEFAULT_MAX_RECORDS          (1 << 18)
 #define DEFAULT_PREFIX_LOCATION      NULL
 #define DEFAULT_LATENCY              0
 #define DEFAULT_DROP_DEPENDENT       TRUE
@@ -82,6 +83,7 @@ enum
   PROP_0,
   PROP_MAX_ESSENTIAL_BYTES,
   PROP_MAX_ENHANCED_BYTES,
+  PROP_MAX_RECORDS,
   PROP_PREFIX_LOCATION,
   PROP_LATENCY,
   PROP_DROP_DEPENDENT,
@@ -175,6 +177,22 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstTwoflowMerge:max-records:
+   *
+   * How many records (frames of both flows and audio buffers) may wait at
+   * once. Exceeding it is an element error: the merge's memory is bounded
+   * by its properties whatever its input (each record also counts
+   * 512 bytes of bookkeeping toward the byte limits, so empty records
+   * count too).
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_RECORDS,
+      g_param_spec_uint ("max-records", "Max records",
+          "Most records waiting at once over both flows and audio (error "
+          "when exceeded)", 16, G_MAXUINT, DEFAULT_MAX_RECORDS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstTwoflowMerge:prefix-location:
    *
    * A file of essential records in byte-stream form (the pre-stored
@@ -243,7 +261,9 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
    *   buffer had already arrived (e.g. from the prefix and again on the
    *   essential pad)
    * * `essential-queued-bytes`, `enhanced-queued-bytes` (guint64): bytes
-   *   waiting now (the essential count includes audio)
+   *   waiting now, payloads plus 512 bytes of bookkeeping per record (the
+   *   essential count includes audio)
+   * * `queued-records` (guint): records waiting now, of both flows and audio
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -290,6 +310,7 @@ merger_config (GstTwoflowMerge * self, GstTwoflowMergerConfig * config)
 {
   gst_twoflow_merger_config_init (config);
   config->max_essential_bytes = self->max_essential_bytes;
+  config->max_records = self->max_records;
   config->latency = self->latency;
   config->drop_dependent = self->drop_dependent;
 }
@@ -329,6 +350,7 @@ gst_twoflow_merge_init (GstTwoflowMerge * self)
 
   self->max_essential_bytes = DEFAULT_MAX_ESSENTIAL_BYTES;
   self->max_enhanced_bytes = DEFAULT_MAX_ENHANCED_BYTES;
+  self->max_records = DEFAULT_MAX_RECORDS;
   self->prefix_location = g_strdup (DEFAULT_PREFIX_LOCATION);
   self->latency = DEFAULT_LATENCY;
   self->drop_dependent = DEFAULT_DROP_DEPENDENT;
@@ -418,6 +440,9 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
     case PROP_MAX_ENHANCED_BYTES:
       self->max_enhanced_bytes = g_value_get_uint64 (value);
       break;
+    case PROP_MAX_RECORDS:
+      self->max_records = g_value_get_uint (value);
+      break;
     case PROP_PREFIX_LOCATION:
       g_free (self->prefix_location);
       self->prefix_location = g_value_dup_string (value);
@@ -451,6 +476,9 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_ENHANCED_BYTES:
       g_value_set_uint64 (value, self->max_enhanced_bytes);
+      break;
+    case PROP_MAX_RECORDS:
+      g_value_set_uint (value, self->max_records);
       break;
     case PROP_PREFIX_LOCATION:
       g_value_set_string (value, self->prefix_location);
@@ -955,8 +983,9 @@ gst_twoflow_merge_loop (GstTwoflowMerge * self)
       gst_twoflow_merge_add_audio_pad (self);
       return;
     case GST_TWOFLOW_MERGER_MISSING:
-      GST_DEBUG_OBJECT (self, "frame %u missing (%c)", out.hdr.frame_no,
-          gst_twoflow_picture_type_to_char (out.hdr.picture_type));
+      GST_DEBUG_OBJECT (self, "frame %u missing (%c, run of %u)",
+          out.hdr.frame_no,
+          gst_twoflow_picture_type_to_char (out.hdr.picture_type), out.count);
       g_mutex_unlock (&self->lock);
       return;
     case GST_TWOFLOW_MERGER_DROPPED:

@@ -44,6 +44,7 @@ struct _GstTwoflowMerge {
   /* properties (under lock) */
   guint64 max_essential_bytes;
   guint64 max_enhanced_bytes;
+  guint max_records;
   gchar *prefix_location;
   GstClockTime latency;
   gboolean drop_dependent;

@@ -95,6 +95,21 @@ gst_twoflow_damage_missing (GstTwoflowDamage * d, guint32 frame_no,
 }
 
 void
+gst_twoflow_damage_missing_run (GstTwoflowDamage * d, guint32 first,
+    guint32 count)
+{
+  /* what @count calls of damage_missing with an unknown type do */
+  if (count == 0)
+    return;
+  d->missing[GST_TWOFLOW_PICTURE_NONE] += count;
+  d->last_broken_ref = first + count - 1;
+  d->affected_frames += count;
+  d->gop_affected += count;
+  d->gop_run += count;
+  d->gop_run_max = MAX (d->gop_run_max, d->gop_run);
+}
+
+void
 gst_twoflow_damage_finish (GstTwoflowDamage * d)
 {
   close_gop (d);

@@ -36,6 +36,10 @@ gboolean gst_twoflow_damage_frame (GstTwoflowDamage * d,
     const GstTwoflowFrameHeader * hdr);
 void gst_twoflow_damage_missing (GstTwoflowDamage * d, guint32 frame_no,
     GstTwoflowPictureType type, gboolean type_known, gboolean reference);
+/* @count frames from @first on missing, their types unknown: the same as
+ * @count calls of gst_twoflow_damage_missing, in O(1). */
+void gst_twoflow_damage_missing_run (GstTwoflowDamage * d, guint32 first,
+    guint32 count);
 void gst_twoflow_damage_finish (GstTwoflowDamage * d);
 void gst_twoflow_damage_to_structure (const GstTwoflowDamage * d,
     GstStructure * s);

@@ -20,6 +20,7 @@
 #include "twoflowdamage.h"
 
 #define DEFAULT_MAX_ESSENTIAL_BYTES  (256 * 1024 * 1024)
+#define DEFAULT_MAX_RECORDS          (1 << 18)
 
 typedef struct
 {
@@ -27,12 +28,14 @@ typedef struct
   GstBuffer *payload;
 } Record;
 
-/* One flow's waiting frames. */
+/* One flow's waiting frames, ordered by frame_no: a balanced tree, so a
+ * flow delivered in any order costs O(log n) per record. */
 typedef struct
 {
   const gchar *name;
-  GQueue frames;                /* Record, increasing frame_no */
-  gsize queued_bytes;
+  GSequence *frames;            /* Record, increasing frame_no */
+  gsize queued_bytes;           /* payload + GST_TWOFLOW_MERGER_RECORD_OVERHEAD
+                                 * per record */
   guint32 last_frame_no;        /* GST_TWOFLOW_NO_FRAME before the first */
   gboolean eos;
   gboolean end;                 /* its end record came (essential flow) */
@@ -78,19 +81,9 @@ void
 gst_twoflow_merger_config_init (GstTwoflowMergerConfig * config)
 {
   config->max_essential_bytes = DEFAULT_MAX_ESSENTIAL_BYTES;
+  config->max_records = DEFAULT_MAX_RECORDS;
   config->latency = 0;
   config->drop_dependent = TRUE;
-}
-
-static void
-input_init (Input * in, const gchar * name)
-{
-  in->name = name;
-  g_queue_init (&in->frames);
-  in->queued_bytes = 0;
-  in->last_frame_no = GST_TWOFLOW_NO_FRAME;
-  in->eos = FALSE;
-  in->end = FALSE;
 }
 
 static void
@@ -101,10 +94,54 @@ record_free (Record * r)
 }
 
 static void
+record_free_func (gpointer r, gpointer unused)
+{
+  record_free (r);
+}
+
+/* What a record holds: its payload and its bookkeeping, so that empty
+ * records count too. */
+static gsize
+record_bytes (GstBuffer * payload)
+{
+  return gst_buffer_get_size (payload) + GST_TWOFLOW_MERGER_RECORD_OVERHEAD;
+}
+
+static void
+input_init (Input * in, const gchar * name)
+{
+  in->name = name;
+  if (in->frames == NULL)
+    in->frames = g_sequence_new (NULL);  /* records are freed by hand */
+  in->queued_bytes = 0;
+  in->last_frame_no = GST_TWOFLOW_NO_FRAME;
+  in->eos = FALSE;
+  in->end = FALSE;
+}
+
+static void
 input_clear (Input * in)
 {
-  g_queue_clear_full (&in->frames, (GDestroyNotify) record_free);
+  g_sequence_foreach (in->frames, record_free_func, NULL);
+  g_sequence_remove_range (g_sequence_get_begin_iter (in->frames),
+      g_sequence_get_end_iter (in->frames));
   input_init (in, in->name);
+}
+
+static void
+input_free (Input * in)
+{
+  g_sequence_foreach (in->frames, record_free_func, NULL);
+  g_sequence_free (in->frames);
+  in->frames = NULL;
+}
+
+static Record *
+input_peek (Input * in)
+{
+  GSequenceIter *it = g_sequence_get_begin_iter (in->frames);
+
+  return g_sequence_iter_is_end (it) ? NULL : g_sequence_get (it);
 }
 
 /**
@@ -136,8 +173,8 @@ gst_twoflow_merger_free (GstTwoflowMerger * m)
 {
   if (!m)
     return;
-  input_clear (&m->essential);
-  input_clear (&m->enhanced);
+  input_free (&m->essential);
+  input_free (&m->enhanced);
   g_queue_clear_full (&m->audio, (GDestroyNotify) record_free);
   g_free (m->caps);
   g_free (m->audio_caps);
@@ -167,17 +204,20 @@ fail (GstTwoflowMerger * m, GstTwoflowMergerResult error, gchar * reason)
 static guint32
 input_head (Input * in)
 {
-  Record *r = g_queue_peek_head (&in->frames);
+  Record *r = input_peek (in);
 
   return r ? r->hdr.frame_no : GST_TWOFLOW_NO_FRAME;
 }
 
+/* Takes the first record out of the flow (the caller owns it). */
 static Record *
 input_pop (Input * in)
 {
-  Record *r = g_queue_pop_head (&in->frames);
+  GSequenceIter *it = g_sequence_get_begin_iter (in->frames);
+  Record *r = g_sequence_get (it);
 
-  in->queued_bytes -= gst_buffer_get_size (r->payload);
+  g_sequence_remove (it);
+  in->queued_bytes -= record_bytes (r->payload);
   return r;
 }
 
@@ -191,24 +231,23 @@ input_passed (Input * in, guint32 n)
       || ((in->eos || in->end) && head == GST_TWOFLOW_NO_FRAME);
 }
 
-/* Puts a frame that came out of order into its place in the queue.
- * Returns FALSE for a frame already queued. */
+static gint
+record_cmp (gconstpointer a, gconstpointer b, gpointer data)
+{
+  guint32 x = ((const Record *) a)->hdr.frame_no;
+  guint32 y = ((const Record *) b)->hdr.frame_no;
+
+  return x < y ? -1 : x > y;
+}
+
+/* Puts a frame that came out of order into its place in the queue,
+ * O(log n). Returns FALSE for a frame already queued. */
 static gboolean
 input_insert (Input * in, Record * r)
 {
-  GList *l;
-
-  for (l = in->frames.tail; l; l = l->prev) {
-    Record *q = l->data;
-
-    if (q->hdr.frame_no == r->hdr.frame_no)
-      return FALSE;
-    if (q->hdr.frame_no < r->hdr.frame_no) {
-      g_queue_insert_after (&in->frames, l, r);
-      return TRUE;
-    }
-  }
-  g_queue_push_head (&in->frames, r);
+  if (g_sequence_lookup (in->frames, r, record_cmp, NULL))
+    return FALSE;
+  g_sequence_insert_sorted (in->frames, r, record_cmp, NULL);
   return TRUE;
 }
 
@@ -298,7 +337,7 @@ take_audio (GstTwoflowMerger * m, const GstTwoflowFrameHeader * hdr,
   r->hdr = *hdr;
   r->payload = gst_buffer_ref (payload);
   g_queue_push_tail (&m->audio, r);
-  m->audio_queued_bytes += gst_buffer_get_size (payload);
+  m->audio_queued_bytes += record_bytes (payload);
   return GST_TWOFLOW_MERGER_OK;
 }
 
@@ -344,7 +383,7 @@ take_record (GstTwoflowMerger * m, GstTwoflowMergerFlow flow,
   if (in->last_frame_no == GST_TWOFLOW_NO_FRAME
       || hdr->frame_no > in->last_frame_no) {
     in->last_frame_no = hdr->frame_no;
-    g_queue_push_tail (&in->frames, r);
+    g_sequence_append (in->frames, r);
   } else if (in == &m->essential || !input_insert (in, r)) {
     /* The essential pad may repeat what the prefix already gave; the
      * enhanced flow may repeat or reorder what the network delivered. */
@@ -352,7 +391,7 @@ take_record (GstTwoflowMerger * m, GstTwoflowMergerFlow flow,
     record_free (r);
     return GST_TWOFLOW_MERGER_OK;
   }
-  in->queued_bytes += gst_buffer_get_size (payload);
+  in->queued_bytes += record_bytes (payload);
   if (flow == GST_TWOFLOW_MERGER_PREFIX)
     m->prefix_frames++;
   return GST_TWOFLOW_MERGER_OK;
@@ -381,6 +420,15 @@ gst_twoflow_merger_handle_record (GstTwoflowMerger * m,
         g_strdup_printf ("The essential flow is too far ahead: %"
             G_GUINT64_FORMAT " bytes held, max-essential-bytes is %"
             G_GUINT64_FORMAT, held, m->config.max_essential_bytes));
+  if (m->config.max_records > 0
+      && gst_twoflow_merger_queued_records (m) > m->config.max_records)
+    return fail (m, GST_TWOFLOW_MERGER_FULL,
+        g_strdup_printf ("Too many records waiting: %u (essential %d, "
+            "enhanced %d, audio %u), max-records is %u",
+            gst_twoflow_merger_queued_records (m),
+            g_sequence_get_length (m->essential.frames),
+            g_sequence_get_length (m->enhanced.frames), m->audio.length,
+            m->config.max_records));
   update_wait (m, now);
   return GST_TWOFLOW_MERGER_OK;
 }
@@ -425,7 +473,7 @@ type_of (GstTwoflowMerger * m, guint32 n, GstTwoflowPictureType * type,
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (inputs); i++) {
-    Record *r = g_queue_peek_head (&inputs[i]->frames);
+    Record *r = input_peek (inputs[i]);
 
     if (r && r->hdr.frame_no > n
         && gst_twoflow_history_get (r->hdr.history, r->hdr.frame_no - n, type,
@@ -436,6 +484,26 @@ type_of (GstTwoflowMerger * m, guint32 n, GstTwoflowPictureType * type,
     return gst_twoflow_history_get (m->end_history, m->frame_count - n, type,
         reference);
   return FALSE;
+}
+
+/* How many missing frames from next_frame_no on lie before the history
+ * window of the next record (or of the end record): their types cannot
+ * become known, so they go out as one run. At least 1. */
+static guint32
+unknown_run (GstTwoflowMerger * m)
+{
+  guint32 n = m->next_frame_no;
+  guint32 next = MIN (input_head (&m->essential), input_head (&m->enhanced));
+
+  /* with a latency wait running the enhanced flow may still bring them */
+  if (!input_passed (&m->enhanced, n))
+    return 1;
+  if (next == GST_TWOFLOW_NO_FRAME)
+    next = m->frame_count;
+  if (next == GST_TWOFLOW_NO_FRAME || next <= n
+      || next - n <= GST_TWOFLOW_HISTORY_LEN)
+    return 1;
+  return next - n - GST_TWOFLOW_HISTORY_LEN;
 }
 
 /* The time a frame is ordered by against audio PTS: DTS, else PTS. */
@@ -454,7 +522,7 @@ next_video (GstTwoflowMerger * m, GstClockTime now, Record ** video,
   guint32 n;
 
   if (!m->started) {
-    Record *first = g_queue_peek_head (&m->essential.frames);
+    Record *first = input_peek (&m->essential);
 
     /* Decoding starts at the first essential frame. */
     if (!first)
@@ -476,7 +544,7 @@ next_video (GstTwoflowMerger * m, GstClockTime now, Record ** video,
   *from = input_head (&m->essential) == n ? &m->essential :
       input_head (&m->enhanced) == n ? &m->enhanced : NULL;
   if (*from) {
-    *video = g_queue_peek_head (&(*from)->frames);
+    *video = input_peek (*from);
     return GST_TWOFLOW_MERGER_FRAME;
   }
   if (!input_passed (&m->essential, n))
@@ -484,8 +552,8 @@ next_video (GstTwoflowMerger * m, GstClockTime now, Record ** video,
   if (input_passed (&m->enhanced, n)) {
     /* Both flows ended with nothing left and no end record: done. */
     if (m->essential.eos && m->enhanced.eos
-        && g_queue_is_empty (&m->essential.frames)
-        && g_queue_is_empty (&m->enhanced.frames)
+        && g_sequence_is_empty (m->essential.frames)
+        && g_sequence_is_empty (m->enhanced.frames)
         && m->frame_count == GST_TWOFLOW_NO_FRAME)
       return GST_TWOFLOW_MERGER_EOS;
     return GST_TWOFLOW_MERGER_MISSING;
@@ -539,13 +607,21 @@ gst_twoflow_merger_poll (GstTwoflowMerger * m, GstClockTime now,
     GstTwoflowPictureType type = GST_TWOFLOW_PICTURE_NONE;
     gboolean reference = TRUE;
     gboolean known = type_of (m, m->next_frame_no, &type, &reference);
+    guint32 run = known ? 1 : unknown_run (m);
 
-    gst_twoflow_damage_missing (&m->damage, m->next_frame_no, type, known,
-        reference);
     out->hdr.frame_no = m->next_frame_no;
-    out->hdr.picture_type = known ? type : GST_TWOFLOW_PICTURE_NONE;
-    out->hdr.flags = known && reference ? GST_TWOFLOW_FLAG_REFERENCE : 0;
-    m->next_frame_no++;
+    out->count = run;
+    if (run > 1) {
+      /* a jump in frame numbers (a forged or broken stream): what lies
+       * before the history of the next record is accounted in O(1) */
+      gst_twoflow_damage_missing_run (&m->damage, m->next_frame_no, run);
+    } else {
+      gst_twoflow_damage_missing (&m->damage, m->next_frame_no, type, known,
+          reference);
+      out->hdr.picture_type = known ? type : GST_TWOFLOW_PICTURE_NONE;
+      out->hdr.flags = known && reference ? GST_TWOFLOW_FLAG_REFERENCE : 0;
+    }
+    m->next_frame_no += run;
     m->discont = TRUE;
     return out->action = action;
   }
@@ -563,7 +639,7 @@ gst_twoflow_merger_poll (GstTwoflowMerger * m, GstClockTime now,
           || !GST_CLOCK_TIME_IS_VALID (frame_time (&video->hdr))
           || audio->hdr.pts <= frame_time (&video->hdr))) {
     r = g_queue_pop_head (&m->audio);
-    m->audio_queued_bytes -= gst_buffer_get_size (r->payload);
+    m->audio_queued_bytes -= record_bytes (r->payload);
     m->audio_next_out = r->hdr.frame_no + 1;
     m->audio_buffers++;
     out->hdr = r->hdr;
@@ -629,6 +705,13 @@ gst_twoflow_merger_get_segment_start (GstTwoflowMerger * m)
   return m->segment_start;
 }
 
+guint
+gst_twoflow_merger_queued_records (GstTwoflowMerger * m)
+{
+  return g_sequence_get_length (m->essential.frames)
+      + g_sequence_get_length (m->enhanced.frames) + m->audio.length;
+}
+
 guint64
 gst_twoflow_merger_queued_bytes (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow)
@@ -660,6 +743,8 @@ gst_twoflow_merger_get_stats (GstTwoflowMerger * m)
       "essential-queued-bytes", G_TYPE_UINT64,
       gst_twoflow_merger_queued_bytes (m, GST_TWOFLOW_MERGER_ESSENTIAL),
       "enhanced-queued-bytes", G_TYPE_UINT64,
-      gst_twoflow_merger_queued_bytes (m, GST_TWOFLOW_MERGER_ENHANCED), NULL);
+      gst_twoflow_merger_queued_bytes (m, GST_TWOFLOW_MERGER_ENHANCED),
+      "queued-records", G_TYPE_UINT, gst_twoflow_merger_queued_records (m),
+      NULL);
   return s;
 }

@@ -37,14 +37,22 @@ typedef struct {
   GstClockTime latency;
   /* frames predicting from a missing or dropped reference are dropped */
   gboolean drop_dependent;
+  /* records (frames of both flows and audio) that may wait at once; more
+   * is GST_TWOFLOW_MERGER_FULL; 0: no limit */
+  guint max_records;
 } GstTwoflowMergerConfig;
+
+/* What a waiting record is counted as besides its payload (its buffer,
+ * memory and bookkeeping), so empty records count toward the byte
+ * limits too. */
+#define GST_TWOFLOW_MERGER_RECORD_OVERHEAD 512
 
 /* What handle_record / handle_eos found. After an error the merger stays
  * failed: poll returns GST_TWOFLOW_MERGER_ERROR. */
 typedef enum {
   GST_TWOFLOW_MERGER_OK = 0,
   GST_TWOFLOW_MERGER_INVALID,   /* a record out of place (e.g. audio out of order) */
-  GST_TWOFLOW_MERGER_FULL,      /* max_essential_bytes exceeded */
+  GST_TWOFLOW_MERGER_FULL,      /* max_essential_bytes or max_records exceeded */
 } GstTwoflowMergerResult;
 
 typedef enum {
@@ -52,7 +60,7 @@ typedef enum {
   GST_TWOFLOW_MERGER_AUDIO_CAPS,        /* the flows have audio: caps; before any output */
   GST_TWOFLOW_MERGER_FRAME,     /* buffer: the next video frame */
   GST_TWOFLOW_MERGER_AUDIO,     /* buffer: the next audio buffer */
-  GST_TWOFLOW_MERGER_MISSING,   /* frame hdr.frame_no never arrived */
+  GST_TWOFLOW_MERGER_MISSING,   /* frames hdr.frame_no .. + count - 1 never arrived */
   GST_TWOFLOW_MERGER_DROPPED,   /* frame hdr arrived but predicts from a broken reference */
   GST_TWOFLOW_MERGER_EOS,       /* everything is out (returned from then on) */
   GST_TWOFLOW_MERGER_ERROR,     /* reason; returned from then on */
@@ -70,6 +78,10 @@ typedef struct {
   GstTwoflowFrameHeader hdr;
   const gchar *caps;            /* AUDIO_CAPS: the audio caps string */
   const gchar *reason;          /* ERROR */
+  /* MISSING: frames in the run (1, or more for frames too far before the
+   * next record for their types to be known: a jump in frame numbers is
+   * accounted in O(1), with picture type NONE) */
+  guint32 count;
 } GstTwoflowMergerOutput;
 
 void gst_twoflow_merger_config_init (GstTwoflowMergerConfig * config);
@@ -113,8 +125,11 @@ const gchar *gst_twoflow_merger_get_audio_caps (GstTwoflowMerger * m);
  * (first frame's DTS, else PTS, or the first audio PTS if earlier); set
  * once the first frame or audio buffer is polled, NONE before. */
 GstClockTime gst_twoflow_merger_get_segment_start (GstTwoflowMerger * m);
-/* Payload bytes waiting from a flow (the prefix's count as essential;
- * audio is included in the essential count). */
+/* Records waiting, of both flows and audio. */
+guint gst_twoflow_merger_queued_records (GstTwoflowMerger * m);
+/* Bytes waiting from a flow: payloads + GST_TWOFLOW_MERGER_RECORD_OVERHEAD
+ * per record (the prefix's count as essential; audio is included in the
+ * essential count). */
 guint64 gst_twoflow_merger_queued_bytes (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow);
 /* The reason of the error handle_record returned (NULL if none). */

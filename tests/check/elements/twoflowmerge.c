@@ -7,6 +7,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowmerger.h>
 
 #include "twoflowtestutil.h"
 
@@ -522,6 +523,83 @@ caps_record (void)
   return rec;
 }
 
+/* An essential record of @size payload bytes, frame @n, an I frame. */
+static GstBuffer *
+sized_record (guint32 n, gsize size)
+{
+  GstTwoflowFrameHeader h;
+  GstBuffer *payload = gst_buffer_new_allocate (NULL, size, NULL);
+  GstBuffer *rec;
+
+  gst_twoflow_frame_header_init (&h);
+  h.codec = GST_TWOFLOW_CODEC_MPEG2;
+  h.picture_type = GST_TWOFLOW_PICTURE_I;
+  h.frame_no = h.depends_from = n;
+  h.flags = GST_TWOFLOW_FLAG_REFERENCE | GST_TWOFLOW_FLAG_ESSENTIAL;
+  h.pts = h.dts = n * 40 * GST_MSECOND;
+  h.duration = 40 * GST_MSECOND;
+  rec = gst_twoflow_record_new (&h, payload);
+  gst_buffer_unref (payload);
+  return rec;
+}
+
+/* Essential records pile up while the enhanced flow is silent: @count
+ * records of @size bytes, 12 frames apart; returns the error posted
+ * (NULL if none). */
+static gchar *
+essential_flood (const gchar * props, guint count, gsize size)
+{
+  gchar *desc = g_strdup_printf ("twoflowmerge name=m %s ! fakesink "
+      "appsrc name=e format=time caps=application/x-twoflow,packetized=true "
+      "max-bytes=0 block=false ! m.essential "
+      "appsrc name=n format=time caps=application/x-twoflow ! m.enhanced",
+      props);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  gchar *err = NULL;
+  guint i;
+
+  g_free (desc);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  gst_app_src_push_buffer (GST_APP_SRC (e), caps_record ());
+  for (i = 0; i < count; i++)
+    gst_app_src_push_buffer (GST_APP_SRC (e), sized_record (i * 12, size));
+  /* a bound for a broken build, not a timing check */
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError *gerr = NULL;
+
+    gst_message_parse_error (msg, &gerr, NULL);
+    err = g_strdup (gerr->message);
+    g_error_free (gerr);
+    gst_message_unref (msg);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  gst_object_unref (pipeline);
+  return err;
+}
+
+/* Bounded by its properties, not by its input: 1,000 essential records of
+ * 64 KB against max-essential-bytes 32 MB, and empty records past
+ * max-records, are element errors. */
+GST_START_TEST (test_essential_bounds)
+{
+  gchar *err;
+
+  err = essential_flood ("max-essential-bytes=33554432", 1000, 65536);
+  fail_unless (err != NULL, "65.5 MB held against 32 MB without an error");
+  g_free (err);
+  err = essential_flood ("max-records=1000", 2000, 0);
+  fail_unless (err != NULL, "2,000 empty records held against 1,000");
+  g_free (err);
+}
+
+GST_END_TEST;
+
 /* A late enhanced frame is given up after `latency` without any EOS. */
 GST_START_TEST (test_live_latency)
 {
@@ -718,7 +796,8 @@ GST_START_TEST (test_enhanced_reorder)
     g_object_get (merge, "stats", &s, NULL);
     gst_structure_get_uint64 (s, "enhanced-queued-bytes", &queued);
     gst_structure_free (s);
-    if (queued == 101 + 102 + 103 + 104)
+    if (queued == 101 + 102 + 103 + 104
+        + 4 * GST_TWOFLOW_MERGER_RECORD_OVERHEAD)
       break;
   } while (TRUE);
   gst_app_src_push_buffer (GST_APP_SRC (e), caps_record ());
@@ -1411,6 +1490,7 @@ twoflowmerge_suite (void)
   tcase_add_test (tc, test_live_latency);
   tcase_add_test (tc, test_latency_test_clock);
   tcase_add_test (tc, test_enhanced_reorder);
+  tcase_add_test (tc, test_essential_bounds);
   tcase_add_test (tc, test_bad_input);
   tcase_add_test (tc, test_audio);
   tcase_add_test (tc, test_no_audio_segment);

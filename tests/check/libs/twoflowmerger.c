@@ -189,6 +189,38 @@ expect_at (gint line, GstTwoflowMerger * m, GstClockTime now,
 
 #define expect(...) expect_at (__LINE__, __VA_ARGS__)
 
+/* A MISSING run from @first; returns its length. */
+static guint32
+expect_missing_run (GstTwoflowMerger * m, guint32 first)
+{
+  GstTwoflowMergerOutput out;
+
+  fail_unless_equals_int (gst_twoflow_merger_poll (m, 0, &out),
+      GST_TWOFLOW_MERGER_MISSING);
+  fail_unless_equals_int (out.hdr.frame_no, first);
+  fail_unless (out.count >= 1);
+  return out.count;
+}
+
+/* A record of @size bytes (frame @n of type @t, independent of others). */
+static GstTwoflowMergerResult
+record (GstTwoflowMerger * m, GstTwoflowMergerFlow flow, guint32 n,
+    GstTwoflowPictureType t, gsize size)
+{
+  GstTwoflowFrameHeader h;
+
+  gst_twoflow_frame_header_init (&h);
+  h.codec = GST_TWOFLOW_CODEC_MPEG2;
+  h.picture_type = t;
+  h.frame_no = h.depends_from = n;
+  h.flags = t == I ? GST_TWOFLOW_FLAG_ESSENTIAL | GST_TWOFLOW_FLAG_REFERENCE
+      : 0;
+  h.dts = n * 40 * MS;
+  h.duration = 40 * MS;
+  return gst_twoflow_merger_handle_record (m, flow, &h,
+      gst_buffer_new_allocate (NULL, size, NULL), 0);
+}
+
 static void
 check_stat (GstTwoflowMerger * m, const gchar * field, guint64 want)
 {
@@ -362,7 +394,9 @@ GST_START_TEST (test_missing_typed)
   frame (m, ENH, 20, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, ESS, 24, 0, GST_TWOFLOW_MERGER_OK);
   expect (m, 0, GST_TWOFLOW_MERGER_FRAME, 0);
-  for (n = 1; n < 20; n++)
+  /* 1..3, before the history: one run */
+  fail_unless_equals_int (expect_missing_run (m, 1), 3);
+  for (n = 4; n < 20; n++)
     expect (m, 0, GST_TWOFLOW_MERGER_MISSING, n);
   check_stat (m, "missing-unknown", 3);
   check_stat (m, "missing-i", 1);       /* frame 12 */
@@ -565,18 +599,114 @@ GST_START_TEST (test_full)
   GstTwoflowMergerOutput out;
 
   gst_twoflow_merger_config_init (&c);
-  c.max_essential_bytes = 250;
+  /* the prefix is not checked; its three records are at the limit */
+  c.max_essential_bytes = 336 + 3 * GST_TWOFLOW_MERGER_RECORD_OVERHEAD;
   m = gst_twoflow_merger_new (&c);
   caps (m, PRE);
   frame (m, PRE, 0, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, PRE, 12, 0, GST_TWOFLOW_MERGER_OK);
   frame (m, PRE, 24, 0, GST_TWOFLOW_MERGER_OK);
-  fail_unless_equals_uint64 (gst_twoflow_merger_queued_bytes (m, ESS), 336);
+  fail_unless_equals_uint64 (gst_twoflow_merger_queued_bytes (m, ESS),
+      336 + 3 * GST_TWOFLOW_MERGER_RECORD_OVERHEAD);
   expect (m, 0, GST_TWOFLOW_MERGER_FRAME, 0);
   frame (m, ESS, 36, 0, GST_TWOFLOW_MERGER_FULL);
   fail_unless (strstr (gst_twoflow_merger_get_error (m), "too far ahead"));
   fail_unless_equals_int (gst_twoflow_merger_poll (m, 0, &out),
       GST_TWOFLOW_MERGER_ERROR);
+  gst_twoflow_merger_free (m);
+}
+
+GST_END_TEST;
+
+/* A jump in frame numbers (a forged or broken stream) costs a few polls,
+ * not one per skipped frame; the skipped frames are counted missing. */
+GST_START_TEST (test_jump)
+{
+  GstTwoflowMerger *m = merger_new (0, TRUE);
+  GstTwoflowMergerOutput out;
+  guint32 far = 4294967290u;
+  guint polls = 0, missing = 0;
+
+  caps (m, ESS);
+  fail_unless_equals_int (record (m, ESS, 0, I, 10), GST_TWOFLOW_MERGER_OK);
+  fail_unless_equals_int (record (m, ESS, far, I, 10), GST_TWOFLOW_MERGER_OK);
+  gst_twoflow_merger_handle_eos (m, ENH, 0);
+  gst_twoflow_merger_handle_eos (m, ESS, 0);
+  while (gst_twoflow_merger_poll (m, 0, &out) != GST_TWOFLOW_MERGER_EOS) {
+    fail_unless (++polls < 100);
+    if (out.action == GST_TWOFLOW_MERGER_MISSING)
+      missing += out.count;
+    if (out.buffer)
+      gst_buffer_unref (out.buffer);
+  }
+  fail_unless_equals_int (missing, far - 1);
+  check_stat (m, "output-frames", 2);
+  check_stat (m, "E_f", far - 1);
+  gst_twoflow_merger_free (m);
+}
+
+GST_END_TEST;
+
+/* Enhanced records in reverse order are put in place in O(log n) each
+ * (a list walk made 80,000 of them take minutes: this test's timeout). */
+GST_START_TEST (test_reverse_order)
+{
+  GstTwoflowMerger *m = merger_new (0, TRUE);
+  GstTwoflowMergerOutput out;
+  const guint32 n = 100000;
+  guint32 k, next = 0;
+
+  caps (m, ESS);
+  fail_unless_equals_int (record (m, ESS, 0, I, 1), GST_TWOFLOW_MERGER_OK);
+  for (k = n; k >= 1; k--)
+    fail_unless_equals_int (record (m, ENH, k, B, 1), GST_TWOFLOW_MERGER_OK);
+  check_stat (m, "enhanced-queued-bytes",
+      (guint64) n * (1 + GST_TWOFLOW_MERGER_RECORD_OVERHEAD));
+  gst_twoflow_merger_handle_eos (m, ENH, 0);
+  gst_twoflow_merger_handle_eos (m, ESS, 0);
+  while (gst_twoflow_merger_poll (m, 0, &out) == GST_TWOFLOW_MERGER_FRAME) {
+    fail_unless_equals_int (out.hdr.frame_no, next++);
+    gst_buffer_unref (out.buffer);
+  }
+  fail_unless_equals_int (out.action, GST_TWOFLOW_MERGER_EOS);
+  fail_unless_equals_int (next, n + 1);
+  check_stat (m, "enhanced-queued-bytes", 0);
+  gst_twoflow_merger_free (m);
+}
+
+GST_END_TEST;
+
+/* Every record counts toward the limits, empty ones too: records past
+ * max_records, or empty records past max_essential_bytes, fail the merge. */
+GST_START_TEST (test_record_limits)
+{
+  GstTwoflowMergerConfig c;
+  GstTwoflowMerger *m;
+  guint32 k;
+
+  gst_twoflow_merger_config_init (&c);
+  fail_unless (c.max_records > 0);
+  c.max_records = 1000;
+  m = gst_twoflow_merger_new (&c);
+  caps (m, ESS);
+  for (k = 0; k < 1000; k++)
+    fail_unless_equals_int (record (m, ESS, k * 12, I, 0),
+        GST_TWOFLOW_MERGER_OK);
+  check_stat (m, "essential-queued-bytes",
+      1000 * GST_TWOFLOW_MERGER_RECORD_OVERHEAD);
+  fail_unless_equals_int (record (m, ENH, 1, B, 0), GST_TWOFLOW_MERGER_FULL);
+  fail_unless (strstr (gst_twoflow_merger_get_error (m), "max-records"));
+  gst_twoflow_merger_free (m);
+
+  gst_twoflow_merger_config_init (&c);
+  c.max_essential_bytes = 100 * GST_TWOFLOW_MERGER_RECORD_OVERHEAD;
+  m = gst_twoflow_merger_new (&c);
+  caps (m, ESS);
+  for (k = 0; k < 100; k++)
+    fail_unless_equals_int (record (m, ESS, k * 12, I, 0),
+        GST_TWOFLOW_MERGER_OK);
+  fail_unless_equals_int (record (m, ESS, 1200, I, 0),
+      GST_TWOFLOW_MERGER_FULL);
   gst_twoflow_merger_free (m);
 }
 
@@ -619,6 +749,9 @@ twoflowmerger_suite (void)
   tcase_add_test (tc, test_audio_errors);
   tcase_add_test (tc, test_full);
   tcase_add_test (tc, test_eos_flush);
+  tcase_add_test (tc, test_jump);
+  tcase_add_test (tc, test_reverse_order);
+  tcase_add_test (tc, test_record_limits);
   return s;
 }
 
