@@ -41,6 +41,25 @@ from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
 
+
+def admitted(log, video):
+    """Sessions of video the proxy's log says were admitted (its ADMISSION
+    lines with decision admit)."""
+    n = 0
+    with open(log) as f:
+        for line in f:
+            if line.startswith("ADMISSION "):
+                rec = json.loads(line.split(" ", 1)[1])
+                n += rec.get("video") == video and rec.get("decision") == "admit"
+    return n
+
+
+def wait_admitted(log, video, before, timeout=60):
+    """Waits until more than `before` sessions of video were admitted."""
+    deadline = time.monotonic() + timeout
+    while admitted(log, video) <= before and time.monotonic() < deadline:
+        time.sleep(0.05)
+
 def sha256(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -229,12 +248,16 @@ def system_section(build, workdir):
         views = {}
         # A: the long video (with its prefix); B: the 5 Mbit/s sample;
         # C: the sample again while B runs: residual < its smoothed rate -> 503
-        for name, video, delay in (("A", "ball.m2v", 0), ("B", "greyramp.m2v", 1.0),
-                                   ("C", "greyramp.m2v", 1.0)):
-            time.sleep(delay)
+        # (each starts once the one before it is admitted: the order holds
+        # on a loaded machine)
+        for name, video in (("A", "ball.m2v"), ("B", "greyramp.m2v"),
+                            ("C", "greyramp.m2v")):
+            before = admitted(os.path.join(sysdir, "proxy.log"), video)
             views[name] = viewer_host.popen(viewer + [url + video, "--timeout", "90"],
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             text=True)
+            if name != "C":
+                wait_admitted(os.path.join(sysdir, "proxy.log"), video, before)
         results = {}
         for name, p in views.items():
             try:

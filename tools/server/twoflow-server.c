@@ -2898,7 +2898,9 @@ main (int argc, char **argv)
 {
   GOptionEntry entries[] = {
     {"dir", 'd', 0, G_OPTION_ARG_FILENAME, &opt_dir,
-        "Directory of videos (*.m2v/*.mpg/*.ts) and traces (*.txt)", "DIR"},
+        "Directory of videos (any container GStreamer demuxes: MP4, MKV, TS, "
+          "PS, elementary streams; MPEG-1/2 or H.264 video) and frame traces "
+          "(*.txt)", "DIR"},
     {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
         "Control port (default 5500; 0 = any, printed)", "PORT"},
     {"address", 'a', 0, G_OPTION_ARG_STRING, &opt_address,
