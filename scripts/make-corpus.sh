@@ -19,6 +19,9 @@
 #   mpeg2-ac3.ts          mpeg2enc + avenc_ac3, mpegtsmux, PTS from 11 h
 #   mpeg2-ac3.mpg         mpeg2-ac3.ts remuxed by ffmpeg into a DVD-style
 #                         program stream (-f vob)
+#   h264-eac3.ts          ffmpeg: libx264 + E-AC-3 in MPEG-TS (DVB-style;
+#                         mpegtsmux and mp4mux of 1.22 cannot carry E-AC-3:
+#                         the proxy transcodes it to AAC for them)
 #   mpeg2-mp2.mpg         mpeg2enc + avenc_mp2, mpegpsmux (program stream);
 #                         not in the system test: GStreamer's psdemux loses
 #                         this file's first sequence header (ffmpeg reads
@@ -93,6 +96,16 @@ if [ ! -s "$dir/mpeg2-ac3.mpg" ]; then
   ffmpeg -v error -y -i "$dir/mpeg2-ac3.ts" -c copy -f vob \
     "$dir/mpeg2-ac3.mpg.part"
   mv "$dir/mpeg2-ac3.mpg.part" "$dir/mpeg2-ac3.mpg"
+fi
+
+# a DVB-style broadcast file: H.264 with E-AC-3 in MPEG-TS (ffmpeg: no
+# E-AC-3 encoder or TS muxing of it in GStreamer 1.22)
+if [ ! -s "$dir/h264-eac3.ts" ]; then
+  ffmpeg -v error -y -f lavfi -i "testsrc2=size=320x240:rate=25" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000" -t 3 \
+    -c:v libx264 -preset ultrafast -bf 2 -g 25 -b:v 600k \
+    -c:a eac3 -b:a 192k -ac 2 -f mpegts "$dir/h264-eac3.ts.part"
+  mv "$dir/h264-eac3.ts.part" "$dir/h264-eac3.ts"
 fi
 
 make bad-audio-only.mp4 mp4mux name=m ! filesink \

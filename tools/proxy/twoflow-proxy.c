@@ -1025,6 +1025,113 @@ add_el (GstBin * bin, const gchar * factory, const gchar * name)
   return e;
 }
 
+/* The caps of an audio codec as the server names it (audio_codec_name). */
+static GstCaps *
+audio_codec_caps (const gchar * codec)
+{
+  if (g_str_equal (codec, "aac"))
+    return gst_caps_from_string ("audio/mpeg, mpegversion=(int)4");
+  if (g_str_has_prefix (codec, "mp") && strlen (codec) == 3)
+    return gst_caps_from_string ("audio/mpeg, mpegversion=(int)1");
+  {
+    gchar *name = g_strconcat ("audio/x-", codec, NULL);
+    GstCaps *caps = gst_caps_new_empty_simple (name);
+
+    g_free (name);
+    return caps;
+  }
+}
+
+/* Whether a sink pad template of @factory takes @caps. */
+static gboolean
+factory_takes (const gchar * factory, const GstCaps * caps)
+{
+  GstElementFactory *f = gst_element_factory_find (factory);
+  const GList *l;
+  gboolean takes = FALSE;
+
+  if (f == NULL)
+    return FALSE;
+  for (l = gst_element_factory_get_static_pad_templates (f); l && !takes;
+      l = l->next) {
+    GstStaticPadTemplate *t = l->data;
+    GstCaps *tc;
+
+    if (t->direction != GST_PAD_SINK)
+      continue;
+    tc = gst_static_pad_template_get_caps (t);
+    takes = gst_caps_can_intersect (tc, caps);
+    gst_caps_unref (tc);
+  }
+  gst_object_unref (f);
+  return takes;
+}
+
+/* The best-ranked audio decoder for @caps (NULL: none). */
+static GstElementFactory *
+audio_decoder_for (const GstCaps * caps)
+{
+  GList *all = gst_element_factory_list_get_elements
+      (GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_AUDIO,
+      GST_RANK_MARGINAL);
+  GList *fit = gst_element_factory_list_filter (all, caps, GST_PAD_SINK,
+      FALSE);
+  GstElementFactory *best = NULL;
+
+  fit = g_list_sort (fit, gst_plugin_feature_rank_compare_func);
+  if (fit)
+    best = gst_object_ref (fit->data);
+  gst_plugin_feature_list_free (fit);
+  gst_plugin_feature_list_free (all);
+  return best;
+}
+
+/* When @container's muxer cannot carry @codec (GStreamer 1.22: E-AC-3,
+ * FLAC, Vorbis in MPEG-TS or MP4 ...), the audio is transcoded to AAC:
+ * parser ! decoder ! audioconvert ! audioresample ! avenc_aac ! aacparse.
+ * Returns the last element of that chain (NULL: not needed, or @error). */
+static GstElement *
+audio_transcode (GstBin * bin, GstElement * aparse, const gchar * codec,
+    const gchar * mux_factory, const gchar * container, GError ** error)
+{
+  GstCaps *caps = audio_codec_caps (codec);
+  GstElementFactory *dec;
+  GstElement *d, *conv, *res, *enc, *parse;
+
+  if (factory_takes (mux_factory, caps)) {
+    gst_caps_unref (caps);
+    return NULL;
+  }
+  dec = audio_decoder_for (caps);
+  gst_caps_unref (caps);
+  if (dec == NULL) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "%s audio cannot go into %s and no decoder for it is installed",
+        codec, container);
+    return NULL;
+  }
+  d = gst_element_factory_create (dec, NULL);
+  conv = add_el (bin, "audioconvert", NULL);
+  res = add_el (bin, "audioresample", NULL);
+  enc = add_el (bin, "avenc_aac", NULL);
+  parse = add_el (bin, "aacparse", NULL);
+  if (d)
+    gst_bin_add (bin, d);
+  if (!d || !conv || !res || !enc || !parse
+      || !gst_element_link_many (aparse, d, conv, res, enc, parse, NULL)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "%s audio cannot go into %s and cannot be transcoded to AAC",
+        codec, container);
+    gst_object_unref (dec);
+    return NULL;
+  }
+  g_print ("audio: %s cannot go into %s (%s): transcoded to AAC (%s ! "
+      "avenc_aac)\n", codec, container, mux_factory,
+      GST_OBJECT_NAME (dec));
+  gst_object_unref (dec);
+  return parse;
+}
+
 /* recv's video (and audio) through parsers into a @container muxer, which
  * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
  * stream with SPS/PPS before every IDR frame, so a viewer can start at any
@@ -1038,10 +1145,11 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   GstPad *pad;
 
   gboolean hls = g_str_equal (container, "hls");
+  /* hlssink2 muxes with mpegtsmux */
+  const gchar *mux_factory = g_str_equal (container, "mp4") ? "mp4mux" :
+      g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux";
 
-  mux = add_el (bin, hls ? "hlssink2" : g_str_equal (container, "mp4") ?
-      "mp4mux" : g_str_equal (container, "mkv") ? "matroskamux" :
-      "mpegtsmux", "mux");
+  mux = add_el (bin, hls ? "hlssink2" : mux_factory, "mux");
   vq = add_el (bin, "queue", NULL);
   vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
   if (!mux || !vq || !vparse)
@@ -1069,7 +1177,8 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   }
   if (ps->audio_out) {
     AudioLink *al = g_new0 (AudioLink, 1);
-    GstElement *aparse;
+    GstElement *aparse, *alast;
+    GError *terr = NULL;
 
     al->aqueue = add_el (bin, "queue", NULL);
     aparse = add_el (bin, audio_parser_for (ps->audio_codec), NULL);
@@ -1080,8 +1189,20 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     g_object_set (al->aqueue, "max-size-buffers", 0, "max-size-time",
         (guint64) 0, "max-size-bytes", 0, NULL);
     gst_element_link (al->aqueue, aparse);
-    pad = gst_element_get_static_pad (aparse, "src");
-    if (!gst_element_link_pads (aparse, "src", mux, hls ? "audio" : NULL)) {
+    alast = audio_transcode (bin, aparse, ps->audio_codec, mux_factory,
+        container, &terr);
+    if (terr) {
+      g_free (al);
+      g_propagate_error (error, terr);
+      return NULL;
+    }
+    if (alast == NULL) {
+      alast = aparse;
+      g_print ("audio: %s carried as is into %s\n", ps->audio_codec,
+          container);
+    }
+    pad = gst_element_get_static_pad (alast, "src");
+    if (!gst_element_link_pads (alast, "src", mux, hls ? "audio" : NULL)) {
       gst_object_unref (pad);
       g_free (al);
       g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,

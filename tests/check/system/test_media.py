@@ -46,6 +46,8 @@ GOOD = {
     "mpeg2-mp2.ts": ["ts", "mkv"],
     "mpeg2-ac3.ts": ["ts"],
     "mpeg2-ac3.mpg": ["ts"],
+    # E-AC-3: transcoded to AAC for TS and MP4, carried as is in MKV
+    "h264-eac3.ts": ["ts", "mp4", "mkv"],
 }
 BAD = {
     "bad-truncated.mp4": "no playable streams",
