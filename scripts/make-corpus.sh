@@ -19,6 +19,9 @@
 #   mpeg2-ac3.ts          mpeg2enc + avenc_ac3, mpegtsmux, PTS from 11 h
 #   mpeg2-ac3.mpg         mpeg2-ac3.ts remuxed by ffmpeg into a DVD-style
 #                         program stream (-f vob)
+#   h264-late-video.mp4   x264enc + avenc_aac, the video 1.5 s after the
+#                         audio (an empty edit): the audio before the first
+#                         picture is kept, with the A/V offset
 #   h264-eac3.ts          ffmpeg: libx264 + E-AC-3 in MPEG-TS (DVB-style;
 #                         mpegtsmux and mp4mux of 1.22 cannot carry E-AC-3:
 #                         the proxy transcodes it to AAC for them)
@@ -98,6 +101,11 @@ if [ ! -s "$dir/mpeg2-ac3.mpg" ]; then
   mv "$dir/mpeg2-ac3.mpg.part" "$dir/mpeg2-ac3.mpg"
 fi
 
+# the video starts 1.5 s after the audio (mp4mux writes an empty edit)
+make h264-late-video.mp4 mp4mux name=m ! filesink \
+  $V timestamp-offset=1500000000 ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  audiotestsrc num-buffers=211 samplesperbuffer=1024 freq=440 wave=sine ! \
+  $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
 # a DVB-style broadcast file: H.264 with E-AC-3 in MPEG-TS (ffmpeg: no
 # E-AC-3 encoder or TS muxing of it in GStreamer 1.22)
 if [ ! -s "$dir/h264-eac3.ts" ]; then

@@ -264,6 +264,58 @@ audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* A demuxer's edit list can start the video later than the audio: qtdemux
+ * sends an empty segment for the gap, then one whose base (running time)
+ * is past its start (position). twoflowsplit moves the audio into the
+ * video's positions, where running times before that base have no place:
+ * the audio before the first picture was lost. Such a segment becomes a
+ * plain one (base 0, start 0) with the video's timestamps moved by
+ * base - start, so running times, and the A/V offset, stay the source's.
+ * @data: the shift in ns, per pad. */
+static GstPadProbeReturn
+video_timebase_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *shift = data;
+
+  if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+    GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+    const GstSegment *seg;
+    GstSegment plain;
+    GstEvent *nev;
+
+    if (GST_EVENT_TYPE (ev) != GST_EVENT_SEGMENT)
+      return GST_PAD_PROBE_OK;
+    gst_event_parse_segment (ev, &seg);
+    *shift = 0;
+    if (seg->format != GST_FORMAT_TIME || seg->rate != 1.0
+        || seg->base <= seg->start)
+      return GST_PAD_PROBE_OK;
+    *shift = seg->base - seg->start;
+    gst_segment_init (&plain, GST_FORMAT_TIME);
+    if (GST_CLOCK_TIME_IS_VALID (seg->stop))
+      plain.stop = seg->stop + *shift;
+    plain.duration = seg->duration;
+    nev = gst_event_new_segment (&plain);
+    gst_event_set_seqnum (nev, gst_event_get_seqnum (ev));
+    gst_event_unref (ev);
+    GST_PAD_PROBE_INFO_DATA (info) = nev;
+    GST_INFO ("video starts %" GST_TIME_FORMAT " into the file: timestamps "
+        "moved by it", GST_TIME_ARGS (*shift));
+    return GST_PAD_PROBE_OK;
+  }
+  if (*shift) {
+    GstBuffer *buf = gst_buffer_make_writable (GST_PAD_PROBE_INFO_BUFFER
+        (info));
+
+    if (GST_BUFFER_PTS_IS_VALID (buf))
+      GST_BUFFER_PTS (buf) += *shift;
+    if (GST_BUFFER_DTS_IS_VALID (buf))
+      GST_BUFFER_DTS (buf) += *shift;
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 /* Which of parsebin's streams go where. A track selection is NULL (the
  * first of its kind), "none" (audio: no audio), an index among the streams
  * of its kind, or a language code (the stream's language tag). */
@@ -546,6 +598,10 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     gst_object_unref (qsrc);
     if (target)
       gst_object_unref (target);
+    if (video)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+          GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
+          g_new0 (GstClockTime, 1), g_free);
     if (ml->ss.start > 0)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);

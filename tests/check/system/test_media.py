@@ -48,6 +48,8 @@ GOOD = {
     "mpeg2-ac3.mpg": ["ts"],
     # E-AC-3: transcoded to AAC for TS and MP4, carried as is in MKV
     "h264-eac3.ts": ["ts", "mp4", "mkv"],
+    # the video 1.5 s after the audio: the audio before it is kept
+    "h264-late-video.mp4": ["mkv", "ts"],
 }
 BAD = {
     "bad-truncated.mp4": "no playable streams",
