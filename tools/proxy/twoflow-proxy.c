@@ -1479,6 +1479,42 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
   return top;
 }
 
+/* A viewer's DESCRIBE prepares its media (and starts the server session:
+ * the SDP needs the stream's caps); a viewer that never PLAYs it must not
+ * hold admission capacity: the media is unprepared (its session released)
+ * unless it plays within DESCRIBE_HOLD_S. */
+#define DESCRIBE_HOLD_S 10
+
+static void
+media_new_state (GstRTSPMedia * media, gint state, gpointer data)
+{
+  guint timer = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (media),
+          "twoflow-hold"));
+
+  if (state == GST_STATE_PLAYING && timer) {
+    g_source_remove (timer);
+    g_object_set_data (G_OBJECT (media), "twoflow-hold", NULL);
+  }
+}
+
+static gboolean
+describe_hold_cb (gpointer data)
+{
+  GstRTSPMedia *media = data;
+  GstRTSPMediaStatus status;
+
+  g_object_set_data (G_OBJECT (media), "twoflow-hold", NULL);
+  status = gst_rtsp_media_get_status (media);
+  /* prepared: prerolled and (suspend mode none) reported suspended */
+  if (status == GST_RTSP_MEDIA_STATUS_PREPARED
+      || status == GST_RTSP_MEDIA_STATUS_SUSPENDED) {
+    g_print ("RTSP: a media described %d s ago was never played: "
+        "released\n", DESCRIBE_HOLD_S);
+    gst_rtsp_media_unprepare (media);
+  }
+  return G_SOURCE_REMOVE;
+}
+
 static void
 twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
 {
@@ -1492,6 +1528,17 @@ twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
     g_object_weak_ref (G_OBJECT (media), release_session, ps);
     g_signal_connect (media, "unprepared", G_CALLBACK (media_unprepared),
         NULL);
+    {
+      /* the timer holds the media: unpreparing one already released
+       * (the viewer went away) is a no-op */
+      guint timer = g_timeout_add_seconds_full (G_PRIORITY_DEFAULT,
+          DESCRIBE_HOLD_S, describe_hold_cb, g_object_ref (media),
+          g_object_unref);
+      g_object_set_data (G_OBJECT (media), "twoflow-hold",
+          GUINT_TO_POINTER (timer));
+      g_signal_connect (media, "new-state", G_CALLBACK (media_new_state),
+          NULL);
+    }
   }
   gst_object_unref (e);
 }

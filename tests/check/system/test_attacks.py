@@ -251,21 +251,39 @@ def main():
 
         # 5. backlogs of every listening socket
         rtsp_port, phttp_port = free_port(), free_port()
+        plog = os.path.join(work, "proxy.log")
         px = subprocess.Popen(
             [proxy_exe, "--server", f"127.0.0.1:{srv.port}", "--tls-ca", ca,
              "--token", token, "--rtsp-port", str(rtsp_port), "--http-port",
              str(phttp_port), "--prefix-dir", os.path.join(work, "prefix2"),
-             "--hls-dir", os.path.join(work, "hls")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             "--hls-dir", os.path.join(work, "hls"), "--segment-duration", "1"],
+            stdout=open(plog, "w"), stderr=subprocess.STDOUT)
         wait_port(rtsp_port)
         wait_port(phttp_port)
         backlogs = [listen_backlog(p) for p in (srv.port, http_port, rtsp_port,
                                                  phttp_port)]
-        px.terminate()
-        px.wait(timeout=10)
         check(all(b is not None and b >= 128 for b in backlogs),
               f"listen backlogs (server control, server HTTP, proxy RTSP, proxy "
               f"HTTP): {backlogs}")
+
+        # 5b. an RTSP DESCRIBE that is never played holds nothing for long
+        d = socket.create_connection(("127.0.0.1", rtsp_port), timeout=30)
+        d.sendall(f"DESCRIBE rtsp://127.0.0.1:{rtsp_port}/video/long.m2v RTSP/1.0\r\n"
+                  "CSeq: 1\r\nAccept: application/sdp\r\n\r\n".encode())
+        status = d.recv(4096).decode(errors="replace").split("\r\n")[0]
+        released = False
+        for _ in range(300):
+            with open(plog) as f:
+                released = "never played: released" in f.read()
+            if released:
+                break
+            time.sleep(0.1)
+        d.close()
+        px.terminate()
+        px.wait(timeout=10)
+        check(status.endswith("200 OK") and released,
+              f"RTSP DESCRIBE without PLAY ({status}): its session released "
+              f"while the viewer stays connected: {released}")
 
         # 6. SIGTERM while a client holds replies it does not read
         slow2 = socket.create_connection(("127.0.0.1", srv.port))
