@@ -34,6 +34,12 @@
  * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
  * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
  *
+ * The streaming thread does nothing but read datagrams and push them: it
+ * answers ALLOCATION queries itself (it copies each datagram into memory
+ * of its own and needs no pool), because a serialized query waits in
+ * rtpjitterbuffer until its playout buffer has drained — seconds during
+ * which nothing was read and the kernel dropped what did not fit.
+ *
  * ECN (RFC 3168): the ECN field of each packet's IP header is read
  * (IP_RECVTOS / IPV6_RECVTCLASS); a packet marked CE (Congestion
  * Experienced, by an ECN-enabled AQM such as RED in place of an early
@@ -77,6 +83,13 @@
  * * `ce-marked-rtcp` (guint64): the sender's RTCP notices that arrived
  *   marked CE (they react as a marked RTP packet does)
  * * `port` (gint): the UDP port bound
+ * * `buffer-size-granted` (gint): the receive buffer the kernel gave, in
+ *   bytes as #GstRudpSrc:buffer-size asks (0 before start); less than
+ *   asked for (net.core.rmem_max without CAP_NET_ADMIN) also posts a
+ *   warning message
+ * * `kernel-drops` (guint64): datagrams the kernel dropped because the
+ *   socket's receive buffer was full (SO_RXQ_OVFL / SO_MEMINFO): loss at
+ *   the receiver, not on the network (they count in `lost` too)
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSrc:key set)
  * * `auth-failures` (guint64): datagrams dropped because they failed SRTP or
  *   SRTCP authentication (plaintext, another key, garbage)
@@ -511,6 +524,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
   gst_base_src_set_do_timestamp (GST_BASE_SRC (src), TRUE);
+  twoflow_net_answer_allocation (GST_BASE_SRC_PAD (src));
 }
 
 static void
@@ -633,8 +647,13 @@ make_stats (GstRudpSrc * src)
 {
   GstRudpReceiverStats st = { 0 };
   GstStructure *s;
+  guint32 drops;
 
   g_mutex_lock (&src->lock);
+  /* also the drops after the last datagram read */
+  if (src->socket && twoflow_net_socket_drops (src->socket, &drops)
+      && drops > src->kernel_drops)
+    src->kernel_drops = drops;
   if (src->receiver)
     gst_rudp_receiver_get_stats (src->receiver, &st);
   if (src->hello)
@@ -656,6 +675,8 @@ make_stats (GstRudpSrc * src)
       "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
       "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
       "port", G_TYPE_INT, src->bound_port,
+      "buffer-size-granted", G_TYPE_INT, src->rcvbuf_granted,
+      "kernel-drops", G_TYPE_UINT64, (guint64) src->kernel_drops,
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
       "replayed", G_TYPE_UINT64, src->replayed,
@@ -980,6 +1001,8 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (address);
+  src->rcvbuf_granted = twoflow_net_rcvbuf_setup (GST_ELEMENT (src), socket,
+      rcvbuf);
   /* the ECN field of what arrives (IPv4, and IPv4-mapped on a dual-stack
    * IPv6 socket; the traffic class on IPv6): best effort, without it no
    * packet is seen marked */
@@ -996,6 +1019,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
 
   g_mutex_lock (&src->lock);
   src->socket = socket;
+  src->kernel_drops = 0;
   src->bound_port = twoflow_net_local_port (socket);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
@@ -1027,6 +1051,8 @@ static gboolean
 gst_rudp_src_stop (GstBaseSrc * bsrc)
 {
   GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GSocket *socket;
+  guint32 drops;
 
   g_mutex_lock (&src->lock);
   src->timer_running = FALSE;
@@ -1038,9 +1064,16 @@ gst_rudp_src_stop (GstBaseSrc * bsrc)
     g_thread_join (src->timer);
   src->timer = NULL;
   gst_clear_object (&src->clock);
-  if (src->socket)
-    g_socket_close (src->socket, NULL);
-  g_clear_object (&src->socket);
+  g_mutex_lock (&src->lock);
+  socket = src->socket;
+  src->socket = NULL;
+  if (socket && twoflow_net_socket_drops (socket, &drops)
+      && drops > src->kernel_drops)
+    src->kernel_drops = drops;
+  g_mutex_unlock (&src->lock);
+  if (socket)
+    g_socket_close (socket, NULL);
+  g_clear_object (&socket);
   twoflow_cancel_clear (&src->cancel);
   g_clear_object (&src->sender);
   g_mutex_lock (&src->lock);
@@ -1133,7 +1166,7 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
  * message type for IP_TOS / IPV6_TCLASS. */
 static gssize
 receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
-    GSocketAddress ** from, guint * ecn, GError ** err)
+    GSocketAddress ** from, guint * ecn, guint32 * drops, GError ** err)
 {
   gint fd = g_socket_get_fd (src->socket);
 
@@ -1144,7 +1177,8 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
     struct iovec iov = { data, size };
     union {
       struct cmsghdr align;
-      gchar buf[2 * CMSG_SPACE (sizeof (gint))];
+      gchar buf[2 * CMSG_SPACE (sizeof (gint)) +
+          TWOFLOW_NET_CMSG_DROPS_SPACE];
     } ctl;
     struct msghdr msg;
     struct cmsghdr *cm;
@@ -1170,6 +1204,8 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
 
           memcpy (&tc, CMSG_DATA (cm), sizeof (tc));
           *ecn = tc & 0x3;
+        } else {
+          twoflow_net_cmsg_drops (cm, drops);
         }
       }
       *from = g_socket_address_new_from_native (&ss, msg.msg_namelen);
@@ -1205,8 +1241,9 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GError *err = NULL;
     GstClockTime now;
     guint ecn;
+    guint32 drops = 0;
 
-    len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &err);
+    len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &drops, &err);
     if (len < 0) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
@@ -1219,6 +1256,15 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       continue;
     }
     now = gst_clock_get_time (src->clock);
+    if (drops) {
+      g_mutex_lock (&src->lock);
+      if (drops > src->kernel_drops) {
+        GST_DEBUG_OBJECT (src, "the kernel dropped %u datagrams (%u in all)",
+            drops - src->kernel_drops, drops);
+        src->kernel_drops = drops;
+      }
+      g_mutex_unlock (&src->lock);
+    }
     if (gst_rudp_is_rtcp (data, len)) {
       handle_notice (src, data, len, from, ecn, now);
       g_clear_object (&from);
