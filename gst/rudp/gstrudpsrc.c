@@ -34,6 +34,11 @@
  * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
  * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
  *
+ * An EOS event sent to the element ends the flow after the datagrams
+ * already in the socket's buffer: they arrived, so they are pushed before
+ * the EOS (an application ending a flow when its sender says it is done
+ * loses nothing the network delivered).
+ *
  * The streaming thread does nothing but read datagrams and push them: it
  * answers ALLOCATION queries itself (it copies each datagram into memory
  * of its own and needs no pool), because a serialized query waits in
@@ -218,6 +223,8 @@ static gboolean gst_rudp_src_unlock (GstBaseSrc * bsrc);
 static gboolean gst_rudp_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
+static gboolean gst_rudp_src_send_event (GstElement * element,
+    GstEvent * event);
 
 static void
 gst_rudp_src_class_init (GstRudpSrcClass * klass)
@@ -490,6 +497,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
       "Receives RTP over UDP and asks the sender for a rate level by RTCP "
       "feedback", "twoflow");
 
+  element_class->send_event = GST_DEBUG_FUNCPTR (gst_rudp_src_send_event);
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
   bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
@@ -1020,6 +1028,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   g_mutex_lock (&src->lock);
   src->socket = socket;
   src->kernel_drops = 0;
+  g_atomic_int_set (&src->draining, 0);
   src->bound_port = twoflow_net_local_port (socket);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
@@ -1100,6 +1109,23 @@ gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
 {
   twoflow_cancel_replace (&GST_RUDP_SRC (bsrc)->cancel);
   return TRUE;
+}
+
+/* EOS: read what the socket holds, then end (create returns EOS when it
+ * finds the socket empty); before start, or twice, as any source. */
+static gboolean
+gst_rudp_src_send_event (GstElement * element, GstEvent * event)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (element);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && src->socket
+      && g_atomic_int_compare_and_exchange (&src->draining, 0, 1)) {
+    GST_DEBUG_OBJECT (src, "EOS: draining the socket first");
+    gst_event_unref (event);
+    twoflow_cancel_cancel (&src->cancel);
+    return TRUE;
+  }
+  return GST_ELEMENT_CLASS (parent_class)->send_event (element, event);
 }
 
 /* The sender's answer: an RTT sample, and from where its level holds. */
@@ -1220,9 +1246,18 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
           g_strerror (e));
       return -1;
     }
+    /* EOS asked for and the socket is empty: the end */
+    if (g_atomic_int_get (&src->draining))
+      return 0;
     if (!g_socket_condition_wait (src->socket, G_IO_IN,
-            src->cancel.cancellable, err))
+            src->cancel.cancellable, err)) {
+      /* woken for the EOS: read what is left first */
+      if (g_atomic_int_get (&src->draining)) {
+        g_clear_error (err);
+        continue;
+      }
       return -1;
+    }
   }
 }
 
@@ -1244,6 +1279,10 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     guint32 drops = 0;
 
     len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &drops, &err);
+    if (len == 0 && from == NULL) {
+      GST_DEBUG_OBJECT (src, "socket drained: end of stream");
+      return GST_FLOW_EOS;
+    }
     if (len < 0) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);

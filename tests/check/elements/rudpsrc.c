@@ -1037,6 +1037,63 @@ GST_START_TEST (test_kernel_drops)
 
 GST_END_TEST;
 
+/* EOS sent to the element ends the flow after what the socket holds:
+ * datagrams that arrived while the streaming thread was busy are pushed
+ * before the EOS. */
+GST_START_TEST (test_eos_drains)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\"");
+  GstElement *src = el (h, "rudpsrc");
+  GSocketAddress *dest;
+  GSocket *s;
+  GstPad *pad;
+  gulong id;
+  guint i, pulled = 0;
+  GstEvent *ev;
+  gboolean eos = FALSE;
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (src));
+  pad = gst_element_get_static_pad (src, "src");
+  id = gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM, hold,
+      NULL, NULL);
+  for (i = 0; i < 20; i++)
+    send_buf (s, dest, rudp_make_packet (0xabc, 500 + i, 300));
+  fail_unless (gst_element_send_event (src, gst_event_new_eos ()));
+  gst_pad_remove_probe (pad, id);
+  gst_object_unref (pad);
+  while (!eos) {
+    GstBuffer *b = gst_harness_try_pull (h);
+
+    if (b) {
+      gst_buffer_unref (b);
+      pulled++;
+      continue;
+    }
+    while ((ev = gst_harness_try_pull_event (h))) {
+      if (GST_EVENT_TYPE (ev) == GST_EVENT_EOS)
+        eos = TRUE;
+      gst_event_unref (ev);
+    }
+    if (!eos)
+      g_usleep (10000);
+  }
+  /* the buffers before the EOS (the harness keeps them in order) */
+  while (gst_harness_buffers_in_queue (h) > 0) {
+    gst_buffer_unref (gst_harness_pull (h));
+    pulled++;
+  }
+  fail_unless_equals_int (pulled, 20);
+  fail_unless_equals_uint64 (stat_u64 (src, "received"), 20);
+  gst_harness_teardown (h);
+  g_object_unref (s);
+  g_object_unref (dest);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsrc_suite (void)
 {
@@ -1056,6 +1113,7 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_learn_peer_moved);
   tcase_add_test (tc, test_no_wait_behind_playout_buffer);
   tcase_add_test (tc, test_kernel_drops);
+  tcase_add_test (tc, test_eos_drains);
   return s;
 }
 
