@@ -33,6 +33,7 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
+#include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-control.h"
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
@@ -911,86 +912,67 @@ nested_int (JsonObject * o, const gchar * obj, const gchar * member,
 }
 
 /* What reached the output of what the source has, and why the rest did
- * not (docs/system.md, "Delivery"): the source's frames (INFO) against
- * the merge's output; the enhanced packets the server sent (its final
- * stats) against what rudpsrc received; the loss the network caused
- * (rudpsrc's lost packets, the tail included, less the datagrams the
- * kernel dropped at the receiver) and the frames the transcoder dropped
- * on purpose. A lost packet takes at most one frame with it (rtpgstpay
- * puts no two records in a packet), so frames missing beyond those
- * causes are missing without a network cause. Sets ps->lost_frames,
- * ps->unexplained_frames, ps->audio_missing. */
+ * not (docs/system.md, "Delivery"; the judgement is the sans-IO
+ * gst_twoflow_delivery_judge()): the source's frames (INFO) against the
+ * merge's output; the enhanced packets the server sent (its done event's
+ * rudpsink stats) against what rudpsrc received; the kernel's drops at
+ * the receiver; the transcoder's deliberate drops (the server's final
+ * stats). Sets ps->lost_frames, ps->unexplained_frames,
+ * ps->audio_missing. */
 static JsonObject *
 delivery_report (ProxySession * ps, JsonObject * rep)
 {
-  JsonObject *d = json_object_new ();
+  JsonObject *o = json_object_new ();
   JsonObject *fin = ps->server_final;
-  gint64 frames = twoflow_json_get_int (ps->info, "frames", 0);
-  gint64 out = nested_int (rep, "merge", "output-frames", 0);
-  gint64 missing = nested_int (rep, "merge", "missing-i", 0) +
+  GstTwoflowDeliveryCounts c = { 0, };
+  GstTwoflowDelivery d;
+
+  c.frames = twoflow_json_get_int (ps->info, "frames", 0);
+  c.output_frames = nested_int (rep, "merge", "output-frames", 0);
+  c.missing_frames = nested_int (rep, "merge", "missing-i", 0) +
       nested_int (rep, "merge", "missing-p", 0) +
       nested_int (rep, "merge", "missing-b", 0) +
       nested_int (rep, "merge", "missing-unknown", 0);
-  gint64 dependent = nested_int (rep, "merge", "dropped", 0);
-  gint64 tc_dropped = nested_int (fin, "transcoder_stats", "frames-dropped",
-      0);
-  gint64 sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
-  gint64 received = nested_int (rep, "rudpsrc", "received", 0);
-  gint64 lost = nested_int (rep, "rudpsrc", "lost", 0);
-  gint64 kdrops = nested_int (rep, "rudpsrc", "kernel-drops", 0) +
-      nested_int (rep, "erapsrc", "kernel-drops", 0);
-  gint64 rdrops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
-  gint64 late = nested_int (rep, "jitterbuffer", "num-late", 0);
-  gint64 net_lost, lost_frames, direct, explained, unexplained;
-  gint64 audio_records = twoflow_json_get_int (ps->info, "audio_records", 0);
-  gint64 audio_out = nested_int (rep, "merge", "audio-buffers", 0);
-  gint64 audio_missing = ps->audio_out ? MAX (audio_records - audio_out, 0) :
-      0;
-  const gchar *cause;
+  c.dependent_dropped = nested_int (rep, "merge", "dropped", 0);
+  c.transcoder_dropped = nested_int (fin, "transcoder_stats",
+      "frames-dropped", 0);
+  c.packets_sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
+  c.packets_received = nested_int (rep, "rudpsrc", "received", 0);
+  c.packets_lost = nested_int (rep, "rudpsrc", "lost", 0);
+  c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
+  c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);
+  c.late_packets = nested_int (rep, "jitterbuffer", "num-late", 0);
+  c.audio_records = twoflow_json_get_int (ps->info, "audio_records", 0);
+  c.audio_output = nested_int (rep, "merge", "audio-buffers", 0);
+  c.audio_expected = ps->audio_out;
+  c.finished = ps->server_done;
+  gst_twoflow_delivery_judge (&c, &d);
 
-  /* the tail: packets sent after the last one received are in no gap */
-  if (sent >= 0 && sent - received > lost)
-    lost = sent - received;
-  net_lost = MAX (lost - rdrops, 0);
-  lost_frames = MAX (MAX (frames - out, 0), missing);
-  /* frames that never arrived are explained by the transcoder's drops
-   * and the network's losses; those dropped for a missing reference
-   * (dependent) only when some of the missing ones are */
-  direct = MAX (lost_frames - dependent, 0);
-  explained = MIN (direct, tc_dropped + net_lost);
-  if (explained > 0)
-    explained = MIN (lost_frames, explained + dependent);
-  unexplained = lost_frames - explained + audio_missing;
-  if (lost_frames == 0 && audio_missing == 0)
-    cause = "none";
-  else if (unexplained > 0)
-    cause = kdrops > 0 ? "receiver" : late > 0 ? "late" : "unexplained";
-  else if (net_lost > 0)
-    cause = "network";
-  else
-    cause = "transcoder";
-  json_object_set_int_member (d, "frames", frames);
-  json_object_set_int_member (d, "output_frames", out);
-  json_object_set_int_member (d, "lost_frames", lost_frames);
-  json_object_set_int_member (d, "unexplained_frames", unexplained);
-  json_object_set_int_member (d, "transcoder_dropped", tc_dropped);
-  json_object_set_int_member (d, "dependent_dropped", dependent);
-  json_object_set_int_member (d, "packets_sent", sent);
-  json_object_set_int_member (d, "packets_received", received);
-  json_object_set_int_member (d, "packets_lost", lost);
-  json_object_set_int_member (d, "network_lost_packets", net_lost);
-  json_object_set_int_member (d, "kernel_drops", kdrops);
-  json_object_set_int_member (d, "late_packets", late);
-  json_object_set_int_member (d, "audio_records", audio_records);
-  json_object_set_int_member (d, "audio_output", audio_out);
-  json_object_set_int_member (d, "audio_missing", audio_missing);
-  json_object_set_boolean_member (d, "complete", lost_frames == 0
-      && audio_missing == 0);
-  json_object_set_string_member (d, "cause", cause);
-  ps->lost_frames = lost_frames;
-  ps->unexplained_frames = unexplained;
-  ps->audio_missing = audio_missing;
-  return d;
+  json_object_set_int_member (o, "frames", c.frames);
+  json_object_set_int_member (o, "output_frames", c.output_frames);
+  json_object_set_int_member (o, "lost_frames", d.lost_frames);
+  json_object_set_int_member (o, "unexplained_frames", d.unexplained_frames);
+  json_object_set_int_member (o, "transcoder_dropped", c.transcoder_dropped);
+  json_object_set_int_member (o, "dependent_dropped", c.dependent_dropped);
+  json_object_set_int_member (o, "packets_sent", c.packets_sent);
+  json_object_set_int_member (o, "packets_received", c.packets_received);
+  json_object_set_int_member (o, "packets_lost", d.packets_lost);
+  json_object_set_int_member (o, "network_lost_packets",
+      d.network_lost_packets);
+  json_object_set_int_member (o, "kernel_drops", c.kernel_drops +
+      c.other_kernel_drops);
+  json_object_set_int_member (o, "late_packets", c.late_packets);
+  json_object_set_int_member (o, "audio_records", c.audio_records);
+  json_object_set_int_member (o, "audio_output", c.audio_output);
+  json_object_set_int_member (o, "audio_missing", d.audio_missing);
+  json_object_set_boolean_member (o, "complete", d.complete);
+  json_object_set_string_member (o, "cause",
+      gst_twoflow_delivery_cause_name (d.cause));
+  json_object_set_boolean_member (o, "finished", c.finished);
+  ps->lost_frames = d.lost_frames;
+  ps->unexplained_frames = d.unexplained_frames;
+  ps->audio_missing = d.audio_missing;
+  return o;
 }
 
 static JsonObject *
