@@ -6,6 +6,7 @@
 
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/sock_diag.h>        /* SK_MEMINFO_DROPS */
 #include "twoflownet.h"
 
 GInetSocketAddress *
@@ -113,6 +114,75 @@ twoflow_net_udp_open_any (GSocketFamily family, TwoflowNetFlags flags,
 
   g_object_unref (ia);
   return s;
+}
+
+gint
+twoflow_net_rcvbuf_setup (GstElement * element, GSocket * socket,
+    gint requested)
+{
+  GError *err = NULL;
+  gint got = 0;
+
+  if (!g_socket_set_option (socket, SOL_SOCKET, SO_RXQ_OVFL, 1, &err)) {
+    GST_WARNING_OBJECT (element, "SO_RXQ_OVFL: %s (kernel drops not "
+        "counted per datagram)", err->message);
+    g_clear_error (&err);
+  }
+  if (!g_socket_get_option (socket, SOL_SOCKET, SO_RCVBUF, &got, NULL))
+    return 0;
+  got /= 2;
+  if (requested > 0 && got < requested)
+    GST_ELEMENT_WARNING (element, RESOURCE, SETTINGS,
+        ("The kernel gave a receive buffer of %d bytes instead of %d: "
+            "datagrams may be dropped in bursts", got, requested),
+        ("SO_RCVBUF is capped at net.core.rmem_max (SO_RCVBUFFORCE, which "
+            "may exceed it, needs CAP_NET_ADMIN); raise it with sysctl -w "
+            "net.core.rmem_max=%d", requested));
+  return got;
+}
+
+gboolean
+twoflow_net_cmsg_drops (gconstpointer cmsg, guint32 * drops)
+{
+  const struct cmsghdr *cm = cmsg;
+
+  if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_RXQ_OVFL
+      || cm->cmsg_len < CMSG_LEN (sizeof (guint32)))
+    return FALSE;
+  memcpy (drops, CMSG_DATA (cm), sizeof (guint32));
+  return TRUE;
+}
+
+gboolean
+twoflow_net_socket_drops (GSocket * socket, guint32 * drops)
+{
+  guint32 mem[SK_MEMINFO_VARS];
+  socklen_t len = sizeof (mem);
+
+  memset (mem, 0, sizeof (mem));
+  if (getsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_MEMINFO, mem,
+          &len) < 0 || len < (SK_MEMINFO_DROPS + 1) * sizeof (guint32))
+    return FALSE;
+  *drops = mem[SK_MEMINFO_DROPS];
+  return TRUE;
+}
+
+static GstPadProbeReturn
+answer_allocation (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *q = GST_PAD_PROBE_INFO_QUERY (info);
+
+  /* answered empty: no pool, no allocator; the default allocation */
+  if (GST_QUERY_TYPE (q) == GST_QUERY_ALLOCATION)
+    return GST_PAD_PROBE_HANDLED;
+  return GST_PAD_PROBE_OK;
+}
+
+void
+twoflow_net_answer_allocation (GstPad * srcpad)
+{
+  gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      answer_allocation, NULL, NULL);
 }
 
 guint16

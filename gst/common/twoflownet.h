@@ -36,6 +36,33 @@ GSocket *twoflow_net_udp_open (const gchar * address, guint port,
 /* A UDP socket of @family bound to the wildcard address, ephemeral port. */
 GSocket *twoflow_net_udp_open_any (GSocketFamily family,
     TwoflowNetFlags flags, gint rcvbuf, gint sndbuf, GError ** error);
+/* Receive-buffer accounting of a receiving UDP socket. Turns SO_RXQ_OVFL
+ * on (each datagram then carries the socket's cumulative count of
+ * datagrams the kernel dropped because the buffer was full) and returns
+ * the buffer the kernel granted, in the units SO_RCVBUF is set in (half
+ * of what getsockopt reports: the kernel doubles the request for its
+ * bookkeeping). When @requested > 0 and the kernel granted less (it caps
+ * SO_RCVBUF at net.core.rmem_max, and SO_RCVBUFFORCE needs
+ * CAP_NET_ADMIN), posts a GST_ELEMENT_WARNING on @element saying so. */
+gint twoflow_net_rcvbuf_setup (GstElement * element, GSocket * socket,
+    gint requested);
+/* Whether @cmsg is the SO_RXQ_OVFL control message; its counter in
+ * *@drops (cumulative since the socket opened, modulo 2^32). @cmsg is a
+ * struct cmsghdr *. */
+gboolean twoflow_net_cmsg_drops (gconstpointer cmsg, guint32 * drops);
+/* Control-message room a receive needs for SO_RXQ_OVFL */
+#define TWOFLOW_NET_CMSG_DROPS_SPACE 32
+/* The socket's kernel drop counter (SO_MEMINFO's SK_MEMINFO_DROPS: the
+ * same counter SO_RXQ_OVFL reports, also when no datagram came after the
+ * drops); FALSE if the kernel does not tell. */
+gboolean twoflow_net_socket_drops (GSocket * socket, guint32 * drops);
+/* Makes the element behind @srcpad answer ALLOCATION queries itself: a
+ * receiver that copies every datagram into its own memory needs no pool,
+ * and a serialized query sent downstream waits behind everything queued
+ * there (rtpjitterbuffer holds it until the playout buffer has drained:
+ * seconds) while no datagram is read. */
+void twoflow_net_answer_allocation (GstPad * srcpad);
+
 /* The port a socket is bound to (0 if unknown). */
 guint16 twoflow_net_local_port (GSocket * socket);
 /* Whether two textual addresses are the same IP (an IPv4-mapped IPv6

@@ -38,6 +38,17 @@
  * * `bytes` (guint64): payload bytes pushed
  * * `reorder-bytes` (guint64): payload held out of order now
  * * `max-reorder-bytes-seen` (guint64): the most ever held out of order
+ * * `buffer-size-granted` (gint): the receive buffer the kernel gave, in
+ *   bytes as #GstErapSrc:buffer-size asks (0 before start); less than
+ *   asked for also posts a warning message
+ * * `kernel-drops` (guint64): datagrams the kernel dropped because the
+ *   socket's receive buffer was full (SO_RXQ_OVFL / SO_MEMINFO): loss at
+ *   the receiver, which the sender sees as loss and resends
+ *
+ * ALLOCATION queries are answered by the element itself (it needs no
+ * pool): a serialized query would wait in a queue downstream until
+ * everything before it has gone, while no datagram is read or
+ * acknowledged.
  *
  * With #GstErapSrc:passphrase or #GstErapSrc:key set (the same as the
  * sender's), every data packet must carry a valid AES-256-GCM tag under
@@ -110,6 +121,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
 #define DEFAULT_PORT               5004
 #define DEFAULT_MAX_REORDER_BYTES  GST_ERAP_DEFAULT_MAX_REORDER_BYTES
 #define DEFAULT_LINGER             (300 * GST_MSECOND)
+#define DEFAULT_BUFFER_SIZE        (4 * 1024 * 1024)
 #define MAX_DATAGRAM               65536
 /* datagrams per receive call (recvmmsg) */
 #define RX_BATCH                   16
@@ -133,6 +145,7 @@ enum {
   PROP_HELLO_ID,
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
+  PROP_BUFFER_SIZE,
 };
 
 #define DEFAULT_PROTOCOL           GST_ERAP_PROTOCOL_ERAP
@@ -243,6 +256,19 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
           G_MAXUINT64, DEFAULT_LINGER,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstErapSrc:buffer-size:
+   *
+   * Kernel receive buffer in bytes (SO_RCVBUFFORCE when allowed, else
+   * SO_RCVBUF, which the kernel caps at net.core.rmem_max: then a warning
+   * says so and stats' `buffer-size-granted` has what it gave).
+   */
+  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_int ("buffer-size", "Buffer size",
+          "Kernel receive buffer in bytes (0 = the system default)", 0,
+          G_MAXINT, DEFAULT_BUFFER_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSrc:caps:
    *
@@ -377,6 +403,7 @@ gst_erap_src_init (GstErapSrc * src)
   src->port = DEFAULT_PORT;
   src->max_reorder_bytes = DEFAULT_MAX_REORDER_BYTES;
   src->linger = DEFAULT_LINGER;
+  src->buffer_size = DEFAULT_BUFFER_SIZE;
   src->protocol = DEFAULT_PROTOCOL;
   src->hello_port = DEFAULT_HELLO_PORT;
   src->hello_id = DEFAULT_HELLO_ID;
@@ -386,6 +413,7 @@ gst_erap_src_init (GstErapSrc * src)
   g_queue_init (&src->ready);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+  twoflow_net_answer_allocation (GST_BASE_SRC_PAD (src));
 }
 
 static void
@@ -408,8 +436,13 @@ make_stats (GstErapSrc * src)
   GstErapReceiverStats st;
   GstErapCryptoStats cs;
   GstStructure *s;
+  guint32 drops;
 
   g_mutex_lock (&src->lock);
+  /* also the drops after the last datagram read */
+  if (src->socket && twoflow_net_socket_drops (src->socket, &drops)
+      && drops > src->kernel_drops)
+    src->kernel_drops = drops;
   if (src->receiver)
     gst_erap_receiver_get_stats (src->receiver, &src->last);
   if (src->crypto)
@@ -431,6 +464,8 @@ make_stats (GstErapSrc * src)
       "bytes", G_TYPE_UINT64, st.bytes_delivered,
       "reorder-bytes", G_TYPE_UINT64, st.reorder_bytes,
       "max-reorder-bytes-seen", G_TYPE_UINT64, st.max_reorder_bytes_seen,
+      "buffer-size-granted", G_TYPE_INT, src->rcvbuf_granted,
+      "kernel-drops", G_TYPE_UINT64, (guint64) src->kernel_drops,
       "encrypted", G_TYPE_BOOLEAN, src->encrypted,
       "authenticated", G_TYPE_UINT64, cs.opened,
       "auth-failures", G_TYPE_UINT64, cs.auth_failures,
@@ -497,6 +532,9 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
     case PROP_KEEPALIVE_INTERVAL:
       src->keepalive_interval = g_value_get_uint64 (value);
       break;
+    case PROP_BUFFER_SIZE:
+      src->buffer_size = g_value_get_int (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -554,6 +592,9 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_KEEPALIVE_INTERVAL:
       g_value_set_uint64 (value, src->keepalive_interval);
       break;
+    case PROP_BUFFER_SIZE:
+      g_value_set_int (value, src->buffer_size);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -593,6 +634,7 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   gchar *hello_host;
   guint hello_port;
   GInetSocketAddress *hello_dest = NULL;
+  gint rcvbuf, granted;
   GstClockTime hello_interval, keepalive_interval;
 
   GST_OBJECT_LOCK (src);
@@ -636,8 +678,11 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (hello_host);
-  sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE,
-      4 * 1024 * 1024, 0, &err);
+  GST_OBJECT_LOCK (src);
+  rcvbuf = src->buffer_size;
+  GST_OBJECT_UNLOCK (src);
+  sock = twoflow_net_udp_open (address, port, TWOFLOW_NET_REUSE |
+      TWOFLOW_NET_FORCE_BUFFERS, rcvbuf, 0, &err);
   if (!sock) {
     if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT))
       GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
@@ -651,6 +696,7 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (address);
+  granted = twoflow_net_rcvbuf_setup (GST_ELEMENT (src), sock, rcvbuf);
   /* take a sender's UDP_SEGMENT runs whole where the path keeps them
    * (the RAP baseline reads packet by packet) */
   if (rc.protocol != GST_ERAP_PROTOCOL_RAP)
@@ -674,6 +720,8 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
   src->foreign = src->ack_errors = src->ack_datagrams = 0;
+  src->rcvbuf_granted = granted;
+  src->kernel_drops = 0;
   memset (&src->last, 0, sizeof (src->last));
   memset (&src->last_hello, 0, sizeof (src->last_hello));
   src->hello_errors = 0;
@@ -706,6 +754,11 @@ gst_erap_src_stop (GstBaseSrc * bsrc)
     src->crypto = NULL;
   }
   if (src->socket) {
+    guint32 drops;
+
+    if (twoflow_net_socket_drops (src->socket, &drops)
+        && drops > src->kernel_drops)
+      src->kernel_drops = drops;
     g_socket_close (src->socket, NULL);
     g_clear_object (&src->socket);
   }
@@ -830,7 +883,7 @@ receive_some (GstErapSrc * src)
     struct iovec iov[RX_BATCH];
     struct sockaddr_storage from[RX_BATCH];
     union {
-      gchar buf[CMSG_SPACE (sizeof (gint))];
+      gchar buf[CMSG_SPACE (sizeof (gint)) + TWOFLOW_NET_CMSG_DROPS_SPACE];
       struct cmsghdr align;
     } ctl[RX_BATCH];
     guint8 acks[ACK_DATAGRAM];
@@ -861,6 +914,7 @@ receive_some (GstErapSrc * src)
       const guint8 *data = iov[i].iov_base;
       gsize len = mm[i].msg_len, seg = len, off;
       struct cmsghdr *c;
+      guint32 drops;
 
       if (mm[i].msg_hdr.msg_namelen == 0)
         continue;
@@ -872,6 +926,9 @@ receive_some (GstErapSrc * src)
           c = CMSG_NXTHDR (&mm[i].msg_hdr, c))
         if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
           seg = *(gint *) CMSG_DATA (c);
+        else if (twoflow_net_cmsg_drops (c, &drops) &&
+            drops > src->kernel_drops)
+          src->kernel_drops = drops;
       if (seg == 0)
         seg = len;
 

@@ -43,6 +43,9 @@ struct _GstErapSrc {
   guint8 *scratch;
   gboolean eos;
   guint64 foreign, ack_errors;
+  gint buffer_size;             /* SO_RCVBUF asked for */
+  gint rcvbuf_granted;          /* what the kernel gave */
+  guint32 kernel_drops;         /* datagrams it dropped (buffer full) */
   guint64 ack_datagrams;        /* datagrams the ACK records went in */
   GstErapCrypto *crypto;        /* NULL: plaintext */
   GstErapCryptoStats last_crypto;

@@ -34,6 +34,17 @@
  * level changes and at least every #GstRudpSrc:feedback-interval. RTCP
  * arriving on the port (RFC 5761 multiplexing) is consumed, not pushed.
  *
+ * An EOS event sent to the element ends the flow after the datagrams
+ * already in the socket's buffer: they arrived, so they are pushed before
+ * the EOS (an application ending a flow when its sender says it is done
+ * loses nothing the network delivered).
+ *
+ * The streaming thread does nothing but read datagrams and push them: it
+ * answers ALLOCATION queries itself (it copies each datagram into memory
+ * of its own and needs no pool), because a serialized query waits in
+ * rtpjitterbuffer until its playout buffer has drained — seconds during
+ * which nothing was read and the kernel dropped what did not fit.
+ *
  * ECN (RFC 3168): the ECN field of each packet's IP header is read
  * (IP_RECVTOS / IPV6_RECVTCLASS); a packet marked CE (Congestion
  * Experienced, by an ECN-enabled AQM such as RED in place of an early
@@ -77,6 +88,13 @@
  * * `ce-marked-rtcp` (guint64): the sender's RTCP notices that arrived
  *   marked CE (they react as a marked RTP packet does)
  * * `port` (gint): the UDP port bound
+ * * `buffer-size-granted` (gint): the receive buffer the kernel gave, in
+ *   bytes as #GstRudpSrc:buffer-size asks (0 before start); less than
+ *   asked for (net.core.rmem_max without CAP_NET_ADMIN) also posts a
+ *   warning message
+ * * `kernel-drops` (guint64): datagrams the kernel dropped because the
+ *   socket's receive buffer was full (SO_RXQ_OVFL / SO_MEMINFO): loss at
+ *   the receiver, not on the network (they count in `lost` too)
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSrc:key set)
  * * `auth-failures` (guint64): datagrams dropped because they failed SRTP or
  *   SRTCP authentication (plaintext, another key, garbage)
@@ -205,6 +223,8 @@ static gboolean gst_rudp_src_unlock (GstBaseSrc * bsrc);
 static gboolean gst_rudp_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
+static gboolean gst_rudp_src_send_event (GstElement * element,
+    GstEvent * event);
 
 static void
 gst_rudp_src_class_init (GstRudpSrcClass * klass)
@@ -477,6 +497,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
       "Receives RTP over UDP and asks the sender for a rate level by RTCP "
       "feedback", "twoflow");
 
+  element_class->send_event = GST_DEBUG_FUNCPTR (gst_rudp_src_send_event);
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
   bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
@@ -511,6 +532,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
   gst_base_src_set_do_timestamp (GST_BASE_SRC (src), TRUE);
+  twoflow_net_answer_allocation (GST_BASE_SRC_PAD (src));
 }
 
 static void
@@ -633,8 +655,13 @@ make_stats (GstRudpSrc * src)
 {
   GstRudpReceiverStats st = { 0 };
   GstStructure *s;
+  guint32 drops;
 
   g_mutex_lock (&src->lock);
+  /* also the drops after the last datagram read */
+  if (src->socket && twoflow_net_socket_drops (src->socket, &drops)
+      && drops > src->kernel_drops)
+    src->kernel_drops = drops;
   if (src->receiver)
     gst_rudp_receiver_get_stats (src->receiver, &st);
   if (src->hello)
@@ -656,6 +683,8 @@ make_stats (GstRudpSrc * src)
       "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
       "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
       "port", G_TYPE_INT, src->bound_port,
+      "buffer-size-granted", G_TYPE_INT, src->rcvbuf_granted,
+      "kernel-drops", G_TYPE_UINT64, (guint64) src->kernel_drops,
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
       "replayed", G_TYPE_UINT64, src->replayed,
@@ -980,6 +1009,8 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (address);
+  src->rcvbuf_granted = twoflow_net_rcvbuf_setup (GST_ELEMENT (src), socket,
+      rcvbuf);
   /* the ECN field of what arrives (IPv4, and IPv4-mapped on a dual-stack
    * IPv6 socket; the traffic class on IPv6): best effort, without it no
    * packet is seen marked */
@@ -996,6 +1027,8 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
 
   g_mutex_lock (&src->lock);
   src->socket = socket;
+  src->kernel_drops = 0;
+  g_atomic_int_set (&src->draining, 0);
   src->bound_port = twoflow_net_local_port (socket);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
@@ -1027,6 +1060,8 @@ static gboolean
 gst_rudp_src_stop (GstBaseSrc * bsrc)
 {
   GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  GSocket *socket;
+  guint32 drops;
 
   g_mutex_lock (&src->lock);
   src->timer_running = FALSE;
@@ -1038,9 +1073,16 @@ gst_rudp_src_stop (GstBaseSrc * bsrc)
     g_thread_join (src->timer);
   src->timer = NULL;
   gst_clear_object (&src->clock);
-  if (src->socket)
-    g_socket_close (src->socket, NULL);
-  g_clear_object (&src->socket);
+  g_mutex_lock (&src->lock);
+  socket = src->socket;
+  src->socket = NULL;
+  if (socket && twoflow_net_socket_drops (socket, &drops)
+      && drops > src->kernel_drops)
+    src->kernel_drops = drops;
+  g_mutex_unlock (&src->lock);
+  if (socket)
+    g_socket_close (socket, NULL);
+  g_clear_object (&socket);
   twoflow_cancel_clear (&src->cancel);
   g_clear_object (&src->sender);
   g_mutex_lock (&src->lock);
@@ -1067,6 +1109,23 @@ gst_rudp_src_unlock_stop (GstBaseSrc * bsrc)
 {
   twoflow_cancel_replace (&GST_RUDP_SRC (bsrc)->cancel);
   return TRUE;
+}
+
+/* EOS: read what the socket holds, then end (create returns EOS when it
+ * finds the socket empty); before start, or twice, as any source. */
+static gboolean
+gst_rudp_src_send_event (GstElement * element, GstEvent * event)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (element);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && src->socket
+      && g_atomic_int_compare_and_exchange (&src->draining, 0, 1)) {
+    GST_DEBUG_OBJECT (src, "EOS: draining the socket first");
+    gst_event_unref (event);
+    twoflow_cancel_cancel (&src->cancel);
+    return TRUE;
+  }
+  return GST_ELEMENT_CLASS (parent_class)->send_event (element, event);
 }
 
 /* The sender's answer: an RTT sample, and from where its level holds. */
@@ -1133,7 +1192,7 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
  * message type for IP_TOS / IPV6_TCLASS. */
 static gssize
 receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
-    GSocketAddress ** from, guint * ecn, GError ** err)
+    GSocketAddress ** from, guint * ecn, guint32 * drops, GError ** err)
 {
   gint fd = g_socket_get_fd (src->socket);
 
@@ -1144,7 +1203,8 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
     struct iovec iov = { data, size };
     union {
       struct cmsghdr align;
-      gchar buf[2 * CMSG_SPACE (sizeof (gint))];
+      gchar buf[2 * CMSG_SPACE (sizeof (gint)) +
+          TWOFLOW_NET_CMSG_DROPS_SPACE];
     } ctl;
     struct msghdr msg;
     struct cmsghdr *cm;
@@ -1170,6 +1230,8 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
 
           memcpy (&tc, CMSG_DATA (cm), sizeof (tc));
           *ecn = tc & 0x3;
+        } else {
+          twoflow_net_cmsg_drops (cm, drops);
         }
       }
       *from = g_socket_address_new_from_native (&ss, msg.msg_namelen);
@@ -1184,9 +1246,18 @@ receive_ecn (GstRudpSrc * src, guint8 * data, gsize size,
           g_strerror (e));
       return -1;
     }
+    /* EOS asked for and the socket is empty: the end */
+    if (g_atomic_int_get (&src->draining))
+      return 0;
     if (!g_socket_condition_wait (src->socket, G_IO_IN,
-            src->cancel.cancellable, err))
+            src->cancel.cancellable, err)) {
+      /* woken for the EOS: read what is left first */
+      if (g_atomic_int_get (&src->draining)) {
+        g_clear_error (err);
+        continue;
+      }
       return -1;
+    }
   }
 }
 
@@ -1205,8 +1276,13 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GError *err = NULL;
     GstClockTime now;
     guint ecn;
+    guint32 drops = 0;
 
-    len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &err);
+    len = receive_ecn (src, data, MAX_PACKET, &from, &ecn, &drops, &err);
+    if (len == 0 && from == NULL) {
+      GST_DEBUG_OBJECT (src, "socket drained: end of stream");
+      return GST_FLOW_EOS;
+    }
     if (len < 0) {
       gboolean cancelled = g_error_matches (err, G_IO_ERROR,
           G_IO_ERROR_CANCELLED);
@@ -1219,6 +1295,15 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       continue;
     }
     now = gst_clock_get_time (src->clock);
+    if (drops) {
+      g_mutex_lock (&src->lock);
+      if (drops > src->kernel_drops) {
+        GST_DEBUG_OBJECT (src, "the kernel dropped %u datagrams (%u in all)",
+            drops - src->kernel_drops, drops);
+        src->kernel_drops = drops;
+      }
+      g_mutex_unlock (&src->lock);
+    }
     if (gst_rudp_is_rtcp (data, len)) {
       handle_notice (src, data, len, from, ecn, now);
       g_clear_object (&from);

@@ -59,6 +59,9 @@ struct _GstRudpSrc {
   guint64 replayed;             /* authentic but replayed */
   guint64 foreign_rtcp;         /* plaintext notices not from the sender */
   gint bound_port;
+  gint rcvbuf_granted;           /* the receive buffer the kernel gave */
+  guint32 kernel_drops;         /* datagrams it dropped (buffer full) */
+  gint draining;                /* EOS asked: read what is there, then end */
   guint8 *scratch;              /* receive buffer (streaming thread) */
 
   /* the timer thread: now = clock; core(now); wait(next_wakeup()) */

@@ -33,6 +33,7 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
+#include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-control.h"
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
@@ -129,6 +130,10 @@ typedef struct
   gdouble ess_rate, enh_rate;   /* bit/s */
   gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
   GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
+  JsonObject *server_final;     /* the server's "done" event: final stats */
+  guint final_timer;            /* fetch: output done, waiting for it */
+  /* what the output lacks (proxy_session_report's "delivery") */
+  gint64 lost_frames, unexplained_frames, audio_missing;
 } ProxySession;
 
 static void web_session_added (ProxySession * ps);
@@ -174,6 +179,8 @@ proxy_session_free (ProxySession * ps)
   web_session_removed (ps);
   if (ps->ready_timer)
     g_source_remove (ps->ready_timer);
+  if (ps->final_timer)
+    g_source_remove (ps->final_timer);
   if (ps->cancel)
     g_cancellable_cancel (ps->cancel);
   g_clear_object (&ps->cancel);
@@ -183,6 +190,8 @@ proxy_session_free (ProxySession * ps)
   g_clear_object (&ps->conn);
   if (ps->info)
     json_object_unref (ps->info);
+  if (ps->server_final)
+    json_object_unref (ps->server_final);
   if (ps->arrivals)
     fclose (ps->arrivals);
   if (ps->arrivals_parser)
@@ -409,6 +418,35 @@ merge_no_more_pads (GstElement * merge, GstElement * bin)
   gst_element_no_more_pads (bin);
 }
 
+/* A receiver's kernel buffer for a flow (bytes, as SO_RCVBUF is asked):
+ * RCVBUF_SECONDS of its peak rate (bit/s), so the burst of a stalled
+ * second or two (a busy machine, a segment's first packets) fits, at
+ * least 4 MiB (what it was before), at most 256 MiB. */
+#define RCVBUF_MIN (4 * 1024 * 1024)
+#define RCVBUF_MAX (256 * 1024 * 1024)
+#define RCVBUF_SECONDS 2
+static gint
+rcvbuf_for_rate (gint64 peak_bps)
+{
+  gint64 b = peak_bps / 8 * RCVBUF_SECONDS;
+
+  return (gint) CLAMP (b, RCVBUF_MIN, RCVBUF_MAX);
+}
+
+/* the largest element of an integer array member of @o (0: none) */
+static gint64
+array_max (JsonObject * o, const gchar * member)
+{
+  JsonArray *a = o && json_object_has_member (o, member) ?
+      json_object_get_array_member (o, member) : NULL;
+  gint64 m = 0;
+  guint i;
+
+  for (i = 0; a && i < json_array_get_length (a); i++)
+    m = MAX (m, json_array_get_int_element (a, i));
+  return m;
+}
+
 /* The receiving bin: its "src" ghost pad gives the merged elementary
  * stream (or, pre-staging, the essential flow's bytes), its sometimes pad
  * "audio" the audio track. */
@@ -427,8 +465,13 @@ build_receive_bin (ProxySession * ps)
   }
   if (erap) {
     ps->ess_src = make (bin, "erapsrc", "ess_src");
+    /* from the flow's rates: cTCP's largest segment rate, or its 1 s
+     * peak (a resent burst) when higher */
     g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
-        "caps", NULL, NULL);
+        "caps", NULL, "buffer-size", rcvbuf_for_rate (MAX (array_max
+                (ps->info, "essential_segment_rates"),
+                twoflow_json_get_int (ps->info, "essential_peak_rate", 0))),
+        NULL);
     if (ps->erap_key)
       g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
     /* behind NAT: it says hello to the port PLAY's reply names, from its
@@ -520,8 +563,12 @@ build_receive_bin (ProxySession * ps)
         opt_enhanced_ports + (gint) (port_index % 100) : free_udp_port ();
     caps = gst_caps_from_string ("application/x-rtp,media=application,"
         "clock-rate=90000,encoding-name=X-GST");
+    /* from the flow's rates: its 1 s peak, or the smoothed window rate
+     * when that is higher */
     g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
-        "buffer-size", 4 * 1024 * 1024, NULL);
+        "buffer-size", rcvbuf_for_rate (MAX (twoflow_json_get_int (ps->info,
+                    "enhanced_peak_rate", 0), twoflow_json_get_int (ps->info,
+                    "enhanced_smoothed_peak_rate", 0))), NULL);
     if (ps->srtp_key)
       g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
     /* behind NAT: as the ERAP source, hello first, started by ready_cb */
@@ -676,7 +723,15 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
       update_measurement (ps, ev);
     else if (g_str_equal (e, "done")) {
       ps->server_done = TRUE;
+      if (!ps->server_final)
+        ps->server_final = json_object_ref (ev);
       log_json ("SERVER-DONE", ev);
+      /* a fetch whose output was complete first waited for these stats */
+      if (ps->final_timer) {
+        g_source_remove (ps->final_timer);
+        ps->final_timer = 0;
+        g_main_loop_quit (ps->loop);
+      }
       /* The server has sent everything: end the enhanced flow (UDP has no
        * end of its own), so twoflowmerge counts enhanced frames lost at
        * the very end as missing instead of waiting for them forever. */
@@ -846,6 +901,81 @@ proxy_session_start (ProxySession * ps)
   ps->ready_timer = g_timeout_add (10, ready_cb, ps);
 }
 
+/* an integer member of member @obj of @o (@def when either is absent) */
+static gint64
+nested_int (JsonObject * o, const gchar * obj, const gchar * member,
+    gint64 def)
+{
+  JsonObject *n = o && json_object_has_member (o, obj) ?
+      json_object_get_object_member (o, obj) : NULL;
+
+  return n ? twoflow_json_get_int (n, member, def) : def;
+}
+
+/* What reached the output of what the source has, and why the rest did
+ * not (docs/system.md, "Delivery"; the judgement is the sans-IO
+ * gst_twoflow_delivery_judge()): the source's frames (INFO) against the
+ * merge's output; the enhanced packets the server sent (its done event's
+ * rudpsink stats) against what rudpsrc received; the kernel's drops at
+ * the receiver; the transcoder's deliberate drops (the server's final
+ * stats). Sets ps->lost_frames, ps->unexplained_frames,
+ * ps->audio_missing. */
+static JsonObject *
+delivery_report (ProxySession * ps, JsonObject * rep)
+{
+  JsonObject *o = json_object_new ();
+  JsonObject *fin = ps->server_final;
+  GstTwoflowDeliveryCounts c = { 0, };
+  GstTwoflowDelivery d;
+
+  c.frames = twoflow_json_get_int (ps->info, "frames", 0);
+  c.output_frames = nested_int (rep, "merge", "output-frames", 0);
+  c.missing_frames = nested_int (rep, "merge", "missing-i", 0) +
+      nested_int (rep, "merge", "missing-p", 0) +
+      nested_int (rep, "merge", "missing-b", 0) +
+      nested_int (rep, "merge", "missing-unknown", 0);
+  c.dependent_dropped = nested_int (rep, "merge", "dropped", 0);
+  c.transcoder_dropped = nested_int (fin, "transcoder_stats",
+      "frames-dropped", 0);
+  c.packets_sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
+  c.packets_received = nested_int (rep, "rudpsrc", "received", 0);
+  c.packets_lost = nested_int (rep, "rudpsrc", "lost", 0);
+  c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
+  c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);
+  c.late_packets = nested_int (rep, "jitterbuffer", "num-late", 0);
+  c.audio_records = twoflow_json_get_int (ps->info, "audio_records", 0);
+  c.audio_output = nested_int (rep, "merge", "audio-buffers", 0);
+  c.audio_expected = ps->audio_out;
+  c.finished = ps->server_done;
+  gst_twoflow_delivery_judge (&c, &d);
+
+  json_object_set_int_member (o, "frames", c.frames);
+  json_object_set_int_member (o, "output_frames", c.output_frames);
+  json_object_set_int_member (o, "lost_frames", d.lost_frames);
+  json_object_set_int_member (o, "unexplained_frames", d.unexplained_frames);
+  json_object_set_int_member (o, "transcoder_dropped", c.transcoder_dropped);
+  json_object_set_int_member (o, "dependent_dropped", c.dependent_dropped);
+  json_object_set_int_member (o, "packets_sent", c.packets_sent);
+  json_object_set_int_member (o, "packets_received", c.packets_received);
+  json_object_set_int_member (o, "packets_lost", d.packets_lost);
+  json_object_set_int_member (o, "network_lost_packets",
+      d.network_lost_packets);
+  json_object_set_int_member (o, "kernel_drops", c.kernel_drops +
+      c.other_kernel_drops);
+  json_object_set_int_member (o, "late_packets", c.late_packets);
+  json_object_set_int_member (o, "audio_records", c.audio_records);
+  json_object_set_int_member (o, "audio_output", c.audio_output);
+  json_object_set_int_member (o, "audio_missing", d.audio_missing);
+  json_object_set_boolean_member (o, "complete", d.complete);
+  json_object_set_string_member (o, "cause",
+      gst_twoflow_delivery_cause_name (d.cause));
+  json_object_set_boolean_member (o, "finished", c.finished);
+  ps->lost_frames = d.lost_frames;
+  ps->unexplained_frames = d.unexplained_frames;
+  ps->audio_missing = d.audio_missing;
+  return o;
+}
+
 static JsonObject *
 proxy_session_report (ProxySession * ps)
 {
@@ -898,6 +1028,9 @@ proxy_session_report (ProxySession * ps)
     twoflow_json_add_structure (o, "jitterbuffer", st);
     gst_structure_free (st);
   }
+  /* what the output lacks, and why */
+  if (ps->merge)
+    json_object_set_object_member (o, "delivery", delivery_report (ps, o));
   /* the measured health (measured admission's view) at the end */
   {
     GstTwoflowAdmissionHealth h;
@@ -1639,12 +1772,40 @@ client_connected (GstRTSPServer * server, GstRTSPClient * client,
 /* ------------------------------------------------------ fetch / prestage */
 
 static gboolean
+final_timeout_cb (gpointer data)
+{
+  ProxySession *ps = data;
+
+  ps->final_timer = 0;
+  g_main_loop_quit (ps->loop);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
 fetch_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
 {
   ProxySession *ps = data;
 
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+    /* the output can be complete a moment before the server says done:
+     * its final stats (what it sent) are wanted for the delivery
+     * accounting, for up to 3 s */
+    if (!ps->server_done && ps->merge && !ps->interrupted && !ps->error) {
+      if (!ps->final_timer)
+        ps->final_timer = g_timeout_add (3000, final_timeout_cb, ps);
+      return G_SOURCE_CONTINUE;
+    }
     g_main_loop_quit (ps->loop);
+  } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+    /* e.g. a receive buffer the kernel capped */
+    GError *err = NULL;
+    gchar *dbg = NULL;
+
+    gst_message_parse_warning (msg, &err, &dbg);
+    g_printerr ("warning: %s: %s (%s)\n", GST_OBJECT_NAME (msg->src),
+        err->message, dbg ? dbg : "");
+    g_clear_error (&err);
+    g_free (dbg);
   } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
     GError *err = NULL;
     gst_message_parse_error (msg, &err, NULL);
@@ -1720,12 +1881,39 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   gst_element_set_state (pipe, GST_STATE_NULL);
   json_object_set_string_member (rep, "output", final);
   json_object_set_string_member (rep, "container", container);
-  json_object_set_string_member (rep, "result", ps->error ? ps->error :
-      ps->interrupted ? "interrupted" : "ok");
+  /* a fetch that lost data never says "ok": "degraded" when the network
+   * (or the transcoder, under congestion) explains every missing frame,
+   * "incomplete" (exit 3) when frames the source has are missing without
+   * a network cause */
+  if (ps->error || ps->interrupted || !ps->merge
+      || (ps->lost_frames == 0 && ps->audio_missing == 0)) {
+    json_object_set_string_member (rep, "result", ps->error ? ps->error :
+        ps->interrupted ? "interrupted" : "ok");
+    rc = ps->error || ps->interrupted ? 1 : 0;
+  } else {
+    JsonObject *d = json_object_get_object_member (rep, "delivery");
+    gchar *why = g_strdup_printf ("%s: %" G_GINT64_FORMAT " of %"
+        G_GINT64_FORMAT " frames and %" G_GINT64_FORMAT " audio records "
+        "missing, %" G_GINT64_FORMAT " without a network cause (network lost %"
+        G_GINT64_FORMAT " packets, the receiver's kernel dropped %"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT " came too late, the "
+        "transcoder dropped %" G_GINT64_FORMAT " frames)",
+        ps->unexplained_frames > 0 ? "incomplete" : "degraded",
+        ps->lost_frames, twoflow_json_get_int (d, "frames", 0),
+        ps->audio_missing, ps->unexplained_frames,
+        twoflow_json_get_int (d, "network_lost_packets", 0),
+        twoflow_json_get_int (d, "kernel_drops", 0),
+        twoflow_json_get_int (d, "late_packets", 0),
+        twoflow_json_get_int (d, "transcoder_dropped", 0));
+
+    json_object_set_string_member (rep, "result", why);
+    g_printerr ("%s: %s\n", video, why);
+    g_free (why);
+    rc = ps->unexplained_frames > 0 ? 3 : 0;
+  }
   json_object_set_boolean_member (rep, "interrupted", ps->interrupted);
   log_json (prestage ? "PRESTAGE-RESULT" : "FETCH-RESULT", rep);
   json_object_unref (rep);
-  rc = ps->error || ps->interrupted ? 1 : 0;
   if (!ps->error || ps->interrupted) {
     /* an interrupted fetch keeps what it has (finished by its muxer) */
     if (!prestage || !ps->interrupted)
@@ -1855,7 +2043,9 @@ main (int argc, char **argv)
     {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server,
         "twoflow-server control address (default 127.0.0.1:5500)", "HOST:PORT"},
     {"fetch", 'f', 0, G_OPTION_ARG_STRING, &opt_fetch,
-        "Fetch one video to --output and exit", "NAME"},
+        "Fetch one video to --output and exit (0: every frame, or what "
+          "is missing the network lost; 3: frames missing without a "
+          "network cause; 1: an error)", "NAME"},
     {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
         "Output file of --fetch: .ts, .mkv or .mp4 (video and audio), "
           ".m2v/.h264/.es (the video elementary stream); other: by codec",

@@ -165,8 +165,18 @@ GST_START_TEST (test_properties)
   fail_unless (gst_structure_has_field_typed (s, "packets-received",
           G_TYPE_UINT64));
   fail_unless (gst_structure_has_field_typed (s, "foreign", G_TYPE_UINT64));
+  fail_unless (gst_structure_has_field_typed (s, "kernel-drops",
+          G_TYPE_UINT64));
+  fail_unless (gst_structure_has_field_typed (s, "buffer-size-granted",
+          G_TYPE_INT));
   g_free (addr);
   gst_structure_free (s);
+  {
+    gint size;
+
+    g_object_get (e, "buffer-size", &size, NULL);
+    fail_unless_equals_int (size, 4 * 1024 * 1024);
+  }
   gst_object_unref (e);
 }
 
@@ -262,6 +272,7 @@ GST_START_TEST (test_robustness)
   fail_unless_equals_uint64 (stats_u64 (h->element, "malformed"), 1);
   fail_unless_equals_uint64 (stats_u64 (h->element, "dropped-no-memory"), 1);
   fail_unless (stats_u64 (h->element, "max-reorder-bytes-seen") <= 1024);
+  fail_unless_equals_uint64 (stats_u64 (h->element, "kernel-drops"), 0);
   for (i = 0; i < 1; i++)
     fail_if (g_socket_condition_timed_wait (other->sock, G_IO_IN, 1000, NULL,
             NULL));

@@ -869,6 +869,231 @@ GST_START_TEST (test_hello_keepalive)
 
 GST_END_TEST;
 
+/* A RECONFIGURE mid-flow (a muxer linking a pad downstream) makes a
+ * source renegotiate; its ALLOCATION query is serialized, and
+ * rtpjitterbuffer holds serialized queries until its playout buffer has
+ * drained. rudpsrc answers it itself: no ALLOCATION query reaches the
+ * jitterbuffer, and every datagram is read while the jitterbuffer still
+ * holds the first ones (a 10 s playout buffer; before, the streaming
+ * thread waited those 10 s and the kernel dropped what did not fit). */
+static GstPadProbeReturn
+count_allocation (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  if (GST_QUERY_TYPE (GST_PAD_PROBE_INFO_QUERY (info)) ==
+      GST_QUERY_ALLOCATION)
+    g_atomic_int_inc ((gint *) data);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_no_wait_behind_playout_buffer)
+{
+  GstElement *rx, *src, *jb;
+  GstPad *jsink, *out;
+  GSocketAddress *dest;
+  GSocket *s;
+  gint allocation = 0;
+  guint i, waited;
+
+  rx = gst_parse_launch ("rudpsrc name=src port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\" ! rtpjitterbuffer name=jb latency=10000 ! "
+      "fakesink name=out sync=false async=false", NULL);
+  fail_unless (rx != NULL);
+  src = gst_bin_get_by_name (GST_BIN (rx), "src");
+  jb = gst_bin_get_by_name (GST_BIN (rx), "jb");
+  jsink = gst_element_get_static_pad (jb, "sink");
+  gst_pad_add_probe (jsink, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      count_allocation, &allocation, NULL);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  s = test_socket (&dest, src_port (src));
+  for (i = 0; i < 10; i++)
+    send_buf (s, dest, rudp_make_packet (0xabc, 100 + i, 500));
+  for (waited = 0; stat_u64 (src, "received") < 10 && waited < 500; waited++)
+    g_usleep (10000);
+  fail_unless_equals_uint64 (stat_u64 (src, "received"), 10);
+  /* downstream asks for renegotiation */
+  {
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (rx), "out");
+
+    out = gst_element_get_static_pad (sink, "sink");
+    gst_pad_push_event (out, gst_event_new_reconfigure ());
+    gst_object_unref (sink);
+  }
+  for (i = 10; i < 60; i++) {
+    send_buf (s, dest, rudp_make_packet (0xabc, 100 + i, 500));
+    g_usleep (2000);
+  }
+  /* read while the jitterbuffer holds everything (its latency: 10 s) */
+  for (waited = 0; stat_u64 (src, "received") < 60 && waited < 500; waited++)
+    g_usleep (10000);
+  fail_unless_equals_uint64 (stat_u64 (src, "received"), 60);
+  fail_unless_equals_int (g_atomic_int_get (&allocation), 0);
+  fail_unless_equals_uint64 (stat_u64 (src, "kernel-drops"), 0);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (out);
+  gst_object_unref (jsink);
+  gst_object_unref (jb);
+  gst_object_unref (src);
+  gst_object_unref (rx);
+  g_object_unref (s);
+  g_object_unref (dest);
+}
+
+GST_END_TEST;
+
+/* Kernel receive-buffer drops are counted: with a tiny buffer and the
+ * streaming thread held (a blocking probe), a burst overflows the socket;
+ * kernel-drops says how many datagrams the kernel dropped, and they are
+ * the ones the sequence numbers find lost. A buffer the kernel cannot
+ * give (G_MAXINT: the kernel caps at INT_MAX / 2 even for root) posts a
+ * warning and reports what it gave. */
+static GstPadProbeReturn
+hold (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_kernel_drops)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 buffer-size=4096 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\"");
+  GstElement *src = el (h, "rudpsrc");
+  GSocketAddress *dest;
+  GSocket *s;
+  GstPad *pad;
+  gulong id;
+  guint i, waited;
+  guint64 drops, received, lost;
+  gint granted = 0;
+  GstStructure *st;
+
+  gst_harness_play (h);
+  g_object_get (src, "stats", &st, NULL);
+  fail_unless (gst_structure_get_int (st, "buffer-size-granted", &granted));
+  gst_structure_free (st);
+  fail_unless (granted >= 4096);
+  s = test_socket (&dest, src_port (src));
+  send_buf (s, dest, rudp_make_packet (0xabc, 10, 1000));
+  gst_buffer_unref (gst_harness_pull (h));
+  pad = gst_element_get_static_pad (src, "src");
+  id = gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM, hold,
+      NULL, NULL);
+  /* the first of these is taken and held in the probe; the rest wait in
+   * the socket, which holds a few */
+  for (i = 11; i < 111; i++)
+    send_buf (s, dest, rudp_make_packet (0xabc, i, 1000));
+  drops = stat_u64 (src, "kernel-drops");
+  fail_unless (drops > 50, "only %" G_GUINT64_FORMAT " dropped", drops);
+  gst_pad_remove_probe (pad, id);
+  gst_object_unref (pad);
+  /* what the socket held is read; then one more, after the gap */
+  for (waited = 0; waited < 500; waited++) {
+    received = stat_u64 (src, "received");
+    if (received + drops == 101)
+      break;
+    g_usleep (10000);
+  }
+  fail_unless_equals_uint64 (received + drops, 101);
+  send_buf (s, dest, rudp_make_packet (0xabc, 111, 1000));
+  for (waited = 0; waited < 500; waited++) {
+    received = stat_u64 (src, "received");
+    lost = stat_u64 (src, "lost");
+    if (received + lost == 102)
+      break;
+    g_usleep (10000);
+  }
+  fail_unless_equals_uint64 (received + lost, 102);
+  fail_unless_equals_uint64 (stat_u64 (src, "kernel-drops"), drops);
+  fail_unless_equals_uint64 (lost, drops);
+  gst_harness_teardown (h);
+  g_object_unref (s);
+  g_object_unref (dest);
+
+  /* more than the kernel gives: a warning, and what it gave */
+  {
+    GstElement *p = gst_parse_launch ("rudpsrc name=src port=0 "
+        "buffer-size=2147483647 ! fakesink async=false", NULL);
+    GstMessage *m;
+
+    fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p), 5 * GST_SECOND,
+        GST_MESSAGE_WARNING | GST_MESSAGE_ERROR);
+    fail_unless (m != NULL);
+    fail_unless_equals_int (GST_MESSAGE_TYPE (m), GST_MESSAGE_WARNING);
+    gst_message_unref (m);
+    src = gst_bin_get_by_name (GST_BIN (p), "src");
+    g_object_get (src, "stats", &st, NULL);
+    fail_unless (gst_structure_get_int (st, "buffer-size-granted", &granted));
+    gst_structure_free (st);
+    fail_unless (granted > 0 && granted < G_MAXINT);
+    gst_object_unref (src);
+    gst_element_set_state (p, GST_STATE_NULL);
+    gst_object_unref (p);
+  }
+}
+
+GST_END_TEST;
+
+/* EOS sent to the element ends the flow after what the socket holds:
+ * datagrams that arrived while the streaming thread was busy are pushed
+ * before the EOS. */
+GST_START_TEST (test_eos_drains)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\"");
+  GstElement *src = el (h, "rudpsrc");
+  GSocketAddress *dest;
+  GSocket *s;
+  GstPad *pad;
+  gulong id;
+  guint i, pulled = 0;
+  GstEvent *ev;
+  gboolean eos = FALSE;
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (src));
+  pad = gst_element_get_static_pad (src, "src");
+  id = gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM, hold,
+      NULL, NULL);
+  for (i = 0; i < 20; i++)
+    send_buf (s, dest, rudp_make_packet (0xabc, 500 + i, 300));
+  fail_unless (gst_element_send_event (src, gst_event_new_eos ()));
+  gst_pad_remove_probe (pad, id);
+  gst_object_unref (pad);
+  while (!eos) {
+    GstBuffer *b = gst_harness_try_pull (h);
+
+    if (b) {
+      gst_buffer_unref (b);
+      pulled++;
+      continue;
+    }
+    while ((ev = gst_harness_try_pull_event (h))) {
+      if (GST_EVENT_TYPE (ev) == GST_EVENT_EOS)
+        eos = TRUE;
+      gst_event_unref (ev);
+    }
+    if (!eos)
+      g_usleep (10000);
+  }
+  /* the buffers before the EOS (the harness keeps them in order) */
+  while (gst_harness_buffers_in_queue (h) > 0) {
+    gst_buffer_unref (gst_harness_pull (h));
+    pulled++;
+  }
+  fail_unless_equals_int (pulled, 20);
+  fail_unless_equals_uint64 (stat_u64 (src, "received"), 20);
+  gst_harness_teardown (h);
+  g_object_unref (s);
+  g_object_unref (dest);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsrc_suite (void)
 {
@@ -886,6 +1111,9 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_learn_peer_refused);
   tcase_add_test (tc, test_hello_keepalive);
   tcase_add_test (tc, test_learn_peer_moved);
+  tcase_add_test (tc, test_no_wait_behind_playout_buffer);
+  tcase_add_test (tc, test_kernel_drops);
+  tcase_add_test (tc, test_eos_drains);
   return s;
 }
 
