@@ -1615,7 +1615,8 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
 /* A viewer's DESCRIBE prepares its media (and starts the server session:
  * the SDP needs the stream's caps); a viewer that never PLAYs it must not
  * hold admission capacity: the media is unprepared (its session released)
- * unless it plays within DESCRIBE_HOLD_S. */
+ * unless it plays within DESCRIBE_HOLD_S of being prepared (the answer to
+ * DESCRIBE). */
 #define DESCRIBE_HOLD_S 10
 
 static void
@@ -1624,6 +1625,8 @@ media_new_state (GstRTSPMedia * media, gint state, gpointer data)
   guint timer = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (media),
           "twoflow-hold"));
 
+  if (state == GST_STATE_PLAYING)
+    g_object_set_data (G_OBJECT (media), "twoflow-played", GINT_TO_POINTER (1));
   if (state == GST_STATE_PLAYING && timer) {
     g_source_remove (timer);
     g_object_set_data (G_OBJECT (media), "twoflow-hold", NULL);
@@ -1649,6 +1652,21 @@ describe_hold_cb (gpointer data)
 }
 
 static void
+media_prepared (GstRTSPMedia * media, gpointer data)
+{
+  guint timer;
+
+  if (g_object_get_data (G_OBJECT (media), "twoflow-played"))
+    return;
+  /* the timer holds the media: unpreparing one already released (the
+   * viewer went away) is a no-op */
+  timer = g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, DESCRIBE_HOLD_S,
+      describe_hold_cb, g_object_ref (media), g_object_unref);
+  g_object_set_data (G_OBJECT (media), "twoflow-hold",
+      GUINT_TO_POINTER (timer));
+}
+
+static void
 twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
 {
   GstElement *e = gst_rtsp_media_get_element (media);
@@ -1661,17 +1679,8 @@ twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
     g_object_weak_ref (G_OBJECT (media), release_session, ps);
     g_signal_connect (media, "unprepared", G_CALLBACK (media_unprepared),
         NULL);
-    {
-      /* the timer holds the media: unpreparing one already released
-       * (the viewer went away) is a no-op */
-      guint timer = g_timeout_add_seconds_full (G_PRIORITY_DEFAULT,
-          DESCRIBE_HOLD_S, describe_hold_cb, g_object_ref (media),
-          g_object_unref);
-      g_object_set_data (G_OBJECT (media), "twoflow-hold",
-          GUINT_TO_POINTER (timer));
-      g_signal_connect (media, "new-state", G_CALLBACK (media_new_state),
-          NULL);
-    }
+    g_signal_connect (media, "prepared", G_CALLBACK (media_prepared), NULL);
+    g_signal_connect (media, "new-state", G_CALLBACK (media_new_state), NULL);
   }
   gst_object_unref (e);
 }
