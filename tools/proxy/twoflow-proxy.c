@@ -1265,6 +1265,35 @@ audio_transcode (GstBin * bin, GstElement * aparse, const gchar * codec,
   return parse;
 }
 
+/* MPEG-1/2 video for the browsers' HLS: @vparse ! decoder ! videoconvert !
+ * x264enc (a key frame every 2 s, HLS's target duration) ! h264parse !
+ * byte-stream caps; returns the last element, linked (NULL: missing). */
+static GstElement *
+hls_h264_encoder (GstBin * bin, GstElement * vparse)
+{
+  GstElement *dec = add_el (bin, "avdec_mpeg2video", NULL);
+  GstElement *conv = add_el (bin, "videoconvert", NULL);
+  GstElement *enc = add_el (bin, "x264enc", NULL);
+  GstElement *parse = add_el (bin, "h264parse", NULL);
+  GstElement *caps = add_el (bin, "capsfilter", NULL);
+  GstCaps *c;
+
+  if (!dec || !conv || !enc || !parse || !caps)
+    return NULL;
+  gst_util_set_object_arg (G_OBJECT (enc), "speed-preset", "veryfast");
+  gst_util_set_object_arg (G_OBJECT (enc), "pass", "qual");
+  g_object_set (enc, "quantizer", 21, "key-int-max", 50, "bframes", 0,
+      NULL);
+  g_object_set (parse, "config-interval", -1, NULL);
+  c = gst_caps_from_string ("video/x-h264,stream-format=byte-stream,"
+      "alignment=au");
+  g_object_set (caps, "caps", c, NULL);
+  gst_caps_unref (c);
+  if (!gst_element_link_many (vparse, dec, conv, enc, parse, caps, NULL))
+    return NULL;
+  return caps;
+}
+
 /* recv's video (and audio) through parsers into a @container muxer, which
  * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
  * stream with SPS/PPS before every IDR frame, so a viewer can start at any
@@ -1274,6 +1303,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error)
 {
   gboolean h264 = g_strcmp0 (ps->video_codec, "h264") == 0;
+  gboolean hls_transcoded;
   GstElement *mux, *vq, *vparse, *vcaps = NULL;
   GstPad *pad;
 
@@ -1287,7 +1317,16 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
   if (!mux || !vq || !vparse)
     goto missing;
-  if (h264) {
+  hls_transcoded = hls && !h264;
+  if (hls_transcoded) {
+    /* browsers decode no MPEG-1/2 video: the HLS copy (made once per
+     * video and cached with its segments) is H.264 */
+    vcaps = hls_h264_encoder (bin, vparse);
+    if (!vcaps)
+      goto missing;
+    g_print ("HLS: %s video transcoded to H.264 for browsers (x264enc)\n",
+        ps->video_codec);
+  } else if (h264) {
     g_object_set (vparse, "config-interval", -1, NULL);
     if (g_str_equal (container, "ts") || hls) {
       GstCaps *c = gst_caps_from_string ("video/x-h264,"
@@ -1301,7 +1340,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
       "max-size-bytes", 0, NULL);
   if (!gst_element_link_pads (recv, "src", vq, "sink")
       || !gst_element_link (vq, vparse)
-      || (vcaps && !gst_element_link (vparse, vcaps))
+      || (vcaps && !hls_transcoded && !gst_element_link (vparse, vcaps))
       || !gst_element_link_pads (vcaps ? vcaps : vparse, "src", mux,
           hls ? "video" : NULL)) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,

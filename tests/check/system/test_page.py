@@ -95,6 +95,20 @@ def main():
               f"a frame is painted: video area luma mean {res.get('video_luma_mean', 0):.1f}, "
               f"variance {res.get('video_luma_var', 0):.1f}")
         check(not last.get("errors"), f"no player errors {last.get('errors')}")
+        # MPEG-2: browsers decode no MPEG-2 video; the page gets it as H.264
+        res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=9)
+        reps2 = res2.get("reports", [])
+        last2 = reps2[-1] if reps2 else {}
+        times2 = [r["currentTime"] for r in reps2 if r["currentTime"] > 0]
+        check(last2.get("width") == 320 and str(last2.get("videoCodec")).startswith("avc1")
+              and len(times2) >= 2 and times2[-1] > times2[0],
+              f"MPEG-2 in the page: {last2.get('width')}x{last2.get('height')}, "
+              f"codec {last2.get('videoCodec')}, times {[round(t, 2) for t in times2]}")
+        # a video that cannot play says why in the page
+        res3 = pc.run(f"http://127.0.0.1:{hport}/", play="bad-audio-only.mp4", seconds=4)
+        reps3 = res3.get("reports", [])
+        why = (reps3[-1] if reps3 else {}).get("why") or ""
+        check("no video stream" in why, f"an unplayable video says why: '{why}'")
         # the page's own view: the list and the session's admission
         st = json.load(urllib.request.urlopen(f"http://127.0.0.1:{hport}/status"))
         check(any(d["video"] == "h264-aac.mp4" and d["decision"] == "admit"

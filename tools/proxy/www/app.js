@@ -27,10 +27,17 @@ async function loadVideos() {
   }
 }
 
+function showWhy(name, why) {
+  state.why = why;
+  document.getElementById('why').textContent = why ?
+    'Cannot play ' + name + ': ' + why : '';
+}
+
 function play(name) {
   const src = '/hls/' + encodeURIComponent(name) + '/index.m3u8';
   state.name = name;
   state.audioCodec = state.videoCodec = null;
+  showWhy(name, null);
   document.getElementById('now').textContent = 'Player: ' + name;
   for (const li of document.querySelectorAll('#videos li'))
     li.classList.toggle('on', li.textContent === name);
@@ -43,6 +50,12 @@ function play(name) {
     });
     hls.on(Hls.Events.ERROR, (ev, data) => {
       state.errors.push(data.details);
+      // a fatal error says why, in the proxy's own words (the body of its
+      // answer, which hls.js does not keep) when it gave any
+      if (data.fatal && data.type !== Hls.ErrorTypes.MEDIA_ERROR)
+        fetch(src).then((r) => r.ok ? '' : r.text())
+          .catch(() => '')
+          .then((t) => showWhy(name, t.trim() || data.details));
       if (data.fatal && data.type === Hls.ErrorTypes.MEDIA_ERROR)
         hls.recoverMediaError();
     });
@@ -67,6 +80,7 @@ window.twoflowReport = function () {
     videoDecodedBytes: video.webkitVideoDecodedByteCount || 0,
     audioTracks: video.audioTracks ? video.audioTracks.length : null,
     errors: state.errors.slice(-5),
+    why: state.why || null,
   };
 };
 
