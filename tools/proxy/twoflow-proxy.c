@@ -66,6 +66,7 @@ static gint64 opt_prefix_max_bytes = 0;
 static gchar *opt_config = NULL;
 static guint port_index = 0;
 /* control-channel security (docs/security.md) */
+static gboolean opt_version = FALSE;
 static gboolean opt_insecure = FALSE;
 static gboolean opt_nat = FALSE;
 static gchar *opt_tls_ca = NULL, *opt_tls_pin = NULL;
@@ -2139,6 +2140,8 @@ main (int argc, char **argv)
         "Behind NAT: open every flow outward (connect for ctcp/tcp, say "
           "hello from the receiving sockets for erap and the enhanced flow)",
         NULL},
+    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version,
+        "Print the version and exit", NULL},
     {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
         "Plaintext control channel (lab use only)", NULL},
     {"tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_ca,
@@ -2208,6 +2211,13 @@ main (int argc, char **argv)
     return 2;
   }
   g_option_context_free (ctx);
+  if (opt_version) {
+    gchar *gst = gst_version_string ();
+
+    g_print ("twoflow-proxy %s (%s)\n", PACKAGE_VERSION, gst);
+    g_free (gst);
+    return 0;
+  }
   if (!opt_server)
     opt_server = g_strdup ("127.0.0.1:5500");
   if (!opt_prefix_dir)

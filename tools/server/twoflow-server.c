@@ -171,6 +171,7 @@ static gchar *opt_dir = NULL;
 static gchar *opt_address = NULL;
 static gint opt_port = TWOFLOW_CONTROL_DEFAULT_PORT;
 /* control-channel security and limits (docs/security.md) */
+static gboolean opt_version = FALSE;
 static gboolean opt_insecure = FALSE;
 static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
 static gchar *opt_tls_client_ca = NULL;
@@ -2970,6 +2971,8 @@ main (int argc, char **argv)
     {"tokens", 0, 0, G_OPTION_ARG_FILENAME, &opt_tokens,
         "Per-proxy tokens: lines \"name token\"; a proxy sends AUTH first",
         "FILE"},
+    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version,
+        "Print the version and exit", NULL},
     {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
         "Plaintext control channel, anyone may connect unless --tokens "
         "(lab use only)", NULL},
@@ -3048,6 +3051,13 @@ main (int argc, char **argv)
     return 2;
   }
   g_option_context_free (ctx);
+  if (opt_version) {
+    gchar *gst = gst_version_string ();
+
+    g_print ("twoflow-server %s (%s)\n", PACKAGE_VERSION, gst);
+    g_free (gst);
+    return 0;
+  }
   if (opt_dir == NULL || !g_file_test (opt_dir, G_FILE_TEST_IS_DIR)) {
     g_printerr ("--dir DIR (a directory of videos) is required\n");
     return 2;

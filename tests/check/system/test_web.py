@@ -17,6 +17,7 @@
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,9 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 failures = []
+
+SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
+                        os.path.join(os.path.dirname(__file__), "../../.."))
 
 
 def check(cond, what):
@@ -106,6 +110,13 @@ def main():
                     f"rtsp-port={rport}\nhttp-port={hport}\n"
                     f"hls-dir={work}/hls\nprefix-dir={work}/prefix\n"
                     "segment-duration=1\n")
+        version = re.search(r"version : '([^']+)'",
+                            open(os.path.join(SOURCE, "meson.build")).read()).group(1)
+        for exe in (server_exe, proxy_exe):
+            r = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                               timeout=10)
+            check(r.returncode == 0 and version in r.stdout,
+                  f"{os.path.basename(exe)} --version: {r.stdout.strip()}")
         bad = os.path.join(work, "bad.conf")
         with open(bad, "w") as f:
             f.write("[twoflow-proxy]\nno-such-option=1\n")
