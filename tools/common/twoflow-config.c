@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.0-or-later */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include "twoflow-config.h"
 
+#include <gst/gst.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -121,4 +125,13 @@ twoflow_config_load_from_args (const GOptionEntry * entries, int argc,
   if (!path)
     return TRUE;
   return twoflow_config_load (entries, path, error);
+}
+
+void
+twoflow_config_print_version (const gchar * program)
+{
+  gchar *gst = gst_version_string ();
+
+  g_print ("%s %s (%s)\n", program, PACKAGE_VERSION, gst);
+  g_free (gst);
 }

@@ -20,5 +20,8 @@ gboolean twoflow_config_load_from_args (const GOptionEntry * entries,
 gboolean twoflow_config_load (const GOptionEntry * entries,
     const gchar * path, GError ** error);
 
+/* --version: "PROGRAM VERSION (GStreamer x.y.z)" on stdout */
+void twoflow_config_print_version (const gchar * program);
+
 G_END_DECLS
 #endif

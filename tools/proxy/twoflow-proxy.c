@@ -2212,10 +2212,7 @@ main (int argc, char **argv)
   }
   g_option_context_free (ctx);
   if (opt_version) {
-    gchar *gst = gst_version_string ();
-
-    g_print ("twoflow-proxy %s (%s)\n", PACKAGE_VERSION, gst);
-    g_free (gst);
+    twoflow_config_print_version ("twoflow-proxy");
     return 0;
   }
   if (!opt_server)

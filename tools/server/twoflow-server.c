@@ -3052,10 +3052,7 @@ main (int argc, char **argv)
   }
   g_option_context_free (ctx);
   if (opt_version) {
-    gchar *gst = gst_version_string ();
-
-    g_print ("twoflow-server %s (%s)\n", PACKAGE_VERSION, gst);
-    g_free (gst);
+    twoflow_config_print_version ("twoflow-server");
     return 0;
   }
   if (opt_dir == NULL || !g_file_test (opt_dir, G_FILE_TEST_IS_DIR)) {
