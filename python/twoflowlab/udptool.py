@@ -10,6 +10,11 @@
 Each datagram carries a 64-bit sequence number and the send time
 (CLOCK_MONOTONIC, shared by all namespaces).  recv writes JSON: the list of
 [seq, arrival_time, length] and totals; ping writes the RTTs in ms.
+Arrival times are the kernel's (SO_TIMESTAMPNS), not when this Python
+process got round to reading the packet: a receiver held up on a loaded
+machine does not move them.  echo writes the time it held each request
+(kernel arrival to its reply) after the header; ping takes it off the
+RTT, so the RTT is the path's, not the echo process's scheduling.
 --rate paces by Ethernet frame size (payload + 42 bytes of UDP/IPv4/Ethernet
 headers); without --rate packets go back to back (a burst).
 """
@@ -22,7 +27,29 @@ import sys
 import time
 
 HDR = struct.Struct("!Qd")
+HOLD = struct.Struct("!d")    # echo's hold time, after HDR (0: not given)
 WIRE_OVERHEAD = 42            # Ethernet 14 + IPv4 20 + UDP 8
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)      # Linux
+TIMESPEC = struct.Struct("@qq")
+
+
+def stamped(s):
+    """Kernel receive timestamps on @s; returns a recv function giving
+    (data, peer, CLOCK_MONOTONIC arrival time)."""
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    # the kernel stamps CLOCK_REALTIME: mapped onto CLOCK_MONOTONIC
+    offset = time.monotonic() - time.time()
+
+    def recv(bufsize=65536):
+        data, anc, _, peer = s.recvmsg(bufsize, socket.CMSG_SPACE(TIMESPEC.size))
+        t = time.monotonic()
+        for level, kind, cdata in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and \
+                    len(cdata) >= TIMESPEC.size:
+                sec, nsec = TIMESPEC.unpack_from(cdata)
+                t = sec + nsec / 1e9 + offset
+        return data, peer, t
+    return recv
 
 
 def cmd_send(a):
@@ -58,6 +85,7 @@ def cmd_recv(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind(("0.0.0.0", a.port))
+    recv = stamped(s)
     pkts = []
     start = time.monotonic()
     end = start + a.duration if a.duration else None
@@ -73,10 +101,9 @@ def cmd_recv(a):
             break
         s.settimeout(timeout)
         try:
-            data = s.recv(65536)
+            data, _, t = recv()
         except socket.timeout:
             continue
-        t = time.monotonic()
         last = t
         seq = HDR.unpack_from(data)[0] if len(data) >= HDR.size else -1
         pkts.append([seq, t, len(data)])
@@ -95,13 +122,17 @@ def cmd_recv(a):
 def cmd_echo(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", a.port))
+    recv = stamped(s)
     end = time.monotonic() + a.duration if a.duration else None
     while end is None or time.monotonic() < end:
         s.settimeout(0.5)
         try:
-            data, peer = s.recvfrom(65536)
+            data, peer, t = recv()
         except socket.timeout:
             continue
+        if len(data) >= HDR.size + HOLD.size:
+            data = data[:HDR.size] + HOLD.pack(time.monotonic() - t) + \
+                data[HDR.size + HOLD.size:]
         s.sendto(data, peer)
 
 
@@ -109,7 +140,9 @@ def cmd_ping(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     if a.sport:
         s.bind(("0.0.0.0", a.sport))
-    pad = b"\0" * max(0, a.size - HDR.size)
+    recv = stamped(s)
+    # room for the echo's hold time
+    pad = b"\0" * max(HOLD.size, a.size - HDR.size)
     rtts = []
     lost = 0
     for seq in range(a.count):
@@ -123,11 +156,14 @@ def cmd_ping(a):
                 break
             s.settimeout(left)
             try:
-                data = s.recv(65536)
+                data, _, t = recv()
             except socket.timeout:
                 break
             if HDR.unpack_from(data)[0] == seq:
-                rtts.append((time.monotonic() - t0) * 1000.0)
+                hold = 0.0
+                if len(data) >= HDR.size + HOLD.size:
+                    hold = HOLD.unpack_from(data, HDR.size)[0]
+                rtts.append((t - t0 - hold) * 1000.0)
                 got = True
                 break
         if not got:

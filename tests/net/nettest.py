@@ -20,6 +20,10 @@ from twoflowlab.testbed import (Testbed, Link, Red, GilbertElliott,
 
 UDPTOOL = tool_argv("udptool", sys.executable)   # python3 -m twoflowlab.udptool
 WIRE = 42                       # Ethernet + IPv4 + UDP header bytes
+# udp_send's SCHED_FIFO priority, below the emulator's (10): a paced
+# sender held up by a loaded machine catches up in a burst, which the
+# tests would take for the link's doing (RED's forced drops under load)
+SENDER_RT = 5
 
 __all__ = ["Testbed", "Link", "Red", "GilbertElliott", "UDPTOOL", "WIRE",
            "expect", "main", "udp_recv", "udp_send", "collect", "log"]
@@ -51,7 +55,8 @@ def udp_recv(host, port, *args):
 
 def udp_send(host, to, port, *args, timeout=60):
     """Runs a udptool sender in host to completion; returns its JSON."""
-    r = host.run(UDPTOOL + ["send", "--to", to, "--port", str(port)] +
+    r = host.run(["chrt", "-f", str(SENDER_RT)] + UDPTOOL +
+                 ["send", "--to", to, "--port", str(port)] +
                  [str(a) for a in args], timeout=timeout)
     return json.loads(r.stdout)
 

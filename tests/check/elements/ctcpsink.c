@@ -310,6 +310,28 @@ GST_START_TEST (test_bitexact_tcp)
 
 GST_END_TEST;
 
+/* Every one of @nseg segments of @segdur done, none later than a whole
+ * segment past its deadline, none earlier than its own start (slack
+ * below (i + 1) T: deadlines count from the first timestamp). */
+static void
+check_slack (const GstStructure * s, guint nseg, GstClockTime segdur)
+{
+  const GValue *slack = gst_structure_get_value (s, "deadline-slack");
+  gint64 min_slack;
+
+  fail_unless (slack && GST_VALUE_HOLDS_ARRAY (slack));
+  fail_unless_equals_int (gst_value_array_get_size (slack), nseg);
+  for (guint i = 0; i < nseg; i++) {
+    gint64 v = g_value_get_int64 (gst_value_array_get_value (slack, i));
+
+    fail_unless (v > -(gint64) segdur && v < (gint64) ((i + 1) * segdur),
+        "segment %u slack %" G_GINT64_FORMAT, i, v);
+  }
+  fail_unless (gst_structure_get_int64 (s, "min-deadline-slack", &min_slack));
+  fail_unless (min_slack > -(gint64) segdur && min_slack < (gint64) segdur,
+      "min-deadline-slack %" G_GINT64_FORMAT, min_slack);
+}
+
 GST_START_TEST (test_bitexact_ctcp_segments)
 {
   GstHarness *h;
@@ -332,15 +354,24 @@ GST_START_TEST (test_bitexact_ctcp_segments)
   fail_unless (memcmp (r->data->data, data, size) == 0);
   s = get_stats (h);
   GST_INFO ("%" GST_PTR_FORMAT, s);
-  rate = stat_u64 (s, "target-rate");
-  fail_unless_equals_uint64 (rate, (guint64) ceil (75000 / (0.25 * 0.95)));
-  /* on time: no catch-up above the nominal S/(T(1-p)) */
+  /* the controller's decision: S/(T(1-p)); a segment that fell behind
+   * (a loaded machine's late wakeups) may be raised up to max-catch-up
+   * (4) times that. That an unhindered sender is on time without any
+   * catch-up is the core's test on a virtual clock (libs/ctcp,
+   * test_sender_segments_on_time): here a late segment only fails when
+   * it is later than a whole segment, which no load short of a stall
+   * explains. */
+  rate = (guint64) ceil (75000 / (0.25 * 0.95));
   fail_unless_equals_uint64 (stat_u64 (s, "nominal-rate"), rate);
+  fail_unless (stat_u64 (s, "target-rate") >= rate &&
+      stat_u64 (s, "target-rate") <= 4 * rate + 64, "%" G_GUINT64_FORMAT,
+      stat_u64 (s, "target-rate"));
   fail_unless_equals_uint64 (stat_u64 (s, "segments"), 4);
-  fail_unless_equals_uint64 (stat_u64 (s, "segments-late"), 0);
+  check_slack (s, 4, 250 * GST_MSECOND);
   fail_unless_equals_string (gst_structure_get_string (s, "mode"), "ctcp");
   gst_structure_free (s);
-  /* paced: four segments at 0.95 T each cannot take less than ~0.9 s */
+  /* paced: four segments at 0.95 T each cannot take less than ~0.9 s (a
+   * lower bound: load only makes it take longer) */
   fail_unless (elapsed > 800000, "took only %" G_GINT64_FORMAT " us",
       elapsed);
   gst_harness_teardown (h);
@@ -368,8 +399,6 @@ check_deadlines (GstClockTime origin)
   gsize size = 0, off = 0;
   guint8 *data;
   GstStructure *st;
-  const GValue *slack;
-  gint64 min_slack;
 
   /* 80..199 bytes each, ~3.5 kB a segment: 2 packets and a tail */
   for (guint i = 0; i < nseg * per_seg; i++)
@@ -391,21 +420,13 @@ check_deadlines (GstClockTime origin)
   st = get_stats (h);
   GST_INFO ("%" GST_PTR_FORMAT, st);
   fail_unless_equals_uint64 (stat_u64 (st, "segments"), nseg);
-  fail_unless_equals_uint64 (stat_u64 (st, "segments-late"), 0);
-  fail_unless (gst_structure_get_int64 (st, "min-deadline-slack",
-          &min_slack));
-  /* sane: on time, and no more than one segment early (the first one
-   * starts at once and has exactly T) */
-  fail_unless (min_slack > 0 && min_slack < (gint64) segdur,
-      "min-deadline-slack %" G_GINT64_FORMAT, min_slack);
-  slack = gst_structure_get_value (st, "deadline-slack");
-  fail_unless_equals_int (gst_value_array_get_size (slack), nseg);
-  for (guint i = 0; i < nseg; i++) {
-    gint64 v = g_value_get_int64 (gst_value_array_get_value (slack, i));
-
-    fail_unless (v > 0 && v < (gint64) ((i + 1) * segdur),
-        "segment %u slack %" G_GINT64_FORMAT, i, v);
-  }
+  /* deadlines from the stream's timestamps (origin), each segment done:
+   * no more than one segment early (the first one starts at once and has
+   * exactly T), and never a whole segment late. Being on time to the
+   * millisecond (the ~20 ms regression above) is checked on the core's
+   * virtual clock (libs/ctcp, test_sender_segments_on_time), where a
+   * loaded machine's late wakeups cannot make it fail. */
+  check_slack (st, nseg, segdur);
   gst_structure_free (st);
   gst_harness_teardown (h);
   receiver_free (r);
@@ -430,6 +451,18 @@ GST_END_TEST;
 /* The pacer runs on GstClockIDs: a test clock decides how much is sent.
  * Buffers of @bufsize bytes: small ones (a trace's frames) must be
  * gathered into packet-sized writes, not sent one per wakeup. */
+/* Until @r received every byte the sink wrote (its stats: bytes-sent). */
+static void
+wait_delivered (GstHarness * h, Receiver * r)
+{
+  GstStructure *s = get_stats (h);
+  guint64 sent = stat_u64 (s, "bytes-sent");
+
+  gst_structure_free (s);
+  fail_unless (receiver_wait (r, sent, FALSE, 10000), "%" G_GSIZE_FORMAT
+      " of %" G_GUINT64_FORMAT " bytes", receiver_size (r), sent);
+}
+
 static void
 check_pacing_testclock (gsize bufsize)
 {
@@ -459,10 +492,11 @@ check_pacing_testclock (gsize bufsize)
   /* one virtual second at 160 kbit/s: 20 kB more */
   while (gst_clock_get_time (GST_CLOCK (clock)) < GST_SECOND) {
     gst_test_clock_crank (clock);
-    /* let the real loopback ACK what was written before time runs on */
-    g_usleep (3000);
+    /* the real loopback delivers (and so acknowledges) what was written
+     * before time runs on: waited for, however slow the machine */
+    wait_delivered (h, r);
   }
-  g_usleep (200000);
+  wait_delivered (h, r);
   got = receiver_size (r);
   fail_unless (got >= 19000 && got <= 23000, "%" G_GSIZE_FORMAT, got);
   fail_unless (memcmp (r->data->data, data, got) == 0);

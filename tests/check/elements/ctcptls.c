@@ -623,8 +623,21 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
   fail_unless_equals_int (ovh, 22);
   fail_unless_equals_uint64 (stat_u64 (st, "bytes-acked"), size);
   fail_unless_equals_uint64 (stat_u64 (st, "segments"), nseg);
-  /* fast enough: every segment landed before its deadline */
-  fail_unless_equals_uint64 (stat_u64 (st, "segments-late"), 0);
+  /* every segment done, none a whole segment late (on time to the
+   * millisecond is the core's test on a virtual clock, libs/ctcp
+   * test_sender_segments_on_time; here a loaded machine's late wakeups
+   * would decide it) */
+  {
+    const GValue *slack = gst_structure_get_value (st, "deadline-slack");
+
+    fail_unless_equals_int (gst_value_array_get_size (slack), nseg);
+    for (guint i = 0; i < nseg; i++) {
+      gint64 v = g_value_get_int64 (gst_value_array_get_value (slack, i));
+
+      fail_unless (v > -(gint64) segdur, "segment %u slack %"
+          G_GINT64_FORMAT, i, v);
+    }
+  }
   /* the stream rate the controller aimed at is S/(T(1-p)) (the wire rate,
    * target-rate, adds the records' overhead) */
   fail_unless (fabs (stat_u64 (st, "nominal-rate") / nominal - 1) < 0.01,
@@ -633,7 +646,8 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
   fail_unless (stat_u64 (st, "target-rate") >= stat_u64 (st, "nominal-rate"));
   gst_structure_free (st);
   /* not faster than that: all segments are ready at once, each takes
-   * S/rate, one after the other */
+   * S/rate, one after the other (an upper bound on the rate: load only
+   * makes the transfer slower) */
   rate = size / ((t1 - t0) / 1e6);
   GST_INFO ("%" G_GSIZE_FORMAT " bytes in %.3f s: %.0f B/s, nominal %.0f "
       "B/s (%.3f)", size, (t1 - t0) / 1e6, rate, nominal, rate / nominal);
@@ -876,19 +890,21 @@ GST_START_TEST (test_connect_timeout)
   fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE);
   t1 = g_get_monotonic_time ();
-  fail_unless (t1 - t0 < 200000, "set_state blocked %" G_GINT64_FORMAT " us",
+  /* not blocked for the connect timeout (1 s) */
+  fail_unless (t1 - t0 < 900000, "set_state blocked %" G_GINT64_FORMAT " us",
       t1 - t0);
-  m = gst_bus_timed_pop_filtered (bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
+  m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
   t2 = g_get_monotonic_time ();
-  fail_unless (m != NULL, "no error within 5 s");
+  fail_unless (m != NULL, "no error within 30 s");
   gst_message_parse_error (m, &err, &dbg);
   GST_INFO ("after %.2f s: %s (%s)", (t2 - t0) / 1e6, err->message, dbg);
   fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
           GST_RESOURCE_ERROR_OPEN_WRITE));
   fail_unless (strstr (err->message, "Could not connect") != NULL);
   fail_unless (dbg && strstr (dbg, "connect-timeout") != NULL, "%s", dbg);
-  fail_unless (t2 - t0 >= 900000 && t2 - t0 < 3000000, "%" G_GINT64_FORMAT
-      " us", t2 - t0);
+  /* after the timeout (a lower bound: load only delays the error; that
+   * it is not the kernel's minutes-long SYN retries is the 30 s above) */
+  fail_unless (t2 - t0 >= 900000, "%" G_GINT64_FORMAT " us", t2 - t0);
   g_error_free (err);
   g_free (dbg);
   gst_message_unref (m);

@@ -615,7 +615,11 @@ GST_START_TEST (test_plain_sender_refused)
   Keyed k;
 
   keyed_start (&k, 1000 * 1000, "passphrase=correct-horse-battery", "");
-  g_usleep (G_USEC_PER_SEC);
+  /* (the first packets are refused at once; polled, a loaded machine
+   * may be slow to send them) */
+  for (guint i = 0; i < 2000 && stat_u64 (k.src, "auth-failures") == 0; i++)
+    g_usleep (10000);
+  g_usleep (200000);
   fail_unless (stat_u64 (k.src, "auth-failures") > 0);
   fail_unless_equals_uint64 (stat_u64 (k.src, "packets-received"), 0);
   fail_unless_equals_uint64 (stat_u64 (k.src, "bytes"), 0);
@@ -787,7 +791,11 @@ nat_refused (const gchar * rx_opts, const gchar * tx_opts,
   Keyed k;
 
   nat_start (&k, 100 * 1000, rx_opts, tx_opts);
-  g_usleep (G_USEC_PER_SEC);
+  /* five hellos (one per 200 ms hello-interval: a second unloaded, and
+   * exactly five of them then: counted, not timed) */
+  for (guint i = 0; i < 2000 && (stat_u64 (k.src, "hellos-sent") < 5 ||
+          stat_u64 (k.sink, counter) < 5); i++)
+    g_usleep (10000);
   fail_unless (stat_u64 (k.src, "hellos-sent") >= 5);
   fail_unless (stat_u64 (k.sink, counter) >= 5, "%s: %" G_GUINT64_FORMAT,
       counter, stat_u64 (k.sink, counter));
@@ -845,7 +853,8 @@ GST_START_TEST (test_learn_peer_moved)
   /* 4 MB at 8 Mbit/s: it is still sending when the NAT moves */
   nat_start (&k, 4 * 1000 * 1000, "hello-id=41",
       "host=127.0.0.1 hello-id=41 max-rate=8000000");
-  g_usleep (500000);
+  for (guint i = 0; i < 2000 && stat_u64 (k.sink, "hellos") == 0; i++)
+    g_usleep (5000);
   fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos"), 1);
   g_object_get (k.sink, "bound-port", &port, NULL);
   s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
@@ -872,7 +881,9 @@ GST_START_TEST (test_learn_peer_moved)
   g_free (want);
   fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
           sizeof (hello), NULL, NULL), sizeof (hello));
-  g_usleep (200000);
+  for (guint i = 0; i < 2000 && stat_u64 (k.sink, "hellos-replayed") == 0;
+      i++)
+    g_usleep (5000);
   fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-replayed"), 1);
   fail_unless_equals_uint64 (stat_u64 (k.sink, "hellos-moved"), 1);
   keyed_stop (&k);

@@ -107,9 +107,13 @@ stat_u64 (GstElement * e, const gchar * field)
  *   never more), plus one packet for the stamp of the opening packet
  *   lagging the tick that sent it (the other flows' sends before it);
  * - the whole span at most rate x span + depth + one packet, by the same
- *   argument, and at least 95 % of rate x span: the rate holds.
+ *   argument.
  *
- * No lower bound per window: a window that ends while the pacing thread
+ * No lower bound here, per window or over the span: that the rate holds is
+ * checked on a GstTestClock (run_cbr_virtual), where it is the pacer's
+ * schedule and not the punctuality of a loaded machine's timers (a 2-core
+ * machine under load measured ~50 % of the rate in some runs).
+ * A window that ends while the pacing thread
  * is held up (descheduled on a loaded machine) misses what it would have
  * sent, and gets it back only in the next window (up to the depth; a
  * stall longer than depth / rate loses the rest). Windows at fixed
@@ -150,9 +154,9 @@ check_windows (RudpReceiver * r, guint32 ssrc, guint64 rate, guint64 depth,
   GST_LOG ("ssrc %08x: %" G_GUINT64_FORMAT " bytes in %" G_GINT64_FORMAT
       " us, windows up to %" G_GUINT64_FORMAT, ssrc, total, to_us - from_us,
       most);
-  fail_unless (total <= span + depth + size && total * 100 >= span * 95,
+  fail_unless (total <= span + depth + size,
       "ssrc %08x: %" G_GUINT64_FORMAT " bytes in %" G_GINT64_FORMAT
-      " us, want %" G_GUINT64_FORMAT " - 5 %% + %" G_GUINT64_FORMAT, ssrc,
+      " us, want at most %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT, ssrc,
       total, to_us - from_us, span, depth + size);
   g_array_free (a, TRUE);
 }
@@ -189,6 +193,110 @@ run_cbr (guint64 rate, gsize size)
   gst_harness_teardown (h);
   rudp_receiver_stop (r);
 }
+
+/* The rate on the pacer's own clock: the default system clock is a
+ * GstTestClock (the pacing thread takes it), the flow is backlogged from
+ * the start, and the test moves time from one pacer wakeup to the next.
+ * At every wakeup the bytes sent since the start must be the rate's worth
+ * within what the pacer promises: at most the full bucket (@depth) and a
+ * packet above, at most a packet and a timer tick's worth below. At
+ * @change (if valid) the rate becomes @rate2 (bytes/s), the automatic
+ * depth with it. */
+static void
+run_cbr_virtual (guint64 rate, gsize size, GstClockTime change,
+    guint64 rate2)
+{
+  GstClock *clock = gst_test_clock_new_with_start_time (GST_SECOND);
+  GstTestClock *tc = GST_TEST_CLOCK (clock);
+  const GstClockTime t0 = GST_SECOND, end = 3 * GST_SECOND;
+  const GstClockTime tick = GST_MSECOND;        /* timer-interval */
+  guint64 most = MAX (rate, rate2), n, k, depth, depth2 = 0, base = 0;
+  GstClockTime from = t0;
+  RudpReceiver *r;
+  GstHarness *h;
+  gchar *extra;
+  guint cranks = 0;
+
+  gst_system_clock_set_default (clock);
+  r = rudp_receiver_start ();
+  /* every packet of the 2 s (and the bucket, and more) queued at once: no
+   * producer thread, and the flow stays backlogged to the end */
+  n = most * 5 / 2 / size + 64;
+  extra = g_strdup_printf ("rate=%" G_GUINT64_FORMAT " buffer-size=%"
+      G_GUINT64_FORMAT, rate * 8, (guint64) (n + 1) * size);
+  h = sink_new (r->port, extra);
+  g_free (extra);
+  depth = stat_u64 (el (h, "rudpsink"), "bucket-depth");
+  GST_INFO ("rate %" G_GUINT64_FORMAT " size %" G_GSIZE_FORMAT ": %"
+      G_GUINT64_FORMAT " packets, depth %" G_GUINT64_FORMAT, rate, size, n,
+      depth);
+  for (k = 0; k < n; k++)
+    fail_unless_equals_int (gst_harness_push (h, rudp_make_packet (0x5151,
+                k, size)), GST_FLOW_OK);
+  for (;;) {
+    GstClockID id;
+    GstClockTime now, next;
+    guint64 sent, want;
+    gint64 lo, hi;
+
+    /* the pacer has run the last tick once it waits for the next */
+    fail_unless (stat_u64 (el (h, "rudpsink"), "queued-bytes") > 0);
+    gst_test_clock_wait_for_next_pending_id (tc, &id);
+    next = gst_clock_id_get_time (id);
+    gst_clock_id_unref (id);
+    now = gst_clock_get_time (clock);
+    sent = stat_u64 (el (h, "rudpsink"), "packets-sent") * size;
+    if (GST_CLOCK_TIME_IS_VALID (change) && now >= change && !depth2) {
+      /* bytes so far at the first rate; the second starts from here */
+      g_object_set (el (h, "rudpsink"), "rate", rate2 * 8, NULL);
+      depth2 = stat_u64 (el (h, "rudpsink"), "bucket-depth");
+      base = sent;
+      from = now;
+      continue;
+    }
+    want = gst_util_uint64_scale (now - from, depth2 ? rate2 : rate,
+        GST_SECOND);
+    hi = (gint64) (base + want + (depth2 ? depth2 : depth) + size);
+    lo = (gint64) (base + want) - (gint64) size -
+        (gint64) gst_util_uint64_scale (tick, depth2 ? rate2 : rate,
+        GST_SECOND);
+    fail_unless ((gint64) sent <= hi && (gint64) sent >= lo,
+        "at %" GST_TIME_FORMAT ": %" G_GUINT64_FORMAT " bytes sent, want %"
+        G_GINT64_FORMAT " .. %" G_GINT64_FORMAT, GST_TIME_ARGS (now), sent,
+        lo, hi);
+    if (next > end)
+      break;
+    fail_unless (gst_test_clock_crank (tc));
+    cranks++;
+  }
+  /* paced, not sent at once: a wakeup per tick or per packet */
+  fail_unless (cranks >= 100, "%u wakeups", cranks);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "send-errors"), 0);
+  gst_harness_teardown (h);
+  rudp_receiver_stop (r);
+  gst_system_clock_set_default (NULL);
+  gst_object_unref (clock);
+}
+
+GST_START_TEST (test_cbr_virtual)
+{
+  /* the rates and packet sizes of the loopback runs below */
+  run_cbr_virtual (10000, 20, GST_CLOCK_TIME_NONE, 0);
+  run_cbr_virtual (100000, 200, GST_CLOCK_TIME_NONE, 0);
+  run_cbr_virtual (1000000, 1000, GST_CLOCK_TIME_NONE, 0);
+  run_cbr_virtual (10000000, 1400, GST_CLOCK_TIME_NONE, 0);
+}
+
+GST_END_TEST;
+
+/* A rate change while PLAYING, on the pacer's clock: 50 KB/s for a
+ * second, then 200 KB/s (test_rate_change_playing's rates). */
+GST_START_TEST (test_rate_change_virtual)
+{
+  run_cbr_virtual (50000, 250, 2 * GST_SECOND, 200000);
+}
+
+GST_END_TEST;
 
 /* The window must hold many packets for +-5 % to be measurable: the
  * packet sizes keep each 100 ms window at 50 packets or more. */
@@ -259,12 +367,15 @@ GST_START_TEST (test_fifty_flows_one_thread)
   for (i = 0; i < N_FLOWS; i++) {
     gint64 first = rudp_receiver_first (r, 0x1000 + i);
 
+    gint64 from = MAX (first + G_USEC_PER_SEC, fed);
+    gint64 n_win = (first + 3200000 - from) / WINDOW_US;
+
     fail_unless (first > 0, "nothing received for ssrc %08x", 0x1000 + i);
-    fail_unless (fed + 18 * WINDOW_US <= first + 3200000,
-        "feeding took %" G_GINT64_FORMAT " us from flow %u's first packet",
-        fed - first, i);
-    check_windows (r, 0x1000 + i, 100000, depth, size,
-        MAX (first + G_USEC_PER_SEC, fed), 18);
+    /* (a loaded machine may feed slowly: fewer windows are left then, and
+     * the burst bounds hold in each) */
+    if (n_win > 0)
+      check_windows (r, 0x1000 + i, 100000, depth, size, from,
+          MIN (n_win, 18));
   }
   for (i = 0; i < N_FLOWS; i++)
     gst_harness_teardown (h[i]);
@@ -344,10 +455,8 @@ GST_START_TEST (test_rate_change_playing)
   /* 800 ms at 50 KB/s that end 100 ms before the change (measured from
    * the first packet they would reach into the new rate when that came
    * late), well after the start's burst */
-  fail_unless (rudp_receiver_first (r, 0x99) + 300000 <= t_change - 900000,
-      "first packet %" G_GINT64_FORMAT " us before the change",
-      t_change - rudp_receiver_first (r, 0x99));
-  check_windows (r, 0x99, 50000, depth_before, 250, t_change - 900000, 8);
+  if (rudp_receiver_first (r, 0x99) + 300000 <= t_change - 900000)
+    check_windows (r, 0x99, 50000, depth_before, 250, t_change - 900000, 8);
   /* 1 s at 200 KB/s from 200 ms after it */
   check_windows (r, 0x99, 200000, depth_after, 250, t_change + 200000, 10);
   producer_stop (&p);
@@ -441,7 +550,8 @@ GST_START_TEST (test_receiver_feedback_loop)
 
   /* no loss: the receiver raises the level round by round to the top;
    * each change comes upstream as a rate event */
-  for (i = 0; i < 400 && level_top_wait (hsink, 9) == FALSE; i++)
+  /* (~0.7 s; polled for up to 20 s, a loaded machine is slower) */
+  for (i = 0; i < 2000 && level_top_wait (hsink, 9) == FALSE; i++)
     g_usleep (10000);
   g_object_get (el (hsink, "rudpsink"), "stats", &st, NULL);
   fail_unless (gst_structure_get_uint (st, "level", &level));
@@ -473,10 +583,14 @@ GST_START_TEST (test_receiver_feedback_loop)
   }
 
   /* a burst of loss: the level halves, the sink follows and says so */
+  /* (a dozen packets, what 30 ms hold at the top level; counted, not
+   * timed: a relay thread held up by a loaded machine drops none in 30 ms) */
   g_atomic_int_set (&relay->drop, 1);
-  g_usleep (30000);
+  for (i = 0; i < 10000 && g_atomic_int_get (&relay->dropped) < 12; i++)
+    g_usleep (1000);
   g_atomic_int_set (&relay->drop, 0);
-  for (i = 0; i < 200 && low_bitrate == 0; i++) {
+  fail_unless (g_atomic_int_get (&relay->dropped) >= 12);
+  for (i = 0; i < 1000 && low_bitrate == 0; i++) {
     while ((ev = gst_harness_try_pull_upstream_event (hsink))) {
       if (gst_network_congestion_event_parse (ev, &type, &bitrate, NULL,
               NULL) && bitrate < top_bitrate && !low_bitrate)
@@ -522,6 +636,8 @@ rudpsink_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_cbr_virtual);
+  tcase_add_test (tc, test_rate_change_virtual);
   tcase_add_test (tc, test_cbr_10k);
   tcase_add_test (tc, test_cbr_100k);
   tcase_add_test (tc, test_cbr_1m);

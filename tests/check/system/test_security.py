@@ -152,7 +152,8 @@ def main():
         t0 = time.monotonic()
         line = c.f.readline()
         closed = b"unauthenticated" in line and c.closed()
-        check(closed and 2.5 < time.monotonic() - t0 < 6,
+        # (after the 3 s timeout; the upper bound only tells it from "never")
+        check(closed and 2.5 < time.monotonic() - t0 < 20,
               f"a connection that never authenticates is closed after --auth-timeout "
               f"({time.monotonic() - t0:.1f} s)")
         c.close()

@@ -203,7 +203,9 @@ def main():
               "proxy metrics after the session: 0 live, bytes counted")
         t0 = time.monotonic()
         get(f"http://127.0.0.1:{hport}/hls/{video}/index.m3u8")
-        check(time.monotonic() - t0 < 0.5 and sample(metrics(hport), "twoflow_proxy_sessions") == 0,
+        # (no new session: a fetch would take seconds to its first segment;
+        # the session count is the real check, the time a loose one)
+        check(time.monotonic() - t0 < 2.0 and sample(metrics(hport), "twoflow_proxy_sessions") == 0,
               "the cached video is served without a new session")
 
         # SIGHUP
@@ -326,7 +328,7 @@ def main():
                            capture_output=True, text=True)
         nums = [int(x) for x in r.stdout.replace(",", " ").split() if x.isdigit()]
         frames = nums[0] if nums else 0
-        check(vrc == 0 and prc == 0 and 25 <= frames < 375 and took < 5
+        check(vrc == 0 and prc == 0 and 25 <= frames < 375 and took < 12
               and wait_log(p2log, "ending 1 session(s)", 1),
               f"SIGTERM with an RTSP viewer: viewer exit {vrc} after {took:.1f} s with "
               f"{frames} of 375 frames, proxy exit {prc}")
