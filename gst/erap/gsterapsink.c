@@ -1671,10 +1671,17 @@ rap_ack_thread (gpointer data)
     GError *err = NULL;
     GstErapAck a;
     GSocketAddress *from = NULL;
-    gssize n = g_socket_receive_from (sock, &from, (gchar *) buf,
-        sizeof (buf), cancel, &err);
+    gssize n = -1;
     gboolean ours;
 
+    /* (the socket is non-blocking: wait, then read with its source) */
+    if (g_socket_condition_wait (sock, G_IO_IN, cancel, &err))
+      n = g_socket_receive_from (sock, &from, (gchar *) buf, sizeof (buf),
+          cancel, &err);
+    if (n < 0 && g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
+      g_clear_error (&err);
+      continue;
+    }
     if (n < 0) {
       gboolean stop = g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)
           || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CLOSED);
