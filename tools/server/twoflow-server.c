@@ -1452,6 +1452,11 @@ build_essential (Session * s, GError ** error)
       g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
     if (sink && s->erap_key)
       g_object_set (sink, "key", s->erap_key, NULL);
+    /* a proxy that never acknowledges ends this session (an error), as
+     * for the cTCP connect below */
+    if (sink)
+      g_object_set (sink, "connect-timeout",
+          (guint64) (opt_connect_timeout * GST_SECOND), NULL);
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
@@ -2649,8 +2654,9 @@ main (int argc, char **argv)
     {"auth-timeout", 0, 0, G_OPTION_ARG_INT, &opt_auth_timeout,
         "Seconds a connection may take to authenticate (default 10)", "S"},
     {"connect-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_connect_timeout,
-        "Seconds the essential connection (cTCP/TCP: connect and TLS) may "
-          "take before the session ends with an error (default 10)", "S"},
+        "Seconds the essential connection (cTCP/TCP: connect and TLS; ERAP: "
+          "the first ACK) may take before the session ends with an error "
+          "(default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
     {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
