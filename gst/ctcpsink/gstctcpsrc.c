@@ -51,8 +51,8 @@
  * The #GstCtcpSrc:stats structure `application/x-ctcpsrc-stats`:
  *
  * * `bytes-received` (guint64): stream bytes pushed
- * * `connections-refused` (guint): connections closed unserved (failed
- *   handshake or timeout)
+ * * `connections-refused` (guint): connections closed unserved (not from
+ *   #GstCtcpSrc:accept-host, failed handshake or timeout)
  * * `peer` (gchararray): address:port of the connection ("" before)
  * * `tls` (gboolean): whether the stream is TLS
  * * `tls-protocol`, `tls-ciphersuite` (gchararray): negotiated ("" without)
