@@ -636,7 +636,6 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   address = g_strdup (src->address);
   port = src->port;
   hello_host = g_strdup (src->hello_host);
-  accept_host = g_strdup (src->accept_host);
   hello_port = src->hello_port;
   hello_interval = src->hello_interval;
   keepalive_interval = src->keepalive_interval;
@@ -670,12 +669,14 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   if (!twoflow_net_hello_resolve (GST_ELEMENT (src), hello_host, hello_port,
           &hello_dest)) {
     g_free (hello_host);
-    g_free (accept_host);
     g_free (address);
     return FALSE;
   }
   g_free (hello_host);
   /* whose data counts: accept-host's, else the sender we say hello to */
+  GST_OBJECT_LOCK (src);
+  accept_host = g_strdup (src->accept_host);
+  GST_OBJECT_UNLOCK (src);
   if (accept_host && *accept_host) {
     if (!twoflow_net_ip_from_host (accept_host, &accept_ip, &err)) {
       GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
