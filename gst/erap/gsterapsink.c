@@ -47,11 +47,13 @@
  * acknowledged. Lost data is never reported as success: when
  * #GstErapSink:linger expires with data unacknowledged the sink posts an
  * element error telling how many bytes were not acknowledged (and no
- * EOS), and when no ACK at all has come #GstErapSink:connect-timeout after
+ * EOS); when no ACK at all has come #GstErapSink:connect-timeout after
  * the first packet was sent (no receiver, an unreachable host, a firewall,
  * a wrong passphrase or key at the receiver) it posts an error "Could not
  * connect to HOST:PORT" and stops sending, as srtsink does when its peer
- * never answers.
+ * never answers; and when, later, data has been outstanding with no ACK
+ * for as long (the receiver gone), an error "Lost the receiver
+ * HOST:PORT" (rendering would otherwise wait for ever on a full queue).
  *
  * The #GstErapSink:stats structure `application/x-erapsink-stats` has:
  *
@@ -797,7 +799,9 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * error ("Could not connect to HOST:PORT") and stops sending: no
    * receiver, an unreachable host, a firewall, or a wrong passphrase or
    * key at the receiver. With #GstErapSink:learn-peer it counts from the
-   * first packet sent after the hello. 0: wait for ever.
+   * first packet sent after the hello. Once the receiver has answered,
+   * data outstanding this long after the last ACK is an error too ("Lost
+   * the receiver"). 0: wait for ever.
    */
   g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
       g_param_spec_uint64 ("connect-timeout", "Connect timeout",
@@ -1254,6 +1258,7 @@ static gboolean timer_cb (GstClock * clock, GstClockTime t, GstClockID id,
     gpointer user_data);
 static gboolean connect_timeout_cb (GstClock * clock, GstClockTime t,
     GstClockID id, gpointer user_data);
+static void drop_id (GstClockID * id);
 static void post_report (GstErapSink * sink, const GstErapSenderStats * st,
     const GstErapManagerStats * ms, gboolean auth_warn,
     guint64 auth_failures);
@@ -1460,15 +1465,22 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
     send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
-  /* connect-timeout: from the first packet sent until the first ACK */
-  if (!sink->answered && st.acks_received > 0) {
-    sink->answered = TRUE;
-    if (sink->connect_id)
-      gst_clock_id_unschedule (sink->connect_id);
-  } else if (!sink->answered && !sink->connect_id && !sink->failed &&
-      sink->connect_timeout > 0 && st.packets_sent > 0) {
+  /* connect-timeout: from the first packet sent until the first ACK;
+   * then, while data is outstanding, from the last ACK (the receiver
+   * gone). The timer is armed lazily: when it fires early it is dropped
+   * and armed again here, from the last ACK. */
+  if (st.acks_received != sink->acks_seen) {
+    sink->acks_seen = st.acks_received;
+    sink->last_ack_time = now;
+    if (!sink->answered) {
+      sink->answered = TRUE;
+      drop_id (&sink->connect_id);
+    }
+  }
+  if (!sink->connect_id && !sink->failed && sink->connect_timeout > 0 &&
+      (sink->answered ? st.queued_bytes > 0 : st.packets_sent > 0)) {
     sink->connect_id = gst_clock_new_single_shot_id (sink->clock,
-        now + sink->connect_timeout);
+        (sink->answered ? sink->last_ack_time : now) + sink->connect_timeout);
     gst_clock_id_wait_async (sink->connect_id, connect_timeout_cb,
         gst_object_ref (sink), (GDestroyNotify) gst_object_unref);
   }
@@ -1565,19 +1577,25 @@ connect_timeout_cb (GstClock * clock, GstClockTime t, GstClockID id,
   GstClockTime timeout;
   GSocketAddress *peer;
   gchar *dest;
+  gboolean lost;
 
   g_mutex_lock (&sink->lock);
-  if (id != sink->connect_id || !sink->sender || sink->answered ||
-      sink->failed) {
+  if (id != sink->connect_id || !sink->sender || sink->failed) {
     g_mutex_unlock (&sink->lock);
     return TRUE;
   }
   gst_erap_sender_get_stats (sink->sender, &st);
-  if (st.acks_received > 0) {
-    sink->answered = TRUE;
+  if (sink->answered ? (st.queued_bytes == 0 || now_locked (sink) <
+          sink->last_ack_time + sink->connect_timeout) :
+      st.acks_received > 0) {
+    /* ACKs came (or nothing is outstanding): armed again from the last
+     * ACK on the next round of sending */
+    gst_clock_id_unref (sink->connect_id);
+    sink->connect_id = NULL;
     g_mutex_unlock (&sink->lock);
     return TRUE;
   }
+  lost = sink->answered;
   sink->failed = TRUE;
   reschedule_locked (sink);     /* no timer any more */
   g_cond_broadcast (&sink->queue_cond);
@@ -1588,13 +1606,20 @@ connect_timeout_cb (GstClock * clock, GstClockTime t, GstClockID id,
   g_mutex_unlock (&sink->lock);
   dest = dest_string (sink, peer);
   g_clear_object (&peer);
-  GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE,
-      ("Could not connect to %s", dest),
-      ("no ACK within connect-timeout (%" GST_TIME_FORMAT ") after %"
-          G_GUINT64_FORMAT " packets: no receiver, unreachable, or %s",
-          GST_TIME_ARGS (timeout), st.packets_sent, sink->encrypted ?
-          "a wrong passphrase or key at the receiver" :
-          "a receiver with a passphrase or key"));
+  if (lost)
+    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
+        ("Lost the receiver %s", dest),
+        ("no ACK for connect-timeout (%" GST_TIME_FORMAT ") with %"
+            G_GUINT64_FORMAT " bytes not acknowledged",
+            GST_TIME_ARGS (timeout), st.queued_bytes));
+  else
+    GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE,
+        ("Could not connect to %s", dest),
+        ("no ACK within connect-timeout (%" GST_TIME_FORMAT ") after %"
+            G_GUINT64_FORMAT " packets: no receiver, unreachable, or %s",
+            GST_TIME_ARGS (timeout), st.packets_sent, sink->encrypted ?
+            "a wrong passphrase or key at the receiver" :
+            "a receiver with a passphrase or key"));
   g_free (dest);
   return TRUE;
 }
@@ -1893,6 +1918,8 @@ have_socket:
   sink->encrypted = keyed > 0;
   sink->crypto_exhausted = FALSE;
   sink->answered = sink->failed = FALSE;
+  sink->acks_seen = 0;
+  sink->last_ack_time = 0;
   sink->acks_foreign = 0;
   sink->auth_warned = FALSE;
   memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));

@@ -73,6 +73,8 @@ struct _GstErapSink {
   GstClockID linger_id;
   GstClockID connect_id;        /* connect-timeout, until the first ACK */
   gboolean answered;            /* an ACK came */
+  guint64 acks_seen;            /* acks-received at the last look */
+  GstClockTime last_ack_time;   /* when that count last grew */
   gboolean failed;              /* none came in time: error posted */
   guint64 acks_foreign;         /* plaintext ACKs not from the peer */
   gboolean flushing;

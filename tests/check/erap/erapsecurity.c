@@ -17,7 +17,9 @@
  * * No receiver (a port nobody reads, a closed port), a wrong passphrase:
  *   an ERROR "Could not connect" after connect-timeout, never EOS.
  * * The receiver going away mid-transfer: the linger ends in an ERROR
- *   naming the bytes not acknowledged, never EOS.
+ *   naming the bytes not acknowledged, never EOS; with the queue full
+ *   (no EOS to linger on), an ERROR "Lost the receiver" after
+ *   connect-timeout without an ACK.
  * Nothing asserts wall-clock times. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -555,6 +557,46 @@ GST_START_TEST (test_receiver_gone_linger_error)
 
 GST_END_TEST;
 
+/* The receiver goes away while more than max-queue-bytes are still to
+ * send: rendering blocks on the full queue and EOS never comes, so the
+ * linger cannot end it; the sink errors once data has been outstanding
+ * for connect-timeout after the last ACK (before: blocked for ever). */
+GST_START_TEST (test_receiver_gone_queue_full)
+{
+  Files f;
+  gchar *desc, *err = NULL, *want;
+  GstElement *rx, *tx, *src, *sink;
+  guint port;
+
+  files_new (&f, 4 * 1000 * 1000, 8);
+  desc = g_strdup_printf ("erapsrc name=src port=0 ! filesink location=%s",
+      f.out);
+  rx = launch (desc, &src, "src");
+  g_free (desc);
+  g_object_get (src, "port", &port, NULL);
+  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
+      "host=127.0.0.1 port=%u max-rate=4000000 max-queue-bytes=200000 "
+      "connect-timeout=1000000000", f.in, port);
+  tx = launch (desc, &sink, "sink");
+  g_free (desc);
+  wait_stat (src, "bytes", 100 * 1000);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  fail_unless_equals_int (wait_end (tx, 60, &err), GST_MESSAGE_ERROR);
+  want = g_strdup_printf ("Lost the receiver 127.0.0.1:%u", port);
+  fail_unless (strstr (err, want) != NULL, "%s", err);
+  fail_unless (stat_u64 (sink, "bytes-acked") < f.size);
+  gst_element_set_state (tx, GST_STATE_NULL);
+  g_free (want);
+  g_free (err);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (tx);
+  gst_object_unref (rx);
+  files_free (&f);
+}
+
+GST_END_TEST;
+
 static Suite *
 erapsecurity_suite (void)
 {
@@ -570,6 +612,7 @@ erapsecurity_suite (void)
   tcase_add_test (tc, test_no_receiver);
   tcase_add_test (tc, test_wrong_passphrase_error);
   tcase_add_test (tc, test_receiver_gone_linger_error);
+  tcase_add_test (tc, test_receiver_gone_queue_full);
   return s;
 }
 
