@@ -6,6 +6,7 @@
 
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <linux/sock_diag.h>        /* SK_MEMINFO_DROPS */
 #include "twoflownet.h"
 
@@ -411,6 +412,70 @@ twoflow_net_same_ip (const gchar * a, const gchar * b)
   g_clear_object (&x);
   g_clear_object (&y);
   return same;
+}
+
+static void
+ip_from_bytes (const guint8 * b, gsize n, TwoflowNetIp * ip)
+{
+  memset (ip->b, 0, sizeof (ip->b));
+  if (n == 4) {
+    ip->b[10] = ip->b[11] = 0xff;
+    memcpy (ip->b + 12, b, 4);
+  } else {
+    memcpy (ip->b, b, 16);
+  }
+}
+
+gboolean
+twoflow_net_ip_from_native (gconstpointer sa, gsize len, TwoflowNetIp * ip)
+{
+  const struct sockaddr *s = sa;
+
+  if (len >= sizeof (struct sockaddr_in) && s->sa_family == AF_INET) {
+    ip_from_bytes ((const guint8 *) &((const struct sockaddr_in *) sa)->
+        sin_addr, 4, ip);
+    return TRUE;
+  }
+  if (len >= sizeof (struct sockaddr_in6) && s->sa_family == AF_INET6) {
+    ip_from_bytes ((const guint8 *) &((const struct sockaddr_in6 *) sa)->
+        sin6_addr, 16, ip);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+gboolean
+twoflow_net_ip_from_address (GSocketAddress * addr, TwoflowNetIp * ip)
+{
+  GInetAddress *ia;
+
+  if (!addr || !G_IS_INET_SOCKET_ADDRESS (addr))
+    return FALSE;
+  ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (addr));
+  ip_from_bytes (g_inet_address_to_bytes (ia),
+      g_inet_address_get_native_size (ia), ip);
+  return TRUE;
+}
+
+gboolean
+twoflow_net_ip_from_host (const gchar * host, TwoflowNetIp * ip,
+    GError ** error)
+{
+  GInetSocketAddress *sa = twoflow_net_resolve (host, 0,
+      G_SOCKET_FAMILY_INVALID, error);
+  gboolean ok;
+
+  if (!sa)
+    return FALSE;
+  ok = twoflow_net_ip_from_address (G_SOCKET_ADDRESS (sa), ip);
+  g_object_unref (sa);
+  return ok;
+}
+
+gboolean
+twoflow_net_ip_equal (const TwoflowNetIp * a, const TwoflowNetIp * b)
+{
+  return memcmp (a->b, b->b, sizeof (a->b)) == 0;
 }
 
 gchar *

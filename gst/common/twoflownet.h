@@ -68,6 +68,25 @@ guint16 twoflow_net_local_port (GSocket * socket);
 /* Whether two textual addresses are the same IP (an IPv4-mapped IPv6
  * address equals its IPv4 one); FALSE if either is NULL or no IP. */
 gboolean twoflow_net_same_ip (const gchar * a, const gchar * b);
+/* The peer-address check of the plaintext receivers (accept-host): an
+ * IP as a 16-byte key, an IPv4 address (or an IPv4-mapped IPv6 one) as
+ * ::ffff:a.b.c.d, so both forms compare equal. */
+typedef struct {
+  guint8 b[16];
+} TwoflowNetIp;
+
+/* The IP of @host (a literal, or a name looked up, blocking) in *@ip;
+ * FALSE with @error set if there is none. */
+gboolean twoflow_net_ip_from_host (const gchar * host, TwoflowNetIp * ip,
+    GError ** error);
+/* The IP of a native socket address (struct sockaddr_in or sockaddr_in6
+ * of @len bytes) in *@ip; FALSE for another family. */
+gboolean twoflow_net_ip_from_native (gconstpointer sa, gsize len,
+    TwoflowNetIp * ip);
+/* The IP of @addr (a GInetSocketAddress) in *@ip; FALSE otherwise. */
+gboolean twoflow_net_ip_from_address (GSocketAddress * addr,
+    TwoflowNetIp * ip);
+gboolean twoflow_net_ip_equal (const TwoflowNetIp * a, const TwoflowNetIp * b);
 /* The connected peer of @socket as "ip:port" (NULL if unknown); *@ip, if
  * given, gets the IP alone (NULL if unknown). */
 gchar *twoflow_net_peer_address (GSocket * socket, gchar ** ip);

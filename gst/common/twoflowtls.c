@@ -92,6 +92,30 @@ describe_errors (GTlsCertificateFlags f)
   return g_string_free (s, FALSE);
 }
 
+GTlsDatabase *
+twoflow_tls_database_new (const gchar * file, GError ** error)
+{
+  /* GTlsFileDatabase takes absolute paths only: with a relative one it
+   * warns and trusts nothing, and a missing file is no error to it */
+  gchar *abs = g_canonicalize_filename (file, NULL);
+  GError *e = NULL;
+  GList *certs = g_tls_certificate_list_new_from_file (abs, &e);
+  GTlsDatabase *db = NULL;
+
+  if (e) {
+    g_set_error (error, e->domain, e->code, "%s: %s", abs, e->message);
+    g_error_free (e);
+  } else if (!certs) {
+    g_set_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE,
+        "%s: no certificate in it", abs);
+  } else {
+    db = g_tls_file_database_new (abs, error);
+  }
+  g_list_free_full (certs, g_object_unref);
+  g_free (abs);
+  return db;
+}
+
 GIOStream *
 twoflow_tls_client_handshake (GIOStream * conn,
     const TwoflowTlsClientConfig * c, GCancellable * cancellable,
@@ -109,7 +133,7 @@ twoflow_tls_client_handshake (GIOStream * conn,
   if (!tls)
     return NULL;
   if (c->ca_file) {
-    GTlsDatabase *db = g_tls_file_database_new (c->ca_file, error);
+    GTlsDatabase *db = twoflow_tls_database_new (c->ca_file, error);
 
     if (!db) {
       g_object_unref (tls);
@@ -186,7 +210,7 @@ twoflow_tls_server_handshake (GIOStream * conn, GTlsCertificate * cert,
   if (!tls)
     return NULL;
   if (client_ca_file) {
-    GTlsDatabase *db = g_tls_file_database_new (client_ca_file, error);
+    GTlsDatabase *db = twoflow_tls_database_new (client_ca_file, error);
 
     if (!db) {
       g_object_unref (tls);

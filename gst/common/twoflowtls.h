@@ -24,6 +24,11 @@ typedef struct {
   const gchar *key_file;        /* its key; NULL: in cert_file */
 } TwoflowTlsClientConfig;
 
+/* The CA anchors of @file (PEM), a path absolute or relative to the
+ * current directory; NULL with @error naming the file when it cannot be
+ * read or holds no certificate. */
+GTlsDatabase *twoflow_tls_database_new (const gchar * file, GError ** error);
+
 /* Wraps @conn in TLS and runs the handshake. Validation: with @pin only,
  * the certificate must have that fingerprint (no CA needed); with
  * @ca_file, it must chain to one of its anchors (and match @pin, if set);

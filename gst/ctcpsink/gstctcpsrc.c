@@ -28,14 +28,22 @@
  * keys, hence a certificate one way and a token the other.
  *
  * Listening, a connection from another address than
- * #GstCtcpSrc:accept-host (if set), or whose handshake fails (wrong
- * certificate, a plaintext peer, silence for #GstCtcpSrc:timeout), is
- * closed and counted
- * (`connections-refused`), and the source waits for the next one:
- * nothing of it reaches the stream. Connecting, such a failure is an
- * element error. A TLS stream that ends without close_notify (a
- * truncation) is an error, not EOS. Without TLS it is a plain TCP
- * receiver (lab use).
+ * #GstCtcpSrc:accept-host (if set), or whose handshake fails for want of
+ * a TLS server (a plaintext peer, silence for #GstCtcpSrc:timeout), is
+ * closed and counted (`connections-refused`), and the source waits for
+ * the next one: nothing of it reaches the stream. A sender (from
+ * #GstCtcpSrc:accept-host's address, when set) whose certificate is
+ * rejected — not trusted by #GstCtcpSrc:tls-ca-file, another name, not
+ * #GstCtcpSrc:tls-pin — is closed, counted and an element error with
+ * the reason: the pipeline fails instead of waiting for ever on a
+ * misconfiguration. Connecting, any such failure is an element error.
+ * A #GstCtcpSrc:tls-ca-file that cannot be read or holds no certificate
+ * fails the start with an error naming the file (a relative path is
+ * taken from the current directory). A TLS stream that ends without
+ * close_notify (a truncation) is an error, not EOS. Without TLS it is a
+ * plain TCP receiver (lab use): set #GstCtcpSrc:accept-host to the
+ * sender's address so that a stranger connecting first cannot take its
+ * place.
  *
  * Connecting, accepting and the handshake happen in the streaming
  * thread: the state changes never block.
@@ -43,8 +51,8 @@
  * The #GstCtcpSrc:stats structure `application/x-ctcpsrc-stats`:
  *
  * * `bytes-received` (guint64): stream bytes pushed
- * * `connections-refused` (guint): connections closed unserved (failed
- *   handshake or timeout)
+ * * `connections-refused` (guint): connections closed unserved (not from
+ *   #GstCtcpSrc:accept-host, failed handshake or timeout)
  * * `peer` (gchararray): address:port of the connection ("" before)
  * * `tls` (gboolean): whether the stream is TLS
  * * `tls-protocol`, `tls-ciphersuite` (gchararray): negotiated ("" without)
@@ -211,7 +219,9 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
    * GstCtcpSrc:tls-ca-file:
    *
    * PEM file of the CAs the sender's certificate must chain to (NULL:
-   * the system's). Setting it turns TLS on.
+   * the system's), absolute or relative to the current directory; read at
+   * start (an error names it if it cannot be read or holds no
+   * certificate). Setting it turns TLS on.
    */
   g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
       g_param_spec_string ("tls-ca-file", "TLS CA file",
@@ -302,6 +312,7 @@ gst_ctcp_src_finalize (GObject * object)
   g_free (self->host);
   g_free (self->accept_host);
   g_free (self->tls_ca_file);
+  g_free (self->tls_ca_path);
   g_free (self->tls_pin);
   g_free (self->tls_server_name);
   g_free (self->tls_token);
@@ -341,6 +352,31 @@ gst_ctcp_src_start (GstBaseSrc * bsrc)
   g_clear_pointer (&self->tls_suite, g_free);
   GST_OBJECT_UNLOCK (self);
   g_cancellable_reset (self->cancellable);
+  /* the anchors now, not at the first handshake: a file that cannot be
+   * read is a setting to fix, not a peer to refuse */
+  {
+    gchar *ca;
+    GTlsDatabase *db = NULL;
+
+    GST_OBJECT_LOCK (self);
+    ca = g_strdup (self->tls_ca_file);
+    GST_OBJECT_UNLOCK (self);
+    if (ca && !(db = twoflow_tls_database_new (ca, &err))) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("Could not read tls-ca-file %s", ca), ("%s", err->message));
+      g_clear_error (&err);
+      g_free (ca);
+      g_free (host);
+      return FALSE;
+    }
+    g_clear_object (&db);
+    /* relative to the directory we started in, whatever comes later */
+    GST_OBJECT_LOCK (self);
+    g_free (self->tls_ca_path);
+    self->tls_ca_path = ca ? g_canonicalize_filename (ca, NULL) : NULL;
+    GST_OBJECT_UNLOCK (self);
+    g_free (ca);
+  }
   if (!listen) {
     g_free (host);
     return TRUE;                /* connects in create() */
@@ -420,7 +456,7 @@ gst_ctcp_src_unlock_stop (GstBaseSrc * bsrc)
  * the timeout. FALSE: *why says why. */
 static gboolean
 secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
-    gchar ** why)
+    gchar ** why, gboolean * rejected)
 {
   GIOStream *conn, *tls;
   GError *e = NULL;
@@ -429,7 +465,7 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
   TwoflowTlsClientConfig tc = { NULL, };
 
   GST_OBJECT_LOCK (self);
-  ca = g_strdup (self->tls_ca_file);
+  ca = g_strdup (self->tls_ca_path);
   pin = g_strdup (self->tls_pin);
   name = g_strdup (self->tls_server_name ? self->tls_server_name : dialled);
   token = g_strdup (self->tls_token);
@@ -455,6 +491,11 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
   g_free (token);
   if (!tls) {
     *why = g_strdup (e ? e->message : "TLS failed");
+    /* a TLS server whose certificate we refuse (not a plaintext peer, a
+     * silent one or a lost connection) */
+    if (rejected)
+      *rejected = g_error_matches (e, G_TLS_ERROR,
+          G_TLS_ERROR_BAD_CERTIFICATE);
     g_clear_error (&e);
     g_object_unref (conn);
     return FALSE;
@@ -495,6 +536,7 @@ accept_one (GstCtcpSrc * self, gboolean tls)
     GError *e = NULL;
     GSocket *sock = g_socket_accept (self->listener, self->cancellable, &e);
     gchar *why = NULL;
+    gboolean rejected = FALSE;
 
     if (!sock) {
       if (g_error_matches (e, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
@@ -509,17 +551,30 @@ accept_one (GstCtcpSrc * self, gboolean tls)
     g_socket_set_blocking (sock, TRUE);
     if (!set_peer (self, sock))
       why = g_strdup ("not from accept-host");
-    if (why || (tls && !secure (self, sock, NULL, &why))) {
+    if (why || (tls && !secure (self, sock, NULL, &why, &rejected))) {
+      gboolean cancelled = g_cancellable_is_cancelled (self->cancellable);
+
       GST_WARNING_OBJECT (self, "connection from %s refused: %s", self->peer,
           why);
-      g_free (why);
       g_socket_close (sock, NULL);
       g_object_unref (sock);
       GST_OBJECT_LOCK (self);
       self->refused++;
       GST_OBJECT_UNLOCK (self);
-      if (g_cancellable_is_cancelled (self->cancellable))
+      if (cancelled) {
+        g_free (why);
         return GST_FLOW_FLUSHING;
+      }
+      if (rejected) {
+        /* the sender itself (from accept-host's address) with a
+         * certificate we do not trust: a misconfiguration, not worth
+         * waiting for ever */
+        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+            ("TLS handshake with %s failed", self->peer), ("%s", why));
+        g_free (why);
+        return GST_FLOW_ERROR;
+      }
+      g_free (why);
       continue;
     }
     self->socket = sock;
@@ -565,7 +620,7 @@ connect_one (GstCtcpSrc * self, gboolean tls)
   g_socket_set_timeout (self->socket, 0);
   g_socket_set_blocking (self->socket, TRUE);
   set_peer (self, self->socket);
-  if (tls && !secure (self, self->socket, host, &why)) {
+  if (tls && !secure (self, self->socket, host, &why, NULL)) {
     if (!g_cancellable_is_cancelled (self->cancellable))
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
           ("TLS handshake with %s:%u failed", host, port), ("%s", why));

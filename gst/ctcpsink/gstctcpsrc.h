@@ -31,6 +31,7 @@ struct _GstCtcpSrc {
   GstClockTime timeout;
   gboolean tls;
   gchar *tls_ca_file;
+  gchar *tls_ca_path;           /* tls-ca-file made absolute at start */
   gchar *tls_pin;
   gchar *tls_server_name;
   gchar *tls_token;

@@ -8,6 +8,11 @@
  * the ACKs of all those sessions and dispatches each to its session by
  * (receiver address, receiver port): the address is the ACK's source, or
  * the address the ACK carries when the receiver sends from another one.
+ * A keyed session's ACKs are found by the salt they carry and count only
+ * if they authenticate; a plaintext session's count only if they come
+ * from its destination, the very address and port it sends to (others
+ * naming it are dropped and counted: `acks-foreign`), so a third address
+ * cannot acknowledge what the receiver never got.
  * Data is sent by the sessions themselves (from their timers) on the same
  * socket, so the receivers' ACKs come back here.
  *
@@ -44,6 +49,11 @@ struct _GstErapManagerSession {
   guint64 hello_id;
   GstErapHelloFunc hello_func;
   GInetSocketAddress *learnt;   /* to hand to hello_func */
+  /* plaintext: ACKs count only from the destination (address and port) */
+  gboolean has_dest;
+  TwoflowNetIp dest_ip;
+  guint16 dest_port;
+  guint64 acks_foreign;
 };
 
 #define ACK_BATCH 32            /* datagrams per receive call (recvmmsg) */
@@ -76,6 +86,28 @@ struct _GstErapManager {
   GstErapManagerStats st;
 };
 
+
+/* With the manager lock: where the session sends to, for the plaintext
+ * ACK check. */
+static void
+set_dest_locked (GstErapManagerSession * s, GInetSocketAddress * dest)
+{
+  s->has_dest = twoflow_net_ip_from_address (G_SOCKET_ADDRESS (dest),
+      &s->dest_ip);
+  s->dest_port = g_inet_socket_address_get_port (dest);
+}
+
+/* Whether a plaintext ACK from @from may speak for @s. */
+static gboolean
+from_dest (GstErapManagerSession * s, GSocketAddress * from)
+{
+  TwoflowNetIp ip;
+
+  return s->has_dest && twoflow_net_ip_from_address (from, &ip) &&
+      twoflow_net_ip_equal (&ip, &s->dest_ip) &&
+      g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)) ==
+      s->dest_port;
+}
 
 static gchar *
 make_key (GInetAddress * addr, guint16 port)
@@ -147,6 +179,12 @@ group_locked (GstErapManager * m, GstErapAck * acks, GSocketAddress ** from,
       gst_erap_crypto_count_failure (cur->crypto);
       continue;
     }
+    if (!from_dest (cur, from[i])) {
+      /* plaintext, but not from where the session sends: a third address
+       * (naming the receiver in the record) or another port */
+      cur->acks_foreign++;
+      continue;
+    }
   found:
     acks[kept] = *a;
     if (n_runs > 0 && runs[n_runs - 1].s == cur) {
@@ -215,6 +253,7 @@ hello_locked (GstErapManager * m, const guint8 * data, gsize len,
   }
   g_clear_object (&s->learnt);
   s->learnt = g_object_ref (G_INET_SOCKET_ADDRESS (from));
+  set_dest_locked (s, s->learnt);
   s->busy++;
   return s;
 }
@@ -433,6 +472,8 @@ gst_erap_manager_add_session (GstErapManager * m, GInetSocketAddress * peer,
   s->key = key;
   s->owner = owner;
   s->func = func;
+  if (peer)
+    set_dest_locked (s, peer);
   if (key)
     g_hash_table_insert (m->sessions, key, s);
   m->st.sessions++;
@@ -497,6 +538,18 @@ gst_erap_manager_session_get_hello_stats (GstErapManager * m,
     gst_twoflow_hello_learner_get_stats (s->learner, st);
   g_mutex_unlock (&m->lock);
   return ok;
+}
+
+guint64
+gst_erap_manager_session_get_acks_foreign (GstErapManager * m,
+    GstErapManagerSession * s)
+{
+  guint64 n;
+
+  g_mutex_lock (&m->lock);
+  n = s->acks_foreign;
+  g_mutex_unlock (&m->lock);
+  return n;
 }
 
 void

@@ -70,6 +70,10 @@ gboolean gst_erap_manager_session_learn (GstErapManager * m,
 /* The session's hello counters (FALSE if it does not learn). */
 gboolean gst_erap_manager_session_get_hello_stats (GstErapManager * m,
     GstErapManagerSession * s, GstTwoflowHelloLearnerStats * st);
+/* Plaintext ACK records naming @s that did not come from its destination
+ * (address and port), dropped. */
+guint64 gst_erap_manager_session_get_acks_foreign (GstErapManager * m,
+    GstErapManagerSession * s);
 /* Keeps the manager's running totals (the scheduler's view) up to date. */
 void gst_erap_manager_session_update (GstErapManager * m,
     GstErapManagerSession * s, guint64 used_rate, guint64 queued_bytes,

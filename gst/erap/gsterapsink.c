@@ -44,8 +44,16 @@
  * Rendering blocks while more than #GstErapSink:max-queue-bytes are not
  * yet acknowledged (backpressure, never drops). At end of stream the sink
  * sends an in-band end of stream and posts EOS only once everything is
- * acknowledged, or when #GstErapSink:linger expires (then with an element
- * warning telling how many bytes were not acknowledged).
+ * acknowledged. Lost data is never reported as success: when
+ * #GstErapSink:linger expires with data unacknowledged the sink posts an
+ * element error telling how many bytes were not acknowledged (and no
+ * EOS); when no ACK at all has come #GstErapSink:connect-timeout after
+ * the first packet was sent (no receiver, an unreachable host, a firewall,
+ * a wrong passphrase or key at the receiver) it posts an error "Could not
+ * connect to HOST:PORT" and stops sending, as srtsink does when its peer
+ * never answers; and when, later, data has been outstanding with no ACK
+ * for as long (the receiver gone), an error "Lost the receiver
+ * HOST:PORT" (rendering would otherwise wait for ever on a full queue).
  *
  * The #GstErapSink:stats structure `application/x-erapsink-stats` has:
  *
@@ -84,6 +92,9 @@
  * * `acks-malformed`, `acks-unknown` (guint64): datagrams on this socket
  *   that were not ACKs, or ACKs of no session (e.g. from another address
  *   than a session's peer), dropped
+ * * `acks-foreign` (guint64): plaintext ACKs naming this session that did
+ *   not come from its destination (the address and port it sends to, e.g.
+ *   from a third address naming the receiver), dropped
  * * `local-port` (guint): the UDP port data is sent from
  * * `peer` (string): the destination, `address:port` (empty while
  *   #GstErapSink:learn-peer has not learnt one)
@@ -122,7 +133,10 @@
  * wrong passphrase or key at the receiver, or no receiver.
  * Without either, ERAP is plaintext: for a lab only (docs/security.md).
  * In both modes an ACK for a sequence number never sent is dropped
- * (`acks-invalid`).
+ * (`acks-invalid`). In plaintext an ACK counts only when it comes from
+ * the destination itself, the address and port data is sent to
+ * (`acks-foreign` otherwise): a third address cannot acknowledge data
+ * the receiver never got.
  *
  * ## Behind NAT: learning the destination
  *
@@ -202,6 +216,7 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_LIBRA_SEED          0
 #define DEFAULT_LIBRA_COMPENSATION  TRUE
 #define DEFAULT_LEARN_PEER          FALSE
+#define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
 #define DEFAULT_HELLO_ID            0
 #define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
 #define DEFAULT_LIBRA_QUEUE_REF     0.1
@@ -247,6 +262,7 @@ enum {
   PROP_LEARN_PEER,
   PROP_HELLO_ID,
   PROP_BOUND_PORT,
+  PROP_CONNECT_TIMEOUT,
 };
 
 #define DEFAULT_PROTOCOL            GST_ERAP_PROTOCOL_ERAP
@@ -774,6 +790,26 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           "Local UDP port in use (read-only, once started)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * GstErapSink:connect-timeout:
+   *
+   * How long the receiver has to answer, in nanoseconds: when no ACK
+   * (authentic when keyed; from the destination in plaintext) has arrived
+   * this long after the first data packet was sent, the sink posts an
+   * error ("Could not connect to HOST:PORT") and stops sending: no
+   * receiver, an unreachable host, a firewall, or a wrong passphrase or
+   * key at the receiver. With #GstErapSink:learn-peer it counts from the
+   * first packet sent after the hello. Once the receiver has answered,
+   * data outstanding this long after the last ACK is an error too ("Lost
+   * the receiver"). 0: wait for ever.
+   */
+  g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
+      g_param_spec_uint64 ("connect-timeout", "Connect timeout",
+          "Error when the receiver has not acknowledged anything this long "
+          "after the first packet (ns, 0 = never)", 0, G_MAXUINT64,
+          DEFAULT_CONNECT_TIMEOUT, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
       "Sink/Network",
@@ -826,6 +862,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->libra.tcp_base_rtt = DEFAULT_LIBRA_TCP_BASE_RTT;
   sink->learn_peer = DEFAULT_LEARN_PEER;
   sink->hello_id = DEFAULT_HELLO_ID;
+  sink->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
   /* a file transfer, not a playback: send as fast as allowed */
@@ -893,9 +930,12 @@ make_stats (GstErapSink * sink)
   sched_view_locked (sink, &st, &ms);
   if (sink->manager) {
     sink->last_hellos_unknown = ms.hellos_unknown;
-    if (sink->msession)
+    if (sink->msession) {
       gst_erap_manager_session_get_hello_stats (sink->manager,
           sink->msession, &sink->last_hello);
+      sink->acks_foreign = gst_erap_manager_session_get_acks_foreign
+          (sink->manager, sink->msession);
+    }
   }
   s = gst_structure_new ("application/x-erapsink-stats",
       "rate", G_TYPE_UINT64, st.rate,
@@ -925,6 +965,7 @@ make_stats (GstErapSink * sink)
       "idle-wakeups", G_TYPE_UINT64, st.idle_wakeups,
       "acks-malformed", G_TYPE_UINT64, ms.acks_malformed,
       "acks-unknown", G_TYPE_UINT64, ms.acks_unknown,
+      "acks-foreign", G_TYPE_UINT64, sink->acks_foreign,
       "local-port", G_TYPE_UINT, (guint) ms.local_port, NULL);
   ev = g_enum_get_value (g_type_class_peek (GST_TYPE_ERAP_CONGESTION_CONTROL),
       sink->cc);
@@ -1010,6 +1051,9 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_HELLO_ID:
       sink->hello_id = g_value_get_uint64 (value);
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      sink->connect_timeout = g_value_get_uint64 (value);
       break;
     case PROP_CONGESTION_CONTROL:
       sink->cc = g_value_get_enum (value);
@@ -1122,6 +1166,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_HELLO_ID:
       g_value_set_uint64 (value, sink->hello_id);
       break;
+    case PROP_CONNECT_TIMEOUT:
+      g_value_set_uint64 (value, sink->connect_timeout);
+      break;
     case PROP_BOUND_PORT:
       g_value_set_uint (value, sink->bound_port);
       break;
@@ -1209,6 +1256,9 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
 
 static gboolean timer_cb (GstClock * clock, GstClockTime t, GstClockID id,
     gpointer user_data);
+static gboolean connect_timeout_cb (GstClock * clock, GstClockTime t,
+    GstClockID id, gpointer user_data);
+static void drop_id (GstClockID * id);
 static void post_report (GstErapSink * sink, const GstErapSenderStats * st,
     const GstErapManagerStats * ms, gboolean auth_warn,
     guint64 auth_failures);
@@ -1375,6 +1425,9 @@ reschedule_locked (GstErapSink * sink)
   /* corked (see render): rate and loss timers can wait that long too */
   if (GST_CLOCK_TIME_IS_VALID (next) && next < sink->cork_until)
     next = sink->cork_until;
+  /* the receiver never answered (connect-timeout): nothing more to do */
+  if (sink->failed)
+    next = GST_CLOCK_TIME_NONE;
 
   if (!GST_CLOCK_TIME_IS_VALID (next)) {
     /* idle: no timer at all */
@@ -1408,10 +1461,29 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
   gboolean report, auth_warn = FALSE;
 
   /* learn-peer: nothing leaves (and no timer runs) before the hello */
-  if (send && sink->peer)
+  if (send && sink->peer && !sink->failed)
     send_packets_locked (sink, now);
   reschedule_locked (sink);
   gst_erap_sender_get_stats (sink->sender, &st);
+  /* connect-timeout: from the first packet sent until the first ACK;
+   * then, while data is outstanding, from the last ACK (the receiver
+   * gone). The timer is armed lazily: when it fires early it is dropped
+   * and armed again here, from the last ACK. */
+  if (st.acks_received != sink->acks_seen) {
+    sink->acks_seen = st.acks_received;
+    sink->last_ack_time = now;
+    if (!sink->answered) {
+      sink->answered = TRUE;
+      drop_id (&sink->connect_id);
+    }
+  }
+  if (!sink->connect_id && !sink->failed && sink->connect_timeout > 0 &&
+      (sink->answered ? st.queued_bytes > 0 : st.packets_sent > 0)) {
+    sink->connect_id = gst_clock_new_single_shot_id (sink->clock,
+        (sink->answered ? sink->last_ack_time : now) + sink->connect_timeout);
+    gst_clock_id_wait_async (sink->connect_id, connect_timeout_cb,
+        gst_object_ref (sink), (GDestroyNotify) gst_object_unref);
+  }
   /* NULL once stop() began taking the session out of the manager */
   if (sink->msession)
     gst_erap_manager_session_update (sink->manager, sink->msession,
@@ -1470,6 +1542,85 @@ timer_cb (GstClock * clock, GstClockTime t, GstClockID id, gpointer user_data)
   gst_clock_id_unref (sink->timer);
   sink->timer = NULL;
   service_and_unlock (sink, now_locked (sink), TRUE);
+  return TRUE;
+}
+
+/* Without the lock: @peer as "address:port", or the host and port
+ * properties when there is none (before a hello). */
+static gchar *
+dest_string (GstErapSink * sink, GSocketAddress * peer)
+{
+  gchar *a, *d;
+
+  if (!peer || !G_IS_INET_SOCKET_ADDRESS (peer)) {
+    GST_OBJECT_LOCK (sink);
+    d = g_strdup_printf ("%s:%u", sink->host, sink->port);
+    GST_OBJECT_UNLOCK (sink);
+    return d;
+  }
+  a = g_inet_address_to_string (g_inet_socket_address_get_address
+      (G_INET_SOCKET_ADDRESS (peer)));
+  d = g_strdup_printf ("%s:%u", a, g_inet_socket_address_get_port
+      (G_INET_SOCKET_ADDRESS (peer)));
+  g_free (a);
+  return d;
+}
+
+/* connect-timeout passed: if still no ACK, the receiver is not there (or
+ * cannot read us): an error, and the session stops sending. */
+static gboolean
+connect_timeout_cb (GstClock * clock, GstClockTime t, GstClockID id,
+    gpointer user_data)
+{
+  GstErapSink *sink = user_data;
+  GstErapSenderStats st;
+  GstClockTime timeout;
+  GSocketAddress *peer;
+  gchar *dest;
+  gboolean lost;
+
+  g_mutex_lock (&sink->lock);
+  if (id != sink->connect_id || !sink->sender || sink->failed) {
+    g_mutex_unlock (&sink->lock);
+    return TRUE;
+  }
+  gst_erap_sender_get_stats (sink->sender, &st);
+  if (sink->answered ? (st.queued_bytes == 0 || now_locked (sink) <
+          sink->last_ack_time + sink->connect_timeout) :
+      st.acks_received > 0) {
+    /* ACKs came (or nothing is outstanding): armed again from the last
+     * ACK on the next round of sending */
+    gst_clock_id_unref (sink->connect_id);
+    sink->connect_id = NULL;
+    g_mutex_unlock (&sink->lock);
+    return TRUE;
+  }
+  lost = sink->answered;
+  sink->failed = TRUE;
+  reschedule_locked (sink);     /* no timer any more */
+  g_cond_broadcast (&sink->queue_cond);
+  if (sink->linger_id)
+    gst_clock_id_unschedule (sink->linger_id);
+  peer = sink->peer ? g_object_ref (sink->peer) : NULL;
+  timeout = sink->connect_timeout;
+  g_mutex_unlock (&sink->lock);
+  dest = dest_string (sink, peer);
+  g_clear_object (&peer);
+  if (lost)
+    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
+        ("Lost the receiver %s", dest),
+        ("no ACK for connect-timeout (%" GST_TIME_FORMAT ") with %"
+            G_GUINT64_FORMAT " bytes not acknowledged",
+            GST_TIME_ARGS (timeout), st.queued_bytes));
+  else
+    GST_ELEMENT_ERROR (sink, RESOURCE, OPEN_WRITE,
+        ("Could not connect to %s", dest),
+        ("no ACK within connect-timeout (%" GST_TIME_FORMAT ") after %"
+            G_GUINT64_FORMAT " packets: no receiver, unreachable, or %s",
+            GST_TIME_ARGS (timeout), st.packets_sent, sink->encrypted ?
+            "a wrong passphrase or key at the receiver" :
+            "a receiver with a passphrase or key"));
+  g_free (dest);
   return TRUE;
 }
 
@@ -1544,9 +1695,18 @@ rap_ack_thread (gpointer data)
   for (;;) {
     GError *err = NULL;
     GstErapAck a;
-    gssize n = g_socket_receive_with_blocking (sock, (gchar *) buf,
-        sizeof (buf), TRUE, cancel, &err);
+    GSocketAddress *from = NULL;
+    gssize n = -1;
+    gboolean ours;
 
+    /* (the socket is non-blocking: wait, then read with its source) */
+    if (g_socket_condition_wait (sock, G_IO_IN, cancel, &err))
+      n = g_socket_receive_from (sock, &from, (gchar *) buf, sizeof (buf),
+          cancel, &err);
+    if (n < 0 && g_error_matches (err, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
+      g_clear_error (&err);
+      continue;
+    }
     if (n < 0) {
       gboolean stop = g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)
           || g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CLOSED);
@@ -1559,7 +1719,26 @@ rap_ack_thread (gpointer data)
         break;
       continue;
     }
-    if (gst_erap_rap_ack_parse (buf, n, &a))
+    /* plaintext: only the destination itself acknowledges */
+    g_mutex_lock (&sink->lock);
+    ours = sink->peer && from && G_IS_INET_SOCKET_ADDRESS (from) &&
+        g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)) ==
+        g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (sink->peer));
+    if (ours) {
+      TwoflowNetIp x, y;
+
+      ours = twoflow_net_ip_from_address (from, &x) &&
+          twoflow_net_ip_from_address (sink->peer, &y) &&
+          twoflow_net_ip_equal (&x, &y);
+    }
+    if (!ours)
+      sink->acks_foreign++;
+    g_mutex_unlock (&sink->lock);
+    g_clear_object (&from);
+    if (!ours)
+      GST_LOG_OBJECT (sink, "datagram from another address than the "
+          "receiver's dropped");
+    else if (gst_erap_rap_ack_parse (buf, n, &a))
       on_ack (GST_OBJECT (sink), &a, 1);
     else
       GST_LOG_OBJECT (sink, "not a RAP ACK (%" G_GSSIZE_FORMAT " bytes)", n);
@@ -1738,6 +1917,10 @@ have_socket:
   sink->sender = gst_erap_sender_new (&cfg);
   sink->encrypted = keyed > 0;
   sink->crypto_exhausted = FALSE;
+  sink->answered = sink->failed = FALSE;
+  sink->acks_seen = 0;
+  sink->last_ack_time = 0;
+  sink->acks_foreign = 0;
   sink->auth_warned = FALSE;
   memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));
   if (keyed > 0) {
@@ -1821,8 +2004,14 @@ gst_erap_sink_stop (GstBaseSink * bsink)
   sink->ack_thread = NULL;
   g_mutex_unlock (&sink->lock);
   /* without the sink lock: waits for an ACK being dispatched to us */
-  if (ms)
+  if (ms) {
+    guint64 foreign = gst_erap_manager_session_get_acks_foreign (m, ms);
+
     gst_erap_manager_remove_session (m, ms);
+    g_mutex_lock (&sink->lock);
+    sink->acks_foreign = foreign;
+    g_mutex_unlock (&sink->lock);
+  }
   if (thread) {
     g_cancellable_cancel (sink->ack_cancel);
     g_thread_join (thread);
@@ -1830,6 +2019,7 @@ gst_erap_sink_stop (GstBaseSink * bsink)
 
   g_mutex_lock (&sink->lock);
   drop_id (&sink->timer);
+  drop_id (&sink->connect_id);
   if (sink->sender) {
     gst_erap_sender_get_stats (sink->sender, &sink->last);
     gst_erap_libra_get_state (gst_erap_sender_get_cc (sink->sender),
@@ -1924,7 +2114,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
   g_mutex_lock (&sink->lock);
   ensure_clock_locked (sink);
   /* backpressure: wait for ACKs to make room */
-  while (!sink->flushing &&
+  while (!sink->flushing && !sink->failed &&
       gst_erap_sender_queued_bytes (sink->sender) >= sink->max_queue_bytes) {
     sink->render_waiting = TRUE;
     g_cond_wait (&sink->queue_cond, &sink->lock);
@@ -1934,6 +2124,12 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     g_mutex_unlock (&sink->lock);
     g_bytes_unref (bytes);
     return GST_FLOW_FLUSHING;
+  }
+  if (sink->failed) {
+    /* connect-timeout: the error is posted */
+    g_mutex_unlock (&sink->lock);
+    g_bytes_unref (bytes);
+    return GST_FLOW_ERROR;
   }
   if (sink->crypto_exhausted) {
     g_mutex_unlock (&sink->lock);
@@ -1966,17 +2162,19 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
-static void
+/* EOS: everything acknowledged (TRUE), or an error posted (FALSE: the
+ * data did not all arrive, and EOS must not say it did). */
+static gboolean
 wait_acknowledged (GstErapSink * sink)
 {
   guint64 queued = 0;
-  gboolean expired = FALSE;
+  gboolean expired = FALSE, failed;
   GstClockTime now;
 
   g_mutex_lock (&sink->lock);
   if (!sink->sender) {
     g_mutex_unlock (&sink->lock);
-    return;
+    return TRUE;
   }
   ensure_clock_locked (sink);
   now = now_locked (sink);
@@ -1984,7 +2182,8 @@ wait_acknowledged (GstErapSink * sink)
   service_and_unlock (sink, now, TRUE);
 
   g_mutex_lock (&sink->lock);
-  if (!sink->flushing && !gst_erap_sender_is_done (sink->sender)) {
+  if (!sink->flushing && !sink->failed &&
+      !gst_erap_sender_is_done (sink->sender)) {
     GstClockID id = gst_clock_new_single_shot_id (sink->clock,
         now + sink->linger);
 
@@ -1994,17 +2193,20 @@ wait_acknowledged (GstErapSink * sink)
     g_mutex_lock (&sink->lock);
     sink->linger_id = NULL;
     gst_clock_id_unref (id);
-    if (!sink->flushing && !gst_erap_sender_is_done (sink->sender)) {
+    if (!sink->flushing && !sink->failed &&
+        !gst_erap_sender_is_done (sink->sender)) {
       expired = TRUE;
       queued = gst_erap_sender_queued_bytes (sink->sender);
     }
   }
+  failed = sink->failed;
   g_mutex_unlock (&sink->lock);
   if (expired)
-    GST_ELEMENT_WARNING (sink, RESOURCE, WRITE,
+    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
         ("%" G_GUINT64_FORMAT " bytes were not acknowledged", queued),
         ("linger of %" GST_TIME_FORMAT " expired before the receiver "
             "acknowledged everything", GST_TIME_ARGS (sink->linger)));
+  return !expired && !failed;
 }
 
 static gboolean
@@ -2012,8 +2214,11 @@ gst_erap_sink_event (GstBaseSink * bsink, GstEvent * event)
 {
   GstErapSink *sink = GST_ERAP_SINK (bsink);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
-    wait_acknowledged (sink);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && !wait_acknowledged (sink)) {
+    /* an error is posted: no EOS for lost data */
+    gst_event_unref (event);
+    return FALSE;
+  }
   return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
 }
 

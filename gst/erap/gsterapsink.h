@@ -53,6 +53,7 @@ struct _GstErapSink {
   GstErapProtocol protocol;
   gboolean learn_peer;          /* NAT: the destination from hellos */
   guint64 hello_id;
+  GstClockTime connect_timeout;
 
   /* session; lock order: sink lock, then manager lock */
   GMutex lock;
@@ -70,6 +71,12 @@ struct _GstErapSink {
   GstClockTime timer_time;
   GstClockTime cork_until;      /* no sending before (render's batching) */
   GstClockID linger_id;
+  GstClockID connect_id;        /* connect-timeout, until the first ACK */
+  gboolean answered;            /* an ACK came */
+  guint64 acks_seen;            /* acks-received at the last look */
+  GstClockTime last_ack_time;   /* when that count last grew */
+  gboolean failed;              /* none came in time: error posted */
+  guint64 acks_foreign;         /* plaintext ACKs not from the peer */
   gboolean flushing;
   gboolean render_waiting;      /* render() waits on queue_cond */
   guint64 reactions_seen;

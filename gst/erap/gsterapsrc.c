@@ -18,8 +18,14 @@
  * baseline (erapsink protocol=rap): RAP's 24-byte header on data and
  * ACKs, and one ACK datagram per data packet (no bundling, no UDP_GRO).
  *
- * Packets from another sender than the first one, and datagrams that are
- * not ERAP data, are dropped and counted. At most
+ * The sender is the source address (and port) of the first data packet
+ * (the first that authenticates, when keyed; garbage does not count)
+ * from #GstErapSrc:accept-host's address, or, when that is unset, from
+ * #GstErapSrc:hello-host's, or from anywhere when neither is set (a
+ * gst-launch-1.0 pipeline: whoever speaks first). Packets from any other
+ * address, and datagrams that are not ERAP data, are dropped and counted,
+ * never acknowledged: in plaintext (lab) mode too, a third address cannot
+ * take the session over or feed it. At most
  * #GstErapSrc:max-reorder-bytes are held out of order; packets beyond are
  * dropped unacknowledged, so the sender resends them.
  *
@@ -29,6 +35,7 @@
  * * `duplicates` (guint64): of those, already received (by appSeq)
  * * `malformed` (guint64): datagrams that are not ERAP data
  * * `foreign` (guint64): datagrams from another address than the sender's
+ *   (or, before the first packet, than #GstErapSrc:accept-host's)
  * * `dropped-no-memory` (guint64): dropped for lack of reorder memory
  * * `acks-sent` (guint64): ACKs sent, one per accepted data packet
  * * `ack-errors` (guint64): ACKs the socket refused
@@ -146,6 +153,7 @@ enum {
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
   PROP_BUFFER_SIZE,
+  PROP_ACCEPT_HOST,
 };
 
 #define DEFAULT_PROTOCOL           GST_ERAP_PROTOCOL_ERAP
@@ -154,6 +162,7 @@ enum {
 #define DEFAULT_HELLO_ID           0
 #define DEFAULT_HELLO_INTERVAL     GST_TWOFLOW_HELLO_DEFAULT_RETRY
 #define DEFAULT_KEEPALIVE_INTERVAL GST_TWOFLOW_HELLO_DEFAULT_KEEPALIVE
+#define DEFAULT_ACCEPT_HOST        NULL
 
 #define DEFAULT_PASSPHRASE         NULL
 #define DEFAULT_KEY                NULL
@@ -380,6 +389,24 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
           G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstErapSrc:accept-host:
+   *
+   * The sender's address (an IP, or a name resolved at start): data only
+   * from it (any port; the first packet fixes the port), everything else
+   * dropped and counted (`foreign`). NULL (the default): the
+   * #GstErapSrc:hello-host's address when set, else the first sender's.
+   * An application that knows its sender (the peer of its control
+   * connection) sets it, so that a third address cannot take the session
+   * over, also in plaintext.
+   */
+  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
+      g_param_spec_string ("accept-host", "Accept host",
+          "Accept data only from this sender address (NULL: hello-host, "
+          "else the first sender)", DEFAULT_ACCEPT_HOST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "ERAP source",
       "Source/Network",
@@ -425,6 +452,7 @@ gst_erap_src_finalize (GObject * object)
   g_free (src->passphrase);
   g_free (src->key);
   g_free (src->hello_host);
+  g_free (src->accept_host);
   gst_clear_caps (&src->caps);
   g_mutex_clear (&src->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -535,6 +563,10 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
     case PROP_BUFFER_SIZE:
       src->buffer_size = g_value_get_int (value);
       break;
+    case PROP_ACCEPT_HOST:
+      g_free (src->accept_host);
+      src->accept_host = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -595,6 +627,9 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_BUFFER_SIZE:
       g_value_set_int (value, src->buffer_size);
       break;
+    case PROP_ACCEPT_HOST:
+      g_value_set_string (value, src->accept_host);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -631,10 +666,12 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   guint port;
   guint8 master[GST_ERAP_KEY_SIZE];
   gint keyed;
-  gchar *hello_host;
+  gchar *hello_host, *accept_host;
   guint hello_port;
   GInetSocketAddress *hello_dest = NULL;
   gint rcvbuf, granted;
+  TwoflowNetIp accept_ip;
+  gboolean accept_set = FALSE;
   GstClockTime hello_interval, keepalive_interval;
 
   GST_OBJECT_LOCK (src);
@@ -678,6 +715,26 @@ gst_erap_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   g_free (hello_host);
+  /* whose data counts: accept-host's, else the sender we say hello to */
+  GST_OBJECT_LOCK (src);
+  accept_host = g_strdup (src->accept_host);
+  GST_OBJECT_UNLOCK (src);
+  if (accept_host && *accept_host) {
+    if (!twoflow_net_ip_from_host (accept_host, &accept_ip, &err)) {
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("accept-host '%s': %s", accept_host, err->message));
+      g_clear_error (&err);
+      g_free (accept_host);
+      g_free (address);
+      g_clear_object (&hello_dest);
+      return FALSE;
+    }
+    accept_set = TRUE;
+  } else if (hello_dest) {
+    accept_set = twoflow_net_ip_from_address (G_SOCKET_ADDRESS (hello_dest),
+        &accept_ip);
+  }
+  g_free (accept_host);
   GST_OBJECT_LOCK (src);
   rcvbuf = src->buffer_size;
   GST_OBJECT_UNLOCK (src);
@@ -719,6 +776,9 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   src->scratch = g_malloc ((gsize) MAX_DATAGRAM * RX_BATCH);
   twoflow_cancel_init (&src->cancel);
   src->eos = FALSE;
+  src->accept_set = accept_set;
+  if (accept_set)
+    src->accept_ip = accept_ip;
   src->foreign = src->ack_errors = src->ack_datagrams = 0;
   src->rcvbuf_granted = granted;
   src->kernel_drops = 0;
@@ -922,6 +982,15 @@ receive_some (GstErapSrc * src)
         src->foreign++;
         continue;
       }
+      if (!src->peer && src->accept_set) {
+        TwoflowNetIp ip;
+
+        if (!twoflow_net_ip_from_native (&from[i], mm[i].msg_hdr.msg_namelen,
+                &ip) || !twoflow_net_ip_equal (&ip, &src->accept_ip)) {
+          src->foreign++;
+          continue;
+        }
+      }
       for (c = CMSG_FIRSTHDR (&mm[i].msg_hdr); c;
           c = CMSG_NXTHDR (&mm[i].msg_hdr, c))
         if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
@@ -949,18 +1018,6 @@ receive_some (GstErapSrc * src)
           off += seg;
           continue;
         }
-        if (src->hello)
-          gst_twoflow_hello_handle_data (src->hello,
-              gst_clock_get_time (src->clock));
-        if (!src->peer) {
-          /* the sender: the first (authentic, when keyed) packet's */
-          src->peer = g_socket_address_new_from_native (&from[i],
-              mm[i].msg_hdr.msg_namelen);
-          if (!src->peer)
-            break;
-          src->peer_native = from[i];
-        }
-
         /* RAP: one ACK datagram per data packet */
         if (acks_len + GST_ERAP_ACK_MAX_SIZE > sizeof (acks) ||
             (n_acks > 0 && src->protocol == GST_ERAP_PROTOCOL_RAP)) {
@@ -974,6 +1031,18 @@ receive_some (GstErapSrc * src)
         res = gst_erap_receiver_handle_data (src->receiver, pkt,
             acks + acks_len, &ack_len);
         g_bytes_unref (pkt);
+        if (res != GST_ERAP_DATA_MALFORMED) {
+          if (src->hello)
+            gst_twoflow_hello_handle_data (src->hello,
+                gst_clock_get_time (src->clock));
+          if (!src->peer) {
+            /* the sender: the first well-formed (authentic, when keyed)
+             * packet's, from the address allowed */
+            src->peer = g_socket_address_new_from_native (&from[i],
+                mm[i].msg_hdr.msg_namelen);
+            src->peer_native = from[i];
+          }
+        }
         GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
             plen, res);
         while ((msg = gst_erap_receiver_pop (src->receiver, &eos))) {

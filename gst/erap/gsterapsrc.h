@@ -31,6 +31,7 @@ struct _GstErapSrc {
   guint hello_port;
   guint64 hello_id;
   GstClockTime hello_interval, keepalive_interval;
+  gchar *accept_host;           /* data only from this address */
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;
@@ -39,6 +40,8 @@ struct _GstErapSrc {
   GstErapReceiverStats last;
   GSocketAddress *peer;         /* sender, fixed by the first data packet */
   struct sockaddr_storage peer_native;
+  TwoflowNetIp accept_ip;       /* before the first packet: from whom */
+  gboolean accept_set;
   GQueue ready;                 /* GstBuffers to push */
   guint8 *scratch;
   gboolean eos;

@@ -101,6 +101,9 @@
  * * `replayed` (guint64): authentic datagrams dropped as replays
  * * `foreign-rtcp` (guint64): plaintext mode: sender notices dropped because
  *   they did not come from where the RTP comes from
+ * * `foreign-packets` (guint64): datagrams other than RTCP dropped because
+ *   they did not come from the sender (plaintext: the address and port of
+ *   the first RTP packet; #GstRudpSrc:accept-host's address in both modes)
  *
  * * `hellos-sent` (guint64): hellos sent (#GstRudpSrc:hello-host)
  * * `hello-errors` (guint64): hellos not sent (socket or SRTCP error)
@@ -119,6 +122,15 @@
  * takes the same mapping back (docs/security.md, NAT).
  *
  * ## Security
+ *
+ * Without a key (plaintext, for a lab only) the sender is the source
+ * address and port of the first RTP packet from #GstRudpSrc:accept-host's
+ * address (else #GstRudpSrc:hello-host's, else from anywhere: whoever
+ * speaks first); RTP and anything else from another address or port is
+ * dropped and counted (`foreign-packets`) and never touches the loss
+ * counting, the level or the feedback address, and notices count only
+ * from the sender (`foreign-rtcp`). An application that knows its sender
+ * (the peer of its control connection) sets #GstRudpSrc:accept-host.
  *
  * With #GstRudpSrc:key (the same SRTP master key and salt as the
  * rudpsink's, in hex) every packet must be authentic SRTP (RTP) or SRTCP
@@ -195,8 +207,10 @@ enum {
   PROP_HELLO_ID,
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
+  PROP_ACCEPT_HOST,
 };
 
+#define DEFAULT_ACCEPT_HOST        NULL
 #define DEFAULT_HELLO_HOST         NULL
 #define DEFAULT_HELLO_PORT         0
 #define DEFAULT_HELLO_ID           0
@@ -491,6 +505,20 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstRudpSrc:accept-host:
+   *
+   * The sender's address (an IP, or a name resolved at start): RTP only
+   * from it (plaintext: the first packet fixes the port too), everything
+   * else dropped and counted (`foreign-packets`). NULL (the default): the
+   * #GstRudpSrc:hello-host's address when set, else the first sender's.
+   */
+  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
+      g_param_spec_string ("accept-host", "Accept host",
+          "Accept RTP only from this sender address (NULL: hello-host, else "
+          "the first sender)", DEFAULT_ACCEPT_HOST, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -545,6 +573,7 @@ gst_rudp_src_finalize (GObject * object)
     memset (src->key, 0, strlen (src->key));
   g_free (src->key);
   g_free (src->hello_host);
+  g_free (src->accept_host);
   gst_caps_replace (&src->caps, NULL);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   g_free (src->scratch);
@@ -643,6 +672,10 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_KEEPALIVE_INTERVAL:
       src->keepalive_interval = g_value_get_uint64 (value);
       break;
+    case PROP_ACCEPT_HOST:
+      g_free (src->accept_host);
+      src->accept_host = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -689,6 +722,7 @@ make_stats (GstRudpSrc * src)
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
       "replayed", G_TYPE_UINT64, src->replayed,
       "foreign-rtcp", G_TYPE_UINT64, src->foreign_rtcp,
+      "foreign-packets", G_TYPE_UINT64, src->foreign_packets,
       "hellos-sent", G_TYPE_UINT64, src->last_hello.hellos,
       "hello-errors", G_TYPE_UINT64, src->hello_errors, NULL);
   g_mutex_unlock (&src->lock);
@@ -773,6 +807,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_KEEPALIVE_INTERVAL:
       g_value_set_uint64 (value, src->keepalive_interval);
+      break;
+    case PROP_ACCEPT_HOST:
+      g_value_set_string (value, src->accept_host);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -952,6 +989,25 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   guint hello_port;
   GInetSocketAddress *hello_dest = NULL;
   GstClockTime hello_interval, keepalive_interval;
+  gchar *accept_host;
+  TwoflowNetIp accept_ip;
+  gboolean accept_set = FALSE;
+
+  /* whose RTP counts (else: hello-host's, else the first sender's) */
+  GST_OBJECT_LOCK (src);
+  accept_host = g_strdup (src->accept_host);
+  GST_OBJECT_UNLOCK (src);
+  if (accept_host && *accept_host) {
+    if (!twoflow_net_ip_from_host (accept_host, &accept_ip, &err)) {
+      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
+          ("accept-host '%s': %s", accept_host, err->message));
+      g_clear_error (&err);
+      g_free (accept_host);
+      return FALSE;
+    }
+    accept_set = TRUE;
+  }
+  g_free (accept_host);
 
   GST_OBJECT_LOCK (src);
   if (src->key && *src->key)
@@ -1043,6 +1099,14 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   memset (&src->last_hello, 0, sizeof (src->last_hello));
   g_clear_object (&src->hello_dest);
   g_clear_pointer (&src->hello, gst_twoflow_hello_free);
+  if (!accept_set && hello_dest)
+    accept_set = twoflow_net_ip_from_address (G_SOCKET_ADDRESS (hello_dest),
+        &accept_ip);
+  src->accept_set = accept_set;
+  if (accept_set)
+    src->accept_ip = accept_ip;
+  src->sender_locked = FALSE;
+  src->foreign_packets = 0;
   if (hello_dest) {
     src->hello_dest = G_SOCKET_ADDRESS (hello_dest);
     /* wall-clock microseconds: a later session's hellos count higher */
@@ -1126,6 +1190,22 @@ gst_rudp_src_send_event (GstElement * element, GstEvent * event)
     return TRUE;
   }
   return GST_ELEMENT_CLASS (parent_class)->send_event (element, event);
+}
+
+/* With the lock: whether a datagram from @from may be the flow's: from
+ * accept-host's (or hello-host's) address, and in plaintext, once RTP
+ * came, from the sender's very address and port. */
+static gboolean
+sender_allowed (GstRudpSrc * src, GSocketAddress * from)
+{
+  TwoflowNetIp ip;
+
+  if (src->sender_locked)
+    return src->sender && gst_rudp_same_address (from, src->sender);
+  if (!src->accept_set)
+    return TRUE;
+  return twoflow_net_ip_from_address (from, &ip) &&
+      twoflow_net_ip_equal (&ip, &src->accept_ip);
 }
 
 /* The sender's answer: an RTT sample, and from where its level holds. */
@@ -1309,6 +1389,16 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       g_clear_object (&from);
       continue;
     }
+    g_mutex_lock (&src->lock);
+    if (!sender_allowed (src, from)) {
+      /* from a third address (or, plaintext, another port than the
+       * sender's): not ours, whatever it holds */
+      src->foreign_packets++;
+      g_mutex_unlock (&src->lock);
+      g_clear_object (&from);
+      continue;
+    }
+    g_mutex_unlock (&src->lock);
     if (len < 12 || (data[0] >> 6) != 2) {
       g_mutex_lock (&src->lock);
       if (src->srtp)
@@ -1340,6 +1430,9 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       gst_twoflow_hello_handle_data (src->hello, now);
     g_clear_object (&src->sender);
     src->sender = from;
+    /* plaintext: the first RTP packet fixes the sender's port too */
+    if (!src->srtp)
+      src->sender_locked = TRUE;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
     gst_rudp_receiver_packet_ecn (src->receiver,
         GST_READ_UINT16_BE (data + 2), len, ecn, now);

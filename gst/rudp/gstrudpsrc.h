@@ -40,6 +40,7 @@ struct _GstRudpSrc {
   guint hello_port;
   guint64 hello_id;
   GstClockTime hello_interval, keepalive_interval;
+  gchar *accept_host;           /* RTP only from this address */
 
   /* streaming */
   GSocket *socket;
@@ -58,6 +59,10 @@ struct _GstRudpSrc {
   guint64 auth_failures;        /* SRTP/SRTCP failing authentication */
   guint64 replayed;             /* authentic but replayed */
   guint64 foreign_rtcp;         /* plaintext notices not from the sender */
+  guint64 foreign_packets;      /* RTP etc. not from the sender */
+  TwoflowNetIp accept_ip;       /* accept-host's (or hello-host's) address */
+  gboolean accept_set;
+  gboolean sender_locked;       /* plaintext: RTP came; its source only */
   gint bound_port;
   gint rcvbuf_granted;           /* the receive buffer the kernel gave */
   guint32 kernel_drops;         /* datagrams it dropped (buffer full) */

@@ -9,7 +9,7 @@
  */
 /*
  * Asks twoflow-server for a video on its control channel, receives the
- * essential flow (tcpserversrc for cTCP/TCP, erapsrc for ERAP) and the
+ * essential flow (ctcpsrc for cTCP/TCP, erapsrc for ERAP) and the
  * enhanced flow (rudpsrc ! rtpjitterbuffer ! rtpgstdepay), merges them with
  * twoflowmerge (reading a pre-staged prefix from the prefix store) and
  * serves the result to RTSP viewers (rtsp://HOST:8554/video/NAME, MPEG-TS
@@ -448,6 +448,22 @@ array_max (JsonObject * o, const gchar * member)
   return m;
 }
 
+/* The control connection's peer, the server, as an IP string: the only
+ * address the receivers take media from (accept-host), also without TLS
+ * (docs/security.md). */
+static gchar *
+server_ip (ProxySession * ps)
+{
+  GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
+      NULL);
+  gchar *ip = ra && G_IS_INET_SOCKET_ADDRESS (ra) ?
+      g_inet_address_to_string (g_inet_socket_address_get_address
+      (G_INET_SOCKET_ADDRESS (ra))) : NULL;
+
+  g_clear_object (&ra);
+  return ip;
+}
+
 /* The receiving bin: its "src" ghost pad gives the merged elementary
  * stream (or, pre-staging, the essential flow's bytes), its sometimes pad
  * "audio" the audio track. */
@@ -458,6 +474,7 @@ build_receive_bin (ProxySession * ps)
   GstElement *q, *out;
   GstPad *pad;
   gboolean erap = g_str_equal (opt_essential, "erap");
+  gchar *peer_ip = server_ip (ps);
 
   if (!opt_insecure) {
     /* ERAP: a 32-byte master key; rUDP: SRTP AES-256-ICM key and salt */
@@ -467,12 +484,13 @@ build_receive_bin (ProxySession * ps)
   if (erap) {
     ps->ess_src = make (bin, "erapsrc", "ess_src");
     /* from the flow's rates: cTCP's largest segment rate, or its 1 s
-     * peak (a resent burst) when higher */
+     * peak (a resent burst) when higher; data only from the server: a
+     * third address cannot take the session over, keyed or not */
     g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
         "caps", NULL, "buffer-size", rcvbuf_for_rate (MAX (array_max
                 (ps->info, "essential_segment_rates"),
                 twoflow_json_get_int (ps->info, "essential_peak_rate", 0))),
-        NULL);
+        "accept-host", peer_ip, NULL);
     if (ps->erap_key)
       g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
     /* behind NAT: it says hello to the port PLAY's reply names, from its
@@ -496,16 +514,8 @@ build_receive_bin (ProxySession * ps)
     } else {
       /* only the server (the control connection's peer) may connect: a
        * stranger connecting first cannot hold the source */
-      GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
-          NULL);
-      gchar *ip = ra ? g_inet_address_to_string
-          (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (ra))) :
-          NULL;
-
       g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
-          "accept-host", ip, NULL);
-      g_free (ip);
-      g_clear_object (&ra);
+          "accept-host", peer_ip, NULL);
     }
   } else if (opt_nat) {
     /* behind NAT: the proxy connects to the port PLAY's reply names; the
@@ -514,8 +524,12 @@ build_receive_bin (ProxySession * ps)
     g_object_set (ps->ess_src, "host", server_host, NULL);
     gst_element_set_locked_state (ps->ess_src, TRUE);
   } else {
-    ps->ess_src = make (bin, "tcpserversrc", "ess_src");
-    g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0, NULL);
+    /* plaintext (--insecure) listening: ctcpsrc without TLS, a plain TCP
+     * receiver as tcpserversrc, which takes the server's connection only
+     * (a stranger connecting first is closed, not served) */
+    ps->ess_src = make (bin, "ctcpsrc", "ess_src");
+    g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+        "accept-host", peer_ip, NULL);
   }
   /* fixed port ranges let a network emulator tell the flows apart */
   if (opt_essential_ports > 0 && !(opt_nat && !erap))
@@ -569,7 +583,8 @@ build_receive_bin (ProxySession * ps)
     g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
         "buffer-size", rcvbuf_for_rate (MAX (twoflow_json_get_int (ps->info,
                     "enhanced_peak_rate", 0), twoflow_json_get_int (ps->info,
-                    "enhanced_smoothed_peak_rate", 0))), NULL);
+                    "enhanced_smoothed_peak_rate", 0))), "accept-host", peer_ip,
+        NULL);
     if (ps->srtp_key)
       g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
     /* behind NAT: as the ERAP source, hello first, started by ready_cb */
@@ -623,6 +638,7 @@ build_receive_bin (ProxySession * ps)
         G_CALLBACK (merge_no_more_pads), bin);
   }
   port_index++;
+  g_free (peer_ip);
   return ps->bin;
 }
 

@@ -1554,6 +1554,11 @@ build_essential (Session * s, GError ** error)
       g_object_set (sink, "host", s->host, "port", s->ess_port, NULL);
     if (sink && s->erap_key)
       g_object_set (sink, "key", s->erap_key, NULL);
+    /* a proxy that never acknowledges ends this session (an error), as
+     * for the cTCP connect below */
+    if (sink)
+      g_object_set (sink, "connect-timeout",
+          (guint64) (opt_connect_timeout * GST_SECOND), NULL);
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
@@ -2996,8 +3001,9 @@ main (int argc, char **argv)
           "Bytes of replies that may wait for a client that does not read "
           "(default 1048576); over it the client is closed", "BYTES"},
     {"connect-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_connect_timeout,
-        "Seconds the essential connection (cTCP/TCP: connect and TLS) may "
-          "take before the session ends with an error (default 10)", "S"},
+        "Seconds the essential connection (cTCP/TCP: connect and TLS; ERAP: "
+          "the first ACK) may take before the session ends with an error "
+          "(default 10)", "S"},
     {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
         "HTTP port: /metrics, /status, /healthz (default 0: none)", "PORT"},
     {"http-address", 0, 0, G_OPTION_ARG_STRING, &opt_http_address,

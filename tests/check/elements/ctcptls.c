@@ -805,8 +805,9 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
 GST_END_TEST;
 
 /* A sender the receiver does not trust (another certificate): the
- * receiver refuses it and never sends the token; listening, it keeps
- * waiting. */
+ * receiver refuses it and never sends the token; listening, it counts it
+ * and fails with the reason (it does not wait for ever on a
+ * misconfiguration). */
 GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
 {
   gchar *props = g_strdup_printf ("host=127.0.0.1 port=0 tls-ca-file=%s "
@@ -843,6 +844,14 @@ GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
     g_usleep (10000);
   fail_unless_equals_int (n, 1);
   fail_unless_equals_int (r->data->len, 0);
+  {
+    gchar *msg = NULL;
+
+    fail_if (src_receiver_wait (r, 5000, &msg));
+    fail_unless (msg && strstr (msg, "TLS handshake with 127.0.0.1:"),
+        "%s", msg ? msg : "no error");
+    g_free (msg);
+  }
   gst_harness_teardown (h);
   src_receiver_free (r);
   gst_object_unref (bus);

@@ -617,7 +617,7 @@ GST_START_TEST (test_scheduler_message)
 GST_END_TEST;
 
 /* No receiver: render blocks at max-queue-bytes, EOS gives up after
- * linger with a warning, and flushing unblocks. */
+ * linger with an error (never EOS), and flushing unblocks. */
 typedef struct {
   GstHarness *h;
   GstFlowReturn ret;
@@ -664,7 +664,7 @@ GST_START_TEST (test_backpressure_and_flush)
 
 GST_END_TEST;
 
-GST_START_TEST (test_linger_warning)
+GST_START_TEST (test_linger_error)
 {
   LossyRx *rx = lossy_rx_new ();        /* never started: no ACKs */
   GstHarness *sink = new_sink (rx->port, 0, "linger=300000000");
@@ -674,18 +674,18 @@ GST_START_TEST (test_linger_warning)
 
   gst_element_set_bus (sink->element, bus);
   gst_harness_push (sink, pattern_buffer (5000, 1));
-  fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  /* EOS is refused: the data did not arrive */
+  fail_if (gst_harness_push_event (sink, gst_event_new_eos ()));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);
-  gst_message_parse_warning (msg, &err, NULL);
+  gst_message_parse_error (msg, &err, NULL);
   fail_unless (strstr (err->message, "5000 bytes") != NULL, "%s",
       err->message);
   g_error_free (err);
   gst_message_unref (msg);
-  /* EOS went on downstream of the sink: basesink posts it */
+  /* and no EOS is posted for it */
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_EOS);
-  fail_unless (msg != NULL);
-  gst_message_unref (msg);
+  fail_unless (msg == NULL);
   gst_element_set_bus (sink->element, NULL);
   gst_object_unref (bus);
   gst_harness_teardown (sink);
@@ -731,9 +731,21 @@ GST_START_TEST (test_stray_acks)
   /* garbage */
   g_socket_send_to (s, to, "hello", 5, NULL, NULL);
   g_object_unref (s);
-  /* from the right address, for a seqno never sent */
+  /* from the right address but another port (plaintext: not the
+   * destination), for a seqno sent */
   s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
       G_SOCKET_PROTOCOL_UDP, NULL);
+  ack.seq = ack.last_recv = 1;
+  n = gst_erap_ack_write (&ack, buf);
+  g_socket_send_to (s, to, (gchar *) buf, n, NULL, NULL);
+  g_object_unref (s);
+  /* from the destination itself (its port, shared with SO_REUSEADDR), for
+   * a seqno never sent */
+  s = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  a = g_inet_socket_address_new_from_string ("127.0.0.1", port);
+  fail_unless (g_socket_bind (s, a, TRUE, NULL));
+  g_object_unref (a);
   ack.seq = ack.last_recv = 100000;
   n = gst_erap_ack_write (&ack, buf);
   g_socket_send_to (s, to, (gchar *) buf, n, NULL, NULL);
@@ -746,7 +758,8 @@ GST_START_TEST (test_stray_acks)
     for (i = 0; i < 1000; i++) {
       if (stats_u64 (sink->element, "acks-unknown") >= 1 &&
           stats_u64 (sink->element, "acks-malformed") >= 1 &&
-          stats_u64 (sink->element, "acks-invalid") >= 1)
+          stats_u64 (sink->element, "acks-invalid") >= 1 &&
+          stats_u64 (sink->element, "acks-foreign") >= 1)
         break;
       g_usleep (10000);
     }
@@ -754,6 +767,7 @@ GST_START_TEST (test_stray_acks)
   fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-unknown"), 1);
   fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-malformed"), 1);
   fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-invalid"), 1);
+  fail_unless_equals_uint64 (stats_u64 (sink->element, "acks-foreign"), 1);
   /* and the session still works */
   gst_harness_push (sink, pattern_buffer (3000, 2));
   fail_unless (gst_harness_push_event (sink, gst_event_new_eos ()));
@@ -1111,7 +1125,7 @@ erapsink_suite (void)
   tcase_add_test (tc, test_scheduler_message);
   tcase_add_test (tc, test_rap_baseline);
   tcase_add_test (tc, test_backpressure_and_flush);
-  tcase_add_test (tc, test_linger_warning);
+  tcase_add_test (tc, test_linger_error);
   tcase_add_test (tc, test_stray_acks);
   tcase_add_test (tc, test_pacing_on_test_clock);
   tcase_add_test (tc, test_libra_loopback);

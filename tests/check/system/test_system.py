@@ -5,7 +5,9 @@
 On 127.0.0.1 with random free ports: fetch the shared sample, a generated
 MPEG-2 elementary stream and the same stream in a transport stream through
 the proxy to files (decoded frame counts; byte-identical to the parsed
-source, the transcoder passing through), once more over ERAP, and a Star
+source, the transcoder passing through), once more over ERAP, with
+strangers on 127.0.0.2 aiming TCP junk, forged ERAP and forged RTP at the
+proxy's media ports (byte-identical all the same), and a Star
 Wars trace excerpt (replayed live); pre-stage a prefix and fetch with
 it; pull over RTSP with a stock client (rtspsrc ! decodebin) decoding every
 frame while a second viewer is rejected by admission control (503 with a
@@ -162,6 +164,77 @@ def main():
               and rep["merge"]["E_f"] == 0, f"fetch over ERAP: {rep and rep['merge']}")
         check(res.returncode == 0 and sha(out) == sha(os.path.join(work, "ball.m2v.parsed.m2v")),
               "fetch over ERAP: byte-identical to the parsed source")
+
+        # 1d. plaintext is lab-only, not open (issue 24): strangers on
+        # 127.0.0.2 aim at the proxy's media ports (fixed with
+        # --essential-ports/--enhanced-ports) before and during a fetch: a
+        # TCP connection with junk to the essential port (before:
+        # tcpserversrc took it, 0 frames), forged ERAP data packets and
+        # forged RTP (sequence numbers far ahead: before, the rUDP level
+        # went to 0). The receivers take media only from the server's
+        # address: the fetches are byte-identical.
+        for essential in ("ctcp", "erap"):
+            ess_port = free_port(socket.SOCK_STREAM if essential == "ctcp"
+                                 else socket.SOCK_DGRAM)
+            enh_port = free_port(socket.SOCK_DGRAM)
+            stop = threading.Event()
+            tries = {"tcp": 0, "udp": 0}
+
+            def stranger():
+                rtp = bytes([0x80, 96]) + bytes(10) + bytes(188)
+                erap = (1).to_bytes(4, "big") + (0xc0000000).to_bytes(4, "big") + b"forged"
+                while not stop.is_set():
+                    if essential == "ctcp":
+                        try:
+                            with socket.socket() as t:
+                                t.bind(("127.0.0.2", 0))
+                                t.settimeout(0.2)
+                                t.connect(("127.0.0.1", ess_port))
+                                t.sendall(b"forged essential data" * 100)
+                                tries["tcp"] += 1
+                        except OSError:
+                            pass
+                    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                        u.bind(("127.0.0.2", 0))
+                        seq = 1000 + 500 * tries["udp"]
+                        u.sendto(rtp[:2] + (seq % 65536).to_bytes(2, "big") + rtp[4:],
+                                 ("127.0.0.1", enh_port))
+                        if essential == "erap":
+                            u.sendto(erap, ("127.0.0.1", ess_port))
+                        tries["udp"] += 1
+                    time.sleep(0.005)
+
+            th = threading.Thread(target=stranger, daemon=True)
+            th.start()
+            time.sleep(0.2)
+            out = os.path.join(work, f"ball-strangers-{essential}.m2v")
+            res = subprocess.run(proxy_base + ["--essential", essential,
+                                               "--essential-ports", str(ess_port),
+                                               "--enhanced-ports", str(enh_port),
+                                               "--fetch", "ball.m2v", "--output", out],
+                                 capture_output=True, text=True, timeout=60)
+            stop.set()
+            th.join()
+            rep = result_line(res.stdout, "FETCH-RESULT") or {}
+            rs = rep.get("rudpsrc", {})
+            check(res.returncode == 0 and rep.get("merge", {}).get("output-frames") == 100
+                  and rep["merge"]["E_f"] == 0
+                  and sha(out) == sha(os.path.join(work, "ball.m2v.parsed.m2v")),
+                  f"fetch ({essential}) with strangers on the media ports: exit "
+                  f"{res.returncode}, {rep.get('merge')}")
+            check(rs.get("foreign-packets", 0) > 0 and rs.get("lost") == 0,
+                  f"fetch ({essential}) with strangers: rudpsrc foreign-packets "
+                  f"{rs.get('foreign-packets')}, lost {rs.get('lost')}")
+            if essential == "erap":
+                es = rep.get("erapsrc", {})
+                check(es.get("foreign", 0) > 0, f"fetch (erap) with strangers: "
+                      f"erapsrc foreign {es.get('foreign')}")
+            else:
+                check(tries["tcp"] > 0, "a stranger connected to the essential port")
+            print(f"strangers ({essential}): {tries['tcp']} TCP connections, "
+                  f"{tries['udp']} UDP rounds; rudpsrc foreign-packets "
+                  f"{rs.get('foreign-packets')}, lost {rs.get('lost')}; erapsrc "
+                  f"foreign {rep.get('erapsrc', {}).get('foreign')}")
 
         # 1c. a frame trace (Star Wars, first 100 frames) through the server
         res = subprocess.run(proxy_base + ["--fetch", "sw.txt", "--output",
