@@ -60,6 +60,7 @@
  *   received
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
+ * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
  * * `notices-received` (guint64): sender answers received
  * * `decreases`, `increases` (guint64): level changes by the algorithm
  * * `rounds` (guint64): round-trip intervals judged
@@ -177,7 +178,9 @@ enum {
   PROP_HELLO_ID,
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
+  PROP_RETRANSMISSION,
 };
+#define DEFAULT_RETRANSMISSION     TRUE
 
 #define DEFAULT_HELLO_HOST         NULL
 #define DEFAULT_HELLO_PORT         0
@@ -205,6 +208,7 @@ static gboolean gst_rudp_src_unlock (GstBaseSrc * bsrc);
 static gboolean gst_rudp_src_unlock_stop (GstBaseSrc * bsrc);
 static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
+static gboolean gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event);
 
 static void
 gst_rudp_src_class_init (GstRudpSrcClass * klass)
@@ -471,6 +475,21 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstRudpSrc:retransmission:
+   *
+   * Answer the retransmission requests of a downstream rtpjitterbuffer
+   * (do-retransmission=true: upstream `GstRTPRetransmissionRequest`
+   * events) with an RTCP Generic NACK (RFC 4585) to the sender, which
+   * rudpsink answers by sending the packet again (#GstRudpSink:rtx-time).
+   */
+  g_object_class_install_property (gobject_class, PROP_RETRANSMISSION,
+      g_param_spec_boolean ("retransmission", "Retransmission",
+          "Send a Generic NACK to the sender for each retransmission request "
+          "from downstream (rtpjitterbuffer do-retransmission=true)",
+          DEFAULT_RETRANSMISSION, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -478,6 +497,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
       "feedback", "twoflow");
 
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
+  bs_class->event = GST_DEBUG_FUNCPTR (gst_rudp_src_event);
   bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
   bs_class->unlock = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock);
@@ -492,6 +512,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->port = DEFAULT_PORT;
   src->buffer_size = DEFAULT_BUFFER_SIZE;
   src->feedback = DEFAULT_FEEDBACK;
+  src->retransmission = DEFAULT_RETRANSMISSION;
   src->min_interval = DEFAULT_MIN_INTERVAL;
   src->feedback_interval = DEFAULT_FEEDBACK_INTERVAL;
   src->initial_rtt = DEFAULT_INITIAL_RTT;
@@ -554,6 +575,11 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_FEEDBACK:
       src->feedback = g_value_get_boolean (value);
+      break;
+    case PROP_RETRANSMISSION:
+      g_mutex_lock (&src->lock);
+      src->retransmission = g_value_get_boolean (value);
+      g_mutex_unlock (&src->lock);
       break;
     case PROP_LEVELS:{
       guint64 rates[GST_RUDP_MAX_LEVELS];
@@ -644,6 +670,7 @@ make_stats (GstRudpSrc * src)
       "lost", G_TYPE_UINT64, st.lost,
       "level", G_TYPE_UINT, st.level,
       "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
+      "nacks-sent", G_TYPE_UINT64, src->nacks_sent,
       "notices-received", G_TYPE_UINT64, src->notices_received,
       "decreases", G_TYPE_UINT64, st.decreases,
       "increases", G_TYPE_UINT64, st.increases,
@@ -693,6 +720,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_FEEDBACK:
       g_value_set_boolean (value, src->feedback);
+      break;
+    case PROP_RETRANSMISSION:
+      g_value_set_boolean (value, src->retransmission);
       break;
     case PROP_LEVELS:
       for (i = 0; i < src->levels.n; i++) {
@@ -821,6 +851,52 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
     gst_buffer_unmap (buf, &map);
   }
   gst_buffer_unref (buf);
+}
+
+/* A retransmission request from downstream (rtpjitterbuffer): a Generic
+ * NACK to the sender. */
+static gboolean
+gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  const GstStructure *st;
+  guint seq, ssrc;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_UPSTREAM
+      || !gst_event_has_name (event, "GstRTPRetransmissionRequest"))
+    return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
+  st = gst_event_get_structure (event);
+  /* (the event stays basesrc's) */
+  if (!gst_structure_get_uint (st, "seqnum", &seq))
+    return FALSE;
+  g_mutex_lock (&src->lock);
+  /* rtpjitterbuffer's requests carry no ssrc (an rtpsession adds it) */
+  if (!gst_structure_get_uint (st, "ssrc", &ssrc))
+    ssrc = src->media_ssrc;
+  if (src->retransmission && src->sender && src->socket) {
+    guint16 s16 = seq;
+    GstBuffer *buf = gst_rudp_nack_write (src->ssrc, ssrc, &s16, 1);
+    GstMapInfo map;
+
+    if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
+      guint8 prot[256 + GST_RUDP_SRTP_TRAILER];
+      const guint8 *data = map.data;
+      gint len = map.size;
+
+      if (src->srtp && map.size <= 256) {
+        memcpy (prot, map.data, map.size);
+        len = gst_rudp_srtp_protect (src->srtp, prot, len, TRUE);
+        data = prot;
+      }
+      if (len > 0 && g_socket_send_to (src->socket, src->sender,
+              (const gchar *) data, len, NULL, NULL) >= 0)
+        src->nacks_sent++;
+      gst_buffer_unmap (buf, &map);
+    }
+    gst_buffer_unref (buf);
+  }
+  g_mutex_unlock (&src->lock);
+  return TRUE;
 }
 
 /* core(now), with the lock held; wakes the timer when its wakeup moved
@@ -1000,6 +1076,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
   src->feedback_sent = src->notices_received = 0;
+  src->nacks_sent = 0;
   src->rtcp_invalid = src->non_rtp = 0;
   src->auth_failures = src->replayed = src->foreign_rtcp = 0;
   g_clear_pointer (&src->srtp, gst_rudp_srtp_free);

@@ -25,6 +25,7 @@ struct _GstRudpSrc {
   GstCaps *caps;
   gint buffer_size;
   gboolean feedback;
+  gboolean retransmission;      /* NACK what rtpjitterbuffer asks for */
   GstRudpLevels levels;
   GstClockTime min_interval;
   GstClockTime feedback_interval;
@@ -51,6 +52,7 @@ struct _GstRudpSrc {
   guint32 ssrc;                 /* our RTCP SSRC */
   guint32 media_ssrc;
   guint64 feedback_sent;
+  guint64 nacks_sent;           /* Generic NACKs (one per request) */
   guint64 notices_received;
   guint64 rtcp_invalid;
   guint64 non_rtp;

@@ -1803,6 +1803,73 @@ GST_START_TEST (test_sender_levels)
 
 GST_END_TEST;
 
+/* Generic NACK (retransmission requests): PID + BLP, across the 16-bit
+ * wrap; the sender's report of the receiver's RR and follow=FALSE */
+GST_START_TEST (test_nack_codec)
+{
+  guint16 seqs[] = { 100, 101, 116, 117, 65535, 0, 3 };
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint16));
+  GstBuffer *buf = gst_rudp_nack_write (0x1111, 0x2222, seqs, 7);
+  GstRudpRequest req = { 0 };
+  guint32 media = 0;
+  guint i, j;
+
+  fail_unless (gst_rudp_nack_parse (buf, &media, out));
+  fail_unless_equals_int (media, 0x2222);
+  fail_unless_equals_int (out->len, 7);
+  for (i = 0; i < 7; i++) {
+    gboolean found = FALSE;
+    for (j = 0; j < out->len; j++)
+      found |= g_array_index (out, guint16, j) == seqs[i];
+    fail_unless (found, "seq %u", seqs[i]);
+  }
+  /* not a request, and a request is no NACK */
+  {
+    GstMapInfo map;
+    GstRudpSenderConfig c;
+    GstRudpSender *s;
+    GstRudpSenderStats st;
+    GstBuffer *rb;
+
+    gst_buffer_map (buf, &map, GST_MAP_READ);
+    fail_unless (!gst_rudp_request_parse (buf, &req));
+    gst_buffer_unmap (buf, &map);
+
+    req.ssrc = 0x1111;
+    req.media_ssrc = 0x2222;
+    req.packets_lost = 7;
+    req.ext_max_seq = 70000;
+    req.fraction_lost = 3;
+    req.has_level = TRUE;
+    req.level = 5;
+    req.n_levels = 10;
+    req.timestamp = 1;
+    rb = gst_rudp_request_write (&req);
+    g_array_set_size (out, 0);
+    fail_unless (!gst_rudp_nack_parse (rb, NULL, out));
+    gst_rudp_sender_config_init (&c);
+    c.follow = FALSE;
+    s = gst_rudp_sender_new (&c);
+    gst_buffer_map (rb, &map, GST_MAP_READ);
+    fail_unless (gst_rudp_sender_handle_request (s, map.data, map.size, NULL,
+            NULL, 0));
+    gst_buffer_unmap (rb, &map);
+    gst_rudp_sender_get_stats (s, &st);
+    /* read, not followed */
+    fail_unless_equals_int (st.level, 0);
+    fail_unless_equals_int (st.rr_reports, 1);
+    fail_unless_equals_int (st.rr_ext_max_seq, 70000);
+    fail_unless_equals_int (st.rr_lost, 7);
+    fail_unless_equals_int (st.rr_fraction_lost, 3);
+    gst_rudp_sender_free (s);
+    gst_buffer_unref (rb);
+  }
+  gst_buffer_unref (buf);
+  g_array_unref (out);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudp_suite (void)
 {
@@ -1826,6 +1893,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_reorder_and_idle);
   tcase_add_test (tc, test_receiver_ecn);
   tcase_add_test (tc, test_feedback_codec);
+  tcase_add_test (tc, test_nack_codec);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_closed_loop);
