@@ -61,6 +61,8 @@
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
  * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
+ * * `rtx-recovered` (guint64): NACKed packets that arrived after all (so
+ *   `lost` + `rtx-recovered` is the loss the path did)
  * * `notices-received` (guint64): sender answers received
  * * `decreases`, `increases` (guint64): level changes by the algorithm
  * * `rounds` (guint64): round-trip intervals judged
@@ -671,6 +673,7 @@ make_stats (GstRudpSrc * src)
       "level", G_TYPE_UINT, st.level,
       "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
       "nacks-sent", G_TYPE_UINT64, src->nacks_sent,
+      "rtx-recovered", G_TYPE_UINT64, src->rtx_recovered,
       "notices-received", G_TYPE_UINT64, src->notices_received,
       "decreases", G_TYPE_UINT64, st.decreases,
       "increases", G_TYPE_UINT64, st.increases,
@@ -889,8 +892,10 @@ gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event)
         data = prot;
       }
       if (len > 0 && g_socket_send_to (src->socket, src->sender,
-              (const gchar *) data, len, NULL, NULL) >= 0)
+              (const gchar *) data, len, NULL, NULL) >= 0) {
         src->nacks_sent++;
+        src->nacked[s16 >> 3] |= 1 << (s16 & 7);
+      }
       gst_buffer_unmap (buf, &map);
     }
     gst_buffer_unref (buf);
@@ -1076,7 +1081,8 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
   src->feedback_sent = src->notices_received = 0;
-  src->nacks_sent = 0;
+  src->nacks_sent = src->rtx_recovered = 0;
+  memset (src->nacked, 0, sizeof (src->nacked));
   src->rtcp_invalid = src->non_rtp = 0;
   src->auth_failures = src->replayed = src->foreign_rtcp = 0;
   g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
@@ -1333,6 +1339,14 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     g_clear_object (&src->sender);
     src->sender = from;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
+    {
+      guint16 sq = GST_READ_UINT16_BE (data + 2);
+
+      if (src->nacked[sq >> 3] & (1 << (sq & 7))) {
+        src->nacked[sq >> 3] &= ~(1 << (sq & 7));
+        src->rtx_recovered++;
+      }
+    }
     gst_rudp_receiver_packet_ecn (src->receiver,
         GST_READ_UINT16_BE (data + 2), len, ecn, now);
     run_core (src, now);

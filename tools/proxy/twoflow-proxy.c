@@ -613,8 +613,14 @@ update_measurement (ProxySession * ps, JsonObject * ev)
   if (ps->enh_src)
     g_object_get (ps->enh_src, "stats", &st, NULL);
   if (st) {
+    guint64 recovered = 0;
+
     gst_structure_get_uint64 (st, "received", &sample.received);
     gst_structure_get_uint64 (st, "lost", &sample.lost);
+    /* the path's loss: what retransmission recovered was lost too */
+    gst_structure_get_uint64 (st, "rtx-recovered", &recovered);
+    sample.lost += recovered;
+    sample.received -= MIN (recovered, sample.received);
     gst_structure_free (st);
   }
   tc = json_object_has_member (ev, "transcoder_stats") ?
