@@ -19,6 +19,8 @@
 #define RESPONSE_EXTRA (100 * GST_MSECOND)
 /* samples older than this are not the path's state any more */
 #define FRESH (1 * GST_SECOND)
+/* without min-bitrate: one packet per this many seconds */
+#define LOWEST_INTERVAL 1.0
 /* raw loss fractions over fewer packets say nothing */
 #define MIN_LOSS_PACKETS 20
 
@@ -538,7 +540,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     sr->x_delay = c->max_bitrate;
   {
     gdouble lowest = c->min_bitrate ? c->min_bitrate :
-        c->packet_size * 8.0 / MAX (r, 0.001);
+        c->packet_size * 8.0 / LOWEST_INTERVAL;
     if (sr->x_delay < lowest)
       sr->x_delay = lowest;
   }

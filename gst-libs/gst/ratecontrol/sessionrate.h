@@ -54,7 +54,7 @@ G_BEGIN_DECLS
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW (30 * GST_SECOND)
 
 typedef struct {
-  guint64 min_bitrate;          /* never below (bit/s; 0: one packet per RTT) */
+  guint64 min_bitrate;          /* never below (bit/s; 0: a packet per second) */
   guint64 max_bitrate;          /* never above (bit/s; 0: no bound) */
   guint64 initial_bitrate;      /* start (bit/s; 0: max_bitrate) */
   guint packet_size;            /* s of the equation, bytes */
