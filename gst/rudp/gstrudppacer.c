@@ -104,7 +104,7 @@ send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
 typedef struct {
   GstClockTime sent;
   guint16 seq;
-  gboolean nacked;
+  guint nacked;                 /* times asked for */
   gsize len;
   guint8 data[];
 } RtxEntry;
@@ -123,13 +123,41 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
   e = g_malloc (sizeof (RtxEntry) + len);
   e->sent = now;
   e->seq = seq;
-  e->nacked = FALSE;
+  e->nacked = 0;
   e->len = len;
   memcpy (e->data, data, len);
   g_queue_push_tail (&sink->rtx_history, e);
 }
 
-/* A Generic NACK from the receiver: resend what is kept, at once. */
+/* A Generic NACK from the receiver: resend what is kept, at once, within
+ * a budget: a quarter of the flow's rate (a bucket of RTX_BURST bytes),
+ * each packet at most RTX_MAX_SENDS times (under congestion the repeated
+ * requests of a jitterbuffer would otherwise add to the queue that lost
+ * them). */
+#define RTX_SHARE 4
+#define RTX_BURST (16 * 1400)
+#define RTX_MAX_SENDS 2
+
+static gboolean
+rtx_budget (GstRudpSink * sink, gsize len)
+{
+  GstClockTime now = g_get_monotonic_time () * GST_USECOND;
+  gdouble rate = (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER ?
+      gst_rudp_sender_get_bitrate (sink->sender) : sink->rate) / 8.0 /
+      RTX_SHARE;                /* bytes/s */
+
+  if (!GST_CLOCK_TIME_IS_VALID (sink->rtx_tokens_at))
+    sink->rtx_tokens = RTX_BURST;
+  else if (now > sink->rtx_tokens_at)
+    sink->rtx_tokens += rate * (now - sink->rtx_tokens_at) / 1e9;
+  sink->rtx_tokens = MIN (sink->rtx_tokens, RTX_BURST);
+  sink->rtx_tokens_at = now;
+  if (sink->rtx_tokens < len)
+    return FALSE;
+  sink->rtx_tokens -= len;
+  return TRUE;
+}
+
 static void
 rtx_answer (GstRudpSink * sink, GArray * seqs)
 {
@@ -154,7 +182,11 @@ rtx_answer (GstRudpSink * sink, GArray * seqs)
       sink->rtx_repeated++;
     else
       sink->rtx_requested++;
-    e->nacked = TRUE;
+    e->nacked++;
+    if (e->nacked > RTX_MAX_SENDS || !rtx_budget (sink, e->len)) {
+      sink->rtx_skipped++;
+      continue;
+    }
     if (sink->dest && g_socket_send_to (sink->socket, sink->dest,
             (const gchar *) e->data, e->len, NULL, NULL) >= 0)
       sink->rtx_sent++;

@@ -51,7 +51,9 @@
  *   sequence number counted once: the losses it saw); `rtx-repeated`
  *   (guint64): NACKs of a number already asked for; `rtx-sent` (guint64):
  *   packets sent again; `rtx-missing` (guint64): NACKed packets no longer
- *   kept (older than #GstRudpSink:rtx-time) or never sent
+ *   kept (older than #GstRudpSink:rtx-time) or never sent; `rtx-skipped`
+ *   (guint64): NACKed packets not resent (each goes at most twice, and
+ *   retransmissions at most at a quarter of the rate)
  * * `receiver-reports` (guint64): receiver requests that carried an RTCP
  *   report block for this flow; from the last one (RFC 3550):
  *   `receiver-highest-seq` (guint, the extended highest sequence number
@@ -743,6 +745,7 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "rtx-repeated", G_TYPE_UINT64, sink->rtx_repeated,
       "rtx-sent", G_TYPE_UINT64, sink->rtx_sent,
       "rtx-missing", G_TYPE_UINT64, sink->rtx_missing,
+      "rtx-skipped", G_TYPE_UINT64, sink->rtx_skipped,
       "receiver-reports", G_TYPE_UINT64, ss.rr_reports,
       "receiver-highest-seq", G_TYPE_UINT, ss.rr_ext_max_seq,
       "receiver-lost", G_TYPE_INT, ss.rr_lost,
@@ -871,7 +874,9 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   sink->srtp = srtp;
   sink->auth_failures = sink->replayed = sink->foreign_feedback = 0;
   sink->rtx_requested = sink->rtx_repeated = sink->rtx_sent = 0;
-  sink->rtx_missing = 0;
+  sink->rtx_missing = sink->rtx_skipped = 0;
+  sink->rtx_tokens = 0;
+  sink->rtx_tokens_at = GST_CLOCK_TIME_NONE;
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   sink->sender = gst_rudp_sender_new (&sc);
   sink->notify_pending = FALSE;

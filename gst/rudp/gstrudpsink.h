@@ -78,6 +78,9 @@ struct _GstRudpSink {
   guint64 rtx_repeated;         /* NACKed again */
   guint64 rtx_sent;             /* datagrams resent */
   guint64 rtx_missing;          /* NACKed but no longer (or never) kept */
+  guint64 rtx_skipped;          /* NACKed, not resent: over the budget */
+  gdouble rtx_tokens;           /* the retransmission budget, bytes */
+  GstClockTime rtx_tokens_at;
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;
