@@ -19,6 +19,13 @@
 #define RESPONSE_EXTRA (100 * GST_MSECOND)
 /* samples older than this are not the path's state any more */
 #define FRESH (1 * GST_SECOND)
+/* the deepest cut of one reaction */
+#define MAX_CUT 0.5
+/* the queueing delay's trend: compared with the value this long ago */
+#define TREND_SPAN (300 * GST_MSECOND)
+/* it falls (the queue drains) when lower by more than this */
+#define TREND_EPSILON (3 * GST_MSECOND)
+#define N_QD 16
 /* without min-bitrate: one packet per this many seconds */
 #define LOWEST_INTERVAL 1.0
 /* raw loss fractions over fewer packets say nothing */
@@ -38,6 +45,9 @@ typedef struct {
   /* RTT */
   GstClockTime rtt, rtt_time;   /* latest sample, NONE: none */
   GstClockTime min_cur, min_prev, min_bucket_start;
+  /* its queueing delay at the last updates (the trend), oldest first */
+  GstClockTime qd_t[N_QD], qd_v[N_QD];
+  guint n_qd, qd_head;
   /* delivered bytes, cumulative, oldest first */
   DeliveredSample del[N_DELIVERED];
   guint n_del, del_head;
@@ -438,7 +448,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   GstClockTime qdelay = 0;
   guint64 sent = 0, lost = 0;
   gdouble loss_frac = 0, floor_rate = 0, target;
-  gboolean congested = FALSE, any_rtt = FALSE;
+  gboolean congested = FALSE, any_rtt = FALSE, draining = FALSE;
   guint i;
 
   sr->last_update = now;
@@ -455,8 +465,29 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     if (GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < m)
       m = s->min_prev;
     any_rtt = TRUE;
-    if (s->rtt > m && s->rtt - m > qdelay)
-      qdelay = s->rtt - m;
+    {
+      GstClockTime q = s->rtt > m ? s->rtt - m : 0;
+      guint k;
+
+      /* the trend: the value at least TREND_SPAN ago */
+      for (k = s->n_qd; k > 0; k--) {
+        guint idx = (s->qd_head + k - 1) % N_QD;
+        if (s->qd_t[idx] + TREND_SPAN <= now) {
+          if (q + TREND_EPSILON < s->qd_v[idx] && q > c->qdelay_threshold)
+            draining = TRUE;
+          break;
+        }
+      }
+      if (s->n_qd == N_QD) {
+        s->qd_head = (s->qd_head + 1) % N_QD;
+        s->n_qd--;
+      }
+      s->qd_t[(s->qd_head + s->n_qd) % N_QD] = now;
+      s->qd_v[(s->qd_head + s->n_qd) % N_QD] = q;
+      s->n_qd++;
+      if (q > qdelay)
+        qdelay = q;
+    }
     sr->st.min_rtt = m;
   }
 
@@ -471,7 +502,11 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   if (sent >= MIN_LOSS_PACKETS)
     loss_frac = (gdouble) lost / sent;
 
-  if (any_rtt && qdelay > c->qdelay_threshold) {
+  if (any_rtt && qdelay > c->qdelay_threshold && draining) {
+    /* a queue, but it drains: the last decrease works (GCC's hold) */
+    if (sr->hold_until < now + sr->c.update_interval)
+      sr->hold_until = now + sr->c.update_interval;
+  } else if (any_rtt && qdelay > c->qdelay_threshold) {
     congested = TRUE;
     if (now >= sr->hold_until)
       sr->st.decreases_qdelay++;
@@ -498,15 +533,20 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     }
     sr->st.loss_event_rate = p;
     floor_rate = gst_twoflow_tfrc_rate (c->packet_size, r_eq, p);
+    /* RFC 5348: at most twice what gets through; while a queue grows, no
+     * more than what gets through */
     if (xr > 0)
-      floor_rate = MIN (floor_rate, 2 * xr);
+      floor_rate = MIN (floor_rate, (congested ? 1 : 2) * xr);
   }
 
   if (congested) {
     sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED;
     if (now >= sr->hold_until) {
       gdouble base = xr > 0 ? xr : sr->x_delay;
-      gdouble nx = c->decrease * base;
+      /* at most halved per reaction: the delivered rate of a transport
+       * whose reports have not come yet, or of a flow that had little to
+       * send, is no measure of the path */
+      gdouble nx = MAX (c->decrease * base, MAX_CUT * sr->x_delay);
 
       if (loss_frac > c->loss_threshold && c->loss_threshold > 0)
         nx = MIN (nx, sr->x_delay * (1 - 0.5 * loss_frac));
@@ -555,6 +595,10 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   sr->st.qdelay = qdelay;
   sr->st.loss_fraction = loss_frac;
   sr->st.delivered_rate = xr > 0 ? (guint64) xr : 0;
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    gdouble d = delivered_rate_of (sr, &sr->src[i], now);
+    sr->st.source_delivered[i] = d > 0 ? (guint64) d : 0;
+  }
   sr->st.delay_rate = (guint64) sr->x_delay;
   sr->st.tcp_rate = floor_rate >= G_MAXUINT64 ? G_MAXUINT64 :
       (guint64) floor_rate;

@@ -81,6 +81,7 @@ typedef struct {
   guint64 delay_rate;           /* the delay/delivery model's, bit/s */
   guint64 tcp_rate;             /* the TFRC floor (0: no loss yet), bit/s */
   guint64 delivered_rate;       /* over delivery-window, bit/s */
+  guint64 source_delivered[GST_TWOFLOW_SESSION_RATE_MAX_SOURCES];       /* of each */
   gdouble loss_event_rate;      /* p of the equation */
   gdouble loss_fraction;        /* raw, packets lost / sent, last second */
   GstClockTime srtt;            /* smoothed over the transports */
