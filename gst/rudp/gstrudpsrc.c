@@ -61,6 +61,9 @@
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
  * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
+ * * `loss-events` (guint64), `loss-event-rate` (gdouble), `tfrc-rate`
+ *   (guint64, bit/s; 0 before a loss event): #GstRudpSrc:law `tfrc`'s
+ *   loss event rate and the equation's rate
  * * `rtx-recovered` (guint64): NACKed packets that arrived after all (so
  *   `lost` + `rtx-recovered` is the loss the path did)
  * * `notices-received` (guint64): sender answers received
@@ -181,8 +184,31 @@ enum {
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
   PROP_RETRANSMISSION,
+  PROP_LAW,
 };
 #define DEFAULT_RETRANSMISSION     TRUE
+#define DEFAULT_LAW                GST_RUDP_LAW_TFRC
+
+#define GST_TYPE_RUDP_LAW (gst_rudp_law_get_type ())
+static GType
+gst_rudp_law_get_type (void)
+{
+  static GType t = 0;
+  static const GEnumValue values[] = {
+    {GST_RUDP_LAW_HALVING, "Halve the level on a loss in a round (the "
+          "paper's law)", "halving"},
+    {GST_RUDP_LAW_TFRC, "Down to the level the TFRC equation allows for the "
+          "loss event rate and RTT (random loss on a fast path costs "
+          "nothing)", "tfrc"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&t)) {
+    GType tmp = g_enum_register_static ("GstRudpLaw", values);
+    g_once_init_leave (&t, tmp);
+  }
+  return t;
+}
 
 #define DEFAULT_HELLO_HOST         NULL
 #define DEFAULT_HELLO_PORT         0
@@ -492,6 +518,24 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           DEFAULT_RETRANSMISSION, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
+  /**
+   * GstRudpSrc:law:
+   *
+   * How a loss moves the level down: `halving` (the paper's law: half the
+   * level on a loss in a round; at 1 % random loss it sits at level 0) or
+   * `tfrc` (the level the TFRC equation, RFC 5348, allows for the loss
+   * event rate and RTT: isolated random loss on a fast path leaves the
+   * level where the path carries it, congestion brings it to the
+   * TCP-fair rate). Increases follow the same rules under both, up to the
+   * equation's level under `tfrc`.
+   */
+  g_object_class_install_property (gobject_class, PROP_LAW,
+      g_param_spec_enum ("law", "Law",
+          "How a loss lowers the level: halving (the paper's) or tfrc "
+          "(the TFRC equation's level for the loss event rate)",
+          GST_TYPE_RUDP_LAW, DEFAULT_LAW, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -522,6 +566,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->increase_packets = DEFAULT_INCREASE_PACKETS;
   src->increase_time = DEFAULT_INCREASE_TIME;
   src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
+  src->law = DEFAULT_LAW;
   gst_rudp_levels_init_default (&src->levels);
   src->srtp_cipher = DEFAULT_SRTP_CIPHER;
   src->srtp_auth = DEFAULT_SRTP_AUTH;
@@ -621,6 +666,9 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_TCP_FRIENDLY:
       src->tcp_friendly = g_value_get_boolean (value);
       break;
+    case PROP_LAW:
+      src->law = g_value_get_enum (value);
+      break;
     case PROP_KEY:
       if (src->key)
         memset (src->key, 0, strlen (src->key));
@@ -685,6 +733,9 @@ make_stats (GstRudpSrc * src)
       "ce-marked", G_TYPE_UINT64, st.ce_marked,
       "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
       "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
+      "loss-events", G_TYPE_UINT64, st.loss_events,
+      "loss-event-rate", G_TYPE_DOUBLE, st.loss_event_rate,
+      "tfrc-rate", G_TYPE_UINT64, st.tfrc_rate,
       "port", G_TYPE_INT, src->bound_port,
       "srtp", G_TYPE_BOOLEAN, src->srtp != NULL,
       "auth-failures", G_TYPE_UINT64, src->auth_failures,
@@ -756,6 +807,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TCP_FRIENDLY:
       g_value_set_boolean (value, src->tcp_friendly);
+      break;
+    case PROP_LAW:
+      g_value_set_enum (value, src->law);
       break;
     case PROP_SRTP_CIPHER:
       g_value_set_enum (value, src->srtp_cipher);
@@ -1027,6 +1081,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   rc.increase_packets = src->increase_packets;
   rc.increase_time = src->increase_time;
   rc.tcp_friendly = src->tcp_friendly;
+  rc.law = src->law;
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;
   rc.initial_rtt = src->initial_rtt;

@@ -34,6 +34,7 @@ struct _GstRudpSrc {
   guint increase_packets;
   GstClockTime increase_time;
   gboolean tcp_friendly;
+  gint law;                     /* GstRudpLaw */
   gchar *key;                   /* SRTP master key and salt, hex */
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
