@@ -655,7 +655,10 @@ gst_rudp_receiver_next_wakeup (GstRudpReceiver * r)
   t = r->round_start + round_length (r);
   /* (with a loss in this round the increase waits for the round's end;
    * with too few packets and no increase_time, for the next packet) */
-  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n) {
+  /* (under law TFRC not above the equation's level: no wakeup for an
+   * increase maybe_increase() would refuse, or the timer spins) */
+  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n
+      && (r->c.law != GST_RUDP_LAW_TFRC || r->level + 1 <= tfrc_level (r))) {
     GstClockTime at = increase_at (r);
 
     if (GST_CLOCK_TIME_IS_VALID (at))
