@@ -136,7 +136,7 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
  * them). */
 #define RTX_SHARE 4
 #define RTX_BURST (16 * 1400)
-#define RTX_MAX_SENDS 2
+#define RTX_MAX_SENDS 4
 
 static gboolean
 rtx_budget (GstRudpSink * sink, gsize len)

@@ -52,7 +52,7 @@
  *   (guint64): NACKs of a number already asked for; `rtx-sent` (guint64):
  *   packets sent again; `rtx-missing` (guint64): NACKed packets no longer
  *   kept (older than #GstRudpSink:rtx-time) or never sent; `rtx-skipped`
- *   (guint64): NACKed packets not resent (each goes at most twice, and
+ *   (guint64): NACKed packets not resent (each goes at most 4 times, and
  *   retransmissions at most at a quarter of the rate)
  * * `receiver-reports` (guint64): receiver requests that carried an RTCP
  *   report block for this flow; from the last one (RFC 3550):
