@@ -11,8 +11,15 @@ ffprobe decodes in it are counted. Per case one JSON line (RESULT) with
 the merge's counts, the server's session end (transcoder and rate
 controller stats) and the target's time line.
 
-usage (root): run.py --build BUILD [--loss 0,0.01,0.03] [--step]
-    [--server-arg=--rate-control=fixed ...] [--seed N] [--out FILE]
+--step: 10 -> 1.5 -> 10 Mbit/s at 15 s and 25 s of the emulator's time
+(no loss); the result's `step` says how the controller's target
+followed. --tcp: an iperf3 cubic flow beside the session (no loss).
+Results of the issue's runs: experiments/ratectl/results/, discussed in
+docs/system.md ("Rate control", "Measured").
+
+usage (root): run.py --build BUILD [--loss 0,0.01,0.03 | --step | --tcp]
+    [--server-arg=--rate-controller=events ...] [--seed N] [--out FILE]
+    [--keep]
 """
 import argparse
 import json
@@ -47,10 +54,40 @@ def count_frames(path):
         return 0
 
 
-def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120):
+def step_summary(line, schedule, offset, video_rate):
+    """The target's answer to a capacity step: seconds from the drop to a
+    target at or below the new capacity, the lowest and the mean target
+    while it lasts, seconds from the capacity's return to a target at or
+    above the video's rate (times: the link's schedule shifted by the
+    emulator's start before PLAY)."""
+    if not schedule or offset is None or not line:
+        return None
+    (t_drop, cap), (t_back, _) = schedule[0], schedule[1]
+    t_drop -= offset
+    t_back -= offset
+
+    def target_at(t):
+        v = line[0][1]
+        for tt, vv in line:
+            if tt > t:
+                break
+            v = vv
+        return v
+    below = next((t for t, v in line if t >= t_drop and v <= cap), None)
+    during = [target_at(t_drop + 0.1 * i) for i in range(int((t_back - t_drop) * 10))]
+    back = next((t for t, v in line if t >= t_back and v >= video_rate), None)
+    return {"drop_at": round(t_drop, 2), "back_at": round(t_back, 2),
+            "below_capacity_after": round(below - t_drop, 2) if below is not None else None,
+            "min_during": min(during) if during else None,
+            "mean_during": round(sum(during) / len(during)) if during else None,
+            "video_rate_again_after": round(back - t_back, 2) if back is not None else None}
+
+
+def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120,
+             tcp=False):
     server_exe = os.path.join(build, "tools", "server", "twoflow-server")
     proxy_exe = os.path.join(build, "tools", "proxy", "twoflow-proxy")
-    name = f"loss{loss:g}" + ("-step" if schedule else "")
+    name = f"loss{loss:g}" + ("-step" if schedule else "") + ("-tcp" if tcp else "")
     wd = os.path.join(work, name)
     os.makedirs(wd, exist_ok=True)
     out = os.path.join(wd, "out.m2v")
@@ -64,12 +101,36 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
                                   "--insecure"] + server_args,
                                  stdout=slog, stderr=subprocess.STDOUT,
                                  env=dict(env, GST_DEBUG="twoflow-server:4"))
+        iperf = None
+        if tcp:
+            # a cubic bulk flow beside the session for its whole length
+            tb.client.popen(["iperf3", "-s", "-p", "5201", "-1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+            iperf = tb.server.popen(["iperf3", "-c", tb.client.ip, "-p", "5201", "-t", "45",
+                                     "-C", "cubic", "-J"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    text=True)
         time.sleep(0.5)
         t0 = time.monotonic()
-        r = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
-                           "--fetch", "clip.m2v", "--output", out],
-                          timeout=timeout, check=False, env=env)
+        emu_start = tb.emulator_start
+        try:
+            r = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
+                               "--fetch", "clip.m2v", "--output", out],
+                              timeout=timeout, check=False, env=env)
+        except subprocess.TimeoutExpired as e:
+            r = subprocess.CompletedProcess(e.cmd, -1, stdout=(e.stdout or b"").decode()
+                                            if isinstance(e.stdout, bytes) else (e.stdout or ""),
+                                            stderr="TIMEOUT")
         elapsed = time.monotonic() - t0
+        tcp_bps = None
+        if iperf:
+            iperf.terminate()
+            try:
+                j = json.loads(iperf.communicate(timeout=10)[0] or "{}")
+                tcp_bps = j.get("end", {}).get("sum_sent", {}).get("bits_per_second")
+            except (ValueError, subprocess.TimeoutExpired):
+                pass
         time.sleep(0.5)
         server.terminate()
         server.wait(timeout=10)
@@ -79,6 +140,11 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
     stext = open(os.path.join(wd, "server.log")).read()
     fr = tagged(r.stdout + r.stderr, "FETCH-RESULT")
     fr = fr[0] if fr else {}
+    # the link's schedule runs from the emulator's start, the server's
+    # rate-control t= from the session's start (after the video's scan):
+    # the proxy's started_us is on the same monotonic clock
+    emu_offset = (fr["started_us"] / 1e6 - emu_start
+                  if fr.get("started_us") and emu_start else None)
     ends = tagged(stext, "SESSION-END")
     end = ends[-1] if ends else {}
     tc = end.get("transcoder_stats", {})
@@ -89,9 +155,19 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
     frames = count_frames(out) if os.path.exists(out) else 0
     res = {"case": name, "loss": loss, "seed": seed, "schedule": schedule,
            "server_args": server_args, "frames_decoded": frames, "of": 750,
+           "tcp_bps": tcp_bps,
            "elapsed": round(elapsed, 1), "result": fr.get("result"),
-           "merge": {k: v for k, v in fr.items() if isinstance(v, (int, float))
-                     and ("frame" in k or "missing" in k or "lost" in k)},
+           "emu_offset": round(emu_offset, 2) if emu_offset is not None else None,
+           "step": step_summary(line, schedule, emu_offset, tc.get("input-bitrate", 0)),
+           "merge": {k: v for k, v in fr.get("merge", {}).items()
+                     if "frame" in k or "missing" in k or k == "dropped"},
+           "jitterbuffer": {k: v for k, v in fr.get("jitterbuffer", {}).items()
+                            if k in ("num-lost", "num-late", "num-duplicates",
+                                     "rtx-count", "rtx-success-count")},
+           "rudpsrc": {k: v for k, v in fr.get("rudpsrc", {}).items()
+                       if k in ("received", "lost", "nacks-sent", "rtx-recovered")},
+           "rtx": {k: v for k, v in end.get("enhanced_stats", {}).items()
+                   if k.startswith("rtx")},
            "transcoder": {k: tc.get(k) for k in tc if "bitrate" in k or "frames" in k
                           or k.startswith("events")},
            "rate_controller": rc, "forwarded_events": end.get("forwarded_events"),
@@ -107,6 +183,8 @@ def main():
                     help="10 -> 1.5 -> 10 Mbit/s at 15 s and 25 s after the "
                     "emulator starts (the enhanced flow starts ~10 s in), no loss")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--tcp", action="store_true",
+                    help="an iperf3 cubic flow beside the session (no loss)")
     ap.add_argument("--server-arg", action="append", default=[])
     ap.add_argument("--out")
     ap.add_argument("--keep", action="store_true")
@@ -122,14 +200,17 @@ def main():
     os.makedirs(videos)
     make_clip(os.path.join(videos, "clip.m2v"))
     cases = []
-    if a.step:
+    if a.tcp:
+        cases.append((0.0, None))
+    elif a.step:
         cases.append((0.0, [(15, 1.5e6), (25, 10e6)]))
     else:
         cases += [(float(x), None) for x in a.loss.split(",")]
     results = []
     try:
         for loss, sched in cases:
-            res = run_case(build, videos, work, loss, a.seed, sched, a.server_arg)
+            res = run_case(build, videos, work, loss, a.seed, sched, a.server_arg,
+                           tcp=a.tcp)
             results.append(res)
             print("RESULT " + json.dumps({k: v for k, v in res.items() if k != "targets"}),
                   flush=True)
