@@ -54,6 +54,8 @@ typedef struct {
   GstRudpScheduler *sched;
   GList *sinks;                 /* GstRudpSink*, not reffed: they remove
                                  * themselves before closing their socket */
+  GstClockTime fixed_next_read; /* fixed sinks' feedback, at most every
+                                 * FEEDBACK_POLL */
 } Pacer;
 
 #define PACER(s) ((Pacer *) twoflow_service_get_data (s))
@@ -83,9 +85,10 @@ send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
     gsize len, gboolean rtcp, GError ** err)
 {
   if (sink->srtp) {
-    gint n;
+    gint n = 0;
 
     data = protect (sink, data, len, rtcp, &n);
+    sink->scratch_len = n;
     if (!data) {
       g_set_error (err, G_IO_ERROR, G_IO_ERROR_FAILED,
           "SRTP protection failed");
@@ -95,6 +98,101 @@ send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
   }
   return g_socket_send_to (sink->socket, to, (const gchar *) data, len, NULL,
       err) >= 0;
+}
+
+/* A datagram kept for retransmission: the bytes as sent */
+typedef struct {
+  GstClockTime sent;
+  guint16 seq;
+  guint nacked;                 /* times asked for */
+  gsize len;
+  guint8 data[];
+} RtxEntry;
+
+static void
+rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
+{
+  GstClockTime now = g_get_monotonic_time () * GST_USECOND;
+  RtxEntry *e, *old;
+
+  if (sink->rtx_time == 0)
+    return;
+  while ((old = g_queue_peek_head (&sink->rtx_history))
+      && old->sent + sink->rtx_time < now)
+    g_free (g_queue_pop_head (&sink->rtx_history));
+  e = g_malloc (sizeof (RtxEntry) + len);
+  e->sent = now;
+  e->seq = seq;
+  e->nacked = 0;
+  e->len = len;
+  memcpy (e->data, data, len);
+  g_queue_push_tail (&sink->rtx_history, e);
+}
+
+/* A Generic NACK from the receiver: resend what is kept, at once, within
+ * a budget: a quarter of the flow's rate (a bucket of RTX_BURST bytes),
+ * each packet at most RTX_MAX_SENDS times (under congestion the repeated
+ * requests of a jitterbuffer would otherwise add to the queue that lost
+ * them). */
+#define RTX_SHARE 4
+#define RTX_BURST (16 * 1400)
+#define RTX_MAX_SENDS 4
+
+static gboolean
+rtx_budget (GstRudpSink * sink, gsize len)
+{
+  GstClockTime now = g_get_monotonic_time () * GST_USECOND;
+  gdouble rate = (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER ?
+      gst_rudp_sender_get_bitrate (sink->sender) : sink->rate) / 8.0 /
+      RTX_SHARE;                /* bytes/s */
+
+  if (!GST_CLOCK_TIME_IS_VALID (sink->rtx_tokens_at))
+    sink->rtx_tokens = RTX_BURST;
+  else if (now > sink->rtx_tokens_at)
+    sink->rtx_tokens += rate * (now - sink->rtx_tokens_at) / 1e9;
+  sink->rtx_tokens = MIN (sink->rtx_tokens, RTX_BURST);
+  sink->rtx_tokens_at = now;
+  if (sink->rtx_tokens < len)
+    return FALSE;
+  sink->rtx_tokens -= len;
+  return TRUE;
+}
+
+static void
+rtx_answer (GstRudpSink * sink, GArray * seqs)
+{
+  guint i;
+
+  for (i = 0; i < seqs->len; i++) {
+    guint16 seq = g_array_index (seqs, guint16, i);
+    GList *l;
+    RtxEntry *e = NULL;
+
+    /* the newest first: a NACK is for a recent packet */
+    for (l = sink->rtx_history.tail; l; l = l->prev)
+      if (((RtxEntry *) l->data)->seq == seq) {
+        e = l->data;
+        break;
+      }
+    if (!e) {
+      sink->rtx_missing++;
+      continue;
+    }
+    if (e->nacked)
+      sink->rtx_repeated++;
+    else
+      sink->rtx_requested++;
+    e->nacked++;
+    if (e->nacked > RTX_MAX_SENDS || !rtx_budget (sink, e->len)) {
+      sink->rtx_skipped++;
+      continue;
+    }
+    if (sink->dest && g_socket_send_to (sink->socket, sink->dest,
+            (const gchar *) e->data, e->len, NULL, NULL) >= 0)
+      sink->rtx_sent++;
+    else
+      sink->send_errors++;
+  }
 }
 
 static void
@@ -120,7 +218,13 @@ send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
     return;
   }
   gst_rudp_sender_handle_rtp (sink->sender, map.data, map.size);
-  if (!send_datagram (sink, sink->dest, map.data, map.size, FALSE, &err)) {
+  if (send_datagram (sink, sink->dest, map.data, map.size, FALSE, &err)) {
+    /* kept as sent: an SRTP packet must not be protected twice */
+    if (map.size >= 12)
+      rtx_keep (sink, sink->srtp ? sink->scratch : map.data,
+          sink->srtp ? sink->scratch_len : map.size,
+          GST_READ_UINT16_BE (map.data + 2));
+  } else {
     /* a warning, never fatal: the flow goes on */
     if (sink->send_errors++ == 0)
       GST_ELEMENT_WARNING (sink, RESOURCE, WRITE, (NULL),
@@ -208,21 +312,29 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
   return TRUE;
 }
 
-/* One poll over the sockets of the sinks under receiver control or
- * learning their destination. */
+/* One poll over the sinks' sockets: the receiver's requests (followed
+ * under receiver rate control, read for the stats and answered under
+ * fixed), hellos of sinks learning their destination. TRUE when a sink
+ * needs it polled on a timer (receiver control, learning). */
 static gboolean
 read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 {
   guint n = 0, i, max = g_list_length (p->sinks);
   GPollFD *fds = g_newa (GPollFD, MAX (max, 1));
   GstRudpSink **owners = g_newa (GstRudpSink *, MAX (max, 1));
+  gboolean need_poll = FALSE, fixed_due = now >= p->fixed_next_read;
   GList *l;
 
+  if (fixed_due)
+    p->fixed_next_read = now + FEEDBACK_POLL;
   for (l = p->sinks; l; l = l->next) {
     GstRudpSink *sink = l->data;
 
-    if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER &&
-        !sink->learner)
+    /* fixed rate control: read when the pacer runs anyway (its own
+     * packets), at most every FEEDBACK_POLL, with no timer of its own */
+    if (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER || sink->learner)
+      need_poll = TRUE;
+    else if (!fixed_due)
       continue;
     fds[n].fd = g_socket_get_fd (sink->socket);
     fds[n].events = G_IO_IN;
@@ -232,7 +344,7 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
   if (n == 0)
     return FALSE;
   if (g_poll (fds, n, 0) <= 0)
-    return TRUE;
+    return need_poll;
   for (i = 0; i < n; i++) {
     GstRudpSink *sink = owners[i];
     guint8 data[1500];
@@ -278,9 +390,20 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
         g_clear_object (&from);
         continue;
       }
-      if (sink->rate_control != GST_RUDP_RATE_CONTROL_RECEIVER) {
-        g_clear_object (&from);
-        continue;
+      {
+        GstBuffer *b = gst_buffer_new_memdup (data, len);
+        GArray *seqs = g_array_new (FALSE, FALSE, sizeof (guint16));
+        gboolean nack = gst_rudp_is_rtcp (data, len)
+            && gst_rudp_nack_parse (b, NULL, seqs);
+
+        gst_buffer_unref (b);
+        if (nack)
+          rtx_answer (sink, seqs);
+        g_array_unref (seqs);
+        if (nack) {
+          g_clear_object (&from);
+          continue;
+        }
       }
       gst_rudp_sender_handle_request (sink->sender, data, len, from,
           g_object_unref, now);
@@ -288,7 +411,7 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
     }
     run_sender (s, sink);
   }
-  return TRUE;
+  return need_poll;
 }
 
 /* Wakes the render/drain of the sinks that sent (not all: a broadcast to

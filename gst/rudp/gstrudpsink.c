@@ -47,6 +47,19 @@
  * * `notices-sent` (guint64): answers to them
  * * `level-changes` (guint64): level switches made
  * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
+ * * `rtx-requested` (guint64): RTP packets the receiver NACKed (each
+ *   sequence number counted once: the losses it saw); `rtx-repeated`
+ *   (guint64): NACKs of a number already asked for; `rtx-sent` (guint64):
+ *   packets sent again; `rtx-missing` (guint64): NACKed packets no longer
+ *   kept (older than #GstRudpSink:rtx-time) or never sent; `rtx-skipped`
+ *   (guint64): NACKed packets not resent (each goes at most 4 times, and
+ *   retransmissions at most at a quarter of the rate)
+ * * `receiver-reports` (guint64): receiver requests that carried an RTCP
+ *   report block for this flow; from the last one (RFC 3550):
+ *   `receiver-highest-seq` (guint, the extended highest sequence number
+ *   received), `receiver-lost` (gint, cumulative packets lost) and
+ *   `receiver-fraction-lost` (guint, 8-bit fixed point). The server's
+ *   session rate controller reads them (loss and delivered packets).
  * * `srtp` (gboolean): whether the flow is SRTP/SRTCP (#GstRudpSink:key set)
  * * `ecn` (gboolean): whether the packets leave ECN-capable (#GstRudpSink:ecn)
  * * `auth-failures` (guint64): feedback datagrams dropped because they
@@ -158,12 +171,14 @@ enum {
   PROP_LEARN_PEER,
   PROP_HELLO_ID,
   PROP_ECN,
+  PROP_RTX_TIME,
 };
 
 #define DEFAULT_BIND_PORT       0
 #define DEFAULT_LEARN_PEER      FALSE
 #define DEFAULT_HELLO_ID        0
 #define DEFAULT_ECN             FALSE
+#define DEFAULT_RTX_TIME        (1 * GST_SECOND)
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
@@ -417,6 +432,22 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           "mark", DEFAULT_ECN, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstRudpSink:rtx-time:
+   *
+   * How long sent packets are kept to answer the receiver's retransmission
+   * requests (RTCP Generic NACK, RFC 4585, which rudpsrc sends for
+   * rtpjitterbuffer's do-retransmission): a NACKed packet still kept is
+   * sent again at once, outside the pacing, as it was sent (same sequence
+   * number; the same SRTP packet). 0: no retransmission.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTX_TIME,
+      g_param_spec_uint64 ("rtx-time", "Retransmission time",
+          "Keep sent packets this long (ns) to resend those the receiver "
+          "NACKs (0: no retransmission)", 0, 60 * GST_SECOND,
+          DEFAULT_RTX_TIME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
       "Sink/Network",
@@ -444,6 +475,8 @@ gst_rudp_sink_init (GstRudpSink * sink)
   sink->learn_peer = DEFAULT_LEARN_PEER;
   sink->hello_id = DEFAULT_HELLO_ID;
   sink->ecn = DEFAULT_ECN;
+  sink->rtx_time = DEFAULT_RTX_TIME;
+  g_queue_init (&sink->rtx_history);
   sink->rate = DEFAULT_RATE;
   sink->timer_interval = DEFAULT_TIMER_INTERVAL;
   sink->bucket_depth = DEFAULT_BUCKET_DEPTH;
@@ -562,6 +595,9 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_ECN:
       sink->ecn = g_value_get_boolean (value);
       break;
+    case PROP_RTX_TIME:
+      sink->rtx_time = g_value_get_uint64 (value);
+      break;
     case PROP_LEARN_PEER:
       sink->learn_peer = g_value_get_boolean (value);
       break;
@@ -639,6 +675,9 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_ECN:
       g_value_set_boolean (value, sink->ecn);
       break;
+    case PROP_RTX_TIME:
+      g_value_set_uint64 (value, sink->rtx_time);
+      break;
     case PROP_LEARN_PEER:
       g_value_set_boolean (value, sink->learn_peer);
       break;
@@ -702,6 +741,15 @@ gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
       "notices-sent", G_TYPE_UINT64, ss.notices,
       "level-changes", G_TYPE_UINT64, ss.level_changes,
       "srtt", G_TYPE_UINT64, ss.srtt,
+      "rtx-requested", G_TYPE_UINT64, sink->rtx_requested,
+      "rtx-repeated", G_TYPE_UINT64, sink->rtx_repeated,
+      "rtx-sent", G_TYPE_UINT64, sink->rtx_sent,
+      "rtx-missing", G_TYPE_UINT64, sink->rtx_missing,
+      "rtx-skipped", G_TYPE_UINT64, sink->rtx_skipped,
+      "receiver-reports", G_TYPE_UINT64, ss.rr_reports,
+      "receiver-highest-seq", G_TYPE_UINT, ss.rr_ext_max_seq,
+      "receiver-lost", G_TYPE_INT, ss.rr_lost,
+      "receiver-fraction-lost", G_TYPE_UINT, (guint) ss.rr_fraction_lost,
       "srtp", G_TYPE_BOOLEAN, sink->srtp != NULL,
       "ecn", G_TYPE_BOOLEAN, sink->ecn_on,
       "auth-failures", G_TYPE_UINT64, sink->auth_failures,
@@ -752,6 +800,9 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   gst_rudp_sender_config_init (&sc);
   sc.levels = sink->levels;
   sc.initial_level = sink->initial_level;
+  /* fixed: the receiver's requests are read (stats: its reports) and
+   * answered (its RTT), not followed */
+  sc.follow = sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER;
   GST_OBJECT_UNLOCK (sink);
 
   dest = twoflow_net_resolve (host, sink->port, G_SOCKET_FAMILY_INVALID,
@@ -822,6 +873,10 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   }
   sink->srtp = srtp;
   sink->auth_failures = sink->replayed = sink->foreign_feedback = 0;
+  sink->rtx_requested = sink->rtx_repeated = sink->rtx_sent = 0;
+  sink->rtx_missing = sink->rtx_skipped = 0;
+  sink->rtx_tokens = 0;
+  sink->rtx_tokens_at = GST_CLOCK_TIME_NONE;
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   sink->sender = gst_rudp_sender_new (&sc);
   sink->notify_pending = FALSE;
@@ -850,6 +905,7 @@ gst_rudp_sink_stop (GstBaseSink * bsink)
   g_clear_pointer (&sink->srtp, gst_rudp_srtp_free);
   g_clear_pointer (&sink->scratch, g_free);
   sink->scratch_size = 0;
+  g_queue_clear_full (&sink->rtx_history, g_free);
   return TRUE;
 }
 

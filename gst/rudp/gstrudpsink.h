@@ -44,6 +44,7 @@ struct _GstRudpSink {
   gboolean learn_peer;          /* NAT: the destination from hellos */
   guint64 hello_id;
   gboolean ecn;                 /* send RTP as ECT(0) (RFC 3168) */
+  GstClockTime rtx_time;        /* keep sent packets this long for NACKs */
 
   /* I/O, between start and stop */
   GSocket *socket;
@@ -53,6 +54,7 @@ struct _GstRudpSink {
   GstRudpSrtp *srtp;            /* NULL in plaintext mode */
   guint8 *scratch;              /* the packet being protected (pacer) */
   gsize scratch_size;
+  gsize scratch_len;            /* of the last protected datagram */
 
   /* under the pacer's (the shared service's) lock */
   TwoflowService *pacer;
@@ -69,6 +71,16 @@ struct _GstRudpSink {
   GstTwoflowHelloLearnerStats last_hello;
   guint64 dropped_no_peer;      /* RTP due before a hello named the peer */
   guint64 hellos_unknown;       /* hellos naming another session */
+  /* retransmission: the datagrams sent in the last rtx_time, as sent
+   * (protected under SRTP), oldest first (GstRudpRtxEntry) */
+  GQueue rtx_history;
+  guint64 rtx_requested;        /* sequence numbers NACKed, first time */
+  guint64 rtx_repeated;         /* NACKed again */
+  guint64 rtx_sent;             /* datagrams resent */
+  guint64 rtx_missing;          /* NACKed but no longer (or never) kept */
+  guint64 rtx_skipped;          /* NACKed, not resent: over the budget */
+  gdouble rtx_tokens;           /* the retransmission budget, bytes */
+  GstClockTime rtx_tokens_at;
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;

@@ -71,6 +71,12 @@
  *   received
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
+ * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
+ * * `loss-events` (guint64), `loss-event-rate` (gdouble), `tfrc-rate`
+ *   (guint64, bit/s; 0 before a loss event): #GstRudpSrc:law `tfrc`'s
+ *   loss event rate and the equation's rate
+ * * `rtx-recovered` (guint64): NACKed packets that arrived after all (so
+ *   `lost` + `rtx-recovered` is the loss the path did)
  * * `notices-received` (guint64): sender answers received
  * * `decreases`, `increases` (guint64): level changes by the algorithm
  * * `rounds` (guint64): round-trip intervals judged
@@ -208,7 +214,32 @@ enum {
   PROP_HELLO_INTERVAL,
   PROP_KEEPALIVE_INTERVAL,
   PROP_ACCEPT_HOST,
+  PROP_RETRANSMISSION,
+  PROP_LAW,
 };
+#define DEFAULT_RETRANSMISSION     TRUE
+#define DEFAULT_LAW                GST_RUDP_LAW_TFRC
+
+#define GST_TYPE_RUDP_LAW (gst_rudp_law_get_type ())
+static GType
+gst_rudp_law_get_type (void)
+{
+  static GType t = 0;
+  static const GEnumValue values[] = {
+    {GST_RUDP_LAW_HALVING, "Halve the level on a loss in a round (the "
+          "paper's law)", "halving"},
+    {GST_RUDP_LAW_TFRC, "Down to the level the TFRC equation allows for the "
+          "loss event rate and RTT (random loss on a fast path costs "
+          "nothing)", "tfrc"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&t)) {
+    GType tmp = g_enum_register_static ("GstRudpLaw", values);
+    g_once_init_leave (&t, tmp);
+  }
+  return t;
+}
 
 #define DEFAULT_ACCEPT_HOST        NULL
 #define DEFAULT_HELLO_HOST         NULL
@@ -239,6 +270,7 @@ static GstFlowReturn gst_rudp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
 static gboolean gst_rudp_src_send_event (GstElement * element,
     GstEvent * event);
+static gboolean gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event);
 
 static void
 gst_rudp_src_class_init (GstRudpSrcClass * klass)
@@ -519,6 +551,39 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           "the first sender)", DEFAULT_ACCEPT_HOST, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /**
+   * GstRudpSrc:retransmission:
+   *
+   * Answer the retransmission requests of a downstream rtpjitterbuffer
+   * (do-retransmission=true: upstream `GstRTPRetransmissionRequest`
+   * events) with an RTCP Generic NACK (RFC 4585) to the sender, which
+   * rudpsink answers by sending the packet again (#GstRudpSink:rtx-time).
+   */
+  g_object_class_install_property (gobject_class, PROP_RETRANSMISSION,
+      g_param_spec_boolean ("retransmission", "Retransmission",
+          "Send a Generic NACK to the sender for each retransmission request "
+          "from downstream (rtpjitterbuffer do-retransmission=true)",
+          DEFAULT_RETRANSMISSION, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstRudpSrc:law:
+   *
+   * How a loss moves the level down: `halving` (the paper's law: half the
+   * level on a loss in a round; at 1 % random loss it sits at level 0) or
+   * `tfrc` (the level the TFRC equation, RFC 5348, allows for the loss
+   * event rate and RTT: isolated random loss on a fast path leaves the
+   * level where the path carries it, congestion brings it to the
+   * TCP-fair rate). Increases follow the same rules under both, up to the
+   * equation's level under `tfrc`.
+   */
+  g_object_class_install_property (gobject_class, PROP_LAW,
+      g_param_spec_enum ("law", "Law",
+          "How a loss lowers the level: halving (the paper's) or tfrc "
+          "(the TFRC equation's level for the loss event rate)",
+          GST_TYPE_RUDP_LAW, DEFAULT_LAW, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -527,6 +592,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
 
   element_class->send_event = GST_DEBUG_FUNCPTR (gst_rudp_src_send_event);
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);
+  bs_class->event = GST_DEBUG_FUNCPTR (gst_rudp_src_event);
   bs_class->start = GST_DEBUG_FUNCPTR (gst_rudp_src_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_rudp_src_stop);
   bs_class->unlock = GST_DEBUG_FUNCPTR (gst_rudp_src_unlock);
@@ -541,6 +607,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->port = DEFAULT_PORT;
   src->buffer_size = DEFAULT_BUFFER_SIZE;
   src->feedback = DEFAULT_FEEDBACK;
+  src->retransmission = DEFAULT_RETRANSMISSION;
   src->min_interval = DEFAULT_MIN_INTERVAL;
   src->feedback_interval = DEFAULT_FEEDBACK_INTERVAL;
   src->initial_rtt = DEFAULT_INITIAL_RTT;
@@ -548,6 +615,7 @@ gst_rudp_src_init (GstRudpSrc * src)
   src->increase_packets = DEFAULT_INCREASE_PACKETS;
   src->increase_time = DEFAULT_INCREASE_TIME;
   src->tcp_friendly = DEFAULT_TCP_FRIENDLY;
+  src->law = DEFAULT_LAW;
   gst_rudp_levels_init_default (&src->levels);
   src->srtp_cipher = DEFAULT_SRTP_CIPHER;
   src->srtp_auth = DEFAULT_SRTP_AUTH;
@@ -606,6 +674,11 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_FEEDBACK:
       src->feedback = g_value_get_boolean (value);
       break;
+    case PROP_RETRANSMISSION:
+      g_mutex_lock (&src->lock);
+      src->retransmission = g_value_get_boolean (value);
+      g_mutex_unlock (&src->lock);
+      break;
     case PROP_LEVELS:{
       guint64 rates[GST_RUDP_MAX_LEVELS];
       guint i, n = gst_value_array_get_size (value);
@@ -643,6 +716,9 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_TCP_FRIENDLY:
       src->tcp_friendly = g_value_get_boolean (value);
+      break;
+    case PROP_LAW:
+      src->law = g_value_get_enum (value);
       break;
     case PROP_KEY:
       if (src->key)
@@ -704,6 +780,8 @@ make_stats (GstRudpSrc * src)
       "lost", G_TYPE_UINT64, st.lost,
       "level", G_TYPE_UINT, st.level,
       "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
+      "nacks-sent", G_TYPE_UINT64, src->nacks_sent,
+      "rtx-recovered", G_TYPE_UINT64, src->rtx_recovered,
       "notices-received", G_TYPE_UINT64, src->notices_received,
       "decreases", G_TYPE_UINT64, st.decreases,
       "increases", G_TYPE_UINT64, st.increases,
@@ -715,6 +793,9 @@ make_stats (GstRudpSrc * src)
       "ce-marked", G_TYPE_UINT64, st.ce_marked,
       "ce-decreases", G_TYPE_UINT64, st.ce_decreases,
       "ce-marked-rtcp", G_TYPE_UINT64, st.ce_marked_rtcp,
+      "loss-events", G_TYPE_UINT64, st.loss_events,
+      "loss-event-rate", G_TYPE_DOUBLE, st.loss_event_rate,
+      "tfrc-rate", G_TYPE_UINT64, st.tfrc_rate,
       "port", G_TYPE_INT, src->bound_port,
       "buffer-size-granted", G_TYPE_INT, src->rcvbuf_granted,
       "kernel-drops", G_TYPE_UINT64, (guint64) src->kernel_drops,
@@ -757,6 +838,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_FEEDBACK:
       g_value_set_boolean (value, src->feedback);
       break;
+    case PROP_RETRANSMISSION:
+      g_value_set_boolean (value, src->retransmission);
+      break;
     case PROP_LEVELS:
       for (i = 0; i < src->levels.n; i++) {
         GValue v = G_VALUE_INIT;
@@ -786,6 +870,9 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_TCP_FRIENDLY:
       g_value_set_boolean (value, src->tcp_friendly);
+      break;
+    case PROP_LAW:
+      g_value_set_enum (value, src->law);
       break;
     case PROP_SRTP_CIPHER:
       g_value_set_enum (value, src->srtp_cipher);
@@ -887,6 +974,54 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
     gst_buffer_unmap (buf, &map);
   }
   gst_buffer_unref (buf);
+}
+
+/* A retransmission request from downstream (rtpjitterbuffer): a Generic
+ * NACK to the sender. */
+static gboolean
+gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event)
+{
+  GstRudpSrc *src = GST_RUDP_SRC (bsrc);
+  const GstStructure *st;
+  guint seq, ssrc;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_UPSTREAM
+      || !gst_event_has_name (event, "GstRTPRetransmissionRequest"))
+    return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
+  st = gst_event_get_structure (event);
+  /* (the event stays basesrc's) */
+  if (!gst_structure_get_uint (st, "seqnum", &seq))
+    return FALSE;
+  g_mutex_lock (&src->lock);
+  /* rtpjitterbuffer's requests carry no ssrc (an rtpsession adds it) */
+  if (!gst_structure_get_uint (st, "ssrc", &ssrc))
+    ssrc = src->media_ssrc;
+  if (src->retransmission && src->sender && src->socket) {
+    guint16 s16 = seq;
+    GstBuffer *buf = gst_rudp_nack_write (src->ssrc, ssrc, &s16, 1);
+    GstMapInfo map;
+
+    if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
+      guint8 prot[256 + GST_RUDP_SRTP_TRAILER];
+      const guint8 *data = map.data;
+      gint len = map.size;
+
+      if (src->srtp && map.size <= 256) {
+        memcpy (prot, map.data, map.size);
+        len = gst_rudp_srtp_protect (src->srtp, prot, len, TRUE);
+        data = prot;
+      }
+      if (len > 0 && g_socket_send_to (src->socket, src->sender,
+              (const gchar *) data, len, NULL, NULL) >= 0) {
+        src->nacks_sent++;
+        src->nacked[s16 >> 3] |= 1 << (s16 & 7);
+      }
+      gst_buffer_unmap (buf, &map);
+    }
+    gst_buffer_unref (buf);
+  }
+  g_mutex_unlock (&src->lock);
+  return TRUE;
 }
 
 /* core(now), with the lock held; wakes the timer when its wakeup moved
@@ -1031,6 +1166,7 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   rc.increase_packets = src->increase_packets;
   rc.increase_time = src->increase_time;
   rc.tcp_friendly = src->tcp_friendly;
+  rc.law = src->law;
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;
   rc.initial_rtt = src->initial_rtt;
@@ -1089,6 +1225,8 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   src->receiver = gst_rudp_receiver_new (&rc);
   src->feedback_sent = src->notices_received = 0;
+  src->nacks_sent = src->rtx_recovered = 0;
+  memset (src->nacked, 0, sizeof (src->nacked));
   src->rtcp_invalid = src->non_rtp = 0;
   src->auth_failures = src->replayed = src->foreign_rtcp = 0;
   g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
@@ -1434,6 +1572,14 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     if (!src->srtp)
       src->sender_locked = TRUE;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
+    {
+      guint16 sq = GST_READ_UINT16_BE (data + 2);
+
+      if (src->nacked[sq >> 3] & (1 << (sq & 7))) {
+        src->nacked[sq >> 3] &= ~(1 << (sq & 7));
+        src->rtx_recovered++;
+      }
+    }
     gst_rudp_receiver_packet_ecn (src->receiver,
         GST_READ_UINT16_BE (data + 2), len, ecn, now);
     run_core (src, now);

@@ -25,6 +25,7 @@ struct _GstRudpSrc {
   GstCaps *caps;
   gint buffer_size;
   gboolean feedback;
+  gboolean retransmission;      /* NACK what rtpjitterbuffer asks for */
   GstRudpLevels levels;
   GstClockTime min_interval;
   GstClockTime feedback_interval;
@@ -33,6 +34,7 @@ struct _GstRudpSrc {
   guint increase_packets;
   GstClockTime increase_time;
   gboolean tcp_friendly;
+  gint law;                     /* GstRudpLaw */
   gchar *key;                   /* SRTP master key and salt, hex */
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
@@ -52,6 +54,9 @@ struct _GstRudpSrc {
   guint32 ssrc;                 /* our RTCP SSRC */
   guint32 media_ssrc;
   guint64 feedback_sent;
+  guint64 nacks_sent;           /* Generic NACKs (one per request) */
+  guint64 rtx_recovered;        /* NACKed packets that arrived */
+  guint8 nacked[8192];          /* bitmap of NACKed sequence numbers */
   guint64 notices_received;
   guint64 rtcp_invalid;
   guint64 non_rtp;

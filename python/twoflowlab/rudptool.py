@@ -82,8 +82,10 @@ def main():
     a = p.parse_args()
     Gst.init(None)
     if a.mode == "recv":
-        desc = ("rudpsrc name=src port=%d caps=\"%s\" %s ! fakesink "
-                "sync=false" % (a.port, CAPS, a.props))
+        # the paper's law (rudpsrc's default is law=tfrc): the UDP
+        # paper's experiments and their smoke tests measure it
+        desc = ("rudpsrc name=src port=%d caps=\"%s\" law=halving %s ! "
+                "fakesink sync=false" % (a.port, CAPS, a.props))
         res = run(desc, "src", a.duration, a.interval,
                   ("level", "received", "lost", "srtt", "increase-wait"))
     else:

@@ -614,6 +614,13 @@ build_receive_bin (ProxySession * ps)
       ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
               "playout_depth", 0) * 1000);
     g_object_set (jb, "latency", ps->playout_ms, NULL);
+    /* lost packets are asked for again (rudpsrc sends the jitterbuffer's
+     * requests to rudpsink as RTCP NACKs), while the playout buffer
+     * leaves time for it; only the gaps (not the next packet it expects:
+     * the smoothed flow's timestamps run ahead of its arrivals), a few
+     * times at most */
+    g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
+        "rtx-max-retries", 8, NULL);
     ps->jitterbuffer = jb;
     depay = make (bin, "rtpgstdepay", NULL);
     gst_element_link_many (ps->ess_src, q, NULL);
@@ -671,8 +678,14 @@ update_measurement (ProxySession * ps, JsonObject * ev)
   if (ps->enh_src)
     g_object_get (ps->enh_src, "stats", &st, NULL);
   if (st) {
+    guint64 recovered = 0;
+
     gst_structure_get_uint64 (st, "received", &sample.received);
     gst_structure_get_uint64 (st, "lost", &sample.lost);
+    /* the path's loss: what retransmission recovered was lost too */
+    gst_structure_get_uint64 (st, "rtx-recovered", &recovered);
+    sample.lost += recovered;
+    sample.received -= MIN (recovered, sample.received);
     gst_structure_free (st);
   }
   tc = json_object_has_member (ev, "transcoder_stats") ?

@@ -19,10 +19,16 @@
  *   enhanced:  filesrc ! parsebin ! ratetranscoder ! twoflowsplit ! queue
  *              ! rtpgstpay ! rudpsink sync=true          (real time)
  *
- * Congestion element messages of the essential transport are forwarded to
- * the enhanced path's ratetranscoder as upstream GstNetworkCongestion
- * events. One GMainLoop runs every session; a client whose control
- * connection closes has its sessions torn down.
+ * One session rate controller per session (gst-libs/gst/ratecontrol/
+ * sessionrate.h, --rate-controller session, the default) reads both
+ * transports (the cTCP socket's RTT, retransmissions and acked bytes; the
+ * rUDP receiver's reports) every --rc-interval ms and sets the
+ * transcoder's target-bitrate. With --rate-controller events (the
+ * papers' law) the essential transport's congestion element messages are
+ * forwarded to the enhanced path's ratetranscoder as upstream
+ * GstNetworkCongestion events instead, and it backs off on each. One
+ * GMainLoop runs every session; a client whose control connection closes
+ * has its sessions torn down.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -39,6 +45,7 @@
 #include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/twoflowsmoothing.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/ratecontrol/sessionrate.h>
 #include "twoflow-control.h"
 #include "twoflow-auth.h"
 #include "twoflow-tls.h"
@@ -55,6 +62,10 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define ENHANCED_MTU 1400       /* rtpgstpay mtu */
 #define SMOOTHING_HEADROOM 1.01 /* rtpgstpay's caps every second, rounding */
 #define CTCP_P_HAT 0.05         /* cTCP's p̂ (its target S/(T(1-p̂))) */
+/* the session rate controller's transports */
+#define RC_SRC_ESSENTIAL 0
+#define RC_SRC_ENHANCED 1
+
 
 typedef struct
 {
@@ -123,6 +134,20 @@ typedef struct
   guint lead_timer, progress_timer;
   guint64 forwarded_events, unforwarded_events;
   GList *pending_events;        /* GstStructure: congestion during the lead */
+  /* the session rate controller (NULL: --rate-controller events) */
+  GstTwoflowSessionRate *rc;
+  guint rc_timer;
+  guint64 rc_max;               /* its max-bitrate */
+  guint64 rc_target;            /* the target last applied, bit/s */
+  guint64 rc_changes, rc_events;
+  gboolean rc_pace;             /* it sets the rUDP sender's rate too */
+  gboolean rc_have_rr;
+  guint32 rc_rr_base_seq;
+  gint32 rc_rr_base_lost;
+  guint64 rc_rtx_base;
+  guint64 rc_enh_expected, rc_enh_lost, rc_enh_delivered;
+  guint64 rc_enh_rr_lost;
+  guint64 sched_rate;           /* the pacing its schedule asks for */
   gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
@@ -188,6 +213,19 @@ static gchar *opt_enhanced_rate = NULL;
 static gdouble opt_smoothing_window = 0;  /* 0: min(T, 60 s) */
 static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
 static gdouble opt_connect_timeout = 10;
+/* rate adaptation (docs/system.md, "Rate control"): the session rate
+ * controller ("session", default) or the papers' per-event law in the
+ * transcoder ("events") */
+static gchar *opt_rate_controller = NULL;
+static gint opt_rc_interval = 100;              /* ms */
+static gdouble opt_rc_qdelay = 30;              /* ms */
+static gdouble opt_rc_decrease = GST_TWOFLOW_SESSION_RATE_DEFAULT_DECREASE;
+static gdouble opt_rc_increase = GST_TWOFLOW_SESSION_RATE_DEFAULT_INCREASE;
+static gdouble opt_rc_loss_threshold =
+    GST_TWOFLOW_SESSION_RATE_DEFAULT_LOSS_THRESHOLD;
+static gint opt_rc_tcp_floor = 1;
+static gdouble opt_rc_headroom = 1.25;
+static gint64 opt_rc_min_bitrate = 0;
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
@@ -1226,6 +1264,39 @@ session_stats (Session * s)
     twoflow_json_add_structure (o, "enhanced_stats", st);
     gst_structure_free (st);
   }
+  if (s->rc) {
+    GstTwoflowSessionRateStats rs;
+    JsonObject *r = json_object_new ();
+
+    gst_twoflow_session_rate_get_stats (s->rc, &rs);
+    json_object_set_int_member (r, "target", rs.target);
+    json_object_set_int_member (r, "min-target", rs.min_target);
+    json_object_set_int_member (r, "max-target", rs.max_target);
+    json_object_set_int_member (r, "max-bitrate", s->rc_max);
+    json_object_set_int_member (r, "delay-rate", rs.delay_rate);
+    json_object_set_int_member (r, "tcp-rate", rs.tcp_rate);
+    json_object_set_int_member (r, "delivered-rate", rs.delivered_rate);
+    json_object_set_double_member (r, "loss-event-rate", rs.loss_event_rate);
+    json_object_set_double_member (r, "loss-fraction", rs.loss_fraction);
+    json_object_set_int_member (r, "srtt", rs.srtt);
+    json_object_set_int_member (r, "min-rtt", rs.min_rtt);
+    json_object_set_int_member (r, "qdelay", rs.qdelay);
+    json_object_set_string_member (r, "state",
+        gst_twoflow_session_rate_state_name (rs.state));
+    json_object_set_int_member (r, "packets", rs.packets);
+    json_object_set_int_member (r, "lost", rs.lost);
+    json_object_set_int_member (r, "loss-events", rs.loss_events);
+    json_object_set_int_member (r, "decreases", rs.decreases);
+    json_object_set_int_member (r, "decreases-qdelay", rs.decreases_qdelay);
+    json_object_set_int_member (r, "decreases-ecn", rs.decreases_ecn);
+    json_object_set_int_member (r, "decreases-loss", rs.decreases_loss);
+    json_object_set_int_member (r, "updates", rs.updates);
+    json_object_set_int_member (r, "target-changes", s->rc_changes);
+    json_object_set_int_member (r, "transport-events", s->rc_events);
+    json_object_set_object_member (o, "rate_controller", r);
+  }
+  json_object_set_string_member (o, "rate_adaptation", s->rc ? "session" :
+      "events");
   json_object_set_boolean_member (o, "smoothing", s->smooth);
   json_object_set_int_member (o, "enhanced_rate_changes",
       s->enh_rate_changes);
@@ -1247,6 +1318,7 @@ session_free (Session * s)
   gst_object_unref (s->clock);
   g_mutex_clear (&s->release_lock);
   g_list_free_full (s->pending_events, (GDestroyNotify) gst_structure_free);
+  g_clear_pointer (&s->rc, gst_twoflow_session_rate_free);
   g_free (s);
 }
 
@@ -1304,6 +1376,172 @@ forward_event (Session * s, GstStructure * st)
   gst_object_unref (pad);
 }
 
+/* ------------------------------------------------- session rate control */
+
+/* The rUDP sender's rate when the controller paces it (the proxy asked
+ * for receiver rate control): the enhanced share of the target, the
+ * lowest level above it with a quarter of headroom. */
+static guint64
+rc_enhanced_rate (Session * s, guint64 target)
+{
+  gdouble share = s->info->mean_rate ?
+      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  guint64 want = target * share * 1.25;
+  guint i;
+
+  for (i = 0; i < GST_TWOFLOW_PROFILE_N_LEVELS; i++)
+    if (s->info->levels[i] >= want)
+      return s->info->levels[i];
+  return s->info->levels[GST_TWOFLOW_PROFILE_N_LEVELS - 1];
+}
+
+static void
+rc_apply (Session * s, guint64 target)
+{
+  GstTwoflowSessionRateStats rs;
+
+  s->rc_target = target;
+  s->rc_changes++;
+  /* at or above the controller's ceiling: the input's rate (passthrough
+   * without the first GOP's decoding delay) */
+  if (s->transcoder)
+    g_object_set (s->transcoder, "target-bitrate",
+        target >= s->rc_max ? (guint64) 0 : target, NULL);
+  gst_twoflow_session_rate_get_stats (s->rc, &rs);
+  if (s->rc_pace && s->enh_sink) {
+    guint64 r = rc_enhanced_rate (s, target);
+    if (r != s->enh_rate_now) {
+      g_object_set (s->enh_sink, "rate", r, NULL);
+      s->enh_rate_now = r;
+      s->enh_rate_changes++;
+    }
+  }
+  /* (the smoothed sender's rate stays its schedule's: it sends what the
+   * transcoder gives it, which follows the target; a cap at the target
+   * less the essential flow's rate starved the flow below the kept
+   * frames' floor, measured: 267 of 750 frames in the capacity step) */
+  g_print ("session %u: rate-control t=%.2f target=%" G_GUINT64_FORMAT
+      " delay-rate=%" G_GUINT64_FORMAT " tcp-rate=%" G_GUINT64_FORMAT
+      " delivered=%" G_GUINT64_FORMAT " qdelay=%.1fms p=%.4f loss=%.4f %s\n",
+      s->id, (g_get_monotonic_time () - s->started_us) / 1e6, target,
+      rs.delay_rate, rs.tcp_rate, rs.delivered_rate, rs.qdelay / 1e6,
+      rs.loss_event_rate, rs.loss_fraction,
+      gst_twoflow_session_rate_state_name (rs.state));
+}
+
+/* Every --rc-interval: the transports' counters in, the target out. */
+static gboolean
+rc_tick (gpointer user_data)
+{
+  Session *s = user_data;
+  GstClockTime now = g_get_monotonic_time () * GST_USECOND;
+  GstStructure *st;
+  guint64 target;
+
+  /* cTCP: the socket's segments, retransmissions, acked bytes, SRTT */
+  if (s->ess_sink && !s->ess_done && g_str_equal (s->essential, "ctcp")
+      && (st = get_stats (s->ess_sink))) {
+    guint64 sent = 0, acked = 0, retr = 0, srtt = 0;
+    guint mss = 0;
+
+    gst_structure_get_uint64 (st, "bytes-sent", &sent);
+    gst_structure_get_uint64 (st, "bytes-acked", &acked);
+    gst_structure_get_uint64 (st, "retransmissions", &retr);
+    gst_structure_get_uint64 (st, "srtt", &srtt);
+    gst_structure_get_uint (st, "mss", &mss);
+    if (mss == 0)
+      mss = 1448;
+    if (sent > 0) {
+      gst_twoflow_session_rate_handle_counters (s->rc, RC_SRC_ESSENTIAL,
+          sent / mss + retr, retr, acked, now);
+      if (srtt > 0)
+        gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
+            now);
+    }
+    gst_structure_free (st);
+  }
+  /* rUDP: the receiver's last report (expected, lost) and its SRTT */
+  if (s->enh_sink && s->enh_playing && !s->enh_done
+      && (st = get_stats (s->enh_sink))) {
+    guint64 reports = 0, bytes = 0, pkts = 0, srtt = 0, nacked = 0;
+    guint seq = 0;
+    gint lost = 0;
+
+    gst_structure_get_uint64 (st, "receiver-reports", &reports);
+    gst_structure_get_uint64 (st, "bytes-sent", &bytes);
+    gst_structure_get_uint64 (st, "packets-sent", &pkts);
+    gst_structure_get_uint64 (st, "srtt", &srtt);
+    gst_structure_get_uint (st, "receiver-highest-seq", &seq);
+    gst_structure_get_int (st, "receiver-lost", &lost);
+    /* with retransmission the report's losses are those left after it:
+     * the packets the receiver NACKed are the losses it saw */
+    gst_structure_get_uint64 (st, "rtx-requested", &nacked);
+    if (reports > 0) {
+      if (!s->rc_have_rr) {
+        s->rc_have_rr = TRUE;
+        s->rc_rr_base_seq = seq;
+        s->rc_rr_base_lost = lost;
+        s->rc_rtx_base = nacked;
+      } else if (seq >= s->rc_rr_base_seq) {
+        guint64 expected = seq - s->rc_rr_base_seq;
+        /* lost may fall (late packets); what was fed stays */
+        guint64 rr = lost > s->rc_rr_base_lost ? lost - s->rc_rr_base_lost : 0;
+        gdouble mean = pkts ? (gdouble) bytes / pkts : ENHANCED_MTU;
+        /* lost: what the receiver saw missing (NACKed), even if resent;
+         * delivered: expected less what stayed lost */
+        guint64 l = MAX (rr, nacked - s->rc_rtx_base);
+
+        l = MAX (l, s->rc_enh_lost);
+        rr = MAX (rr, s->rc_enh_rr_lost);
+        if (expected >= s->rc_enh_expected) {
+          guint64 dexp = expected - s->rc_enh_expected;
+          guint64 dl = rr - s->rc_enh_rr_lost;
+          s->rc_enh_delivered += (guint64) ((dexp > dl ? dexp - dl : 0) * mean);
+          s->rc_enh_expected = expected;
+          s->rc_enh_lost = l;
+          s->rc_enh_rr_lost = rr;
+          gst_twoflow_session_rate_handle_counters (s->rc, RC_SRC_ENHANCED,
+              s->rc_enh_expected, s->rc_enh_lost, s->rc_enh_delivered, now);
+        }
+      }
+      /* (its SRTT is not an input: the request waits in the socket until
+       * the pacer reads it, up to a packet interval, and the answer's
+       * delay does not count that wait: measured 40-90 ms too high at
+       * low rates, read as a queue) */
+    }
+    gst_structure_free (st);
+  }
+  if (gst_twoflow_session_rate_poll (s->rc, now, &target))
+    rc_apply (s, target);
+  return G_SOURCE_CONTINUE;
+}
+
+/* --rate-controller session: the controller of a session with a
+ * transcoder, started with the session (it learns the path during the
+ * lead) */
+static void
+rc_start (Session * s)
+{
+  GstTwoflowSessionRateConfig c;
+
+  if (!s->transcoder || !g_str_equal (opt_rate_controller, "session"))
+    return;
+  gst_twoflow_session_rate_config_init (&c);
+  s->rc_max = (guint64) (opt_rc_headroom * MAX (s->info->peak_rate,
+          s->info->mean_rate));
+  c.max_bitrate = s->rc_max;
+  c.min_bitrate = opt_rc_min_bitrate;
+  c.update_interval = opt_rc_interval * GST_MSECOND;
+  c.qdelay_threshold = opt_rc_qdelay * GST_MSECOND;
+  c.decrease = opt_rc_decrease;
+  c.increase = opt_rc_increase;
+  c.loss_threshold = opt_rc_loss_threshold;
+  c.tcp_floor = opt_rc_tcp_floor != 0;
+  s->rc = gst_twoflow_session_rate_new (&c);
+  s->rc_target = s->rc_max;
+  s->rc_timer = g_timeout_add (opt_rc_interval, rc_tick, s);
+}
+
 static gboolean
 ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
 {
@@ -1319,9 +1557,23 @@ ess_bus_cb (GstBus * bus, GstMessage * msg, gpointer user_data)
       if (!gst_network_congestion_message_parse (msg, &type, &rate, &srtt,
               &source))
         break;
-      /* cross-path forwarding: the essential transport's congestion
-       * lowers the rate of the real-time flow's transcoder */
-      if (s->transcoder && type != GST_NETWORK_CONGESTION_RATE) {
+      /* session rate control: the event is an input of the controller
+       * (cTCP's losses and RTT come from its counters; ERAP reports
+       * losses only as events) */
+      if (s->rc && type != GST_NETWORK_CONGESTION_RATE) {
+        GstClockTime now = g_get_monotonic_time () * GST_USECOND;
+
+        s->rc_events++;
+        if (type == GST_NETWORK_CONGESTION_LOSS)
+          gst_twoflow_session_rate_handle_loss_event (s->rc, RC_SRC_ESSENTIAL,
+              srtt, now);
+        else if (GST_CLOCK_TIME_IS_VALID (srtt) && srtt > 0)
+          gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
+              now);
+      } else if (s->transcoder && type != GST_NETWORK_CONGESTION_RATE) {
+        /* --rate-controller events: cross-path forwarding, the essential
+         * transport's congestion lowers the rate of the real-time flow's
+         * transcoder */
         const GstStructure *ms = gst_message_get_structure (msg);
         /* during the lead, and until the enhanced pipeline plays (a
          * smoothed flow starts with the essential one), the transcoder's
@@ -1631,6 +1883,20 @@ missing:
   return FALSE;
 }
 
+/* The rUDP sender's rate: its schedule's (window, total, peak). */
+static void
+enh_set_rate (Session * s, guint64 sched_rate)
+{
+  guint64 rate = sched_rate;
+
+  s->sched_rate = sched_rate;
+  if (rate > 0 && rate != s->enh_rate_now && s->enh_sink) {
+    g_object_set (s->enh_sink, "rate", rate, NULL);
+    s->enh_rate_now = rate;
+    s->enh_rate_changes++;
+  }
+}
+
 /* Smoothing: each record entering the payloader (released by the live
  * source or, for files, by rudpsink's sync one record earlier) sets the
  * sender's rate to the rate of the window its decode time falls in. */
@@ -1650,11 +1916,8 @@ smooth_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
     rate = gst_twoflow_smoothing_rate_at (s->sched->sm,
         GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts);
   gst_buffer_unmap (buf, &map);
-  if (rate > 0 && rate != s->enh_rate_now) {
-    g_object_set (s->enh_sink, "rate", rate, NULL);
-    s->enh_rate_now = rate;
-    s->enh_rate_changes++;
-  }
+  if (rate > 0 && rate != s->sched_rate)
+    enh_set_rate (s, rate);
   return GST_PAD_PROBE_OK;
 }
 
@@ -1688,13 +1951,21 @@ build_enhanced (Session * s, GError ** error)
   /* fixed: paced at the level above the flow's peak; receiver: the
    * proxy's rudpsrc picks the level (and the sink's rate events reach the
    * transcoder) */
-  gst_util_set_object_arg (G_OBJECT (sink), "rate-control", s->rate_control);
+  /* under the session rate controller the server sets the rate (the
+   * level rc_enhanced_rate() picks) instead of the receiver */
+  s->rc_pace = g_str_equal (s->rate_control, "receiver")
+      && g_str_equal (opt_rate_controller, "session") && !s->info->is_trace
+      && s->info->codec && (g_str_has_prefix (s->info->codec, "mpeg")
+      || g_str_equal (s->info->codec, "h264"));
+  gst_util_set_object_arg (G_OBJECT (sink), "rate-control",
+      s->rc_pace ? "fixed" : s->rate_control);
   top = s->info->enh_peak / 8 * 5 / 4 * 8;     /* bit/s */
   if (s->total) {
     /* the window's rate (total_rate_cb switches it by the clock); the
      * source reads ahead as fast as the sender takes it (backpressure) */
     s->enh_rate_now = gst_twoflow_smoothing_rate_at_time (s->sched->sm, 0,
         NULL);
+    s->sched_rate = s->enh_rate_now;
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
         (guint64) 256 * 1024, NULL);
   } else if (s->smooth) {
@@ -1703,6 +1974,7 @@ build_enhanced (Session * s, GError ** error)
     GstPad *pp = gst_element_get_static_pad (pay, "sink");
 
     s->enh_rate_now = gst_twoflow_smoothing_rate_at (s->sched->sm, 0);
+    s->sched_rate = s->enh_rate_now;
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
         MAX ((guint64) 256 * 1024, 2 * s->sched->info.max_backlog_bytes),
         NULL);
@@ -1710,6 +1982,7 @@ build_enhanced (Session * s, GError ** error)
     gst_object_unref (pp);
   } else {
     g_object_set (sink, "rate", top, NULL);
+    s->enh_rate_now = s->sched_rate = top;
   }
 
   if (s->info->is_trace) {
@@ -1732,9 +2005,14 @@ build_enhanced (Session * s, GError ** error)
       if (tc) {
         gst_util_set_object_arg (G_OBJECT (tc), "keep",
             s->info->policy ? "ip" : "i");
-        if (g_str_equal (s->rate_control, "fixed"))
+        if (g_str_equal (opt_rate_controller, "session")) {
+          /* the session rate controller sets its target (rc_apply): no
+           * per-event law, no additive recovery of its own */
+          g_object_set (tc, "events", 0, "recovery", (guint64) 0, NULL);
+        } else if (g_str_equal (s->rate_control, "fixed")) {
           gst_util_set_object_arg (G_OBJECT (tc), "events",
               "rexmt+dupack+recovered+loss");
+        }
       }
     } else {
       tc = make (pipe, "identity", NULL);
@@ -1818,11 +2096,8 @@ total_rate_cb (gpointer user_data)
   guint64 rate = gst_twoflow_smoothing_rate_at_time (s->sched->sm, t, &next);
 
   s->rate_timer = 0;
-  if (rate > 0 && rate != s->enh_rate_now) {
-    g_object_set (s->enh_sink, "rate", rate, NULL);
-    s->enh_rate_now = rate;
-    s->enh_rate_changes++;
-  }
+  if (rate > 0 && rate != s->sched_rate)
+    enh_set_rate (s, rate);
   if (GST_CLOCK_TIME_IS_VALID (next))
     s->rate_timer = g_timeout_add (MAX ((next - t) / GST_MSECOND, 1),
         total_rate_cb, s);
@@ -1861,6 +2136,9 @@ session_destroy (Session * s, const gchar * why)
     g_source_remove (s->lead_timer);
   if (s->rate_timer)
     g_source_remove (s->rate_timer);
+  if (s->rc_timer)
+    g_source_remove (s->rc_timer);
+  s->rc_timer = 0;
   if (s->progress_timer)
     g_source_remove (s->progress_timer);
   if (s->ess_watch)
@@ -2179,6 +2457,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
     session_destroy (s, "setup failed");
     return NULL;
   }
+  rc_start (s);
   if (s->ess_pipe)
     s->ess_watch = gst_bus_add_watch (GST_ELEMENT_BUS (s->ess_pipe),
         ess_bus_cb, s);
@@ -3027,6 +3306,36 @@ main (int argc, char **argv)
         "How far ahead of playback the smoothed enhanced flow is sent, and "
           "the proxy's playout buffer, in seconds (default: the window)",
           "S"},
+    {"rate-controller", 0, 0, G_OPTION_ARG_STRING, &opt_rate_controller,
+        "Rate adaptation of the enhanced flow's transcoder: session (default: "
+          "one rate controller per session estimates what the path carries "
+          "from RTT, loss-event rate and delivered rate, and sets the "
+          "transcoder's target) or events (the papers' law: the transcoder "
+          "backs off by half on every rexmt/dupack/loss the server forwards, "
+          "recovers 50 kbit/s per s)", "MODE"},
+    {"rc-interval", 0, 0, G_OPTION_ARG_INT, &opt_rc_interval,
+        "Session rate controller: update interval in ms (default 100)", "MS"},
+    {"rc-qdelay-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_qdelay,
+        "Session rate controller: queueing delay (RTT above its minimum) "
+          "taken as congestion, in ms (default 30)", "MS"},
+    {"rc-decrease", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_decrease,
+        "Session rate controller: on congestion the rate becomes this times "
+          "the delivered rate (default 0.85)", "F"},
+    {"rc-increase", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_increase,
+        "Session rate controller: multiplicative increase per second while "
+          "no queue builds (default 0.25)", "F"},
+    {"rc-loss-threshold", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_loss_threshold,
+        "Session rate controller: raw loss fraction (over 1 s) taken as "
+          "congestion without a queue (default 0.10)", "F"},
+    {"rc-tcp-floor", 0, 0, G_OPTION_ARG_INT, &opt_rc_tcp_floor,
+        "Session rate controller: 1 (default) keeps the TCP-fair rate of "
+          "the TFRC equation as the floor, 0 does not", "0|1"},
+    {"rc-headroom", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_headroom,
+        "Session rate controller: its ceiling as a multiple of the video's "
+          "1 s peak rate (default 1.25)", "F"},
+    {"rc-min-bitrate", 0, 0, G_OPTION_ARG_INT64, &opt_rc_min_bitrate,
+        "Session rate controller: lowest target in bit/s (default 0: one "
+          "packet per second)", "BPS"},
     {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
         "Config file (GKeyFile, group [twoflow-server], keys named like the "
           "long options; options given here override it)", "FILE"},
@@ -3116,6 +3425,20 @@ main (int argc, char **argv)
     return 2;
   }
 
+  if (!opt_rate_controller)
+    opt_rate_controller = g_strdup ("session");
+  if ((!g_str_equal (opt_rate_controller, "session")
+          && !g_str_equal (opt_rate_controller, "events"))
+      || opt_rc_interval < 10 || opt_rc_interval > 10000 || opt_rc_qdelay <= 0
+      || opt_rc_decrease <= 0 || opt_rc_decrease >= 1 || opt_rc_increase < 0
+      || opt_rc_loss_threshold < 0 || opt_rc_loss_threshold > 1
+      || opt_rc_headroom < 1 || opt_rc_min_bitrate < 0) {
+    g_printerr ("--rate-controller session|events, --rc-interval 10..10000 "
+        "ms, --rc-qdelay-threshold > 0 ms, --rc-decrease in (0,1), "
+        "--rc-increase >= 0, --rc-loss-threshold 0..1, --rc-headroom >= 1, "
+        "--rc-min-bitrate >= 0\n");
+    return 2;
+  }
   video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) video_info_free);
   sessions = g_hash_table_new (NULL, NULL);

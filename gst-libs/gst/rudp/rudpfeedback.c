@@ -301,3 +301,90 @@ gst_rudp_hello_parse (const guint8 * data, gsize len, guint32 * ssrc,
   *counter = GST_READ_UINT64_BE (data + 28);
   return TRUE;
 }
+
+/* ------------------------------------------------------------------ */
+/* Generic NACK */
+
+GstBuffer *
+gst_rudp_nack_write (guint32 ssrc, guint32 media_ssrc, const guint16 * seqs,
+    guint n)
+{
+  GstBuffer *buf = gst_rtcp_buffer_new (1400);
+  GstRTCPBuffer rtcp = GST_RTCP_BUFFER_INIT;
+  GstRTCPPacket p;
+  guint32 fci[64];
+  guint n_fci = 0, i, j;
+  gboolean *done = g_newa (gboolean, MAX (n, 1));
+
+  memset (done, 0, sizeof (gboolean) * MAX (n, 1));
+  /* PID and the bitmask of the 16 sequence numbers after it */
+  for (i = 0; i < n && n_fci < G_N_ELEMENTS (fci); i++) {
+    guint16 blp = 0;
+
+    if (done[i])
+      continue;
+    for (j = i + 1; j < n; j++) {
+      guint16 d = seqs[j] - seqs[i];
+      if (!done[j] && d >= 1 && d <= 16) {
+        blp |= 1 << (d - 1);
+        done[j] = TRUE;
+      }
+    }
+    fci[n_fci++] = ((guint32) seqs[i] << 16) | blp;
+  }
+  gst_rtcp_buffer_map (buf, GST_MAP_READWRITE, &rtcp);
+  if (gst_rtcp_buffer_add_packet (&rtcp, GST_RTCP_TYPE_RR, &p))
+    gst_rtcp_packet_rr_set_ssrc (&p, ssrc);
+  if (gst_rtcp_buffer_add_packet (&rtcp, GST_RTCP_TYPE_RTPFB, &p)) {
+    gst_rtcp_packet_fb_set_type (&p, GST_RTCP_RTPFB_TYPE_NACK);
+    gst_rtcp_packet_fb_set_sender_ssrc (&p, ssrc);
+    gst_rtcp_packet_fb_set_media_ssrc (&p, media_ssrc);
+    if (gst_rtcp_packet_fb_set_fci_length (&p, n_fci)) {
+      guint8 *f = gst_rtcp_packet_fb_get_fci (&p);
+      for (i = 0; i < n_fci; i++)
+        GST_WRITE_UINT32_BE (f + 4 * i, fci[i]);
+    }
+  }
+  gst_rtcp_buffer_unmap (&rtcp);
+  return buf;
+}
+
+gboolean
+gst_rudp_nack_parse (GstBuffer * buf, guint32 * media_ssrc, GArray * seqs)
+{
+  GstRTCPBuffer rtcp = GST_RTCP_BUFFER_INIT;
+  GstRTCPPacket p;
+  gboolean more, found = FALSE;
+
+  if (!gst_rtcp_buffer_validate_reduced (buf))
+    return FALSE;
+  if (!gst_rtcp_buffer_map (buf, GST_MAP_READ, &rtcp))
+    return FALSE;
+  for (more = gst_rtcp_buffer_get_first_packet (&rtcp, &p); more;
+      more = gst_rtcp_packet_move_to_next (&p)) {
+    guint len, i, b;
+    guint8 *f;
+
+    if (gst_rtcp_packet_get_type (&p) != GST_RTCP_TYPE_RTPFB
+        || gst_rtcp_packet_fb_get_type (&p) != GST_RTCP_RTPFB_TYPE_NACK)
+      continue;
+    found = TRUE;
+    if (media_ssrc)
+      *media_ssrc = gst_rtcp_packet_fb_get_media_ssrc (&p);
+    len = gst_rtcp_packet_fb_get_fci_length (&p);
+    f = gst_rtcp_packet_fb_get_fci (&p);
+    for (i = 0; f && i < len; i++) {
+      guint16 pid = GST_READ_UINT16_BE (f + 4 * i);
+      guint16 blp = GST_READ_UINT16_BE (f + 4 * i + 2);
+
+      g_array_append_val (seqs, pid);
+      for (b = 0; b < 16; b++)
+        if (blp & (1 << b)) {
+          guint16 q = pid + b + 1;
+          g_array_append_val (seqs, q);
+        }
+    }
+  }
+  gst_rtcp_buffer_unmap (&rtcp);
+  return found;
+}

@@ -68,6 +68,16 @@ typedef struct {
   guint32 delay;                /* NTP short units (1/65536 s) */
 } GstRudpNotice;
 
+/* Retransmission requests (the receiver's rtpjitterbuffer asks, rudpsrc
+ * sends): an RTCP compound of an RR without report blocks and a Generic
+ * NACK (RFC 4585 section 6.2.1, RTPFB FMT 1), FCI entries PID + BLP. */
+GstBuffer *gst_rudp_nack_write (guint32 ssrc, guint32 media_ssrc,
+    const guint16 * seqs, guint n);
+/* Appends the sequence numbers a NACK asks for to @seqs (guint16);
+ * FALSE when @buf holds no Generic NACK. */
+gboolean gst_rudp_nack_parse (GstBuffer * buf, guint32 * media_ssrc,
+    GArray * seqs);
+
 #define GST_RUDP_HELLO_NAME "HELO"
 #define GST_RUDP_HELLO_SIZE 36
 

@@ -4,6 +4,7 @@
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rudplevels.h"
@@ -127,7 +128,17 @@ struct _GstRudpReceiver {
   guint64 increases, decreases, rounds;
   guint8 fraction_lost;
   guint64 ect_received, ce_marked, ce_decreases, ce_marked_rtcp;
+
+  /* law TFRC: loss intervals in packets, [0] the latest closed */
+  gdouble intervals[8];
+  guint n_intervals;
+  guint64 event_expected;       /* expected count at the open event's start */
+  GstClockTime event_start;     /* NONE: no loss event yet */
+  guint64 loss_events;
 };
+
+static const gdouble tfrc_weights[8] =
+    { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
 
 void
 gst_rudp_receiver_config_init (GstRudpReceiverConfig * c)
@@ -159,6 +170,7 @@ gst_rudp_receiver_new (const GstRudpReceiverConfig * c)
   r->last_feedback = GST_CLOCK_TIME_NONE;
   r->clean_start = GST_CLOCK_TIME_NONE;
   r->level_since = GST_CLOCK_TIME_NONE;
+  r->event_start = GST_CLOCK_TIME_NONE;
   /* the initial level holds from the first packet on */
   r->level_seq = 0;
   return r;
@@ -460,12 +472,101 @@ round_end (GstRudpReceiver * r, guint64 exp, GstClockTime now)
   r->round_start = now;
 }
 
+static void tfrc_decrease (GstRudpReceiver * r, GstClockTime now);
+
 static void
 decrease (GstRudpReceiver * r, GstClockTime now)
 {
+  if (r->c.law == GST_RUDP_LAW_TFRC) {
+    tfrc_decrease (r, now);
+    return;
+  }
   clean_reset (r);
   if (r->level > 0) {
     level_set (r, r->level / 2, now);
+    r->decreases++;
+    r->holding = TRUE;
+  }
+}
+
+/* law TFRC ---------------------------------------------------------- */
+
+static gdouble
+tfrc_p (GstRudpReceiver * r)
+{
+  gdouble open, tot0 = 0, tot1 = 0, wtot = 0, mean;
+  guint i, n = r->n_intervals;
+
+  if (n == 0)
+    return 0;
+  open = (gdouble) (expected_of (r) - r->event_expected);
+  for (i = 0; i < n && i < 8; i++) {
+    tot0 += (i == 0 ? open : r->intervals[i - 1]) * tfrc_weights[i];
+    wtot += tfrc_weights[i];
+  }
+  for (i = 1; i <= n && i <= 8; i++)
+    tot1 += r->intervals[i - 1] * tfrc_weights[i - 1];
+  mean = MAX (tot0, tot1) / wtot;
+  return 1.0 / MAX (mean, 1.0);
+}
+
+/* X of the equation, bit/s (G_MAXUINT64 before any loss event) */
+static guint64
+tfrc_rate (GstRudpReceiver * r)
+{
+  gdouble p = tfrc_p (r), rtt, s, d;
+
+  if (p <= 0)
+    return G_MAXUINT64;
+  rtt = (gdouble) MAX (rtt_of (r), r->c.min_interval) / GST_SECOND;
+  s = r->mean_size > 0 ? r->mean_size : 1000;
+  d = rtt * sqrt (2 * p / 3) + 4 * rtt * (3 * sqrt (3 * p / 8)) * p * (1 +
+      32 * p * p);
+  return (guint64) (s * 8 / d);
+}
+
+/* A loss (or mark) seen at @now: a new loss event unless within one RTT
+ * of the current one's start. The first interval is the packets so far. */
+static void
+tfrc_loss (GstRudpReceiver * r, GstClockTime now)
+{
+  guint64 exp = expected_of (r);
+
+  if (GST_CLOCK_TIME_IS_VALID (r->event_start)
+      && now < r->event_start + rtt_of (r))
+    return;
+  memmove (&r->intervals[1], &r->intervals[0], 7 * sizeof (gdouble));
+  r->intervals[0] = MAX ((gdouble) (exp - r->event_expected), 1.0);
+  r->n_intervals = MIN (r->n_intervals + 1, 8);
+  r->event_expected = exp;
+  r->event_start = now;
+  r->loss_events++;
+}
+
+/* The highest level the equation allows (the top before any loss). */
+static guint
+tfrc_level (GstRudpReceiver * r)
+{
+  guint64 x = tfrc_rate (r);
+
+  if (x == G_MAXUINT64)
+    return r->c.levels.n - 1;
+  return gst_rudp_levels_for_bitrate (&r->c.levels, x);
+}
+
+/* law TFRC's reaction to a loss or mark: down to the equation's level
+ * when below it, never further (the stretch towards an increase starts
+ * again either way) */
+static void
+tfrc_decrease (GstRudpReceiver * r, GstClockTime now)
+{
+  guint l;
+
+  tfrc_loss (r, now);
+  clean_reset (r);
+  l = tfrc_level (r);
+  if (l < r->level) {
+    level_set (r, l, now);
     r->decreases++;
     r->holding = TRUE;
   }
@@ -500,6 +601,8 @@ maybe_increase (GstRudpReceiver * r, GstClockTime now)
   GstClockTime at;
 
   if (r->holding || r->round_lost != 0 || r->level + 1 >= r->c.levels.n)
+    return;
+  if (r->c.law == GST_RUDP_LAW_TFRC && r->level + 1 > tfrc_level (r))
     return;
   at = increase_at (r);
   if (GST_CLOCK_TIME_IS_VALID (at) && now >= at) {
@@ -552,7 +655,10 @@ gst_rudp_receiver_next_wakeup (GstRudpReceiver * r)
   t = r->round_start + round_length (r);
   /* (with a loss in this round the increase waits for the round's end;
    * with too few packets and no increase_time, for the next packet) */
-  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n) {
+  /* (under law TFRC not above the equation's level: no wakeup for an
+   * increase maybe_increase() would refuse, or the timer spins) */
+  if (!r->holding && r->round_lost == 0 && r->level + 1 < r->c.levels.n
+      && (r->c.law != GST_RUDP_LAW_TFRC || r->level + 1 <= tfrc_level (r))) {
     GstClockTime at = increase_at (r);
 
     if (GST_CLOCK_TIME_IS_VALID (at))
@@ -593,4 +699,7 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
   st->ce_marked = r->ce_marked;
   st->ce_decreases = r->ce_decreases;
   st->ce_marked_rtcp = r->ce_marked_rtcp;
+  st->loss_event_rate = tfrc_p (r);
+  st->loss_events = r->loss_events;
+  st->tfrc_rate = r->n_intervals ? tfrc_rate (r) : 0;
 }

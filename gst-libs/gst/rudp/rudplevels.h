@@ -76,6 +76,24 @@ gboolean gst_rudp_levels_from_string (GstRudpLevels * l, const gchar * str);
 
 typedef struct _GstRudpReceiver GstRudpReceiver;
 
+/* How a loss moves the level down:
+ * - HALVING: the paper's law, half the level on a loss in a round (one
+ *   reaction per episode); at 1 % random loss and ~5 packets per round
+ *   it sits at level 0.
+ * - TFRC: the loss event rate p (RFC 5348's average loss interval method
+ *   over the packets received: losses within one RTT of an event's first
+ *   are one event, 8 intervals weighted 1,1,1,1,0.8,0.6,0.4,0.2) and the
+ *   throughput equation X = s / (R*sqrt(2p/3) + 4R*3*sqrt(3p/8)*p*(1+32p^2))
+ *   give the highest level at most X; a loss (or CE mark) takes the level
+ *   down to it when it is below, never further, and the increases (the
+ *   same rules as HALVING's) stop at it. Isolated random loss on a fast
+ *   path leaves the level where the path carries it; congestion loss
+ *   (many events per RTT) brings it to the TCP-fair rate. */
+typedef enum {
+  GST_RUDP_LAW_HALVING = 0,
+  GST_RUDP_LAW_TFRC = 1,
+} GstRudpLaw;
+
 typedef struct {
   GstRudpLevels levels;         /* the table (its steps set the TCP term) */
   guint initial_level;
@@ -87,6 +105,8 @@ typedef struct {
   guint increase_packets;       /* packets received ... */
   GstClockTime increase_time;   /* ... or this long (0: packets only) */
   gboolean tcp_friendly;        /* step * RTT^2, step in packets/s */
+  GstRudpLaw law;               /* HALVING (the paper's, the core's
+                                 * default) or TFRC (rudpsrc's default) */
 } GstRudpReceiverConfig;
 
 typedef struct {
@@ -109,6 +129,10 @@ typedef struct {
   guint64 ce_marked;            /* packets marked CE */
   guint64 ce_decreases;         /* decreases caused by a CE mark */
   guint64 ce_marked_rtcp;       /* the sender's RTCP datagrams marked CE */
+  /* law TFRC: */
+  gdouble loss_event_rate;      /* p (0: no loss event yet) */
+  guint64 loss_events;
+  guint64 tfrc_rate;            /* X, bit/s (0: no loss event yet) */
 } GstRudpReceiverStats;
 
 /* The ECN field of the IP header (RFC 3168) */

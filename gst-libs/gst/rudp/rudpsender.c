@@ -30,6 +30,7 @@ gst_rudp_sender_config_init (GstRudpSenderConfig * c)
 {
   gst_rudp_levels_init_default (&c->levels);
   c->initial_level = 0;
+  c->follow = TRUE;
 }
 
 GstRudpSender *
@@ -104,6 +105,16 @@ gst_rudp_sender_handle_request (GstRudpSender * s, const guint8 * data,
     return FALSE;
   }
   s->st.requests++;
+  if (req.ext_max_seq != 0 && (req.media_ssrc == s->st.ssrc
+          || s->st.ssrc == 0)) {
+    s->st.rr_reports++;
+    s->st.rr_ext_max_seq = req.ext_max_seq;
+    /* 24-bit signed on the wire */
+    s->st.rr_lost = req.packets_lost <= 0xffffff
+        && (req.packets_lost & 0x800000) ?
+        (gint32) (req.packets_lost | 0xff000000) : (gint32) req.packets_lost;
+    s->st.rr_fraction_lost = req.fraction_lost;
+  }
   /* the exact level when the peer shares our table, else by bitrate */
   if (req.has_level && req.n_levels == s->c.levels.n)
     level = req.level;
@@ -113,7 +124,8 @@ gst_rudp_sender_handle_request (GstRudpSender * s, const guint8 * data,
     level = s->st.level;
   if (req.has_level)
     s->st.srtt = (GstClockTime) req.srtt_us * GST_USECOND;
-  switch_level (s, level);
+  if (s->c.follow)
+    switch_level (s, level);
 
   p = g_new0 (Pending, 1);
   p->requester_ssrc = req.ssrc;

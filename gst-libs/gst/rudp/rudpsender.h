@@ -29,6 +29,11 @@ typedef struct _GstRudpSender GstRudpSender;
 typedef struct {
   GstRudpLevels levels;         /* bit/s, as the receiver's */
   guint initial_level;
+  /* FALSE: requests are read (report block, SRTT) and answered, but the
+   * level stays where gst_rudp_sender_set_level() puts it (the sink's
+   * fixed rate control: the application, e.g. the server's session rate
+   * controller, decides from the reports) */
+  gboolean follow;
 } GstRudpSenderConfig;
 
 typedef struct {
@@ -41,6 +46,11 @@ typedef struct {
   guint64 notices;              /* notices written */
   guint64 level_changes;
   GstClockTime srtt;            /* the receiver's SRTT, 0 until reported */
+  /* the last report block (RFC 3550) of the receiver: */
+  guint64 rr_reports;           /* requests that carried one */
+  guint32 rr_ext_max_seq;       /* extended highest sequence number */
+  gint32 rr_lost;               /* cumulative number of packets lost */
+  guint8 rr_fraction_lost;      /* since its previous report, 8-bit fixed */
 } GstRudpSenderStats;
 
 typedef enum {

@@ -1803,6 +1803,164 @@ GST_START_TEST (test_sender_levels)
 
 GST_END_TEST;
 
+/* Generic NACK (retransmission requests): PID + BLP, across the 16-bit
+ * wrap; the sender's report of the receiver's RR and follow=FALSE */
+GST_START_TEST (test_nack_codec)
+{
+  guint16 seqs[] = { 100, 101, 116, 117, 65535, 0, 3 };
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint16));
+  GstBuffer *buf = gst_rudp_nack_write (0x1111, 0x2222, seqs, 7);
+  GstRudpRequest req = { 0 };
+  guint32 media = 0;
+  guint i, j;
+
+  fail_unless (gst_rudp_nack_parse (buf, &media, out));
+  fail_unless_equals_int (media, 0x2222);
+  fail_unless_equals_int (out->len, 7);
+  for (i = 0; i < 7; i++) {
+    gboolean found = FALSE;
+    for (j = 0; j < out->len; j++)
+      found |= g_array_index (out, guint16, j) == seqs[i];
+    fail_unless (found, "seq %u", seqs[i]);
+  }
+  /* not a request, and a request is no NACK */
+  {
+    GstMapInfo map;
+    GstRudpSenderConfig c;
+    GstRudpSender *s;
+    GstRudpSenderStats st;
+    GstBuffer *rb;
+
+    gst_buffer_map (buf, &map, GST_MAP_READ);
+    fail_unless (!gst_rudp_request_parse (buf, &req));
+    gst_buffer_unmap (buf, &map);
+
+    req.ssrc = 0x1111;
+    req.media_ssrc = 0x2222;
+    req.packets_lost = 7;
+    req.ext_max_seq = 70000;
+    req.fraction_lost = 3;
+    req.has_level = TRUE;
+    req.level = 5;
+    req.n_levels = 10;
+    req.timestamp = 1;
+    rb = gst_rudp_request_write (&req);
+    g_array_set_size (out, 0);
+    fail_unless (!gst_rudp_nack_parse (rb, NULL, out));
+    gst_rudp_sender_config_init (&c);
+    c.follow = FALSE;
+    s = gst_rudp_sender_new (&c);
+    gst_buffer_map (rb, &map, GST_MAP_READ);
+    fail_unless (gst_rudp_sender_handle_request (s, map.data, map.size, NULL,
+            NULL, 0));
+    gst_buffer_unmap (rb, &map);
+    gst_rudp_sender_get_stats (s, &st);
+    /* read, not followed */
+    fail_unless_equals_int (st.level, 0);
+    fail_unless_equals_int (st.rr_reports, 1);
+    fail_unless_equals_int (st.rr_ext_max_seq, 70000);
+    fail_unless_equals_int (st.rr_lost, 7);
+    fail_unless_equals_int (st.rr_fraction_lost, 3);
+    gst_rudp_sender_free (s);
+    gst_buffer_unref (rb);
+  }
+  gst_buffer_unref (buf);
+  g_array_unref (out);
+}
+
+GST_END_TEST;
+
+/* The receiver's law under random loss, open loop: the sender follows
+ * every level at once; 1400-byte packets at the level's rate, RTT 40 ms,
+ * one packet in @every lost, 30 s; the mean level over the last 20 s. */
+static guint law_spins;
+
+static gdouble
+law_run (GstRudpLaw law, guint every, GstRudpReceiverStats * st)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiver *r;
+  GstClockTime now = 0;
+  guint16 seq = 1000;
+  guint64 n = 0;
+  gdouble sum = 0;
+  guint samples = 0;
+
+  gst_rudp_receiver_config_init (&c);
+  c.law = law;
+  c.initial_level = 9;
+  r = gst_rudp_receiver_new (&c);
+  gst_rudp_receiver_rtt_sample (r, 40 * GST_MSECOND);
+  gst_rudp_receiver_level_applied (r, 9, seq);
+  while (now < 30 * GST_SECOND) {
+    guint level = gst_rudp_receiver_get_level (r);
+    gdouble pps = c.levels.rate[level] / 8.0 / 1400;
+    GstClockTime next = now + (GstClockTime) (GST_SECOND / pps);
+
+    if (++n % every != 0)
+      gst_rudp_receiver_packet (r, seq, 1400, now);
+    seq++;
+    /* the timer's wakeups up to the next packet */
+    while (GST_CLOCK_TIME_IS_VALID (gst_rudp_receiver_next_wakeup (r))
+        && gst_rudp_receiver_next_wakeup (r) <= next) {
+      GstClockTime w = MAX (gst_rudp_receiver_next_wakeup (r), now);
+      if (gst_rudp_receiver_advance (r, w))
+        gst_rudp_receiver_feedback_sent (r, w);
+      /* the sender takes the level from its next packet */
+      gst_rudp_receiver_level_applied (r, gst_rudp_receiver_get_level (r),
+          seq);
+      /* a wakeup that is due again at once would spin the element's
+       * timer (it did under law TFRC with the level at the equation's) */
+      if (gst_rudp_receiver_next_wakeup (r) <= w) {
+        law_spins++;
+        break;
+      }
+    }
+    now = next;
+    if (now >= 10 * GST_SECOND) {
+      sum += gst_rudp_receiver_get_level (r);
+      samples++;
+    }
+  }
+  gst_rudp_receiver_get_stats (r, st);
+  gst_rudp_receiver_free (r);
+  return sum / MAX (samples, 1);
+}
+
+GST_START_TEST (test_receiver_law_tfrc)
+{
+  GstRudpReceiverStats st;
+  gdouble halving, tfrc, tfrc_heavy;
+  guint64 halving_decreases;
+
+  /* 1 % random loss on a path that carries the top level: the paper's
+   * law halves on every lost round (and climbs back, here quickly: the
+   * time rule at 40 ms), the equation's level is the top (3.1 Mbit/s) */
+  halving = law_run (GST_RUDP_LAW_HALVING, 100, &st);
+  halving_decreases = st.decreases;
+  tfrc = law_run (GST_RUDP_LAW_TFRC, 100, &st);
+  GST_INFO ("1 %%: halving mean level %.2f (%" G_GUINT64_FORMAT
+      " decreases), tfrc %.2f (%" G_GUINT64_FORMAT " decreases, p %.4f, X %"
+      G_GUINT64_FORMAT ")", halving, halving_decreases, tfrc, st.decreases,
+      st.loss_event_rate, st.tfrc_rate);
+  fail_unless (halving_decreases >= 20, "%" G_GUINT64_FORMAT,
+      halving_decreases);
+  fail_unless_equals_uint64 (st.decreases, 0);
+  fail_unless (tfrc >= 8.99, "tfrc %f", tfrc);
+  fail_unless (st.loss_events > 20);
+  fail_unless (st.loss_event_rate > 0.007 && st.loss_event_rate < 0.013,
+      "p %f", st.loss_event_rate);
+  /* one in 8 (12.5 %): the equation's level, below the top */
+  tfrc_heavy = law_run (GST_RUDP_LAW_TFRC, 8, &st);
+  GST_INFO ("12.5 %%: tfrc %.2f (p %.4f, X %" G_GUINT64_FORMAT ")",
+      tfrc_heavy, st.loss_event_rate, st.tfrc_rate);
+  fail_unless (tfrc_heavy < 6, "tfrc heavy %f", tfrc_heavy);
+  fail_unless (st.decreases > 0);
+  fail_unless_equals_int (law_spins, 0);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudp_suite (void)
 {
@@ -1826,6 +1984,8 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_reorder_and_idle);
   tcase_add_test (tc, test_receiver_ecn);
   tcase_add_test (tc, test_feedback_codec);
+  tcase_add_test (tc, test_nack_codec);
+  tcase_add_test (tc, test_receiver_law_tfrc);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_closed_loop);

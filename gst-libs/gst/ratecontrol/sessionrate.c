@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow — the session rate controller (sans-IO). See sessionrate.h and
+ * docs/transcoder.md ("The session rate controller"). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+#include "sessionrate.h"
+
+#define N_INTERVALS 8
+#define N_DELIVERED 32
+#define N_LOSS_BINS 10          /* of update-interval: the raw loss window */
+/* the additive region: up to this much above the rate of the last
+ * congestion */
+#define NEAR_FACTOR 1.1
+/* a response time beyond the RTT (GCC's 100 ms) */
+#define RESPONSE_EXTRA (100 * GST_MSECOND)
+/* samples older than this are not the path's state any more */
+#define FRESH (1 * GST_SECOND)
+/* the deepest cut of one reaction */
+#define MAX_CUT 0.5
+/* the queueing delay's trend: compared with the value this long ago */
+#define TREND_SPAN (300 * GST_MSECOND)
+/* it falls (the queue drains) when lower by more than this */
+#define TREND_EPSILON (3 * GST_MSECOND)
+#define N_QD 16
+/* without min-bitrate: one packet per this many seconds */
+#define LOWEST_INTERVAL 1.0
+/* raw loss fractions over fewer packets say nothing */
+#define MIN_LOSS_PACKETS 20
+
+static const gdouble weights[N_INTERVALS] =
+    { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
+
+typedef struct {
+  GstClockTime t;
+  guint64 bytes;
+} DeliveredSample;
+
+typedef struct {
+  gboolean have_counters;
+  guint64 packets, lost, delivered, ect, ce;
+  /* RTT */
+  GstClockTime rtt, rtt_time;   /* latest sample, NONE: none */
+  GstClockTime min_cur, min_prev, min_bucket_start;
+  /* its queueing delay at the last updates (the trend), oldest first */
+  GstClockTime qd_t[N_QD], qd_v[N_QD];
+  guint n_qd, qd_head;
+  /* delivered bytes, cumulative, oldest first */
+  DeliveredSample del[N_DELIVERED];
+  guint n_del, del_head;
+} Source;
+
+struct _GstTwoflowSessionRate {
+  GstTwoflowSessionRateConfig c;
+  Source src[GST_TWOFLOW_SESSION_RATE_MAX_SOURCES];
+  gboolean started;
+  GstClockTime next_update, last_update;
+
+  GstClockTime srtt;            /* EWMA over all sources' samples */
+
+  /* loss events (session-wide packet counts) */
+  gdouble intervals[N_INTERVALS];       /* closed, [0] most recent */
+  guint n_intervals;
+  gdouble open_packets;         /* since the current event's start */
+  GstClockTime event_start;     /* NONE: no loss yet */
+
+  /* raw loss over the last N_LOSS_BINS updates */
+  guint64 bin_sent[N_LOSS_BINS], bin_lost[N_LOSS_BINS];
+  guint bin_head;
+  guint64 tick_sent, tick_lost, tick_ce;
+
+  /* the delay model */
+  gdouble x_delay;
+  gdouble x_cong;               /* delivered rate at the last congestion, 0 none */
+  GstClockTime hold_until;
+
+  guint64 target, reported;
+  GstTwoflowSessionRateStats st;
+};
+
+void
+gst_twoflow_session_rate_config_init (GstTwoflowSessionRateConfig * c)
+{
+  memset (c, 0, sizeof (*c));
+  c->packet_size = GST_TWOFLOW_SESSION_RATE_DEFAULT_PACKET_SIZE;
+  c->qdelay_threshold = GST_TWOFLOW_SESSION_RATE_DEFAULT_QDELAY_THRESHOLD;
+  c->decrease = GST_TWOFLOW_SESSION_RATE_DEFAULT_DECREASE;
+  c->increase = GST_TWOFLOW_SESSION_RATE_DEFAULT_INCREASE;
+  c->loss_threshold = GST_TWOFLOW_SESSION_RATE_DEFAULT_LOSS_THRESHOLD;
+  c->tcp_floor = TRUE;
+  c->update_interval = GST_TWOFLOW_SESSION_RATE_DEFAULT_UPDATE_INTERVAL;
+  c->delivery_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW;
+  c->min_rtt_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW;
+}
+
+GstTwoflowSessionRate *
+gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
+{
+  GstTwoflowSessionRate *sr = g_new0 (GstTwoflowSessionRate, 1);
+  guint i;
+
+  sr->c = *c;
+  if (sr->c.packet_size == 0)
+    sr->c.packet_size = GST_TWOFLOW_SESSION_RATE_DEFAULT_PACKET_SIZE;
+  if (sr->c.update_interval == 0)
+    sr->c.update_interval = GST_TWOFLOW_SESSION_RATE_DEFAULT_UPDATE_INTERVAL;
+  if (sr->c.delivery_window == 0)
+    sr->c.delivery_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW;
+  if (sr->c.min_rtt_window == 0)
+    sr->c.min_rtt_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW;
+  if (sr->c.decrease <= 0 || sr->c.decrease >= 1)
+    sr->c.decrease = GST_TWOFLOW_SESSION_RATE_DEFAULT_DECREASE;
+  if (sr->c.increase < 0)
+    sr->c.increase = GST_TWOFLOW_SESSION_RATE_DEFAULT_INCREASE;
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    sr->src[i].rtt = GST_CLOCK_TIME_NONE;
+    sr->src[i].rtt_time = GST_CLOCK_TIME_NONE;
+    sr->src[i].min_cur = GST_CLOCK_TIME_NONE;
+    sr->src[i].min_prev = GST_CLOCK_TIME_NONE;
+    sr->src[i].min_bucket_start = GST_CLOCK_TIME_NONE;
+  }
+  sr->srtt = GST_CLOCK_TIME_NONE;
+  sr->event_start = GST_CLOCK_TIME_NONE;
+  sr->next_update = GST_CLOCK_TIME_NONE;
+  sr->last_update = GST_CLOCK_TIME_NONE;
+  sr->hold_until = 0;
+  sr->x_delay = sr->c.initial_bitrate ? sr->c.initial_bitrate :
+      sr->c.max_bitrate;
+  sr->target = (guint64) sr->x_delay;
+  sr->reported = 0;
+  sr->st.min_target = G_MAXUINT64;
+  sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_START;
+  return sr;
+}
+
+void
+gst_twoflow_session_rate_free (GstTwoflowSessionRate * sr)
+{
+  g_free (sr);
+}
+
+void
+gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
+    guint64 min_bitrate, guint64 max_bitrate)
+{
+  sr->c.min_bitrate = min_bitrate;
+  sr->c.max_bitrate = max_bitrate;
+  if (sr->x_delay <= 0 && max_bitrate)
+    sr->x_delay = sr->c.initial_bitrate ? sr->c.initial_bitrate : max_bitrate;
+}
+
+const gchar *
+gst_twoflow_session_rate_state_name (GstTwoflowSessionRateState state)
+{
+  switch (state) {
+    case GST_TWOFLOW_SESSION_RATE_STATE_START:
+      return "start";
+    case GST_TWOFLOW_SESSION_RATE_STATE_INCREASE:
+      return "increase";
+    case GST_TWOFLOW_SESSION_RATE_STATE_NEAR:
+      return "near";
+    case GST_TWOFLOW_SESSION_RATE_STATE_HOLD:
+      return "hold";
+    case GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED:
+      return "congested";
+  }
+  return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* the equation */
+
+gdouble
+gst_twoflow_tfrc_rate (gdouble s, gdouble r, gdouble p)
+{
+  gdouble t_rto = 4 * r, d;
+
+  if (p <= 0 || r <= 0)
+    return G_MAXDOUBLE;
+  d = r * sqrt (2 * p / 3) + t_rto * (3 * sqrt (3 * p / 8)) * p * (1 +
+      32 * p * p);
+  return s * 8 / d;
+}
+
+gdouble
+gst_twoflow_tfrc_loss_for_rate (gdouble s, gdouble r, gdouble rate)
+{
+  gdouble lo = 1e-8, hi = 1.0;
+  guint i;
+
+  if (rate <= 0 || r <= 0)
+    return 1.0;
+  if (gst_twoflow_tfrc_rate (s, r, lo) <= rate)
+    return lo;
+  if (gst_twoflow_tfrc_rate (s, r, hi) >= rate)
+    return hi;
+  /* the rate falls with p: bisect in log space */
+  for (i = 0; i < 60; i++) {
+    gdouble mid = sqrt (lo * hi);
+    if (gst_twoflow_tfrc_rate (s, r, mid) > rate)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return sqrt (lo * hi);
+}
+
+/* ------------------------------------------------------------------ */
+
+static gdouble
+rtt_seconds (GstTwoflowSessionRate * sr)
+{
+  return GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt / 1e9 : 0.1;
+}
+
+/* RFC 5348 5.4: the mean loss interval, the open one counted when it
+ * raises it */
+static gdouble
+loss_event_rate (GstTwoflowSessionRate * sr)
+{
+  gdouble tot0 = 0, tot1 = 0, wtot = 0, mean;
+  guint i, n = sr->n_intervals;
+
+  if (n == 0)
+    return 0;
+  /* I_0 = open, I_1.. = closed */
+  for (i = 0; i < n && i < N_INTERVALS; i++) {
+    gdouble ii = i == 0 ? sr->open_packets : sr->intervals[i - 1];
+    tot0 += ii * weights[i];
+    wtot += weights[i];
+  }
+  for (i = 1; i <= n && i <= N_INTERVALS; i++)
+    tot1 += sr->intervals[i - 1] * weights[i - 1];
+  mean = MAX (tot0, tot1) / wtot;
+  if (mean < 1)
+    mean = 1;
+  return 1.0 / mean;
+}
+
+static gdouble
+delivered_rate_of (GstTwoflowSessionRate * sr, Source * s, GstClockTime now)
+{
+  guint newest, k;
+  DeliveredSample *a, *b;
+
+  if (s->n_del < 2)
+    return -1;
+  newest = (s->del_head + s->n_del - 1) % N_DELIVERED;
+  b = &s->del[newest];
+  if (now > b->t + FRESH)
+    return -1;
+  /* the oldest sample at least delivery_window before the newest, else
+   * the oldest one kept */
+  a = &s->del[s->del_head];
+  for (k = s->n_del - 1; k > 0; k--) {
+    DeliveredSample *c = &s->del[(s->del_head + k - 1) % N_DELIVERED];
+    if (c->t + sr->c.delivery_window <= b->t) {
+      a = c;
+      break;
+    }
+  }
+  if (b->t <= a->t)
+    return -1;
+  return (b->bytes - a->bytes) * 8.0 / ((b->t - a->t) / 1e9);
+}
+
+static gdouble
+delivered_rate (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  gdouble sum = 0;
+  gboolean any = FALSE;
+  guint i;
+
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    gdouble r = delivered_rate_of (sr, &sr->src[i], now);
+    if (r >= 0) {
+      sum += r;
+      any = TRUE;
+    }
+  }
+  return any ? sum : -1;
+}
+
+static void
+start (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  if (sr->started)
+    return;
+  sr->started = TRUE;
+  sr->next_update = now + sr->c.update_interval;
+  sr->last_update = now;
+}
+
+/* a loss at @now: a new loss event unless within one RTT of the current
+ * one's first loss */
+static void
+note_loss (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  GstClockTime r = GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt :
+      100 * GST_MSECOND;
+
+  if (GST_CLOCK_TIME_IS_VALID (sr->event_start) && now < sr->event_start + r)
+    return;
+  if (!GST_CLOCK_TIME_IS_VALID (sr->event_start)) {
+    /* RFC 5348 6.3.1: the first interval is the one the equation gives
+     * for the rate received so far (here the larger of that and the
+     * packets counted so far) */
+    gdouble xr = delivered_rate (sr, now), first = sr->open_packets;
+    if (xr > 0) {
+      gdouble p = gst_twoflow_tfrc_loss_for_rate (sr->c.packet_size,
+          rtt_seconds (sr), xr);
+      first = MAX (first, 1.0 / p);
+    }
+    sr->intervals[0] = MAX (first, 1);
+    sr->n_intervals = 1;
+  } else {
+    memmove (&sr->intervals[1], &sr->intervals[0],
+        (N_INTERVALS - 1) * sizeof (gdouble));
+    sr->intervals[0] = MAX (sr->open_packets, 1);
+    sr->n_intervals = MIN (sr->n_intervals + 1, N_INTERVALS);
+  }
+  sr->open_packets = 0;
+  sr->event_start = now;
+  sr->st.loss_events++;
+}
+
+void
+gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now)
+{
+  Source *s;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (rtt))
+    return;
+  start (sr, now);
+  s = &sr->src[source];
+  s->rtt = rtt;
+  s->rtt_time = now;
+  /* the windowed minimum: two buckets of half the window */
+  if (!GST_CLOCK_TIME_IS_VALID (s->min_bucket_start)) {
+    s->min_bucket_start = now;
+  } else if (now >= s->min_bucket_start + sr->c.min_rtt_window / 2) {
+    s->min_prev = s->min_cur;
+    s->min_cur = GST_CLOCK_TIME_NONE;
+    s->min_bucket_start = now;
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (s->min_cur) || rtt < s->min_cur)
+    s->min_cur = rtt;
+  if (!GST_CLOCK_TIME_IS_VALID (sr->srtt))
+    sr->srtt = rtt;
+  else
+    sr->srtt = (7 * sr->srtt + rtt) / 8;
+}
+
+void
+gst_twoflow_session_rate_handle_counters (GstTwoflowSessionRate * sr,
+    guint source, guint64 packets, guint64 lost, guint64 delivered_bytes,
+    GstClockTime now)
+{
+  Source *s;
+  guint64 dp, dl;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES)
+    return;
+  start (sr, now);
+  s = &sr->src[source];
+  if (!s->have_counters || packets < s->packets || lost < s->lost
+      || delivered_bytes < s->delivered) {
+    /* first report (or a restart): a base, nothing counted */
+    s->have_counters = TRUE;
+    s->packets = packets;
+    s->lost = lost;
+    s->delivered = delivered_bytes;
+    s->n_del = 0;
+    s->del_head = 0;
+  }
+  dp = packets - s->packets;
+  dl = lost - s->lost;
+  s->packets = packets;
+  s->lost = lost;
+  s->delivered = delivered_bytes;
+  sr->st.packets += dp;
+  sr->st.lost += dl;
+  sr->tick_sent += dp;
+  sr->tick_lost += dl;
+  /* the packets before the loss close the interval it ends */
+  if (dl > 0) {
+    sr->open_packets += dp > dl ? dp - dl : 0;
+    note_loss (sr, now);
+    sr->open_packets += MIN (dp, dl);
+  } else {
+    sr->open_packets += dp;
+  }
+  /* the delivered history */
+  if (s->n_del == N_DELIVERED) {
+    s->del_head = (s->del_head + 1) % N_DELIVERED;
+    s->n_del--;
+  }
+  s->del[(s->del_head + s->n_del) % N_DELIVERED].t = now;
+  s->del[(s->del_head + s->n_del) % N_DELIVERED].bytes = delivered_bytes;
+  s->n_del++;
+}
+
+void
+gst_twoflow_session_rate_handle_ecn (GstTwoflowSessionRate * sr,
+    guint source, guint64 ect, guint64 ce, GstClockTime now)
+{
+  Source *s;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES)
+    return;
+  start (sr, now);
+  s = &sr->src[source];
+  if (ce > s->ce && s->ect + s->ce > 0) {
+    sr->tick_ce += ce - s->ce;
+    sr->st.ce_marked += ce - s->ce;
+    note_loss (sr, now);
+  }
+  s->ect = ect;
+  s->ce = ce;
+}
+
+void
+gst_twoflow_session_rate_handle_loss_event (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime srtt, GstClockTime now)
+{
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES)
+    return;
+  start (sr, now);
+  if (GST_CLOCK_TIME_IS_VALID (srtt) && srtt > 0)
+    gst_twoflow_session_rate_handle_rtt (sr, source, srtt, now);
+  note_loss (sr, now);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void
+update (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+  gdouble dt = (now - sr->last_update) / 1e9;
+  gdouble xr = delivered_rate (sr, now);
+  gdouble r = rtt_seconds (sr), r_eq;
+  GstClockTime qdelay = 0;
+  guint64 sent = 0, lost = 0;
+  gdouble loss_frac = 0, floor_rate = 0, target;
+  gboolean congested = FALSE, any_rtt = FALSE, draining = FALSE;
+  guint i;
+
+  sr->last_update = now;
+  sr->st.updates++;
+
+  /* queueing delay: the largest over the transports with a fresh sample */
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    Source *s = &sr->src[i];
+    GstClockTime m;
+
+    if (!GST_CLOCK_TIME_IS_VALID (s->rtt_time) || now > s->rtt_time + FRESH)
+      continue;
+    m = s->min_cur;
+    if (GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < m)
+      m = s->min_prev;
+    any_rtt = TRUE;
+    {
+      GstClockTime q = s->rtt > m ? s->rtt - m : 0;
+      guint k;
+
+      /* the trend: the value at least TREND_SPAN ago */
+      for (k = s->n_qd; k > 0; k--) {
+        guint idx = (s->qd_head + k - 1) % N_QD;
+        if (s->qd_t[idx] + TREND_SPAN <= now) {
+          if (q + TREND_EPSILON < s->qd_v[idx] && q > c->qdelay_threshold)
+            draining = TRUE;
+          break;
+        }
+      }
+      if (s->n_qd == N_QD) {
+        s->qd_head = (s->qd_head + 1) % N_QD;
+        s->n_qd--;
+      }
+      s->qd_t[(s->qd_head + s->n_qd) % N_QD] = now;
+      s->qd_v[(s->qd_head + s->n_qd) % N_QD] = q;
+      s->n_qd++;
+      if (q > qdelay)
+        qdelay = q;
+    }
+    sr->st.min_rtt = m;
+  }
+
+  /* raw loss over the last N_LOSS_BINS updates */
+  sr->bin_sent[sr->bin_head] = sr->tick_sent;
+  sr->bin_lost[sr->bin_head] = sr->tick_lost;
+  sr->bin_head = (sr->bin_head + 1) % N_LOSS_BINS;
+  for (i = 0; i < N_LOSS_BINS; i++) {
+    sent += sr->bin_sent[i];
+    lost += sr->bin_lost[i];
+  }
+  if (sent >= MIN_LOSS_PACKETS)
+    loss_frac = (gdouble) lost / sent;
+
+  if (any_rtt && qdelay > c->qdelay_threshold && draining) {
+    /* a queue, but it drains: the last decrease works (GCC's hold) */
+    if (sr->hold_until < now + sr->c.update_interval)
+      sr->hold_until = now + sr->c.update_interval;
+  } else if (any_rtt && qdelay > c->qdelay_threshold) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_qdelay++;
+  } else if (sr->tick_ce > 0) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_ecn++;
+  } else if (c->loss_threshold > 0 && loss_frac > c->loss_threshold) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_loss++;
+  }
+  sr->tick_sent = sr->tick_lost = sr->tick_ce = 0;
+
+  /* the TCP-fair floor; R with the queue the transports see now */
+  if (c->tcp_floor && sr->n_intervals > 0) {
+    gdouble p = loss_event_rate (sr);
+
+    r_eq = r;
+    for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+      Source *s = &sr->src[i];
+      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH)
+        r_eq = MAX (r_eq, s->rtt / 1e9);
+    }
+    sr->st.loss_event_rate = p;
+    floor_rate = gst_twoflow_tfrc_rate (c->packet_size, r_eq, p);
+    /* RFC 5348: at most twice what gets through; while a queue grows, no
+     * more than what gets through */
+    if (xr > 0)
+      floor_rate = MIN (floor_rate, (congested ? 1 : 2) * xr);
+  }
+
+  if (congested) {
+    sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED;
+    if (now >= sr->hold_until) {
+      gdouble base = xr > 0 ? xr : sr->x_delay;
+      /* at most halved per reaction: the delivered rate of a transport
+       * whose reports have not come yet, or of a flow that had little to
+       * send, is no measure of the path */
+      gdouble nx = MAX (c->decrease * base, MAX_CUT * sr->x_delay);
+
+      if (loss_frac > c->loss_threshold && c->loss_threshold > 0)
+        nx = MIN (nx, sr->x_delay * (1 - 0.5 * loss_frac));
+      if (nx < sr->x_delay || sr->x_delay <= 0)
+        sr->x_delay = nx;
+      sr->x_cong = base;
+      sr->hold_until = now + (GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt :
+          100 * GST_MSECOND) + RESPONSE_EXTRA;
+      sr->st.decreases++;
+    }
+  } else if (now < sr->hold_until) {
+    sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_HOLD;
+  } else {
+    /* the queue is empty: start from what is sent now */
+    if (sr->target > sr->x_delay)
+      sr->x_delay = sr->target;
+    if (sr->x_cong > 0 && sr->x_delay < NEAR_FACTOR * sr->x_cong) {
+      gdouble resp = r + RESPONSE_EXTRA / 1e9;
+      sr->x_delay += c->packet_size * 8.0 * dt / (resp * resp);
+      sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_NEAR;
+    } else {
+      sr->x_delay *= pow (1 + c->increase, dt);
+      sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_INCREASE;
+    }
+    /* application-limited: no further than twice what gets through,
+     * unless bounded by max-bitrate */
+    if (c->max_bitrate == 0 && xr > 0)
+      sr->x_delay = MIN (sr->x_delay, MAX (2 * xr, sr->target));
+  }
+  if (c->max_bitrate && sr->x_delay > c->max_bitrate)
+    sr->x_delay = c->max_bitrate;
+  {
+    gdouble lowest = c->min_bitrate ? c->min_bitrate :
+        c->packet_size * 8.0 / LOWEST_INTERVAL;
+    if (sr->x_delay < lowest)
+      sr->x_delay = lowest;
+  }
+
+  target = MAX (sr->x_delay, floor_rate);
+  if (c->max_bitrate && target > c->max_bitrate)
+    target = c->max_bitrate;
+  if (target < c->min_bitrate)
+    target = c->min_bitrate;
+  sr->target = (guint64) target;
+
+  sr->st.qdelay = qdelay;
+  sr->st.loss_fraction = loss_frac;
+  sr->st.delivered_rate = xr > 0 ? (guint64) xr : 0;
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    gdouble d = delivered_rate_of (sr, &sr->src[i], now);
+    sr->st.source_delivered[i] = d > 0 ? (guint64) d : 0;
+  }
+  sr->st.delay_rate = (guint64) sr->x_delay;
+  sr->st.tcp_rate = floor_rate >= G_MAXUINT64 ? G_MAXUINT64 :
+      (guint64) floor_rate;
+  sr->st.min_target = MIN (sr->st.min_target, sr->target);
+  sr->st.max_target = MAX (sr->st.max_target, sr->target);
+}
+
+gboolean
+gst_twoflow_session_rate_poll (GstTwoflowSessionRate * sr, GstClockTime now,
+    guint64 * target)
+{
+  gboolean ran = FALSE;
+
+  if (!sr->started || now < sr->next_update)
+    return FALSE;
+  update (sr, now);
+  ran = TRUE;
+  /* the grid: skip what was missed */
+  while (sr->next_update <= now)
+    sr->next_update += sr->c.update_interval;
+  if (ran && sr->target != sr->reported) {
+    sr->reported = sr->target;
+    if (target)
+      *target = sr->target;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+GstClockTime
+gst_twoflow_session_rate_next_wakeup (GstTwoflowSessionRate * sr)
+{
+  return sr->started ? sr->next_update : GST_CLOCK_TIME_NONE;
+}
+
+guint64
+gst_twoflow_session_rate_get_target (GstTwoflowSessionRate * sr)
+{
+  return sr->target;
+}
+
+void
+gst_twoflow_session_rate_get_stats (GstTwoflowSessionRate * sr,
+    GstTwoflowSessionRateStats * st)
+{
+  *st = sr->st;
+  st->target = sr->target;
+  st->srtt = GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt : 0;
+  if (st->min_target == G_MAXUINT64)
+    st->min_target = 0;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow
+ * The session rate controller: one per server session (both flows), a
+ * sans-IO core (no clock, socket or thread of its own). It estimates what
+ * the path can carry for this session and answers with the rate the
+ * transcoder (and the rUDP sender) should use.
+ *
+ * Two estimates, the higher wins:
+ * - the delay/delivery-rate model (as GCC, draft-ietf-rmcat-gcc, and BBR):
+ *   queueing delay = the latest RTT minus the smallest of the last
+ *   min-rtt-window, per transport. While it is below qdelay-threshold (no
+ *   queue of our making or anyone's), no ECN mark came and the raw loss
+ *   fraction stays below loss-threshold, the rate grows (additively near
+ *   the rate where congestion was last seen, multiplicatively, by
+ *   increase per second, further away); random loss alone never lowers it.
+ *   When a queue builds (or CE marks, or heavy loss) it is set to
+ *   decrease x the rate the receiver got over the last delivery-window,
+ *   at most once per (SRTT + 100 ms): a capacity drop is followed within
+ *   a few RTTs of the queue's growth.
+ * - the TCP-fair floor (TFRC, RFC 5348): the throughput equation
+ *   X = s / (R*sqrt(2bp/3) + t_RTO*(3*sqrt(3bp/8))*p*(1+32p^2)), b = 1,
+ *   t_RTO = 4R, with the loss event rate p from the average loss interval
+ *   method (8 intervals, weights 1,1,1,1,0.8,0.6,0.4,0.2; losses within
+ *   one RTT of an event's first loss are one event; the open interval
+ *   counts when it raises the mean; the first interval synthesized from
+ *   the delivered rate, section 6.3.1), bounded by 2 x the delivered rate.
+ *   Beside TCP the queue never empties, the delay model keeps backing off,
+ *   and the session keeps what the equation says a TCP flow would get.
+ *
+ * Inputs: per transport (a "source", 0..GST_TWOFLOW_SESSION_RATE_MAX_SOURCES-1)
+ * its RTT samples and its cumulative counters (packets sent or expected,
+ * packets lost, bytes delivered, ECN-capable and CE-marked packets), and
+ * loss events of transports that only report events. Output: poll() on
+ * the update grid (update-interval) gives the new target when it changed;
+ * next_wakeup() says when the next update is due.
+ */
+#ifndef __GST_TWOFLOW_SESSION_RATE_H__
+#define __GST_TWOFLOW_SESSION_RATE_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TWOFLOW_SESSION_RATE_MAX_SOURCES 4
+
+/* defaults (see GstTwoflowSessionRateConfig) */
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_PACKET_SIZE 1400
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_QDELAY_THRESHOLD (30 * GST_MSECOND)
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_DECREASE 0.85
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_INCREASE 0.25
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_LOSS_THRESHOLD 0.10
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_UPDATE_INTERVAL (100 * GST_MSECOND)
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW (500 * GST_MSECOND)
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW (30 * GST_SECOND)
+
+typedef struct {
+  guint64 min_bitrate;          /* never below (bit/s; 0: a packet per second) */
+  guint64 max_bitrate;          /* never above (bit/s; 0: no bound) */
+  guint64 initial_bitrate;      /* start (bit/s; 0: max_bitrate) */
+  guint packet_size;            /* s of the equation, bytes */
+  GstClockTime qdelay_threshold;        /* queueing delay that is congestion */
+  gdouble decrease;             /* on congestion: rate = decrease x delivered */
+  gdouble increase;             /* multiplicative increase per second */
+  gdouble loss_threshold;       /* raw loss fraction that is congestion */
+  gboolean tcp_floor;           /* the TFRC equation as the floor */
+  GstClockTime update_interval;
+  GstClockTime delivery_window; /* delivered rate measured over */
+  GstClockTime min_rtt_window;  /* base RTT kept this long */
+} GstTwoflowSessionRateConfig;
+
+typedef enum {
+  GST_TWOFLOW_SESSION_RATE_STATE_START = 0,     /* nothing measured yet */
+  GST_TWOFLOW_SESSION_RATE_STATE_INCREASE,      /* multiplicative */
+  GST_TWOFLOW_SESSION_RATE_STATE_NEAR,  /* additive, near the last congestion */
+  GST_TWOFLOW_SESSION_RATE_STATE_HOLD,  /* a decrease taking effect */
+  GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED,     /* queue / CE / heavy loss */
+} GstTwoflowSessionRateState;
+
+typedef struct {
+  guint64 target;               /* bit/s, the output */
+  guint64 delay_rate;           /* the delay/delivery model's, bit/s */
+  guint64 tcp_rate;             /* the TFRC floor (0: no loss yet), bit/s */
+  guint64 delivered_rate;       /* over delivery-window, bit/s */
+  guint64 source_delivered[GST_TWOFLOW_SESSION_RATE_MAX_SOURCES];       /* of each */
+  gdouble loss_event_rate;      /* p of the equation */
+  gdouble loss_fraction;        /* raw, packets lost / sent, last second */
+  GstClockTime srtt;            /* smoothed over the transports */
+  GstClockTime min_rtt;         /* of the transport with the latest sample */
+  GstClockTime qdelay;          /* latest queueing delay (max over sources) */
+  GstTwoflowSessionRateState state;
+  guint64 packets, lost;        /* totals over the sources */
+  guint64 ce_marked;
+  guint64 loss_events;
+  guint64 decreases;            /* delay-model decreases */
+  guint64 decreases_qdelay, decreases_ecn, decreases_loss;
+  guint64 updates;              /* poll() updates */
+  guint64 min_target, max_target;       /* since the start, bit/s */
+} GstTwoflowSessionRateStats;
+
+typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
+
+void gst_twoflow_session_rate_config_init (GstTwoflowSessionRateConfig * c);
+GstTwoflowSessionRate *gst_twoflow_session_rate_new (const
+    GstTwoflowSessionRateConfig * c);
+void gst_twoflow_session_rate_free (GstTwoflowSessionRate * sr);
+/* min/max may change while running (the video's rate becomes known) */
+void gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
+    guint64 min_bitrate, guint64 max_bitrate);
+
+/* An RTT sample of transport @source (its SRTT is fine). */
+void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now);
+/* Cumulative counters of transport @source at @now: packets it sent (or
+ * the receiver expected), of which lost, and bytes delivered (acked or
+ * received). Counters that go back (a restart) are taken as new. */
+void gst_twoflow_session_rate_handle_counters (GstTwoflowSessionRate * sr,
+    guint source, guint64 packets, guint64 lost, guint64 delivered_bytes,
+    GstClockTime now);
+/* Cumulative ECN counters: packets received ECN-capable, of which CE. */
+void gst_twoflow_session_rate_handle_ecn (GstTwoflowSessionRate * sr,
+    guint source, guint64 ect, guint64 ce, GstClockTime now);
+/* A loss reported only as an event (e.g. ERAP's loss, a cTCP dupack or
+ * rexmt without counters): one loss, joined with others of the same RTT
+ * into one loss event. @srtt: the transport's (0/NONE: unknown). */
+void gst_twoflow_session_rate_handle_loss_event (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime srtt, GstClockTime now);
+
+/* Runs the updates due by @now; TRUE (and *@target) when the target
+ * changed since the last TRUE. */
+gboolean gst_twoflow_session_rate_poll (GstTwoflowSessionRate * sr,
+    GstClockTime now, guint64 * target);
+/* When poll() has an update to run (NONE before any input). */
+GstClockTime gst_twoflow_session_rate_next_wakeup (GstTwoflowSessionRate * sr);
+guint64 gst_twoflow_session_rate_get_target (GstTwoflowSessionRate * sr);
+void gst_twoflow_session_rate_get_stats (GstTwoflowSessionRate * sr,
+    GstTwoflowSessionRateStats * st);
+const gchar *gst_twoflow_session_rate_state_name (GstTwoflowSessionRateState
+    state);
+
+/* The TCP throughput equation of RFC 5348 (b = 1, t_RTO = 4R), bit/s, for
+ * @s bytes per packet, RTT @r seconds and loss event rate @p (> 0). */
+gdouble gst_twoflow_tfrc_rate (gdouble s, gdouble r, gdouble p);
+/* The p for which gst_twoflow_tfrc_rate() gives @rate (bisection). */
+gdouble gst_twoflow_tfrc_loss_for_rate (gdouble s, gdouble r, gdouble rate);
+
+G_END_DECLS
+
+#endif /* __GST_TWOFLOW_SESSION_RATE_H__ */

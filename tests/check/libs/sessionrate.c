@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* twoflow
+ * Unit tests of the session rate controller (sans-IO), on a virtual clock:
+ * the equation, the loss event rate, and a packet-level simulation of a
+ * drop-tail bottleneck (rate, propagation RTT, queue in packets, random
+ * loss, capacity steps) carrying the session (paced at the controller's
+ * target, application-limited at the video's rate) and optionally a Reno
+ * flow.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <gst/check/gstcheck.h>
+#include <gst/ratecontrol/sessionrate.h>
+
+#define MS GST_MSECOND
+#define PKT 1400
+
+GST_START_TEST (test_equation)
+{
+  gdouble x = gst_twoflow_tfrc_rate (PKT, 0.040, 0.01);
+  gdouble p;
+
+  /* 11200 / (0.04 sqrt(2/300) + 0.16 * 3 sqrt(3/800) * 0.01 * 1.0032) */
+  fail_unless (fabs (x - 3.145e6) < 0.01 * 3.145e6, "X = %f", x);
+  fail_unless (gst_twoflow_tfrc_rate (PKT, 0.040, 0.03) < 1.7e6);
+  fail_unless (gst_twoflow_tfrc_rate (PKT, 0.080, 0.01) < x / 1.9);
+  p = gst_twoflow_tfrc_loss_for_rate (PKT, 0.040, x);
+  fail_unless (fabs (p - 0.01) < 1e-4, "p = %f", p);
+}
+
+GST_END_TEST;
+
+/* one loss every 100 packets, each loss more than an RTT apart: p = 1% */
+GST_START_TEST (test_loss_event_rate)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRate *sr;
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, lost = 0;
+  GstClockTime now = 0;
+  guint i;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 5000000;
+  sr = gst_twoflow_session_rate_new (&c);
+  gst_twoflow_session_rate_handle_rtt (sr, 0, 40 * MS, now);
+  for (i = 0; i < 400; i++) {
+    now += 100 * MS;
+    packets += 50;
+    if (i % 2 == 1)
+      lost++;
+    gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
+        packets * PKT, now);
+    gst_twoflow_session_rate_handle_rtt (sr, 0, 40 * MS, now);
+    gst_twoflow_session_rate_poll (sr, now, NULL);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless (st.loss_events >= 199 && st.loss_events <= 200, "%"
+      G_GUINT64_FORMAT, st.loss_events);
+  fail_unless (fabs (st.loss_event_rate - 0.01) < 0.001, "p %f",
+      st.loss_event_rate);
+  /* two losses in one RTT are one event */
+  now += 100 * MS;
+  packets += 50;
+  lost++;
+  gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
+      packets * PKT, now);
+  gst_twoflow_session_rate_handle_counters (sr, 0, packets + 1, lost + 1,
+      packets * PKT, now + 10 * MS);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.loss_events, 201);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
+/* ------------------------------------------------------------------ */
+/* the simulated path */
+
+typedef struct
+{
+  gint flow;                    /* 0 session, 1 Reno */
+  GstClockTime sent;
+  gboolean lost;
+  GstClockTime ack;             /* when the sender learns its fate */
+  GstClockTime qdelay;
+} Pkt;
+
+typedef struct
+{
+  /* link */
+  gdouble (*capacity) (GstClockTime t);
+  GstClockTime prop;            /* RTT without queue */
+  guint qlimit;                 /* packets */
+  gdouble loss;
+  gboolean reno;
+  gdouble video;                /* the session's application limit, bit/s */
+  GstClockTime duration;
+  /* results */
+  GstTwoflowSessionRate *sr;
+  gdouble tgt[1000];            /* target per 100 ms */
+  gdouble got[2][1000];         /* delivered bit/s per 100 ms per flow */
+  guint64 drops_tail;
+} Sim;
+
+static void
+simulate (Sim * sim)
+{
+  GQueue queue = G_QUEUE_INIT;  /* waiting at the bottleneck */
+  GQueue flight = G_QUEUE_INIT; /* left the queue, ack pending */
+  GRand *rand = g_rand_new_with_seed (7);
+  GstClockTime now, step = 100 * GST_USECOND, last_rtt = sim->prop;
+  gdouble credit_s = 0, service = 0;
+  guint64 s_sent = 0, s_lost = 0, s_deliv = 0;
+  /* Reno */
+  gdouble cwnd = 10;
+  guint inflight = 0;
+  GstClockTime last_halving = 0;
+  guint64 target = gst_twoflow_session_rate_get_target (sim->sr);
+
+  for (now = 0; now < sim->duration; now += step) {
+    guint slot = now / (100 * MS);
+    gdouble cap = sim->capacity (now);
+    gdouble rate = MIN ((gdouble) target, sim->video);
+    gint f;
+
+    /* senders */
+    credit_s += rate * (step / 1e9) / 8;
+    for (f = 0; f < 2; f++) {
+      while (f == 0 ? credit_s >= PKT : (sim->reno && inflight < cwnd)) {
+        Pkt *p = g_new0 (Pkt, 1);
+
+        p->flow = f;
+        p->sent = now;
+        if (f == 0) {
+          credit_s -= PKT;
+          s_sent++;
+        } else {
+          inflight++;
+        }
+        if (g_rand_double (rand) < sim->loss) {
+          p->lost = TRUE;
+          p->ack = now + sim->prop + 10 * MS;
+          g_queue_push_tail (&flight, p);
+        } else if (queue.length >= sim->qlimit) {
+          p->lost = TRUE;
+          p->ack = now + sim->prop + queue.length * PKT * 8 / cap * GST_SECOND
+              + 10 * MS;
+          sim->drops_tail++;
+          g_queue_push_tail (&flight, p);
+        } else {
+          g_queue_push_tail (&queue, p);
+        }
+      }
+    }
+    /* the bottleneck */
+    service += cap * (step / 1e9) / 8;
+    while (service >= PKT && !g_queue_is_empty (&queue)) {
+      Pkt *p = g_queue_pop_head (&queue);
+      service -= PKT;
+      p->qdelay = now - p->sent;
+      p->ack = now + sim->prop;
+      if (slot < 1000)
+        sim->got[p->flow][slot] += PKT * 8 * 10;
+      g_queue_push_tail (&flight, p);
+    }
+    if (g_queue_is_empty (&queue))
+      service = MIN (service, PKT);
+    /* acks (the flight queue is near enough to ack order) */
+    {
+      GList *l = flight.head;
+      while (l) {
+        GList *next = l->next;
+        Pkt *p = l->data;
+        if (p->ack <= now) {
+          if (p->flow == 0) {
+            if (p->lost)
+              s_lost++;
+            else {
+              s_deliv += PKT;
+              last_rtt = sim->prop + p->qdelay;
+            }
+          } else {
+            inflight--;
+            if (p->lost) {
+              if (now > last_halving + sim->prop + (GstClockTime) (queue.length
+                      * PKT * 8 / cap * GST_SECOND)) {
+                cwnd = MAX (cwnd / 2, 2);
+                last_halving = now;
+              }
+            } else {
+              cwnd += 1 / cwnd;
+            }
+          }
+          g_queue_delete_link (&flight, l);
+          g_free (p);
+        }
+        l = next;
+      }
+    }
+    /* the server's poll of the transports every 100 ms */
+    if (now % (100 * MS) == 0 && now > 0) {
+      guint64 t;
+      gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      gst_twoflow_session_rate_handle_counters (sim->sr, 0, s_sent, s_lost,
+          s_deliv, now);
+      if (gst_twoflow_session_rate_poll (sim->sr, now, &t))
+        target = t;
+      if (slot < 1000)
+        sim->tgt[slot] = target;
+    }
+  }
+  g_queue_clear_full (&queue, g_free);
+  g_queue_clear_full (&flight, g_free);
+  g_rand_free (rand);
+}
+
+static gdouble
+cap_10m (GstClockTime t)
+{
+  return 10e6;
+}
+
+/* 10 -> 1.5 Mbit/s at 10 s, back to 10 at 20 s */
+static gdouble
+cap_step (GstClockTime t)
+{
+  return t >= 10 * GST_SECOND && t < 20 * GST_SECOND ? 1.5e6 : 10e6;
+}
+
+static GstTwoflowSessionRate *
+new_session (gdouble video)
+{
+  GstTwoflowSessionRateConfig c;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = video * 1.25;
+  return gst_twoflow_session_rate_new (&c);
+}
+
+static void
+sim_init (Sim * sim, gdouble (*cap) (GstClockTime), gdouble loss,
+    gdouble video, guint seconds)
+{
+  memset (sim, 0, sizeof (*sim));
+  sim->capacity = cap;
+  sim->prop = 40 * MS;
+  sim->qlimit = 80;
+  sim->loss = loss;
+  sim->video = video;
+  sim->duration = seconds * GST_SECOND;
+  sim->sr = new_session (video);
+}
+
+static gdouble
+mean (const gdouble * v, guint from, guint to)
+{
+  gdouble s = 0;
+  guint i;
+  for (i = from; i < to; i++)
+    s += v[i];
+  return s / (to - from);
+}
+
+/* isolated random loss on a path with headroom: never below the video */
+static void
+random_loss (gdouble loss)
+{
+  Sim sim;
+  GstTwoflowSessionRateStats st;
+
+  sim_init (&sim, cap_10m, loss, 3e6, 30);
+  simulate (&sim);
+  gst_twoflow_session_rate_get_stats (sim.sr, &st);
+  GST_INFO ("loss %.3f: min target %" G_GUINT64_FORMAT ", events %"
+      G_GUINT64_FORMAT ", p %.4f, decreases %" G_GUINT64_FORMAT, loss,
+      st.min_target, st.loss_events, st.loss_event_rate, st.decreases);
+  fail_unless (st.loss_events > 0);
+  fail_unless (st.min_target >= 3e6, "min target %" G_GUINT64_FORMAT,
+      st.min_target);
+  fail_unless (mean (sim.got[0], 20, 300) > 0.95 * 3e6 * (1 - loss));
+  gst_twoflow_session_rate_free (sim.sr);
+}
+
+GST_START_TEST (test_random_loss)
+{
+  random_loss (0.005);
+  random_loss (0.01);
+  random_loss (0.03);
+}
+
+GST_END_TEST;
+
+static void
+capacity_step (gdouble loss)
+{
+  Sim sim;
+  guint i, first_below = 0, first_back = 0;
+
+  sim_init (&sim, cap_step, loss, 3e6, 30);
+  simulate (&sim);
+  for (i = 100; i < 200 && !first_below; i++)
+    if (sim.tgt[i] <= 1.5e6)
+      first_below = i;
+  for (i = 200; i < 300 && !first_back; i++)
+    if (sim.tgt[i] >= 3e6)
+      first_back = i;
+  GST_INFO ("loss %.3f: below 1.5 Mbit/s %.1f s after the drop, mean "
+      "target 11-20 s %.0f, delivered %.0f; back at 3 Mbit/s %.1f s after, "
+      "tail drops %" G_GUINT64_FORMAT, loss, (first_below - 100) / 10.0,
+      mean (sim.tgt, 110, 200), mean (sim.got[0], 110, 200),
+      (first_back - 200) / 10.0, sim.drops_tail);
+  for (i = 0; i < 300; i += 5)
+    GST_LOG ("%4.1f s target %8.0f got %8.0f", i / 10.0, sim.tgt[i],
+        sim.got[0][i]);
+  /* followed within a second */
+  fail_unless (first_below > 0 && first_below <= 110, "%u", first_below);
+  /* and kept near it, not far below */
+  fail_unless (mean (sim.tgt, 110, 200) < 1.5e6);
+  fail_unless (mean (sim.got[0], 110, 200) > 0.6 * 1.5e6);
+  /* the freed capacity taken back within a few seconds */
+  fail_unless (first_back > 0 && first_back <= 250, "%u", first_back);
+  gst_twoflow_session_rate_free (sim.sr);
+}
+
+GST_START_TEST (test_capacity_step)
+{
+  capacity_step (0);
+  capacity_step (0.01);
+}
+
+GST_END_TEST;
+
+/* beside a Reno flow (greedy session: the video's rate above the link):
+ * about the fair share, neither starved nor starving */
+GST_START_TEST (test_tcp_share)
+{
+  Sim sim;
+  gdouble s, t;
+
+  sim_init (&sim, cap_10m, 0, 20e6, 60);
+  sim.reno = TRUE;
+  simulate (&sim);
+  s = mean (sim.got[0], 200, 600);
+  t = mean (sim.got[1], 200, 600);
+  GST_INFO ("session %.0f, Reno %.0f bit/s (20-60 s)", s, t);
+  fail_unless (s > 0.5 * t && s < 2 * t, "session %f Reno %f", s, t);
+  fail_unless (s + t > 0.85 * 10e6);
+  gst_twoflow_session_rate_free (sim.sr);
+}
+
+GST_END_TEST;
+
+/* CE marks are congestion without loss: the delay model goes down to
+ * decrease x delivered, at most once per SRTT + 100 ms, and the marks
+ * count as loss events; without marks it climbs back. (The floor is off:
+ * one mark per 30 packets at 40 ms is 1.6 Mbit/s by the equation.) */
+GST_START_TEST (test_ecn)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRate *sr;
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, ce = 0, t = 0;
+  GstClockTime now = 0;
+  guint i;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 4000000;
+  c.tcp_floor = FALSE;
+  sr = gst_twoflow_session_rate_new (&c);
+  for (i = 1; i <= 30; i++) {
+    now = i * 100 * MS;
+    packets += 30;              /* 3.36 Mbit/s delivered */
+    if (i >= 10 && i < 20)
+      ce += 1;
+    gst_twoflow_session_rate_handle_rtt (sr, 0, 40 * MS, now);
+    gst_twoflow_session_rate_handle_counters (sr, 0, packets, 0,
+        packets * PKT, now);
+    gst_twoflow_session_rate_handle_ecn (sr, 0, packets, ce, now);
+    gst_twoflow_session_rate_poll (sr, now, &t);
+    if (i == 9)
+      fail_unless_equals_uint64 (gst_twoflow_session_rate_get_target (sr),
+          4000000);
+    if (i == 19) {
+      gst_twoflow_session_rate_get_stats (sr, &st);
+      /* 10 marks 100 ms apart, one decrease per 140 ms */
+      fail_unless (st.decreases >= 4 && st.decreases <= 6, "%"
+          G_GUINT64_FORMAT, st.decreases);
+      fail_unless (st.decreases_ecn == st.decreases);
+      fail_unless (st.target < 0.86 * 3.36e6, "%" G_GUINT64_FORMAT,
+          st.target);
+      fail_unless (st.loss_events >= 5);
+    }
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless (st.target > 0.86 * 3.36e6);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
+static Suite *
+sessionrate_suite (void)
+{
+  Suite *s = suite_create ("sessionrate");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_equation);
+  tcase_add_test (tc, test_loss_event_rate);
+  tcase_add_test (tc, test_random_loss);
+  tcase_add_test (tc, test_capacity_step);
+  tcase_add_test (tc, test_tcp_share);
+  tcase_add_test (tc, test_ecn);
+  return s;
+}
+
+GST_CHECK_MAIN (sessionrate);
