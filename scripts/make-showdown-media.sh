@@ -11,6 +11,8 @@
 #   h264-aac-360p.ts  H.264 main (libx264 veryfast, 1.8 Mbit/s, 2 B frames,
 #                     GOPs of 50) 640x360, 25 fps, 750 frames + AAC
 #                     (128 kbit/s, a 440 Hz tone), MPEG-TS (about 2 Mbit/s)
+#   mpeg2-360p-10s.ts the first 10 s (250 pictures) of mpeg2-360p.ts's
+#                     picture, encoded alike: the smoke test's clip
 # The picture is the greyramp of make-media.sh at 640x360 (videotestsrc,
 # deterministic): a vertical grey ramp, a moving ball and a light grain
 # (pattern=snow at 5 % opacity), so every picture differs from its
@@ -43,6 +45,11 @@ make() {   # make NAME FFMPEG-OPTIONS... (input 0: the picture on stdin)
   mv "$out.part" "$out"
 }
 
+N=250
+make mpeg2-360p-10s.ts -c:v mpeg2video -b:v 3M -maxrate 3.5M -bufsize 1835k \
+  -g 12 -bf 2 -flags +cgop -sc_threshold 1000000000
+[ "${SHOWDOWN_SMOKE_ONLY:-0}" = 1 ] && exit 0
+N=750
 make mpeg2-360p.ts -c:v mpeg2video -b:v 3M -maxrate 3.5M -bufsize 1835k \
   -g 12 -bf 2 -flags +cgop -sc_threshold 1000000000
 make h264-aac-360p.ts -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=30" \
