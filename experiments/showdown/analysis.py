@@ -272,7 +272,11 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
     late = sum(1 for k in range(ref.n) if A[k] >= 0 and Y[k] is not None
                and not own[k])
     slot_psnr = [min(psnr(m), 99.0) for m in mse]
+    # the start-up a player would need to show every frame that came on
+    # time: slot 0 no earlier than max_k (A_k - (PTS_k - PTS_0))
+    need = max(int(A[k]) - int(ref.pts[k] - ref.pts[0]) for k in usable)
     out.update(
+        stall_free_startup_s=round((need - t_req * 1e9) / 1e9, 3),
         shown=int(own.sum()),
         shown_pct=round(100.0 * own.sum() / ref.n, 2),
         psnr_db=round(psnr(mse.mean()), 2) if mse.mean() > 0 else None,

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The showdown's outputs: results.json (every run, with its per-slot
-series), results.md (the tables) and results-CLIP.png (the plots); the
+"""The showdown's outputs: showdown.json (every run, with its per-slot
+series), showdown.md (the tables) and showdown-CLIP.png (the plots); the
 goals twoflow must reach, per scenario; the smoke test's sanity checks."""
 
 import json
@@ -63,24 +63,25 @@ def goals(rows, clip, scenario, system):
 
 def table(rows, clip):
     out = ["| scenario | system | frames shown | freeze-aware PSNR (dB) | stall (s) | "
-           "longest freeze (s) | start-up (s) | link MB fwd / rev | "
+           "longest freeze (s) | start-up (s) | stall-free start-up (s) | link MB fwd / rev | "
            "share (÷ fair) / recovery (s) | load |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["clip"] != clip:
             continue
         extra = ""
         if "fair_ratio" in r:
-            extra = "%.2f Mbit/s ÷ %.2f = **%.2f** (bulk %.2f)" % (
-                r["media_rate_bps"] / 1e6, r["fair_share_bps"] / 1e6, r["fair_ratio"],
-                r.get("bulk_rate_bps", 0) / 1e6)
+            extra = "%.2f Mbit/s ÷ %.2f = **%.2f** (bulk %.2f; whole: %.2f)" % (
+                r["media_rate_steady_bps"] / 1e6, r["fair_share_bps"] / 1e6, r["fair_ratio"],
+                r.get("bulk_rate_bps", 0) / 1e6, r.get("fair_ratio_all", 0))
         elif "recovery_s" in r:
             extra = "back after %s s" % fmt(r["recovery_s"], "%.2f") \
                 if r["recovery_s"] is not None else "not back"
-        out.append("| %s | %s | %s / %s (%s %%) | %s | %s | %s | %s | %.2f / %.2f | %s | %s |" % (
+        out.append("| %s | %s | %s / %s (%s %%) | %s | %s | %s | %s | %s | %.2f / %.2f | %s | %s |" % (
             r["scenario"], r["system"], r.get("shown", 0), r["N"],
             fmt(r.get("shown_pct"), "%.1f"), fmt_psnr(r), fmt(r.get("stall_s")),
             fmt(r.get("max_freeze_s")), fmt(r.get("startup_s")),
+            fmt(r.get("stall_free_startup_s")),
             r.get("media_fwd_bytes", 0) / 1e6, r.get("media_rev_bytes", 0) / 1e6,
             extra, fmt(r.get("load1"), "%.1f")))
     return out
@@ -117,16 +118,17 @@ def markdown(rows, meta):
     for r in rows:
         if r["clip"] not in clips:
             clips.append(r["clip"])
-    lines = ["# Showdown results", "",
-             "Run: `%s`, started %s, %s s; load average (1/5/15 min) at the start %s, "
-             "at the end %s, on %s cores; display model playout %g ms; seed %s; "
-             "namespace default TCP %s." % (
-                 " ".join(["experiments/showdown/showdown.py"] + meta.get("argv", [])),
-                 meta.get("started"), meta.get("elapsed_s", "?"),
-                 "/".join("%.1f" % x for x in meta.get("load_at_start", [])),
-                 "/".join("%.1f" % x for x in meta.get("load_at_end", [])) or "?",
-                 meta.get("nproc"), meta.get("playout_ms", 0), meta.get("seed"),
-                 meta.get("tcp_default_cc", "?")), ""]
+    lines = ["# Showdown results", ""]
+    for m in (meta if isinstance(meta, list) else [meta]):
+        lines += ["Run: `%s`, started %s, %s s; load average (1/5/15 min) at the start %s, "
+                  "at the end %s, on %s cores; display model playout %g ms; seed %s; "
+                  "namespace default TCP %s." % (
+                      " ".join(["experiments/showdown/showdown.py"] + m.get("argv", [])),
+                      m.get("started"), m.get("elapsed_s", "?"),
+                      "/".join("%.1f" % x for x in m.get("load_at_start", [])),
+                      "/".join("%.1f" % x for x in m.get("load_at_end", [])) or "?",
+                      m.get("nproc"), m.get("playout_ms", 0), m.get("seed"),
+                      m.get("tcp_default_cc", "?")), ""]
     for c in clips:
         lines += ["## %s" % c, ""] + table(rows, c) + [""]
         lines += ["Goals (twoflow):", ""] + goal_table(rows, c) + [""]
@@ -179,13 +181,13 @@ def plot(rows, clip, path):
 
 def write(outdir, rows, meta):
     os.makedirs(outdir, exist_ok=True)
-    with open(os.path.join(outdir, "results.json"), "w") as f:
+    with open(os.path.join(outdir, "showdown.json"), "w") as f:
         json.dump({"meta": meta, "runs": rows}, f, indent=1)
-    with open(os.path.join(outdir, "results.md"), "w") as f:
+    with open(os.path.join(outdir, "showdown.md"), "w") as f:
         f.write(markdown(rows, meta))
     for c in {r["clip"] for r in rows}:
         try:
-            plot(rows, c, os.path.join(outdir, "results-%s.png" % c))
+            plot(rows, c, os.path.join(outdir, "showdown-%s.png" % c))
         except Exception as e:  # a plot must not lose the results
             print("plot failed:", e)
 

@@ -249,10 +249,22 @@ def link_counters(summary, rows, t_start_link, clip_bps, sc):
         dt = max(1e-9, (t1 - t0) + 0.1)
         res["media_rate_bps"] = round(sum(r.get(mkey, 0) for r in win) * 8 / dt)
         if sc.get("bulk"):
-            tcp = sum(r.get(bkey, 0) for r in win) * 8 / dt
+            # the share in steady state: the second half of the media's time
+            # on the link (twoflow's first segment goes ahead alone at cTCP's
+            # or ERAP's start-up rate); the whole interval as *_all
             fair = min(sc.get("rate", RATE) / 2, clip_bps)
-            res.update(bulk_rate_bps=round(tcp), fair_share_bps=round(fair),
-                       fair_ratio=round(res["media_rate_bps"] / fair, 3))
+            tm = (t0 + t1) / 2
+            half = [r for r in win if r["time_s"] >= tm]
+            dh = max(1e-9, (t1 - tm) + 0.1)
+            media_h = sum(r.get(mkey, 0) for r in half) * 8 / dh
+            tcp_h = sum(r.get(bkey, 0) for r in half) * 8 / dh
+            tcp = sum(r.get(bkey, 0) for r in win) * 8 / dt
+            res.update(fair_share_bps=round(fair),
+                       media_rate_steady_bps=round(media_h), bulk_rate_bps=round(tcp_h),
+                       fair_ratio=round(media_h / fair, 3),
+                       bulk_rate_all_bps=round(tcp),
+                       fair_ratio_all=round(res["media_rate_bps"] / fair, 3),
+                       window_link_s=[round(t0, 1), round(t1 + 0.1, 1)])
     return res
 
 
@@ -332,7 +344,7 @@ def reanalyse(a):
     import report
     a.build = build_dir(a.build)
     media = a.media or os.path.join(a.build, "experiments", "showdown", "media")
-    with open(os.path.join(a.reanalyse, "results.json")) as f:
+    with open(os.path.join(a.reanalyse, "showdown.json")) as f:
         old = json.load(f)
     refs, rows = {}, []
     for row in old["runs"]:
@@ -360,7 +372,7 @@ def reanalyse(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="/tmp/showdown")
+    ap.add_argument("--out", default="/tmp/twoflow-showdown")
     ap.add_argument("--build", default=None)
     ap.add_argument("--media", default=None, help="clip cache (default BUILD/experiments/showdown/media)")
     ap.add_argument("--clips", nargs="+", default=["mpeg2", "h264"], choices=list(CLIPS))
@@ -375,7 +387,7 @@ def main():
                     help="exit 1 unless every run is sane and every system shows frames on the clean link")
     ap.add_argument("--keep", action="store_true", help="keep the received streams")
     ap.add_argument("--doc", action="store_true",
-                    help="also write results.json/.md/.png to experiments/showdown/results/")
+                    help="also write showdown.json/.md/-CLIP.png to experiments/showdown/results/")
     ap.add_argument("--reanalyse", metavar="DIR",
                     help="score the runs kept (--keep) in DIR again and rewrite its results")
     a = ap.parse_args()
@@ -408,6 +420,7 @@ def main():
     meta = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "load_at_start": os.getloadavg(), "nproc": os.cpu_count(),
             "argv": sys.argv[1:], "playout_ms": a.playout_ms, "seed": a.seed,
+            "clips": a.clips,
             "link": {"rate_bps": RATE, "rtt_ms": 2 * DELAY, "queue_pkts": QUEUE}}
     tb = Testbed(rate_bps=RATE, delay_ms=DELAY, queue_pkts=QUEUE, seed=a.seed,
                  track_ports=[MEDIA_PORTS, PORT_BULK, PORT_CTL],
@@ -427,8 +440,20 @@ def main():
     meta["load_at_end"] = os.getloadavg()
     report.write(a.out, rows, meta)
     if a.doc:
-        report.write(os.path.join(HERE, "results"), rows, meta)
-    log(f"results in {a.out}/results.md ({meta['elapsed_s']} s)")
+        # the kept results of the other clips stay (one clip per command is fine)
+        docdir = os.path.join(HERE, "results")
+        kept, metas = [], [meta]
+        try:
+            with open(os.path.join(docdir, "showdown.json")) as f:
+                old = json.load(f)
+            kept = [r for r in old["runs"] if r["clip"] not in a.clips]
+            if kept:
+                metas = old["meta"] if isinstance(old["meta"], list) else [old["meta"]]
+                metas = [m for m in metas if set(m.get("clips", [])) - set(a.clips)] + [meta]
+        except (OSError, ValueError, KeyError):
+            pass
+        report.write(docdir, kept + rows, metas if len(metas) > 1 else meta)
+    log(f"results in {a.out}/showdown.md ({meta['elapsed_s']} s)")
     if a.check:
         bad = report.sanity(rows)
         for b in bad:
