@@ -221,3 +221,39 @@ def sanity(rows):
         if (r.get("media_fwd_bytes") or 0) <= 0:
             bad.append(tag + ": no media bytes on the link")
     return bad
+
+
+def doc_block(rows, meta):
+    """The generated part of docs/results.md's "Showdown" section."""
+    md = markdown(rows, meta).split("\n", 2)[2]      # without the title
+    return md.replace("## ", "#### ")
+
+
+def write_doc(path, rows, meta, tag="showdown"):
+    """Replaces the block between <!-- showdown:begin --> and
+    <!-- showdown:end --> in docs/results.md (left alone without them)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return False
+    b, e = "<!-- %s:begin -->" % tag, "<!-- %s:end -->" % tag
+    if b not in text or e not in text:
+        return False
+    head, rest = text.split(b, 1)
+    _, tail = rest.split(e, 1)
+    with open(path, "w") as f:
+        f.write(head + b + "\n" + doc_block(rows, meta).strip() + "\n" + e + tail)
+    return True
+
+
+if __name__ == "__main__":
+    # report.py SHOWDOWN.JSON [DOCS/RESULTS.MD]: rewrites the .md and plots
+    # next to the JSON (and the block in docs/results.md) from the JSON
+    import sys
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+    write(os.path.dirname(os.path.abspath(sys.argv[1])), d["runs"], d["meta"])
+    if len(sys.argv) > 2:
+        print("docs block written" if write_doc(sys.argv[2], d["runs"], d["meta"])
+              else "no showdown block in " + sys.argv[2])

@@ -31,8 +31,15 @@ each way (RTT 40 ms), 80-packet drop-tail queue; scenarios change it:
 
   sudo experiments/showdown/showdown.py [--out DIR] [--clips mpeg2 h264]
        [--systems ...] [--scenarios ...] [--seed 1] [--playout-ms 200]
-       [--doc]  (also writes experiments/showdown/results/)
+       [--keep] [--doc]
   sudo experiments/showdown/showdown.py --smoke --check   (the meson test)
+  sudo experiments/showdown/showdown.py --reanalyse DIR   (runs kept with --keep)
+
+Writes DIR/showdown.json, showdown.md, showdown-CLIP.png (default DIR
+/tmp/twoflow-showdown); --doc also to experiments/showdown/results/ (the
+other clips' rows kept) and the generated block of docs/results.md,
+"Showdown"; `report.py SHOWDOWN.JSON [docs/results.md]` redoes the
+tables and plots from a JSON.
 """
 
 import argparse
@@ -453,6 +460,8 @@ def main():
         except (OSError, ValueError, KeyError):
             pass
         report.write(docdir, kept + rows, metas if len(metas) > 1 else meta)
+        report.write_doc(os.path.join(ROOT, "docs", "results.md"), kept + rows,
+                         metas if len(metas) > 1 else meta)
     log(f"results in {a.out}/showdown.md ({meta['elapsed_s']} s)")
     if a.check:
         bad = report.sanity(rows)
