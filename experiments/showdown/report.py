@@ -248,12 +248,24 @@ def write_doc(path, rows, meta, tag="showdown"):
 
 
 if __name__ == "__main__":
-    # report.py SHOWDOWN.JSON [DOCS/RESULTS.MD]: rewrites the .md and plots
-    # next to the JSON (and the block in docs/results.md) from the JSON
+    # report.py [--doc] SHOWDOWN.JSON...: the tables and plots of the runs
+    # in the JSON files (merged, in order) next to the first one, or with
+    # --doc in experiments/showdown/results/ and docs/results.md's block
     import sys
-    with open(sys.argv[1]) as f:
-        d = json.load(f)
-    write(os.path.dirname(os.path.abspath(sys.argv[1])), d["runs"], d["meta"])
-    if len(sys.argv) > 2:
-        print("docs block written" if write_doc(sys.argv[2], d["runs"], d["meta"])
-              else "no showdown block in " + sys.argv[2])
+    args = sys.argv[1:]
+    doc = "--doc" in args
+    files = [x for x in args if x != "--doc"]
+    runs, metas = [], []
+    for path in files:
+        with open(path) as f:
+            d = json.load(f)
+        runs += d["runs"]
+        metas += d["meta"] if isinstance(d["meta"], list) else [d["meta"]]
+    meta = metas if len(metas) > 1 else metas[0]
+    here = os.path.dirname(os.path.abspath(__file__))
+    write(os.path.join(here, "results") if doc else
+          os.path.dirname(os.path.abspath(files[0])), runs, meta)
+    if doc:
+        root = os.path.dirname(os.path.dirname(here))
+        print("docs block written" if write_doc(os.path.join(root, "docs", "results.md"),
+                                                runs, meta) else "no showdown block")

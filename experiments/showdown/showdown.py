@@ -38,7 +38,7 @@ each way (RTT 40 ms), 80-packet drop-tail queue; scenarios change it:
 Writes DIR/showdown.json, showdown.md, showdown-CLIP.png (default DIR
 /tmp/twoflow-showdown); --doc also to experiments/showdown/results/ (the
 other clips' rows kept) and the generated block of docs/results.md,
-"Showdown"; `report.py SHOWDOWN.JSON [docs/results.md]` redoes the
+"Showdown"; `report.py [--doc] SHOWDOWN.JSON...` redoes the
 tables and plots from a JSON.
 """
 
