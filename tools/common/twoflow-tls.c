@@ -187,7 +187,12 @@ twoflow_tls_client_configure (GSocketClient * client,
       return FALSE;
     }
   } else if (cfg->ca_file) {
-    t->db = g_tls_file_database_new (cfg->ca_file, error);
+    /* GTlsFileDatabase trusts nothing from a relative path (a warning,
+     * no error): from the current directory */
+    gchar *ca = g_canonicalize_filename (cfg->ca_file, NULL);
+
+    t->db = g_tls_file_database_new (ca, error);
+    g_free (ca);
     if (t->db == NULL) {
       client_tls_free (t);
       return FALSE;

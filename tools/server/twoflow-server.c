@@ -3388,11 +3388,16 @@ main (int argc, char **argv)
     return 2;
   }
   if (opt_tls_client_ca) {
+    gchar *ca;
+
     if (!tls_cert) {
       g_printerr ("--tls-client-ca needs --tls-cert\n");
       return 2;
     }
-    tls_client_ca = g_tls_file_database_new (opt_tls_client_ca, &err);
+    /* (GTlsFileDatabase takes absolute paths only) */
+    ca = g_canonicalize_filename (opt_tls_client_ca, NULL);
+    tls_client_ca = g_tls_file_database_new (ca, &err);
+    g_free (ca);
     if (tls_client_ca == NULL) {
       g_printerr ("--tls-client-ca: %s\n", err->message);
       return 2;
