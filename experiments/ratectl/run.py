@@ -37,6 +37,9 @@ from twoflowlab import testbed as tbm  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
 
+ESS_PORTS, ENH_PORTS = 6000, 6200
+
+
 def make_clip(path):
     subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
                     "testsrc2=size=720x576:rate=25", "-t", "30", "-c:v", "mpeg2video",
@@ -93,8 +96,12 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
     out = os.path.join(wd, "out.m2v")
     env = dict(os.environ, GST_PLUGIN_PATH=os.path.join(build, "gst"),
                GST_REGISTRY=os.path.join(wd, "registry.bin"))
+    # the proxy receives on fixed port ranges, so the emulator's CSV has
+    # the essential (cTCP) and enhanced (rUDP) flows' throughput apart
     with tbm.Testbed(rate_bps=10e6, delay_ms=20, queue_pkts=80, loss=loss, seed=seed,
                      schedule=schedule, workdir=os.path.join(wd, "tb"),
+                     track_ports=[(ESS_PORTS, ESS_PORTS + 99),
+                                  (ENH_PORTS, ENH_PORTS + 99)],
                      keep_workdir=True) as tb:
         slog = open(os.path.join(wd, "server.log"), "w")
         server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
@@ -116,6 +123,8 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
         emu_start = tb.emulator_start
         try:
             r = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
+                               "--essential-ports", str(ESS_PORTS),
+                               "--enhanced-ports", str(ENH_PORTS),
                                "--fetch", "clip.m2v", "--output", out],
                               timeout=timeout, check=False, env=env)
         except subprocess.TimeoutExpired as e:

@@ -117,6 +117,18 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
 
   if (sink->rtx_time == 0)
     return;
+  /* what the flow sends, over windows of a second */
+  if (!GST_CLOCK_TIME_IS_VALID (sink->sent_window_start)) {
+    sink->sent_window_start = now;
+    sink->sent_window_bytes = 0;
+  }
+  sink->sent_window_bytes += len;
+  if (now >= sink->sent_window_start + GST_SECOND) {
+    sink->sent_rate = sink->sent_window_bytes * (gdouble) GST_SECOND /
+        (now - sink->sent_window_start);
+    sink->sent_window_start = now;
+    sink->sent_window_bytes = 0;
+  }
   while ((old = g_queue_peek_head (&sink->rtx_history))
       && old->sent + sink->rtx_time < now)
     g_free (g_queue_pop_head (&sink->rtx_history));
@@ -130,11 +142,14 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
 }
 
 /* A Generic NACK from the receiver: resend what is kept, at once, within
- * a budget: a quarter of the flow's rate (a bucket of RTX_BURST bytes),
- * each packet at most RTX_MAX_SENDS times (under congestion the repeated
- * requests of a jitterbuffer would otherwise add to the queue that lost
- * them). */
-#define RTX_SHARE 4
+ * a budget: an eighth of what the flow sent over the last second (a
+ * bucket of RTX_BURST bytes), each packet at most RTX_MAX_SENDS times
+ * (under congestion the repeated requests of a jitterbuffer would
+ * otherwise add to the queue that lost them; a share of the configured
+ * rate was too much where the path carries less: in a capacity drop a
+ * smoothed flow paced at 2.5 Mbit/s resent 0.4 Mbit/s into a 1.5 Mbit/s
+ * link). */
+#define RTX_SHARE 8
 #define RTX_BURST (16 * 1400)
 #define RTX_MAX_SENDS 4
 
@@ -142,9 +157,7 @@ static gboolean
 rtx_budget (GstRudpSink * sink, gsize len)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
-  gdouble rate = (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER ?
-      gst_rudp_sender_get_bitrate (sink->sender) : sink->rate) / 8.0 /
-      RTX_SHARE;                /* bytes/s */
+  gdouble rate = sink->sent_rate / RTX_SHARE;    /* bytes/s */
 
   if (!GST_CLOCK_TIME_IS_VALID (sink->rtx_tokens_at))
     sink->rtx_tokens = RTX_BURST;

@@ -53,7 +53,7 @@
  *   packets sent again; `rtx-missing` (guint64): NACKed packets no longer
  *   kept (older than #GstRudpSink:rtx-time) or never sent; `rtx-skipped`
  *   (guint64): NACKed packets not resent (each goes at most 4 times, and
- *   retransmissions at most at a quarter of the rate)
+ *   retransmissions at most at an eighth of what the flow sends)
  * * `receiver-reports` (guint64): receiver requests that carried an RTCP
  *   report block for this flow; from the last one (RFC 3550):
  *   `receiver-highest-seq` (guint, the extended highest sequence number
@@ -877,6 +877,9 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   sink->rtx_missing = sink->rtx_skipped = 0;
   sink->rtx_tokens = 0;
   sink->rtx_tokens_at = GST_CLOCK_TIME_NONE;
+  sink->sent_rate = 0;
+  sink->sent_window_start = GST_CLOCK_TIME_NONE;
+  sink->sent_window_bytes = 0;
   g_clear_pointer (&sink->sender, gst_rudp_sender_free);
   sink->sender = gst_rudp_sender_new (&sc);
   sink->notify_pending = FALSE;

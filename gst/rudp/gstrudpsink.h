@@ -81,6 +81,9 @@ struct _GstRudpSink {
   guint64 rtx_skipped;          /* NACKed, not resent: over the budget */
   gdouble rtx_tokens;           /* the retransmission budget, bytes */
   GstClockTime rtx_tokens_at;
+  gdouble sent_rate;            /* bytes/s sent over the last full second */
+  GstClockTime sent_window_start;
+  guint64 sent_window_bytes;
   gboolean notify_pending;      /* a level change to announce upstream */
   guint64 notify_bitrate;
   GstClockTime notify_srtt;

@@ -2022,8 +2022,17 @@ build_enhanced (Session * s, GError ** error)
     fsink = make (pipe, "fakesink", NULL);
     if (!tc || !split || !fq || !fsink)
       goto missing;
-    if (transcode)
+    if (transcode) {
       s->transcoder = tc;
+      /* under the session rate controller the frames between the
+       * transcoder and the (syncing) sender are coded under an old target
+       * when the path changes: hold a quarter second of them, not the
+       * queue's default second (capacity drop: the enhanced flow went on
+       * at its old rate for ~2 s) */
+      if (g_str_equal (opt_rate_controller, "session") && !s->total)
+        g_object_set (q, "max-size-time", (guint64) 250 * GST_MSECOND,
+            "max-size-buffers", 0, "max-size-bytes", 0, NULL);
+    }
     gst_util_set_object_arg (G_OBJECT (split), "policy",
         s->info->policy ? "ip" : "i");
     g_object_set (split, "segment-duration", segdur, NULL);

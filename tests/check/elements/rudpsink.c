@@ -532,9 +532,11 @@ GST_START_TEST (test_receiver_feedback_loop)
 
   /* 10 loss-free packets per level (not the default 50), so the climb
    * takes about 0.7 s at 40 .. 360 packets/s of 500 bytes; the increase
-   * policy itself is tested on a virtual clock in libs/rudp */
+   * policy itself is tested on a virtual clock in libs/rudp; the paper's
+   * law (halving: the default law=tfrc keeps the level through a short
+   * burst on a path that carries it, test_receiver_law_tfrc) */
   hsrc = gst_harness_new_parse ("rudpsrc port=0 caps=application/x-rtp "
-      "min-interval=20000000 increase-packets=10");
+      "min-interval=20000000 increase-packets=10 law=halving");
   gst_harness_play (hsrc);
   g_object_get (el (hsrc, "rudpsrc"), "stats", &st, NULL);
   fail_unless (gst_structure_get_int (st, "port", &port));
