@@ -243,9 +243,10 @@ def main():
         rep = result_line(res.stdout, "FETCH-RESULT")
         m = rep["merge"] if rep else {}
         check(res.returncode == 0 and m.get("output-frames") == 100 and m.get("E_f") == 0
-              and m.get("received-i") == 9 and rep["elapsed"] >= 3.96,
-              f"fetch of a trace: {m}, {rep and rep['elapsed']:.2f} s (live: >= 3.96 s, "
-              f"the last frame's time: the smoothed enhanced flow starts at once)")
+              and m.get("received-i") == 9 and rep["elapsed"] >= 3.9,
+              f"fetch of a trace: {m}, {rep and rep['elapsed']:.2f} s (live: >= 3.9 s, "
+              f"the last frame's time 3.96 s less the few ms the server's clock "
+              f"starts before the proxy's; a fetch not paced live takes < 1 s)")
         # the enhanced flow was smoothed (1 s windows of the 1 s segments:
         # the rate changed with the windows) and the proxy's playout buffer
         # is the smoothing lead (1 s) plus the jitter (200 ms)
