@@ -1524,9 +1524,11 @@ admission_add (ProxySession * ps)
   rates_clear (&r);
 }
 
-/* Called twice per viewer: at DESCRIBE (stage "describe": a rejection
- * answers 503) and when its session is set up (stage "session": the caller
- * then adds it, reserving its rates). Each decision is logged once. */
+/* Called once per viewer: at DESCRIBE (stage "describe": a rejection
+ * answers 503 with the reason; the media that DESCRIBE makes is then
+ * admitted without a second decision), or when a session is set up
+ * without one (stage "session": RTSP without DESCRIBE, HLS, fetches); the
+ * caller then adds it, reserving its rates. Every decision is logged. */
 static gboolean
 admission_check (const gchar * video, JsonObject * info, const gchar * stage,
     gchar ** reason)
@@ -1560,10 +1562,8 @@ admission_check (const gchar * video, JsonObject * info, const gchar * stage,
   json_object_set_string_member (log, "stage", stage);
   if (!d.admit)
     json_object_set_string_member (log, "reason", d.reason);
-  if (!d.admit || g_str_equal (stage, "session")) {
-    log_json ("ADMISSION", log);
-    web_note_decision (log);
-  }
+  log_json ("ADMISSION", log);
+  web_note_decision (log);
   json_object_unref (log);
   *reason = d.reason;
   return d.admit;
@@ -1624,6 +1624,9 @@ eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* The video a DESCRIBE in this thread was just admitted for. */
+static GPrivate described_admitted = G_PRIVATE_INIT (g_free);
+
 static GstElement *
 twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
@@ -1643,7 +1646,13 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     g_clear_error (&err);
     return NULL;
   }
-  if (!admission_check (ps->video, ps->info, "session", &reason)) {
+  /* the DESCRIBE that makes this media decided already (pre_describe, in
+   * this thread, with the reason sent to the viewer); deciding again here
+   * could differ (measured health moves) and the viewer would get no
+   * reason */
+  if (g_strcmp0 (g_private_get (&described_admitted), ps->video) == 0) {
+    g_private_replace (&described_admitted, NULL);
+  } else if (!admission_check (ps->video, ps->info, "session", &reason)) {
     g_free (reason);
     proxy_session_free (ps);
     return NULL;
@@ -1808,7 +1817,8 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
     g_free (video);
     return GST_RTSP_STS_SERVICE_UNAVAILABLE;
   }
-  g_free (video);
+  /* the media this DESCRIBE makes next, in this thread, is admitted */
+  g_private_replace (&described_admitted, video);
   return GST_RTSP_STS_OK;
 }
 
