@@ -138,9 +138,19 @@ def main():
             check(backoffs == 0 or tc.get("events", 0) > tc.get("events-ignored", 0),
                   f"the transcoder reacted to the {backoffs} rexmt/dupack events "
                   f"({tc.get('events')} received, {tc.get('events-ignored')} ignored)")
+            # the reaction shows in the frames that came after it, or, when
+            # the backoffs came after the transcoder's last frame (on a
+            # loaded machine the essential flow's dupacks came late: 7
+            # backoffs, target 55891 of 111783 bit/s, no frame left to
+            # change), in the target it was left at: its additive recovery
+            # only runs with input frames
             check(backoffs == 0 or tc.get("frames-reencoded", 0)
-                  + tc.get("frames-dropped", 0) > 0,
-                  "the transcoder lowered the rate after reacting")
+                  + tc.get("frames-dropped", 0) > 0
+                  or tc.get("target-bitrate", 0) < tc.get("input-bitrate", 0),
+                  "the transcoder lowered the rate after reacting "
+                  f"({tc.get('frames-reencoded')} frames re-encoded, "
+                  f"{tc.get('frames-dropped')} dropped, target "
+                  f"{tc.get('target-bitrate')} of {tc.get('input-bitrate')} bit/s)")
     finally:
         if os.environ.get("TWOFLOW_KEEP") is None:
             shutil.rmtree(work, ignore_errors=True)
