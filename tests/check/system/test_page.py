@@ -94,7 +94,12 @@ def main():
         check(res.get("video_luma_var", 0) > 100,
               f"a frame is painted: video area luma mean {res.get('video_luma_mean', 0):.1f}, "
               f"variance {res.get('video_luma_var', 0):.1f}")
-        check(not last.get("errors"), f"no player errors {last.get('errors')}")
+        # hls.js's bufferStalledError is never fatal: the live playlist's
+        # next segment came late and playback waited for it (a loaded
+        # machine; currentTime above still has to advance); any other
+        # error is the player's or the stream's
+        errors = [e for e in last.get("errors") or [] if e != "bufferStalledError"]
+        check(not errors, f"no player errors {last.get('errors')}")
         # the page's own view: the list and the session's admission
         st = json.load(urllib.request.urlopen(f"http://127.0.0.1:{hport}/status"))
         check(any(d["video"] == "h264-aac.mp4" and d["decision"] == "admit"
