@@ -94,7 +94,12 @@ def main():
         check(res.get("video_luma_var", 0) > 100,
               f"a frame is painted: video area luma mean {res.get('video_luma_mean', 0):.1f}, "
               f"variance {res.get('video_luma_var', 0):.1f}")
-        check(not last.get("errors"), f"no player errors {last.get('errors')}")
+        # hls.js's bufferStalledError is never fatal: the live playlist's
+        # next segment came late and playback waited for it (a loaded
+        # machine; currentTime above still has to advance); any other
+        # error is the player's or the stream's
+        errors = [e for e in last.get("errors") or [] if e != "bufferStalledError"]
+        check(not errors, f"no player errors {last.get('errors')}")
         # MPEG-2: browsers decode no MPEG-2 video; the page gets it as H.264
         res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=9)
         reps2 = res2.get("reports", [])
