@@ -89,6 +89,16 @@ def recoveries(r, hold=50, good_db=40.0):
     return tuple(out)
 
 
+def startup(r):
+    """Request -> the first slot that shows its own frame (from the slot
+    series; older rows stored slot 0's due time, before the first frame
+    when that one was lost)."""
+    own, due = r.get("slot_own"), r.get("slot_due_s")
+    if own and due and any(own):
+        return due[own.index(True)]
+    return r.get("startup_s")
+
+
 def table(rows, clip):
     out = ["| scenario | system | frames shown | freeze-aware PSNR (dB) | stall (s) | "
            "longest freeze (s) | start-up (s) | stall-free start-up (s) | link MB fwd / rev | "
@@ -110,7 +120,7 @@ def table(rows, clip):
         out.append("| %s | %s | %s / %s (%s %%) | %s | %s | %s | %s | %s | %.2f / %.2f | %s | %s |" % (
             r["scenario"], r["system"], r.get("shown", 0), r["N"],
             fmt(r.get("shown_pct"), "%.1f"), fmt_psnr(r), fmt(r.get("stall_s")),
-            fmt(r.get("max_freeze_s")), fmt(r.get("startup_s")),
+            fmt(r.get("max_freeze_s")), fmt(startup(r)),
             fmt(r.get("stall_free_startup_s")),
             r.get("media_fwd_bytes", 0) / 1e6, r.get("media_rev_bytes", 0) / 1e6,
             extra, fmt(r.get("load1"), "%.1f")))
