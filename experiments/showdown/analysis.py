@@ -284,7 +284,9 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
         mean_slot_psnr_db=round(float(np.mean(slot_psnr)), 2),
         stall_s=round(stall_slots * FRAME_NS / 1e9, 2),
         max_freeze_s=round(max_run * FRAME_NS / 1e9, 2),
-        startup_s=round((D[0] - t_req * 1e9) / 1e9, 3),
+        # the first picture: the first slot that shows its own frame
+        startup_s=round((int(D[int(np.argmax(own))]) - t_req * 1e9) / 1e9, 3)
+        if own.any() else None,
         first_arrival_s=round((A[f] - t_req * 1e9) / 1e9, 3),
         late=int(late),
         missing=int(ref.n - len(usable)),

@@ -56,9 +56,47 @@ def goals(rows, clip, scenario, system):
         checks.append(("share %.1f–%.1f" % (lo, hi),
                        r["fair_ratio"] is not None and lo <= r["fair_ratio"] <= hi))
     if scenario == "step":
-        rec = r.get("recovery_s")
-        checks.append(("back ≤ 3 s", rec is not None and rec <= GOAL_RECOVERY_S))
+        dl, q = recoveries(r)
+        checks.append(("frames back ≤ 3 s", dl is not None and dl <= GOAL_RECOVERY_S))
+        checks.append(("quality back ≤ 3 s", q is not None and q <= GOAL_RECOVERY_S))
     return checks
+
+
+def recoveries(r, hold=50, good_db=40.0):
+    """After the capacity step: seconds from the capacity's return to the
+    first slot due after it from which `hold` slots (2 s) all show their
+    own frame (delivery) / their own frame at good_db or better (quality);
+    0 when not degraded after the return, None when never. From the
+    run's slot series."""
+    if r.get("step_up_mono") is None or not r.get("slot_due_s"):
+        return None, None
+    up = r["step_up_mono"] - r["t_req_mono"]
+    due, own, ps = r["slot_due_s"], r["slot_own"], r["slot_psnr"]
+    n = len(due)
+    start = next((k for k in range(n) if due[k] >= up), None)
+    if start is None:
+        return None, None
+    out = []
+    for good in ([own[k] for k in range(n)],
+                 [own[k] and ps[k] >= good_db for k in range(n)]):
+        res = None
+        for k in range(start, n):
+            end = min(n, k + hold)
+            if all(good[k:end]) and end - k >= min(hold, n - start):
+                res = round(max(0.0, due[k] - up), 2)
+                break
+        out.append(res)
+    return tuple(out)
+
+
+def startup(r):
+    """Request -> the first slot that shows its own frame (from the slot
+    series; older rows stored slot 0's due time, before the first frame
+    when that one was lost)."""
+    own, due = r.get("slot_own"), r.get("slot_due_s")
+    if own and due and any(own):
+        return due[own.index(True)]
+    return r.get("startup_s")
 
 
 def table(rows, clip):
@@ -74,13 +112,15 @@ def table(rows, clip):
             extra = "%.2f Mbit/s ÷ %.2f = **%.2f** (bulk %.2f; whole: %.2f)" % (
                 r["media_rate_steady_bps"] / 1e6, r["fair_share_bps"] / 1e6, r["fair_ratio"],
                 r.get("bulk_rate_bps", 0) / 1e6, r.get("fair_ratio_all", 0))
-        elif "recovery_s" in r:
-            extra = "back after %s s" % fmt(r["recovery_s"], "%.2f") \
-                if r["recovery_s"] is not None else "not back"
+        elif r.get("step_up_mono") is not None:
+            dl, q = recoveries(r)
+            extra = "frames back %s, quality back %s" % (
+                "after %.2f s" % dl if dl is not None else "never",
+                "after %.2f s" % q if q is not None else "never")
         out.append("| %s | %s | %s / %s (%s %%) | %s | %s | %s | %s | %s | %.2f / %.2f | %s | %s |" % (
             r["scenario"], r["system"], r.get("shown", 0), r["N"],
             fmt(r.get("shown_pct"), "%.1f"), fmt_psnr(r), fmt(r.get("stall_s")),
-            fmt(r.get("max_freeze_s")), fmt(r.get("startup_s")),
+            fmt(r.get("max_freeze_s")), fmt(startup(r)),
             fmt(r.get("stall_free_startup_s")),
             r.get("media_fwd_bytes", 0) / 1e6, r.get("media_rev_bytes", 0) / 1e6,
             extra, fmt(r.get("load1"), "%.1f")))
