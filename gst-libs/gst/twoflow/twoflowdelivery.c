@@ -27,7 +27,7 @@ void
 gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
     GstTwoflowDelivery * d)
 {
-  gint64 direct, explained;
+  gint64 direct, explained, late;
 
   d->lost_frames = MAX (MAX (c->frames - c->output_frames, 0),
       c->missing_frames);
@@ -39,8 +39,14 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
   d->audio_missing = c->audio_expected ?
       MAX (c->audio_records - c->audio_output, 0) : 0;
 
+  /* a packet that came after its playout time (resent after a loss, or
+   * queued on the path) is the network's, unless the receiver's kernel
+   * dropped too: then the receiver fell behind (stopped, overloaded) and
+   * its own lateness is no network cause */
+  late = c->kernel_drops + c->other_kernel_drops == 0 ? c->late_packets : 0;
   direct = MAX (d->lost_frames - c->dependent_dropped, 0);
-  explained = MIN (direct, c->transcoder_dropped + d->network_lost_packets);
+  explained = MIN (direct, c->transcoder_dropped + d->network_lost_packets
+      + late);
   if (explained > 0)
     explained = MIN (d->lost_frames, explained + c->dependent_dropped);
   d->unexplained_frames = d->lost_frames - explained + d->audio_missing;

@@ -68,6 +68,34 @@ GST_START_TEST (test_network_and_transcoder)
 
 GST_END_TEST;
 
+/* H.264 across 15 % loss with retransmission (system-measured-h264 after
+ * the session rate controller): a resent packet that came after its
+ * playout time is the network's too: 164 of 300 missing, 143 dropped by
+ * the transcoder, 3 packets lost, 1 late, 17 dependent: all explained;
+ * with the receiver's kernel dropping, lateness is the receiver's */
+GST_START_TEST (test_late_retransmission)
+{
+  GstTwoflowDeliveryCounts c = counts (300, 136);
+  GstTwoflowDelivery d;
+
+  c.missing_frames = 147;
+  c.dependent_dropped = 17;
+  c.transcoder_dropped = 143;
+  c.packets_lost = 3;
+  c.late_packets = 1;
+  gst_twoflow_delivery_judge (&c, &d);
+  fail_unless_equals_int64 (d.lost_frames, 164);
+  fail_unless_equals_int64 (d.unexplained_frames, 0);
+  fail_unless_equals_int (d.cause, GST_TWOFLOW_DELIVERY_NETWORK);
+  c.kernel_drops = 1;
+  c.packets_lost = 4;
+  gst_twoflow_delivery_judge (&c, &d);
+  fail_unless_equals_int64 (d.unexplained_frames, 1);
+  fail_unless_equals_int (d.cause, GST_TWOFLOW_DELIVERY_RECEIVER);
+}
+
+GST_END_TEST;
+
 /* the 30 s 1080p fetch before the fix: 1031 packets lost, all of them
  * dropped by the receiver's kernel: 304 frames missing without a network
  * cause */
@@ -165,6 +193,7 @@ twoflowdelivery_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_complete);
   tcase_add_test (tc, test_network_and_transcoder);
+  tcase_add_test (tc, test_late_retransmission);
   tcase_add_test (tc, test_receiver_drops);
   tcase_add_test (tc, test_unexplained_and_tail);
   tcase_add_test (tc, test_audio_and_unfinished);
