@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what is missing and builds twoflow into build/ (or $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."

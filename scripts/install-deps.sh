@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs the Debian 12 packages twoflow needs to build, test and run its
 # experiments. Idempotent: does nothing (quickly) when all are present.
 set -euo pipefail

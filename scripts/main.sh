@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The main job: installs what is missing, builds, and runs the twoflow
 # session on bundled media, ending with a report.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """twoflow main job: the staggered two-flow VoD system across an emulated WAN,
 ending with a report.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The real-media test corpus: short files (3 s, 320x240, 25 fps, a 440 Hz
 # tone) in the containers and codecs twoflow serves, made with Debian's
 # encoders only (nothing downloaded). Cached: a file that exists is kept

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Media for the tests at the default settings (issue 23: a clip shorter
 # than a segment, a 1080p flow at 5 Mbit/s), made with ffmpeg's lavfi
 # sources (testsrc2, sine: deterministic; nothing downloaded). Cached: a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The sample MPEG-2 stream of the tests, the benchmarks and the main job,
 # generated so the repository needs no media from elsewhere:
 #   scripts/make-media.sh [-f] OUT.m2v   (e.g. build/tests/media/greyramp.m2v)

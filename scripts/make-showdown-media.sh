@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The showdown benchmark's clips (experiments/showdown/), made with Debian's
 # encoders only (nothing downloaded). Cached: a file that exists is kept
 # (written atomically), so a second run does nothing.

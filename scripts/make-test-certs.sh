@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Makes a throw-away CA, a server certificate (for the given IP addresses and
 # names, default 127.0.0.1 localhost) and a client certificate (CN=proxy1)
 # with GnuTLS's certtool, for tests and lab runs: none are committed.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The generated MPEG-2 test stream of the main job and the benchmarks:
 # 352x288, 25 fps, 12-frame GOPs IBBPBBPBBPBB (mpeg2enc), N frames of
 # videotestsrc's ball. Written atomically; kept if it exists.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Opens the proxy's web page in headless Chromium (DevTools protocol over
 --remote-debugging-port, python3-websocket), optionally starts a video
 (?play=NAME), samples the page's window.twoflowReport() and saves a

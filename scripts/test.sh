@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite: installs what is missing, builds, runs every meson
 # test (the net suite needs root; it skips otherwise), then the unit tests
 # under AddressSanitizer/UBSan, then each libFuzzer target briefly.

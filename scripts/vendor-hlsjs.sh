@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs hls.js from npm (Chromium has no native HLS) into build-deps/npm
 # and copies it next to the web page in the build dir ($1, default build).
 # Never fails the build: without it the page falls back to native HLS.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — bench: many concurrent low-rate erapsink sessions in one
  * process. For N = 1, 100, 1,000, 10,000 sessions (one bind port), each
  * sending one 1000-byte buffer per second, reports the process's thread

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — bench: loopback goodput and CPU per GB of erapsink->erapsrc,
  * srtsink->srtsrc and tcpclientsink->tcpserversrc, with the same buffers
  * (filesrc of one file, same blocksize), measured one after the other in

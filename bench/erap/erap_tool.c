@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — bench helper for testbed experiments: runs one ERAP sender or
  * receiver and logs what the scheduler sees, with CLOCK_MONOTONIC times.
  *

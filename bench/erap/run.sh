@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # ERAP benchmarks, side by side in one run. Usage:
 #   bench/erap/run.sh [BUILD_DIR]
 # (a) loopback goodput and CPU per GB: erap vs srt vs tcp, unpaced (srt

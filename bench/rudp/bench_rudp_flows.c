@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — bench: CPU per packet of 50 paced flows at an aggregate
  * 10,000 packets/s (250-byte packets, 50 KB/s each), measured side by side:
  *   rudp     50 x (fakesrc ! rudpsink rate=400000): one shared pacing thread

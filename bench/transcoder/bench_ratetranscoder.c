@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * bench-ratetranscoder: speed of ratetranscoder on one core against
  * decoding alone, and PSNR of its output against the source per target.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """H.264 benchmark of ratetranscoder (issue #17), ratios in one run.
 
 On the same generated input (1280x720 25 fps, x264enc with a B-pyramid of

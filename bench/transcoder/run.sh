@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Speed of ratetranscoder on one core against decoding alone, and PSNR of
 # its output per target. Usage: bench/transcoder/run.sh [BUILD_DIR] [args]
 #   args: -n FRAMES (default 250), -r RUNS (3), --psnr, or a FILE.m2v

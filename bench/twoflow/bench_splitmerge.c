@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — benchmark: split+merge frames per second.
  *
  * Loads the parsed frames of an MPEG-2 stream, then pushes them cyclically

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Split+merge throughput on one core, side by side with a baseline pipeline.
 #   bench/twoflow/run.sh [BUILD_DIR] [FRAMES]
 set -euo pipefail

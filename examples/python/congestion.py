@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """GstNetworkCongestion from Python, through GObject introspection.
 
 Builds  videotestsrc ! queue ! fakesink name=transport,  and does from

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Issue 28: frames a default twoflow-proxy fetch delivers across the
 emulated WAN (10 Mbit/s, 40 ms RTT, 80-packet drop-tail queue) with random
 loss, and across a capacity step, with the server's rate control.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — the network plumbing the elements share (not installed): name
  * resolution, opening and binding UDP sockets, and the cancellable of an
  * element's blocking waits, kept as udpsrc keeps it. Blocking I/O lives

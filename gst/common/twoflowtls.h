@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — TLS over a TCP connection (GLib's GTlsConnection, i.e.
  * glib-networking/GnuTLS): the client side as ctcpsink uses it, the server
  * side as a receiver (the tests, later the proxy) uses it, certificate

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP manager: one UDP socket per local address and port, and
  * one thread receiving the ACKs of every session on it. */
 #ifndef __GST_ERAP_MANAGER_H__

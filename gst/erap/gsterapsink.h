@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — erapsink: sends buffers reliably over ERAP (UDP). */
 #ifndef __GST_ERAP_SINK_H__
 #define __GST_ERAP_SINK_H__

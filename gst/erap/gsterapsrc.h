@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — erapsrc: receives an ERAP stream sent by erapsink. */
 #ifndef __GST_ERAP_SRC_H__
 #define __GST_ERAP_SRC_H__

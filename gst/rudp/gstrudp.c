@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: the rudp plugin (rudpsink, rudpsrc), as gst/udp/gstudp.c */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — the process-wide pacer of all rudpsinks: one thread, one timer */
 #ifndef __GST_RUDP_PACER_H__
 #define __GST_RUDP_PACER_H__

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rudpsink: paced RTP/UDP sender */
 #ifndef __GST_RUDP_SINK_H__
 #define __GST_RUDP_SINK_H__

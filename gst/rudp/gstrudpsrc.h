@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rudpsrc: RTP/UDP receiver with receiver-driven rate levels */
 #ifndef __GST_RUDP_SRC_H__
 #define __GST_RUDP_SRC_H__

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — SRTP/SRTCP for rudpsink and rudpsrc, on libsrtp2's C API */
 #ifndef __GST_RUDP_SRTP_H__
 #define __GST_RUDP_SRTP_H__

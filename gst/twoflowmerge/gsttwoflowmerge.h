@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * twoflowmerge: essential and enhanced twoflow records in, one elementary
  * stream in decode order (and its audio track) out. The I/O shell of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: the twoflowsplit plugin */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * twoflowtracesrc: twoflow records whose picture types and sizes come from a
  * frame trace, so experiments can replay the papers' videos.

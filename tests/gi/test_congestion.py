@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Runs examples/python/congestion.py against the build tree's
 GstTwoflow-1.0 typelib and checks what it printed: the upstream event and
 the bus message, both parsed by the library's helpers, carry the values

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit test of the link emulator core (tools/linkemu/link.c) on a virtual
  * clock: exact serialization times, queue limits, outage schedule, delay
  * classes, jitter, ingress jitter, RED's early-drop law, RED's ECN marking

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One GKeyFile config for every option of a program: keys are named like
  * the long flags (http-port=8080), in the group [twoflow-proxy] or
  * [twoflow-server] (or any group: all are read); flags on the command line

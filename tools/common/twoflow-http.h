@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The HTTP side of the twoflow programs (libsoup 3): /healthz, /metrics
  * (Prometheus text), /status (JSON), /videos (JSON), the web page at / and
  * HLS playlists and segments at /hls/<video>/... Every answer is built by

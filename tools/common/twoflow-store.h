@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* On-disk stores of the proxy: the prefix store's size limit with LRU
  * eviction (a file's mtime is its last use), removing a cached tree. */
 #ifndef TWOFLOW_STORE_H

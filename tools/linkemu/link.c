@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow link emulator: one direction of an emulated bottleneck link.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow-linkemu: a userspace WAN link emulator.
  *
  * Bridges two network interfaces (normally veths in a router namespace) with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow-proxy's HTTP side (included by twoflow-proxy.c, whose sessions,
  * receive bin and muxing it reuses): HLS of the merged video and audio
  * (hlssink2, MPEG-TS segments) kept under --hls-dir, live while the merge

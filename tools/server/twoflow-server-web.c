@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow-server's HTTP side (included by twoflow-server.c): /metrics
  * (Prometheus text: sessions, and per session the flows' bytes, rates,
  * retransmissions, late segments, the transcoder's rates), /status (JSON),

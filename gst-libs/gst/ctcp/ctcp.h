@@ -1,11 +1,11 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — cTCP sans-IO core
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
- * modify it under the terms of the GNU Library General Public
+ * modify it under the terms of the GNU Lesser General Public
  * License as published by the Free Software Foundation; either
- * version 2 of the License, or (at your option) any later version.
+ * version 2.1 of the License, or (at your option) any later version.
  *
  * Controlled TCP ("Providing Controlled Quality Assurance for Streaming
  * Stored-Videos across the Internet Using VPNs") done from user space:

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP: reliable, rate-based, TCP-friendly transport over UDP.
  * Sans-IO core: packet codec, sender, receiver, congestion control laws. */
 #ifndef __GST_ERAP_H__

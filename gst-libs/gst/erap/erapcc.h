@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP
  * Pluggable congestion control, in the style of Linux tcp_congestion_ops.
  *

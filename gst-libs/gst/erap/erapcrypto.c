@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP security (see erapcrypto.h). All cryptography is GnuTLS's:
  * PBKDF2, HKDF and AES-256-GCM; this file only frames packets, builds
  * nonces and keeps the replay windows. */

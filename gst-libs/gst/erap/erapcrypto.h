@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP security: per-session keys, AEAD sealing of data packets
  * and ACK datagrams, replay windows (sans-IO: no sockets, no clock).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP: Libra, RTT-fair congestion control.
  *
  * Why the laws below give every flow the same rate whatever its RTT

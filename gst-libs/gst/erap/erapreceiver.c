@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP receiver state machine.
  *
  * The ACK carries RAP's "last hole" (ns-2 rap/rap.cc facts, own code):

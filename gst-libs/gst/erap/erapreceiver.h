@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP receiver state machine (sans-IO).
  *
  * Fed data datagrams, returns the ACK to send for each (one per data

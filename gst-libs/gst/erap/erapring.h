@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP: a growable ring of fixed-size elements indexed by a
  * 64-bit number (seqno, appSeq). Private to the library. */
 #ifndef __GST_ERAP_RING_H__

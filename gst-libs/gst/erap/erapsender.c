@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP sender state machine.
  *
  * RAP's sender (ns-2 rap/rap.cc facts, own code): a transmission history

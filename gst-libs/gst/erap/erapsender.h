@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP sender state machine (sans-IO).
  *
  * Fed application messages, ACKs and the current time; returns the packets

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Picture types of coded MPEG-1/2 and H.264 pictures (sans-IO), on
  * GStreamer's codecparsers: gst_mpeg_video_packet_parse_picture_header()

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Rate control of ratetranscoder: a sans-IO core (no clocks, threads or
  * codec of its own). It is told about every input frame, every congestion

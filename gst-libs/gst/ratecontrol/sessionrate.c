@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — the session rate controller (sans-IO). See sessionrate.h and
  * docs/transcoder.md ("The session rate controller"). */
 #ifdef HAVE_CONFIG_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The session rate controller: one per server session (both flows), a
  * sans-IO core (no clock, socket or thread of its own). It estimates what

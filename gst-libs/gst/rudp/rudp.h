@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP: rate-controlled RTP/UDP with receiver-driven rate levels.
  * Sans-IO core: leaky bucket, shared-timer scheduler, rate levels and the
  * receiver algorithm, the sender side of the levels, RTCP feedback codec. */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP leaky-bucket regulator (sans-IO).
  *
  * A token bucket whose tokens arrive at @rate bytes per second and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP feedback codec (sans-IO).
  *
  * The receiver's request is an RTCP compound packet (RFC 3550, sent on the

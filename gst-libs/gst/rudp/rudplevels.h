@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP rate levels and the receiver algorithm (sans-IO).
  *
  * Sender and receiver agree on a table of rate levels (0 = lowest). The

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP shared-timer scheduler (sans-IO).
  *
  * Many flows, one timer: every flow owns a leaky bucket and a queue of

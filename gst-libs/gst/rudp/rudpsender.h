@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP sender side of the rate levels (sans-IO).
  *
  * Follows the receiver's requests (RTCP RR + TMMBR + APP "RUDP", see

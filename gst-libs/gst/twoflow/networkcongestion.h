@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The GstNetworkCongestion event: how transports tell the application and
  * the rate transcoder about congestion. See docs/congestion-event.md.

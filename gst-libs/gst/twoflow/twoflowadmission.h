@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Application-aware admission control of the proxy (sans-IO): a new
  * session is admitted only when the WAN can carry it — by the configured

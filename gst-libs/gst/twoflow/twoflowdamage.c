@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * A frame is decodable when it arrived and no reference frame it may predict
  * from (frame numbers depends_from … frame_no-1) is missing or undecodable.

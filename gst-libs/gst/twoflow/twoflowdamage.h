@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Decodability and the two-flow paper's damage metrics of a frame sequence
  * seen in decode order. Sans-IO: twoflowmerge feeds it, tests drive it.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * What a session delivered of what the source has, and why the rest is
  * missing (sans-IO: fed the counts the session's elements and the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Writer and parser of the twoflow frame format (docs/frame-format.md).
  * All multi-byte fields are big-endian.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The twoflow frame format: a versioned, self-delimiting record carrying one
  * coded picture (or the stream's caps, or its end) with what twoflowmerge

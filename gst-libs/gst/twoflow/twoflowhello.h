@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — NAT traversal of the UDP flows: the receiver's hello (sans-IO).
  *
  * A receiver behind NAT cannot be sent to first: it sends a small *hello*

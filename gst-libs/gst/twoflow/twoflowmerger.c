@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The two-flow merge. Output starts at the first essential frame. Frames
  * go out in frame_no order: essential frames are reliable, so the merge

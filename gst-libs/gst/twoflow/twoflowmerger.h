@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The two-flow merge (sans-IO): fed the records of the essential flow (and
  * its pre-stored prefix) and of the enhanced flow with the current time,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The profile of a video as the server's scan sees it (sans-IO): frames and
  * bytes per flow, duration, mean and peak rates (peaks over windows of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * The bookkeeping that numbers a sequence of coded pictures in decode order
  * and fills the twoflow header fields that depend on the frames before:

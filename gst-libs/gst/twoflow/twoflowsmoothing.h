@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Enhanced-flow smoothing (sans-IO): from the video scan (every frame's
  * decode time and size), the rate schedule that paces the enhanced flow

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — gst/common/twoflownet: name resolution (literals, names, the
  * family rule), UDP sockets, the cancellable kept as udpsrc keeps it. */
 #ifdef HAVE_CONFIG_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — gst/common/twoflowservice: one refcounted service per name,
  * its one thread, the GstClockID loop on a GstTestClock (exact dispatch
  * times, kick, sleep while idle), the GMainContext flavour, and a create

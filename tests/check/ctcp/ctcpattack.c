@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — the listening essential receiver (ctcpsrc, as the proxy runs
  * it) against a stranger, and its TLS failures (docs/security.md, issue
  * 24):

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — what the ctcpsink element tests (elements/ctcpsink.c,
  * elements/ctcptls.c) share: a ctcpsink in a GstHarness, a seeded byte
  * pattern pushed in timed buffers, its stats and their fields. Header only (static inline). */

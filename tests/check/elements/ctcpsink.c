@@ -1,11 +1,11 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ctcpsink element tests: loopback to a stock tcpserversrc
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
- * modify it under the terms of the GNU Library General Public
+ * modify it under the terms of the GNU Lesser General Public
  * License as published by the Free Software Foundation; either
- * version 2 of the License, or (at your option) any later version.
+ * version 2.1 of the License, or (at your option) any later version.
  *
  * The congestion-event test needs real losses: as root, the test process
  * moves into a network namespace of its own (unshare) whose loopback gets

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ctcpsink over TLS: a TLS receiver (GTlsServerConnection through
  * gst/common/twoflowtls, a self-signed certificate made with certtool at
  * test time) gets the stream byte-exact with every segment on time; the

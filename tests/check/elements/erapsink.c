@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — erapsink tests: loopback pairs, the shared ACK thread, loss
  * reactions, backpressure, linger, robustness against stray ACKs. */
 #ifdef HAVE_CONFIG_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — erapsrc tests: a hand-made sender (the codec of the core
  * library on a plain socket) checks ACKs, reordering, duplicates, the
  * in-band end of stream and robustness; plus a 200 MB file transfer. */

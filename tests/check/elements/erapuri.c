@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — erap:// URIs: the GstURIHandler of erapsink (GST_URI_SINK)
  * and erapsrc (GST_URI_SRC), their uri property, query parameters as
  * properties, and the errors of bad URIs. The transfers over URIs are in

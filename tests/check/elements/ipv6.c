@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — every network element over IPv6 loopback (::1): erapsink →
  * erapsrc (properties and erap:// URIs), rudpsink → rudpsrc with the
  * receiver's rate-level feedback flowing back, ctcpsink → a stock

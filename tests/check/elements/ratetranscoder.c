@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Tests of ratetranscoder on a generated 720x576 25 fps MPEG-2 stream.
  */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rudpsink tests: CBR accuracy on loopback, 50 flows on one
  * pacing thread, backpressure, rate changes, test-clock pacing, and the
  * receiver feedback loop with rudpsrc. */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rudpsrc tests: loss counting from sequence numbers, the RTCP
  * feedback it sends and the RTT from the sender's answers, RTCP not
  * pushed downstream, and the stock chain rudpsrc ! rtpjitterbuffer !

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rUDP over SRTP/SRTCP: an encrypted flow delivers its packets and
  * the rate still follows the receiver's feedback; what leaves the sink is
  * SRTP (payload encrypted, 10-byte tag); forged feedback (plaintext TMMBR and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — helpers of the rudp element tests: a UDP receiver thread that
  * logs arrivals, RTP packet making, and a lossy relay. */
 #ifndef __RUDP_TEST_UTIL_H__

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: tests of the twoflowtracesrc element */
 #include <string.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — attack suite for keyed ERAP (docs/security.md), on loopback.
  *
  * A running erapsink -> erapsrc transfer with a passphrase; a raw socket

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — ERAP in plaintext (lab mode, every gst-launch-1.0 pipeline
  * without a key) against a third address, and erapsink never reporting
  * success for lost data (docs/security.md, issue 24). No raw sockets: the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — a virtual-clock link between an ERAP sender and receiver, for
  * the core tests: fixed one-way delays, optional jitter (reordering), loss
  * decided by a callback, optionally a bottleneck on the data path (a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Unit tests of the picture-type parser (gst-libs/gst/picturetype):
  * MPEG-2 pictures written bit by bit here, H.264 access units from x264enc

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Unit tests of the sans-IO rate control of ratetranscoder, driven by a
  * synthetic stream and a synthetic encoder.

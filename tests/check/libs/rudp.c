@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — unit tests of the rUDP sans-IO core on a virtual clock. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

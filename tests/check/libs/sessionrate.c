@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Unit tests of the session rate controller (sans-IO), on a virtual clock:
  * the equation, the loss event rate, and a packet-level simulation of a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the proxy's admission control and the server's
  * video profile (gst-libs/gst/twoflow), on a virtual clock. */
 #include <gst/check/gstcheck.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the delivery accounting (gst-libs/gst/twoflow/
  * twoflowdelivery.h): complete, lost to the network, dropped by the
  * transcoder, dropped by the receiver's kernel, missing without a cause,

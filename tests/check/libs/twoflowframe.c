@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the frame format, the damage accounting and the
  * GstNetworkCongestion helpers (gst-libs/gst/twoflow). */
 #include <string.h>

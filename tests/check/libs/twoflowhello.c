@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the NAT hello core (gst-libs/gst/twoflow/
  * twoflowhello.h) on a virtual clock: when the receiver says hello, and
  * which hellos the sender learns its destination from. */

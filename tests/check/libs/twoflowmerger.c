@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — GstTwoflowMerger, the sans-IO merge, on a virtual clock. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the enhanced-flow smoothing core
  * (gst-libs/gst/twoflow/twoflowsmoothing): hand-checked schedules, and the
  * Star Wars IV trace of data/ (an hour, 89,998 frames) whose schedule is

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — rudpsrc in plaintext (lab mode) against forged RTP from a
  * third address (docs/security.md, issue 24). Before, every RTP packet
  * counted, whoever sent it: forged sequence numbers far ahead read as

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Every frame at the defaults (issue 23; suite 'system').
 
 twoflow-server and twoflow-proxy on loopback with no tuning flag (the

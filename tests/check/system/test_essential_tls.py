@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The essential cTCP/TCP flow over TLS when the control channel is TLS, and
 the bounded connect (suite 'system', ~35 s, loopback; docs/security.md,
 "cTCP over TLS"). Checked:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The system experiments' own arithmetic, without a testbed (~1 s): the
 paper's per-session damage averages (tables.aggregate), the report's
 reading of rows written before them (report_tables.normalise), the

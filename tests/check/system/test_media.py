@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Real media end to end on loopback (suite 'system').
 
 The corpus of scripts/make-corpus.sh (MP4/MKV/TS/PS, H.264 or MPEG-2 with

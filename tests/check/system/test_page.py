@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The proxy's web page in headless Chromium (suite 'web'): a loopback
 server and proxy, the page opened with ?play=h264-aac.mp4 (hls.js, HLS from
 the proxy); checks that the video's currentTime advances, that a frame is

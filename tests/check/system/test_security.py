@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Attacks on the control channel of twoflow-server, on loopback (suite
 'system', ~40 s; docs/security.md). Throw-away certificates are made with
 scripts/make-test-certs.sh (certtool). Checked:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Loopback end-to-end test of twoflow-server + twoflow-proxy (suite 'system').
 
 On 127.0.0.1 with random free ports: fetch the shared sample, a generated

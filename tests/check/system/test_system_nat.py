@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """A proxy behind NAT (suite 'system-net', root; exit 77 otherwise).
 
 Three namespaces: the server (10.201.0.1), a router that masquerades

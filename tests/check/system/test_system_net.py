@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The system across a lossy emulated WAN (suite 'system-net', root; exit 77
 otherwise): measured-mode admission control and congestion forwarding.
 

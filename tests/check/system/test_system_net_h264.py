@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """An H.264 + AAC session across a lossy emulated WAN (suite 'system-net',
 root; exit 77 otherwise).
 

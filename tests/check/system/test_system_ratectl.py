@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Random loss is not congestion (issue 28; suite 'system-net', root; exit 77
 otherwise; ~30 s).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """systemd-analyze verify of tools/systemd/*.service (suite 'web'). The
 units name the installed programs (/usr/local/bin); verify checks that
 ExecStart is executable, so the copies verified here point at the build's

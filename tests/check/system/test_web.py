@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.0-or-later
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Operations of twoflow-server and twoflow-proxy (suite 'web'):
 
 - both read a GKeyFile --config whose keys are the long options, the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
  * Tests of ratetranscoder on generated H.264 (issue #17): 1280x720 25 fps,
  * x264enc with a B-pyramid (3 B frames), GOPs of 25 frames, 4 s.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: helpers shared by the ratetranscoder tests (MPEG-2 and H.264). */
 #include <string.h>
 #include <gst/app/gstappsink.h>

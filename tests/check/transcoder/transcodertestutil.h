@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: helpers shared by the ratetranscoder tests (MPEG-2 and H.264). */
 #ifndef __TRANSCODER_TEST_UTIL_H__
 #define __TRANSCODER_TEST_UTIL_H__

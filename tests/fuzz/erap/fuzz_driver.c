@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — runs a libFuzzer target over files (a corpus, regressions)
  * without libFuzzer, so they run in the normal test suite. Arguments are
  * files or directories. */

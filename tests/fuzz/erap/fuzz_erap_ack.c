@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — fuzz target: ERAP ACK parser and sender.
  * A sender sends a few packets; the input is then a sequence of datagrams
  * (16-bit length prefix, then a 16-bit time step in microseconds) fed to it

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — fuzz target: ERAP data packet parser and receiver.
  * The input is a sequence of datagrams, each prefixed by a 16-bit length;
  * they are fed to one receiver, which must never crash, never deliver more

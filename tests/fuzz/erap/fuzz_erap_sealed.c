@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — fuzz target: the openers of sealed ERAP packets.
  * The input is a sequence of datagrams (16-bit length prefix, then one
  * byte: bit 0 data or ACK, bit 1 "start from a genuine packet and flip

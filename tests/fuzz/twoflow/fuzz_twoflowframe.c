@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.0-or-later */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — fuzz target: the twoflow frame parser, fed the input as a byte
  * stream cut at the places the first byte chooses. It must never crash,
  * never return a record larger than what it was given, and once it reports

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.0-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // twoflow proxy page: the videos (GET /videos), an HLS player (hls.js where
 // the browser has no native HLS) and the sessions' status (GET /status,
 // once a second) with a plot of the rates per flow.
