@@ -655,7 +655,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
   gst_element_class_set_static_metadata (element_class,
       "Controlled TCP sink", "Sink/Network",
       "Sends over TCP capped to each segment's target rate, emitting TCP "
-      "congestion events", "twoflow developers");
+      "congestion events", "twoflow developers <dev@twoflow.invalid>");
 
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_sink_start);
   basesink_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_sink_stop);

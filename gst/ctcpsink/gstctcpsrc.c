@@ -280,7 +280,7 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
       "Controlled TCP source", "Source/Network",
       "Receives a cTCP stream (listening or connecting), as a TLS client "
       "that checks the sender's certificate and proves a token",
-      "twoflow developers");
+      "twoflow developers <dev@twoflow.invalid>");
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_src_stop);

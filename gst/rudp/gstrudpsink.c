@@ -452,7 +452,7 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
       "Sink/Network",
       "Sends RTP over UDP as a paced near-CBR flow whose rate the receiver "
-      "may choose", "twoflow");
+      "may choose", "twoflow developers <dev@twoflow.invalid>");
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_RATE_CONTROL, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_CIPHER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_AUTH, 0);

@@ -588,7 +588,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
       "Receives RTP over UDP and asks the sender for a rate level by RTCP "
-      "feedback", "twoflow");
+      "feedback", "twoflow developers <dev@twoflow.invalid>");
 
   element_class->send_event = GST_DEBUG_FUNCPTR (gst_rudp_src_send_event);
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);

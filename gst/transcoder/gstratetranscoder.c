@@ -382,7 +382,7 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       "MPEG and H.264 rate transcoder", "Codec/Converter/Video",
       "Re-encodes MPEG-1/2 and H.264 video (or drops disposable H.264 "
       "pictures) at a bitrate that follows congestion events",
-      "twoflow authors");
+      "twoflow developers <dev@twoflow.invalid>");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_change_state);
 

@@ -278,7 +278,7 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
   gst_element_class_set_static_metadata (element_class,
       "Two-flow video merger", "Codec/Muxer/Video",
       "Merges the essential and enhanced flows back into one decodable stream",
-      "twoflow developers");
+      "twoflow developers <dev@twoflow.invalid>");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_change_state);

@@ -186,7 +186,7 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
   gst_element_class_set_static_metadata (element_class,
       "Two-flow video splitter", "Codec/Demuxer/Video",
       "Splits parsed MPEG video into an essential (I) and an enhanced (P/B) flow",
-      "twoflow developers");
+      "twoflow developers <dev@twoflow.invalid>");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_split_change_state);

@@ -200,7 +200,7 @@ gst_twoflow_trace_src_class_init (GstTwoflowTraceSrcClass * klass)
   gst_element_class_set_static_metadata (element_class,
       "Two-flow trace source", "Source/Video",
       "Replays a video frame trace as twoflow records",
-      "twoflow developers");
+      "twoflow developers <dev@twoflow.invalid>");
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_twoflow_trace_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_twoflow_trace_src_stop);
