@@ -135,3 +135,28 @@ twoflow_config_print_version (const gchar * program)
   g_print ("%s %s (%s)\n", program, PACKAGE_VERSION, gst);
   g_free (gst);
 }
+
+gboolean
+twoflow_config_check_elements (const gchar * program,
+    const gchar * const *factories)
+{
+  GString *missing = g_string_new (NULL);
+  gboolean ok;
+
+  for (; *factories; factories++) {
+    GstElementFactory *f = gst_element_factory_find (*factories);
+
+    if (f)
+      gst_object_unref (f);
+    else
+      g_string_append_printf (missing, "%s%s", missing->len ? ", " : "",
+          *factories);
+  }
+  ok = missing->len == 0;
+  if (!ok)
+    g_printerr ("%s: missing GStreamer elements: %s (are the twoflow plugins "
+        "on GST_PLUGIN_PATH, and the Debian packages of scripts/"
+        "install-deps.sh installed?)\n", program, missing->str);
+  g_string_free (missing, TRUE);
+  return ok;
+}

@@ -23,5 +23,11 @@ gboolean twoflow_config_load (const GOptionEntry * entries,
 /* --version: "PROGRAM VERSION (GStreamer x.y.z)" on stdout */
 void twoflow_config_print_version (const gchar * program);
 
+/* Whether every element factory in the NULL-terminated @factories is
+ * installed; else says which are missing on stderr (the program then
+ * exits instead of failing in its first session). */
+gboolean twoflow_config_check_elements (const gchar * program,
+    const gchar * const *factories);
+
 G_END_DECLS
 #endif

@@ -2254,6 +2254,15 @@ main (int argc, char **argv)
     twoflow_config_print_version ("twoflow-proxy");
     return 0;
   }
+  {
+    static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
+      "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
+      "mpegvideoparse", "h264parse", "mpegtsmux", "mp4mux", "matroskamux",
+      "hlssink2", "rtpmp2tpay", "filesink", NULL
+    };
+    if (!twoflow_config_check_elements ("twoflow-proxy", needed))
+      return 1;
+  }
   if (!opt_server)
     opt_server = g_strdup ("127.0.0.1:5500");
   if (!opt_prefix_dir)

@@ -3383,6 +3383,14 @@ main (int argc, char **argv)
     g_printerr ("--dir DIR (a directory of videos) is required\n");
     return 2;
   }
+  {
+    static const gchar *const needed[] = { "twoflowsplit", "ratetranscoder",
+      "twoflowtracesrc", "ctcpsink", "erapsink", "rudpsink", "rtpgstpay",
+      "parsebin", "filesrc", "queue", "fakesink", NULL
+    };
+    if (!twoflow_config_check_elements ("twoflow-server", needed))
+      return 1;
+  }
   GST_DEBUG_CATEGORY_INIT (server_debug, "twoflow-server", 0,
       "twoflow central server");
   if (opt_tls_cert) {
