@@ -133,6 +133,7 @@ typedef struct
   GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
   JsonObject *server_final;     /* the server's "done" event: final stats */
   guint final_timer;            /* fetch: output done, waiting for it */
+  guint closed_timer;           /* fetch: the server went away */
   /* what the output lacks (proxy_session_report's "delivery") */
   gint64 lost_frames, unexplained_frames, audio_missing;
 } ProxySession;
@@ -182,6 +183,8 @@ proxy_session_free (ProxySession * ps)
     g_source_remove (ps->ready_timer);
   if (ps->final_timer)
     g_source_remove (ps->final_timer);
+  if (ps->closed_timer)
+    g_source_remove (ps->closed_timer);
   if (ps->cancel)
     g_cancellable_cancel (ps->cancel);
   g_clear_object (&ps->cancel);
@@ -729,6 +732,22 @@ update_measurement (ProxySession * ps, JsonObject * ev)
 }
 
 static void read_event (ProxySession * ps);
+static void end_session_output (ProxySession * ps);
+
+/* A fetch whose control connection closed before the server's "done":
+ * the server ended the session (it tears a session down with its
+ * client), nothing more comes; what arrived is written and judged. */
+static gboolean
+control_closed_cb (gpointer data)
+{
+  ProxySession *ps = data;
+
+  ps->closed_timer = 0;
+  g_print ("proxy session %u: the server is gone: ending the output\n",
+      ps->id);
+  end_session_output (ps);
+  return G_SOURCE_REMOVE;
+}
 
 static void
 event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
@@ -740,8 +759,13 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   JsonObject *ev;
 
   if (line == NULL) {
-    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
       g_print ("proxy session %u: control connection closed\n", ps->id);
+      /* the datagrams and bytes already on their way get 2 s */
+      if (g_strcmp0 (ps->kind, "fetch") == 0 && !ps->server_done
+          && !ps->closed_timer)
+        ps->closed_timer = g_timeout_add_seconds (2, control_closed_cb, ps);
+    }
     g_clear_error (&err);
     return;
   }

@@ -1811,6 +1811,14 @@ build_essential (Session * s, GError ** error)
     if (sink)
       g_object_set (sink, "connect-timeout",
           (guint64) (opt_connect_timeout * GST_SECOND), NULL);
+    /* the file is read far ahead of the flow: at EOS the sink's queue may
+     * hold seconds of a congested path's data, which is still on time
+     * until its playout; the sink keeps sending until the video has
+     * played out (its duration after the lead, and 10 s), not for its
+     * default 10 s, after which unacknowledged data is an error */
+    if (sink && s->info->duration > 0)
+      g_object_set (sink, "linger", (guint64) (s->info->duration
+              + (s->lead + 10) * GST_SECOND), NULL);
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
