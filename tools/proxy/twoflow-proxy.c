@@ -1234,23 +1234,10 @@ static gboolean
 factory_takes (const gchar * factory, const GstCaps * caps)
 {
   GstElementFactory *f = gst_element_factory_find (factory);
-  const GList *l;
-  gboolean takes = FALSE;
+  gboolean takes = f && gst_element_factory_can_sink_any_caps (f, caps);
 
-  if (f == NULL)
-    return FALSE;
-  for (l = gst_element_factory_get_static_pad_templates (f); l && !takes;
-      l = l->next) {
-    GstStaticPadTemplate *t = l->data;
-    GstCaps *tc;
-
-    if (t->direction != GST_PAD_SINK)
-      continue;
-    tc = gst_static_pad_template_get_caps (t);
-    takes = gst_caps_can_intersect (tc, caps);
-    gst_caps_unref (tc);
-  }
-  gst_object_unref (f);
+  if (f)
+    gst_object_unref (f);
   return takes;
 }
 
