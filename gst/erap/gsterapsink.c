@@ -1598,9 +1598,6 @@ connect_timeout_cb (GstClock * clock, GstClockTime t, GstClockID id,
   lost = sink->answered;
   sink->failed = TRUE;
   reschedule_locked (sink);     /* no timer any more */
-  g_cond_broadcast (&sink->queue_cond);
-  if (sink->linger_id)
-    gst_clock_id_unschedule (sink->linger_id);
   peer = sink->peer ? g_object_ref (sink->peer) : NULL;
   timeout = sink->connect_timeout;
   g_mutex_unlock (&sink->lock);
@@ -1621,6 +1618,14 @@ connect_timeout_cb (GstClock * clock, GstClockTime t, GstClockID id,
             "a wrong passphrase or key at the receiver" :
             "a receiver with a passphrase or key"));
   g_free (dest);
+  /* only now wake rendering and the linger: their GST_FLOW_ERROR would
+   * otherwise make upstream post "Internal data stream error" first */
+  g_mutex_lock (&sink->lock);
+  sink->failure_posted = TRUE;
+  g_cond_broadcast (&sink->queue_cond);
+  if (sink->linger_id)
+    gst_clock_id_unschedule (sink->linger_id);
+  g_mutex_unlock (&sink->lock);
   return TRUE;
 }
 
@@ -1917,7 +1922,7 @@ have_socket:
   sink->sender = gst_erap_sender_new (&cfg);
   sink->encrypted = keyed > 0;
   sink->crypto_exhausted = FALSE;
-  sink->answered = sink->failed = FALSE;
+  sink->answered = sink->failed = sink->failure_posted = FALSE;
   sink->acks_seen = 0;
   sink->last_ack_time = 0;
   sink->acks_foreign = 0;
@@ -2114,8 +2119,9 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
   g_mutex_lock (&sink->lock);
   ensure_clock_locked (sink);
   /* backpressure: wait for ACKs to make room */
-  while (!sink->flushing && !sink->failed &&
-      gst_erap_sender_queued_bytes (sink->sender) >= sink->max_queue_bytes) {
+  while (!sink->flushing && !sink->failure_posted && (sink->failed ||
+          gst_erap_sender_queued_bytes (sink->sender) >=
+          sink->max_queue_bytes)) {
     sink->render_waiting = TRUE;
     g_cond_wait (&sink->queue_cond, &sink->lock);
     sink->render_waiting = FALSE;

@@ -75,7 +75,8 @@ struct _GstErapSink {
   gboolean answered;            /* an ACK came */
   guint64 acks_seen;            /* acks-received at the last look */
   GstClockTime last_ack_time;   /* when that count last grew */
-  gboolean failed;              /* none came in time: error posted */
+  gboolean failed;              /* none came in time: sending stops */
+  gboolean failure_posted;      /* ... and its error is on the bus */
   guint64 acks_foreign;         /* plaintext ACKs not from the peer */
   gboolean flushing;
   gboolean render_waiting;      /* render() waits on queue_cond */
