@@ -105,6 +105,8 @@
  * * `bytes-queued` (guint64): accepted from upstream, not yet written
  * * `segments` (guint64): segments done (fully acknowledged)
  * * `segments-late` (guint64): of those, done after their deadline
+ * * `ramp-segments` (guint64): segments sent at the start-up ramp's rate
+ *   (`startup-rate`; their deadline is the end of their playback)
  * * `min-deadline-slack` (gint64): smallest slack so far, ns (0 if none)
  * * `deadline-slack` (GstValueArray of gint64): slack of each done segment
  *   (deadline − time acknowledged), ns, oldest first (the last 1024)
@@ -197,6 +199,9 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_ADJUSTMENT_INTERVAL (8 * GST_SECOND)
 #define DEFAULT_TARGET_RATE         0
 #define DEFAULT_MAX_CATCH_UP        GST_CTCP_DEFAULT_MAX_CATCH_UP
+#define DEFAULT_LEAD                0
+#define DEFAULT_STARTUP_RATE        0
+#define DEFAULT_STARTUP_FACTOR      2.0
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
 #define DEFAULT_TLS                 FALSE
 #define DEFAULT_LISTEN              FALSE
@@ -254,6 +259,9 @@ enum
   PROP_ADJUSTMENT_INTERVAL,
   PROP_TARGET_RATE,
   PROP_MAX_CATCH_UP,
+  PROP_LEAD,
+  PROP_STARTUP_RATE,
+  PROP_STARTUP_FACTOR,
   PROP_CONGESTION_CONTROL,
   PROP_EVENTS,
   PROP_TLS,
@@ -457,6 +465,52 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
       g_param_spec_double ("max-catch-up", "Maximum catch-up",
           "Largest rate of a late segment, as a multiple of S/(T(1-p)) "
           "(1 = no catch-up)", 1.0, 16.0, DEFAULT_MAX_CATCH_UP,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:lead:
+   *
+   * How long after the first segment is ready (complete) it starts
+   * playing at the receiver, ns; each later segment k is due `lead + k·T`
+   * after that. 0: one segment duration (the paper's stagger: the flow a
+   * whole segment ahead from the start).
+   */
+  g_object_class_install_property (gobject_class, PROP_LEAD,
+      g_param_spec_uint64 ("lead", "Lead",
+          "Time from the first segment being ready to its playback in "
+          "nanoseconds (0 = one segment duration)", 0, G_MAXUINT64,
+          DEFAULT_LEAD, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:startup-rate:
+   *
+   * The start-up ramp, bit/s (0: none). With a `lead` shorter than a
+   * segment the flow cannot be a segment ahead at first: a segment that
+   * has less than its duration left before it plays is sent at the larger
+   * of this and `startup-factor` × S/(T(1−p̂)) (and judged against the end
+   * of its playback) until the flow is a segment ahead; then every
+   * segment goes at S/(T(1−p̂)) again. twoflow-server computes it with
+   * the lead from the video (docs/system.md, "Start-up").
+   */
+  g_object_class_install_property (gobject_class, PROP_STARTUP_RATE,
+      g_param_spec_uint64 ("startup-rate", "Start-up rate",
+          "Rate of the start-up ramp in bit/s until the flow is a segment "
+          "ahead (0 = no ramp)", 0, G_MAXUINT64, DEFAULT_STARTUP_RATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCtcpSink:startup-factor:
+   *
+   * During the start-up ramp a segment goes at least this many times its
+   * nominal rate S/(T(1−p̂)).
+   */
+  g_object_class_install_property (gobject_class, PROP_STARTUP_FACTOR,
+      g_param_spec_double ("startup-factor", "Start-up factor",
+          "Least rate of a ramp segment as a multiple of S/(T(1-p))",
+          1.0, 64.0, DEFAULT_STARTUP_FACTOR,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -684,6 +738,9 @@ gst_ctcp_sink_init (GstCtcpSink * self)
   self->adjustment_interval = DEFAULT_ADJUSTMENT_INTERVAL;
   self->target_rate = DEFAULT_TARGET_RATE;
   self->max_catch_up = DEFAULT_MAX_CATCH_UP;
+  self->lead = DEFAULT_LEAD;
+  self->startup_rate = DEFAULT_STARTUP_RATE;
+  self->startup_factor = DEFAULT_STARTUP_FACTOR;
   self->cc = DEFAULT_CONGESTION_CONTROL;
   self->events = DEFAULT_EVENTS;
   self->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
@@ -697,7 +754,8 @@ gst_ctcp_sink_init (GstCtcpSink * self)
     /* stats exist before the first connection */
     GstCtcpSenderConfig cfg = { TRUE, DEFAULT_SEGMENT_DURATION,
       DEFAULT_LOSS_THRESHOLD, DEFAULT_ADJUSTMENT_INTERVAL,
-      DEFAULT_TARGET_RATE, DEFAULT_MAX_CATCH_UP
+      DEFAULT_TARGET_RATE, DEFAULT_MAX_CATCH_UP, DEFAULT_LEAD,
+      DEFAULT_STARTUP_RATE, DEFAULT_STARTUP_FACTOR
     };
     self->core = gst_ctcp_sender_new (&cfg);
   }
@@ -1215,6 +1273,9 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   cfg.adjustment_interval = self->adjustment_interval;
   cfg.fixed_rate = self->target_rate;
   cfg.max_catch_up = self->max_catch_up;
+  cfg.lead = self->lead;
+  cfg.startup_rate = self->startup_rate;
+  cfg.startup_factor = self->startup_factor;
   listen = self->listen;
   bind_port = self->bind_port;
   self->bound_port = 0;
@@ -1761,6 +1822,15 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_MAX_CATCH_UP:
       self->max_catch_up = g_value_get_double (value);
       break;
+    case PROP_LEAD:
+      self->lead = g_value_get_uint64 (value);
+      break;
+    case PROP_STARTUP_RATE:
+      self->startup_rate = g_value_get_uint64 (value);
+      break;
+    case PROP_STARTUP_FACTOR:
+      self->startup_factor = g_value_get_double (value);
+      break;
     case PROP_CONGESTION_CONTROL:
       self->cc = g_value_get_enum (value);
       break;
@@ -1843,6 +1913,15 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_MAX_CATCH_UP:
       g_value_set_double (value, self->max_catch_up);
+      break;
+    case PROP_LEAD:
+      g_value_set_uint64 (value, self->lead);
+      break;
+    case PROP_STARTUP_RATE:
+      g_value_set_uint64 (value, self->startup_rate);
+      break;
+    case PROP_STARTUP_FACTOR:
+      g_value_set_double (value, self->startup_factor);
       break;
     case PROP_CONGESTION_CONTROL:
       g_value_set_enum (value, self->cc);

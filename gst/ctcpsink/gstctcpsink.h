@@ -81,6 +81,9 @@ struct _GstCtcpSink {
   GstClockTime adjustment_interval;
   guint64 target_rate;
   gdouble max_catch_up;
+  guint64 lead;                 /* ns, 0: one segment */
+  guint64 startup_rate;         /* bit/s, 0: no ramp */
+  gdouble startup_factor;
   GstCtcpSinkCongestionControl cc;
   guint events;
   gboolean tls;                 /* the tls property */

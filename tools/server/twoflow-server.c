@@ -44,6 +44,7 @@
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowprofile.h>
 #include <gst/twoflow/twoflowsmoothing.h>
+#include <gst/twoflow/twoflowstartup.h>
 #include <gst/twoflow/networkcongestion.h>
 #include <gst/ratecontrol/sessionrate.h>
 #include "twoflow-control.h"
@@ -62,6 +63,9 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define ENHANCED_MTU 1400       /* rtpgstpay mtu */
 #define SMOOTHING_HEADROOM 1.01 /* rtpgstpay's caps every second, rounding */
 #define CTCP_P_HAT 0.05         /* cTCP's p̂ (its target S/(T(1-p̂))) */
+/* start-up ramp: each essential record leaves this long before it plays
+ * (the path's RTT and jitter; docs/system.md, "Start-up") */
+#define STARTUP_MARGIN 0.2
 /* the session rate controller's transports */
 #define RC_SRC_ESSENTIAL 0
 #define RC_SRC_ENHANCED 1
@@ -86,6 +90,7 @@ typedef struct
   /* the frames' decode times and sizes, for the smoothing schedules */
   GstTwoflowSmoothing *smoothing;
   GHashTable *schedules;        /* "pacing/W/L/skip" -> Schedule */
+  GHashTable *startups;         /* "T" -> GstTwoflowStartupPlan */
 } VideoInfo;
 
 /* The enhanced flow's schedule for one smoothing window (read by the
@@ -148,6 +153,8 @@ typedef struct
   guint64 rc_enh_expected, rc_enh_lost, rc_enh_delivered;
   guint64 rc_enh_rr_lost;
   guint64 sched_rate;           /* the pacing its schedule asks for */
+  guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
+  guint startup_segments;       /* segments the plan sends at that rate */
   gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
@@ -212,6 +219,12 @@ static gint opt_max_output = 1 << 20;
 static gchar *opt_enhanced_rate = NULL;
 static gdouble opt_smoothing_window = 0;  /* 0: min(T, 60 s) */
 static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
+/* start-up (docs/system.md, "Start-up"): "ramp" (default) or "segment"
+ * (the paper's stagger: playback one segment after the essential flow) */
+static gchar *opt_startup = NULL;
+static gdouble opt_startup_lead = 1.0;
+static gdouble opt_startup_factor = 2.0;
+static gint64 opt_startup_max_rate = 0;
 static gdouble opt_connect_timeout = 10;
 /* rate adaptation (docs/system.md, "Rate control"): the session rate
  * controller ("session", default) or the papers' per-event law in the
@@ -754,6 +767,8 @@ video_info_free (VideoInfo * v)
   gst_twoflow_smoothing_free (v->smoothing);
   if (v->schedules)
     g_hash_table_destroy (v->schedules);
+  if (v->startups)
+    g_hash_table_destroy (v->startups);
   g_free (v);
 }
 
@@ -1052,13 +1067,14 @@ smoothing_lead_for (gdouble w)
  * made once per video, window and lead. --enhanced-rate total: lead
  * @lead (the session's playback lead), and the essential flow's cTCP
  * targets from segment @skip on, one per window (compute_total(): the
- * enhanced flow starts with the essential one); the window is the time the
+ * enhanced flow starts with the essential one); @slead >= 0: that
+ * smoothing lead (the start-up ramp's); the window is the time the
  * essential flow takes for a segment: cTCP (@essential "ctcp") has every
  * segment of a stored video ready and sends them back to back, each at
  * S/(T(1−p̂)) for T(1−p̂); TCP is handed segment k at kT (window T). */
 static Schedule *
 video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
-    gint skip, const gchar * essential)
+    gint skip, const gchar * essential, gdouble slead)
 {
   gboolean total = pacing_total ();
   gdouble w = total ? segment_duration * (g_strcmp0 (essential, "ctcp") == 0
@@ -1066,7 +1082,7 @@ video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
       opt_smoothing_window > 0 ? opt_smoothing_window :
       MIN (segment_duration > 0 ? segment_duration :
       DEFAULT_SEGMENT_DURATION, 60.0);
-  gdouble l = total ? lead : smoothing_lead_for (w);
+  gdouble l = total ? lead : slead >= 0 ? slead : smoothing_lead_for (w);
   gchar *key = g_strdup_printf ("%s/%.6f/%.6f/%.6f/%d", total ? "total" :
       "window", w, l, segment_duration, total ? skip : 0);
   Schedule *sc;
@@ -1108,14 +1124,84 @@ video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
   return sc;
 }
 
-/* The schedule INFO reports (no session yet): playback one segment after
- * the essential flow starts, no prefix */
+/* The start-up ramp of a session without a prefix (docs/system.md,
+ * "Start-up"): the essential cTCP flow sent at a catch-up rate until it is
+ * a segment ahead, and playback after the shortest lead for which every
+ * essential record of the ramp is there STARTUP_MARGIN before it plays;
+ * made once per video and segment duration. NULL: no ramp (--startup
+ * segment, --enhanced-rate total, or a lead no shorter than a segment:
+ * the segment's stagger is as quick). */
+static const GstTwoflowStartupPlan *
+video_startup (VideoInfo * v, gdouble segment_duration)
+{
+  GstTwoflowStartupPlan *plan;
+  GstTwoflowStartupConfig cfg = { 0, };
+  GArray *rec;
+  gchar *key;
+  guint i, n;
+
+  if (!g_str_equal (opt_startup, "ramp") || pacing_total ()
+      || segment_duration <= 0)
+    return NULL;
+  if (!v->startups)
+    v->startups = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+        g_free);
+  key = g_strdup_printf ("%.6f", segment_duration);
+  if (g_hash_table_lookup_extended (v->startups, key, NULL,
+          (gpointer *) & plan)) {
+    g_free (key);
+    return plan;
+  }
+  rec = g_array_new (FALSE, FALSE, sizeof (GstTwoflowStartupRecord));
+  cfg.start = GST_CLOCK_TIME_NONE;
+  n = gst_twoflow_smoothing_n_frames (v->smoothing);
+  for (i = 0; i < n; i++) {
+    GstTwoflowStartupRecord r;
+    gboolean ess;
+
+    gst_twoflow_smoothing_get_frame (v->smoothing, i, &r.ts, &r.bytes, &ess);
+    cfg.start = MIN (cfg.start, r.ts);
+    if (ess)
+      g_array_append_val (rec, r);
+  }
+  cfg.segment_duration = segment_duration * GST_SECOND;
+  cfg.p_hat = CTCP_P_HAT;
+  cfg.factor = opt_startup_factor;
+  /* default ceiling: the video's own 1 s peak, what a session of it may
+   * send anyway */
+  cfg.max_rate = opt_startup_max_rate > 0 ? (guint64) opt_startup_max_rate :
+      v->peak_rate;
+  cfg.target_lead = opt_startup_lead * GST_SECOND;
+  cfg.margin = STARTUP_MARGIN * GST_SECOND;
+  plan = g_new0 (GstTwoflowStartupPlan, 1);
+  if (rec->len == 0 || !gst_twoflow_startup_plan ((GstTwoflowStartupRecord *)
+          rec->data, rec->len, &cfg, plan)
+      || plan->lead >= cfg.segment_duration) {
+    g_free (plan);
+    plan = NULL;
+  }
+  g_array_free (rec, TRUE);
+  if (plan)
+    GST_INFO ("%s: start-up ramp for %.1f s segments: %" G_GUINT64_FORMAT
+        " bit/s, lead %.3f s, %u segment(s), a segment ahead at %.1f s",
+        v->name, segment_duration, plan->rate, plan->lead / 1e9,
+        plan->ramp_segments, GST_CLOCK_TIME_IS_VALID (plan->ahead_at) ?
+        plan->ahead_at / 1e9 : -1.0);
+  g_hash_table_insert (v->startups, key, plan);
+  return plan;
+}
+
+/* The schedule INFO reports (no session yet): no prefix; playback one
+ * segment after the essential flow starts, or after the start-up ramp's
+ * lead, the enhanced flow sent that lead ahead */
 static Schedule *
 video_schedule (VideoInfo * v, gdouble segment_duration)
 {
+  const GstTwoflowStartupPlan *plan = video_startup (v, segment_duration);
+
   return video_schedule_for (v, segment_duration, pacing_total ()?
       MAX (segment_duration, smoothing_lead_for (segment_duration)) : 0, 0,
-      "ctcp");
+      "ctcp", plan ? plan->lead / 1e9 : -1);
 }
 
 /* The proxy's playout buffer for a schedule, s: the lead or, when the
@@ -1144,6 +1230,15 @@ video_info_rates_to_json (VideoInfo * v, JsonObject * o,
     sc = video_schedule (v, segment_duration);
 
   json_object_set_string_member (o, "enhanced_rate", opt_enhanced_rate);
+  {
+    /* a session without a prefix: playback after this lead, the
+     * essential flow's start-up ramp at this rate (0: none, lead T) */
+    const GstTwoflowStartupPlan *plan = video_startup (v, segment_duration);
+
+    json_object_set_double_member (o, "startup_lead", plan ?
+        plan->lead / 1e9 : segment_duration);
+    json_object_set_int_member (o, "startup_rate", plan ? plan->rate : 0);
+  }
   json_object_set_double_member (o, "smoothing_window",
       sc->info.window / 1e9);
   json_object_set_double_member (o, "smoothing_lead", sc->info.lead / 1e9);
@@ -1831,6 +1926,12 @@ build_essential (Session * s, GError ** error)
         g_object_set (sink, "port", s->ess_port, NULL);
       if (g_str_equal (s->essential, "tcp"))
         gst_util_set_object_arg (G_OBJECT (sink), "mode", "tcp");
+      /* the start-up ramp: segment 0 plays after the lead, and the flow
+       * catches up to a segment ahead at the ramp's rate */
+      if (s->startup_rate > 0)
+        g_object_set (sink, "lead", (guint64) (s->lead * GST_SECOND),
+            "startup-rate", s->startup_rate, "startup-factor",
+            opt_startup_factor, NULL);
       /* the sink connects in its own thread, bounded: a proxy address
        * that drops the SYN ends this session, nothing else waits */
       g_object_set (sink, "connect-timeout",
@@ -2377,6 +2478,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
   VideoInfo *info;
   Session *s;
   gdouble default_lead;
+  const GstTwoflowStartupPlan *plan = NULL;
 
   if (!g_str_equal (ess, "ctcp") && !g_str_equal (ess, "erap")
       && !g_str_equal (ess, "tcp")) {
@@ -2422,8 +2524,19 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * authenticated when keyed */
   s->hello_id = ((guint64) g_random_int () << 20) | (s->id & 0xfffff);
   /* without a pre-stored prefix the enhanced flow starts one segment
-   * later, so every essential segment lands before its frames play */
+   * later, so every essential segment lands before its frames play; or,
+   * the start-up ramp (the default, cTCP), after the ramp's lead: the
+   * essential flow catches up to a segment ahead meanwhile */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
+  if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
+      && g_str_equal (ess, "ctcp") && s->flows_essential
+      && s->flows_enhanced && s->start <= 0)
+    plan = video_startup (info, s->segment_duration);
+  if (plan) {
+    default_lead = plan->lead / 1e9;
+    s->startup_rate = plan->rate;
+    s->startup_segments = plan->ramp_segments;
+  }
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
   if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
       && (!s->ess_token || strlen (s->ess_token) < 16)) {
@@ -2442,9 +2555,13 @@ session_new (Client * c, JsonObject * req, GError ** error)
      * frames due at the playback lead (at least the smoothing lead) */
     s->lead = MAX (s->lead, smoothing_lead_for (s->segment_duration));
     s->sched = video_schedule_for (info, s->segment_duration, s->lead,
-        s->skip_segments, s->essential);
-  } else {
+        s->skip_segments, s->essential, -1);
+  } else if (plan) {
+    /* the enhanced flow sent the ramp's lead ahead of its playback */
     s->sched = video_schedule (info, s->segment_duration);
+  } else {
+    s->sched = video_schedule_for (info, s->segment_duration, 0, 0,
+        "ctcp", -1);
   }
   s->smooth = !g_str_equal (opt_enhanced_rate, "peak")
       && g_str_equal (s->rate_control, "fixed")
@@ -2528,12 +2645,14 @@ session_new (Client * c, JsonObject * req, GError ** error)
     total_rate_cb (s);
   s->progress_timer = g_timeout_add (1000, progress_cb, s);
   g_print ("session %u: PLAY %s to %s (essential %s:%d %s, enhanced :%d) "
-      "segment %.1f s, lead %.1f s (enhanced from %.1f s, %s), skip %d, peak %"
-      G_GUINT64_FORMAT " bit/s; %u session(s) active\n", s->id, info->name,
+      "segment %.1f s, lead %.2f s (enhanced from %.1f s, %s), skip %d, "
+      "start-up ramp %" G_GUINT64_FORMAT " bit/s, peak %" G_GUINT64_FORMAT
+      " bit/s; %u session(s) active\n", s->id, info->name,
       c->peer, s->host, s->ess_port, s->essential, s->enh_port,
       s->segment_duration, s->lead, s->enh_start, s->total ?
       "constant session total" : s->smooth ? "smoothed" : "peak rate",
-      s->skip_segments, info->peak_rate, g_hash_table_size (sessions));
+      s->skip_segments, s->startup_rate, info->peak_rate,
+      g_hash_table_size (sessions));
   return s;
 }
 
@@ -2680,6 +2799,8 @@ handle_request (Client * c, JsonObject * req)
       video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
       json_object_set_double_member (r, "lead", s->lead);
       json_object_set_double_member (r, "enhanced_start", s->enh_start);
+      /* the essential flow's start-up ramp, bit/s (0: none) */
+      json_object_set_int_member (r, "startup_rate", s->startup_rate);
       json_object_set_boolean_member (r, "smoothing", s->smooth);
       /* the proxy's playout buffer for the enhanced flow, s */
       json_object_set_double_member (r, "playout_depth", s->smooth ?
@@ -3323,6 +3444,21 @@ main (int argc, char **argv)
         "How far ahead of playback the smoothed enhanced flow is sent, and "
           "the proxy's playout buffer, in seconds (default: the window)",
           "S"},
+    {"startup", 0, 0, G_OPTION_ARG_STRING, &opt_startup,
+        "Start of a session without a prefix (cTCP): ramp (default: the "
+          "essential flow sent at a catch-up rate until it is a segment "
+          "ahead, playback after the shortest lead that keeps every "
+          "essential record on time) or segment (the paper's stagger: "
+          "playback one segment after the essential flow starts)", "MODE"},
+    {"startup-lead", 0, 0, G_OPTION_ARG_DOUBLE, &opt_startup_lead,
+        "Start-up ramp: the playback lead it aims at, in seconds (default "
+          "1); longer when the ramp's rate cannot make it", "S"},
+    {"startup-factor", 0, 0, G_OPTION_ARG_DOUBLE, &opt_startup_factor,
+        "Start-up ramp: a segment of the ramp goes at least this times its "
+          "cTCP rate S/(T(1-p)) (default 2)", "F"},
+    {"startup-max-rate", 0, 0, G_OPTION_ARG_INT64, &opt_startup_max_rate,
+        "Start-up ramp: the highest ramp rate in bit/s (default 0: the "
+          "video's 1 s peak rate)", "BPS"},
     {"rate-controller", 0, 0, G_OPTION_ARG_STRING, &opt_rate_controller,
         "Rate adaptation of the enhanced flow's transcoder: session (default: "
           "one rate controller per session estimates what the path carries "
@@ -3445,6 +3581,16 @@ main (int argc, char **argv)
   }
   if (!opt_enhanced_rate)
     opt_enhanced_rate = g_strdup ("smooth");
+  if (!opt_startup)
+    opt_startup = g_strdup ("ramp");
+  if ((!g_str_equal (opt_startup, "ramp")
+          && !g_str_equal (opt_startup, "segment")) || opt_startup_lead <= 0
+      || opt_startup_factor < 1 || opt_startup_factor > 64
+      || opt_startup_max_rate < 0) {
+    g_printerr ("--startup ramp|segment, --startup-lead > 0, "
+        "--startup-factor 1..64, --startup-max-rate >= 0\n");
+    return 2;
+  }
   if ((!g_str_equal (opt_enhanced_rate, "smooth")
           && !g_str_equal (opt_enhanced_rate, "peak")
           && !g_str_equal (opt_enhanced_rate, "total"))

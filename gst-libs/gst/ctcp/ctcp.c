@@ -546,6 +546,29 @@ gst_ctcp_schedule_init (GstCtcpSchedule * s, GstClockTime segment_duration)
   s->t0 = GST_CLOCK_TIME_NONE;
   s->segments = g_array_new (FALSE, TRUE, sizeof (GstCtcpSegment));
   s->min_slack = G_MAXINT64;
+  s->lead = segment_duration;
+}
+
+/**
+ * gst_ctcp_schedule_set_startup:
+ * @lead: time from when the first segment is ready until it starts
+ *   playing (0: one segment duration)
+ * @startup_rate: bytes/s of the start-up ramp, 0: none
+ * @startup_factor: the ramp is at least this × a segment's nominal rate
+ *
+ * Without a prefix the flow cannot be a segment ahead at the start: with
+ * a lead shorter than a segment, a segment that has less than its
+ * duration left before it plays is sent at the ramp's rate (and judged
+ * against the end of its playback), until the flow is a segment ahead
+ * (docs/system.md, "Start-up"). Call before the first segment.
+ */
+void
+gst_ctcp_schedule_set_startup (GstCtcpSchedule * s, GstClockTime lead,
+    guint64 startup_rate, gdouble startup_factor)
+{
+  s->lead = lead > 0 ? lead : s->segment_duration;
+  s->startup_rate = startup_rate;
+  s->startup_factor = MAX (startup_factor, 1.0);
 }
 
 void
@@ -564,9 +587,9 @@ gst_ctcp_schedule_clear (GstCtcpSchedule * s)
  *
  * Returns: the new segment, valid until the next call.
  *
- * Segment k's deadline is `t0 + (k − k0 + 1)·T`: t0 is when the first
- * segment k0 became ready, so every segment has one segment duration,
- * in order, to arrive before it is played.
+ * Segment k's deadline is `t0 + lead + (k − k0)·T`: t0 is when the first
+ * segment k0 became ready; with the default lead T every segment has one
+ * segment duration, in order, to arrive before it is played.
  */
 GstCtcpSegment *
 gst_ctcp_schedule_add (GstCtcpSchedule * s, guint32 number, guint64 start,
@@ -583,9 +606,8 @@ gst_ctcp_schedule_add (GstCtcpSchedule * s, guint32 number, guint64 start,
   seg.end = start;
   seg.duration = s->segment_duration;
   seg.ready = now;
-  seg.deadline = s->t0 + (number >= s->first_number ?
-      (guint64) (number - s->first_number + 1) * s->segment_duration :
-      s->segment_duration);
+  seg.deadline = s->t0 + s->lead + (number >= s->first_number ?
+      (guint64) (number - s->first_number) * s->segment_duration : 0);
   seg.done = GST_CLOCK_TIME_NONE;
   g_array_append_val (s->segments, seg);
   return &g_array_index (s->segments, GstCtcpSegment, s->segments->len - 1);
@@ -637,6 +659,32 @@ gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
     t = 0;
   t = MAX (t, (GstClockTime) (seg->duration / MAX (max_catch_up, 1.0)));
   return gst_ctcp_target_rate (seg->end - seg->start, t, loss_threshold);
+}
+
+/**
+ * gst_ctcp_schedule_start_segment:
+ *
+ * Returns: the rate (bytes/s) a complete segment starts with. Under the
+ * start-up ramp (gst_ctcp_schedule_set_startup()), a segment with less
+ * than its duration left before its deadline is a ramp segment: the
+ * larger of the ramp rate and the factor × its nominal rate, its deadline
+ * the end of its playback; else gst_ctcp_schedule_segment_rate().
+ */
+guint64
+gst_ctcp_schedule_start_segment (GstCtcpSchedule * s, GstCtcpSegment * seg,
+    gdouble loss_threshold, gdouble max_catch_up, GstClockTime now)
+{
+  if (s->startup_rate > 0 && seg->deadline < now + seg->duration) {
+    guint64 nominal = gst_ctcp_target_rate (seg->end - seg->start,
+        seg->duration, loss_threshold);
+
+    seg->ramp = TRUE;
+    seg->deadline += seg->duration;
+    s->ramp_segments++;
+    return MAX (s->startup_rate, (guint64) ceil (nominal * s->startup_factor));
+  }
+  return gst_ctcp_schedule_segment_rate (s, seg, loss_threshold,
+      max_catch_up, now);
 }
 
 /**

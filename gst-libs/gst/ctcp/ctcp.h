@@ -173,6 +173,7 @@ typedef struct {
   guint64 nominal_rate;         /* S/(T(1−p̂)) with T its duration */
   guint64 target_rate;          /* the rate it started with */
   gint64 slack;                 /* deadline - done, ns */
+  gboolean ramp;                /* sent at the start-up ramp's rate */
 } GstCtcpSegment;
 
 typedef struct {
@@ -184,6 +185,11 @@ typedef struct {
   guint64 segments_done;
   guint64 segments_late;
   gint64 min_slack;
+  /* the start-up ramp (gst_ctcp_schedule_set_startup) */
+  GstClockTime lead;            /* t0 to the first segment's playback */
+  guint64 startup_rate;         /* bytes/s, 0: no ramp */
+  gdouble startup_factor;
+  guint64 ramp_segments;
 } GstCtcpSchedule;
 
 void gst_ctcp_schedule_init (GstCtcpSchedule * s, GstClockTime segment_duration);
@@ -193,6 +199,11 @@ GstCtcpSegment *gst_ctcp_schedule_add (GstCtcpSchedule * s, guint32 number,
 GstCtcpSegment *gst_ctcp_schedule_last (GstCtcpSchedule * s);
 void gst_ctcp_schedule_complete (GstCtcpSchedule * s, guint64 end,
     GstClockTime duration);
+void gst_ctcp_schedule_set_startup (GstCtcpSchedule * s, GstClockTime lead,
+    guint64 startup_rate, gdouble startup_factor);
+guint64 gst_ctcp_schedule_start_segment (GstCtcpSchedule * s,
+    GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
+    GstClockTime now);
 guint64 gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
     const GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
     GstClockTime now);
@@ -219,6 +230,12 @@ typedef struct _GstCtcpSender GstCtcpSender;
  * @adjustment_interval: how often W_target is recomputed
  * @fixed_rate: bit/s; 0 derives each segment's rate from its size
  * @max_catch_up: bound of a late segment's rate, × S/(T(1−p̂))
+ * @lead: when the first segment starts playing after it became ready
+ *   (0: one segment duration, the paper's stagger)
+ * @startup_rate: bit/s, the start-up ramp (0: none): a segment with less
+ *   than its duration left before it plays goes at the larger of this and
+ *   @startup_factor × S/(T(1−p̂)), until the flow is a segment ahead
+ * @startup_factor: see @startup_rate
  */
 typedef struct {
   gboolean capped;
@@ -227,6 +244,9 @@ typedef struct {
   GstClockTime adjustment_interval;
   guint64 fixed_rate;
   gdouble max_catch_up;
+  GstClockTime lead;
+  guint64 startup_rate;
+  gdouble startup_factor;
 } GstCtcpSenderConfig;
 
 /* Largest single write the sender allows. */

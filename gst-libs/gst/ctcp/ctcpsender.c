@@ -97,6 +97,8 @@ gst_ctcp_sender_new (const GstCtcpSenderConfig * config)
       config->adjustment_interval);
   gst_ctcp_event_detector_init (&s->det);
   gst_ctcp_schedule_init (&s->sched, config->segment_duration);
+  gst_ctcp_schedule_set_startup (&s->sched, config->lead,
+      config->startup_rate / 8, config->startup_factor);
   s->first_ts = s->segment_end_ts = GST_CLOCK_TIME_NONE;
   s->pending = g_array_new (FALSE, FALSE, sizeof (GstCtcpEvent));
   s->wlog = g_array_new (FALSE, FALSE, sizeof (WireMark));
@@ -421,7 +423,7 @@ update_target (GstCtcpSender * s, GstClockTime now)
     if (!s->send_started) {
       seg->nominal_rate = gst_ctcp_target_rate (seg->end - seg->start,
           seg->duration, p);
-      seg->target_rate = gst_ctcp_schedule_segment_rate (&s->sched, seg, p,
+      seg->target_rate = gst_ctcp_schedule_start_segment (&s->sched, seg, p,
           boost, now);
       gst_ctcp_controller_set_target (&s->ctl, wire_rate (s,
               seg->target_rate), now);
@@ -644,6 +646,7 @@ gst_ctcp_sender_get_stats (const GstCtcpSender * s)
       "bytes-queued", G_TYPE_UINT64, s->accepted - s->written,
       "segments", G_TYPE_UINT64, s->sched.segments_done,
       "segments-late", G_TYPE_UINT64, s->sched.segments_late,
+      "ramp-segments", G_TYPE_UINT64, s->sched.ramp_segments,
       "min-deadline-slack", G_TYPE_INT64, s->sched.segments_done ?
       s->sched.min_slack : 0, "polls", G_TYPE_UINT64, s->polls,
       "record-overhead", G_TYPE_UINT, s->record_overhead,

@@ -127,6 +127,38 @@ gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm, GstClockTime dts,
   sm->computed = FALSE;
 }
 
+/**
+ * gst_twoflow_smoothing_n_frames: (skip)
+ *
+ * Returns: the frames (of both flows) added so far
+ */
+guint
+gst_twoflow_smoothing_n_frames (GstTwoflowSmoothing * sm)
+{
+  return sm->frames->len;
+}
+
+/**
+ * gst_twoflow_smoothing_get_frame: (skip)
+ * @i: below gst_twoflow_smoothing_n_frames(), in the order added
+ *
+ * Returns: FALSE past the end; else the frame's decode time, bytes and flow
+ */
+gboolean
+gst_twoflow_smoothing_get_frame (GstTwoflowSmoothing * sm, guint i,
+    GstClockTime * dts, guint64 * bytes, gboolean * essential)
+{
+  Frame *f;
+
+  if (i >= sm->frames->len)
+    return FALSE;
+  f = &g_array_index (sm->frames, Frame, i);
+  *dts = f->dts;
+  *bytes = f->bytes;
+  *essential = f->essential;
+  return TRUE;
+}
+
 guint64
 gst_twoflow_smoothing_wire_bytes (guint64 record_bytes, guint mtu)
 {

@@ -70,6 +70,10 @@ guint64 gst_twoflow_smoothing_rate_at (GstTwoflowSmoothing * sm,
 guint64 gst_twoflow_smoothing_rate_at_time (GstTwoflowSmoothing * sm,
     GstClockTime t, GstClockTime * next_change);
 
+guint gst_twoflow_smoothing_n_frames (GstTwoflowSmoothing * sm);
+gboolean gst_twoflow_smoothing_get_frame (GstTwoflowSmoothing * sm, guint i,
+    GstClockTime * dts, guint64 * bytes, gboolean * essential);
+
 guint64 * gst_twoflow_smoothing_segment_rates (GstTwoflowSmoothing * sm,
     GstClockTime segment_duration, gdouble p_hat, guint * n_segments);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <gst/check/gstcheck.h>
 #include <gst/ctcp/ctcp.h>
+#include <gst/twoflow/twoflowstartup.h>
 
 #define MS GST_MSECOND
 #define S GST_SECOND
@@ -1103,6 +1104,129 @@ GST_START_TEST (test_sender_events_and_stats)
 
 GST_END_TEST;
 
+/* The start-up ramp on a virtual clock, against the planner's model
+ * (gst-libs/gst/twoflow/twoflowstartup): an essential flow of a 120 kB
+ * I frame every 5 s and a 2 kB audio record every 0.4 s, 10 s segments.
+ * The planner picks the ramp rate R and lead L (target 1 s, margin
+ * 0.2 s); the sender, given L and R, writes every record's last byte
+ * before it plays (L after the stream's time, less the margin; a few ms
+ * of pacing granularity), sends the ramp's segments at R and then every
+ * segment at its nominal rate, none late. The same lead without the ramp
+ * is late by seconds. */
+typedef struct
+{
+  GstClockTime ts;
+  guint64 end;                  /* stream offset of its last byte + 1 */
+} RampRecord;
+
+static void
+ramp_records (GArray * recs, GstTwoflowStartupRecord * plan_recs, guint * n)
+{
+  guint64 off = 0;
+  guint i;
+
+  *n = 0;
+  for (i = 0; i < 100; i++) {   /* 40 s */
+    GstClockTime ts = i * 400 * MS;
+    guint64 bytes = (i % 12 == 0 ? 120000 : 0) + 2000;
+    RampRecord r = { ts, off + bytes };
+
+    off += bytes;
+    g_array_append_val (recs, r);
+    plan_recs[*n].ts = ts;
+    plan_recs[(*n)++].bytes = bytes;
+  }
+}
+
+static GstClockTimeDiff
+run_ramp (GstClockTime lead, guint64 rate, gdouble catch_up, GArray * recs,
+    guint64 * ramps, guint64 * late)
+{
+  GstCtcpSenderConfig cfg = { TRUE, 10 * S, 0.05, 8 * S, 0, catch_up, lead,
+    rate, 2.0
+  };
+  GstClockTimeDiff worst = G_MAXINT64;
+  GstClockTime t0;
+  GstStructure *st;
+  guint i, j = 0;
+  Sim m;
+
+  sim_init (&m, &cfg, 20 * MS);
+  t0 = m.now;
+  for (i = 0; i < recs->len; i++) {
+    RampRecord *r = &g_array_index (recs, RampRecord, i);
+    guint64 prev = i ? g_array_index (recs, RampRecord, i - 1).end : 0;
+
+    gst_ctcp_sender_handle_buffer (m.s, r->ts, 400 * MS, r->end - prev,
+        m.now);
+  }
+  gst_ctcp_sender_handle_eos (m.s, m.now);
+  sim_run (&m, m.now + 120 * S);
+  /* each record: when the write that completed it went, against its play
+   * time less the margin */
+  for (i = 0; i < recs->len; i++) {
+    RampRecord *r = &g_array_index (recs, RampRecord, i);
+    GstClockTime due = t0 + (lead ? lead : 10 * S) + r->ts - 200 * MS;
+
+    while (g_array_index (m.sent_upto, guint64, j) < r->end)
+      j++;
+    worst = MIN (worst, GST_CLOCK_DIFF (g_array_index (m.sent_at,
+                GstClockTime, j), due));
+  }
+  st = sim_stats (&m);
+  GST_INFO ("%" GST_PTR_FORMAT, st);
+  *ramps = st_u64 (st, "ramp-segments");
+  *late = st_u64 (st, "segments-late");
+  fail_unless_equals_uint64 (st_u64 (st, "segments"), 4);
+  gst_structure_free (st);
+  sim_clear (&m);
+  return worst;
+}
+
+GST_START_TEST (test_sender_startup_ramp)
+{
+  GArray *recs = g_array_new (FALSE, FALSE, sizeof (RampRecord));
+  GstTwoflowStartupRecord pr[100];
+  GstTwoflowStartupConfig c = { 10 * S, 0.05, 2.0, 8000000, 1 * S, 200 * MS,
+    0
+  };
+  GstTwoflowStartupPlan plan;
+  GstClockTimeDiff worst;
+  guint64 ramps, late;
+  guint n;
+
+  ramp_records (recs, pr, &n);
+  fail_unless (gst_twoflow_startup_plan (pr, n, &c, &plan));
+  GST_INFO ("plan: R %" G_GUINT64_FORMAT " bit/s, L %" GST_TIME_FORMAT
+      ", %u ramp segments", plan.rate, GST_TIME_ARGS (plan.lead),
+      plan.ramp_segments);
+  /* 122 kB out within 0.8 s: about 1.22 Mbit/s, well above the floor */
+  fail_unless (plan.rate > 1200000 && plan.rate < 1300000);
+  fail_unless_equals_uint64 (plan.lead, 1 * S);
+  fail_unless (plan.ramp_segments >= 1);
+
+  worst = run_ramp (plan.lead, plan.rate, 4.0, recs, &ramps, &late);
+  fail_unless (worst > -20 * MS, "a record %" GST_STIME_FORMAT " late",
+      GST_STIME_ARGS (-worst));
+  fail_unless_equals_uint64 (ramps, plan.ramp_segments);
+  fail_unless_equals_uint64 (late, 0);
+
+  /* the same lead without the ramp, the paper's constant rate: the first
+   * segment at its nominal rate (its first I frame alone takes 2.8 s) */
+  worst = run_ramp (plan.lead, 0, 1.0, recs, &ramps, &late);
+  fail_unless (worst < -1 * S, "%" GST_STIME_FORMAT, GST_STIME_ARGS (worst));
+  fail_unless_equals_uint64 (ramps, 0);
+  fail_unless (late > 0);
+
+  /* the paper's stagger (lead 0: one segment) is on time without it */
+  worst = run_ramp (0, 0, 4.0, recs, &ramps, &late);
+  fail_unless (worst > 0, "%" GST_STIME_FORMAT, GST_STIME_ARGS (worst));
+  fail_unless_equals_uint64 (late, 0);
+  g_array_free (recs, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 ctcp_suite (void)
 {
@@ -1133,6 +1257,7 @@ ctcp_suite (void)
   tcase_add_test (tc, test_sender_fixed_rate);
   tcase_add_test (tc, test_sender_plain_tcp);
   tcase_add_test (tc, test_sender_events_and_stats);
+  tcase_add_test (tc, test_sender_startup_ramp);
   return s;
 }
 
