@@ -39,15 +39,19 @@ class SystemTestbed:
     twoflow-server in the server namespace serving `videos` (its log: workdir/server.log;
     `server_args`: more of its options; `server_rt` > 0: it runs at that
     SCHED_FIFO priority, below the emulator's, so the other work of a shared
-    machine does not stall its pacing). In the with block start proxies
+    machine does not stall its pacing; `startup`: the server's --startup,
+    "segment" by default: the papers' stagger, playback one segment after
+    the essential flow, as their tables and figures assume — not the
+    server's default start-up ramp). In the with block start proxies
     with proxy(); at its end (without an error) the server stops, the
     emulator's summary is in .summary, its CSV is copied to
     workdir/linkemu.csv and the fetched *.out files are removed (their merge
     stats are in the proxies' results)."""
 
     def __init__(self, build, workdir, videos, capacity, queue_ms, track_ports,
-                 server_args=(), server_rt=0):
+                 server_args=(), server_rt=0, startup="segment"):
         self.workdir, self.videos = workdir, videos
+        self.startup = startup
         self.server_rt = server_rt
         self.server_args = list(server_args)
         self.queue = max(10, int(capacity * queue_ms / 1000 / 8 / 1500))
@@ -69,6 +73,7 @@ class SystemTestbed:
             (["chrt", "-f", str(self.server_rt)] if self.server_rt > 0 else [])
             + [self.server_exe, "--dir", self.videos, "--port", "5500", "--insecure",
              "--max-client-sessions", "256"]
+            + (["--startup", self.startup] if self.startup else [])
             + self.server_args,
             stdout=self.slog, stderr=subprocess.STDOUT)
         time.sleep(0.5)

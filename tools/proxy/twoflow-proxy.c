@@ -108,6 +108,9 @@ typedef struct
   gboolean play_sent, server_done;
   gchar *error;
   gint64 started_us;
+  /* start-up: when the session was asked for, and when the merge gave its
+   * first and second video frames (monotonic, us; 0: not yet) */
+  gint64 created_us, first_frame_us, second_frame_us;
   /* measurement (progress events, once a second) */
   gint64 ess_bytes, enh_bytes;    /* under counters_lock */
   GMainLoop *loop;              /* fetch mode */
@@ -271,6 +274,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   GSocketAddress *la;
   JsonObject *req;
 
+  ps->created_us = g_get_monotonic_time ();
   ps->id = next_session_id++;
   ps->video = g_strdup (video);
   ps->prestage = prestage;
@@ -355,6 +359,23 @@ count_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   *counter += gst_buffer_get_size (GST_PAD_PROBE_INFO_BUFFER (info));
   G_UNLOCK (counters);
   return GST_PAD_PROBE_OK;
+}
+
+/* The merge's first two video frames: the start-up time a viewer sees
+ * (the second one waits for the enhanced flow's playout) */
+static GstPadProbeReturn
+first_frames_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  gint64 now = g_get_monotonic_time ();
+
+  G_LOCK (counters);
+  if (!ps->first_frame_us)
+    ps->first_frame_us = now;
+  else if (!ps->second_frame_us)
+    ps->second_frame_us = now;
+  G_UNLOCK (counters);
+  return ps->second_frame_us ? GST_PAD_PROBE_REMOVE : GST_PAD_PROBE_OK;
 }
 
 /* Arrival time (monotonic clock, us: comparable across the processes of
@@ -633,6 +654,9 @@ build_receive_bin (ProxySession * ps)
     out = ps->merge;
   }
   pad = gst_element_get_static_pad (out, "src");
+  if (ps->merge)
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_frames_probe, ps,
+        NULL);
   gst_element_add_pad (GST_ELEMENT (bin), gst_ghost_pad_new ("src", pad));
   gst_object_unref (pad);
   ps->bin = GST_ELEMENT (bin);
@@ -1038,6 +1062,7 @@ proxy_session_report (ProxySession * ps)
 
   json_object_set_int_member (o, "session", ps->id);
   json_object_set_string_member (o, "video", ps->video);
+  json_object_set_string_member (o, "kind", ps->kind ? ps->kind : "rtsp");
   json_object_set_int_member (o, "server_session", ps->server_session);
   json_object_set_double_member (o, "elapsed", ps->started_us ?
       (g_get_monotonic_time () - ps->started_us) / 1e6 : 0);
@@ -1045,6 +1070,14 @@ proxy_session_report (ProxySession * ps)
    * lead: the playback clock --arrivals are judged against */
   json_object_set_int_member (o, "started_us", ps->started_us);
   json_object_set_double_member (o, "lead", ps->lead);
+  /* start-up: s from the request to the merge's first and second video
+   * frames (-1: none) */
+  G_LOCK (counters);
+  json_object_set_double_member (o, "first_frame_s", ps->first_frame_us ?
+      (ps->first_frame_us - ps->created_us) / 1e6 : -1);
+  json_object_set_double_member (o, "second_frame_s", ps->second_frame_us ?
+      (ps->second_frame_us - ps->created_us) / 1e6 : -1);
+  G_UNLOCK (counters);
   /* the enhanced flow's playout buffer (rtpjitterbuffer latency), ms */
   json_object_set_int_member (o, "playout_depth_ms", ps->playout_ms);
   /* the enhanced flow smoothed, and its rate changes (server, last
@@ -1467,7 +1500,9 @@ rates_from_info (JsonObject * info, const gchar * video,
   gchar *prefix = prefix_path (video);
   gboolean has_prefix = g_file_test (prefix, G_FILE_TEST_IS_REGULAR);
   gdouble T = twoflow_json_get_double (info, "segment_duration", opt_segment);
-  gdouble lead = has_prefix ? 0 : T, slead;
+  /* without a prefix: one segment, or the server's start-up ramp's lead */
+  gdouble lead = has_prefix ? 0 : twoflow_json_get_double (info,
+      "startup_lead", T), slead;
 
   memset (r, 0, sizeof (*r));
   r->peak_rate = twoflow_json_get_int (info, "peak_rate", 0);
@@ -1596,20 +1631,31 @@ video_from_path (const gchar * path)
   return NULL;
 }
 
+/* RTSP viewers are served by a pool of client threads (one thread
+ * serialised them: the second of two simultaneous viewers waited for the
+ * first one's media to prepare); their admission decisions and session
+ * set-ups (short: the INFO is cached) still take turns, as before. */
+#define RTSP_CLIENT_THREADS 64
+static GRecMutex rtsp_lock;
+
 static void
 release_session (gpointer data, GObject * where_the_media_was)
 {
   ProxySession *ps = data;
   JsonObject *rep;
 
-  if (!gst_twoflow_admission_remove (admission, ps->id))
+  g_rec_mutex_lock (&rtsp_lock);
+  if (!gst_twoflow_admission_remove (admission, ps->id)) {
+    g_rec_mutex_unlock (&rtsp_lock);
     return;
+  }
   rep = proxy_session_report (ps);
   log_json ("SESSION-END", rep);
   json_object_unref (rep);
   g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
       ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
   proxy_session_free (ps);
+  g_rec_mutex_unlock (&rtsp_lock);
 }
 
 static void
@@ -1638,8 +1684,23 @@ eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 /* The video a DESCRIBE in this thread was just admitted for. */
 static GPrivate described_admitted = G_PRIVATE_INIT (g_free);
 
+static GstElement *twoflow_factory_create_element_locked
+    (GstRTSPMediaFactory * factory, const GstRTSPUrl * url);
+
 static GstElement *
 twoflow_factory_create_element (GstRTSPMediaFactory * factory,
+    const GstRTSPUrl * url)
+{
+  GstElement *e;
+
+  g_rec_mutex_lock (&rtsp_lock);
+  e = twoflow_factory_create_element_locked (factory, url);
+  g_rec_mutex_unlock (&rtsp_lock);
+  return e;
+}
+
+static GstElement *
+twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
 {
   gchar *video = video_from_path (url->abspath);
@@ -1788,8 +1849,22 @@ twoflow_factory_init (TwoflowFactory * f)
   gst_rtsp_media_factory_set_eos_shutdown (f, FALSE);
 }
 
+static GstRTSPStatusCode pre_describe_locked (GstRTSPClient * client,
+    GstRTSPContext * ctx);
+
 static GstRTSPStatusCode
 pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
+{
+  GstRTSPStatusCode code;
+
+  g_rec_mutex_lock (&rtsp_lock);
+  code = pre_describe_locked (client, ctx);
+  g_rec_mutex_unlock (&rtsp_lock);
+  return code;
+}
+
+static GstRTSPStatusCode
+pre_describe_locked (GstRTSPClient * client, GstRTSPContext * ctx)
 {
   gchar *video = video_from_path (ctx->uri ? ctx->uri->abspath : NULL);
   JsonObject *info;
@@ -2330,6 +2405,12 @@ main (int argc, char **argv)
     gst_rtsp_server_set_address (server, opt_rtsp_address);
   /* gst-rtsp-server's default backlog is 5 waiting connections */
   gst_rtsp_server_set_backlog (server, 128);
+  {
+    GstRTSPThreadPool *pool = gst_rtsp_server_get_thread_pool (server);
+
+    gst_rtsp_thread_pool_set_max_threads (pool, RTSP_CLIENT_THREADS);
+    g_object_unref (pool);
+  }
   mounts = gst_rtsp_server_get_mount_points (server);
   factory = g_object_new (twoflow_factory_get_type (), NULL);
   gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));

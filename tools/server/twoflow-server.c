@@ -222,7 +222,7 @@ static gdouble opt_smoothing_lead = -1;  /* < 0: the window */
 /* start-up (docs/system.md, "Start-up"): "ramp" (default) or "segment"
  * (the paper's stagger: playback one segment after the essential flow) */
 static gchar *opt_startup = NULL;
-static gdouble opt_startup_lead = 1.0;
+static gdouble opt_startup_lead = 0.5;
 static gdouble opt_startup_factor = 2.0;
 static gint64 opt_startup_max_rate = 0;
 static gdouble opt_connect_timeout = 10;
@@ -3452,7 +3452,7 @@ main (int argc, char **argv)
           "playback one segment after the essential flow starts)", "MODE"},
     {"startup-lead", 0, 0, G_OPTION_ARG_DOUBLE, &opt_startup_lead,
         "Start-up ramp: the playback lead it aims at, in seconds (default "
-          "1); longer when the ramp's rate cannot make it", "S"},
+          "0.5); longer when the ramp's rate cannot make it", "S"},
     {"startup-factor", 0, 0, G_OPTION_ARG_DOUBLE, &opt_startup_factor,
         "Start-up ramp: a segment of the ramp goes at least this times its "
           "cTCP rate S/(T(1-p)) (default 2)", "F"},

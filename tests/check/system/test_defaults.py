@@ -13,7 +13,9 @@ scripts/make-defaults-media.sh:
   dropped ~1,000 packets at the receiver (the same wait) and ~300 frames
   were missing, with "result":"ok" and exit 0.
 
-Each fetch (to .mp4) exits 0 with "result":"ok", its delivery accounting
+Each fetch starts after the server's start-up ramp's short lead (at most
+2 s, not the segment's 10 s: issue 23 item 3), its essential flow sent at
+the ramp's rate until a segment ahead, no segment late. Each fetch (to .mp4) exits 0 with "result":"ok", its delivery accounting
 is complete (no frame, audio record or packet lost, no kernel drop), and
 ffprobe counts in the output every video frame of the source and the
 source's (first) audio track within 50 ms. The 1080p fetch again, the
@@ -124,6 +126,20 @@ def main():
                   f"{d.get('packets_sent')} packets, lost {rudp.get('lost')}, "
                   f"kernel drops {rudp.get('kernel-drops')}, receive buffer "
                   f"{rudp.get('buffer-size-granted')} B")
+            # start-up (issue 23 item 3): no prefix, yet the server chose a
+            # short lead (the start-up ramp's, not the 10 s segment), the
+            # essential flow was sent at the ramp's rate until it was a
+            # segment ahead (later segments at their nominal rate, the
+            # 30 s file's third one at least), and no segment was late
+            es = tagged(res.stdout, "SERVER-DONE").get("essential_stats", {})
+            ramps, segs = es.get("ramp-segments", 0), es.get("segments", 0)
+            check(0 < rep.get("lead", 99) <= 2.0 and ramps >= 1
+                  and es.get("segments-late") == 0
+                  and (segs > ramps if name == "hd-5mbit-30s.mp4" else segs >= 1),
+                  f"fetch {name}: lead {rep.get('lead')} s, {ramps} of {segs} "
+                  f"essential segments at the start-up ramp's rate, "
+                  f"{es.get('segments-late')} late (first frames after "
+                  f"{rep.get('first_frame_s')} s and {rep.get('second_frame_s')} s)")
             got = facts(out) if os.path.exists(out) else {"frames": 0, "audio": 0.0}
             check(got["frames"] == src["frames"],
                   f"fetch {name}: {got['frames']} video frames decoded "

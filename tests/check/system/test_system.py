@@ -249,13 +249,15 @@ def main():
               f"starts before the proxy's; a fetch not paced live takes < 1 s)")
         # the enhanced flow was smoothed (1 s windows of the 1 s segments:
         # the rate changed with the windows) and the proxy's playout buffer
-        # is the smoothing lead (1 s) plus the jitter (200 ms)
+        # is the smoothing lead plus the jitter (200 ms): the start-up
+        # ramp's lead (0.5 s, the server's default --startup-lead), which
+        # is the session's lead
         rep = rep or {}
         check(rep.get("smoothing") is True and rep.get("enhanced_rate_changes", 0) >= 1
-              and rep.get("playout_depth_ms") == 1200,
+              and rep.get("lead") == 0.5 and rep.get("playout_depth_ms") == 700,
               f"fetch of a trace: smoothed ({rep.get('smoothing')}, "
-              f"{rep.get('enhanced_rate_changes')} rate changes), playout buffer "
-              f"{rep.get('playout_depth_ms')} ms")
+              f"{rep.get('enhanced_rate_changes')} rate changes), lead {rep.get('lead')} s, "
+              f"playout buffer {rep.get('playout_depth_ms')} ms")
 
         # 2. pre-staged prefix: the server skips segment 0 of the essential flow
         res = subprocess.run(proxy_base + ["--prestage", "ball.m2v"],
@@ -341,7 +343,7 @@ def main():
               and any(d["decision"] == "admit" for d in decisions),
               f"admission log: {[d['decision'] for d in decisions]}")
 
-        # 3b. RTSP, stock client, no prefix (1 s lead): every one of 250
+        # 3b. RTSP, stock client, no prefix (the start-up ramp): every one of 250
         # frames decoded, identical to decoding the source file
         proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
                                                "--rtsp-address", "127.0.0.1"],
