@@ -57,6 +57,10 @@ simulate (const GstTwoflowStartupRecord * rec, guint n,
       if (!ahead)
         plan->ahead_at = (GstClockTime) t;
       ahead = TRUE;
+      /* a segment ahead finishes p̂T before it plays, and so does every
+       * later one: with that margin nothing after it can be late */
+      if (cfg->p_hat * T >= cfg->margin)
+        break;
     }
     for (; i < j; i++) {
       gdouble play = lead + (rec[i].ts - MIN (rec[i].ts, cfg->start));

@@ -5,6 +5,7 @@
  * that cannot make it. Time is only an argument. */
 #include <gst/check/gstcheck.h>
 #include <gst/twoflow/twoflowstartup.h>
+#include <stdio.h>
 
 #define S GST_SECOND
 #define MS GST_MSECOND
@@ -144,6 +145,73 @@ GST_START_TEST (test_plan_is_tight)
 
 GST_END_TEST;
 
+/* The Star Wars IV trace of data/ (an hour, 25 fps, I frames every 12;
+ * the essential flow under policy i: the I frames and a 68-byte record
+ * header each), 10 s and 60 s segments, the ramp's ceiling 2 Mbit/s:
+ * the target lead (0.5 s) holds, the plan passes its own check and the
+ * flow is a segment ahead within two segments. The film opens on titles
+ * (I frames of ~1.5 kB): the ramp's floor, twice segment 0's cTCP rate,
+ * is enough, and the planner asks no more. */
+GST_START_TEST (test_star_wars)
+{
+  const gchar *root = g_getenv ("TWOFLOW_SOURCE_ROOT");
+  gchar *xz = g_build_filename (root ? root : ".", "data",
+      "star-wars-iv.txt.xz", NULL);
+  gchar *argv[] = { (gchar *) "xz", (gchar *) "-dc", xz, NULL };
+  gchar *out = NULL, **lines, **l;
+  GArray *rec = g_array_new (FALSE, FALSE, sizeof (GstTwoflowStartupRecord));
+  gdouble durations[] = { 10, 60 };
+  guint64 n = 0, d;
+  gint status;
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL,
+          NULL, &out, NULL, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL));
+  lines = g_strsplit_set (out, "\n", -1);
+  for (l = lines; *l; l++) {
+    guint idx, ms, bytes;
+    gchar t;
+
+    if (sscanf (*l, "%u %c %u %u", &idx, &t, &ms, &bytes) != 4)
+      continue;
+    if (t == 'I') {
+      GstTwoflowStartupRecord r = { n * 40 * MS, bytes + 68 };
+
+      g_array_append_val (rec, r);
+    }
+    n++;
+  }
+  fail_unless (n > 89000 && rec->len > 7000, "%" G_GUINT64_FORMAT " frames",
+      n);
+  for (d = 0; d < G_N_ELEMENTS (durations); d++) {
+    GstTwoflowStartupConfig c = config (2000000);
+    GstTwoflowStartupPlan p, q;
+    GstTwoflowStartupRecord *r = (GstTwoflowStartupRecord *) rec->data;
+
+    c.segment_duration = durations[d] * S;
+    c.target_lead = 500 * MS;
+    fail_unless (gst_twoflow_startup_plan (r, rec->len, &c, &p));
+    GST_INFO ("T %.0f s: R %" G_GUINT64_FORMAT " bit/s, L %" GST_TIME_FORMAT
+        ", %u ramp segments, ahead at %" GST_TIME_FORMAT, durations[d],
+        p.rate, GST_TIME_ARGS (p.lead), p.ramp_segments,
+        GST_TIME_ARGS (p.ahead_at));
+    fail_unless_equals_uint64 (p.lead, 500 * MS);
+    fail_unless (p.rate <= 2000000);
+    fail_unless (p.ramp_segments >= 1 && p.ramp_segments <= 2);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (p.ahead_at)
+        && p.ahead_at < 2 * c.segment_duration);
+    fail_unless (gst_twoflow_startup_check (r, rec->len, &c, p.rate, p.lead,
+            &q));
+    fail_unless (p.rate < 150000, "%" G_GUINT64_FORMAT, p.rate);
+  }
+  g_strfreev (lines);
+  g_free (out);
+  g_free (xz);
+  g_array_free (rec, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 startup_suite (void)
 {
@@ -155,6 +223,7 @@ startup_suite (void)
   tcase_add_test (tc, test_ceiling);
   tcase_add_test (tc, test_ramp_ends_a_segment_ahead);
   tcase_add_test (tc, test_plan_is_tight);
+  tcase_add_test (tc, test_star_wars);
   return s;
 }
 
