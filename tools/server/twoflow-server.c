@@ -154,7 +154,6 @@ typedef struct
   guint64 rc_enh_rr_lost;
   guint64 sched_rate;           /* the pacing its schedule asks for */
   guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
-  guint startup_segments;       /* segments the plan sends at that rate */
   gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
@@ -2535,7 +2534,6 @@ session_new (Client * c, JsonObject * req, GError ** error)
   if (plan) {
     default_lead = plan->lead / 1e9;
     s->startup_rate = plan->rate;
-    s->startup_segments = plan->ramp_segments;
   }
   s->lead = twoflow_json_get_double (req, "lead", default_lead);
   if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
