@@ -62,6 +62,7 @@ simulate (const GstTwoflowStartupRecord * rec, guint n,
       if (cfg->p_hat * T >= cfg->margin)
         break;
     }
+    r = MAX (r, 1.0);           /* a segment of empty records */
     for (; i < j; i++) {
       gdouble play = lead + (rec[i].ts - MIN (rec[i].ts, cfg->start));
       gdouble slack;
