@@ -378,6 +378,70 @@ GST_START_TEST (test_uridecodebin)
 
 GST_END_TEST;
 
+/* playbin plays a ctcp:// URI: it makes the listening ctcpsrc itself
+ * (source-setup), typefinds the MPEG-2 a ctcpsink sends and decodes it to
+ * EOS into fakesinks */
+GST_START_TEST (test_playbin)
+{
+  const gchar *media = g_getenv ("TWOFLOW_MEDIA");
+  gchar *file, *desc;
+  GstElement *pb, *vsink, *tx, *src = NULL;
+  GstMessage *m;
+  GstBus *bus;
+  GstStructure *st;
+  guint64 rendered = 0;
+  guint port = 0, i;
+
+  fail_unless (media != NULL, "TWOFLOW_MEDIA is not set");
+  file = g_build_filename (media, "greyramp.m2v", NULL);
+  pb = gst_element_factory_make ("playbin", NULL);
+  vsink = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (vsink, "sync", FALSE, NULL);
+  g_object_set (pb, "uri", "ctcp://127.0.0.1:0?timeout=30000000000",
+      "video-sink", vsink, "audio-sink",
+      gst_element_factory_make ("fakesink", NULL), NULL);
+  g_signal_connect (pb, "source-setup", G_CALLBACK (source_setup), &src);
+  fail_unless (gst_element_set_state (pb, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < 3000 && port == 0; i++) {
+    if (src)
+      port = get_uint (src, "current-port");
+    if (port == 0)
+      g_usleep (10000);
+  }
+  fail_unless (port > 0);
+  fail_unless_equals_string (GST_OBJECT_NAME (gst_element_get_factory (src)),
+      "ctcpsrc");
+  desc = g_strdup_printf ("filesrc location=%s ! ctcpsink "
+      "uri=ctcp://127.0.0.1:%u?target-rate=20000000", file, port);
+  tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_set_state (pb, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  bus = gst_element_get_bus (pb);
+  m = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (m != NULL && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS,
+      "no EOS: %" GST_PTR_FORMAT, m);
+  gst_message_unref (m);
+  gst_object_unref (bus);
+  g_object_get (vsink, "stats", &st, NULL);
+  gst_structure_get_uint64 (st, "rendered", &rendered);
+  gst_structure_free (st);
+  GST_INFO ("playbin: %" G_GUINT64_FORMAT " frames", rendered);
+  fail_unless (rendered > 0);
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_element_set_state (pb, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (tx);
+  gst_object_unref (pb);
+  g_free (file);
+}
+
+GST_END_TEST;
+
 static Suite *
 ctcpuri_suite (void)
 {
@@ -393,6 +457,7 @@ ctcpuri_suite (void)
   tcase_add_test (tc, test_bad_state);
   tcase_add_test (tc, test_launch_line);
   tcase_add_test (tc, test_uridecodebin);
+  tcase_add_test (tc, test_playbin);
   return s;
 }
 

@@ -348,6 +348,84 @@ GST_START_TEST (test_uridecodebin)
 
 GST_END_TEST;
 
+static void
+pad_added (GstElement * bin, GstPad * pad, GstElement * sink)
+{
+  GstPad *peer = gst_element_get_static_pad (sink, "sink");
+
+  if (!gst_pad_is_linked (peer))
+    gst_pad_link (pad, peer);
+  gst_object_unref (peer);
+}
+
+/* urisourcebin makes a rudpsrc for a rudp:// URI and exposes its RTP
+ * (the URI's caps) on a pad: the packets a rudpsink sends come out */
+GST_START_TEST (test_urisourcebin)
+{
+  GstElement *rx, *usb, *out, *tx, *src = NULL;
+  GstStructure *st;
+  GstCaps *caps;
+  GstPad *pad;
+  guint64 rendered = 0;
+  gint port = 0;
+  gchar *desc;
+  guint i;
+
+  rx = gst_pipeline_new ("rx");
+  usb = gst_element_factory_make ("urisourcebin", NULL);
+  out = gst_element_factory_make ("fakesink", NULL);
+  g_object_set (out, "sync", FALSE, NULL);
+  g_object_set (usb, "uri", "rudp://127.0.0.1:0?caps=application/x-rtp,"
+      "media=application,clock-rate=90000,encoding-name=X-GST", NULL);
+  g_signal_connect (usb, "source-setup", G_CALLBACK (source_setup), &src);
+  g_signal_connect (usb, "pad-added", G_CALLBACK (pad_added), out);
+  gst_bin_add_many (GST_BIN (rx), usb, out, NULL);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (src != NULL);
+  fail_unless_equals_string (GST_OBJECT_NAME (gst_element_get_factory (src)),
+      "rudpsrc");
+  for (i = 0; i < 3000 && port == 0; i++) {
+    g_object_get (src, "stats", &st, NULL);
+    gst_structure_get_int (st, "port", &port);
+    gst_structure_free (st);
+    if (port == 0)
+      g_usleep (10000);
+  }
+  fail_unless (port > 0);
+  desc = g_strdup_printf ("videotestsrc num-buffers=20 ! "
+      "video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! "
+      "rtpgstpay mtu=1000 ! rudpsink uri=rudp://127.0.0.1:%d?rate=20000000",
+      port);
+  tx = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  /* 20 frames of 4.6 kB: 100 packets; polled for up to 30 s */
+  for (i = 0; i < 3000 && rendered < 100; i++) {
+    g_object_get (out, "stats", &st, NULL);
+    gst_structure_get_uint64 (st, "rendered", &rendered);
+    gst_structure_free (st);
+    if (rendered < 100)
+      g_usleep (10000);
+  }
+  fail_unless (rendered >= 100, "%" G_GUINT64_FORMAT " packets", rendered);
+  pad = gst_element_get_static_pad (out, "sink");
+  caps = gst_pad_get_current_caps (pad);
+  fail_unless (caps != NULL);
+  fail_unless_equals_string (gst_structure_get_string
+      (gst_caps_get_structure (caps, 0), "encoding-name"), "X-GST");
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (tx);
+  gst_object_unref (rx);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpuri_suite (void)
 {
@@ -362,6 +440,7 @@ rudpuri_suite (void)
   tcase_add_test (tc, test_bad_uris);
   tcase_add_test (tc, test_bad_state);
   tcase_add_test (tc, test_uridecodebin);
+  tcase_add_test (tc, test_urisourcebin);
   return s;
 }
 
