@@ -2138,6 +2138,33 @@ fetch_signal_cb (gpointer data)
 
 /* ------------------------------------------------------------------ main */
 
+/* The page beside the program that runs: the build tree's copy for the
+ * build's program, else the installed copy found relative to the
+ * executable (a relocated install), else (as before) the build tree's if
+ * it exists, else the configured prefix's. */
+static gchar *
+default_www_dir (void)
+{
+  gchar *exe = g_file_read_link ("/proc/self/exe", NULL);
+  gchar *dir = exe ? g_path_get_dirname (exe) : NULL;
+  char *build = realpath (TWOFLOW_WWW_BUILD_DIR, NULL);
+  gchar *www = NULL;
+
+  if (dir && build && strcmp (dir, build) == 0)
+    www = g_strdup (TWOFLOW_WWW_BUILD_DIR);
+  else if (dir && !g_path_is_absolute (TWOFLOW_WWW_RELATIVE_DIR)) {
+    www = g_canonicalize_filename (TWOFLOW_WWW_RELATIVE_DIR, dir);
+    if (!g_file_test (www, G_FILE_TEST_IS_DIR))
+      g_clear_pointer (&www, g_free);
+  }
+  if (www == NULL)
+    www = g_strdup (build ? TWOFLOW_WWW_BUILD_DIR : TWOFLOW_WWW_INSTALL_DIR);
+  free (build);
+  g_free (dir);
+  g_free (exe);
+  return www;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2308,9 +2335,7 @@ main (int argc, char **argv)
   if (!opt_hls_dir)
     opt_hls_dir = g_strdup ("hls");
   if (!opt_www_dir)
-    opt_www_dir = g_strdup (g_file_test (TWOFLOW_WWW_BUILD_DIR,
-            G_FILE_TEST_IS_DIR) ? TWOFLOW_WWW_BUILD_DIR :
-        TWOFLOW_WWW_INSTALL_DIR);
+    opt_www_dir = default_www_dir ();
   hp = g_strsplit (opt_server, ":", 2);
   server_host = g_strdup (hp[0]);
   server_port = hp[1] ? atoi (hp[1]) : TWOFLOW_CONTROL_DEFAULT_PORT;

@@ -15,10 +15,12 @@ any path:
   * a fetch: the installed twoflow-server (TLS, tokens, HTTP basic auth
     with --http-password-file) and the installed twoflow-proxy (--fetch
     with --tls-ca and --token-file) on loopback: every frame arrives;
+  * the installed proxy serves the installed page (and hls.js), found
+    relative to its executable;
     the server says READY=1 on NOTIFY_SOCKET (sd_notify) once it listens
     when built with libsystemd.
 
-  test_install.py BUILD_DIR PREFIX BINDIR LIBDIR SERVICE_TYPE
+  test_install.py BUILD_DIR PREFIX BINDIR LIBDIR DATADIR SERVICE_TYPE
 """
 import os
 import shutil
@@ -60,7 +62,7 @@ def http_status(url, auth=None):
 
 
 def main():
-    build, prefix, bindir, libdir, service_type = sys.argv[1:6]
+    build, prefix, bindir, libdir, datadir, service_type = sys.argv[1:7]
     meson = shutil.which("meson")
     if meson is None:
         print("SKIP: meson missing")
@@ -175,6 +177,40 @@ def main():
               f"server: rc {r.returncode}, {frames} of 50 frames, "
               f"{os.path.getsize(out) if os.path.exists(out) else 0} bytes "
               f"{r.stderr.strip()[-300:]}")
+        # the installed proxy serves the installed page (found relative to
+        # its executable), hls.js with it
+        www = os.path.join(root, datadir, "twoflow", "www")
+        marker = b"<!-- installed copy -->\n"
+        with open(os.path.join(www, "index.html"), "ab") as f:
+            f.write(marker)  # not in the build tree's copy
+        hp2, rp2 = free_port(), free_port()
+        prx = subprocess.Popen(
+            [exes[1], "--server", f"127.0.0.1:{cport}", "--rtsp-port", str(rp2),
+             "--http-port", str(hp2), "--prefix-dir", os.path.join(work, "prefix"),
+             "--hls-dir", os.path.join(work, "hls"),
+             "--tls-ca", os.path.join(certs, "ca.pem"),
+             "--token-file", os.path.join(certs, "proxy.token")],
+            stdout=open(os.path.join(work, "proxy.log"), "w"), stderr=subprocess.STDOUT,
+            env=env, cwd=work)
+        procs.append(prx)
+        wait_port(hp2)
+        page = {}
+        for path in ("/", "/app.js", "/hls.min.js"):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{hp2}{path}", timeout=10) as r:
+                    page[path] = r.read()
+            except (OSError, urllib.error.HTTPError):
+                page[path] = b""
+        same = all(page[p] == open(os.path.join(www, "index.html" if p == "/" else p[1:]),
+                                   "rb").read()
+                   for p in page if os.path.exists(
+                       os.path.join(www, "index.html" if p == "/" else p[1:])))
+        check(page["/"].endswith(marker) and page["/app.js"] and same
+              and (len(page["/hls.min.js"]) > 100000
+                   or not os.path.exists(os.path.join(www, "hls.min.js"))),
+              f"the installed proxy serves the installed page: "
+              f"{ {p: len(v) for p, v in page.items()} } bytes, identical to "
+              f"{os.path.relpath(www, root)}: {same}")
         # --token and --token-file together: refused before anything runs
         r = subprocess.run([exes[1], "--token", "x", "--token-file",
                             os.path.join(certs, "proxy.token"), "--fetch", "clip.m2v",
