@@ -9,5 +9,5 @@ scripts/install-deps.sh
 if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" >/dev/null
 fi
+# hls.js for the page: meson fetches it (subprojects/hls.js.wrap)
 ninja -C "$BUILD" >/dev/null
-scripts/vendor-hlsjs.sh "$BUILD"

@@ -26,6 +26,7 @@ PACKAGES=(
   gobject-introspection libgirepository1.0-dev
   # the proxy's HTTP side (HLS, page, /metrics), its Chromium test and units
   libsoup-3.0-dev chromium python3-websocket python3-prometheus-client systemd
+  libsystemd-dev  # sd_notify: the units' Type=notify readiness
   # security: SRTP for rUDP (libsrtp2), TLS for cTCP (GnuTLS certtool in tests, glib-networking)
   libsrtp2-dev gnutls-bin glib-networking
 )

@@ -5,7 +5,7 @@
 # with GnuTLS's certtool, for tests and lab runs: none are committed.
 #   scripts/make-test-certs.sh DIR [ADDR_OR_NAME...]
 # Writes DIR/{ca,server,client}.{pem,key}, DIR/server.sha256 (the pin) and
-# DIR/tokens ("proxy1 <random token>").
+# DIR/tokens ("proxy1 <random token>") and DIR/proxy.token (that token alone).
 set -euo pipefail
 dir=$1; shift
 [ $# -gt 0 ] || set -- 127.0.0.1 localhost
@@ -39,4 +39,6 @@ if [ ! -s server.sha256 ]; then
   certtool --certificate-info --infile server.pem --outder 2>/dev/null | sha256sum | cut -d' ' -f1 > server.sha256
 fi
 echo "proxy1 $(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" > tokens
+# proxy1's token alone, for the proxy's --token-file (its unit's credential)
+cut -d' ' -f2 tokens > proxy.token
 rm -f ca.tmpl server.tmpl client.tmpl

@@ -229,6 +229,110 @@ twoflow_net_bind_address_for (const gchar * bind_address, const gchar * host)
   return g_strdup (v6 ? "::" : bind_address);
 }
 
+/* The query keys of the last URI set, in its order: get_uri() gives them
+ * back with the properties' current values (the round trip). */
+static G_DEFINE_QUARK (twoflow-uri-query, uri_query);
+
+/* RFC 3986 sub-delims and pchars a query value keeps as they are, minus
+ * the '&' that separates the parameters ('=' stays: a parameter is split at
+ * its first one, so caps read as written; '+' stays: GstUri reads it as
+ * '+', and flags are written a+b) */
+#define URI_QUERY_VALUE_ALLOWED "!$'()*+,;=:@/?"
+
+static void
+uri_query_keys_remember (GstElement * element, const gchar * str)
+{
+  /* from the string, not the GstUri: its query is a hash table, and the
+   * keys read back in the order they were written */
+  const gchar *q = strchr (str, '?');
+  gchar *query = q ? g_strndup (q + 1, strcspn (q + 1, "#")) : NULL;
+  gchar **params = query ? g_strsplit (query, "&", -1) : NULL;
+  GPtrArray *names = g_ptr_array_new ();
+  guint i, j;
+
+  for (i = 0; params && params[i]; i++) {
+    gchar *key = g_strndup (params[i], strcspn (params[i], "="));
+    gchar *name = g_uri_unescape_string (key, NULL);
+    GParamSpec *pspec = name ? g_object_class_find_property
+        (G_OBJECT_GET_CLASS (element), name) : NULL;
+    gboolean seen = FALSE;
+
+    /* the canonical name: "max_rate" is read back as "max-rate" */
+    for (j = 0; pspec && j < names->len; j++)
+      seen |= strcmp (g_ptr_array_index (names, j), pspec->name) == 0;
+    if (pspec && !seen)
+      g_ptr_array_add (names, g_strdup (pspec->name));
+    g_free (name);
+    g_free (key);
+  }
+  g_ptr_array_add (names, NULL);
+  g_strfreev (params);
+  g_free (query);
+  g_object_set_qdata_full (G_OBJECT (element), uri_query_quark (),
+      g_ptr_array_free (names, FALSE), (GDestroyNotify) g_strfreev);
+}
+
+/* A property value as gst_value_deserialize() reads it back: enums and
+ * flags by nick (gst_value_serialize() gives the C names), the rest as
+ * gst-launch-1.0 writes them. */
+static gchar *
+uri_value_serialize (const GValue * v)
+{
+  if (G_VALUE_HOLDS_ENUM (v)) {
+    GEnumClass *k = g_type_class_ref (G_VALUE_TYPE (v));
+    GEnumValue *e = g_enum_get_value (k, g_value_get_enum (v));
+    gchar *s = e ? g_strdup (e->value_nick) :
+        g_strdup_printf ("%d", g_value_get_enum (v));
+
+    g_type_class_unref (k);
+    return s;
+  }
+  if (G_VALUE_HOLDS_FLAGS (v)) {
+    GFlagsClass *k = g_type_class_ref (G_VALUE_TYPE (v));
+    guint flags = g_value_get_flags (v), i;
+    GString *s = g_string_new (NULL);
+
+    for (i = 0; i < k->n_values; i++) {
+      GFlagsValue *f = &k->values[i];
+
+      if (f->value != 0 && (flags & f->value) == f->value) {
+        g_string_append_printf (s, "%s%s", s->len ? "+" : "", f->value_nick);
+        flags &= ~f->value;
+      }
+    }
+    if (flags != 0 || s->len == 0)
+      g_string_printf (s, "0x%08x", g_value_get_flags (v));
+    g_type_class_unref (k);
+    return g_string_free (s, FALSE);
+  }
+  /* an array without the (guint64) of each element: its pspec types it */
+  if (GST_VALUE_HOLDS_ARRAY (v)) {
+    GString *s = g_string_new ("<");
+    guint i, n = gst_value_array_get_size (v);
+
+    for (i = 0; i < n; i++) {
+      const GValue *ev = gst_value_array_get_value (v, i);
+      /* strings quoted inside the brackets */
+      gchar *e = G_VALUE_HOLDS_STRING (ev) ? gst_value_serialize (ev) :
+          uri_value_serialize (ev);
+
+      g_string_append_printf (s, "%s%s", i ? ", " : "", e ? e : "");
+      g_free (e);
+    }
+    g_string_append_c (s, '>');
+    return g_string_free (s, FALSE);
+  }
+  if (G_VALUE_HOLDS (v, GST_TYPE_CAPS))
+    return gst_value_get_caps (v) ? gst_caps_to_string (gst_value_get_caps
+        (v)) : NULL;
+  /* a string as it is, unless it would read back as another one */
+  if (G_VALUE_HOLDS_STRING (v) && g_value_get_string (v) &&
+      g_value_get_string (v)[0] != '"' &&
+      strcmp (g_value_get_string (v), "NULL") != 0)
+    return g_value_dup_string (v);
+  return gst_value_serialize (v);
+}
+
 gboolean
 twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
     const gchar * const *reserved, GError ** error)
@@ -256,7 +360,8 @@ twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
       break;
     }
     g_value_init (&v, G_PARAM_SPEC_VALUE_TYPE (pspec));
-    if (str == NULL || !gst_value_deserialize (&v, str) ||
+    /* with the pspec, as gst-launch-1.0 does: arrays of guint64 */
+    if (str == NULL || !gst_value_deserialize_with_pspec (&v, str, pspec) ||
         g_param_value_validate (pspec, &v)) {
       g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
           "invalid value '%s' for %s", str ? str : "", key);
@@ -288,6 +393,7 @@ twoflow_uri_apply (GstElement * element, const gchar * str,
   GstUri *uri;
   const gchar *host;
   guint port;
+  gint gport = -1;
   gboolean ok;
 
   if (GST_STATE (element) > GST_STATE_READY) {
@@ -310,9 +416,13 @@ twoflow_uri_apply (GstElement * element, const gchar * str,
         "'%s' names no host", str);
     goto fail;
   }
-  port = gst_uri_get_port (uri);
-  if (port == GST_URI_NO_PORT)
-    port = default_port;
+  /* GstUri reads ":0" as no port (GST_URI_NO_PORT is 0), GUri does not:
+   * a source's port 0 is "any free port" */
+  if (!g_uri_split (str, G_URI_FLAGS_NONE, NULL, NULL, NULL, &gport, NULL,
+          NULL, NULL, NULL))
+    gport = gst_uri_get_port (uri) == GST_URI_NO_PORT ? -1 :
+        (gint) gst_uri_get_port (uri);
+  port = gport < 0 ? default_port : (guint) gport;
   if (port < min_port || port > 65535) {
     g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
         "port %u of '%s' is out of range", port, str);
@@ -320,8 +430,10 @@ twoflow_uri_apply (GstElement * element, const gchar * str,
   }
   ok = twoflow_uri_set_query_properties (G_OBJECT (element), uri, reserved,
       error);
-  if (ok)
+  if (ok) {
     g_object_set (element, host_prop, host, port_prop, port, NULL);
+    uri_query_keys_remember (element, str);
+  }
   gst_uri_unref (uri);
   return ok;
 
@@ -348,13 +460,45 @@ twoflow_uri_make (GstElement * element, const gchar * scheme,
     const gchar * host_prop, const gchar * port_prop)
 {
   gchar *host = NULL, *str;
-  guint port = 0;
-  GstUri *uri;
+  guint port = 0, i;
+  const gchar *const *keys;
+  GString *query = g_string_new (NULL);
 
   g_object_get (element, host_prop, &host, port_prop, &port, NULL);
-  uri = gst_uri_new (scheme, NULL, host, port, NULL, NULL, NULL);
-  str = gst_uri_to_string (uri);
-  gst_uri_unref (uri);
+  /* by hand: GstUri would drop a port 0 (its "no port") */
+  str = g_strdup_printf ("%s://%s%s%s:%u", scheme,
+      host && strchr (host, ':') ? "[" : "", host ? host : "",
+      host && strchr (host, ':') ? "]" : "", port);
+  keys = g_object_get_qdata (G_OBJECT (element), uri_query_quark ());
+  for (i = 0; keys && keys[i]; i++) {
+    GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS
+        (element), keys[i]);
+    GValue v = G_VALUE_INIT;
+    gchar *vs;
+
+    /* write-only properties (tokens, keys) are not read back */
+    if (pspec == NULL || !(pspec->flags & G_PARAM_READABLE))
+      continue;
+    g_value_init (&v, G_PARAM_SPEC_VALUE_TYPE (pspec));
+    g_object_get_property (G_OBJECT (element), keys[i], &v);
+    vs = uri_value_serialize (&v);
+    if (vs) {
+      gchar *ev = g_uri_escape_string (vs, URI_QUERY_VALUE_ALLOWED, FALSE);
+
+      g_string_append_printf (query, "%c%s=%s", query->len ? '&' : '?',
+          keys[i], ev);
+      g_free (ev);
+    }
+    g_free (vs);
+    g_value_unset (&v);
+  }
+  if (query->len) {
+    gchar *with_query = g_strconcat (str, query->str, NULL);
+
+    g_free (str);
+    str = with_query;
+  }
+  g_string_free (query, TRUE);
   g_free (host);
   return str;
 }

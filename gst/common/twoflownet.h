@@ -120,7 +120,8 @@ gboolean twoflow_uri_set_query_properties (GObject * object, GstUri * uri,
  * sets @element's @host_prop and @port_prop and the properties the query
  * names. A missing host is @default_host (NULL: an error), a missing port
  * @default_port; a port below @min_port is an error. Refused above READY;
- * nothing is set on failure. */
+ * nothing is set on failure. The query's keys are kept for
+ * twoflow_uri_make(). */
 gboolean twoflow_uri_apply (GstElement * element, const gchar * str,
     const gchar * scheme, const gchar * host_prop, const gchar * port_prop,
     const gchar * default_host, guint default_port, guint min_port,
@@ -131,7 +132,10 @@ gboolean twoflow_uri_apply (GstElement * element, const gchar * str,
  * cannot fail). */
 void twoflow_uri_property_set (GstElement * element, const GValue * value);
 
-/* @scheme://host:port from @element's @host_prop and @port_prop. */
+/* @scheme://host:port[?property=value&...] from @element's @host_prop and
+ * @port_prop, and the query of the last URI twoflow_uri_apply() set, the
+ * same keys with the properties' current values: what set_uri() got reads
+ * back. */
 gchar *twoflow_uri_make (GstElement * element, const gchar * scheme,
     const gchar * host_prop, const gchar * port_prop);
 

@@ -251,6 +251,7 @@ G_STATIC_ASSERT (sizeof (struct ctcp_tcp_info) == 248);
 enum
 {
   PROP_0,
+  PROP_URI,
   PROP_HOST,
   PROP_PORT,
   PROP_MODE,
@@ -334,7 +335,11 @@ gst_ctcp_sink_tls_role_get_type (void)
 }
 
 #define gst_ctcp_sink_parent_class parent_class
-G_DEFINE_TYPE (GstCtcpSink, gst_ctcp_sink, GST_TYPE_BASE_SINK);
+static void gst_ctcp_sink_uri_handler_init (gpointer g_iface,
+    gpointer iface_data);
+G_DEFINE_TYPE_WITH_CODE (GstCtcpSink, gst_ctcp_sink, GST_TYPE_BASE_SINK,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_ctcp_sink_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (ctcpsink, "ctcpsink", GST_RANK_NONE,
     GST_TYPE_CTCP_SINK);
 
@@ -364,6 +369,23 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
 
   gobject_class->set_property = gst_ctcp_sink_set_property;
   gobject_class->get_property = gst_ctcp_sink_get_property;
+  /**
+   * GstCtcpSink:uri:
+   *
+   * The receiver as a `ctcp://host:port` URI (IPv6 literals in brackets,
+   * `ctcp://[::1]:4953`; no port means 4953). Query parameters set other
+   * properties by name, with values as on a gst-launch-1.0 line:
+   * `ctcp://10.0.0.2:4953?target-rate=8000000&congestion-control=bbr`.
+   * Reading it back gives `ctcp://host:port` from #GstCtcpSink:host and
+   * #GstCtcpSink:port, with the query of the URI last set: the same keys
+   * with the properties' current values. The same URI makes a ctcpsink
+   * with gst_element_make_from_uri().
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "ctcp://host:port[?property=value&...] of the receiver",
+          "ctcp://" DEFAULT_HOST ":4953", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gobject_class->finalize = gst_ctcp_sink_finalize;
 
   /**
@@ -1793,6 +1815,11 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
 {
   GstCtcpSink *self = GST_CTCP_SINK (object);
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_HOST:
@@ -1884,6 +1911,11 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstCtcpSink *self = GST_CTCP_SINK (object);
 
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
+    return;
+  }
   if (prop_id == PROP_STATS) {
     g_value_take_boxed (value, gst_ctcp_sink_get_stats (self));
     return;
@@ -1964,4 +1996,45 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
   }
   GST_OBJECT_UNLOCK (self);
+}
+
+/* ctcp://host:port URIs (GstURIHandler), as erapsink has erap:// */
+
+static GstURIType
+gst_ctcp_sink_uri_get_type (GType type)
+{
+  return GST_URI_SINK;
+}
+
+static const gchar *const *
+gst_ctcp_sink_uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "ctcp", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_ctcp_sink_uri_get_uri (GstURIHandler * handler)
+{
+  return twoflow_uri_make (GST_ELEMENT (handler), "ctcp", "host", "port");
+}
+
+static gboolean
+gst_ctcp_sink_uri_set_uri (GstURIHandler * handler, const gchar * str,
+    GError ** error)
+{
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "ctcp", "host",
+      "port", NULL, DEFAULT_PORT, 1, error);
+}
+
+static void
+gst_ctcp_sink_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
+
+  iface->get_type = gst_ctcp_sink_uri_get_type;
+  iface->get_protocols = gst_ctcp_sink_uri_get_protocols;
+  iface->get_uri = gst_ctcp_sink_uri_get_uri;
+  iface->set_uri = gst_ctcp_sink_uri_set_uri;
 }

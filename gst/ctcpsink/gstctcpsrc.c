@@ -90,6 +90,7 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
 enum
 {
   PROP_0,
+  PROP_URI,
   PROP_HOST,
   PROP_PORT,
   PROP_LISTEN,
@@ -108,7 +109,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
 #define gst_ctcp_src_parent_class parent_class
-G_DEFINE_TYPE (GstCtcpSrc, gst_ctcp_src, GST_TYPE_PUSH_SRC);
+static void gst_ctcp_src_uri_handler_init (gpointer g_iface,
+    gpointer iface_data);
+G_DEFINE_TYPE_WITH_CODE (GstCtcpSrc, gst_ctcp_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_ctcp_src_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (ctcpsrc, "ctcpsrc", GST_RANK_NONE,
     GST_TYPE_CTCP_SRC);
 
@@ -134,6 +139,25 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
 
   gobject_class->set_property = gst_ctcp_src_set_property;
   gobject_class->get_property = gst_ctcp_src_get_property;
+  /**
+   * GstCtcpSrc:uri:
+   *
+   * #GstCtcpSrc:host and #GstCtcpSrc:port as a `ctcp://host:port` URI:
+   * listening (the default) the local address and port, `ctcp://:4953`
+   * (every IPv4 address), `ctcp://[::]:4953`; with `listen=false` in the
+   * query the sender to connect to. No port means 4953. Query parameters
+   * set other properties by name, with values as on a gst-launch-1.0
+   * line: `ctcp://:4953?tls-ca-file=/etc/twoflow/ca.pem&tls-token=...`.
+   * Reading it back gives `ctcp://host:port`, with the query of the URI
+   * last set: the same keys with the properties' current values. The same
+   * URI makes a ctcpsrc with gst_element_make_from_uri(), so uridecodebin,
+   * urisourcebin and playbin play `ctcp://` URIs.
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "ctcp://host:port[?property=value&...] to listen on or connect to",
+          "ctcp://" DEFAULT_HOST ":4953", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gobject_class->finalize = gst_ctcp_src_finalize;
 
   /**
@@ -699,6 +723,11 @@ gst_ctcp_src_set_property (GObject * object, guint prop_id,
 {
   GstCtcpSrc *self = GST_CTCP_SRC (object);
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_HOST:
@@ -751,6 +780,11 @@ gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstCtcpSrc *self = GST_CTCP_SRC (object);
 
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_HOST:
@@ -799,4 +833,45 @@ gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
   }
   GST_OBJECT_UNLOCK (self);
+}
+
+/* ctcp://host:port URIs (GstURIHandler), as erapsrc has erap:// */
+
+static GstURIType
+gst_ctcp_src_uri_get_type (GType type)
+{
+  return GST_URI_SRC;
+}
+
+static const gchar *const *
+gst_ctcp_src_uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "ctcp", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_ctcp_src_uri_get_uri (GstURIHandler * handler)
+{
+  return twoflow_uri_make (GST_ELEMENT (handler), "ctcp", "host", "port");
+}
+
+static gboolean
+gst_ctcp_src_uri_set_uri (GstURIHandler * handler, const gchar * str,
+    GError ** error)
+{
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "ctcp", "host",
+      "port", DEFAULT_HOST, DEFAULT_PORT, 0, error);
+}
+
+static void
+gst_ctcp_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
+
+  iface->get_type = gst_ctcp_src_uri_get_type;
+  iface->get_protocols = gst_ctcp_src_uri_get_protocols;
+  iface->get_uri = gst_ctcp_src_uri_get_uri;
+  iface->set_uri = gst_ctcp_src_uri_set_uri;
 }

@@ -367,7 +367,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * properties by name, with values as on a gst-launch-1.0 line:
    * `erap://10.0.0.2:5004?congestion-control=libra&capacity=10000000`.
    * Reading it back gives `erap://host:port` from #GstErapSink:host and
-   * #GstErapSink:port; the other properties are read by their names.
+   * #GstErapSink:port, with the query of the URI last set: the same keys
+   * with the properties' current values.
    * The same URI makes an erapsink with gst_element_make_from_uri().
    */
   g_object_class_install_property (gobject_class, PROP_URI,

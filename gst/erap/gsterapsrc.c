@@ -214,8 +214,9 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
    * properties by name, with values as on a gst-launch-1.0 line:
    * `erap://:5004?linger=1000000000&caps=video/mpeg`.
    * Reading it back gives `erap://address:port` from #GstErapSrc:address
-   * and #GstErapSrc:port. The same URI makes an erapsrc with
-   * gst_element_make_from_uri().
+   * and #GstErapSrc:port, with the query of the URI last set: the same
+   * keys with the properties' current values. The same URI makes an
+   * erapsrc with gst_element_make_from_uri().
    */
   g_object_class_install_property (gobject_class, PROP_URI,
       g_param_spec_string ("uri", "URI",
@@ -1159,9 +1160,6 @@ gst_erap_src_create (GstPushSrc * psrc, GstBuffer ** buf)
 }
 
 /* erap://address:port URIs (GstURIHandler), as srtsrc has srt:// */
-
-/* far above the enum, so it never collides with the element's own ids */
-/* erap://host:port URIs (GstURIHandler), as srtsink has srt:// */
 
 static GstURIType
 gst_erap_src_uri_get_type (GType type)

@@ -154,6 +154,7 @@ GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 
 enum {
   PROP_0,
+  PROP_URI,
   PROP_HOST,
   PROP_PORT,
   PROP_RATE,
@@ -202,7 +203,11 @@ gst_rudp_rate_control_get_type (void)
 }
 
 #define gst_rudp_sink_parent_class parent_class
-G_DEFINE_TYPE (GstRudpSink, gst_rudp_sink, GST_TYPE_BASE_SINK);
+static void gst_rudp_sink_uri_handler_init (gpointer g_iface,
+    gpointer iface_data);
+G_DEFINE_TYPE_WITH_CODE (GstRudpSink, gst_rudp_sink, GST_TYPE_BASE_SINK,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_rudp_sink_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (rudpsink, "rudpsink", GST_RANK_NONE,
     GST_TYPE_RUDP_SINK);
 
@@ -233,6 +238,23 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
 
   gobject_class->set_property = gst_rudp_sink_set_property;
   gobject_class->get_property = gst_rudp_sink_get_property;
+  /**
+   * GstRudpSink:uri:
+   *
+   * The receiver as a `rudp://host:port` URI (IPv6 literals in brackets,
+   * `rudp://[::1]:5004`; no port means 5004). Query parameters set other
+   * properties by name, with values as on a gst-launch-1.0 line:
+   * `rudp://10.0.0.2:5004?rate-control=receiver&rtx-time=500000000`.
+   * Reading it back gives `rudp://host:port` from #GstRudpSink:host and
+   * #GstRudpSink:port, with the query of the URI last set: the same keys
+   * with the properties' current values. The same URI makes a rudpsink
+   * with gst_element_make_from_uri().
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "rudp://host:port[?property=value&...] of the receiver",
+          "rudp://" DEFAULT_HOST ":5004", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gobject_class->finalize = gst_rudp_sink_finalize;
 
   /**
@@ -547,6 +569,11 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
   gboolean reconf = FALSE;
   gint set_level = -1;
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (sink);
   switch (prop_id) {
     case PROP_HOST:
@@ -636,6 +663,11 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstRudpSink *sink = GST_RUDP_SINK (object);
 
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
+    return;
+  }
   switch (prop_id) {
     case PROP_HOST:
       GST_OBJECT_LOCK (sink);
@@ -974,4 +1006,45 @@ gst_rudp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
             gst_buffer_ref (gst_buffer_list_get (list, i))))
       return GST_FLOW_FLUSHING;
   return GST_FLOW_OK;
+}
+
+/* rudp://host:port URIs (GstURIHandler), as erapsink has erap:// */
+
+static GstURIType
+gst_rudp_sink_uri_get_type (GType type)
+{
+  return GST_URI_SINK;
+}
+
+static const gchar *const *
+gst_rudp_sink_uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "rudp", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_rudp_sink_uri_get_uri (GstURIHandler * handler)
+{
+  return twoflow_uri_make (GST_ELEMENT (handler), "rudp", "host", "port");
+}
+
+static gboolean
+gst_rudp_sink_uri_set_uri (GstURIHandler * handler, const gchar * str,
+    GError ** error)
+{
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "rudp", "host",
+      "port", NULL, DEFAULT_PORT, 1, error);
+}
+
+static void
+gst_rudp_sink_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
+
+  iface->get_type = gst_rudp_sink_uri_get_type;
+  iface->get_protocols = gst_rudp_sink_uri_get_protocols;
+  iface->get_uri = gst_rudp_sink_uri_get_uri;
+  iface->set_uri = gst_rudp_sink_uri_set_uri;
 }

@@ -191,6 +191,7 @@ GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
 
 enum {
   PROP_0,
+  PROP_URI,
   PROP_ADDRESS,
   PROP_PORT,
   PROP_CAPS,
@@ -252,7 +253,11 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
 
 #define gst_rudp_src_parent_class parent_class
-G_DEFINE_TYPE (GstRudpSrc, gst_rudp_src, GST_TYPE_PUSH_SRC);
+static void gst_rudp_src_uri_handler_init (gpointer g_iface,
+    gpointer iface_data);
+G_DEFINE_TYPE_WITH_CODE (GstRudpSrc, gst_rudp_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_rudp_src_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (rudpsrc, "rudpsrc", GST_RANK_NONE,
     GST_TYPE_RUDP_SRC);
 
@@ -285,6 +290,25 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
 
   gobject_class->set_property = gst_rudp_src_set_property;
   gobject_class->get_property = gst_rudp_src_get_property;
+  /**
+   * GstRudpSrc:uri:
+   *
+   * The local address and port to receive on as a `rudp://address:port`
+   * URI: `rudp://:5004` (every IPv4 address), `rudp://[::]:5004` (IPv6);
+   * no port means 5004. Query parameters set other properties by name,
+   * with values as on a gst-launch-1.0 line, the RTP caps among them:
+   * `rudp://:5004?caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=MP2T`.
+   * Reading it back gives `rudp://address:port`, with the query of the URI
+   * last set: the same keys with the properties' current values. The same
+   * URI makes a rudpsrc with gst_element_make_from_uri(), so
+   * uridecodebin, urisourcebin and playbin play `rudp://` URIs (the caps
+   * choose the depayloader).
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "rudp://address:port[?property=value&...] to receive on",
+          "rudp://" DEFAULT_ADDRESS ":5004", G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   gobject_class->finalize = gst_rudp_src_finalize;
 
   /**
@@ -656,6 +680,11 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
 {
   GstRudpSrc *src = GST_RUDP_SRC (object);
 
+  /* the URI sets other properties, which take the lock themselves */
+  if (prop_id == PROP_URI) {
+    twoflow_uri_property_set (GST_ELEMENT (object), value);
+    return;
+  }
   GST_OBJECT_LOCK (src);
   switch (prop_id) {
     case PROP_ADDRESS:
@@ -817,6 +846,11 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
   GstRudpSrc *src = GST_RUDP_SRC (object);
   guint i;
 
+  if (prop_id == PROP_URI) {
+    g_value_take_string (value,
+        gst_uri_handler_get_uri (GST_URI_HANDLER (object)));
+    return;
+  }
   if (prop_id == PROP_STATS) {
     g_value_take_boxed (value, make_stats (src));
     return;
@@ -1588,4 +1622,45 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   }
   *outbuf = gst_buffer_new_memdup (data, len);
   return GST_FLOW_OK;
+}
+
+/* rudp://address:port URIs (GstURIHandler), as erapsrc has erap:// */
+
+static GstURIType
+gst_rudp_src_uri_get_type (GType type)
+{
+  return GST_URI_SRC;
+}
+
+static const gchar *const *
+gst_rudp_src_uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "rudp", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_rudp_src_uri_get_uri (GstURIHandler * handler)
+{
+  return twoflow_uri_make (GST_ELEMENT (handler), "rudp", "address", "port");
+}
+
+static gboolean
+gst_rudp_src_uri_set_uri (GstURIHandler * handler, const gchar * str,
+    GError ** error)
+{
+  return twoflow_uri_apply (GST_ELEMENT (handler), str, "rudp", "address",
+      "port", DEFAULT_ADDRESS, DEFAULT_PORT, 0, error);
+}
+
+static void
+gst_rudp_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
+
+  iface->get_type = gst_rudp_src_uri_get_type;
+  iface->get_protocols = gst_rudp_src_uri_get_protocols;
+  iface->get_uri = gst_rudp_src_uri_get_uri;
+  iface->set_uri = gst_rudp_src_uri_set_uri;
 }

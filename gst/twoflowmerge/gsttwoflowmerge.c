@@ -53,12 +53,13 @@
  *     filesrc location=enhanced.twf ! m.enhanced
  * ]| decodes a video from the two flow files written by the twoflowsplit example.
  * |[
- * gst-launch-1.0 twoflowmerge name=m prefix-location=prefix.twf \
- *     m.src ! queue ! mpegvideoparse ! avdec_mpeg2video ! autovideosink \
+ * gst-launch-1.0 twoflowmerge name=m \
+ *     m.src ! queue ! h264parse ! avdec_h264 ! videoconvert ! autovideosink \
  *     m.audio ! queue ! decodebin ! audioconvert ! autoaudiosink \
  *     filesrc location=essential.twf ! m.essential \
  *     filesrc location=enhanced.twf ! m.enhanced
- * ]| plays a video with its audio track.
+ * ]| plays the movie and its audio track from the two flow files written
+ * by twoflowsplit's second example (H.264 and AAC).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

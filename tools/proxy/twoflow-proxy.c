@@ -37,6 +37,7 @@
 #include "twoflow-control.h"
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
+#include "twoflow-daemon.h"
 #include "twoflow-store.h"
 
 static gchar *opt_server = NULL;
@@ -71,10 +72,12 @@ static gboolean opt_insecure = FALSE;
 static gboolean opt_nat = FALSE;
 static gchar *opt_tls_ca = NULL, *opt_tls_pin = NULL;
 static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
-static gchar *opt_token = NULL;
+static gchar *opt_token = NULL, *opt_token_file = NULL;
 /* viewers: RTSP basic authentication, RTSPS */
 static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
 static gchar *opt_http_user = NULL, *opt_http_password = NULL;
+/* the secrets from files (LoadCredential=), not seen in ps */
+static gchar *opt_rtsp_password_file = NULL, *opt_http_password_file = NULL;
 static gchar *opt_http_address = NULL;
 static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
 
@@ -2210,6 +2213,33 @@ fetch_signal_cb (gpointer data)
 
 /* ------------------------------------------------------------------ main */
 
+/* The page beside the program that runs: the build tree's copy for the
+ * build's program, else the installed copy found relative to the
+ * executable (a relocated install), else (as before) the build tree's if
+ * it exists, else the configured prefix's. */
+static gchar *
+default_www_dir (void)
+{
+  gchar *exe = g_file_read_link ("/proc/self/exe", NULL);
+  gchar *dir = exe ? g_path_get_dirname (exe) : NULL;
+  char *build = realpath (TWOFLOW_WWW_BUILD_DIR, NULL);
+  gchar *www = NULL;
+
+  if (dir && build && strcmp (dir, build) == 0)
+    www = g_strdup (TWOFLOW_WWW_BUILD_DIR);
+  else if (dir && !g_path_is_absolute (TWOFLOW_WWW_RELATIVE_DIR)) {
+    www = g_canonicalize_filename (TWOFLOW_WWW_RELATIVE_DIR, dir);
+    if (!g_file_test (www, G_FILE_TEST_IS_DIR))
+      g_clear_pointer (&www, g_free);
+  }
+  if (www == NULL)
+    www = g_strdup (build ? TWOFLOW_WWW_BUILD_DIR : TWOFLOW_WWW_INSTALL_DIR);
+  free (build);
+  g_free (dir);
+  g_free (exe);
+  return www;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2279,11 +2309,19 @@ main (int argc, char **argv)
     {"tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_key,
         "Its key (default: in --tls-cert)", "FILE"},
     {"token", 0, 0, G_OPTION_ARG_STRING, &opt_token,
-        "This proxy's token (server --tokens)", "TOKEN"},
+        "This proxy's token (server --tokens; seen in ps: prefer "
+          "--token-file)", "TOKEN"},
+    {"token-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_token_file,
+        "This proxy's token is this file's first line (e.g. a systemd "
+          "credential)", "FILE"},
     {"rtsp-user", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_user,
         "Viewers authenticate (RTSP basic) with this user ...", "USER"},
     {"rtsp-password", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_password,
-        "... and password", "PASSWORD"},
+        "... and password (seen in ps: prefer --rtsp-password-file)",
+        "PASSWORD"},
+    {"rtsp-password-file", 0, 0, G_OPTION_ARG_FILENAME,
+          &opt_rtsp_password_file,
+        "... or the password as this file's first line", "FILE"},
     {"rtsp-tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_cert,
         "RTSPS: the RTSP server's certificate (PEM)", "FILE"},
     {"rtsp-tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_key,
@@ -2301,7 +2339,11 @@ main (int argc, char **argv)
         "HTTP basic authentication on the HTTP side (page, HLS, /status, "
           "/metrics; not /healthz): this user (default: none)", "USER"},
     {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
-        "... and this password", "PASSWORD"},
+        "... and this password (seen in ps: prefer --http-password-file)",
+        "PASSWORD"},
+    {"http-password-file", 0, 0, G_OPTION_ARG_FILENAME,
+          &opt_http_password_file,
+        "... or the password as this file's first line", "FILE"},
     {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
         "HLS cache: playlists and segments, kept as VoD (default ./hls)",
           "DIR"},
@@ -2340,6 +2382,14 @@ main (int argc, char **argv)
     twoflow_config_print_version ("twoflow-proxy");
     return 0;
   }
+  if (!twoflow_daemon_read_secret ("token", opt_token_file, &opt_token, &err)
+      || !twoflow_daemon_read_secret ("rtsp-password", opt_rtsp_password_file,
+          &opt_rtsp_password, &err)
+      || !twoflow_daemon_read_secret ("http-password", opt_http_password_file,
+          &opt_http_password, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
+  }
   {
     static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
       "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
@@ -2360,9 +2410,7 @@ main (int argc, char **argv)
   if (!opt_hls_dir)
     opt_hls_dir = g_strdup ("hls");
   if (!opt_www_dir)
-    opt_www_dir = g_strdup (g_file_test (TWOFLOW_WWW_BUILD_DIR,
-            G_FILE_TEST_IS_DIR) ? TWOFLOW_WWW_BUILD_DIR :
-        TWOFLOW_WWW_INSTALL_DIR);
+    opt_www_dir = default_www_dir ();
   hp = g_strsplit (opt_server, ":", 2);
   server_host = g_strdup (hp[0]);
   server_port = hp[1] ? atoi (hp[1]) : TWOFLOW_CONTROL_DEFAULT_PORT;
@@ -2438,7 +2486,10 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGINT, web_shutdown, loop);
   g_unix_signal_add (SIGTERM, web_shutdown, loop);
   g_unix_signal_add (SIGHUP, web_reload, NULL);
+  /* RTSP and HTTP listening: systemd's Type=notify start is done */
+  twoflow_daemon_notify ("READY=1");
   g_main_loop_run (loop);
+  twoflow_daemon_notify ("STOPPING=1");
   g_print ("twoflow-proxy: stopping, %u session(s) admitted\n",
       gst_twoflow_admission_n_sessions (admission));
   g_object_unref (server);

@@ -52,6 +52,7 @@
 #include "twoflow-tls.h"
 #include <sys/random.h>
 #include "twoflow-config.h"
+#include "twoflow-daemon.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
@@ -3428,7 +3429,12 @@ main (int argc, char **argv)
           "HTTP basic authentication on every path but /healthz: user name "
           "(default: none)", "NAME"},
     {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
-        "HTTP basic authentication: password", "PASSWORD"},
+        "HTTP basic authentication: password (seen in ps: prefer "
+          "--http-password-file)", "PASSWORD"},
+    {"http-password-file", 0, 0, G_OPTION_ARG_FILENAME,
+          &opt_http_password_file,
+          "HTTP basic authentication: the password is this file's first "
+          "line (e.g. a systemd credential)", "FILE"},
     {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
         "Pacing of the enhanced flow (rate_control fixed): smooth (default: "
           "CBR per smoothing window, sent the smoothing lead ahead), total "
@@ -3520,6 +3526,11 @@ main (int argc, char **argv)
   if (opt_version) {
     twoflow_config_print_version ("twoflow-server");
     return 0;
+  }
+  if (!twoflow_daemon_read_secret ("http-password", opt_http_password_file,
+          &opt_http_password, &err)) {
+    g_printerr ("%s\n", err->message);
+    return 2;
   }
   if (opt_dir == NULL || !g_file_test (opt_dir, G_FILE_TEST_IS_DIR)) {
     g_printerr ("--dir DIR (a directory of videos) is required\n");
@@ -3644,7 +3655,10 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_unix_signal_add (SIGHUP, web_reload, NULL);
+  /* listening (control and HTTP): systemd's Type=notify start is done */
+  twoflow_daemon_notify ("READY=1");
   g_main_loop_run (loop);
+  twoflow_daemon_notify ("STOPPING=1");
 
   g_print ("twoflow-server: stopping, %u session(s) active\n",
       g_hash_table_size (sessions));

@@ -80,12 +80,16 @@ GST_START_TEST (test_sink_from_uri)
   fail_unless_equals_int (get_uint (e, "port"), 6000);
   fail_unless_equals_string (enum_nick (e, "congestion-control"), "libra");
   fail_unless_equals_uint64 (get_u64 (e, "max-rate"), 5000000);
-  /* read back: brackets for the IPv6 literal, no query */
+  /* read back: brackets for the IPv6 literal, the query as it was set */
   s = gst_uri_handler_get_uri (GST_URI_HANDLER (e));
-  fail_unless_equals_string (s, "erap://[::1]:6000");
+  fail_unless_equals_string (s,
+      "erap://[::1]:6000?congestion-control=libra&max-rate=5000000");
   g_free (s);
+  /* with the properties' current values */
+  g_object_set (e, "max-rate", (guint64) 7000000, NULL);
   s = get_str (e, "uri");
-  fail_unless_equals_string (s, "erap://[::1]:6000");
+  fail_unless_equals_string (s,
+      "erap://[::1]:6000?congestion-control=libra&max-rate=7000000");
   g_free (s);
 
   /* a host name, and no port: 5004 */
@@ -96,6 +100,11 @@ GST_START_TEST (test_sink_from_uri)
   g_free (s);
   fail_unless_equals_int (get_uint (e, "port"), 5004);
   fail_unless_equals_uint64 (get_u64 (e, "capacity"), 10000000);
+  /* a new URI's query replaces the last one's */
+  s = get_str (e, "uri");
+  fail_unless_equals_string (s,
+      "erap://receiver.example:5004?capacity=10000000");
+  g_free (s);
   gst_object_unref (e);
 }
 
@@ -172,6 +181,29 @@ GST_START_TEST (test_src_from_uri)
   g_free (s);
   s = get_str (e, "uri");
   fail_unless_equals_string (s, "erap://[::]:7002");
+  g_free (s);
+  /* caps in the query read back as caps: set again, the same caps */
+  fail_unless (gst_uri_handler_set_uri (GST_URI_HANDLER (e),
+          "erap://:7002?caps=video/mpeg,mpegversion=2&linger=5", &err));
+  s = get_str (e, "uri");
+  fail_unless (g_str_has_prefix (s, "erap://0.0.0.0:7002?caps="), "%s", s);
+  {
+    GstElement *e2 = gst_element_make_from_uri (GST_URI_SRC, s, NULL, &err);
+    GstCaps *c1 = NULL, *c2 = NULL;
+    gchar *s2;
+
+    fail_unless (e2 != NULL, "%s", err ? err->message : "");
+    g_object_get (e, "caps", &c1, NULL);
+    g_object_get (e2, "caps", &c2, NULL);
+    fail_unless (gst_caps_is_equal (c1, c2));
+    fail_unless_equals_uint64 (get_u64 (e2, "linger"), 5);
+    s2 = get_str (e2, "uri");
+    fail_unless_equals_string (s2, s);
+    g_free (s2);
+    gst_caps_unref (c1);
+    gst_caps_unref (c2);
+    gst_object_unref (e2);
+  }
   g_free (s);
   fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (e),
           "erap://:7003?max-reorder-bytes=lots", &err));

@@ -74,7 +74,7 @@ def main():
         except OSError:
             js = b""
         check(len(js) > 100000, f"hls.js served with the page ({len(js)} bytes; "
-              "scripts/vendor-hlsjs.sh fetches it from npm)")
+              "meson fetches it: subprojects/hls.js.wrap)")
         shot = os.path.join(work, "page.png")
         res = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
                      seconds=9, screenshot=shot)
