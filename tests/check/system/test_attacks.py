@@ -42,9 +42,7 @@ import urllib.request
 
 from twoflowlab.checks import (TlsControl as Control, check, failures, free_port,
                                mpeg2_clip_argv, wait_port)
-
-SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+from twoflowlab.loopback import raise_fd_limit, test_certs
 
 
 def cpu_seconds(pid):
@@ -155,17 +153,12 @@ def flood(port, stop, opened):
 
 def main():
     server_exe, proxy_exe = sys.argv[1], sys.argv[2]
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    raise_fd_limit()
     work = tempfile.mkdtemp(prefix="twoflow-attacks-")
     servers = []
     try:
         certs = os.path.join(work, "certs")
-        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs],
-                       check=True)
-        ca = os.path.join(certs, "ca.pem")
-        tokens = os.path.join(certs, "tokens")
-        token = open(tokens).read().split()[1]
+        ca, tokens, token = test_certs(certs)
         evil = os.urandom(24).hex()
         with open(tokens, "a") as f:
             f.write(f"evil {evil}\n")
