@@ -1640,6 +1640,12 @@ release_session (gpointer data, GObject * where_the_media_was)
   JsonObject *rep;
 
   gst_twoflow_admission_remove (admission, ps->id);
+  if (!ps->ready_timer && !ps->play_sent) {
+    /* set up, never played: no server session to report */
+    g_print ("proxy session %u: released (never played)\n", ps->id);
+    proxy_session_free (ps);
+    return;
+  }
   rep = proxy_session_report (ps);
   log_json ("SESSION-END", rep);
   json_object_unref (rep);
@@ -1671,11 +1677,11 @@ eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-/* What a DESCRIBE gets instead of the video's media: the same SDP (one
- * live MPEG-TS stream over RTP, payload type 33, range now-) from null TS
- * packets, with no server session and no admission capacity behind it
- * (issue 24: a stranger's DESCRIBEs must not lock real viewers out). It
- * must follow what twoflow_factory_create_element builds for PLAY. */
+/* Null TS packets (PID 0x1FFF, which every demuxer skips) from a live
+ * appsrc: what prepares a media (gst-rtsp-server makes the SDP from the
+ * payloader's caps once a packet reaches it) without a server session
+ * (issue 24: a stranger's DESCRIBE or SETUP must not hold one, nor
+ * admission capacity). */
 static void
 stand_in_need_data (GstElement * src, guint length, gpointer data)
 {
@@ -1684,7 +1690,6 @@ stand_in_need_data (GstElement * src, guint length, gpointer data)
   GstFlowReturn ret;
   guint i;
 
-  /* one RTP packet prepares the media (the SDP is made from its caps) */
   if (g_object_get_data (G_OBJECT (src), "twoflow-pushed"))
     return;
   g_object_set_data (G_OBJECT (src), "twoflow-pushed", GINT_TO_POINTER (1));
@@ -1696,21 +1701,36 @@ stand_in_need_data (GstElement * src, guint length, gpointer data)
   GST_BUFFER_PTS (buf) = 0;
   g_signal_emit_by_name (src, "push-buffer", buf, &ret);
   gst_buffer_unref (buf);
+  /* beside the video's stream (a funnel), this input ends here */
+  if (data)
+    g_signal_emit_by_name (src, "end-of-stream", &ret);
 }
 
 static GstElement *
-describe_stand_in (void)
+stand_in_source (gboolean eos)
 {
-  GstElement *bin = gst_bin_new (NULL);
   GstElement *src = gst_element_factory_make ("appsrc", NULL);
-  GstElement *pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
   GstCaps *caps = gst_caps_from_string ("video/mpegts, "
       "systemstream=(boolean)true, packetsize=(int)188");
 
   g_object_set (src, "is-live", TRUE, "format", GST_FORMAT_TIME, "caps", caps,
       NULL);
   gst_caps_unref (caps);
-  g_signal_connect (src, "need-data", G_CALLBACK (stand_in_need_data), NULL);
+  g_signal_connect (src, "need-data", G_CALLBACK (stand_in_need_data),
+      GINT_TO_POINTER (eos));
+  return src;
+}
+
+/* What a DESCRIBE gets instead of the video's media: the same SDP (one
+ * live MPEG-TS stream over RTP, payload type 33, range now-). It must
+ * follow what twoflow_factory_create_element builds for SETUP. */
+static GstElement *
+describe_stand_in (void)
+{
+  GstElement *bin = gst_bin_new (NULL);
+  GstElement *src = stand_in_source (FALSE);
+  GstElement *pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
+
   gst_bin_add_many (GST_BIN (bin), src, pay, NULL);
   gst_element_link (src, pay);
   return bin;
@@ -1744,8 +1764,9 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     g_clear_error (&err);
     return NULL;
   }
-  /* SETUP: the server session starts now (preroll needs the stream);
-   * admission is decided at PLAY (pre_play) */
+  /* SETUP prepares the media on null packets beside the video's stream
+   * (a funnel); the server session starts at PLAY, once admitted
+   * (pre_play) */
   top = gst_bin_new (NULL);
   recv = build_receive_bin (ps);
   gst_bin_add (GST_BIN (top), recv);
@@ -1764,7 +1785,15 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
    * (padded with null packets at EOS) fill each RTP packet exactly. */
   g_object_set (mux, "alignment", 7, NULL);
   gst_bin_add (GST_BIN (top), pay);
-  gst_element_link (mux, pay);
+  {
+    GstElement *gate = gst_element_factory_make ("funnel", NULL);
+    GstElement *stand_in = stand_in_source (TRUE);
+
+    gst_bin_add_many (GST_BIN (top), stand_in, gate, NULL);
+    gst_element_link (stand_in, gate);
+    gst_element_link (mux, gate);
+    gst_element_link (gate, pay);
+  }
   {
     GstPad *pp = gst_element_get_static_pad (pay, "src");
     gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, eos_delay_probe,
@@ -1772,14 +1801,12 @@ twoflow_factory_create_element (GstRTSPMediaFactory * factory,
     gst_object_unref (pp);
   }
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
-  proxy_session_start (ps);
   return top;
 }
 
-/* A viewer's SETUP prepares its media (and starts the server session: the
- * payloader needs the stream); a viewer that never PLAYs it must not hold
- * it: the media (and a DESCRIBE's stand-in) is unprepared (its session
- * released) unless it plays within DESCRIBE_HOLD_S of being prepared. */
+/* A viewer that never PLAYs must not hold a pipeline for long: the media
+ * a SETUP prepared (and a DESCRIBE's stand-in) is unprepared unless it
+ * plays within DESCRIBE_HOLD_S of being prepared. */
 #define DESCRIBE_HOLD_S 10
 
 static void
@@ -1915,8 +1942,9 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
   return GST_RTSP_STS_OK;
 }
 
-/* Admission is taken at PLAY: what a viewer who only DESCRIBEs or SETUPs
- * holds is bounded by DESCRIBE_HOLD_S, never a reservation. */
+/* Admission is taken and the server session started at PLAY: a viewer
+ * who only DESCRIBEs or SETUPs holds a pipeline for DESCRIBE_HOLD_S at
+ * most, no reservation and no server session. */
 static GstRTSPStatusCode
 pre_play (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
 {
@@ -1934,10 +1962,7 @@ pre_play (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
   }
   g_free (reason);
   admission_add (ps);
-  /* the smoothed reservation runs from when its flows started (SETUP) */
-  if (ps->started_us)
-    gst_twoflow_admission_set_start (admission, ps->id,
-        ps->started_us * GST_USECOND);
+  proxy_session_start (ps);
   return GST_RTSP_STS_OK;
 }
 
