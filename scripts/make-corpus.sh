@@ -36,6 +36,9 @@
 set -euo pipefail
 dir=${1:?usage: make-corpus.sh DIR}
 mkdir -p "$dir"
+# one maker at a time (tests that use the corpus run side by side)
+exec 9>"$dir/.lock"
+flock 9
 N=75            # video frames (3 s)
 AN=141          # audio buffers of 1024 samples at 48 kHz (~3 s)
 V="videotestsrc num-buffers=$N pattern=ball"

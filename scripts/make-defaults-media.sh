@@ -14,6 +14,9 @@
 set -euo pipefail
 dir=${1:?usage: make-defaults-media.sh DIR}
 mkdir -p "$dir"
+# one maker at a time (tests that use the corpus run side by side)
+exec 9>"$dir/.lock"
+flock 9
 
 make() {   # make NAME FFMPEG-ARGS... (the output is the last argument)
   local out="$dir/$1"; shift

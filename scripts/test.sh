@@ -18,7 +18,8 @@ if [ ! -f build-asan/build.ninja ]; then
   meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize=alignment -Dbenchmarks=disabled >/dev/null
 fi
-ninja -C build-asan >/dev/null
+# meson test builds only what these suites' tests need (not the tools,
+# the other plugins and tests: most of a full ASan build)
 # GStreamer keeps global allocations until exit: leak checks would only
 # report those. UBSan findings are fatal.
 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 \
@@ -31,17 +32,39 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
     CC=clang meson setup build-fuzz -Dfuzzing=true -Dbenchmarks=disabled \
       >/dev/null
   fi
-  ninja -C build-fuzz >/dev/null
+  # only the fuzz targets (a full build compiles everything again)
+  ninja -C build-fuzz $(meson introspect build-fuzz --targets | /usr/bin/python3 -c '
+import json, os, sys
+for t in json.load(sys.stdin):
+    if (t["name"].startswith("fuzz-") and not t["name"].endswith("-corpus")
+            and t["type"] == "executable"):
+        print(*(os.path.relpath(f, "build-fuzz") for f in t["filename"]))
+') >/dev/null
+  # side by side (each for FUZZ_SECONDS of wall time), reported in turn
+  fuzzlog=$(mktemp -d)
   for target in $(find build-fuzz/tests/fuzz -type f -executable -name 'fuzz-*' ! -name '*-corpus'); do
     name=$(basename "$target")
-    corpus=$(mktemp -d)
+    corpus="$fuzzlog/$name.corpus"
+    mkdir "$corpus"
     cp -r tests/fuzz/*/corpus/. "$corpus"/ 2>/dev/null || true
-    echo "-- $name"
     # leaks: see above; the run fails on any crash or sanitizer report
     (cd "$corpus" && ASAN_OPTIONS=detect_leaks=0 "$OLDPWD/$target" \
-      -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 . 2>&1 | tail -n 1)
-    rm -rf "$corpus"
+      -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 . \
+      >"$fuzzlog/$name.log" 2>&1; echo $? >"$fuzzlog/$name.rc") &
   done
+  wait
+  fuzz_failed=0
+  for rc in "$fuzzlog"/*.rc; do
+    name=$(basename "$rc" .rc)
+    echo "-- $name"
+    tail -n 1 "$fuzzlog/$name.log"
+    if [ "$(cat "$rc")" != 0 ]; then
+      tail -n 40 "$fuzzlog/$name.log"
+      fuzz_failed=1
+    fi
+  done
+  rm -rf "$fuzzlog"
+  [ "$fuzz_failed" = 0 ]
 fi
 # One closing line over all meson test runs above.
 /usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'

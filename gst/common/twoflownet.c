@@ -617,6 +617,28 @@ twoflow_net_ip_from_host (const gchar * host, TwoflowNetIp * ip,
 }
 
 gboolean
+twoflow_net_accept_host (GstElement * element, TwoflowNetIp * ip,
+    gboolean * set)
+{
+  gchar *host = NULL;
+  GError *err = NULL;
+  gboolean ok = TRUE;
+
+  g_object_get (element, "accept-host", &host, NULL);
+  *set = FALSE;
+  if (host && *host) {
+    ok = *set = twoflow_net_ip_from_host (host, ip, &err);
+    if (!ok) {
+      GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, (NULL),
+          ("accept-host '%s': %s", host, err->message));
+      g_clear_error (&err);
+    }
+  }
+  g_free (host);
+  return ok;
+}
+
+gboolean
 twoflow_net_ip_equal (const TwoflowNetIp * a, const TwoflowNetIp * b)
 {
   return memcmp (a->b, b->b, sizeof (a->b)) == 0;

@@ -79,6 +79,11 @@ typedef struct {
  * FALSE with @error set if there is none. */
 gboolean twoflow_net_ip_from_host (const gchar * host, TwoflowNetIp * ip,
     GError ** error);
+/* @element's accept-host property resolved: TRUE with *@set TRUE and *@ip
+ * its address, TRUE with *@set FALSE when it is unset or empty, FALSE
+ * (an element error posted) when it names no address. Blocking. */
+gboolean twoflow_net_accept_host (GstElement * element, TwoflowNetIp * ip,
+    gboolean * set);
 /* The IP of a native socket address (struct sockaddr_in or sockaddr_in6
  * of @len bytes) in *@ip; FALSE for another family. */
 gboolean twoflow_net_ip_from_native (gconstpointer sa, gsize len,

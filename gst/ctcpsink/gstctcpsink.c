@@ -911,6 +911,21 @@ set_pacing (GstCtcpSink * self, guint64 pace)
 /* ------------------------------------------------------------------ */
 /* start / stop */
 
+/* Ends a connection without closing its descriptor: a TLS connection that
+ * failed can outlive our reference (glib-networking's operations thread
+ * holds it) and still poll the socket; closing the descriptor under it
+ * let the number be reused (a later connection, a GstPoll's control
+ * socket) and the stale poller read or close what it no longer owned
+ * (elements/ctcptls under load: "Socket operation on non-socket", "failed
+ * to release event"). The last reference closes it. */
+static void
+drop_socket (GSocket ** sock)
+{
+  if (*sock)
+    g_socket_shutdown (*sock, TRUE, TRUE, NULL);
+  g_clear_object (sock);
+}
+
 /* The connection is there (connected, or accepted by the sender thread):
  * the socket and TLS state the sender thread writes with. */
 static void
@@ -1089,7 +1104,7 @@ secure_socket (GstCtcpSink * self, GSocket * sock, GIOStream ** conn_out,
               "%s", got == n ? "wrong token" : "too short");
         /* no close_notify (disposing the stream would send one): the
          * receiver must not take the refusal for a clean, empty stream */
-        g_socket_close (sock, NULL);
+        g_socket_shutdown (sock, TRUE, TRUE, NULL);
         g_clear_object (&tls);
       }
       g_free (buf);
@@ -1146,8 +1161,8 @@ accept_connection (GstCtcpSink * self, gchar ** err)
       else
         GST_WARNING_OBJECT (self, "connection from %s refused (expecting "
             "%s)", ip ? ip : "?", want);
-      g_socket_close (sock, NULL);
-      g_clear_object (&sock);
+      /* shut down, closed by its last reference (see drop_socket) */
+      drop_socket (&sock);
       g_mutex_lock (&self->lock);
       self->refused++;
       g_mutex_unlock (&self->lock);
@@ -1244,8 +1259,7 @@ connect_connection (GstCtcpSink * self, gchar ** err, gboolean * tls_failed)
   g_clear_error (&e);
   if (self->conn_tls && !secure_socket (self, sock, &conn, &tls, err)) {
     *tls_failed = TRUE;
-    g_socket_close (sock, NULL);
-    g_object_unref (sock);
+    drop_socket (&sock);
     return FALSE;
   }
   peer = g_strdup_printf ("%s:%u", self->conn_host, self->conn_port);
@@ -1362,13 +1376,10 @@ gst_ctcp_sink_stop (GstBaseSink * bsink)
     g_socket_close (self->listener, NULL);
     g_clear_object (&self->listener);
   }
-  if (self->socket) {
-    g_socket_close (self->socket, NULL);
-    g_clear_object (&self->socket);
-  }
   self->tls_out = NULL;
   g_clear_object (&self->tls_conn);
   g_clear_object (&self->conn);
+  drop_socket (&self->socket);
   self->stage_len = 0;
   self->fd = -1;
   g_queue_clear_full (&self->queue, (GDestroyNotify) gst_buffer_unref);

@@ -438,15 +438,26 @@ out:
   return ok;
 }
 
+/* Ends a connection without closing its descriptor: a TLS connection that
+ * failed can outlive our reference (glib-networking's operations thread)
+ * and still poll the socket; a descriptor closed under it is reused (the
+ * next connection, a GstPoll's control socket) and the stale poller hits
+ * that (elements/ctcptls under load). The last reference closes it. */
+static void
+drop_socket (GSocket ** sock)
+{
+  if (*sock)
+    g_socket_shutdown (*sock, TRUE, TRUE, NULL);
+  g_clear_object (sock);
+}
+
 static void
 close_connection (GstCtcpSrc * self)
 {
-  if (self->socket)
-    g_socket_close (self->socket, NULL);
   self->in = NULL;
   g_clear_object (&self->tls_conn);
   g_clear_object (&self->conn);
-  g_clear_object (&self->socket);
+  drop_socket (&self->socket);
 }
 
 static gboolean
@@ -580,8 +591,7 @@ accept_one (GstCtcpSrc * self, gboolean tls)
 
       GST_WARNING_OBJECT (self, "connection from %s refused: %s", self->peer,
           why);
-      g_socket_close (sock, NULL);
-      g_object_unref (sock);
+      drop_socket (&sock);
       GST_OBJECT_LOCK (self);
       self->refused++;
       GST_OBJECT_UNLOCK (self);

@@ -2206,6 +2206,11 @@ wait_acknowledged (GstErapSink * sink)
       queued = gst_erap_sender_queued_bytes (sink->sender);
     }
   }
+  /* a connect-timeout that fired: its error first, then our FALSE (an
+   * EOS that fails before it is posted would let upstream's flow error
+   * reach the bus first) */
+  while (sink->failed && !sink->failure_posted && !sink->flushing)
+    g_cond_wait (&sink->queue_cond, &sink->lock);
   failed = sink->failed;
   g_mutex_unlock (&sink->lock);
   if (expired)

@@ -667,7 +667,7 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   guint port;
   guint8 master[GST_ERAP_KEY_SIZE];
   gint keyed;
-  gchar *hello_host, *accept_host;
+  gchar *hello_host;
   guint hello_port;
   GInetSocketAddress *hello_dest = NULL;
   gint rcvbuf, granted;
@@ -717,25 +717,14 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   }
   g_free (hello_host);
   /* whose data counts: accept-host's, else the sender we say hello to */
-  GST_OBJECT_LOCK (src);
-  accept_host = g_strdup (src->accept_host);
-  GST_OBJECT_UNLOCK (src);
-  if (accept_host && *accept_host) {
-    if (!twoflow_net_ip_from_host (accept_host, &accept_ip, &err)) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-          ("accept-host '%s': %s", accept_host, err->message));
-      g_clear_error (&err);
-      g_free (accept_host);
-      g_free (address);
-      g_clear_object (&hello_dest);
-      return FALSE;
-    }
-    accept_set = TRUE;
-  } else if (hello_dest) {
+  if (!twoflow_net_accept_host (GST_ELEMENT (src), &accept_ip, &accept_set)) {
+    g_free (address);
+    g_clear_object (&hello_dest);
+    return FALSE;
+  }
+  if (!accept_set && hello_dest)
     accept_set = twoflow_net_ip_from_address (G_SOCKET_ADDRESS (hello_dest),
         &accept_ip);
-  }
-  g_free (accept_host);
   GST_OBJECT_LOCK (src);
   rcvbuf = src->buffer_size;
   GST_OBJECT_UNLOCK (src);

@@ -1158,25 +1158,12 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   guint hello_port;
   GInetSocketAddress *hello_dest = NULL;
   GstClockTime hello_interval, keepalive_interval;
-  gchar *accept_host;
   TwoflowNetIp accept_ip;
   gboolean accept_set = FALSE;
 
   /* whose RTP counts (else: hello-host's, else the first sender's) */
-  GST_OBJECT_LOCK (src);
-  accept_host = g_strdup (src->accept_host);
-  GST_OBJECT_UNLOCK (src);
-  if (accept_host && *accept_host) {
-    if (!twoflow_net_ip_from_host (accept_host, &accept_ip, &err)) {
-      GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS, (NULL),
-          ("accept-host '%s': %s", accept_host, err->message));
-      g_clear_error (&err);
-      g_free (accept_host);
-      return FALSE;
-    }
-    accept_set = TRUE;
-  }
-  g_free (accept_host);
+  if (!twoflow_net_accept_host (GST_ELEMENT (src), &accept_ip, &accept_set))
+    return FALSE;
 
   GST_OBJECT_LOCK (src);
   if (src->key && *src->key)

@@ -1641,6 +1641,43 @@ video_from_path (const gchar * path)
 #define RTSP_CLIENT_THREADS 64
 static GRecMutex rtsp_lock;
 
+/* DESCRIBE's path (gst-rtsp-server asks the mount points for it; SETUP and
+ * PLAY ask the client): /video/NAME/ for /video/NAME, so the stand-in a
+ * DESCRIBE makes is not the media the client keeps for SETUP's
+ * /video/NAME/stream=0 (a different path: a new media); the Content-Base,
+ * the path with a '/', is the same. */
+typedef GstRTSPMountPoints TwoflowMounts;
+typedef GstRTSPMountPointsClass TwoflowMountsClass;
+GType twoflow_mounts_get_type (void);
+G_DEFINE_TYPE (TwoflowMounts, twoflow_mounts, GST_TYPE_RTSP_MOUNT_POINTS);
+
+static gchar *
+twoflow_mounts_make_path (GstRTSPMountPoints * m, const GstRTSPUrl * url)
+{
+  gchar *video = video_from_path (url->abspath);
+  gchar *path;
+
+  if (!video)
+    return GST_RTSP_MOUNT_POINTS_CLASS (twoflow_mounts_parent_class)->make_path
+        (m, url);
+  path = g_strconcat ("/video/", video, "/", NULL);
+  g_free (video);
+  return path;
+}
+
+static void
+twoflow_mounts_class_init (TwoflowMountsClass * klass)
+{
+  klass->make_path = twoflow_mounts_make_path;
+}
+
+static void
+twoflow_mounts_init (TwoflowMounts * m)
+{
+}
+
+/* The media of @ps is gone: its reservation (if it was played) and its
+ * server session end. */
 static void
 release_session (gpointer data, GObject * where_the_media_was)
 {
@@ -1648,7 +1685,11 @@ release_session (gpointer data, GObject * where_the_media_was)
   JsonObject *rep;
 
   g_rec_mutex_lock (&rtsp_lock);
-  if (!gst_twoflow_admission_remove (admission, ps->id)) {
+  gst_twoflow_admission_remove (admission, ps->id);
+  if (!ps->ready_timer && !ps->play_sent) {
+    /* set up, never played: no server session to report */
+    g_print ("proxy session %u: released (never played)\n", ps->id);
+    proxy_session_free (ps);
     g_rec_mutex_unlock (&rtsp_lock);
     return;
   }
@@ -1684,8 +1725,64 @@ eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-/* The video a DESCRIBE in this thread was just admitted for. */
-static GPrivate described_admitted = G_PRIVATE_INIT (g_free);
+/* Null TS packets (PID 0x1FFF, which every demuxer skips) from a live
+ * appsrc: what prepares a media (gst-rtsp-server makes the SDP from the
+ * payloader's caps once a packet reaches it) without a server session
+ * (issue 24: a stranger's DESCRIBE or SETUP must not hold one, nor
+ * admission capacity). */
+static void
+stand_in_need_data (GstElement * src, guint length, gpointer data)
+{
+  static const guint8 null_packet[4] = { 0x47, 0x1f, 0xff, 0x10 };
+  GstBuffer *buf;
+  GstFlowReturn ret;
+  guint i;
+
+  if (g_object_get_data (G_OBJECT (src), "twoflow-pushed"))
+    return;
+  g_object_set_data (G_OBJECT (src), "twoflow-pushed", GINT_TO_POINTER (1));
+  /* rtpmp2tpay sends when its MTU is full: 7 packets */
+  buf = gst_buffer_new_allocate (NULL, 7 * 188, NULL);
+  gst_buffer_memset (buf, 0, 0xff, 7 * 188);
+  for (i = 0; i < 7; i++)
+    gst_buffer_fill (buf, i * 188, null_packet, sizeof (null_packet));
+  GST_BUFFER_PTS (buf) = 0;
+  g_signal_emit_by_name (src, "push-buffer", buf, &ret);
+  gst_buffer_unref (buf);
+  /* beside the video's stream (a funnel), this input ends here */
+  if (data)
+    g_signal_emit_by_name (src, "end-of-stream", &ret);
+}
+
+static GstElement *
+stand_in_source (gboolean eos)
+{
+  GstElement *src = gst_element_factory_make ("appsrc", NULL);
+  GstCaps *caps = gst_caps_from_string ("video/mpegts, "
+      "systemstream=(boolean)true, packetsize=(int)188");
+
+  g_object_set (src, "is-live", TRUE, "format", GST_FORMAT_TIME, "caps", caps,
+      NULL);
+  gst_caps_unref (caps);
+  g_signal_connect (src, "need-data", G_CALLBACK (stand_in_need_data),
+      GINT_TO_POINTER (eos));
+  return src;
+}
+
+/* What a DESCRIBE gets instead of the video's media: the same SDP (one
+ * live MPEG-TS stream over RTP, payload type 33, range now-). It must
+ * follow what twoflow_factory_create_element builds for SETUP. */
+static GstElement *
+describe_stand_in (void)
+{
+  GstElement *bin = gst_bin_new (NULL);
+  GstElement *src = stand_in_source (FALSE);
+  GstElement *pay = gst_element_factory_make ("rtpmp2tpay", "pay0");
+
+  gst_bin_add_many (GST_BIN (bin), src, pay, NULL);
+  gst_element_link (src, pay);
+  return bin;
+}
 
 static GstElement *twoflow_factory_create_element_locked
     (GstRTSPMediaFactory * factory, const GstRTSPUrl * url);
@@ -1706,14 +1803,23 @@ static GstElement *
 twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
     const GstRTSPUrl * url)
 {
-  gchar *video = video_from_path (url->abspath);
-  gchar *reason = NULL;
+  /* DESCRIBE's /video/NAME, SETUP's /video/NAME/stream=0 */
+  gchar **parts = g_strsplit (url->abspath, "/", 4);
+  gchar *video = g_strv_length (parts) >= 3 && !parts[0][0]
+      && g_str_equal (parts[1], "video") && parts[2][0] ?
+      g_strdup (parts[2]) : NULL;
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
   ProxySession *ps;
   GError *err = NULL;
   GstElement *top, *recv, *mux, *pay;
 
+  g_strfreev (parts);
   if (!video)
     return NULL;
+  if (ctx && ctx->method == GST_RTSP_DESCRIBE) {
+    g_free (video);
+    return describe_stand_in ();
+  }
   ps = proxy_session_new (video, FALSE, &err);
   g_free (video);
   if (!ps) {
@@ -1721,19 +1827,9 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
     g_clear_error (&err);
     return NULL;
   }
-  /* the DESCRIBE that makes this media decided already (pre_describe, in
-   * this thread, with the reason sent to the viewer); deciding again here
-   * could differ (measured health moves) and the viewer would get no
-   * reason */
-  if (g_strcmp0 (g_private_get (&described_admitted), ps->video) == 0) {
-    g_private_replace (&described_admitted, NULL);
-  } else if (!admission_check (ps->video, ps->info, "session", &reason)) {
-    g_free (reason);
-    proxy_session_free (ps);
-    return NULL;
-  }
-  admission_add (ps);
-
+  /* SETUP prepares the media on null packets beside the video's stream
+   * (a funnel); the server session starts at PLAY, once admitted
+   * (pre_play) */
   top = gst_bin_new (NULL);
   recv = build_receive_bin (ps);
   gst_bin_add (GST_BIN (top), recv);
@@ -1742,7 +1838,6 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
   if (!mux) {
     g_print ("RTSP %s: %s\n", url->abspath, err->message);
     g_clear_error (&err);
-    gst_twoflow_admission_remove (admission, ps->id);
     proxy_session_free (ps);
     gst_object_unref (top);
     return NULL;
@@ -1753,7 +1848,15 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
    * (padded with null packets at EOS) fill each RTP packet exactly. */
   g_object_set (mux, "alignment", 7, NULL);
   gst_bin_add (GST_BIN (top), pay);
-  gst_element_link (mux, pay);
+  {
+    GstElement *gate = gst_element_factory_make ("funnel", NULL);
+    GstElement *stand_in = stand_in_source (TRUE);
+
+    gst_bin_add_many (GST_BIN (top), stand_in, gate, NULL);
+    gst_element_link (stand_in, gate);
+    gst_element_link (mux, gate);
+    gst_element_link (gate, pay);
+  }
   {
     GstPad *pp = gst_element_get_static_pad (pay, "src");
     gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, eos_delay_probe,
@@ -1761,15 +1864,12 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
     gst_object_unref (pp);
   }
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
-  proxy_session_start (ps);
   return top;
 }
 
-/* A viewer's DESCRIBE prepares its media (and starts the server session:
- * the SDP needs the stream's caps); a viewer that never PLAYs it must not
- * hold admission capacity: the media is unprepared (its session released)
- * unless it plays within DESCRIBE_HOLD_S of being prepared (the answer to
- * DESCRIBE). */
+/* A viewer that never PLAYs must not hold a pipeline for long: the media
+ * a SETUP prepared (and a DESCRIBE's stand-in) is unprepared unless it
+ * plays within DESCRIBE_HOLD_S of being prepared. */
 #define DESCRIBE_HOLD_S 10
 
 static void
@@ -1832,9 +1932,9 @@ twoflow_factory_configure (GstRTSPMediaFactory * factory, GstRTSPMedia * media)
     g_object_weak_ref (G_OBJECT (media), release_session, ps);
     g_signal_connect (media, "unprepared", G_CALLBACK (media_unprepared),
         NULL);
-    g_signal_connect (media, "prepared", G_CALLBACK (media_prepared), NULL);
-    g_signal_connect (media, "new-state", G_CALLBACK (media_new_state), NULL);
   }
+  g_signal_connect (media, "prepared", G_CALLBACK (media_prepared), NULL);
+  g_signal_connect (media, "new-state", G_CALLBACK (media_new_state), NULL);
   gst_object_unref (e);
 }
 
@@ -1895,20 +1995,55 @@ pre_describe_locked (GstRTSPClient * client, GstRTSPContext * ctx)
     info = g_hash_table_lookup (info_cache, video);
   }
   {
-    /* one mount per video, so SETUP's .../video/NAME/stream=0 matches */
+    /* one mount per video, so SETUP's .../video/NAME/stream=0 matches,
+     * and its DESCRIBE path (twoflow_mounts_make_path) */
     gchar *mount = g_strconcat ("/video/", video, NULL);
+    gchar *describe = g_strconcat (mount, "/", NULL);
+
     gst_rtsp_mount_points_add_factory (mounts, mount, g_object_ref (factory));
+    gst_rtsp_mount_points_add_factory (mounts, describe,
+        g_object_ref (factory));
     g_free (mount);
+    g_free (describe);
   }
+  /* a viewer who would be refused now learns it at once; nothing is
+   * reserved until PLAY */
   if (!admission_check (video, info, "describe", &reason)) {
     g_object_set_data_full (G_OBJECT (client), "twoflow-reason", reason,
         g_free);
     g_free (video);
     return GST_RTSP_STS_SERVICE_UNAVAILABLE;
   }
-  /* the media this DESCRIBE makes next, in this thread, is admitted */
-  g_private_replace (&described_admitted, video);
+  g_free (reason);
+  g_free (video);
   return GST_RTSP_STS_OK;
+}
+
+/* Admission is taken and the server session started at PLAY: a viewer
+ * who only DESCRIBEs or SETUPs holds a pipeline for DESCRIBE_HOLD_S at
+ * most, no reservation and no server session. */
+static GstRTSPStatusCode
+pre_play (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
+{
+  ProxySession *ps = ctx->media ? g_object_get_data (G_OBJECT (ctx->media),
+      "twoflow-session") : NULL;
+  gchar *reason = NULL;
+  GstRTSPStatusCode code = GST_RTSP_STS_OK;
+
+  g_rec_mutex_lock (&rtsp_lock);
+  /* a stand-in, or admitted already (PLAY after PAUSE) */
+  if (!ps || gst_twoflow_admission_contains (admission, ps->id)) {
+  } else if (!admission_check (ps->video, ps->info, "play", &reason)) {
+    g_object_set_data_full (G_OBJECT (client), "twoflow-reason", reason,
+        g_free);
+    code = GST_RTSP_STS_SERVICE_UNAVAILABLE;
+  } else {
+    g_free (reason);
+    admission_add (ps);
+    proxy_session_start (ps);
+  }
+  g_rec_mutex_unlock (&rtsp_lock);
+  return code;
 }
 
 /* A rejected viewer sees why: in the reason phrase and in a header. */
@@ -1943,6 +2078,7 @@ client_connected (GstRTSPServer * server, GstRTSPClient * client,
 {
   g_signal_connect (client, "pre-describe-request", G_CALLBACK (pre_describe),
       NULL);
+  g_signal_connect (client, "pre-play-request", G_CALLBACK (pre_play), NULL);
   g_signal_connect (client, "send-message", G_CALLBACK (send_message), NULL);
 }
 
@@ -2459,7 +2595,8 @@ main (int argc, char **argv)
     gst_rtsp_thread_pool_set_max_threads (pool, RTSP_CLIENT_THREADS);
     g_object_unref (pool);
   }
-  mounts = gst_rtsp_server_get_mount_points (server);
+  mounts = g_object_new (twoflow_mounts_get_type (), NULL);
+  gst_rtsp_server_set_mount_points (server, mounts);
   factory = g_object_new (twoflow_factory_get_type (), NULL);
   gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));
   if (!setup_rtsp_auth (server, &err)) {

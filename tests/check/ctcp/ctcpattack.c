@@ -93,106 +93,8 @@ teardown (void)
   g_clear_pointer (&tmpdir, g_free);
 }
 
-/* ctcpsrc ! fakesink, collecting what arrives */
-typedef struct {
-  GstElement *pipe, *src;
-  GMutex lock;
-  GByteArray *data;
-} Receiver;
-
-static void
-on_handoff (GstElement * fs, GstBuffer * b, GstPad * pad, Receiver * r)
-{
-  GstMapInfo map;
-
-  gst_buffer_map (b, &map, GST_MAP_READ);
-  g_mutex_lock (&r->lock);
-  g_byte_array_append (r->data, map.data, map.size);
-  g_mutex_unlock (&r->lock);
-  gst_buffer_unmap (b, &map);
-}
-
-/* NULL when the start fails (*@err: the error's text) */
-static Receiver *
-receiver_new (const gchar * props, gchar ** err)
-{
-  Receiver *r = g_new0 (Receiver, 1);
-  gchar *desc = g_strdup_printf ("ctcpsrc name=src %s ! fakesink name=out "
-      "signal-handoffs=true sync=false", props);
-  GstElement *out;
-
-  g_mutex_init (&r->lock);
-  r->data = g_byte_array_new ();
-  r->pipe = gst_parse_launch (desc, NULL);
-  fail_unless (r->pipe != NULL, "%s", desc);
-  g_free (desc);
-  r->src = gst_bin_get_by_name (GST_BIN (r->pipe), "src");
-  out = gst_bin_get_by_name (GST_BIN (r->pipe), "out");
-  g_signal_connect (out, "handoff", G_CALLBACK (on_handoff), r);
-  gst_object_unref (out);
-  if (gst_element_set_state (r->pipe, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE) {
-    GstBus *bus = gst_element_get_bus (r->pipe);
-    GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-
-    if (m && err) {
-      GError *e = NULL;
-      gchar *dbg = NULL;
-
-      gst_message_parse_error (m, &e, &dbg);
-      *err = g_strdup_printf ("%s | %s", e->message, dbg ? dbg : "");
-      g_error_free (e);
-      g_free (dbg);
-    }
-    if (m)
-      gst_message_unref (m);
-    gst_object_unref (bus);
-    gst_element_set_state (r->pipe, GST_STATE_NULL);
-    gst_object_unref (r->src);
-    gst_object_unref (r->pipe);
-    g_byte_array_unref (r->data);
-    g_mutex_clear (&r->lock);
-    g_free (r);
-    return NULL;
-  }
-  return r;
-}
-
-/* EOS (TRUE) or an error (FALSE, *@msg set) within @secs */
-static gboolean
-receiver_wait (Receiver * r, guint secs, gchar ** msg)
-{
-  GstBus *bus = gst_element_get_bus (r->pipe);
-  GstMessage *m = gst_bus_timed_pop_filtered (bus, secs * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  gboolean eos = m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
-
-  if (m && !eos && msg) {
-    GError *e = NULL;
-
-    gst_message_parse_error (m, &e, NULL);
-    *msg = g_strdup (e->message);
-    g_error_free (e);
-  }
-  if (m)
-    gst_message_unref (m);
-  gst_object_unref (bus);
-  return eos;
-}
-
-static void
-receiver_free (Receiver * r)
-{
-  gst_element_set_state (r->pipe, GST_STATE_NULL);
-  gst_object_unref (r->src);
-  gst_object_unref (r->pipe);
-  g_byte_array_unref (r->data);
-  g_mutex_clear (&r->lock);
-  g_free (r);
-}
-
 static guint
-receiver_port (Receiver * r)
+receiver_port (CtcpReceiver * r)
 {
   guint port = 0;
 
@@ -201,23 +103,11 @@ receiver_port (Receiver * r)
   return port;
 }
 
-static guint
-refused (Receiver * r)
-{
-  GstStructure *st = NULL;
-  guint n = 0;
-
-  g_object_get (r->src, "stats", &st, NULL);
-  gst_structure_get_uint (st, "connections-refused", &n);
-  gst_structure_free (st);
-  return n;
-}
-
 /* The sender's side: a ctcpsink to @port with @props sends @size bytes in
  * 2 segments of 250 ms, then EOS; the receiver must end with EOS and
  * have them byte-exact. */
 static void
-send_and_check (Receiver * r, const gchar * props, gsize size, guint seed)
+send_and_check (CtcpReceiver * r, const gchar * props, gsize size, guint seed)
 {
   guint8 *data = pattern (size, seed);
   GstHarness *h = sender_new (receiver_port (r), props, TRUE);
@@ -225,7 +115,7 @@ send_and_check (Receiver * r, const gchar * props, gsize size, guint seed)
 
   push_data (h, data, size, 10, 50 * GST_MSECOND);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  fail_unless (receiver_wait (r, 30, &msg), "receiver: %s", msg);
+  fail_unless (ctcp_receiver_wait (r, 30000, &msg), "receiver: %s", msg);
   g_mutex_lock (&r->lock);
   fail_unless_equals_int (r->data->len, size);
   fail_unless (memcmp (r->data->data, data, size) == 0);
@@ -240,7 +130,7 @@ send_and_check (Receiver * r, const gchar * props, gsize size, guint seed)
  * unserved, counts it, and takes the server's stream. */
 GST_START_TEST (test_plain_stranger_first)
 {
-  Receiver *r = receiver_new ("host=0.0.0.0 port=0 accept-host=127.0.0.1",
+  CtcpReceiver *r = ctcp_receiver_new ("host=0.0.0.0 port=0 accept-host=127.0.0.1",
       NULL);
   GSocket *stranger;
   GSocketAddress *from, *to;
@@ -255,17 +145,17 @@ GST_START_TEST (test_plain_stranger_first)
   fail_unless (g_socket_bind (stranger, from, TRUE, NULL));
   fail_unless (g_socket_connect (stranger, to, NULL, NULL));
   g_socket_send (stranger, junk, strlen (junk), NULL, NULL);
-  for (i = 0; i < 500 && refused (r) < 1; i++)
+  for (i = 0; i < 500 && refused_count (r->src) < 1; i++)
     g_usleep (10000);
-  fail_unless_equals_int (refused (r), 1);
+  fail_unless_equals_int (refused_count (r->src), 1);
   g_socket_close (stranger, NULL);
   g_object_unref (stranger);
   g_object_unref (from);
   g_object_unref (to);
 
   send_and_check (r, "segment-duration=250000000", 200000, 31);
-  fail_unless_equals_int (refused (r), 1);
-  receiver_free (r);
+  fail_unless_equals_int (refused_count (r->src), 1);
+  ctcp_receiver_free (r);
 }
 
 GST_END_TEST;
@@ -276,10 +166,10 @@ GST_END_TEST;
 GST_START_TEST (test_relative_ca_file)
 {
   gchar *cwd = g_get_current_dir (), *props, *cert, *key;
-  Receiver *r;
+  CtcpReceiver *r;
 
   fail_unless (g_chdir (tmpdir) == 0);
-  r = receiver_new ("host=127.0.0.1 port=0 tls-ca-file=server.pem "
+  r = ctcp_receiver_new ("host=127.0.0.1 port=0 tls-ca-file=server.pem "
       "tls-server-name=127.0.0.1 tls-token=" TOKEN, NULL);
   fail_unless (g_chdir (cwd) == 0);
   fail_unless (r != NULL);
@@ -288,8 +178,8 @@ GST_START_TEST (test_relative_ca_file)
   props = g_strdup_printf ("segment-duration=250000000 tls-role=server "
       "tls-certificate=%s tls-key=%s tls-token=" TOKEN, cert, key);
   send_and_check (r, props, 100000, 32);
-  fail_unless_equals_int (refused (r), 0);
-  receiver_free (r);
+  fail_unless_equals_int (refused_count (r->src), 0);
+  ctcp_receiver_free (r);
   g_free (props);
   g_free (cert);
   g_free (key);
@@ -302,7 +192,7 @@ GST_END_TEST;
 GST_START_TEST (test_missing_ca_file)
 {
   gchar *err = NULL;
-  Receiver *r = receiver_new ("host=127.0.0.1 port=0 "
+  CtcpReceiver *r = ctcp_receiver_new ("host=127.0.0.1 port=0 "
       "tls-ca-file=no-such-ca.pem tls-token=" TOKEN, &err);
 
   fail_unless (r == NULL);
@@ -322,7 +212,7 @@ GST_START_TEST (test_handshake_failure_errors)
   gchar *key = g_build_filename (tmpdir, "server.key", NULL);
   gchar *props = g_strdup_printf ("host=127.0.0.1 port=0 accept-host=127.0.0.1 "
       "tls-ca-file=%s tls-server-name=127.0.0.1 tls-token=" TOKEN, other);
-  Receiver *r = receiver_new (props, NULL);
+  CtcpReceiver *r = ctcp_receiver_new (props, NULL);
   GstHarness *h;
   gchar *msg = NULL;
   guint8 *data = pattern (20000, 33);
@@ -335,13 +225,13 @@ GST_START_TEST (test_handshake_failure_errors)
   /* the sender's fate is its own (it reports the broken handshake); only
    * the receiver is checked here */
   gst_harness_push (h, gst_buffer_new_memdup (data, 20000));
-  fail_if (receiver_wait (r, 30, &msg));
+  fail_if (ctcp_receiver_wait (r, 30000, &msg));
   fail_unless (msg && strstr (msg, "TLS handshake with 127.0.0.1:") != NULL,
       "%s", msg ? msg : "no error");
-  fail_unless_equals_int (refused (r), 1);
+  fail_unless_equals_int (refused_count (r->src), 1);
   fail_unless_equals_int (r->data->len, 0);
   gst_harness_teardown (h);
-  receiver_free (r);
+  ctcp_receiver_free (r);
   g_free (msg);
   g_free (data);
   g_free (props);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — what the ctcpsink element tests (elements/ctcpsink.c,
- * elements/ctcptls.c) share: a ctcpsink in a GstHarness, a seeded byte
- * pattern pushed in timed buffers, its stats and their fields. Header only (static inline). */
+/* twoflow — what the ctcp element tests (elements/ctcpsink.c,
+ * elements/ctcptls.c, ctcp/ctcpattack.c) share: a ctcpsink in a
+ * GstHarness, a seeded byte pattern pushed in timed buffers, its stats and
+ * their fields, a ctcpsrc receiver. Header only (static inline). */
 #ifndef __TWOFLOW_CTCP_HARNESS_H__
 #define __TWOFLOW_CTCP_HARNESS_H__
 
@@ -86,6 +87,115 @@ stat_uint (const GstStructure * s, const gchar * f)
 
   fail_unless (gst_structure_get_uint (s, f, &v), "no field %s", f);
   return v;
+}
+
+/* ctcpsrc ! fakesink, collecting what arrives (elements/ctcptls,
+ * ctcp/attack) */
+typedef struct {
+  GstElement *pipe, *src;
+  GMutex lock;
+  GByteArray *data;
+} CtcpReceiver;
+
+static inline void
+ctcp_receiver_handoff (GstElement * fs, GstBuffer * b, GstPad * pad,
+    CtcpReceiver * r)
+{
+  GstMapInfo map;
+
+  gst_buffer_map (b, &map, GST_MAP_READ);
+  g_mutex_lock (&r->lock);
+  g_byte_array_append (r->data, map.data, map.size);
+  g_mutex_unlock (&r->lock);
+  gst_buffer_unmap (b, &map);
+}
+
+static inline void
+ctcp_receiver_free (CtcpReceiver * r)
+{
+  gst_element_set_state (r->pipe, GST_STATE_NULL);
+  gst_object_unref (r->src);
+  gst_object_unref (r->pipe);
+  g_byte_array_unref (r->data);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* "ctcpsrc @props" playing; when it does not start: NULL and *@err the
+ * error's text if @err is given, else the test fails. */
+static inline CtcpReceiver *
+ctcp_receiver_new (const gchar * props, gchar ** err)
+{
+  CtcpReceiver *r = g_new0 (CtcpReceiver, 1);
+  gchar *desc = g_strdup_printf ("ctcpsrc name=src %s ! fakesink name=out "
+      "signal-handoffs=true sync=false", props);
+  GstElement *out;
+
+  g_mutex_init (&r->lock);
+  r->data = g_byte_array_new ();
+  r->pipe = gst_parse_launch (desc, NULL);
+  fail_unless (r->pipe != NULL, "%s", desc);
+  g_free (desc);
+  r->src = gst_bin_get_by_name (GST_BIN (r->pipe), "src");
+  out = gst_bin_get_by_name (GST_BIN (r->pipe), "out");
+  g_signal_connect (out, "handoff", G_CALLBACK (ctcp_receiver_handoff), r);
+  gst_object_unref (out);
+  if (gst_element_set_state (r->pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    GstBus *bus = gst_element_get_bus (r->pipe);
+    GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+
+    fail_unless (err != NULL, "ctcpsrc %s did not start", props);
+    if (m) {
+      GError *e = NULL;
+      gchar *dbg = NULL;
+
+      gst_message_parse_error (m, &e, &dbg);
+      *err = g_strdup_printf ("%s | %s", e->message, dbg ? dbg : "");
+      g_error_free (e);
+      g_free (dbg);
+      gst_message_unref (m);
+    }
+    gst_object_unref (bus);
+    ctcp_receiver_free (r);
+    return NULL;
+  }
+  return r;
+}
+
+/* EOS (TRUE) or an error (FALSE, *@msg set) within @ms */
+static inline gboolean
+ctcp_receiver_wait (CtcpReceiver * r, guint ms, gchar ** msg)
+{
+  GstBus *bus = gst_element_get_bus (r->pipe);
+  GstMessage *m = gst_bus_timed_pop_filtered (bus, ms * GST_MSECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  gboolean eos = m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
+
+  if (m && !eos && msg) {
+    GError *e = NULL;
+
+    gst_message_parse_error (m, &e, NULL);
+    *msg = g_strdup (e->message);
+    g_error_free (e);
+  }
+  if (m)
+    gst_message_unref (m);
+  gst_object_unref (bus);
+  return eos;
+}
+
+/* Connections refused so far by @element (ctcpsrc or ctcpsink). */
+static inline guint
+refused_count (gpointer element)
+{
+  GstStructure *st = NULL;
+  guint n = 0;
+
+  g_object_get (element, "stats", &st, NULL);
+  gst_structure_get_uint (st, "connections-refused", &n);
+  gst_structure_free (st);
+  return n;
 }
 
 #endif

@@ -494,79 +494,6 @@ GST_END_TEST;
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
 
-typedef struct {
-  GstElement *pipe, *src;
-  GMutex lock;
-  GByteArray *data;
-} SrcReceiver;
-
-static void
-on_handoff (GstElement * fs, GstBuffer * b, GstPad * pad, SrcReceiver * r)
-{
-  GstMapInfo map;
-
-  gst_buffer_map (b, &map, GST_MAP_READ);
-  g_mutex_lock (&r->lock);
-  g_byte_array_append (r->data, map.data, map.size);
-  g_mutex_unlock (&r->lock);
-  gst_buffer_unmap (b, &map);
-}
-
-static SrcReceiver *
-src_receiver_new (const gchar * props)
-{
-  SrcReceiver *r = g_new0 (SrcReceiver, 1);
-  gchar *desc = g_strdup_printf ("ctcpsrc name=src %s ! fakesink name=out "
-      "signal-handoffs=true sync=false", props);
-  GstElement *out;
-
-  g_mutex_init (&r->lock);
-  r->data = g_byte_array_new ();
-  r->pipe = gst_parse_launch (desc, NULL);
-  fail_unless (r->pipe != NULL, "%s", desc);
-  g_free (desc);
-  r->src = gst_bin_get_by_name (GST_BIN (r->pipe), "src");
-  out = gst_bin_get_by_name (GST_BIN (r->pipe), "out");
-  g_signal_connect (out, "handoff", G_CALLBACK (on_handoff), r);
-  gst_object_unref (out);
-  fail_if (gst_element_set_state (r->pipe, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE);
-  return r;
-}
-
-/* EOS (TRUE) or an error (FALSE, *msg set) within @ms */
-static gboolean
-src_receiver_wait (SrcReceiver * r, guint ms, gchar ** msg)
-{
-  GstBus *bus = gst_element_get_bus (r->pipe);
-  GstMessage *m = gst_bus_timed_pop_filtered (bus, ms * GST_MSECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  gboolean eos = m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS;
-
-  if (m && !eos && msg) {
-    GError *e = NULL;
-
-    gst_message_parse_error (m, &e, NULL);
-    *msg = g_strdup (e->message);
-    g_error_free (e);
-  }
-  if (m)
-    gst_message_unref (m);
-  gst_object_unref (bus);
-  return eos;
-}
-
-static void
-src_receiver_free (SrcReceiver * r)
-{
-  gst_element_set_state (r->pipe, GST_STATE_NULL);
-  gst_object_unref (r->src);
-  gst_object_unref (r->pipe);
-  g_byte_array_unref (r->data);
-  g_mutex_clear (&r->lock);
-  g_free (r);
-}
-
 /* A plaintext TCP client: connects, sends @junk, returns what it got
  * back until the peer closes or 1 s passes. */
 static GByteArray *
@@ -598,7 +525,7 @@ plaintext_probe (guint port, const gchar * junk)
  * (returns that, bytes/s). */
 static gdouble
 push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
-    SrcReceiver * r)
+    CtcpReceiver * r)
 {
   const GstClockTime segdur = 500 * GST_MSECOND, dur = segdur / 25;
   guint n = nseg * 25, ovh = 0;
@@ -610,7 +537,7 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
 
   push_data (h, data, size, n, dur);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  fail_unless (src_receiver_wait (r, 20000, &msg), "receiver: %s", msg);
+  fail_unless (ctcp_receiver_wait (r, 20000, &msg), "receiver: %s", msg);
   t1 = g_get_monotonic_time ();
   fail_unless_equals_int (r->data->len, size);
   fail_unless (memcmp (r->data->data, data, size) == 0);
@@ -657,7 +584,7 @@ push_segments (GstHarness * h, const guint8 * data, gsize size, guint nseg,
 }
 
 static void
-check_src_stats (SrcReceiver * r, gsize size, guint refused)
+check_src_stats (CtcpReceiver * r, gsize size, guint refused)
 {
   GstStructure *st = NULL;
   gboolean tls = FALSE;
@@ -674,19 +601,6 @@ check_src_stats (SrcReceiver * r, gsize size, guint refused)
   gst_structure_free (st);
 }
 
-/* Connections refused so far by @element (ctcpsrc or ctcpsink). */
-static guint
-refused_count (gpointer element)
-{
-  GstStructure *st = NULL;
-  guint n = 0;
-
-  g_object_get (element, "stats", &st, NULL);
-  gst_structure_get_uint (st, "connections-refused", &n);
-  gst_structure_free (st);
-  return n;
-}
-
 /* The server connects (direct mode): the receiver listens, checks the
  * sender's certificate against the CA and the name, sends the token; a
  * silent stranger from another address (not accept-host) is closed at
@@ -698,7 +612,7 @@ GST_START_TEST (test_tls_ctcpsrc_listen)
   gchar *props = g_strdup_printf ("host=0.0.0.0 port=0 accept-host=127.0.0.1 "
       "tls-ca-file=%s tls-server-name=127.0.0.1 tls-token=" TOKEN
       " timeout=2000000000", cert_file);
-  SrcReceiver *r = src_receiver_new (props);
+  CtcpReceiver *r = ctcp_receiver_new (props, NULL);
   gsize size = 1 << 20;
   guint8 *data = pattern (size, 21);
   guint port = 0, i;
@@ -733,7 +647,7 @@ GST_START_TEST (test_tls_ctcpsrc_listen)
   push_segments (h, data, size, 4, r);
   check_src_stats (r, size, 2);
   gst_harness_teardown (h);
-  src_receiver_free (r);
+  ctcp_receiver_free (r);
   g_free (props);
   g_free (data);
 }
@@ -757,7 +671,7 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
   guint8 *data = pattern (size, 22);
   guint port = 0, i;
   GByteArray *got;
-  SrcReceiver *bad, *r;
+  CtcpReceiver *bad, *r;
   gchar *msg = NULL;
 
   g_free (props);
@@ -774,19 +688,19 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
 
   props = g_strdup_printf ("listen=false host=127.0.0.1 port=%u tls-pin=%s "
       "tls-token=wrong-token-wrong-token-wrong-tok", port, pin);
-  bad = src_receiver_new (props);
+  bad = ctcp_receiver_new (props, NULL);
   g_free (props);
-  fail_if (src_receiver_wait (bad, 5000, &msg));
+  fail_if (ctcp_receiver_wait (bad, 5000, &msg));
   GST_INFO ("wrong token: %s", msg);
   fail_unless (msg != NULL);
   g_free (msg);
   msg = NULL;
   fail_unless_equals_int (bad->data->len, 0);
-  src_receiver_free (bad);
+  ctcp_receiver_free (bad);
 
   props = g_strdup_printf ("listen=false host=127.0.0.1 port=%u tls-pin=%s "
       "tls-token=" TOKEN, port, pin);
-  r = src_receiver_new (props);
+  r = ctcp_receiver_new (props, NULL);
   g_free (props);
   push_segments (h, data, size, 3, r);
   check_src_stats (r, size, 0);
@@ -797,7 +711,7 @@ GST_START_TEST (test_tls_ctcpsrc_connect)
   fail_unless (i < 100, "connections-refused != 2");
   gst_object_unref (sink);
   gst_harness_teardown (h);
-  src_receiver_free (r);
+  ctcp_receiver_free (r);
   g_free (pin);
   g_free (data);
 }
@@ -812,7 +726,7 @@ GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
 {
   gchar *props = g_strdup_printf ("host=127.0.0.1 port=0 tls-ca-file=%s "
       "tls-server-name=127.0.0.1 tls-token=" TOKEN, cert_file);
-  SrcReceiver *r = src_receiver_new (props);
+  CtcpReceiver *r = ctcp_receiver_new (props, NULL);
   gchar *other_key = g_strdup_printf ("%s/other.key", tmpdir);
   guint port = 0, i, n = 0;
   GstHarness *h;
@@ -847,13 +761,13 @@ GST_START_TEST (test_tls_ctcpsrc_wrong_sender)
   {
     gchar *msg = NULL;
 
-    fail_if (src_receiver_wait (r, 5000, &msg));
+    fail_if (ctcp_receiver_wait (r, 5000, &msg));
     fail_unless (msg && strstr (msg, "TLS handshake with 127.0.0.1:"),
         "%s", msg ? msg : "no error");
     g_free (msg);
   }
   gst_harness_teardown (h);
-  src_receiver_free (r);
+  ctcp_receiver_free (r);
   gst_object_unref (bus);
   g_free (other_key);
   g_free (props);

@@ -15,6 +15,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/erap/erap.h>
+#include "elementstats.h"
 
 typedef struct {
   GSocket *sock;
@@ -472,30 +473,6 @@ keyed_stop (Keyed * k)
   g_free (k->in);
   g_free (k->out);
   g_free (k->dir);
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s", field);
-  gst_structure_free (st);
-  return v;
-}
-
-static gboolean
-stat_bool (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  gboolean v = FALSE;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_boolean (st, field, &v), "no %s", field);
-  gst_structure_free (st);
-  return v;
 }
 
 static void

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "twoflownet.h"
+#include "elementstats.h"
 
 /* whether this host can bind ::1 (a container may run without IPv6) */
 static gboolean
@@ -83,19 +84,6 @@ wait_eos (GstElement * pipeline, GstClockTime timeout)
       GST_MESSAGE_TYPE_NAME (m), err ? err->message : "");
   gst_message_unref (m);
   gst_object_unref (bus);
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s in %"
-      GST_PTR_FORMAT, field, st);
-  gst_structure_free (st);
-  return v;
 }
 
 /* A 1 MB file from erapsink to erapsrc over ::1; @rx_fmt and @tx_fmt are

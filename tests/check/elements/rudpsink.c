@@ -11,19 +11,9 @@
 #include <gst/check/gsttestclock.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "rudptestutil.h"
+#include "elementstats.h"
 
 #define WINDOW_US 100000
-
-/* the element inside the harness' bin (the harness keeps it alive) */
-static GstElement *
-el (GstHarness * h, const gchar * factory)
-{
-  GstElement *e = gst_harness_find_element (h, factory);
-
-  fail_unless (e != NULL);
-  gst_object_unref (e);
-  return e;
-}
 
 typedef struct {
   GstHarness *h;
@@ -80,19 +70,6 @@ producer_stop (Producer * p)
   /* unblocks a render waiting for room */
   gst_element_set_state (p->h->element, GST_STATE_NULL);
   g_thread_join (p->thread);
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * field)
-{
-  GstStructure *s;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &s, NULL);
-  if (!gst_structure_get_uint64 (s, field, &v))
-    fail ("no field %s", field);
-  gst_structure_free (s);
-  return v;
 }
 
 /* What the pacer promises a backlogged flow at @rate bytes/s through a

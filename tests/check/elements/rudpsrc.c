@@ -14,41 +14,7 @@
 #include <gst/check/gsttestclock.h>
 #include <gst/rudp/rudp.h>
 #include "rudptestutil.h"
-
-/* the element inside the harness' bin (the harness keeps it alive) */
-static GstElement *
-el (GstHarness * h, const gchar * factory)
-{
-  GstElement *e = gst_harness_find_element (h, factory);
-
-  fail_unless (e != NULL);
-  gst_object_unref (e);
-  return e;
-}
-
-static gint
-src_port (GstElement * e)
-{
-  GstStructure *st;
-  gint port = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  gst_structure_get_int (st, "port", &port);
-  gst_structure_free (st);
-  return port;
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * f)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, f, &v), "no %s", f);
-  gst_structure_free (st);
-  return v;
-}
+#include "elementstats.h"
 
 static GSocket *
 test_socket (GSocketAddress ** dest, gint port)

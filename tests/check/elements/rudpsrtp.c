@@ -18,67 +18,10 @@
 #include <gst/rudp/rudp.h>
 #include "../../../gst/rudp/gstrudpsrtp.h"
 #include "rudptestutil.h"
+#include "elementstats.h"
 
 #define KEY  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d"
 #define KEY2 "ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d"
-
-static GstElement *
-el (GstHarness * h, const gchar * factory)
-{
-  GstElement *e = gst_harness_find_element (h, factory);
-
-  fail_unless (e != NULL);
-  gst_object_unref (e);
-  return e;
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * f)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, f, &v), "no %s", f);
-  gst_structure_free (st);
-  return v;
-}
-
-static guint
-stat_uint (GstElement * e, const gchar * f)
-{
-  GstStructure *st;
-  guint v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint (st, f, &v), "no %s", f);
-  gst_structure_free (st);
-  return v;
-}
-
-static gboolean
-stat_bool (GstElement * e, const gchar * f)
-{
-  GstStructure *st;
-  gboolean v = FALSE;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_boolean (st, f, &v), "no %s", f);
-  gst_structure_free (st);
-  return v;
-}
-
-static gint
-src_port (GstElement * e)
-{
-  GstStructure *st;
-  gint port = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  gst_structure_get_int (st, "port", &port);
-  gst_structure_free (st);
-  return port;
-}
 
 /* a UDP socket on 127.0.0.1, with a receive timeout */
 static GSocket *

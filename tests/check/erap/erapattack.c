@@ -33,6 +33,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/erap/erap.h>
+#include "elementstats.h"
 
 #define PASS "attack-suite-passphrase"
 #define MTU 1400
@@ -226,18 +227,6 @@ file_checksum (const gchar * path)
       len);
   g_free (contents);
   return sum;
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s", field);
-  gst_structure_free (st);
-  return v;
 }
 
 GST_START_TEST (test_attack_running_transfer)

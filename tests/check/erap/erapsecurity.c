@@ -31,6 +31,7 @@
 #include <gio/gio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/erap/erap.h>
+#include "elementstats.h"
 
 typedef struct {
   gchar *dir, *in, *out;
@@ -118,30 +119,6 @@ wait_end (GstElement * p, guint secs, gchar ** text)
     gst_message_unref (m);
   gst_object_unref (bus);
   return t;
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s", field);
-  gst_structure_free (st);
-  return v;
-}
-
-static guint
-stat_uint (GstElement * e, const gchar * field)
-{
-  GstStructure *st;
-  guint v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint (st, field, &v), "no %s", field);
-  gst_structure_free (st);
-  return v;
 }
 
 /* A UDP socket on @ip, any port (@port 0) or @port. */

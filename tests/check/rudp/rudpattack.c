@@ -16,43 +16,10 @@
 #include <gst/check/gstharness.h>
 #include <gst/rudp/rudp.h>
 #include "rudptestutil.h"
+#include "elementstats.h"
 
 #define CAPS "caps=\"application/x-rtp,media=application,clock-rate=90000," \
   "encoding-name=X-GST\""
-
-static GstElement *
-el (GstHarness * h)
-{
-  GstElement *e = gst_harness_find_element (h, "rudpsrc");
-
-  fail_unless (e != NULL);
-  gst_object_unref (e);
-  return e;
-}
-
-static guint64
-stat_u64 (GstElement * e, const gchar * f)
-{
-  GstStructure *st;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  fail_unless (gst_structure_get_uint64 (st, f, &v), "no %s", f);
-  gst_structure_free (st);
-  return v;
-}
-
-static gint
-src_port (GstElement * e)
-{
-  GstStructure *st;
-  gint port = 0;
-
-  g_object_get (e, "stats", &st, NULL);
-  gst_structure_get_int (st, "port", &port);
-  gst_structure_free (st);
-  return port;
-}
 
 static GSocket *
 udp_on (const gchar * ip)
@@ -143,20 +110,20 @@ GST_START_TEST (test_forged_rtp_midflow)
   guint i, forged;
 
   gst_harness_play (h);
-  port = src_port (el (h));
+  port = src_port (el (h, "rudpsrc"));
   s = udp_on ("127.0.0.1");
   for (i = 0; i < 50; i++)
     send_rtp (s, port, 0xabc, 1000 + i);
-  wait_stat (el (h), "received", 50);
+  wait_stat (el (h, "rudpsrc"), "received", 50);
   forged = forge (port);
-  wait_stat (el (h), "foreign-packets", forged);
+  wait_stat (el (h, "rudpsrc"), "foreign-packets", forged);
   for (i = 50; i < 100; i++)
     send_rtp (s, port, 0xabc, 1000 + i);
-  wait_stat (el (h), "received", 100);
+  wait_stat (el (h, "rudpsrc"), "received", 100);
   pull_genuine (h, 100, 1000);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "lost"), 0);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "decreases"), 0);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "foreign-packets"), forged);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "lost"), 0);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "decreases"), 0);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "foreign-packets"), forged);
   g_object_unref (s);
   gst_harness_teardown (h);
 }
@@ -175,23 +142,23 @@ GST_START_TEST (test_forged_rtp_first_accept_host)
   guint i;
   gchar *ah = NULL;
 
-  g_object_get (el (h), "accept-host", &ah, NULL);
+  g_object_get (el (h, "rudpsrc"), "accept-host", &ah, NULL);
   fail_unless_equals_string (ah, "127.0.0.1");
   g_free (ah);
   gst_harness_play (h);
-  port = src_port (el (h));
+  port = src_port (el (h, "rudpsrc"));
   third = udp_on ("127.0.0.2");
   for (i = 0; i < 100; i++)
     send_rtp (third, port, 0xabc, 5000 + i * 500);
-  wait_stat (el (h), "foreign-packets", 100);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "received"), 0);
+  wait_stat (el (h, "rudpsrc"), "foreign-packets", 100);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "received"), 0);
   s = udp_on ("127.0.0.1");
   for (i = 0; i < 60; i++)
     send_rtp (s, port, 0xabc, 1000 + i);
-  wait_stat (el (h), "received", 60);
+  wait_stat (el (h, "rudpsrc"), "received", 60);
   pull_genuine (h, 60, 1000);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "lost"), 0);
-  fail_unless_equals_uint64 (stat_u64 (el (h), "foreign-packets"), 100);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "lost"), 0);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "foreign-packets"), 100);
   g_object_unref (s);
   g_object_unref (third);
   gst_harness_teardown (h);

@@ -18,7 +18,10 @@ the defended behaviour (docs/security.md, "Attacks and what stops them").
   * the server's HTTP side: on the control address only, with basic
     authentication but /healthz;
   * out of file descriptors: accepting pauses instead of spinning;
-  * every listening socket (control, HTTP, RTSP) has a backlog >= 128.
+  * every listening socket (control, HTTP, RTSP) has a backlog >= 128;
+  * RTSP admission is taken and the server session started at PLAY: 50
+    DESCRIBEs and a SETUP never played hold no capacity and no server
+    session (a real viewer is served), the SETUP's media is released.
 
   test_attacks.py SERVER PROXY
 """
@@ -39,9 +42,7 @@ import urllib.request
 
 from twoflowlab.checks import (TlsControl as Control, check, failures, free_port,
                                mpeg2_clip_argv, wait_port)
-
-SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+from twoflowlab.loopback import raise_fd_limit, test_certs
 
 
 def cpu_seconds(pid):
@@ -90,6 +91,43 @@ class Server:
             self.p.wait()
 
 
+class Rtsp:
+    """A raw RTSP/1.0 client on one TCP connection (from source, any of
+    127.0.0.0/8)."""
+
+    def __init__(self, port, source="127.0.0.1"):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=30,
+                                          source_address=(source, 0))
+        self.f = self.s.makefile("rb")
+        self.cseq = 0
+
+    def request(self, method, url, *headers):
+        """Status line and headers (lower-case names) of the answer."""
+        self.cseq += 1
+        self.s.sendall((f"{method} {url} RTSP/1.0\r\nCSeq: {self.cseq}\r\n" +
+                        "".join(h + "\r\n" for h in headers) + "\r\n").encode())
+        status = self.f.readline().decode(errors="replace").strip()
+        fields = {}
+        for line in iter(self.f.readline, b"\r\n"):
+            if not line:
+                break
+            k, _, v = line.decode(errors="replace").partition(":")
+            fields[k.strip().lower()] = v.strip()
+        self.f.read(int(fields.get("content-length", 0)))
+        return status, fields
+
+    def first_data(self):
+        """True once an interleaved RTP packet ('$') arrives (30 s)."""
+        try:
+            return self.f.read(1) == b"$"
+        except OSError:
+            return False
+
+    def close(self):
+        self.f.close()
+        self.s.close()
+
+
 def flood(port, stop, opened):
     """Silent connections from 127.0.0.2 .. 127.0.0.101, 300 held at a time,
     the oldest renewed, ~300 new ones a second."""
@@ -115,17 +153,12 @@ def flood(port, stop, opened):
 
 def main():
     server_exe, proxy_exe = sys.argv[1], sys.argv[2]
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    raise_fd_limit()
     work = tempfile.mkdtemp(prefix="twoflow-attacks-")
     servers = []
     try:
         certs = os.path.join(work, "certs")
-        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs],
-                       check=True)
-        ca = os.path.join(certs, "ca.pem")
-        tokens = os.path.join(certs, "tokens")
-        token = open(tokens).read().split()[1]
+        ca, tokens, token = test_certs(certs)
         evil = os.urandom(24).hex()
         with open(tokens, "a") as f:
             f.write(f"evil {evil}\n")
@@ -252,8 +285,12 @@ def main():
         # 5. backlogs of every listening socket
         rtsp_port, phttp_port = free_port(), free_port()
         plog = os.path.join(work, "proxy.log")
+        c = Control(srv.port, ca, token=token)
+        peak = c.request({"cmd": "INFO", "video": "long.m2v"})["peak_rate"]
+        c.close()
         px = subprocess.Popen(
             [proxy_exe, "--server", f"127.0.0.1:{srv.port}", "--tls-ca", ca,
+             "--wan-capacity", str(int(peak * 1.5)),
              "--token", token, "--rtsp-port", str(rtsp_port), "--http-port",
              str(phttp_port), "--prefix-dir", os.path.join(work, "prefix2"),
              "--hls-dir", os.path.join(work, "hls"), "--segment-duration", "1"],
@@ -266,24 +303,58 @@ def main():
               f"listen backlogs (server control, server HTTP, proxy RTSP, proxy "
               f"HTTP): {backlogs}")
 
-        # 5b. an RTSP DESCRIBE that is never played holds nothing for long
-        d = socket.create_connection(("127.0.0.1", rtsp_port), timeout=30)
-        d.sendall(f"DESCRIBE rtsp://127.0.0.1:{rtsp_port}/video/long.m2v RTSP/1.0\r\n"
-                  "CSeq: 1\r\nAccept: application/sdp\r\n\r\n".encode())
-        status = d.recv(4096).decode(errors="replace").split("\r\n")[0]
+        # 5b. admission is taken and the server session started at PLAY:
+        # 50 strangers' DESCRIBEs (kept open) and a SETUP never played hold
+        # neither capacity nor a server session; a real viewer is then
+        # served (the capacity fits one)
+        url = f"rtsp://127.0.0.1:{rtsp_port}/video/long.m2v"
+        strangers = []
+        for i in range(50):
+            r = Rtsp(rtsp_port, f"127.0.0.{10 + i}")
+            strangers.append((r, r.request("DESCRIBE", url, "Accept: application/sdp")[0]))
+        described = sum(st.endswith("200 OK") for _, st in strangers)
+        lurker = Rtsp(rtsp_port, "127.0.0.99")
+        lurker.request("DESCRIBE", url, "Accept: application/sdp")
+        setup = lurker.request("SETUP", url + "/stream=0",
+                               "Transport: RTP/AVP/TCP;unicast;interleaved=0-1")
+        time.sleep(1)
+        with open(plog) as f:
+            started = f.read().count(": playing ")
+        check(described == 50 and setup[0].endswith("200 OK") and started == 0,
+              f"50 DESCRIBEs and a SETUP without PLAY: {described} described, "
+              f"SETUP {setup[0]!r}, {started} server session(s) started")
+        viewer = Rtsp(rtsp_port)
+        steps = [viewer.request("DESCRIBE", url, "Accept: application/sdp")]
+        steps.append(viewer.request("SETUP", url + "/stream=0",
+                                    "Transport: RTP/AVP/TCP;unicast;interleaved=0-1"))
+        session = steps[-1][1].get("session", "").split(";")[0]
+        steps.append(viewer.request("PLAY", url + "/", f"Session: {session}"))
+        data = viewer.first_data()
+        with open(plog) as f:
+            started = f.read().count(": playing ")
+        check(all(st.endswith("200 OK") for st, _ in steps) and data and started == 1,
+              f"a viewer after 50 DESCRIBEs and a SETUP never played: "
+              f"{[st for st, _ in steps]}, RTP data: {data}, {started} server "
+              f"session(s)")
         released = False
         for _ in range(300):
             with open(plog) as f:
-                released = "never played: released" in f.read()
+                released = "released (never played)" in f.read()
             if released:
                 break
             time.sleep(0.1)
-        d.close()
+        check(released, "the SETUP never played is released while the viewer "
+              "stays connected")
+        for r, _ in strangers:
+            r.close()
+        lurker.close()
+        viewer.close()
         px.terminate()
         px.wait(timeout=10)
-        check(status.endswith("200 OK") and released,
-              f"RTSP DESCRIBE without PLAY ({status}): its session released "
-              f"while the viewer stays connected: {released}")
+        with open(plog) as f:
+            stages = re.findall(r'"decision":"(\w+)","stage":"(\w+)"', f.read())
+        check(("admit", "play") in stages and ("reject", "play") not in stages,
+              f"admission decided at PLAY: {sorted(set(stages))}")
 
         # 6. SIGTERM while a client holds replies it does not read
         slow2 = socket.create_connection(("127.0.0.1", srv.port))

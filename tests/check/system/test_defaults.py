@@ -29,32 +29,15 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from twoflowlab.checks import check, failures, free_port
+from twoflowlab.checks import check
+from twoflowlab.loopback import ffprobe, finish, side_by_side, start_server, stop
 
 FILES = ["short-720p.mp4", "short-720p-2audio.mp4", "hd-5mbit-30s.mp4"]
-
-
-def control(port, req):
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        f = s.makefile("rw")
-        f.write(json.dumps(req) + "\n")
-        f.flush()
-        return json.loads(f.readline())
-
-
-def ffprobe(path, *args):
-    res = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *args, path],
-                         capture_output=True, text=True, timeout=120)
-    try:
-        return json.loads(res.stdout or "{}")
-    except ValueError:
-        return {}
 
 
 def facts(path):
@@ -87,26 +70,55 @@ def main():
     work = tempfile.mkdtemp(prefix="twoflow-defaults-")
     server = None
     try:
-        cport = free_port()
-        server_log = os.path.join(work, "server.log")
-        server = subprocess.Popen([server_exe, "--dir", media, "--port", str(cport),
-                                   "--address", "127.0.0.1", "--insecure"],
-                                  stdout=open(server_log, "w"), stderr=subprocess.STDOUT)
-        for _ in range(100):
-            try:
-                control(cport, {"cmd": "STATUS"})
-                break
-            except OSError:
-                time.sleep(0.05)
-        for name in FILES:
+        server, cport = start_server(server_exe, media,
+                                     os.path.join(work, "server.log"))
+        proxy = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
+                 "--prefix-dir", os.path.join(work, "prefix")]
+
+        def fetch(name):
             src = facts(os.path.join(media, name))
             out = os.path.join(work, name)
             # the defaults: no --segment-duration, no tuning flag
-            res = subprocess.run([proxy_exe, "--server", f"127.0.0.1:{cport}",
-                                  "--insecure", "--prefix-dir",
-                                  os.path.join(work, "prefix"),
-                                  "--fetch", name, "--output", out],
+            res = subprocess.run(proxy + ["--fetch", name, "--output", out],
                                  capture_output=True, text=True, timeout=150)
+            got = facts(out) if os.path.exists(out) else {"frames": 0, "audio": 0.0}
+            return src, res, got
+
+        def stopped():
+            # No silent success: the 1080p fetch with the proxy stopped
+            # (SIGSTOP) 12 s from 4 s in: nothing reads its sockets (the
+            # kernel drops what overflows the receive buffer, where the
+            # sender has not slowed down), the control connection times out
+            # and the server ends the session; the proxy ends its output
+            # 2 s later. The fetch says so: exit 3, result "incomplete:
+            # ...", frames missing without a network cause (before: "ok",
+            # exit 0, with ~300 frames missing; then, with the server gone,
+            # a hang).
+            log = os.path.join(work, "stopped.log")
+            with open(log, "w") as lf:
+                p = subprocess.Popen(proxy + ["--fetch", "hd-5mbit-30s.mp4", "--output",
+                                              os.path.join(work, "stopped.mp4")],
+                                     stdout=lf, stderr=subprocess.STDOUT)
+                time.sleep(4)
+                p.send_signal(signal.SIGSTOP)
+                time.sleep(12)
+                p.send_signal(signal.SIGCONT)
+                try:
+                    rc = p.wait(timeout=150)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    rc = None
+            with open(log) as lf:
+                return rc, tagged(lf.read(), "FETCH-RESULT")
+
+        # the two short clips beside the stopped fetch (its checks do not
+        # depend on timing), then the 1080p fetch that must lose nothing
+        # alone: side by side, ~40 s less than one after the other
+        cases = ["short-720p.mp4", "short-720p-2audio.mp4", "stopped"]
+        results = side_by_side(lambda c: stopped() if c == "stopped" else fetch(c),
+                               cases, workers=3)
+        results = results[:2] + [fetch("hd-5mbit-30s.mp4")] + results[2:]
+        for name, (src, res, got) in zip(FILES, results[:3]):
             rep = tagged(res.stdout, "FETCH-RESULT")
             d = rep.get("delivery", {})
             rudp = rep.get("rudpsrc", {})
@@ -140,42 +152,14 @@ def main():
                   f"essential segments at the start-up ramp's rate, "
                   f"{es.get('segments-late')} late (first frames after "
                   f"{rep.get('first_frame_s')} s and {rep.get('second_frame_s')} s)")
-            got = facts(out) if os.path.exists(out) else {"frames": 0, "audio": 0.0}
             check(got["frames"] == src["frames"],
                   f"fetch {name}: {got['frames']} video frames decoded "
                   f"(source {src['frames']})")
             check(abs(got["audio"] - src["audio"]) <= 0.050,
                   f"fetch {name}: audio {got['audio']:.3f} s decoded (source "
                   f"{src['audio']:.3f} s)")
-        # No silent success: the same 1080p fetch with the proxy stopped
-        # (SIGSTOP) 12 s from 4 s in: nothing reads its sockets (the
-        # kernel drops what overflows the receive buffer, where the sender
-        # has not slowed down), the control connection times out and the
-        # server ends the session; the proxy ends its output 2 s later.
-        # The fetch says so: exit 3, result "incomplete: ...", frames
-        # missing without a network cause (before: "ok", exit 0, with
-        # ~300 frames missing; then, with the server gone, a hang).
+        rc, rep = results[3]
         name = "hd-5mbit-30s.mp4"
-        out = os.path.join(work, "stopped.mp4")
-        log = os.path.join(work, "stopped.log")
-        with open(log, "w") as lf:
-            p = subprocess.Popen([proxy_exe, "--server", f"127.0.0.1:{cport}",
-                                  "--insecure", "--prefix-dir",
-                                  os.path.join(work, "prefix"),
-                                  "--fetch", name, "--output", out],
-                                 stdout=lf, stderr=subprocess.STDOUT)
-            time.sleep(4)
-            p.send_signal(signal.SIGSTOP)
-            time.sleep(12)
-            p.send_signal(signal.SIGCONT)
-            try:
-                rc = p.wait(timeout=150)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                rc = None
-        with open(log) as lf:
-            text = lf.read()
-        rep = tagged(text, "FETCH-RESULT")
         d = rep.get("delivery", {})
         check(rc == 3 and str(rep.get("result", "")).startswith("incomplete:"),
               f"fetch {name} with the proxy stopped 12 s: exit {rc}, result "
@@ -193,20 +177,11 @@ def main():
               f"without a network cause, kernel drops {d.get('kernel_drops')}, "
               f"network {d.get('network_lost_packets')}, cause {d.get('cause')}")
     finally:
-        if server and server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        if server:
+            stop([server])
         if os.environ.get("TWOFLOW_KEEP") is None:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"{time.monotonic() - t0:.1f} s")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks at the defaults passed")
-    return 0
+    return finish(t0, "all checks at the defaults passed")
 
 
 if __name__ == "__main__":

@@ -22,18 +22,18 @@ through twoflow-server and twoflow-proxy:
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR
 """
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from twoflowlab.checks import check, failures, free_port
+from twoflowlab.checks import check, free_port
+from twoflowlab.loopback import (control, ffprobe, finish, side_by_side, start_server,
+                                stop)
 
 SEGMENT = "1"
 
@@ -58,23 +58,6 @@ BAD = {
 }
 
 
-def control(port, req):
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        f = s.makefile("rw")
-        f.write(json.dumps(req) + "\n")
-        f.flush()
-        return json.loads(f.readline())
-
-
-def ffprobe(path, *args):
-    res = subprocess.run(["ffprobe", "-v", "error", "-of", "json", *args, path],
-                         capture_output=True, text=True, timeout=60)
-    try:
-        return json.loads(res.stdout or "{}")
-    except ValueError:
-        return {}
-
-
 def media_facts(path):
     """Streams, decoded video frames, decoded audio duration, A/V start
     offset and decode errors of a file, as ffprobe/ffmpeg see them."""
@@ -86,7 +69,7 @@ def media_facts(path):
             f[kind] = s.get("codec_name")
             f[kind + "_start"] = float(s.get("start_time", "nan"))
     v = ffprobe(path, "-select_streams", "v:0", "-count_frames",
-                "-show_entries", "stream=nb_read_frames").get("streams", [{}])
+                "-show_entries", "stream=nb_read_frames", timeout=60).get("streams", [{}])
     f["frames"] = int(v[0].get("nb_read_frames", 0) or 0) if v else 0
     a = ffprobe(path, "-select_streams", "a:0", "-show_entries",
                 "frame=nb_samples:stream=sample_rate")
@@ -183,29 +166,24 @@ def main():
     work = tempfile.mkdtemp(prefix="twoflow-media-")
     procs = []
     try:
-        cport, rport = free_port(), free_port()
+        rport = free_port()
         # logs to files: a pipe nobody reads until the end fills up and
         # blocks the program
         server_log = os.path.join(work, "server.log")
         proxy_log = os.path.join(work, "proxy.log")
-        server = subprocess.Popen([server_exe, "--dir", corpus, "--port", str(cport),
-                                   "--address", "127.0.0.1", "--insecure"],
-                                  stdout=open(server_log, "w"), stderr=subprocess.STDOUT)
+        server, cport = start_server(server_exe, corpus, server_log)
         procs.append(server)
-        for _ in range(100):
-            try:
-                control(cport, {"cmd": "STATUS"})
-                break
-            except OSError:
-                time.sleep(0.05)
         proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                       "--segment-duration", SEGMENT,
                       "--prefix-dir", os.path.join(work, "prefix")]
-        sources = {name: media_facts(os.path.join(corpus, name)) for name in GOOD}
+        # independent cases (fetches, viewers: live-paced, mostly waiting)
+        # run side by side; their checks follow in order
+        sources = dict(zip(GOOD, side_by_side(
+            lambda name: media_facts(os.path.join(corpus, name)), GOOD)))
 
         # 1. INFO: the audio is counted
         for name in GOOD:
-            info = control(cport, {"cmd": "INFO", "video": name})
+            info = control(cport, {"cmd": "INFO", "video": name}, timeout=30)
             check(info.get("ok") and info.get("audio_codec") not in (None, "none")
                   and info.get("audio_records", 0) > 0
                   and info.get("essential_peak_rate", 0) > info.get("audio_mean_rate", 0) > 0,
@@ -214,25 +192,34 @@ def main():
                   f"{info.get('audio_mean_rate')} bit/s audio in the essential flow")
 
         # 2. fetch to containers
-        for name, exts in GOOD.items():
-            for ext in exts:
-                out = os.path.join(work, f"{name}.{ext}")
-                res = subprocess.run(proxy_base + ["--fetch", name, "--output", out],
-                                     capture_output=True, text=True, timeout=60)
-                check(res.returncode == 0 and os.path.exists(out),
-                      f"fetch {name} -> .{ext}: exit {res.returncode} "
-                      f"{res.stderr.strip()[-200:]}")
-                if res.returncode == 0:
-                    compare(f"fetch {name} -> .{ext}", sources[name], media_facts(out))
+        def fetch(job):
+            name, ext = job
+            out = os.path.join(work, f"{name}.{ext}")
+            res = subprocess.run(proxy_base + ["--fetch", name, "--output", out],
+                                 capture_output=True, text=True, timeout=60)
+            return res, media_facts(out) if res.returncode == 0 else None
+
+        jobs = [(name, ext) for name, exts in GOOD.items() for ext in exts]
+        for (name, ext), (res, got) in zip(jobs, side_by_side(fetch, jobs)):
+            check(res.returncode == 0 and got is not None,
+                  f"fetch {name} -> .{ext}: exit {res.returncode} "
+                  f"{res.stderr.strip()[-200:]}")
+            if got is not None:
+                compare(f"fetch {name} -> .{ext}", sources[name], got)
 
         # 2b. track selection: by language (ISO 639-1 or -2), by index, none
-        for sel, want in (("fra", "mp3"), ("fre", "mp3"), ("eng", "aac"), ("1", "mp3"),
-                          ("none", None)):
+        def select(sel):
             out = os.path.join(work, f"2audio-{sel}.mkv")
             res = subprocess.run(proxy_base + ["--audio-track", sel, "--fetch",
                                                "h264-2audio.mkv", "--output", out],
                                  capture_output=True, text=True, timeout=60)
-            got = media_facts(out) if res.returncode == 0 else {"audio": "?", "frames": 0}
+            return res, media_facts(out) if res.returncode == 0 else \
+                {"audio": "?", "frames": 0}
+
+        wants = (("fra", "mp3"), ("fre", "mp3"), ("eng", "aac"), ("1", "mp3"),
+                 ("none", None))
+        for (sel, want), (res, got) in zip(wants, side_by_side(
+                select, [sel for sel, _ in wants])):
             check(res.returncode == 0 and got["audio"] == want and got["frames"] == 75,
                   f"fetch h264-2audio.mkv --audio-track {sel}: audio {got['audio']} "
                   f"(want {want}), {got['frames']} frames {res.stderr.strip()[-200:]}")
@@ -243,28 +230,31 @@ def main():
         check(res.returncode != 0 and "no audio track 'deu'" in res.stderr,
               f"fetch --audio-track deu: {res.stderr.strip()[-200:]}")
 
-        # 3. RTSP viewers, one at a time
+        # 3. RTSP viewers, each with its own server session
         proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
                                                "--rtsp-address", "127.0.0.1"],
                                  stdout=open(proxy_log, "w"), stderr=subprocess.STDOUT)
         procs.append(proxy)
         time.sleep(0.5)
-        for name in GOOD:
-            url = f"rtsp://127.0.0.1:{rport}/video/{name}"
-            for transport in ("tcp", "udp"):
-                wav = os.path.join(work, f"{name}.rtsp-{transport}.wav")
-                got = rtsp_view(url, transport, wav)
-                src = sources[name]
-                what = f"RTSP {name} over {transport}"
-                check(got["rc"] == 0, f"{what}: ffmpeg exit {got['rc']} "
-                      f"{got['stderr'].strip()[-200:]}")
-                check(got["frames"] == src["frames"],
-                      f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
-                check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.1,
-                      f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
-                      f"{src['audio_duration']:.3f} s)")
-                check(got["errors"] <= src["errors"],
-                      f"{what}: {got['errors']} decode error lines (source {src['errors']})")
+
+        def view(job):
+            name, transport = job
+            return rtsp_view(f"rtsp://127.0.0.1:{rport}/video/{name}", transport,
+                             os.path.join(work, f"{name}.rtsp-{transport}.wav"))
+
+        jobs = [(name, transport) for name in GOOD for transport in ("tcp", "udp")]
+        for (name, transport), got in zip(jobs, side_by_side(view, jobs)):
+            src = sources[name]
+            what = f"RTSP {name} over {transport}"
+            check(got["rc"] == 0, f"{what}: ffmpeg exit {got['rc']} "
+                  f"{got['stderr'].strip()[-200:]}")
+            check(got["frames"] == src["frames"],
+                  f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
+            check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.1,
+                  f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
+                  f"{src['audio_duration']:.3f} s)")
+            check(got["errors"] <= src["errors"],
+                  f"{what}: {got['errors']} decode error lines (source {src['errors']})")
         # GStreamer's client
         name = "h264-aac.mp4"
         rec = os.path.join(work, "rtspsrc.ts")
@@ -276,16 +266,21 @@ def main():
               f"({err})")
 
         # 4. bad input: clear errors to the viewer and in the log
-        for name, reason in BAD.items():
-            res = subprocess.run(proxy_base + ["--fetch", name, "--output",
-                                               os.path.join(work, name + ".out.ts")],
-                                 capture_output=True, text=True, timeout=60)
+        def bad(name):
+            fetched = subprocess.run(proxy_base + ["--fetch", name, "--output",
+                                                   os.path.join(work, name + ".out.ts")],
+                                     capture_output=True, text=True, timeout=60)
+            viewed = subprocess.run(["ffmpeg", "-hide_banner", "-nostats",
+                                     "-rtsp_transport", "tcp", "-i",
+                                     f"rtsp://127.0.0.1:{rport}/video/{name}",
+                                     "-f", "null", "-"], capture_output=True, text=True,
+                                    timeout=60)
+            return fetched, viewed
+
+        for (name, reason), (res, view_res) in zip(BAD.items(), side_by_side(bad, BAD)):
             check(res.returncode != 0 and reason in res.stderr,
                   f"fetch {name}: fails with '{reason}' ({res.stderr.strip()[-200:]})")
-            res = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-rtsp_transport",
-                                  "tcp", "-i", f"rtsp://127.0.0.1:{rport}/video/{name}",
-                                  "-f", "null", "-"], capture_output=True, text=True,
-                                 timeout=60)
+            res = view_res
             check(res.returncode != 0 and reason in res.stderr and "415" in res.stderr,
                   f"RTSP {name}: DESCRIBE answered 415 with '{reason}' "
                   f"({res.stderr.strip()[-200:]})")
@@ -310,21 +305,10 @@ def main():
             check(re.search(re.escape(name) + ".*" + re.escape(reason), pout) is not None,
                   f"proxy log names {name}: {reason}")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         if os.environ.get("TWOFLOW_KEEP") is None:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"{time.monotonic() - t0:.1f} s")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all media checks passed")
-    return 0
+    return finish(t0, "all media checks passed")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ import base64
 import json
 import os
 import random
-import resource
 import socket
 import ssl
 import subprocess
@@ -36,9 +35,7 @@ import shutil
 
 from twoflowlab.checks import (TlsControl as Control, check, failures, free_port,
                                mpeg2_clip_argv, result_line)
-
-SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+from twoflowlab.loopback import raise_fd_limit, test_certs
 
 
 def rss_kb(pid):
@@ -51,19 +48,14 @@ def rss_kb(pid):
 
 def main():
     server_exe, proxy_exe = sys.argv[1], sys.argv[2]
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    raise_fd_limit()
     work = tempfile.mkdtemp(prefix="twoflow-security-")
     procs = []
     try:
         certs = os.path.join(work, "certs")
-        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), certs],
-                       check=True)
+        ca, _, token = test_certs(certs)
         other = os.path.join(work, "other")
-        subprocess.run([os.path.join(SOURCE, "scripts", "make-test-certs.sh"), other],
-                       check=True)
-        ca = os.path.join(certs, "ca.pem")
-        token = open(os.path.join(certs, "tokens")).read().split()[1]
+        test_certs(other)
         pin = open(os.path.join(certs, "server.sha256")).read().strip()
         videos = os.path.join(work, "videos")
         os.makedirs(videos)

@@ -35,6 +35,7 @@ gi.require_version("Gst", "1.0")
 from gi.repository import Gst  # noqa: E402
 
 from twoflowlab.checks import check, failures, free_port, result_line  # noqa: E402
+from twoflowlab.loopback import control, start_server  # noqa: E402
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
                         os.path.join(os.path.dirname(__file__), "../../.."))
@@ -87,14 +88,6 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def control(port, req):
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        f = s.makefile("rw")
-        f.write(json.dumps(req) + "\n")
-        f.flush()
-        return json.loads(f.readline())
-
-
 def main():
     server_exe, proxy_exe = sys.argv[1], sys.argv[2]
     Gst.init(None)
@@ -118,19 +111,11 @@ def main():
         with lzma.open(os.path.join(SOURCE, "data", "star-wars-iv.txt.xz"), "rt") as f, \
                 open(os.path.join(videos, "sw.txt"), "w") as g:
             g.writelines(f.readlines()[:100])
-        cport, rport = free_port(), free_port()
-        env = dict(os.environ)
-        server = subprocess.Popen([server_exe, "--dir", videos, "--port", str(cport),
-                                   "--address", "127.0.0.1", "--insecure"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, env=env)
+        rport = free_port()
+        # its output to a file: a pipe nobody reads fills up and blocks it
+        server, cport = start_server(server_exe, videos,
+                                     os.path.join(work, "server.log"))
         procs.append(server)
-        for _ in range(100):
-            try:
-                control(cport, {"cmd": "STATUS"})
-                break
-            except OSError:
-                time.sleep(0.05)
         proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                       "--segment-duration", SEGMENT,
                       "--prefix-dir", os.path.join(work, "prefix")]
