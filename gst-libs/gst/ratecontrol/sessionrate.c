@@ -582,8 +582,11 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     /* the queue is empty: start from what is sent now */
     if (sr->target > sr->x_delay)
       sr->x_delay = sr->target;
-    gdouble clean = GST_CLOCK_TIME_IS_VALID (sr->last_congestion) &&
-        now > sr->last_congestion ? (now - sr->last_congestion) / 1e9 : 0;
+    /* (a clean path is one whose RTT says so: without a fresh sample —
+     * a transport that reports losses only, ERAP — the controller sees a
+     * queue only when it overflows, and probes at the plain pace) */
+    gdouble clean = any_rtt && GST_CLOCK_TIME_IS_VALID (sr->last_congestion)
+        && now > sr->last_congestion ? (now - sr->last_congestion) / 1e9 : 0;
 
     /* near the rate of the last congestion: additively, but for a second
      * of clean path only (after that the capacity has grown: in the
