@@ -31,7 +31,7 @@ each way (RTT 40 ms), 80-packet drop-tail queue; scenarios change it:
 
   sudo experiments/showdown/showdown.py [--out DIR] [--clips mpeg2 h264]
        [--systems ...] [--scenarios ...] [--seed 1] [--playout-ms 200]
-       [--keep] [--doc]
+       [--keep] [--doc] [--server-arg=--enhanced-rate=total ...]
   sudo experiments/showdown/showdown.py --smoke --check   (the meson test)
   sudo experiments/showdown/showdown.py --reanalyse DIR   (runs kept with --keep)
 
@@ -78,6 +78,7 @@ SCENARIOS = {
 PORT_ESS, PORT_ENH, PORT_SRT, PORT_RIST, PORT_TCP, PORT_CTL = 7000, 7100, 7200, 7300, 7400, 5500
 PORT_BULK = 5201
 FRAME_S = 0.04
+SERVER_ARGS = []   # --server-arg (set in main)
 REGISTRY = ["registry.bin"]   # one for every process of a run (set in main)
 LINGER_S = 2.5     # a peer's sender keeps its transport open after the clip
 MEDIA_PORTS = (7000, 7499)
@@ -190,7 +191,7 @@ def run_twoflow(tb, system, clip, codec, wd, build, timeout):
     slog = open(os.path.join(wd, "server.log"), "w")
     server = tb.server.popen(
         [os.path.join(build, "tools", "server", "twoflow-server"), "--dir", videos,
-         "--port", str(PORT_CTL), "--insecure"],
+         "--port", str(PORT_CTL), "--insecure"] + SERVER_ARGS,
         env=gst_env(build, wd), stdout=slog, stderr=subprocess.STDOUT)
     time.sleep(1.0)
     t_req = time.monotonic()
@@ -438,11 +439,15 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the received streams")
     ap.add_argument("--doc", action="store_true",
                     help="also write showdown.json/.md/-CLIP.png to experiments/showdown/results/")
+    ap.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                    help="an extra twoflow-server argument (repeatable), e.g. "
+                    "--server-arg=--enhanced-rate=total")
     ap.add_argument("--reanalyse", metavar="DIR",
                     help="score the runs kept (--keep) in DIR again and rewrite its results")
     a = ap.parse_args()
     if a.reanalyse:
         return reanalyse(a)
+    SERVER_ARGS[:] = a.server_arg
     if a.smoke:
         a.clips, a.scenarios, a.systems = ["mpeg2-10s"], ["clean", "loss1"], ["twoflow-ctcp", "srt-120"]
     a.build = build_dir(a.build)

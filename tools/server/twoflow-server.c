@@ -1550,7 +1550,7 @@ rc_tick (gpointer user_data)
   }
   if (gst_twoflow_session_rate_poll (s->rc, now, &target))
     rc_apply (s, target);
-  if (s->smooth && !s->total && s->enh_sink && opt_rc_pace_cap) {
+  if (s->smooth && s->enh_sink && opt_rc_pace_cap) {
     GstTwoflowSessionRateStats rs;
     guint64 cap;
 
@@ -2026,7 +2026,8 @@ build_enhanced (Session * s, GError ** error)
         NULL);
     s->sched_rate = s->enh_rate_now;
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
-        (guint64) 256 * 1024, NULL);
+        (guint64) 256 * 1024, "rtx-time",
+        (guint64) ((schedule_playout (s->sched) + 1) * GST_SECOND), NULL);
   } else if (s->smooth) {
     /* the window's rate: the sender queues what a burst brings (its
      * buffer holds the schedule's largest backlog, twice over) */
