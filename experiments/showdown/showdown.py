@@ -265,7 +265,9 @@ def link_counters(summary, rows, t_start_link, clip_bps, sc):
     res["enhanced_fwd_bytes"] = int(sum(col(r, "bytes", TRACK_ENH) for r in fwd))
     if sc.get("schedule"):
         res.update(step_link(fwd, sc, clip_bps))
-    active = [r for r in fwd if r.get(mkey, 0) > 0]
+    # (more than a packet per 100 ms: a teardown's stray ACK long after the
+    # clip stretched the interval to minutes and the share to 0)
+    active = [r for r in fwd if r.get(mkey, 0) > 1500]
     if active:
         t0, t1 = active[0]["time_s"], active[-1]["time_s"]
         win = [r for r in fwd if t0 <= r["time_s"] <= t1]

@@ -356,15 +356,16 @@ GST_START_TEST (test_congested_floor)
   sr = gst_twoflow_session_rate_new (&c);
   for (i = 1; i <= 160; i++) {
     /* 0-10 s: 3 Mbit/s, empty queue, one loss at 1 s (p ~ 1/1500 by
-     * 10 s); 10-13 s: 1.5 Mbit/s gets through, a queue of 300 ms; from
-     * 13 s: 10 Mbit/s, empty */
+     * 10 s: at 140 ms the equation allows 3.5 Mbit/s); 10-13 s: 1.5
+     * Mbit/s gets through, a queue of 100 ms; from 13 s: 10 Mbit/s,
+     * empty */
     gboolean dip = i > 100 && i <= 130;
 
     now = i * 100 * MS;
     packets += dip ? 13 : 27;
     if (i == 10)
       lost++;
-    gst_twoflow_session_rate_handle_rtt (sr, 0, (dip ? 340 : 40) * MS, now);
+    gst_twoflow_session_rate_handle_rtt (sr, 0, (dip ? 140 : 40) * MS, now);
     gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
         packets * PKT, now);
     gst_twoflow_session_rate_poll (sr, now, &t);
