@@ -1980,6 +1980,15 @@ smooth_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* A lost enhanced packet can be asked for as long as the proxy's playout
+ * buffer holds its frame: rudpsink keeps the flow that long, + 1 s (at
+ * most its 60 s) */
+static guint64
+enh_rtx_time (Session * s)
+{
+  return (guint64) (MIN (schedule_playout (s->sched) + 1, 60) * GST_SECOND);
+}
+
 static gboolean
 build_enhanced (Session * s, GError ** error)
 {
@@ -2026,8 +2035,7 @@ build_enhanced (Session * s, GError ** error)
         NULL);
     s->sched_rate = s->enh_rate_now;
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
-        (guint64) 256 * 1024, "rtx-time",
-        (guint64) ((schedule_playout (s->sched) + 1) * GST_SECOND), NULL);
+        (guint64) 256 * 1024, "rtx-time", enh_rtx_time (s), NULL);
   } else if (s->smooth) {
     /* the window's rate: the sender queues what a burst brings (its
      * buffer holds the schedule's largest backlog, twice over) */
@@ -2038,11 +2046,8 @@ build_enhanced (Session * s, GError ** error)
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
         MAX ((guint64) 256 * 1024, 2 * s->sched->info.max_backlog_bytes),
         NULL);
-    /* a lost packet can be asked for as long as the proxy's playout
-     * buffer holds its frame: keep what was sent that long (a congested
-     * path, whose overflow losses only a later resend repairs) */
-    g_object_set (sink, "rtx-time", (guint64) ((schedule_playout (s->sched)
-                + 1) * GST_SECOND), NULL);
+    /* (a congested path's overflow losses only a later resend repairs) */
+    g_object_set (sink, "rtx-time", enh_rtx_time (s), NULL);
     gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_BUFFER, smooth_probe, s, NULL);
     gst_object_unref (pp);
   } else {
