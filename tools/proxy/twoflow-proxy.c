@@ -624,12 +624,6 @@ build_receive_bin (ProxySession * ps)
      * times at most */
     g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
         "rtx-max-retries", 8, NULL);
-    /* with a playout buffer of seconds (smoothing) ask for as long as it
-     * holds the packet's frame (the jitterbuffer's rtx-retry-period, its
-     * latency): losses in a congested stretch come back after it (the
-     * server keeps that much of the flow) */
-    if (ps->playout_ms > 2000)
-      g_object_set (jb, "rtx-max-retries", -1, NULL);
     ps->jitterbuffer = jb;
     depay = make (bin, "rtpgstdepay", NULL);
     gst_element_link_many (ps->ess_src, q, NULL);
