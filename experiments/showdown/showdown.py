@@ -31,7 +31,7 @@ each way (RTT 40 ms), 80-packet drop-tail queue; scenarios change it:
 
   sudo experiments/showdown/showdown.py [--out DIR] [--clips mpeg2 h264]
        [--systems ...] [--scenarios ...] [--seed 1] [--playout-ms 200]
-       [--keep] [--doc]
+       [--keep] [--doc] [--server-arg=--enhanced-rate=total ...]
   sudo experiments/showdown/showdown.py --smoke --check   (the meson test)
   sudo experiments/showdown/showdown.py --reanalyse DIR   (runs kept with --keep)
 
@@ -78,9 +78,13 @@ SCENARIOS = {
 PORT_ESS, PORT_ENH, PORT_SRT, PORT_RIST, PORT_TCP, PORT_CTL = 7000, 7100, 7200, 7300, 7400, 5500
 PORT_BULK = 5201
 FRAME_S = 0.04
+SERVER_ARGS = []   # --server-arg (set in main)
 REGISTRY = ["registry.bin"]   # one for every process of a run (set in main)
 LINGER_S = 2.5     # a peer's sender keeps its transport open after the clip
 MEDIA_PORTS = (7000, 7499)
+# counted apart (the emulator's first match wins): twoflow's essential and
+# enhanced flows, the peers' ports
+TRACK_ESS, TRACK_ENH, TRACK_PEERS = (7000, 7099), (7100, 7199), (7200, 7499)
 BULK_LEAD = 3.0
 
 
@@ -187,7 +191,7 @@ def run_twoflow(tb, system, clip, codec, wd, build, timeout):
     slog = open(os.path.join(wd, "server.log"), "w")
     server = tb.server.popen(
         [os.path.join(build, "tools", "server", "twoflow-server"), "--dir", videos,
-         "--port", str(PORT_CTL), "--insecure"],
+         "--port", str(PORT_CTL), "--insecure"] + SERVER_ARGS,
         env=gst_env(build, wd), stdout=slog, stderr=subprocess.STDOUT)
     time.sleep(1.0)
     t_req = time.monotonic()
@@ -240,7 +244,15 @@ def link_counters(summary, rows, t_start_link, clip_bps, sc):
 
     mkey = "media"
     bkey = "bytes_%d" % PORT_BULK
-    rows = [dict(r, media=r.get("bytes_%d-%d" % MEDIA_PORTS, 0) + r.get("bytes_%d" % PORT_CTL, 0))
+    def col(r, what, ports):
+        return r.get("%s_%d-%d" % (what, ports[0], ports[1]), 0)
+
+    def media_of(r, what="bytes"):
+        # runs before the ports were split had one column for them all
+        return (col(r, what, MEDIA_PORTS) + col(r, what, TRACK_ESS) + col(r, what, TRACK_ENH)
+                + col(r, what, TRACK_PEERS))
+    rows = [dict(r, media=media_of(r) + r.get("bytes_%d" % PORT_CTL, 0),
+                 media_drops=media_of(r, "drops"))
             for r in rows]
     fwd = [r for r in rows if r["dir"] == "fwd"]
     rev = [r for r in rows if r["dir"] == "rev"]
@@ -249,7 +261,13 @@ def link_counters(summary, rows, t_start_link, clip_bps, sc):
     res["link_fwd_bytes"] = int(sum(r.get("delivered_bytes", 0) for r in fwd))
     res["link_drops"] = int(sum(r.get("drops_queue", 0) + r.get("drops_loss", 0)
                                 for r in fwd))
-    active = [r for r in fwd if r.get(mkey, 0) > 0]
+    res["essential_fwd_bytes"] = int(sum(col(r, "bytes", TRACK_ESS) for r in fwd))
+    res["enhanced_fwd_bytes"] = int(sum(col(r, "bytes", TRACK_ENH) for r in fwd))
+    if sc.get("schedule"):
+        res.update(step_link(fwd, sc, clip_bps))
+    # (more than a packet per 100 ms: a teardown's stray ACK long after the
+    # clip stretched the interval to minutes and the share to 0)
+    active = [r for r in fwd if r.get(mkey, 0) > 1500]
     if active:
         t0, t1 = active[0]["time_s"], active[-1]["time_s"]
         win = [r for r in fwd if t0 <= r["time_s"] <= t1]
@@ -273,6 +291,33 @@ def link_counters(summary, rows, t_start_link, clip_bps, sc):
                        fair_ratio_all=round(res["media_rate_bps"] / fair, 3),
                        window_link_s=[round(t0, 1), round(t1 + 0.1, 1)])
     return res
+
+
+def step_link(fwd, sc, clip_bps):
+    """The capacity step seen on the link (emulator time, the request 1 s
+    after its start): how long after the drop the media's packets still
+    overflowed the queue (the last media drop before the capacity
+    returns), and how long after the return the media's rate over 1 s
+    first reached 0.9 x the clip's mean rate (the rate back), with the
+    media's mean rate during the dip."""
+    (t_down, _), (t_up, _) = sc["schedule"][0], sc["schedule"][-1]
+    out = {}
+    dips = [r for r in fwd if t_down <= r["time_s"] - 0.1 < t_up]
+    last_drop = max((r["time_s"] for r in dips if r.get("media_drops", 0) > 0), default=None)
+    out["step_overflow_s"] = round(last_drop - t_down, 2) if last_drop is not None else 0.0
+    out["step_dip_media_bps"] = round(sum(r.get("media", 0) for r in dips) * 8 /
+                                      max(1e-9, t_up - t_down))
+    after = [r for r in fwd if r["time_s"] - 0.1 >= t_up]
+    back = None
+    for i in range(len(after)):
+        win = after[i:i + 10]
+        if len(win) < 10:
+            break
+        if sum(r.get("media", 0) for r in win) * 8 / 1.0 >= 0.9 * clip_bps:
+            back = round(win[-1]["time_s"] - t_up, 2)
+            break
+    out["step_rate_back_s"] = back
+    return out
 
 
 def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
@@ -338,7 +383,8 @@ def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
             f"stall {m.get('stall_s')} s start {m.get('startup_s')} s "
             f"fwd {row.get('media_fwd_bytes', 0) / 1e6:.2f} MB "
             + (f"share {row.get('fair_ratio')} " if sc.get('bulk') else "")
-            + (f"recovery {m.get('recovery_s')} " if step_up else "")
+            + (f"recovery {m.get('recovery_s')} rate back {row.get('step_rate_back_s')} s "
+               f"overflow {row.get('step_overflow_s')} s " if step_up else "")
             + f"(load {load:.1f})")
         rows.append(row)
     return rows
@@ -395,11 +441,15 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the received streams")
     ap.add_argument("--doc", action="store_true",
                     help="also write showdown.json/.md/-CLIP.png to experiments/showdown/results/")
+    ap.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                    help="an extra twoflow-server argument (repeatable), e.g. "
+                    "--server-arg=--enhanced-rate=total")
     ap.add_argument("--reanalyse", metavar="DIR",
                     help="score the runs kept (--keep) in DIR again and rewrite its results")
     a = ap.parse_args()
     if a.reanalyse:
         return reanalyse(a)
+    SERVER_ARGS[:] = a.server_arg
     if a.smoke:
         a.clips, a.scenarios, a.systems = ["mpeg2-10s"], ["clean", "loss1"], ["twoflow-ctcp", "srt-120"]
     a.build = build_dir(a.build)
@@ -430,7 +480,7 @@ def main():
             "clips": a.clips,
             "link": {"rate_bps": RATE, "rtt_ms": 2 * DELAY, "queue_pkts": QUEUE}}
     tb = Testbed(rate_bps=RATE, delay_ms=DELAY, queue_pkts=QUEUE, seed=a.seed,
-                 track_ports=[MEDIA_PORTS, PORT_BULK, PORT_CTL],
+                 track_ports=[TRACK_ESS, TRACK_ENH, TRACK_PEERS, PORT_BULK, PORT_CTL],
                  workdir=os.path.join(a.out, "testbed"), keep_workdir=True,
                  start_emulator=False)
     with tb:

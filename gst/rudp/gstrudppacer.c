@@ -105,6 +105,7 @@ typedef struct {
   GstClockTime sent;
   guint16 seq;
   guint nacked;                 /* times asked for */
+  guint sends;                  /* times resent */
   gsize len;
   guint8 data[];
 } RtxEntry;
@@ -136,6 +137,7 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
   e->sent = now;
   e->seq = seq;
   e->nacked = 0;
+  e->sends = 0;
   e->len = len;
   memcpy (e->data, data, len);
   g_queue_push_tail (&sink->rtx_history, e);
@@ -196,10 +198,14 @@ rtx_answer (GstRudpSink * sink, GArray * seqs)
     else
       sink->rtx_requested++;
     e->nacked++;
-    if (e->nacked > RTX_MAX_SENDS || !rtx_budget (sink, e->len)) {
+    /* the resends count, not the requests: a request the budget refused
+     * (the path congested) leaves the packet for a later one, which a
+     * playout buffer longer than the congestion still has time for */
+    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (sink, e->len)) {
       sink->rtx_skipped++;
       continue;
     }
+    e->sends++;
     if (sink->dest && g_socket_send_to (sink->socket, sink->dest,
             (const gchar *) e->data, e->len, NULL, NULL) >= 0)
       sink->rtx_sent++;

@@ -155,6 +155,7 @@ typedef struct
   guint64 rc_enh_rr_lost;
   guint64 sched_rate;           /* the pacing its schedule asks for */
   guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
+  guint64 rc_cap;               /* the controller's cap on it (0: none) */
   gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */
@@ -239,6 +240,7 @@ static gdouble opt_rc_loss_threshold =
 static gint opt_rc_tcp_floor = 1;
 static gdouble opt_rc_headroom = 1.25;
 static gint64 opt_rc_min_bitrate = 0;
+static gint opt_rc_pace_cap = 1;
 static GTlsCertificate *tls_cert;
 static GTlsDatabase *tls_client_ca;
 static TwoflowTokens *tokens;
@@ -1473,6 +1475,40 @@ forward_event (Session * s, GstStructure * st)
 
 /* ------------------------------------------------- session rate control */
 
+static void enh_set_rate (Session * s, guint64 sched_rate);
+
+/* The smoothed rUDP sender's cap while the path is congested: what the
+ * path delivers to the session less what the essential flow gets — times
+ * decrease while the queue grows (so that it drains), as it is while the
+ * queue drains (hold) —, never below the target's enhanced share (what
+ * the transcoder now makes for the flow). Uncapped, the sender drains the
+ * backlog of frames coded before the reaction at its schedule's rate into
+ * a bottleneck that carries less (measured in the showdown's capacity
+ * step: the enhanced flow offered 2.6 Mbit/s into 1.5 for 2.6 s and half
+ * of its packets were dropped at the queue; with a cap at 1.1 x the
+ * delivered rate the queue still overflowed for 1.8 s); capped, the
+ * backlog waits in the sender, within the proxy's playout buffer, and the
+ * target (below the delivered rate) lets it drain. 0: no cap. */
+static guint64
+rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
+{
+  gdouble path, ess, cap, share;
+
+  if (rs->delivered_rate == 0)
+    return 0;
+  if (rs->state == GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED)
+    path = opt_rc_decrease * rs->delivered_rate;
+  else if (rs->state == GST_TWOFLOW_SESSION_RATE_STATE_HOLD)
+    path = rs->delivered_rate;
+  else
+    return 0;
+  ess = rs->source_delivered[RC_SRC_ESSENTIAL];
+  share = s->info->mean_rate ?
+      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  cap = MAX (path - ess, share * rs->target);
+  return (guint64) MAX (cap, ENHANCED_MTU * 8 * 10.0);
+}
+
 /* The rUDP sender's rate when the controller paces it (the proxy asked
  * for receiver rate control): the enhanced share of the target, the
  * lowest level above it with a quarter of headroom. */
@@ -1517,11 +1553,12 @@ rc_apply (Session * s, guint64 target)
    * frames' floor, measured: 267 of 750 frames in the capacity step) */
   g_print ("session %u: rate-control t=%.2f target=%" G_GUINT64_FORMAT
       " delay-rate=%" G_GUINT64_FORMAT " tcp-rate=%" G_GUINT64_FORMAT
-      " delivered=%" G_GUINT64_FORMAT " qdelay=%.1fms p=%.4f loss=%.4f %s\n",
+      " delivered=%" G_GUINT64_FORMAT " qdelay=%.1fms p=%.4f loss=%.4f %s"
+      " enh-rate=%" G_GUINT64_FORMAT "\n",
       s->id, (g_get_monotonic_time () - s->started_us) / 1e6, target,
       rs.delay_rate, rs.tcp_rate, rs.delivered_rate, rs.qdelay / 1e6,
       rs.loss_event_rate, rs.loss_fraction,
-      gst_twoflow_session_rate_state_name (rs.state));
+      gst_twoflow_session_rate_state_name (rs.state), s->enh_rate_now);
 }
 
 /* Every --rc-interval: the transports' counters in, the target out. */
@@ -1608,6 +1645,17 @@ rc_tick (gpointer user_data)
   }
   if (gst_twoflow_session_rate_poll (s->rc, now, &target))
     rc_apply (s, target);
+  if (s->smooth && s->enh_sink && opt_rc_pace_cap) {
+    GstTwoflowSessionRateStats rs;
+    guint64 cap;
+
+    gst_twoflow_session_rate_get_stats (s->rc, &rs);
+    cap = rc_enhanced_cap (s, &rs);
+    if (cap != s->rc_cap) {
+      s->rc_cap = cap;
+      enh_set_rate (s, s->sched_rate);
+    }
+  }
   return G_SOURCE_CONTINUE;
 }
 
@@ -1996,7 +2044,10 @@ missing:
 static void
 enh_set_rate (Session * s, guint64 sched_rate)
 {
-  guint64 rate = sched_rate;
+  /* (rc_cap is written by the main loop: a stale read is one window's
+   * rate change late, the next tick sets it again) */
+  guint64 cap = s->rc_cap;
+  guint64 rate = cap ? MIN (sched_rate, cap) : sched_rate;
 
   s->sched_rate = sched_rate;
   if (rate > 0 && rate != s->enh_rate_now && s->enh_sink) {
@@ -2028,6 +2079,15 @@ smooth_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   if (rate > 0 && rate != s->sched_rate)
     enh_set_rate (s, rate);
   return GST_PAD_PROBE_OK;
+}
+
+/* A lost enhanced packet can be asked for as long as the proxy's playout
+ * buffer holds its frame: rudpsink keeps the flow that long, + 1 s (at
+ * most its 60 s) */
+static guint64
+enh_rtx_time (Session * s)
+{
+  return (guint64) (MIN (schedule_playout (s->sched) + 1, 60) * GST_SECOND);
 }
 
 static gboolean
@@ -2076,7 +2136,7 @@ build_enhanced (Session * s, GError ** error)
         NULL);
     s->sched_rate = s->enh_rate_now;
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
-        (guint64) 256 * 1024, NULL);
+        (guint64) 256 * 1024, "rtx-time", enh_rtx_time (s), NULL);
   } else if (s->smooth) {
     /* the window's rate: the sender queues what a burst brings (its
      * buffer holds the schedule's largest backlog, twice over) */
@@ -2087,6 +2147,8 @@ build_enhanced (Session * s, GError ** error)
     g_object_set (sink, "rate", s->enh_rate_now, "buffer-size",
         MAX ((guint64) 256 * 1024, 2 * s->sched->info.max_backlog_bytes),
         NULL);
+    /* (a congested path's overflow losses only a later resend repairs) */
+    g_object_set (sink, "rtx-time", enh_rtx_time (s), NULL);
     gst_pad_add_probe (pp, GST_PAD_PROBE_TYPE_BUFFER, smooth_probe, s, NULL);
     gst_object_unref (pp);
   } else {
@@ -3493,6 +3555,11 @@ main (int argc, char **argv)
     {"rc-min-bitrate", 0, 0, G_OPTION_ARG_INT64, &opt_rc_min_bitrate,
         "Session rate controller: lowest target in bit/s (default 0: one "
           "packet per second)", "BPS"},
+    {"rc-pace-cap", 0, 0, G_OPTION_ARG_INT, &opt_rc_pace_cap,
+        "Session rate controller: while the path is congested, cap the "
+          "smoothed enhanced sender at what the path delivers less the "
+          "essential flow's share (1, default; 0: the schedule's rate "
+          "only)", "0|1"},
     {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
         "Config file (GKeyFile, group [twoflow-server], keys named like the "
           "long options; options given here override it)", "FILE"},

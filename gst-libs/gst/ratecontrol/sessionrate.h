@@ -11,8 +11,10 @@
  *   min-rtt-window, per transport. While it is below qdelay-threshold (no
  *   queue of our making or anyone's), no ECN mark came and the raw loss
  *   fraction stays below loss-threshold, the rate grows (additively near
- *   the rate where congestion was last seen, multiplicatively, by
- *   increase per second, further away); random loss alone never lowers it.
+ *   the rate where congestion was last seen, for a second of clean path;
+ *   multiplicatively, by increase per second, further away or later,
+ *   accelerating while the RTT stays clean up to x3 per second); random
+ *   loss alone never lowers it.
  *   When a queue builds (or CE marks, or heavy loss) it is set to
  *   decrease x the rate the receiver got over the last delivery-window,
  *   at most once per (SRTT + 100 ms): a capacity drop is followed within
@@ -23,7 +25,10 @@
  *   method (8 intervals, weights 1,1,1,1,0.8,0.6,0.4,0.2; losses within
  *   one RTT of an event's first loss are one event; the open interval
  *   counts when it raises the mean; the first interval synthesized from
- *   the delivered rate, section 6.3.1), bounded by 2 x the delivered rate.
+ *   the delivered rate, section 6.3.1), bounded by 2 x the delivered rate
+ *   and, while a queue grows, by the delivered rate — by decrease x the
+ *   delivered rate when the equation allows more than twice it (a
+ *   capacity drop: few loss events).
  *   Beside TCP the queue never empties, the delay model keeps backing off,
  *   and the session keeps what the equation says a TCP flow would get.
  *

@@ -10,6 +10,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/check/gsttestclock.h>
 #include <gst/twoflow/networkcongestion.h>
+#include <gst/rudp/rudpfeedback.h>
 #include "rudptestutil.h"
 #include "elementstats.h"
 
@@ -607,6 +608,111 @@ GST_START_TEST (test_receiver_feedback_loop)
 
 GST_END_TEST;
 
+/* Waits up to @timeout_ms for an RTP packet with sequence number @seq on
+ * @sock (the others are read and dropped); its sender in *@from. */
+static gboolean
+wait_seq (GSocket * sock, guint16 seq, guint timeout_ms, GSocketAddress ** from)
+{
+  gint64 end = g_get_monotonic_time () + timeout_ms * 1000;
+  guint8 buf[2048];
+
+  while (g_get_monotonic_time () < end) {
+    GSocketAddress *a = NULL;
+    gssize n;
+
+    if (!g_socket_condition_timed_wait (sock, G_IO_IN, 20000, NULL, NULL))
+      continue;
+    n = g_socket_receive_from (sock, &a, (gchar *) buf, sizeof (buf), NULL,
+        NULL);
+    /* (RTCP: packet types 192-223 in the second byte) */
+    if (n >= 12 && (buf[1] < 192 || buf[1] > 223)
+        && GST_READ_UINT16_BE (buf + 2) == seq) {
+      if (from)
+        *from = a;
+      else
+        g_object_unref (a);
+      return TRUE;
+    }
+    g_clear_object (&a);
+  }
+  return FALSE;
+}
+
+static void
+send_nack (GSocket * sock, GSocketAddress * to, guint16 seq)
+{
+  GstBuffer *b = gst_rudp_nack_write (0x1234, 0x4242, &seq, 1);
+  GstMapInfo map;
+
+  gst_buffer_map (b, &map, GST_MAP_READ);
+  fail_unless (g_socket_send_to (sock, to, (const gchar *) map.data, map.size,
+          NULL, NULL) == (gssize) map.size);
+  gst_buffer_unmap (b, &map);
+  gst_buffer_unref (b);
+}
+
+/* A NACKed packet goes again at most 4 times — counting the resends, not
+ * the requests: requests the retransmission budget refused (an eighth of
+ * what the flow sends; the path congested) leave the packet for a later
+ * request, which a long playout buffer still has time for. Here the
+ * budget is emptied, one packet is asked for 6 times in a row (refused),
+ * and asked again once the budget has refilled: it is resent. (Counting
+ * the requests, it was never resent after its 5th.) */
+GST_START_TEST (test_rtx_budget_keeps_packet)
+{
+  GSocket *rx;
+  GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  GSocketAddress *bind = g_inet_socket_address_new (lo, 0), *local,
+      *sender = NULL;
+  GstHarness *h;
+  Producer p;
+  guint16 port, i, seq;
+  guint64 sent0;
+
+  rx = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+      G_SOCKET_PROTOCOL_UDP, NULL);
+  fail_unless (g_socket_bind (rx, bind, TRUE, NULL));
+  local = g_socket_get_local_address (rx, NULL);
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  /* 20 kB/s of 500-byte packets, kept 10 s: the budget refills a packet
+   * in ~0.2 s */
+  h = sink_new (port, "rate=160000 rtx-time=10000000000");
+  producer_start (&p, h, 0x4242, 500, 0);
+  /* two seconds of the flow: its sent rate is known */
+  fail_unless (wait_seq (rx, 80, 20000, &sender));
+  /* empty the budget (a bucket of 16 x 1400 bytes): 80 requests */
+  for (i = 0; i < 80; i++)
+    send_nack (rx, sender, i);
+  for (i = 0; i < 200 && stat_u64 (el (h, "rudpsink"), "rtx-skipped") == 0; i++)
+    g_usleep (10000);
+  fail_unless (stat_u64 (el (h, "rudpsink"), "rtx-skipped") > 0,
+      "requested %" G_GUINT64_FORMAT " sent %" G_GUINT64_FORMAT " missing %"
+      G_GUINT64_FORMAT, stat_u64 (el (h, "rudpsink"), "rtx-requested"),
+      stat_u64 (el (h, "rudpsink"), "rtx-sent"),
+      stat_u64 (el (h, "rudpsink"), "rtx-missing"));
+  /* packet 25 asked for (again) six times at once: refused */
+  seq = 25;
+  for (i = 0; i < 6; i++)
+    send_nack (rx, sender, seq);
+  g_usleep (1500000);
+  /* the budget has refilled: asked again, it goes */
+  while (wait_seq (rx, seq, 50, NULL));
+  sent0 = stat_u64 (el (h, "rudpsink"), "rtx-sent");
+  send_nack (rx, sender, seq);
+  fail_unless (wait_seq (rx, seq, 5000, NULL), "packet %u not resent", seq);
+  fail_unless (stat_u64 (el (h, "rudpsink"), "rtx-sent") > sent0);
+
+  producer_stop (&p);
+  gst_harness_teardown (h);
+  g_object_unref (sender);
+  g_object_unref (local);
+  g_object_unref (bind);
+  g_object_unref (lo);
+  g_object_unref (rx);
+}
+
+GST_END_TEST;
+
 static Suite *
 rudpsink_suite (void)
 {
@@ -626,6 +732,7 @@ rudpsink_suite (void)
   tcase_add_test (tc, test_rate_change_playing);
   tcase_add_test (tc, test_test_clock_drives_timer);
   tcase_add_test (tc, test_receiver_feedback_loop);
+  tcase_add_test (tc, test_rtx_budget_keeps_packet);
   return s;
 }
 

@@ -321,8 +321,11 @@ capacity_step (gdouble loss)
   /* and kept near it, not far below */
   fail_unless (mean (sim.tgt, 110, 200) < 1.5e6);
   fail_unless (mean (sim.got[0], 110, 200) > 0.6 * 1.5e6);
-  /* the freed capacity taken back within a few seconds */
-  fail_unless (first_back > 0 && first_back <= 250, "%u", first_back);
+  /* the freed capacity taken back within 3 s (issue 28's goal; 2.5 s
+   * here leaves the server's poll and the transcoder their share): the
+   * increase accelerates while the path stays clean (at a constant 25 %/s
+   * it took 2.9 s) */
+  fail_unless (first_back > 0 && first_back <= 225, "%u", first_back);
   gst_twoflow_session_rate_free (sim.sr);
 }
 
@@ -330,6 +333,61 @@ GST_START_TEST (test_capacity_step)
 {
   capacity_step (0);
   capacity_step (0.01);
+}
+
+GST_END_TEST;
+
+/* A queue that grows after a capacity drop, with one loss event so far
+ * (the equation allows far more than gets through): the target goes
+ * below the delivered rate, so the queue drains; held at the delivered
+ * rate (the floor before) it stayed full. Then the queue empties and the
+ * target climbs back past the old rate within 3 s. */
+GST_START_TEST (test_congested_floor)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRate *sr;
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, lost = 0, t;
+  GstClockTime now = 0, back = GST_CLOCK_TIME_NONE;
+  guint i;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 3750000;
+  sr = gst_twoflow_session_rate_new (&c);
+  for (i = 1; i <= 160; i++) {
+    /* 0-10 s: 3 Mbit/s, empty queue, one loss at 1 s (p ~ 1/1500 by
+     * 10 s: at 140 ms the equation allows 3.5 Mbit/s); 10-13 s: 1.5
+     * Mbit/s gets through, a queue of 100 ms; from 13 s: 10 Mbit/s,
+     * empty */
+    gboolean dip = i > 100 && i <= 130;
+
+    now = i * 100 * MS;
+    packets += dip ? 13 : 27;
+    if (i == 10)
+      lost++;
+    gst_twoflow_session_rate_handle_rtt (sr, 0, (dip ? 140 : 40) * MS, now);
+    gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
+        packets * PKT, now);
+    gst_twoflow_session_rate_poll (sr, now, &t);
+    gst_twoflow_session_rate_get_stats (sr, &st);
+    GST_LOG ("%.1f s %s target %" G_GUINT64_FORMAT " delay %" G_GUINT64_FORMAT
+        " tcp %" G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT " p %f",
+        now / 1e9, gst_twoflow_session_rate_state_name (st.state), st.target,
+        st.delay_rate, st.tcp_rate, st.delivered_rate, st.loss_event_rate);
+    if (i >= 115 && i <= 130) {
+      fail_unless (st.state == GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED);
+      fail_unless (st.target < 0.9 * st.delivered_rate, "%.1f s: target %"
+          G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT, now / 1e9,
+          st.target, st.delivered_rate);
+    }
+    if (i > 130 && !GST_CLOCK_TIME_IS_VALID (back) && st.target >= 3000000)
+      back = now;
+  }
+  fail_unless (GST_CLOCK_TIME_IS_VALID (back));
+  GST_INFO ("target back at 3 Mbit/s %.1f s after the queue emptied",
+      (back - 13 * GST_SECOND) / 1e9);
+  fail_unless (back <= 16 * GST_SECOND, "%.1f s", back / 1e9);
+  gst_twoflow_session_rate_free (sr);
 }
 
 GST_END_TEST;
@@ -413,6 +471,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_event_rate);
   tcase_add_test (tc, test_random_loss);
   tcase_add_test (tc, test_capacity_step);
+  tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_tcp_share);
   tcase_add_test (tc, test_ecn);
   return s;
