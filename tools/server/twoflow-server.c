@@ -67,6 +67,14 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define RC_SRC_ENHANCED 1
 
 
+/* the scan's index of a video: its key frames (KeyFrame: PTS, frames
+ * before it) and its audio buffers' PTS */
+typedef struct
+{
+  GArray *keyframes;
+  GArray *audio_pts;
+} VideoIndex;
+
 typedef struct
 {
   gchar *name;
@@ -86,6 +94,7 @@ typedef struct
   /* the frames' decode times and sizes, for the smoothing schedules */
   GstTwoflowSmoothing *smoothing;
   GHashTable *schedules;        /* "pacing/W/L/skip" -> Schedule */
+  VideoIndex index;             /* where a session can start (seeking) */
 } VideoInfo;
 
 /* The enhanced flow's schedule for one smoothing window (read by the
@@ -121,6 +130,8 @@ typedef struct
                                  * TLS essential connection (cTCP/TCP) */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
+  GstClockTime start_pts;       /* the key frame a start begins at (0: none) */
+  guint64 start_frames, start_audio;    /* frames, audio records from it */
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
   gboolean nat;                 /* behind NAT: the proxy connects (cTCP/TCP)
@@ -263,14 +274,27 @@ log_json (const gchar * tag, JsonObject * obj)
 
 /* ---------------------------------------------------------- media input */
 
-/* start position: parsed pictures are dropped until the first key frame
- * at or after it, identically in both pipelines, so the split numbers the
- * same frames in both; audio before the start is dropped. */
+/* start position (a key frame's PTS, found in the scan's key frame
+ * index): parsed pictures are dropped until the first key frame at or
+ * after it, identically in both pipelines, so the split numbers the same
+ * frames in both; audio before the start is dropped. @keyframes: the
+ * scan's index (the video pad's key frames' PTS), filled when set. */
 typedef struct
 {
   gboolean started;
-  gdouble start;
+  GstClockTime start;
+  GArray *keyframes;            /* KeyFrame */
+  GArray *audio_pts;            /* GstClockTime: the audio buffers' PTS */
+  guint64 video_buffers;
 } StartState;
+
+/* a key frame of the scan's index: its PTS and the video buffers (frames,
+ * decode order) before it */
+typedef struct
+{
+  GstClockTime pts;
+  guint64 index;
+} KeyFrame;
 
 static GstPadProbeReturn
 start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
@@ -284,7 +308,7 @@ start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
       GST_BUFFER_DTS (buf);
   if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
-      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start * GST_SECOND) {
+      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start) {
     ss->started = TRUE;
     return GST_PAD_PROBE_OK;
   }
@@ -298,8 +322,39 @@ audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
 
   if (GST_BUFFER_PTS_IS_VALID (buf)
-      && GST_BUFFER_PTS (buf) < ss->start * GST_SECOND)
+      && GST_BUFFER_PTS (buf) < ss->start)
     return GST_PAD_PROBE_DROP;
+  return GST_PAD_PROBE_OK;
+}
+
+/* the scan: the key frames' PTS, where a session can start (the same
+ * test as start_probe's) */
+static GstPadProbeReturn
+keyframe_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartState *ss = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+
+  if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
+      && GST_CLOCK_TIME_IS_VALID (t)) {
+    KeyFrame k = { t, ss->video_buffers };
+    g_array_append_val (ss->keyframes, k);
+  }
+  ss->video_buffers++;
+  return GST_PAD_PROBE_OK;
+}
+
+/* the scan: the audio's PTS (what a start drops of it) */
+static GstPadProbeReturn
+audio_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartState *ss = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t = GST_BUFFER_PTS (buf);
+
+  g_array_append_val (ss->audio_pts, t);
   return GST_PAD_PROBE_OK;
 }
 
@@ -543,6 +598,9 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
     if (ml->ss.start > 0)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
           &ml->ss, NULL);
+    if (ml->ss.audio_pts)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_index_probe,
+          &ml->ss, NULL);
   } else {
     link_to (add_to_bin (pb, "fakesink"), pad);
   }
@@ -644,6 +702,9 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     if (ml->ss.start > 0)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);
+    if (ml->ss.keyframes)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+          video ? keyframe_index_probe : audio_index_probe, &ml->ss, NULL);
   } else {
     /* streams not carried: consumed, so the demuxer runs on */
     e = add_to_bin (parsebin, "fakesink");
@@ -692,11 +753,13 @@ parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
 }
 
 /* filesrc ! parsebin, the selected video to @video_next, the selected audio
- * (if @split) to split.audio. */
+ * (if @split) to split.audio; from the key frame at @start (PTS, 0: the
+ * beginning); @index (the scan): filled with the key frames and the
+ * audio's PTS. */
 static GstElement *
 make_media_source (GstElement * pipe, const gchar * path,
-    const gchar * video_track, const gchar * audio_track, gdouble start,
-    GstElement * video_next, GstElement * split)
+    const gchar * video_track, const gchar * audio_track, GstClockTime start,
+    VideoIndex * index, GstElement * video_next, GstElement * split)
 {
   GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
   GstElement *pb = gst_element_factory_make ("parsebin", NULL);
@@ -708,6 +771,10 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->video_next = video_next;
   ml->split = split;
   ml->ss.start = start;
+  if (index) {
+    ml->ss.keyframes = index->keyframes;
+    ml->ss.audio_pts = index->audio_pts;
+  }
   ml->seen = g_string_new (NULL);
   g_object_set_data_full (G_OBJECT (pb), "media-link", ml,
       (GDestroyNotify) media_link_free);
@@ -754,6 +821,10 @@ video_info_free (VideoInfo * v)
   gst_twoflow_smoothing_free (v->smoothing);
   if (v->schedules)
     g_hash_table_destroy (v->schedules);
+  if (v->index.keyframes)
+    g_array_unref (v->index.keyframes);
+  if (v->index.audio_pts)
+    g_array_unref (v->index.audio_pts);
   g_free (v);
 }
 
@@ -884,6 +955,8 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   v->path = path;
   v->policy = policy;
   v->is_trace = g_str_has_suffix (name, ".txt");
+  v->index.keyframes = g_array_new (FALSE, FALSE, sizeof (KeyFrame));
+  v->index.audio_pts = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
   v->video_track = g_strdup (video_track);
   v->audio_track = g_strdup (audio_track);
   if (v->is_trace)
@@ -897,7 +970,8 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   g_free (desc);
   if (pipe && !v->is_trace) {
     GstElement *split = gst_bin_get_by_name (GST_BIN (pipe), "s");
-    make_media_source (pipe, path, video_track, audio_track, 0, split, split);
+    make_media_source (pipe, path, video_track, audio_track, 0, &v->index,
+        split, split);
     gst_object_unref (split);
   }
   if (pipe == NULL) {
@@ -986,6 +1060,46 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   g_mutex_clear (&st.lock);
   g_free (key);
   return v;
+}
+
+/* Seeking: the PTS of the key frame at or before @start (s from the
+ * first key frame), which becomes that key frame's time in s; 0 (the
+ * beginning) when there is none before it. @frames, @audio: the video
+ * frames and audio buffers from there. */
+static GstClockTime
+video_start_pts (VideoInfo * v, gdouble * start, guint64 * frames,
+    guint64 * audio)
+{
+  GArray *kf = v->index.keyframes;
+  GstClockTime first, want, pts = 0;
+  guint64 before = 0;
+  guint i;
+
+  *frames = v->frames;
+  *audio = v->audio_records;
+  if (!kf || kf->len == 0) {
+    *start = 0;
+    return 0;
+  }
+  first = g_array_index (kf, KeyFrame, 0).pts;
+  want = first + (GstClockTime) (*start * GST_SECOND);
+  *start = 0;
+  for (i = 1; i < kf->len; i++) {
+    KeyFrame *k = &g_array_index (kf, KeyFrame, i);
+    if (k->pts <= want && k->pts > first && k->pts >= pts) {
+      pts = k->pts;
+      before = k->index;
+      *start = (gdouble) (k->pts - first) / GST_SECOND;
+    }
+  }
+  if (pts == 0)
+    return 0;
+  *frames = v->frames > before ? v->frames - before : 0;
+  *audio = 0;
+  for (i = 0; i < v->index.audio_pts->len; i++)
+    if (g_array_index (v->index.audio_pts, GstClockTime, i) >= pts)
+      (*audio)++;
+  return pts;
 }
 
 static void
@@ -1769,7 +1883,7 @@ make_source (Session * s, GstElement * pipe, GstElement * next,
   /* the audio enters the split in both pipelines, so both count segments
    * from the same first timestamp; only the essential flow carries it */
   return make_media_source (pipe, s->info->path, s->info->video_track,
-      s->info->audio_track, s->start, next, split);
+      s->info->audio_track, s->start_pts, NULL, next, split);
 }
 
 static GstElement *
@@ -2461,6 +2575,9 @@ session_new (Client * c, JsonObject * req, GError ** error)
     session_free (s);
     return NULL;
   }
+  if (s->start > 0)
+    s->start_pts = video_start_pts (info, &s->start, &s->start_frames,
+        &s->start_audio);
   g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
   s->started_us = g_get_monotonic_time ();
   s->release_base = gst_clock_get_time (s->clock);
@@ -2679,6 +2796,14 @@ handle_request (Client * c, JsonObject * req)
       video_info_to_json (s->info, r);
       video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
       json_object_set_double_member (r, "lead", s->lead);
+      /* where it starts: the key frame at or before the asked start */
+      json_object_set_double_member (r, "start", s->start);
+      if (s->start_pts) {
+        /* what the session sends of the video from there */
+        json_object_set_int_member (r, "start_frames", s->start_frames);
+        json_object_set_int_member (r, "start_audio_records",
+            s->start_audio);
+      }
       json_object_set_double_member (r, "enhanced_start", s->enh_start);
       json_object_set_boolean_member (r, "smoothing", s->smooth);
       /* the proxy's playout buffer for the enhanced flow, s */
