@@ -142,7 +142,6 @@ typedef struct
   gdouble start, start_npt;
   gint64 start_frames, start_audio;     /* -1: the whole video */
   gboolean rtsp_played;         /* a PLAY of its RTSP viewer was answered */
-  gboolean seek_answer;         /* made by a seek: PLAY's answer to fix */
 } ProxySession;
 
 static void web_session_added (ProxySession * ps);
@@ -1747,19 +1746,65 @@ session_seekable (ProxySession * ps, gint64 * duration)
   return TRUE;
 }
 
+/* Where a seek to @t (s) of the RTSP request in this thread goes: ffmpeg
+ * (libavformat) seeks an MPEG-TS stream in the TS's own timestamps, which
+ * mpegtsmux starts at TS_CLOCK_BASE_S. FALSE: nowhere new (the first PLAY
+ * of a session that starts there already). */
+static gboolean
+seek_target (ProxySession * ps, gdouble * t, gint64 duration)
+{
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
+  gchar *ua = NULL;
+
+  if (ctx && ctx->request && gst_rtsp_message_get_header (ctx->request,
+          GST_RTSP_HDR_USER_AGENT, &ua, 0) == GST_RTSP_OK
+      && g_str_has_prefix (ua, "Lavf") && *t >= TS_CLOCK_BASE_S)
+    *t -= TS_CLOCK_BASE_S;
+  *t = CLAMP (*t, 0, (gdouble) duration / GST_SECOND);
+  return ps->rtsp_played || ABS (*t - ps->start) >= 0.001;
+}
+
+/* Whether the PLAY in this thread seeks: its Range's start is somewhere
+ * new. gst-rtsp-server unblocks the media's streams for a seek, before
+ * the viewer's transport is ready: what the session had sent by then
+ * (a prefix's first frames) was lost when no seek was needed. */
+static gboolean
+play_seeks (ProxySession * ps, gint64 duration)
+{
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
+  GstRTSPTimeRange *range = NULL;
+  GstClockTime start = GST_CLOCK_TIME_NONE, stop;
+  gchar *str = NULL;
+  gdouble t;
+
+  if (!ctx || !ctx->request || gst_rtsp_message_get_header (ctx->request,
+          GST_RTSP_HDR_RANGE, &str, 0) != GST_RTSP_OK
+      || gst_rtsp_range_parse (str, &range) != GST_RTSP_OK)
+    return FALSE;
+  if (range->unit == GST_RTSP_RANGE_NPT)
+    gst_rtsp_range_get_times (range, &start, &stop);
+  gst_rtsp_range_free (range);
+  if (!GST_CLOCK_TIME_IS_VALID (start))
+    return FALSE;
+  t = (gdouble) start / GST_SECOND;
+  return seek_target (ps, &t, duration);
+}
+
 static gboolean
 twoflow_pipeline_query (GstElement * element, GstQuery * query)
 {
   gint64 duration;
   GstFormat fmt;
+  ProxySession *ps;
 
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_SEEKING:
       gst_query_parse_seeking (query, &fmt, NULL, NULL, NULL);
-      if (fmt != GST_FORMAT_TIME
-          || !session_seekable (pipeline_session (element), &duration))
+      ps = pipeline_session (element);
+      if (fmt != GST_FORMAT_TIME || !session_seekable (ps, &duration))
         break;
-      gst_query_set_seeking (query, fmt, TRUE, 0, duration);
+      gst_query_set_seeking (query, fmt, play_seeks (ps, duration), 0,
+          duration);
       return TRUE;
     case GST_QUERY_DURATION:
       gst_query_parse_duration (query, &fmt, NULL);
@@ -1938,7 +1983,6 @@ twoflow_seek (GstElement * pipeline, gdouble t)
 {
   GstRTSPMedia *media = g_object_get_data (G_OBJECT (pipeline),
       "twoflow-media");
-  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
   GstElement *top = pipeline_top (pipeline);
   ProxySession *old = top ? g_object_get_data (G_OBJECT (top),
       "twoflow-session") : NULL;
@@ -1946,7 +1990,6 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   AudioLink *al;
   GstElement *recv, *old_recv;
   GstPad *gpad, *vsink, *asink = NULL;
-  gchar *ua = NULL;
   gint64 duration;
   GError *err = NULL;
   GstBus *bus;
@@ -1956,15 +1999,7 @@ twoflow_seek (GstElement * pipeline, gdouble t)
       gst_object_unref (top);
     return FALSE;
   }
-  /* ffmpeg (libavformat) seeks an MPEG-TS stream in the TS's own
-   * timestamps, which mpegtsmux starts at TS_CLOCK_BASE_S */
-  if (ctx && ctx->request && gst_rtsp_message_get_header (ctx->request,
-          GST_RTSP_HDR_USER_AGENT, &ua, 0) == GST_RTSP_OK
-      && g_str_has_prefix (ua, "Lavf") && t >= TS_CLOCK_BASE_S)
-    t -= TS_CLOCK_BASE_S;
-  t = CLAMP (t, 0, (gdouble) duration / GST_SECOND);
-  /* the first PLAY of a session that starts there already */
-  if (!old->rtsp_played && ABS (t - old->start) < 0.001)
+  if (!seek_target (old, &t, duration))
     goto done;
 
   ps = proxy_session_new (old->video, FALSE, &err);
@@ -2012,7 +2047,6 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   ps->out_mux = old->out_mux;
   ps->out_audio_link = old->out_audio_link;
   ps->rtsp_played = TRUE;
-  ps->seek_answer = TRUE;
 
   /* the media's session is the new one */
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
@@ -2186,7 +2220,12 @@ pre_describe (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
 }
 
 /* PLAY's answer says where the session starts in the video (the live
- * media's Range would be npt=now-). */
+ * media's Range would be npt=now-), without an end: rtspsrc's jitter
+ * buffer ends the stream by the clock at the Range's end after the first
+ * packet, and this live media's packets come later than that (a prefix's
+ * first segment at once, the rest with the enhanced flow; after a seek
+ * the RTP time runs on from the old session): it cut the last frames. The
+ * SDP says the duration. */
 static void
 play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
 {
@@ -2196,16 +2235,7 @@ play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
 
   if (!session_seekable (ps, &duration))
     return;
-  /* after a seek without an end: the RTP-Info (the last packet sent, as
-   * gst-rtsp-server reports it) cannot say which RTP time the new start
-   * has (the muxer's output time runs on), and rtspsrc ended the stream
-   * early by the difference when given the end */
-  if (ps->seek_answer)
-    range = g_strdup_printf ("npt=%.3f-", ps->start_npt);
-  else
-    range = g_strdup_printf ("npt=%.3f-%.3f", ps->start_npt,
-        (gdouble) duration / GST_SECOND);
-  ps->seek_answer = FALSE;
+  range = g_strdup_printf ("npt=%.3f-", ps->start_npt);
   gst_rtsp_message_remove_header (msg, GST_RTSP_HDR_RANGE, -1);
   gst_rtsp_message_take_header (msg, GST_RTSP_HDR_RANGE, range);
 }

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <math.h>
 #include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <gst/gst.h>
 #include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
@@ -246,6 +248,8 @@ static guint64 shed_total, accept_failures;
 static guint64 refused_total;
 
 static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
+static GHashTable *catalog;     /* "name|size|mtime" -> why it cannot play
+                                 * ("": it can) */
 static GHashTable *sessions;            /* id -> Session */
 static guint next_client_id = 1;
 static guint64 sessions_total = 0;
@@ -1100,6 +1104,80 @@ video_start_pts (VideoInfo * v, gdouble * start, guint64 * frames,
     if (g_array_index (v->index.audio_pts, GstClockTime, i) >= pts)
       (*audio)++;
   return pts;
+}
+
+static GstPadProbeReturn
+catalog_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  g_atomic_int_set ((gint *) data, 1);
+  return GST_PAD_PROBE_OK;
+}
+
+/* The catalog (LIST): whether a file demuxes to a video the split takes
+ * (its first buffer reaches the split's place), or why not, in the words
+ * a session would fail with; cached by name, size and modification time,
+ * so a changed file is looked at again. NULL: it plays. */
+static const gchar *
+catalog_reason (const gchar * name)
+{
+  gchar *path = g_build_filename (opt_dir, name, NULL);
+  gchar *key, *reason = NULL;
+  const gchar *known;
+  GStatBuf st;
+  GstElement *pipe, *sink;
+  GstPad *pad;
+  gint got = 0, waited;
+
+  if (g_stat (path, &st) != 0 || !S_ISREG (st.st_mode)) {
+    g_free (path);
+    return "not a regular file";
+  }
+  key = g_strdup_printf ("%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT, name,
+      (gint64) st.st_size, (gint64) st.st_mtime);
+  if ((known = g_hash_table_lookup (catalog, key))) {
+    g_free (key);
+    g_free (path);
+    return *known ? known : NULL;
+  }
+  if (g_str_has_suffix (name, ".txt")) {
+    /* a frame trace: twoflowtracesrc replays it */
+  } else {
+    pipe = gst_pipeline_new ("catalog");
+    sink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (sink, "sync", FALSE, NULL);
+    gst_bin_add (GST_BIN (pipe), sink);
+    make_media_source (pipe, path, NULL, NULL, 0, NULL, sink, NULL);
+    pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, catalog_probe, &got,
+        NULL);
+    gst_object_unref (pad);
+    gst_element_set_state (pipe, GST_STATE_PLAYING);
+    for (waited = 0; !g_atomic_int_get (&got) && !reason; waited++) {
+      GstMessage *msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe),
+          100 * GST_MSECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+      if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+        GError *err = NULL;
+        gst_message_parse_error (msg, &err, NULL);
+        reason = g_strdup (err->message);
+        g_error_free (err);
+      } else if (msg && !g_atomic_int_get (&got)) {
+        reason = g_strdup ("no video frames");
+      } else if (!msg && waited >= SCAN_STALL * 10) {
+        reason = g_strdup_printf ("no playable streams: nothing demuxed in "
+            "%d s", SCAN_STALL);
+      }
+      if (msg)
+        gst_message_unref (msg);
+    }
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+  }
+  if (reason)
+    GST_INFO ("catalog: %s cannot play: %s", name, reason);
+  g_hash_table_insert (catalog, key, reason ? reason : g_strdup (""));
+  g_free (path);
+  return reason;
 }
 
 static void
@@ -2832,13 +2910,19 @@ handle_request (Client * c, JsonObject * req)
     GDir *d = g_dir_open (opt_dir, 0, &err);
     if (d) {
       JsonArray *a = json_array_new ();
-      const gchar *n;
+      JsonObject *bad = json_object_new ();
+      const gchar *n, *why;
       while ((n = g_dir_read_name (d)))
-        if (n[0] != '.')
+        if (n[0] != '.') {
           json_array_add_string_element (a, n);
+          /* the catalog: which of them cannot play, and why */
+          if ((why = catalog_reason (n)))
+            json_object_set_string_member (bad, n, why);
+        }
       g_dir_close (d);
       r = reply_new (req, TRUE);
       json_object_set_array_member (r, "videos", a);
+      json_object_set_object_member (r, "unsupported", bad);
     }
   } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
     Session *s = session_lookup_owned (c, req, &err);
@@ -3594,6 +3678,7 @@ main (int argc, char **argv)
         "--rc-min-bitrate >= 0\n");
     return 2;
   }
+  catalog = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) video_info_free);
   sessions = g_hash_table_new (NULL, NULL);

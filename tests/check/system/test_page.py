@@ -114,6 +114,22 @@ def main():
         reps3 = res3.get("reports", [])
         why = (reps3[-1] if reps3 else {}).get("why") or ""
         check("no video stream" in why, f"an unplayable video says why: '{why}'")
+        # the list marks what the server's catalog cannot play, with its reason
+        rep3 = reps3[-1] if reps3 else {}
+        bad = rep3.get("unsupported") or {}
+        marked = sorted(rep3.get("marked") or [])
+        check(sorted(bad) == marked == ["bad-audio-only.mp4", "bad-text.mp4",
+                                        "bad-truncated.mp4"]
+              and "no video stream" in bad.get("bad-audio-only.mp4", "")
+              and "Could not determine type" in bad.get("bad-text.mp4", ""),
+              f"the list marks the unplayable files with the server's reason: {marked} {bad}")
+        # HLS: an EVENT playlist while the session runs, VOD once complete
+        # (the page seeks in what it has)
+        pl = urllib.request.urlopen(
+            f"http://127.0.0.1:{hport}/hls/h264-aac.mp4/index.m3u8").read().decode()
+        check(("#EXT-X-PLAYLIST-TYPE:VOD" in pl and "#EXT-X-ENDLIST" in pl)
+              or ("#EXT-X-PLAYLIST-TYPE:EVENT" in pl and "#EXT-X-ENDLIST" not in pl),
+              f"HLS playlist type: {[l for l in pl.splitlines() if 'TYPE' in l or 'END' in l]}")
         # the page's own view: the list and the session's admission
         st = json.load(urllib.request.urlopen(f"http://127.0.0.1:{hport}/status"))
         check(any(d["video"] == "h264-aac.mp4" and d["decision"] == "admit"
