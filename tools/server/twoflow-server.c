@@ -249,7 +249,10 @@ static guint64 refused_total;
 
 static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
 static GHashTable *catalog;     /* "name|size|mtime" -> why it cannot play
-                                 * ("": it can) */
+                                 * ("": it can); under catalog_lock */
+static GHashTable *catalog_pending;     /* keys being looked at */
+static GMutex catalog_lock;
+static GThreadPool *catalog_pool;       /* one thread: the catalog's scans */
 static GHashTable *sessions;            /* id -> Session */
 static guint next_client_id = 1;
 static guint64 sessions_total = 0;
@@ -1113,32 +1116,37 @@ catalog_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-/* The catalog (LIST): whether a file demuxes to a video the split takes
- * (its first buffer reaches the split's place), or why not, in the words
- * a session would fail with; cached by name, size and modification time,
- * so a changed file is looked at again. NULL: it plays. */
-static const gchar *
-catalog_reason (const gchar * name)
+/* The catalog's key of a file: name, size, modification time (a changed
+ * file is looked at again); NULL: not a regular file. */
+static gchar *
+catalog_key (const gchar * name)
 {
   gchar *path = g_build_filename (opt_dir, name, NULL);
-  gchar *key, *reason = NULL;
-  const gchar *known;
   GStatBuf st;
+  gchar *key = NULL;
+
+  if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode))
+    key = g_strdup_printf ("%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT, name,
+        (gint64) st.st_size, (gint64) st.st_mtime);
+  g_free (path);
+  return key;
+}
+
+/* The catalog's scan of one file (@key: catalog_key), in the catalog's
+ * thread: whether it demuxes to a video the split takes (its first buffer
+ * reaches the split's place), or why not, in the words a session would
+ * fail with. */
+static void
+catalog_scan (gpointer data, gpointer unused)
+{
+  gchar *key = data;
+  gchar *name = g_strndup (key, strchr (key, '|') - key);
+  gchar *path = g_build_filename (opt_dir, name, NULL);
+  gchar *reason = NULL;
   GstElement *pipe, *sink;
   GstPad *pad;
   gint got = 0, waited;
 
-  if (g_stat (path, &st) != 0 || !S_ISREG (st.st_mode)) {
-    g_free (path);
-    return "not a regular file";
-  }
-  key = g_strdup_printf ("%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT, name,
-      (gint64) st.st_size, (gint64) st.st_mtime);
-  if ((known = g_hash_table_lookup (catalog, key))) {
-    g_free (key);
-    g_free (path);
-    return *known ? known : NULL;
-  }
   if (g_str_has_suffix (name, ".txt")) {
     /* a frame trace: twoflowtracesrc replays it */
   } else {
@@ -1174,10 +1182,59 @@ catalog_reason (const gchar * name)
     gst_object_unref (pipe);
   }
   if (reason)
-    GST_INFO ("catalog: %s cannot play: %s", name, reason);
+    g_print ("catalog: %s cannot play: %s\n", name, reason);
+  g_mutex_lock (&catalog_lock);
+  g_hash_table_remove (catalog_pending, key);
   g_hash_table_insert (catalog, key, reason ? reason : g_strdup (""));
+  g_mutex_unlock (&catalog_lock);
   g_free (path);
+  g_free (name);
+}
+
+/* The catalog (LIST): why @name cannot play (a copy, NULL: it plays);
+ * *@checking: not known yet (its scan is queued: the catalog's thread
+ * looks at each file once, so a LIST never waits for a scan). */
+static gchar *
+catalog_reason (const gchar * name, gboolean * checking)
+{
+  gchar *key = catalog_key (name);
+  const gchar *known;
+  gchar *reason = NULL;
+
+  *checking = FALSE;
+  if (!key)
+    return g_strdup ("not a regular file");
+  g_mutex_lock (&catalog_lock);
+  if ((known = g_hash_table_lookup (catalog, key))) {
+    reason = *known ? g_strdup (known) : NULL;
+    g_free (key);
+  } else {
+    *checking = TRUE;
+    if (!g_hash_table_contains (catalog_pending, key)) {
+      g_hash_table_add (catalog_pending, g_strdup (key));
+      g_thread_pool_push (catalog_pool, key, NULL);
+    } else {
+      g_free (key);
+    }
+  }
+  g_mutex_unlock (&catalog_lock);
   return reason;
+}
+
+/* every file of --dir into the catalog's queue (at start: the page's
+ * first list is complete) */
+static void
+catalog_queue_all (void)
+{
+  GDir *d = g_dir_open (opt_dir, 0, NULL);
+  const gchar *n;
+  gboolean checking;
+
+  while (d && (n = g_dir_read_name (d)))
+    if (n[0] != '.')
+      g_free (catalog_reason (n, &checking));
+  if (d)
+    g_dir_close (d);
 }
 
 static void
@@ -2911,18 +2968,26 @@ handle_request (Client * c, JsonObject * req)
     if (d) {
       JsonArray *a = json_array_new ();
       JsonObject *bad = json_object_new ();
-      const gchar *n, *why;
+      JsonArray *checking = json_array_new ();
+      const gchar *n;
+      gchar *why;
+      gboolean unknown;
       while ((n = g_dir_read_name (d)))
         if (n[0] != '.') {
           json_array_add_string_element (a, n);
-          /* the catalog: which of them cannot play, and why */
-          if ((why = catalog_reason (n)))
+          /* the catalog: which of them cannot play, and why (or not
+           * known yet) */
+          if ((why = catalog_reason (n, &unknown)))
             json_object_set_string_member (bad, n, why);
+          else if (unknown)
+            json_array_add_string_element (checking, n);
+          g_free (why);
         }
       g_dir_close (d);
       r = reply_new (req, TRUE);
       json_object_set_array_member (r, "videos", a);
       json_object_set_object_member (r, "unsupported", bad);
+      json_object_set_array_member (r, "checking", checking);
     }
   } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
     Session *s = session_lookup_owned (c, req, &err);
@@ -3679,6 +3744,9 @@ main (int argc, char **argv)
     return 2;
   }
   catalog = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  catalog_pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  catalog_pool = g_thread_pool_new (catalog_scan, NULL, 1, FALSE, NULL);
   video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) video_info_free);
   sessions = g_hash_table_new (NULL, NULL);
@@ -3706,6 +3774,8 @@ main (int argc, char **argv)
   g_object_unref (effective);
 
   web_start ();
+  /* the catalog: which videos cannot play, looked at in its own thread */
+  catalog_queue_all ();
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_unix_signal_add (SIGTERM, quit_cb, loop);

@@ -100,6 +100,16 @@ def main():
         # error is the player's or the stream's
         errors = [e for e in last.get("errors") or [] if e != "bufferStalledError"]
         check(not errors, f"no player errors {last.get('errors')}")
+        # the page seeks back in the (VOD) playlist: at 7 s (playback
+        # started within 1-4 s on a loaded machine) back to 0.5 s
+        res4 = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4", seconds=10,
+                      actions=[(7.0, "player.currentTime = 0.5; player.play()")])
+        t4 = [(r["t"], round(r["currentTime"], 2)) for r in res4.get("reports", [])]
+        before = [c for t, c in t4 if t < 7.0]
+        after = [c for t, c in t4 if t >= 7.6]
+        check(before and before[-1] >= 1.0 and after
+              and 0.4 <= after[0] < before[-1] and after[-1] > after[0],
+              f"the page seeks back in the playlist (at 7 s to 0.5): {t4}")
         # MPEG-2: browsers decode no MPEG-2 video; the page gets it as H.264
         res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=9)
         reps2 = res2.get("reports", [])

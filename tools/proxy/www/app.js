@@ -32,8 +32,12 @@ async function loadVideos() {
         note.textContent = ' — cannot play: ' + why;
         li.appendChild(note);
       }
+      li.classList.toggle('on', name === state.name);
       ul.appendChild(li);
     }
+    // the server's catalog is still looking at some: ask again
+    if ((j.checking || []).length)
+      setTimeout(loadVideos, 1000);
   } catch (e) {
     ul.innerHTML = '<li>server unreachable</li>';
   }
@@ -203,11 +207,12 @@ async function poll() {
   updatePlayInfo();
 }
 
-loadVideos();
+const listed = loadVideos();
 poll();
 setInterval(poll, 1000);
 const want = new URLSearchParams(location.search).get('play');
 if (want) {
   video.muted = new URLSearchParams(location.search).has('muted');
-  play(want);
+  // after the list: the catalog may already say why it cannot play
+  listed.finally(() => play(want));
 }
