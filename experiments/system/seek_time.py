@@ -92,7 +92,10 @@ def one_seek(url, t):
             pts = video_pts(bytes(m.data)) if ok else None
             if ok:
                 info.get_buffer().unmap(m)
-            if pts is not None and pts - TS_BASE >= target[0] - GOP - 0.2:
+            # the new position begins at the key frame before the target
+            # (its picture 80 ms on): the old session's packets are earlier
+            key = int(target[0] / GOP) * GOP
+            if pts is not None and key - 0.05 <= pts - TS_BASE <= key + 0.3:
                 stamp["after"] = time.monotonic()
                 stamp["pts"] = pts - TS_BASE
                 after.set()

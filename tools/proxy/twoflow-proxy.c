@@ -131,7 +131,6 @@ typedef struct
   gdouble ess_rate, enh_rate;   /* bit/s */
   gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
   GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
-  gpointer out_audio_link;      /* its AudioLink (NULL: no audio branch) */
   JsonObject *server_final;     /* the server's "done" event: final stats */
   guint final_timer;            /* fetch: output done, waiting for it */
   guint closed_timer;           /* fetch: the server went away */
@@ -1467,7 +1466,6 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
       return NULL;
     }
     gst_object_unref (pad);
-    ps->out_audio_link = al;
     g_object_set_data_full (G_OBJECT (bin), "twoflow-audio-link", al,
         g_free);
     connect_audio_link (recv, al);
@@ -2045,7 +2043,6 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   if (al)
     connect_audio_link (recv, al);
   ps->out_mux = old->out_mux;
-  ps->out_audio_link = old->out_audio_link;
   ps->rtsp_played = TRUE;
 
   /* the media's session is the new one */

@@ -133,6 +133,7 @@ typedef struct
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
   GstClockTime start_pts;       /* the key frame a start begins at (0: none) */
+  GstClockTime start_rt;        /* its running time in the file */
   guint64 start_frames, start_audio;    /* frames, audio records from it */
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
@@ -290,6 +291,10 @@ typedef struct
 {
   gboolean started;
   GstClockTime start;
+  GstClockTime offset;          /* the start's running time: taken off the
+                                 * streams' running times (pad offset), so
+                                 * the enhanced flow's clock sync does not
+                                 * wait out the part dropped */
   GArray *keyframes;            /* KeyFrame */
   GArray *audio_pts;            /* GstClockTime: the audio buffers' PTS */
   guint64 video_buffers;
@@ -301,6 +306,7 @@ typedef struct
 {
   GstClockTime pts;
   guint64 index;
+  GstClockTime rt;              /* running time of its DTS (or PTS) */
 } KeyFrame;
 
 static GstPadProbeReturn
@@ -346,7 +352,18 @@ keyframe_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 
   if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
       && GST_CLOCK_TIME_IS_VALID (t)) {
-    KeyFrame k = { t, ss->video_buffers };
+    KeyFrame k = { t, ss->video_buffers, 0 };
+    GstEvent *ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0);
+    GstClockTime d = GST_BUFFER_DTS_IS_VALID (buf) ? GST_BUFFER_DTS (buf) : t;
+
+    if (ev) {
+      const GstSegment *seg;
+      gst_event_parse_segment (ev, &seg);
+      k.rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, d);
+      if (!GST_CLOCK_TIME_IS_VALID (k.rt))
+        k.rt = 0;
+      gst_event_unref (ev);
+    }
     g_array_append_val (ss->keyframes, k);
   }
   ss->video_buffers++;
@@ -602,9 +619,11 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   pb = GST_ELEMENT (gst_pad_get_parent (pad));
   if (take) {
     link_to (ml->audio_queue, pad);
-    if (ml->ss.start > 0)
+    if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
           &ml->ss, NULL);
+      gst_pad_set_offset (pad, -(gint64) ml->ss.offset);
+    }
     if (ml->ss.audio_pts)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_index_probe,
           &ml->ss, NULL);
@@ -706,9 +725,11 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
           g_new0 (GstClockTime, 1), g_free);
-    if (ml->ss.start > 0)
+    if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);
+      gst_pad_set_offset (pad, -(gint64) ml->ss.offset);
+    }
     if (ml->ss.keyframes)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? keyframe_index_probe : audio_index_probe, &ml->ss, NULL);
@@ -766,7 +787,8 @@ parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
 static GstElement *
 make_media_source (GstElement * pipe, const gchar * path,
     const gchar * video_track, const gchar * audio_track, GstClockTime start,
-    VideoIndex * index, GstElement * video_next, GstElement * split)
+    GstClockTime start_rt, VideoIndex * index, GstElement * video_next,
+    GstElement * split)
 {
   GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
   GstElement *pb = gst_element_factory_make ("parsebin", NULL);
@@ -778,6 +800,7 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->video_next = video_next;
   ml->split = split;
   ml->ss.start = start;
+  ml->ss.offset = start_rt;
   if (index) {
     ml->ss.keyframes = index->keyframes;
     ml->ss.audio_pts = index->audio_pts;
@@ -977,7 +1000,7 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   g_free (desc);
   if (pipe && !v->is_trace) {
     GstElement *split = gst_bin_get_by_name (GST_BIN (pipe), "s");
-    make_media_source (pipe, path, video_track, audio_track, 0, &v->index,
+    make_media_source (pipe, path, video_track, audio_track, 0, 0, &v->index,
         split, split);
     gst_object_unref (split);
   }
@@ -1075,7 +1098,7 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
  * frames and audio buffers from there. */
 static GstClockTime
 video_start_pts (VideoInfo * v, gdouble * start, guint64 * frames,
-    guint64 * audio)
+    guint64 * audio, GstClockTime * rt)
 {
   GArray *kf = v->index.keyframes;
   GstClockTime first, want, pts = 0;
@@ -1096,6 +1119,7 @@ video_start_pts (VideoInfo * v, gdouble * start, guint64 * frames,
     if (k->pts <= want && k->pts > first && k->pts >= pts) {
       pts = k->pts;
       before = k->index;
+      *rt = k->rt;
       *start = (gdouble) (k->pts - first) / GST_SECOND;
     }
   }
@@ -1154,7 +1178,7 @@ catalog_scan (gpointer data, gpointer unused)
     sink = gst_element_factory_make ("fakesink", NULL);
     g_object_set (sink, "sync", FALSE, NULL);
     gst_bin_add (GST_BIN (pipe), sink);
-    make_media_source (pipe, path, NULL, NULL, 0, NULL, sink, NULL);
+    make_media_source (pipe, path, NULL, NULL, 0, 0, NULL, sink, NULL);
     pad = gst_element_get_static_pad (sink, "sink");
     gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, catalog_probe, &got,
         NULL);
@@ -2018,7 +2042,7 @@ make_source (Session * s, GstElement * pipe, GstElement * next,
   /* the audio enters the split in both pipelines, so both count segments
    * from the same first timestamp; only the essential flow carries it */
   return make_media_source (pipe, s->info->path, s->info->video_track,
-      s->info->audio_track, s->start_pts, NULL, next, split);
+      s->info->audio_track, s->start_pts, s->start_rt, NULL, next, split);
 }
 
 static GstElement *
@@ -2712,7 +2736,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
   }
   if (s->start > 0)
     s->start_pts = video_start_pts (info, &s->start, &s->start_frames,
-        &s->start_audio);
+        &s->start_audio, &s->start_rt);
   g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
   s->started_us = g_get_monotonic_time ();
   s->release_base = gst_clock_get_time (s->clock);
