@@ -7,13 +7,15 @@ at their defaults (or --segment-duration).
 A GStreamer rtspsrc viewer plays the corpus clip h264-aac-12s.mp4 (a key
 frame every second), waits for the first packet, then seeks (flushing,
 key unit) to T; the seek time is from the seek call to the first packet
-written after the flush. Also the start time (PLAY to the first packet)
-of the same viewer. Each seek starts a new server session at the key frame
-before T (docs/system.md, "Seeking"), so the seek time is a session's
-start-up time: the lead (a segment without a prefix) plus the network.
+of the new position (its video timestamp is the key frame before T).
+Also the start time (PLAY to the first packet) of the same viewer. ffmpeg:
+its seek time is the difference between its first decoded frame with
+-ss T (PLAY, PAUSE, PLAY with a Range) and without (it exits there). Each
+seek starts a new server session at the key frame before T
+(docs/system.md, "Seeking").
 
     /usr/bin/python3 experiments/system/seek_time.py [--build build]
-        [--runs 3] [--targets 3,6,9] [--segment-duration S]
+        [--runs 3] [--targets 5,8,11] [--segment-duration S]
         [--out /tmp/twoflow-seek-time] [--doc]
 
 Prints one JSON line per seek and a summary; --doc writes the summary to
@@ -93,7 +95,8 @@ def one_seek(url, t):
             if ok:
                 info.get_buffer().unmap(m)
             # the new position begins at the key frame before the target
-            # (its picture 80 ms on): the old session's packets are earlier
+            # (its picture 80 ms on; the targets are beyond where the old
+            # session is when the viewer seeks, right after its first packet)
             key = int(target[0] / GOP) * GOP
             if pts is not None and key - 0.05 <= pts - TS_BASE <= key + 0.3:
                 stamp["after"] = time.monotonic()
@@ -123,11 +126,22 @@ def one_seek(url, t):
     return res
 
 
+def ffmpeg_first_frame(url, t=None):
+    """Wall time (s) of ffmpeg from its start to its first decoded frame
+    (it exits there), with -ss t (PLAY, PAUSE, PLAY with a Range) or not."""
+    ss = ["-ss", str(t), "-noaccurate_seek"] if t is not None else []
+    t0 = time.monotonic()
+    r = subprocess.run(["ffmpeg", "-v", "error", "-rtsp_transport", "tcp"] + ss
+                       + ["-i", url, "-frames:v", "1", "-f", "null", "-"],
+                       capture_output=True, timeout=120)
+    return round(time.monotonic() - t0, 3) if r.returncode == 0 else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--targets", default="3,6,9")
+    ap.add_argument("--targets", default="5,8,11")
     ap.add_argument("--segment-duration", type=float, default=None)
     ap.add_argument("--out", default="/tmp/twoflow-seek-time")
     ap.add_argument("--doc", action="store_true")
@@ -164,10 +178,18 @@ def main():
         for _ in range(a.runs):
             for t in [float(x) for x in a.targets.split(",")]:
                 r = one_seek(url, t)
+                # ffmpeg: its seek costs the difference between its first
+                # frame with -ss and without
+                plain, seek = ffmpeg_first_frame(url), ffmpeg_first_frame(url, t)
+                if plain is not None and seek is not None:
+                    r["ffmpeg_first_frame_s"] = plain
+                    r["ffmpeg_seek_first_frame_s"] = seek
+                    r["ffmpeg_seek_s"] = round(seek - plain, 3)
                 print(json.dumps(r), flush=True)
                 rows.append(r)
         seeks = [r["seek_s"] for r in rows if "seek_s" in r]
         starts = [r["start_s"] for r in rows if "start_s" in r]
+        ff = [r["ffmpeg_seek_s"] for r in rows if "ffmpeg_seek_s" in r]
         summary = {
             "clip": CLIP, "segment_duration": a.segment_duration or "default",
             "seeks": len(seeks), "failed": len(rows) - len(seeks),
@@ -175,6 +197,8 @@ def main():
                        "max": max(seeks)} if seeks else None,
             "start_s": {"median": statistics.median(starts), "min": min(starts),
                         "max": max(starts)} if starts else None,
+            "ffmpeg_seek_s": {"median": statistics.median(ff), "min": min(ff),
+                              "max": max(ff)} if ff else None,
         }
         print(json.dumps({"summary": summary}))
         if a.doc:
