@@ -2237,8 +2237,8 @@ play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
   gst_rtsp_message_take_header (msg, GST_RTSP_HDR_RANGE, range);
 }
 
-/* After a PLAY: a later PLAY with a Range is a seek; the TCP sink does
- * not wait for the clock (twoflow_seek). */
+/* After a PLAY: a later PLAY with a Range is a seek; after a seek the TCP
+ * sink does not wait for the clock (twoflow_seek). */
 static void
 play_request (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
 {
@@ -2247,7 +2247,8 @@ play_request (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
 
   if (ps)
     ps->rtsp_played = TRUE;
-  if (ctx->media)
+  /* every PLAY turns it on again */
+  if (ps && ps->start > 0)
     gst_rtsp_media_set_rate_control (ctx->media, FALSE);
 }
 
