@@ -141,6 +141,9 @@ typedef struct
   gdouble start, start_npt;
   gint64 start_frames, start_audio;     /* -1: the whole video */
   gboolean rtsp_played;         /* a PLAY of its RTSP viewer was answered */
+  gint replaced;                /* (atomic) a seek replaced it: its events
+                                 * (the flows' end as errors) are not the
+                                 * media's */
 } ProxySession;
 
 static void web_session_added (ProxySession * ps);
@@ -778,6 +781,11 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   }
   ev = twoflow_json_from_line (line, NULL);
   g_free (line);
+  if (g_atomic_int_get (&ps->replaced)) {
+    if (ev)
+      json_object_unref (ev);
+    return;
+  }
   if (ev) {
     const gchar *e = twoflow_json_get_string (ev, "event", "");
     if (g_str_equal (e, "progress"))
@@ -2010,6 +2018,12 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   ps->start = t;
   g_print ("RTSP seek in %s to %.3f s: proxy session %u replaces %u\n",
       old->video, t, ps->id, old->id);
+  /* the old server session ends first (its control connection closes):
+   * its flows' end, seen as errors, must not reach the media */
+  g_atomic_int_set (&old->replaced, 1);
+  g_cancellable_cancel (old->cancel);
+  if (old->conn)
+    g_io_stream_close (G_IO_STREAM (old->conn), NULL, NULL);
   /* what the old session left on its way to the viewer is flushed out
    * (the muxer's pads: the muxer itself and the RTP side go on) */
   old_recv = old->bin;

@@ -10,6 +10,7 @@ twoflow-server and twoflow-proxy:
   the first video frame is the key frame before T (its MPEG-TS timestamp
   minus mpegtsmux's 3600 s base within one GOP below T), every frame from
   there follows without a gap, and the audio from there;
+* ffmpeg -ss in an MPEG-2 + AC-3 TS (open GOPs, PTS from 11 h);
 * rtspsrc, seeking during playback: the first frame after the seek is the
   key frame before T;
 * the proxy's seeked session delivered every frame and audio record the
@@ -192,6 +193,22 @@ def main():
               f"ffmpeg -ss {T}: audio from {after[0] if after else None} to "
               f"{after[-1] if after else None} s ({len(after)} frames)")
 
+        # MPEG-2 with open GOPs (a key frame every 0.48 s) whose PTS start
+        # 11 h in: the start counts from the first key frame
+        T2 = 1.5
+        ff2 = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-rtsp_transport", "tcp",
+                              "-ss", str(T2), "-noaccurate_seek", "-copyts", "-i",
+                              f"rtsp://127.0.0.1:{rport}/video/mpeg2-ac3.ts",
+                              "-vf", "showinfo", "-af", "ashowinfo", "-f", "null", "-"],
+                             capture_output=True, text=True, timeout=120)
+        v2 = [p - TS_BASE for p in pts_list(ff2.stderr, "showinfo")]
+        a2 = [p - TS_BASE for p in pts_list(ff2.stderr, "ashowinfo")]
+        check(ff2.returncode == 0 and v2 and T2 - 0.6 <= v2[0] <= T2 and len(v2) >= 40
+              and a2 and abs(a2[0] - v2[0]) < 0.5,
+              f"ffmpeg -ss {T2} in mpeg2-ac3.ts: first frame at "
+              f"{v2[0] if v2 else None} s, {len(v2)} frames, audio from "
+              f"{a2[0] if a2 else None} s")
+
         th.join(130)
         check(rs.get("rc") == 0, f"rtspsrc seek to {T_RS}: {rs.get('out')}")
         vpts = [p - TS_BASE for p in ts_video_pts(rs_out)] if os.path.exists(rs_out) else []
@@ -202,7 +219,7 @@ def main():
         log = open(plog).read()
         seeks = re.findall(r"RTSP seek in \S+ to ([\d.]+) s", log)
         starts = [float(x) for x in re.findall(r"playing \S+ from ([\d.]+) s", log)]
-        check(len(seeks) >= 2 and any(abs(s - 7.0) < 0.01 for s in starts)
+        check(len(seeks) >= 3 and any(abs(s - 7.0) < 0.01 for s in starts)
               and any(abs(s - 5.0) < 0.01 for s in starts),
               f"the proxy started new server sessions at the key frames: seeks {seeks}, "
               f"starts {starts}")
