@@ -1662,6 +1662,13 @@ release_session (gpointer data, GObject * where_the_media_was)
   proxy_session_free (ps);
 }
 
+static gboolean
+release_idle (gpointer data)
+{
+  release_session (data, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 media_unprepared (GstRTSPMedia * media, gpointer data)
 {
@@ -2064,7 +2071,8 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   g_object_set_data (G_OBJECT (media), "twoflow-session", ps);
   g_object_weak_unref (G_OBJECT (media), release_session, old);
   g_object_weak_ref (G_OBJECT (media), release_session, ps);
-  release_session (old, NULL);
+  /* in the main loop, after any event of it already read (event_cb) */
+  g_idle_add (release_idle, old);
   admission_add (ps);
   gst_element_sync_state_with_parent (recv);
   /* PLAY now when the receivers listen, so the answer says where the
