@@ -29,6 +29,8 @@
 #                         not in the system test: GStreamer's psdemux loses
 #                         this file's first sequence header (ffmpeg reads
 #                         it), so nothing GStreamer parses from it decodes
+#   h264-aac-12s.mp4      as h264-aac.mp4, 12 s (a key frame every second):
+#                         seeking (RTSP Range, tests/check/system/test_seek.py)
 # and the bad inputs (served to check the error paths):
 #   bad-truncated.mp4     the first 60 % of h264-aac.mp4 (no moov)
 #   bad-audio-only.mp4    avenc_aac in mp4mux, no video
@@ -62,6 +64,9 @@ M2V="mpeg2enc format=3 b-per-refframe=2 min-gop-size=12 max-gop-size=12 bitrate=
 make h264-aac.mp4 mp4mux name=m ! filesink \
   $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
   $A ! $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
+make h264-aac-12s.mp4 mp4mux name=m ! filesink \
+  $V num-buffers=300 ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  $A num-buffers=563 ! $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
 make h264-aac.mkv matroskamux name=m ! filesink \
   $V ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
   $A ! $ACAPS ! audioconvert ! voaacenc ! aacparse ! queue ! m.

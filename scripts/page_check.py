@@ -120,7 +120,10 @@ def free_port():
     return p
 
 
-def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900):
+def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900,
+        actions=()):
+    """... actions: (t, javascript) pairs, each evaluated once t s after the
+    page was opened (a seek: "player.currentTime = 1; player.play()")."""
     exe = chromium_binary()
     if not exe:
         return {"ok": False, "error": "no chromium"}
@@ -156,8 +159,12 @@ def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900):
         full = url + (("&" if "?" in url else "?") + "play=" + play if play else "")
         dt.call("Page.navigate", url=full)
         t0 = time.monotonic()
+        todo = sorted(actions)
         while time.monotonic() - t0 < seconds:
             time.sleep(0.5)
+            while todo and time.monotonic() - t0 >= todo[0][0]:
+                dt.eval("(() => { const player = document.getElementById('player'); "
+                        + todo.pop(0)[1] + "; return true; })()")
             rep = dt.eval("window.twoflowReport ? window.twoflowReport() : null")
             if rep:
                 rep["t"] = round(time.monotonic() - t0, 2)

@@ -130,6 +130,26 @@ mime_for (const gchar * path)
   return "application/octet-stream";
 }
 
+/* hlssink2 (1.22) writes no EXT-X-PLAYLIST-TYPE: its infinite playlist
+ * (playlist-length 0) only grows, an EVENT playlist, and is VOD once it
+ * ends (EXT-X-ENDLIST): a player may seek in all of it. */
+static gchar *
+playlist_with_type (gchar * body, gsize * len)
+{
+  const gchar *type;
+  gchar *nl, *out;
+
+  if (!g_str_has_prefix (body, "#EXTM3U") || strstr (body,
+          "#EXT-X-PLAYLIST-TYPE") || !(nl = strchr (body, '\n')))
+    return body;
+  type = strstr (body, "#EXT-X-ENDLIST") ? "VOD" : "EVENT";
+  out = g_strdup_printf ("%.*s#EXT-X-PLAYLIST-TYPE:%s\n%s",
+      (int) (nl - body + 1), body, type, nl + 1);
+  g_free (body);
+  *len = strlen (out);
+  return out;
+}
+
 static gboolean
 serve_file (SoupServerMessage * msg, const gchar * file)
 {
@@ -138,6 +158,8 @@ serve_file (SoupServerMessage * msg, const gchar * file)
 
   if (!g_file_get_contents (file, &body, &len, NULL))
     return FALSE;
+  if (g_str_has_suffix (file, ".m3u8"))
+    body = playlist_with_type (body, &len);
   reply_text (msg, SOUP_STATUS_OK, mime_for (file), body, len);
   return TRUE;
 }

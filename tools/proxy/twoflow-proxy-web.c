@@ -200,6 +200,15 @@ web_videos (gpointer data, GError ** error)
         json_array_ref (json_object_get_array_member (r, "videos")) :
         json_array_new ();
     json_object_set_array_member (o, "videos", v);
+    /* the server's catalog: which cannot play, and why */
+    json_object_set_object_member (o, "unsupported",
+        json_object_has_member (r, "unsupported") ?
+        json_object_ref (json_object_get_object_member (r, "unsupported")) :
+        json_object_new ());
+    json_object_set_array_member (o, "checking",
+        json_object_has_member (r, "checking") ?
+        json_array_ref (json_object_get_array_member (r, "checking")) :
+        json_array_new ());
     t = twoflow_json_to_line (o);
     json_object_unref (o);
     json_object_unref (r);

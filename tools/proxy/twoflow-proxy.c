@@ -142,6 +142,14 @@ typedef struct
   guint closed_timer;           /* fetch: the server went away */
   /* what the output lacks (proxy_session_report's "delivery") */
   gint64 lost_frames, unexplained_frames, audio_missing;
+  /* seeking: the start asked of the server (s from the video's first key
+   * frame) and where it starts (PLAY's reply: the key frame before it) */
+  gdouble start, start_npt;
+  gint64 start_frames, start_audio;     /* -1: the whole video */
+  gboolean rtsp_played;         /* a PLAY of its RTSP viewer was answered */
+  gint replaced;                /* (atomic) a seek replaced it: its events
+                                 * (the flows' end as errors) are not the
+                                 * media's */
 } ProxySession;
 
 static void web_session_added (ProxySession * ps);
@@ -282,6 +290,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->video = g_strdup (video);
   ps->prestage = prestage;
   ps->kind = prestage ? "prestage" : "rtsp";
+  ps->start_frames = ps->start_audio = -1;
   ps->conn = control_connect (10, error);
   if (!ps->conn)
     goto fail;
@@ -594,7 +603,8 @@ build_receive_bin (ProxySession * ps)
     ps->merge = make (bin, "twoflowmerge", "merge");
     g_object_set (ps->merge, "latency",
         (guint64) opt_latency_ms * GST_MSECOND, NULL);
-    if (g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
+    /* the prefix is the video's first segment: not for a later start */
+    if (ps->start <= 0 && g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
       g_object_set (ps->merge, "prefix-location", prefix, NULL);
       twoflow_store_touch (prefix);     /* its last use, for the LRU */
     }
@@ -798,6 +808,11 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   }
   ev = twoflow_json_from_line (line, NULL);
   g_free (line);
+  if (g_atomic_int_get (&ps->replaced)) {
+    if (ev)
+      json_object_unref (ev);
+    return;
+  }
   if (ev) {
     const gchar *e = twoflow_json_get_string (ev, "event", "");
     if (g_str_equal (e, "progress"))
@@ -920,6 +935,8 @@ ready_cb (gpointer user_data)
   } else {
     if (!nat)
       json_object_set_int_member (req, "enhanced_port", ps->enh_port);
+    if (ps->start > 0)
+      json_object_set_double_member (req, "start", ps->start);
     if (ps->merge) {
       gchar *prefix = NULL;
       g_object_get (ps->merge, "prefix-location", &prefix, NULL);
@@ -949,6 +966,20 @@ ready_cb (gpointer user_data)
   /* the smoothed reservation runs from here, when the flows start */
   gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
   ps->lead = twoflow_json_get_double (r, "lead", 0);
+  ps->start_npt = twoflow_json_get_double (r, "start", 0);
+  ps->start_frames = twoflow_json_get_int (r, "start_frames", -1);
+  ps->start_audio = twoflow_json_get_int (r, "start_audio_records", -1);
+  if (ps->start > 0 && g_strcmp0 (ps->kind, "rtsp") == 0) {
+    /* a seek: running times (and so the MPEG-TS timestamps) from where
+     * the session starts in the video (twoflow_seek) */
+    GstPad *src = gst_element_get_static_pad (ps->bin, "src");
+    gsize ms = (gsize) (ps->start_npt * 1000 + 0.5);
+
+    g_object_set_data (G_OBJECT (ps->bin), "twoflow-offset-ms",
+        GSIZE_TO_POINTER (ms));
+    gst_pad_set_offset (src, (gint64) ms * GST_MSECOND);
+    gst_object_unref (src);
+  }
   ps->smoothing = twoflow_json_get_int (r, "smoothing", 0) != 0;
   if (ps->jitterbuffer) {
     guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,
@@ -965,9 +996,10 @@ ready_cb (gpointer user_data)
         ps->started_us, ps->lead);
     fflush (ps->arrivals);
   }
-  g_print ("proxy session %u: playing %s (server session %d, lead %.1f s, "
-      "enhanced %s, playout buffer %u ms, peak %" G_GUINT64_FORMAT
-      " bit/s)\n", ps->id, ps->video, ps->server_session,
+  g_print ("proxy session %u: playing %s from %.3f s (server session %d, "
+      "lead %.1f s, enhanced %s, playout buffer %u ms, peak %"
+      G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video, ps->start_npt,
+      ps->server_session,
       twoflow_json_get_double (r, "lead", 0), twoflow_json_get_int (r,
           "smoothing", 0) ? "smoothed" : "at its peak rate", ps->playout_ms,
       ps->peak_rate);
@@ -1009,7 +1041,9 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   GstTwoflowDeliveryCounts c = { 0, };
   GstTwoflowDelivery d;
 
-  c.frames = twoflow_json_get_int (ps->info, "frames", 0);
+  /* a later start (seeking) sends the video from there */
+  c.frames = ps->start_frames >= 0 ? ps->start_frames :
+      twoflow_json_get_int (ps->info, "frames", 0);
   c.output_frames = nested_int (rep, "merge", "output-frames", 0);
   c.missing_frames = nested_int (rep, "merge", "missing-i", 0) +
       nested_int (rep, "merge", "missing-p", 0) +
@@ -1024,7 +1058,8 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
   c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);
   c.late_packets = nested_int (rep, "jitterbuffer", "num-late", 0);
-  c.audio_records = twoflow_json_get_int (ps->info, "audio_records", 0);
+  c.audio_records = ps->start_audio >= 0 ? ps->start_audio :
+      twoflow_json_get_int (ps->info, "audio_records", 0);
   c.audio_output = nested_int (rep, "merge", "audio-buffers", 0);
   c.audio_expected = ps->audio_out;
   c.finished = ps->server_done;
@@ -1201,6 +1236,18 @@ typedef struct
   gboolean linked;
 } AudioLink;
 
+static void recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al);
+static void recv_no_more_pads (GstElement * recv, AudioLink * al);
+
+/* the receiving bin's audio pad, when it comes, to the audio branch */
+static void
+connect_audio_link (GstElement * recv, AudioLink * al)
+{
+  al->linked = FALSE;
+  g_signal_connect (recv, "pad-added", G_CALLBACK (recv_pad_added), al);
+  g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads), al);
+}
+
 static void
 recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al)
 {
@@ -1208,6 +1255,10 @@ recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al)
 
   if (!g_str_equal (GST_PAD_NAME (pad), "audio"))
     return;
+  /* a session started later (seeking): its running times continue from
+   * its start, as the video's (twoflow_seek) */
+  gst_pad_set_offset (pad, GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT
+              (recv), "twoflow-offset-ms")) * GST_MSECOND);
   sink = gst_element_get_static_pad (al->aqueue, "sink");
   if (gst_pad_link (pad, sink) == GST_PAD_LINK_OK)
     al->linked = TRUE;
@@ -1459,10 +1510,9 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
       return NULL;
     }
     gst_object_unref (pad);
-    g_object_set_data_full (G_OBJECT (recv), "audio-link", al, g_free);
-    g_signal_connect (recv, "pad-added", G_CALLBACK (recv_pad_added), al);
-    g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads),
-        al);
+    g_object_set_data_full (G_OBJECT (bin), "twoflow-audio-link", al,
+        g_free);
+    connect_audio_link (recv, al);
   }
   ps->out_mux = mux;
   return mux;
@@ -1702,6 +1752,13 @@ release_session (gpointer data, GObject * where_the_media_was)
   g_rec_mutex_unlock (&rtsp_lock);
 }
 
+static gboolean
+release_idle (gpointer data)
+{
+  release_session (data, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 media_unprepared (GstRTSPMedia * media, gpointer data)
 {
@@ -1724,6 +1781,262 @@ eos_delay_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     g_usleep (EOS_DELAY_US);
   return GST_PAD_PROBE_OK;
 }
+
+/* ---------------------------------------------------------- RTSP seeking
+ *
+ * gst-rtsp-server seeks a media by asking its pipeline (SEEKING query:
+ * check_seekable) and sending it a flushing SEEK event, then waits for
+ * ASYNC_DONE (a re-preroll). The media's pipeline is a TwoflowPipeline:
+ * it answers SEEKING (seekable, 0 to the duration) and DURATION from the
+ * server's INFO, and handles SEEK by starting a new server session at the
+ * asked time (the server starts it at the key frame before it, on both
+ * flows, the audio from there too): the old receiving bin is flushed out
+ * and replaced, the new one's running times continue from its start (so
+ * the MPEG-TS timestamps are the video's), and ASYNC_DONE tells the media
+ * the seek is done (its sinks do not preroll: the pipeline is live). The
+ * SDP carries the duration (TwoflowMedia), the PLAY answer's Range where
+ * the session starts (send_message). */
+
+/* mpegtsmux 1.22 writes running time + this (its TS_MUX_CLOCK_BASE) */
+#define TS_CLOCK_BASE_S 3600.0
+
+typedef GstPipeline TwoflowPipeline;
+typedef GstPipelineClass TwoflowPipelineClass;
+GType twoflow_pipeline_get_type (void);
+G_DEFINE_TYPE (TwoflowPipeline, twoflow_pipeline, GST_TYPE_PIPELINE);
+
+typedef GstRTSPMedia TwoflowMedia;
+typedef GstRTSPMediaClass TwoflowMediaClass;
+GType twoflow_media_get_type (void);
+G_DEFINE_TYPE (TwoflowMedia, twoflow_media, GST_TYPE_RTSP_MEDIA);
+
+/* the media's element (the bin of twoflow_factory_create_element) */
+static GstElement *
+pipeline_top (GstElement * pipeline)
+{
+  GstRTSPMedia *media = g_object_get_data (G_OBJECT (pipeline),
+      "twoflow-media");
+
+  return media ? gst_rtsp_media_get_element (media) : NULL;
+}
+
+static ProxySession *
+pipeline_session (GstElement * pipeline)
+{
+  GstElement *top = pipeline_top (pipeline);
+  ProxySession *ps = top ? g_object_get_data (G_OBJECT (top),
+      "twoflow-session") : NULL;
+
+  if (top)
+    gst_object_unref (top);
+  return ps;
+}
+
+/* a video the server can start anywhere (not a frame trace) and its
+ * duration in ns */
+static gboolean
+info_seekable (JsonObject * info, gint64 * duration)
+{
+  gdouble d;
+
+  if (!info || g_strcmp0 (twoflow_json_get_string (info, "kind", ""),
+          "mpeg") != 0)
+    return FALSE;
+  d = twoflow_json_get_double (info, "duration", 0);
+  if (d <= 0)
+    return FALSE;
+  *duration = (gint64) (d * GST_SECOND);
+  return TRUE;
+}
+
+static gboolean
+session_seekable (ProxySession * ps, gint64 * duration)
+{
+  return ps != NULL && info_seekable (ps->info, duration);
+}
+
+/* Where a seek to @t (s) of the RTSP request in this thread goes: ffmpeg
+ * (libavformat) seeks an MPEG-TS stream in the TS's own timestamps, which
+ * mpegtsmux starts at TS_CLOCK_BASE_S. FALSE: nowhere new (the first PLAY
+ * of a session that starts there already). */
+static gboolean
+seek_target (ProxySession * ps, gdouble * t, gint64 duration)
+{
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
+  gchar *ua = NULL;
+
+  if (ctx && ctx->request && gst_rtsp_message_get_header (ctx->request,
+          GST_RTSP_HDR_USER_AGENT, &ua, 0) == GST_RTSP_OK
+      && g_str_has_prefix (ua, "Lavf") && *t >= TS_CLOCK_BASE_S)
+    *t -= TS_CLOCK_BASE_S;
+  *t = CLAMP (*t, 0, (gdouble) duration / GST_SECOND);
+  return ps->rtsp_played || ABS (*t - ps->start) >= 0.001;
+}
+
+/* Whether the PLAY in this thread seeks: its Range's start is somewhere
+ * new. gst-rtsp-server unblocks the media's streams for a seek, before
+ * the viewer's transport is ready: what the session had sent by then
+ * (a prefix's first frames) was lost when no seek was needed. */
+static gboolean
+range_start (gdouble * t)
+{
+  GstRTSPContext *ctx = gst_rtsp_context_get_current ();
+  GstRTSPTimeRange *range = NULL;
+  GstClockTime start = GST_CLOCK_TIME_NONE, stop;
+  gchar *str = NULL;
+
+  if (!ctx || !ctx->request || gst_rtsp_message_get_header (ctx->request,
+          GST_RTSP_HDR_RANGE, &str, 0) != GST_RTSP_OK
+      || gst_rtsp_range_parse (str, &range) != GST_RTSP_OK)
+    return FALSE;
+  if (range->unit == GST_RTSP_RANGE_NPT)
+    gst_rtsp_range_get_times (range, &start, &stop);
+  gst_rtsp_range_free (range);
+  if (!GST_CLOCK_TIME_IS_VALID (start))
+    return FALSE;
+  *t = (gdouble) start / GST_SECOND;
+  return TRUE;
+}
+
+static gboolean
+play_seeks (ProxySession * ps, gint64 duration)
+{
+  gdouble t;
+
+  return range_start (&t) && seek_target (ps, &t, duration);
+}
+
+static gboolean
+twoflow_pipeline_query (GstElement * element, GstQuery * query)
+{
+  gint64 duration;
+  GstFormat fmt;
+  ProxySession *ps;
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_SEEKING:
+      gst_query_parse_seeking (query, &fmt, NULL, NULL, NULL);
+      ps = pipeline_session (element);
+      if (fmt != GST_FORMAT_TIME || !session_seekable (ps, &duration))
+        break;
+      gst_query_set_seeking (query, fmt, play_seeks (ps, duration), 0,
+          duration);
+      return TRUE;
+    case GST_QUERY_DURATION:
+      gst_query_parse_duration (query, &fmt, NULL);
+      if (fmt != GST_FORMAT_TIME
+          || !session_seekable (pipeline_session (element), &duration))
+        break;
+      gst_query_set_duration (query, fmt, duration);
+      return TRUE;
+    default:
+      break;
+  }
+  return GST_ELEMENT_CLASS (twoflow_pipeline_parent_class)->query (element,
+      query);
+}
+
+static gboolean twoflow_seek (GstElement * pipeline, gdouble t);
+
+static gboolean
+twoflow_pipeline_send_event (GstElement * element, GstEvent * event)
+{
+  gdouble rate;
+  GstFormat fmt;
+  GstSeekFlags flags;
+  GstSeekType start_type, stop_type;
+  gint64 start, stop;
+  gboolean ok;
+
+  if (GST_EVENT_TYPE (event) != GST_EVENT_SEEK)
+    return GST_ELEMENT_CLASS (twoflow_pipeline_parent_class)->send_event
+        (element, event);
+  gst_event_parse_seek (event, &rate, &fmt, &flags, &start_type, &start,
+      &stop_type, &stop);
+  gst_event_unref (event);
+  /* forward, at normal speed, to a time: a new start; a seek that changes
+   * nothing else (no start, same rate) needs nothing */
+  if (fmt != GST_FORMAT_TIME || rate != 1.0)
+    return FALSE;
+  if (start_type != GST_SEEK_TYPE_SET || start < 0)
+    return TRUE;
+  ok = twoflow_seek (element, (gdouble) start / GST_SECOND);
+  return ok;
+}
+
+static void
+twoflow_pipeline_class_init (TwoflowPipelineClass * klass)
+{
+  GstElementClass *ec = GST_ELEMENT_CLASS (klass);
+
+  ec->query = twoflow_pipeline_query;
+  ec->send_event = twoflow_pipeline_send_event;
+}
+
+static void
+twoflow_pipeline_init (TwoflowPipeline * p)
+{
+}
+
+/* The SDP's range: the video's duration (the media is live, which
+ * gst-rtsp-server describes as npt=now-). */
+static gboolean
+twoflow_media_setup_sdp (GstRTSPMedia * media, GstSDPMessage * sdp,
+    GstSDPInfo * info)
+{
+  GstElement *top;
+  ProxySession *ps;
+  gint64 duration;
+  gboolean seekable;
+  guint i;
+
+  if (!GST_RTSP_MEDIA_CLASS (twoflow_media_parent_class)->setup_sdp (media,
+          sdp, info))
+    return FALSE;
+  top = gst_rtsp_media_get_element (media);
+  ps = g_object_get_data (G_OBJECT (top), "twoflow-session");
+  if (ps) {
+    seekable = session_seekable (ps, &duration);
+  } else {
+    /* DESCRIBE's stand-in: the video's INFO (pre_describe has it) */
+    const gchar *video = g_object_get_data (G_OBJECT (top), "twoflow-video");
+
+    g_rec_mutex_lock (&rtsp_lock);
+    seekable = video && info_seekable (g_hash_table_lookup (info_cache,
+            video), &duration);
+    g_rec_mutex_unlock (&rtsp_lock);
+  }
+  gst_object_unref (top);
+  if (!seekable)
+    return TRUE;
+  for (i = 0; i < gst_sdp_message_attributes_len (sdp); i++) {
+    const GstSDPAttribute *a = gst_sdp_message_get_attribute (sdp, i);
+
+    if (g_strcmp0 (a->key, "range") == 0) {
+      GstSDPAttribute na;
+      gchar *v = g_strdup_printf ("npt=0-%.3f", (gdouble) duration /
+          GST_SECOND);
+
+      gst_sdp_attribute_set (&na, "range", v);
+      gst_sdp_message_replace_attribute (sdp, i, &na);
+      g_free (v);
+      break;
+    }
+  }
+  return TRUE;
+}
+
+static void
+twoflow_media_class_init (TwoflowMediaClass * klass)
+{
+  klass->setup_sdp = twoflow_media_setup_sdp;
+}
+
+static void
+twoflow_media_init (TwoflowMedia * m)
+{
+}
+
 
 /* Null TS packets (PID 0x1FFF, which every demuxer skips) from a live
  * appsrc: what prepares a media (gst-rtsp-server makes the SDP from the
@@ -1773,7 +2086,7 @@ stand_in_source (gboolean eos)
  * live MPEG-TS stream over RTP, payload type 33, range now-). It must
  * follow what twoflow_factory_create_element builds for SETUP. */
 static GstElement *
-describe_stand_in (void)
+describe_stand_in (const gchar * video)
 {
   GstElement *bin = gst_bin_new (NULL);
   GstElement *src = stand_in_source (FALSE);
@@ -1781,6 +2094,9 @@ describe_stand_in (void)
 
   gst_bin_add_many (GST_BIN (bin), src, pay, NULL);
   gst_element_link (src, pay);
+  /* the SDP's range (twoflow_media_setup_sdp) */
+  g_object_set_data_full (G_OBJECT (bin), "twoflow-video", g_strdup (video),
+      g_free);
   return bin;
 }
 
@@ -1817,8 +2133,9 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
   if (!video)
     return NULL;
   if (ctx && ctx->method == GST_RTSP_DESCRIBE) {
+    top = describe_stand_in (video);
     g_free (video);
-    return describe_stand_in ();
+    return top;
   }
   ps = proxy_session_new (video, FALSE, &err);
   g_free (video);
@@ -1865,6 +2182,122 @@ twoflow_factory_create_element_locked (GstRTSPMediaFactory * factory,
   }
   g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
   return top;
+}
+
+/* A new server session at @t (s of the video; ffmpeg's MPEG-TS time)
+ * replaces the media's, in the RTSP client's thread (PLAY with a Range)
+ * with the media locked. */
+static gboolean
+twoflow_seek (GstElement * pipeline, gdouble t)
+{
+  GstRTSPMedia *media = g_object_get_data (G_OBJECT (pipeline),
+      "twoflow-media");
+  GstElement *top = pipeline_top (pipeline);
+  ProxySession *old = top ? g_object_get_data (G_OBJECT (top),
+      "twoflow-session") : NULL;
+  ProxySession *ps;
+  AudioLink *al;
+  GstElement *recv, *old_recv;
+  GstPad *gpad, *vsink, *asink = NULL;
+  gint64 duration;
+  GError *err = NULL;
+  GstBus *bus;
+
+  if (!media || !old || !old->bin || !session_seekable (old, &duration)) {
+    if (top)
+      gst_object_unref (top);
+    return FALSE;
+  }
+  if (!seek_target (old, &t, duration))
+    goto done;
+
+  ps = proxy_session_new (old->video, FALSE, &err);
+  if (!ps) {
+    g_print ("RTSP seek in %s to %.3f s: %s\n", old->video, t, err->message);
+    g_clear_error (&err);
+    gst_object_unref (top);
+    return FALSE;
+  }
+  ps->start = t;
+  g_print ("RTSP seek in %s to %.3f s: proxy session %u replaces %u\n",
+      old->video, t, ps->id, old->id);
+  /* the old server session ends first (its control connection closes):
+   * its flows' end, seen as errors, must not reach the media */
+  g_atomic_int_set (&old->replaced, 1);
+  g_cancellable_cancel (old->cancel);
+  if (old->conn)
+    g_io_stream_close (G_IO_STREAM (old->conn), NULL, NULL);
+  /* what the old session left on its way to the viewer is flushed out
+   * (the muxer's pads: the muxer itself and the RTP side go on) */
+  old_recv = old->bin;
+  al = g_object_get_data (G_OBJECT (top), "twoflow-audio-link");
+  gpad = gst_element_get_static_pad (old_recv, "src");
+  vsink = gst_pad_get_peer (gpad);
+  gst_object_unref (gpad);
+  if (al)
+    asink = gst_element_get_static_pad (al->aqueue, "sink");
+  gst_pad_send_event (vsink, gst_event_new_flush_start ());
+  if (asink)
+    gst_pad_send_event (asink, gst_event_new_flush_start ());
+  gst_element_set_locked_state (old_recv, TRUE);
+  gst_element_set_state (old_recv, GST_STATE_NULL);
+  gst_bin_remove (GST_BIN (top), old_recv);
+  old->bin = old->ess_src = old->enh_src = old->merge = NULL;
+  old->jitterbuffer = NULL;
+  gst_pad_send_event (vsink, gst_event_new_flush_stop (TRUE));
+  if (asink)
+    gst_pad_send_event (asink, gst_event_new_flush_stop (TRUE));
+
+  recv = build_receive_bin (ps);
+  gst_bin_add (GST_BIN (top), recv);
+  gpad = gst_element_get_static_pad (recv, "src");
+  if (gst_pad_link (gpad, vsink) != GST_PAD_LINK_OK)
+    g_printerr ("RTSP seek: cannot link the new session's video\n");
+  gst_object_unref (gpad);
+  gst_object_unref (vsink);
+  if (asink)
+    gst_object_unref (asink);
+  if (al)
+    connect_audio_link (recv, al);
+  ps->out_mux = old->out_mux;
+  ps->rtsp_played = TRUE;
+
+  /* the media's session is the new one */
+  g_object_set_data (G_OBJECT (top), "twoflow-session", ps);
+  g_object_set_data (G_OBJECT (media), "twoflow-session", ps);
+  g_object_weak_unref (G_OBJECT (media), release_session, old);
+  g_object_weak_ref (G_OBJECT (media), release_session, ps);
+  /* in the main loop, after any event of it already read (event_cb) */
+  g_idle_add (release_idle, old);
+  admission_add (ps);
+  gst_element_sync_state_with_parent (recv);
+  /* PLAY now when the receivers listen, so the answer says where the
+   * session starts; else as usual, once they do */
+  if (ready_cb (ps) == G_SOURCE_CONTINUE)
+    proxy_session_start (ps);
+
+done:
+  /* its running times run ahead of the pipeline's clock: the TCP sink
+   * must not wait for them (the network paces this live media) */
+  gst_rtsp_media_set_rate_control (media, FALSE);
+  /* the seek is complete: what a prerolling pipeline would say */
+  bus = gst_pipeline_get_bus (GST_PIPELINE (pipeline));
+  gst_bus_post (bus, gst_message_new_async_done (GST_OBJECT (pipeline),
+          GST_CLOCK_TIME_NONE));
+  gst_object_unref (bus);
+  gst_object_unref (top);
+  return TRUE;
+}
+
+static GstElement *
+twoflow_factory_create_pipeline (GstRTSPMediaFactory * factory,
+    GstRTSPMedia * media)
+{
+  GstElement *pipeline = g_object_new (twoflow_pipeline_get_type (), NULL);
+
+  g_object_set_data (G_OBJECT (pipeline), "twoflow-media", media);
+  gst_rtsp_media_take_pipeline (media, GST_PIPELINE_CAST (pipeline));
+  return pipeline;
 }
 
 /* A viewer that never PLAYs must not hold a pipeline for long: the media
@@ -1943,6 +2376,7 @@ twoflow_factory_class_init (TwoflowFactoryClass * klass)
 {
   klass->create_element = twoflow_factory_create_element;
   klass->configure = twoflow_factory_configure;
+  klass->create_pipeline = twoflow_factory_create_pipeline;
 }
 
 static void
@@ -1950,6 +2384,7 @@ twoflow_factory_init (TwoflowFactory * f)
 {
   gst_rtsp_media_factory_set_shared (f, FALSE);
   gst_rtsp_media_factory_set_eos_shutdown (f, FALSE);
+  gst_rtsp_media_factory_set_media_gtype (f, twoflow_media_get_type ());
 }
 
 static GstRTSPStatusCode pre_describe_locked (GstRTSPClient * client,
@@ -2038,12 +2473,60 @@ pre_play (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
         g_free);
     code = GST_RTSP_STS_SERVICE_UNAVAILABLE;
   } else {
+    gint64 duration;
+    gdouble t;
+
     g_free (reason);
+    /* the first PLAY's Range is where the server session starts (no
+     * session at 0 replaced at once by a seek) */
+    if (!ps->rtsp_played && session_seekable (ps, &duration)
+        && range_start (&t)) {
+      seek_target (ps, &t, duration);
+      ps->start = t;
+    }
     admission_add (ps);
     proxy_session_start (ps);
   }
   g_rec_mutex_unlock (&rtsp_lock);
   return code;
+}
+
+/* PLAY's answer says where the session starts in the video (the live
+ * media's Range would be npt=now-), without an end: rtspsrc's jitter
+ * buffer ends the stream by the clock at the Range's end after the first
+ * packet, and this live media's packets come later than that (a prefix's
+ * first segment at once, the rest with the enhanced flow; after a seek
+ * the RTP time runs on from the old session): it cut the last frames. The
+ * SDP says the duration. */
+static void
+play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
+{
+  ProxySession *ps = g_object_get_data (G_OBJECT (media), "twoflow-session");
+  gint64 duration;
+  gchar *range;
+
+  if (!session_seekable (ps, &duration))
+    return;
+  /* the server's answer may come after this one: then what was asked */
+  range = g_strdup_printf ("npt=%.3f-", ps->start_npt > 0 ? ps->start_npt :
+      ps->start);
+  gst_rtsp_message_remove_header (msg, GST_RTSP_HDR_RANGE, -1);
+  gst_rtsp_message_take_header (msg, GST_RTSP_HDR_RANGE, range);
+}
+
+/* After a PLAY: a later PLAY with a Range is a seek; after a seek the TCP
+ * sink does not wait for the clock (twoflow_seek). */
+static void
+play_request (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
+{
+  ProxySession *ps = ctx->media ? g_object_get_data (G_OBJECT (ctx->media),
+      "twoflow-session") : NULL;
+
+  if (ps)
+    ps->rtsp_played = TRUE;
+  /* every PLAY turns it on again */
+  if (ps && ps->start > 0)
+    gst_rtsp_media_set_rate_control (ctx->media, FALSE);
 }
 
 /* A rejected viewer sees why: in the reason phrase and in a header. */
@@ -2056,8 +2539,15 @@ send_message (GstRTSPClient * client, GstRTSPContext * ctx,
   GstRTSPStatusCode code;
   const gchar *phrase;
   GstRTSPVersion version;
+  GstRTSPMethod method;
 
-  if (!reason || gst_rtsp_message_get_type (msg) != GST_RTSP_MESSAGE_RESPONSE)
+  if (gst_rtsp_message_get_type (msg) != GST_RTSP_MESSAGE_RESPONSE)
+    return;
+  if (ctx && ctx->media && ctx->request
+      && gst_rtsp_message_parse_request (ctx->request, &method, NULL,
+          NULL) == GST_RTSP_OK && method == GST_RTSP_PLAY)
+    play_range (ctx->media, msg);
+  if (!reason)
     return;
   gst_rtsp_message_parse_response (msg, &code, &phrase, &version);
   if (code == GST_RTSP_STS_SERVICE_UNAVAILABLE
@@ -2080,6 +2570,7 @@ client_connected (GstRTSPServer * server, GstRTSPClient * client,
       NULL);
   g_signal_connect (client, "pre-play-request", G_CALLBACK (pre_play), NULL);
   g_signal_connect (client, "send-message", G_CALLBACK (send_message), NULL);
+  g_signal_connect (client, "play-request", G_CALLBACK (play_request), NULL);
 }
 
 /* ------------------------------------------------------ fetch / prestage */

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <math.h>
 #include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <gst/gst.h>
 #include <gst/tag/tag.h>
 #include <gst/twoflow/twoflowframe.h>
@@ -72,6 +74,14 @@ GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define RC_SRC_ENHANCED 1
 
 
+/* the scan's index of a video: its key frames (KeyFrame: PTS, frames
+ * before it) and its audio buffers' PTS */
+typedef struct
+{
+  GArray *keyframes;
+  GArray *audio_pts;
+} VideoIndex;
+
 typedef struct
 {
   gchar *name;
@@ -92,6 +102,7 @@ typedef struct
   GstTwoflowSmoothing *smoothing;
   GHashTable *schedules;        /* "pacing/W/L/skip" -> Schedule */
   GHashTable *startups;         /* "T" -> GstTwoflowStartupPlan */
+  VideoIndex index;             /* where a session can start (seeking) */
 } VideoInfo;
 
 /* The enhanced flow's schedule for one smoothing window (read by the
@@ -127,6 +138,9 @@ typedef struct
                                  * TLS essential connection (cTCP/TCP) */
   gint ess_port, enh_port;
   gdouble segment_duration, start, lead;
+  GstClockTime start_pts;       /* the key frame a start begins at (0: none) */
+  GstClockTime start_rt;        /* its running time in the file */
+  guint64 start_frames, start_audio;    /* frames, audio records from it */
   gint skip_segments, end_segment;
   gboolean flows_essential, flows_enhanced;
   gboolean nat;                 /* behind NAT: the proxy connects (cTCP/TCP)
@@ -250,6 +264,11 @@ static guint64 shed_total, accept_failures;
 static guint64 refused_total;
 
 static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
+static GHashTable *catalog;     /* "name|size|mtime" -> why it cannot play
+                                 * ("": it can); under catalog_lock */
+static GHashTable *catalog_pending;     /* keys being looked at */
+static GMutex catalog_lock;
+static GThreadPool *catalog_pool;       /* one thread: the catalog's scans */
 static GHashTable *sessions;            /* id -> Session */
 static guint next_client_id = 1;
 static guint64 sessions_total = 0;
@@ -278,14 +297,32 @@ log_json (const gchar * tag, JsonObject * obj)
 
 /* ---------------------------------------------------------- media input */
 
-/* start position: parsed pictures are dropped until the first key frame
- * at or after it, identically in both pipelines, so the split numbers the
- * same frames in both; audio before the start is dropped. */
+/* start position (a key frame's PTS, found in the scan's key frame
+ * index): parsed pictures are dropped until the first key frame at or
+ * after it, identically in both pipelines, so the split numbers the same
+ * frames in both; audio before the start is dropped. @keyframes: the
+ * scan's index (the video pad's key frames' PTS), filled when set. */
 typedef struct
 {
   gboolean started;
-  gdouble start;
+  GstClockTime start;
+  GstClockTime offset;          /* the start's running time: taken off the
+                                 * streams' running times (pad offset), so
+                                 * the enhanced flow's clock sync does not
+                                 * wait out the part dropped */
+  GArray *keyframes;            /* KeyFrame */
+  GArray *audio_pts;            /* GstClockTime: the audio buffers' PTS */
+  guint64 video_buffers;
 } StartState;
+
+/* a key frame of the scan's index: its PTS and the video buffers (frames,
+ * decode order) before it */
+typedef struct
+{
+  GstClockTime pts;
+  guint64 index;
+  GstClockTime rt;              /* running time of its DTS (or PTS) */
+} KeyFrame;
 
 static GstPadProbeReturn
 start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
@@ -299,7 +336,7 @@ start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
       GST_BUFFER_DTS (buf);
   if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
-      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start * GST_SECOND) {
+      && GST_CLOCK_TIME_IS_VALID (t) && t >= ss->start) {
     ss->started = TRUE;
     return GST_PAD_PROBE_OK;
   }
@@ -313,8 +350,50 @@ audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
 
   if (GST_BUFFER_PTS_IS_VALID (buf)
-      && GST_BUFFER_PTS (buf) < ss->start * GST_SECOND)
+      && GST_BUFFER_PTS (buf) < ss->start)
     return GST_PAD_PROBE_DROP;
+  return GST_PAD_PROBE_OK;
+}
+
+/* the scan: the key frames' PTS, where a session can start (the same
+ * test as start_probe's) */
+static GstPadProbeReturn
+keyframe_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartState *ss = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+
+  if (!GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT)
+      && GST_CLOCK_TIME_IS_VALID (t)) {
+    KeyFrame k = { t, ss->video_buffers, 0 };
+    GstEvent *ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0);
+    GstClockTime d = GST_BUFFER_DTS_IS_VALID (buf) ? GST_BUFFER_DTS (buf) : t;
+
+    if (ev) {
+      const GstSegment *seg;
+      gst_event_parse_segment (ev, &seg);
+      k.rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, d);
+      if (!GST_CLOCK_TIME_IS_VALID (k.rt))
+        k.rt = 0;
+      gst_event_unref (ev);
+    }
+    g_array_append_val (ss->keyframes, k);
+  }
+  ss->video_buffers++;
+  return GST_PAD_PROBE_OK;
+}
+
+/* the scan: the audio's PTS (what a start drops of it) */
+static GstPadProbeReturn
+audio_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartState *ss = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime t = GST_BUFFER_PTS (buf);
+
+  g_array_append_val (ss->audio_pts, t);
   return GST_PAD_PROBE_OK;
 }
 
@@ -555,8 +634,13 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   pb = GST_ELEMENT (gst_pad_get_parent (pad));
   if (take) {
     link_to (ml->audio_queue, pad);
-    if (ml->ss.start > 0)
+    if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
+          &ml->ss, NULL);
+      gst_pad_set_offset (pad, -(gint64) ml->ss.offset);
+    }
+    if (ml->ss.audio_pts)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_index_probe,
           &ml->ss, NULL);
   } else {
     link_to (add_to_bin (pb, "fakesink"), pad);
@@ -656,9 +740,14 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
           g_new0 (GstClockTime, 1), g_free);
-    if (ml->ss.start > 0)
+    if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);
+      gst_pad_set_offset (pad, -(gint64) ml->ss.offset);
+    }
+    if (ml->ss.keyframes)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+          video ? keyframe_index_probe : audio_index_probe, &ml->ss, NULL);
   } else {
     /* streams not carried: consumed, so the demuxer runs on */
     e = add_to_bin (parsebin, "fakesink");
@@ -707,11 +796,14 @@ parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
 }
 
 /* filesrc ! parsebin, the selected video to @video_next, the selected audio
- * (if @split) to split.audio. */
+ * (if @split) to split.audio; from the key frame at @start (PTS, 0: the
+ * beginning); @index (the scan): filled with the key frames and the
+ * audio's PTS. */
 static GstElement *
 make_media_source (GstElement * pipe, const gchar * path,
-    const gchar * video_track, const gchar * audio_track, gdouble start,
-    GstElement * video_next, GstElement * split)
+    const gchar * video_track, const gchar * audio_track, GstClockTime start,
+    GstClockTime start_rt, VideoIndex * index, GstElement * video_next,
+    GstElement * split)
 {
   GstElement *fsrc = gst_element_factory_make ("filesrc", NULL);
   GstElement *pb = gst_element_factory_make ("parsebin", NULL);
@@ -723,6 +815,11 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->video_next = video_next;
   ml->split = split;
   ml->ss.start = start;
+  ml->ss.offset = start_rt;
+  if (index) {
+    ml->ss.keyframes = index->keyframes;
+    ml->ss.audio_pts = index->audio_pts;
+  }
   ml->seen = g_string_new (NULL);
   g_object_set_data_full (G_OBJECT (pb), "media-link", ml,
       (GDestroyNotify) media_link_free);
@@ -771,6 +868,10 @@ video_info_free (VideoInfo * v)
     g_hash_table_destroy (v->schedules);
   if (v->startups)
     g_hash_table_destroy (v->startups);
+  if (v->index.keyframes)
+    g_array_unref (v->index.keyframes);
+  if (v->index.audio_pts)
+    g_array_unref (v->index.audio_pts);
   g_free (v);
 }
 
@@ -901,6 +1002,8 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   v->path = path;
   v->policy = policy;
   v->is_trace = g_str_has_suffix (name, ".txt");
+  v->index.keyframes = g_array_new (FALSE, FALSE, sizeof (KeyFrame));
+  v->index.audio_pts = g_array_new (FALSE, FALSE, sizeof (GstClockTime));
   v->video_track = g_strdup (video_track);
   v->audio_track = g_strdup (audio_track);
   if (v->is_trace)
@@ -914,7 +1017,8 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   g_free (desc);
   if (pipe && !v->is_trace) {
     GstElement *split = gst_bin_get_by_name (GST_BIN (pipe), "s");
-    make_media_source (pipe, path, video_track, audio_track, 0, split, split);
+    make_media_source (pipe, path, video_track, audio_track, 0, 0, &v->index,
+        split, split);
     gst_object_unref (split);
   }
   if (pipe == NULL) {
@@ -1003,6 +1107,175 @@ video_scan (const gchar * name, gint policy, const gchar * video_track,
   g_mutex_clear (&st.lock);
   g_free (key);
   return v;
+}
+
+/* Seeking: the PTS of the key frame at or before @start (s from the
+ * first key frame), which becomes that key frame's time in s; 0 (the
+ * beginning) when there is none before it. @frames, @audio: the video
+ * frames and audio buffers from there. */
+static GstClockTime
+video_start_pts (VideoInfo * v, gdouble * start, guint64 * frames,
+    guint64 * audio, GstClockTime * rt)
+{
+  GArray *kf = v->index.keyframes;
+  GstClockTime first, want, pts = 0;
+  guint64 before = 0;
+  guint i;
+
+  *frames = v->frames;
+  *audio = v->audio_records;
+  if (!kf || kf->len == 0) {
+    *start = 0;
+    return 0;
+  }
+  first = g_array_index (kf, KeyFrame, 0).pts;
+  want = first + (GstClockTime) (*start * GST_SECOND);
+  *start = 0;
+  for (i = 1; i < kf->len; i++) {
+    KeyFrame *k = &g_array_index (kf, KeyFrame, i);
+    if (k->pts <= want && k->pts > first && k->pts >= pts) {
+      pts = k->pts;
+      before = k->index;
+      *rt = k->rt;
+      *start = (gdouble) (k->pts - first) / GST_SECOND;
+    }
+  }
+  if (pts == 0)
+    return 0;
+  *frames = v->frames > before ? v->frames - before : 0;
+  *audio = 0;
+  for (i = 0; i < v->index.audio_pts->len; i++)
+    if (g_array_index (v->index.audio_pts, GstClockTime, i) >= pts)
+      (*audio)++;
+  return pts;
+}
+
+static GstPadProbeReturn
+catalog_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  g_atomic_int_set ((gint *) data, 1);
+  return GST_PAD_PROBE_OK;
+}
+
+/* The catalog's key of a file: name, size, modification time (a changed
+ * file is looked at again); NULL: not a regular file. */
+static gchar *
+catalog_key (const gchar * name)
+{
+  gchar *path = g_build_filename (opt_dir, name, NULL);
+  GStatBuf st;
+  gchar *key = NULL;
+
+  if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode))
+    key = g_strdup_printf ("%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT, name,
+        (gint64) st.st_size, (gint64) st.st_mtime);
+  g_free (path);
+  return key;
+}
+
+/* The catalog's scan of one file (@key: catalog_key), in the catalog's
+ * thread: whether it demuxes to a video the split takes (its first buffer
+ * reaches the split's place), or why not, in the words a session would
+ * fail with. */
+static void
+catalog_scan (gpointer data, gpointer unused)
+{
+  gchar *key = data;
+  gchar *name = g_strndup (key, strchr (key, '|') - key);
+  gchar *path = g_build_filename (opt_dir, name, NULL);
+  gchar *reason = NULL;
+  GstElement *pipe, *sink;
+  GstPad *pad;
+  gint got = 0, waited;
+
+  if (g_str_has_suffix (name, ".txt")) {
+    /* a frame trace: twoflowtracesrc replays it */
+  } else {
+    pipe = gst_pipeline_new ("catalog");
+    sink = gst_element_factory_make ("fakesink", NULL);
+    g_object_set (sink, "sync", FALSE, NULL);
+    gst_bin_add (GST_BIN (pipe), sink);
+    make_media_source (pipe, path, NULL, NULL, 0, 0, NULL, sink, NULL);
+    pad = gst_element_get_static_pad (sink, "sink");
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, catalog_probe, &got,
+        NULL);
+    gst_object_unref (pad);
+    gst_element_set_state (pipe, GST_STATE_PLAYING);
+    for (waited = 0; !g_atomic_int_get (&got) && !reason; waited++) {
+      GstMessage *msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe),
+          100 * GST_MSECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+      if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+        GError *err = NULL;
+        gst_message_parse_error (msg, &err, NULL);
+        reason = g_strdup (err->message);
+        g_error_free (err);
+      } else if (msg && !g_atomic_int_get (&got)) {
+        reason = g_strdup ("no video frames");
+      } else if (!msg && waited >= SCAN_STALL * 10) {
+        reason = g_strdup_printf ("no playable streams: nothing demuxed in "
+            "%d s", SCAN_STALL);
+      }
+      if (msg)
+        gst_message_unref (msg);
+    }
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+  }
+  if (reason)
+    g_print ("catalog: %s cannot play: %s\n", name, reason);
+  g_mutex_lock (&catalog_lock);
+  g_hash_table_remove (catalog_pending, key);
+  g_hash_table_insert (catalog, key, reason ? reason : g_strdup (""));
+  g_mutex_unlock (&catalog_lock);
+  g_free (path);
+  g_free (name);
+}
+
+/* The catalog (LIST): why @name cannot play (a copy, NULL: it plays);
+ * *@checking: not known yet (its scan is queued: the catalog's thread
+ * looks at each file once, so a LIST never waits for a scan). */
+static gchar *
+catalog_reason (const gchar * name, gboolean * checking)
+{
+  gchar *key = catalog_key (name);
+  const gchar *known;
+  gchar *reason = NULL;
+
+  *checking = FALSE;
+  if (!key)
+    return g_strdup ("not a regular file");
+  g_mutex_lock (&catalog_lock);
+  if ((known = g_hash_table_lookup (catalog, key))) {
+    reason = *known ? g_strdup (known) : NULL;
+    g_free (key);
+  } else {
+    *checking = TRUE;
+    if (!g_hash_table_contains (catalog_pending, key)) {
+      g_hash_table_add (catalog_pending, g_strdup (key));
+      g_thread_pool_push (catalog_pool, key, NULL);
+    } else {
+      g_free (key);
+    }
+  }
+  g_mutex_unlock (&catalog_lock);
+  return reason;
+}
+
+/* every file of --dir into the catalog's queue (at start: the page's
+ * first list is complete) */
+static void
+catalog_queue_all (void)
+{
+  GDir *d = g_dir_open (opt_dir, 0, NULL);
+  const gchar *n;
+  gboolean checking;
+
+  while (d && (n = g_dir_read_name (d)))
+    if (n[0] != '.')
+      g_free (catalog_reason (n, &checking));
+  if (d)
+    g_dir_close (d);
 }
 
 static void
@@ -1912,7 +2185,7 @@ make_source (Session * s, GstElement * pipe, GstElement * next,
   /* the audio enters the split in both pipelines, so both count segments
    * from the same first timestamp; only the essential flow carries it */
   return make_media_source (pipe, s->info->path, s->info->video_track,
-      s->info->audio_track, s->start, next, split);
+      s->info->audio_track, s->start_pts, s->start_rt, NULL, next, split);
 }
 
 static GstElement *
@@ -2639,6 +2912,9 @@ session_new (Client * c, JsonObject * req, GError ** error)
     session_free (s);
     return NULL;
   }
+  if (s->start > 0)
+    s->start_pts = video_start_pts (info, &s->start, &s->start_frames,
+        &s->start_audio, &s->start_rt);
   g_hash_table_insert (sessions, GUINT_TO_POINTER (s->id), s);
   s->started_us = g_get_monotonic_time ();
   s->release_base = gst_clock_get_time (s->clock);
@@ -2859,6 +3135,14 @@ handle_request (Client * c, JsonObject * req)
       video_info_to_json (s->info, r);
       video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
       json_object_set_double_member (r, "lead", s->lead);
+      /* where it starts: the key frame at or before the asked start */
+      json_object_set_double_member (r, "start", s->start);
+      if (s->start_pts) {
+        /* what the session sends of the video from there */
+        json_object_set_int_member (r, "start_frames", s->start_frames);
+        json_object_set_int_member (r, "start_audio_records",
+            s->start_audio);
+      }
       json_object_set_double_member (r, "enhanced_start", s->enh_start);
       /* the essential flow's start-up ramp, bit/s (0: none) */
       json_object_set_int_member (r, "startup_rate", s->startup_rate);
@@ -2889,13 +3173,27 @@ handle_request (Client * c, JsonObject * req)
     GDir *d = g_dir_open (opt_dir, 0, &err);
     if (d) {
       JsonArray *a = json_array_new ();
+      JsonObject *bad = json_object_new ();
+      JsonArray *checking = json_array_new ();
       const gchar *n;
+      gchar *why;
+      gboolean unknown;
       while ((n = g_dir_read_name (d)))
-        if (n[0] != '.')
+        if (n[0] != '.') {
           json_array_add_string_element (a, n);
+          /* the catalog: which of them cannot play, and why (or not
+           * known yet) */
+          if ((why = catalog_reason (n, &unknown)))
+            json_object_set_string_member (bad, n, why);
+          else if (unknown)
+            json_array_add_string_element (checking, n);
+          g_free (why);
+        }
       g_dir_close (d);
       r = reply_new (req, TRUE);
       json_object_set_array_member (r, "videos", a);
+      json_object_set_object_member (r, "unsupported", bad);
+      json_object_set_array_member (r, "checking", checking);
     }
   } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
     Session *s = session_lookup_owned (c, req, &err);
@@ -3608,8 +3906,23 @@ main (int argc, char **argv)
       "twoflowtracesrc", "ctcpsink", "erapsink", "rudpsink", "rtpgstpay",
       "parsebin", "filesrc", "queue", "fakesink", NULL
     };
+    /* loaded now, while descriptors are free: libav's libraries
+     * (libavformat -> libssh -> libgcrypt) initialise on load and abort
+     * the process when that fails, as it did under EMFILE when the
+     * catalog's first scan loaded them during a connection flood */
+    static const gchar *const preload[] = { "libav", "typefindfunctions",
+      "playback", "videoparsersbad", NULL
+    };
+    guint i;
+
     if (!twoflow_config_check_elements ("twoflow-server", needed))
       return 1;
+    for (i = 0; preload[i]; i++) {
+      GstPlugin *plugin = gst_plugin_load_by_name (preload[i]);
+
+      if (plugin)
+        gst_object_unref (plugin);
+    }
   }
   GST_DEBUG_CATEGORY_INIT (server_debug, "twoflow-server", 0,
       "twoflow central server");
@@ -3691,6 +4004,10 @@ main (int argc, char **argv)
         "--rc-min-bitrate >= 0\n");
     return 2;
   }
+  catalog = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  catalog_pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  catalog_pool = g_thread_pool_new (catalog_scan, NULL, 1, FALSE, NULL);
   video_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) video_info_free);
   sessions = g_hash_table_new (NULL, NULL);
@@ -3718,6 +4035,8 @@ main (int argc, char **argv)
   g_object_unref (effective);
 
   web_start ();
+  /* the catalog: which videos cannot play, looked at in its own thread */
+  catalog_queue_all ();
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_unix_signal_add (SIGTERM, quit_cb, loop);

@@ -415,9 +415,12 @@ def main():
         lines = emfile.text().count("accept failed")
         for s in conns:
             s.close()
-        check(cpu < 1.0 and 0 < lines < 100 and emfile.p.poll() is None,
+        rc = emfile.p.poll()
+        check(cpu < 1.0 and 0 < lines < 100 and rc is None,
               f"80 connections against 64 descriptors: {cpu:.2f} s of CPU in 3 s, "
-              f"{lines} 'accept failed' lines")
+              f"{lines} 'accept failed' lines, server "
+              + ("alive" if rc is None else
+                 f"exited {rc}: {emfile.text()[-1500:]}"))
     finally:
         for s in servers:
             s.stop()

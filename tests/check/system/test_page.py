@@ -100,6 +100,16 @@ def main():
         # error is the player's or the stream's
         errors = [e for e in last.get("errors") or [] if e != "bufferStalledError"]
         check(not errors, f"no player errors {last.get('errors')}")
+        # the page seeks back in the (VOD) playlist: at 7 s (playback
+        # started within 1-4 s on a loaded machine) back to 0.5 s
+        res4 = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4", seconds=10,
+                      actions=[(7.0, "player.currentTime = 0.5; player.play()")])
+        t4 = [(r["t"], round(r["currentTime"], 2)) for r in res4.get("reports", [])]
+        before = [c for t, c in t4 if t < 7.0]
+        after = [c for t, c in t4 if t >= 7.6]
+        check(before and before[-1] >= 1.0 and after
+              and 0.4 <= after[0] < before[-1] and after[-1] > after[0],
+              f"the page seeks back in the playlist (at 7 s to 0.5): {t4}")
         # MPEG-2: browsers decode no MPEG-2 video; the page gets it as H.264
         res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=9)
         reps2 = res2.get("reports", [])
@@ -114,6 +124,22 @@ def main():
         reps3 = res3.get("reports", [])
         why = (reps3[-1] if reps3 else {}).get("why") or ""
         check("no video stream" in why, f"an unplayable video says why: '{why}'")
+        # the list marks what the server's catalog cannot play, with its reason
+        rep3 = reps3[-1] if reps3 else {}
+        bad = rep3.get("unsupported") or {}
+        marked = sorted(rep3.get("marked") or [])
+        check(sorted(bad) == marked == ["bad-audio-only.mp4", "bad-text.mp4",
+                                        "bad-truncated.mp4"]
+              and "no video stream" in bad.get("bad-audio-only.mp4", "")
+              and "Could not determine type" in bad.get("bad-text.mp4", ""),
+              f"the list marks the unplayable files with the server's reason: {marked} {bad}")
+        # HLS: an EVENT playlist while the session runs, VOD once complete
+        # (the page seeks in what it has)
+        pl = urllib.request.urlopen(
+            f"http://127.0.0.1:{hport}/hls/h264-aac.mp4/index.m3u8").read().decode()
+        check(("#EXT-X-PLAYLIST-TYPE:VOD" in pl and "#EXT-X-ENDLIST" in pl)
+              or ("#EXT-X-PLAYLIST-TYPE:EVENT" in pl and "#EXT-X-ENDLIST" not in pl),
+              f"HLS playlist type: {[l for l in pl.splitlines() if 'TYPE' in l or 'END' in l]}")
         # the page's own view: the list and the session's admission
         st = json.load(urllib.request.urlopen(f"http://127.0.0.1:{hport}/status"))
         check(any(d["video"] == "h264-aac.mp4" and d["decision"] == "admit"

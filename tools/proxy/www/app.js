@@ -16,12 +16,28 @@ async function loadVideos() {
     const r = await fetch('/videos');
     const j = await r.json();
     ul.innerHTML = '';
+    state.unsupported = j.unsupported || {};
     for (const name of j.videos.sort()) {
       const li = document.createElement('li');
+      const why = state.unsupported[name];
       li.textContent = name;
+      li.dataset.name = name;
       li.onclick = () => play(name);
+      if (why) {
+        // the server's catalog: this file cannot play, and why
+        li.classList.add('unsupported');
+        li.title = why;
+        const note = document.createElement('span');
+        note.className = 'why';
+        note.textContent = ' — cannot play: ' + why;
+        li.appendChild(note);
+      }
+      li.classList.toggle('on', name === state.name);
       ul.appendChild(li);
     }
+    // the server's catalog is still looking at some: ask again
+    if ((j.checking || []).length)
+      setTimeout(loadVideos, 1000);
   } catch (e) {
     ul.innerHTML = '<li>server unreachable</li>';
   }
@@ -40,10 +56,19 @@ function play(name) {
   showWhy(name, null);
   document.getElementById('now').textContent = 'Player: ' + name;
   for (const li of document.querySelectorAll('#videos li'))
-    li.classList.toggle('on', li.textContent === name);
+    li.classList.toggle('on', li.dataset.name === name);
   if (state.hls) { state.hls.destroy(); state.hls = null; }
+  const why = (state.unsupported || {})[name];
+  if (why) {
+    // the server said so already: no player, the reason
+    video.removeAttribute('src');
+    showWhy(name, why);
+    return;
+  }
   if (window.Hls && Hls.isSupported()) {
-    const hls = new Hls({ manifestLoadingTimeOut: 40000 });
+    // from the beginning: the playlist is an EVENT playlist while the
+    // session runs (hls.js would start at its live edge), VOD once complete
+    const hls = new Hls({ manifestLoadingTimeOut: 40000, startPosition: 0 });
     hls.on(Hls.Events.BUFFER_CODECS, (ev, data) => {
       if (data.audio) state.audioCodec = data.audio.codec || data.audio.container;
       if (data.video) state.videoCodec = data.video.codec || data.video.container;
@@ -81,6 +106,9 @@ window.twoflowReport = function () {
     audioTracks: video.audioTracks ? video.audioTracks.length : null,
     errors: state.errors.slice(-5),
     why: state.why || null,
+    unsupported: state.unsupported || {},
+    marked: Array.from(document.querySelectorAll('#videos li.unsupported'))
+      .map((li) => li.dataset.name),
   };
 };
 
@@ -179,11 +207,12 @@ async function poll() {
   updatePlayInfo();
 }
 
-loadVideos();
+const listed = loadVideos();
 poll();
 setInterval(poll, 1000);
 const want = new URLSearchParams(location.search).get('play');
 if (want) {
   video.muted = new URLSearchParams(location.search).has('muted');
-  play(want);
+  // after the list: the catalog may already say why it cannot play
+  listed.finally(() => play(want));
 }
