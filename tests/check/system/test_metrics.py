@@ -14,7 +14,11 @@ A server and a proxy on loopback; two HLS sessions run at once while both
 - the label sets are bounded: with TWOFLOW_METRICS_MAX_SESSIONS=1 only one
   of the two sessions has series, the other is counted as unexposed;
 - every log line of both programs has an ISO 8601 UTC timestamp and a
-  level, except the "TAG {json}" records scripts read.
+  level, except the "TAG {json}" records scripts read;
+- with stderr on the journal, an error is a journald entry with PRIORITY
+  and SYSLOG_IDENTIFIER (root on a machine without journald: the test
+  plays journald's two sockets under /run/systemd/journal; skipped where
+  a journal runs).
 
   test_metrics.py SERVER PROXY MAKE_CORPUS CORPUS_DIR
 """
@@ -110,6 +114,47 @@ def samples(text):
 def values(smp, name, **labels):
     return [s for s in smp if s.name == name
             and all(s.labels.get(k) == v for k, v in labels.items())]
+
+
+def journald(server_exe):
+    """The server's error as a journald entry, stderr on a fake journal."""
+    jdir = "/run/systemd/journal"
+    if os.geteuid() != 0 or os.path.exists(jdir):
+        print("skip  journald entries (not root, or a journal runs here)")
+        return
+    made = [d for d in ("/run/systemd", jdir) if not os.path.exists(d)]
+    for d in made:
+        os.mkdir(d)
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    native = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        stream.bind(jdir + "/stdout")
+        stream.listen(1)
+        native.bind(jdir + "/socket")
+        native.settimeout(20)
+        # the program's stderr connected to journald's stream socket, as
+        # systemd does for StandardError=journal
+        err = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        err.connect(jdir + "/stdout")
+        # no --dir: an error after the log is set up
+        p = subprocess.Popen([server_exe, "--port", "0"], stderr=err.fileno(),
+                             stdout=subprocess.DEVNULL)
+        err.close()
+        entry = native.recv(65536).decode(errors="replace")
+        p.wait(20)
+        fields = dict(l.split("=", 1) for l in entry.splitlines() if "=" in l)
+        check(fields.get("PRIORITY") == "3" and
+              fields.get("SYSLOG_IDENTIFIER") == "twoflow-server" and
+              "--dir" in fields.get("MESSAGE", "") and p.returncode != 0,
+              f"journald: the error as an entry {fields}")
+    finally:
+        stream.close()
+        native.close()
+        for s in ("/stdout", "/socket"):
+            if os.path.exists(jdir + s):
+                os.unlink(jdir + s)
+        for d in reversed(made):
+            os.rmdir(d)
 
 
 def main():
@@ -243,6 +288,7 @@ def main():
         check(len(own) >= 3 and not bad,
               f"{who}: {len(own)} log lines, each timestamped with a level or a record"
               + (f"; not: {bad[:3]}" if bad else ""))
+    journald(server_exe)
     if failures:
         print(f"{len(failures)} failure(s); logs in {work}")
         sys.exit(1)
