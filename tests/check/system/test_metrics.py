@@ -24,6 +24,7 @@ A server and a proxy on loopback; two HLS sessions run at once while both
 """
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -292,6 +293,7 @@ def main():
     if failures:
         print(f"{len(failures)} failure(s); logs in {work}")
         sys.exit(1)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
