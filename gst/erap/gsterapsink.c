@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — erapsink
- *
+/* twoflow — erapsink */
+/**
  * SECTION:element-erapsink
  * @title: erapsink
  * @see_also: erapsrc, udpsink

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — erapsrc
- *
+/* twoflow — erapsrc */
+/**
  * SECTION:element-erapsrc
  * @title: erapsrc
  * @see_also: erapsink, udpsrc

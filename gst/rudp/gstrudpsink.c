@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — rudpsink
- *
+/* twoflow — rudpsink */
+/**
  * SECTION:element-rudpsink
  * @title: rudpsink
  * @see_also: rudpsrc, udpsink, rtpgstpay

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — rudpsrc
- *
+/* twoflow — rudpsrc */
+/**
  * SECTION:element-rudpsrc
  * @title: rudpsrc
  * @see_also: rudpsink, udpsrc, rtpjitterbuffer

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "twoflow-http.h"
+#include "twoflow-metrics.h"
 
 #include <libsoup/soup.h>
 #include <string.h>
@@ -259,6 +260,7 @@ handler (SoupServer * srv, SoupServerMessage * msg, const char *path,
     TwoflowMetrics *m = twoflow_metrics_new ();
     gchar *t;
     twoflow_metric (m, "twoflow_up", "gauge", "The program answers", NULL, 1);
+    twoflow_metrics_build_info (m);
     if (hooks.metrics)
       hooks.metrics (m, hooks.data);
     t = twoflow_metrics_render (m);
@@ -361,34 +363,4 @@ twoflow_http_start (const gchar * address, guint port, const gchar * www,
     return FALSE;
   }
   return TRUE;
-}
-
-void
-twoflow_metrics_from_json (TwoflowMetrics * out, const gchar * prefix,
-    const gchar * help, const gchar * labels, JsonObject * obj)
-{
-  GList *l, *members = json_object_get_members (obj);
-
-  for (l = members; l; l = l->next) {
-    const gchar *key = l->data;
-    JsonNode *n = json_object_get_member (obj, key);
-    gchar *name = g_strdup_printf ("%s_%s", prefix, key);
-    gchar *p;
-
-    for (p = name; *p; p++)
-      if (!g_ascii_isalnum (*p) && *p != '_')
-        *p = '_';
-    if (JSON_NODE_HOLDS_OBJECT (n)) {
-      twoflow_metrics_from_json (out, name, help, labels,
-          json_node_get_object (n));
-    } else if (JSON_NODE_HOLDS_VALUE (n)) {
-      GType t = json_node_get_value_type (n);
-      if (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE || t == G_TYPE_BOOLEAN)
-        twoflow_metric (out, name, "gauge", help, labels,
-            t == G_TYPE_BOOLEAN ? json_node_get_boolean (n) :
-            json_node_get_double (n));
-    }
-    g_free (name);
-  }
-  g_list_free (members);
 }

@@ -51,10 +51,3 @@ gchar *twoflow_metrics_render (TwoflowMetrics * m);
 G_END_DECLS
 #endif
 
-#include <json-glib/json-glib.h>
-G_BEGIN_DECLS
-/* Every number (and boolean) in @obj, nested objects flattened with "_",
- * as gauges @prefix_<key>{@labels}. */
-void twoflow_metrics_from_json (TwoflowMetrics * out, const gchar * prefix,
-    const gchar * help, const gchar * labels, JsonObject * obj);
-G_END_DECLS

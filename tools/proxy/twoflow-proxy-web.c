@@ -7,6 +7,7 @@
  * web page; the prefix store's size limit; a clean shutdown. */
 
 #include "twoflow-http.h"
+#include "twoflow-metrics.h"
 #include "twoflow-store.h"
 
 static GList *live_sessions;    /* ProxySession, all kinds */
@@ -110,6 +111,7 @@ web_metrics (TwoflowMetrics * m, gpointer data)
   GstStructure *st = gst_twoflow_admission_get_stats (admission);
   guint64 admitted = 0, rejected = 0, reserved = 0, ess = total_ess_bytes,
       enh = total_enh_bytes;
+  GPtrArray *all;
   GList *l;
 
   gst_structure_get_uint64 (st, "admitted", &admitted);
@@ -136,43 +138,12 @@ web_metrics (TwoflowMetrics * m, gpointer data)
       "Bytes received per flow", "flow=\"essential\"", ess);
   twoflow_metric (m, "twoflow_proxy_received_bytes_total", "counter",
       "Bytes received per flow", "flow=\"enhanced\"", enh);
-  for (l = live_sessions; l; l = l->next) {
-    ProxySession *ps = l->data;
-    JsonObject *o = web_session_json (ps);
-    gchar *lab = g_strdup_printf ("session=\"%u\",video=\"%s\",kind=\"%s\"",
-        ps->id, ps->video, ps->kind ? ps->kind : "rtsp");
-    gchar *fl;
-
-    fl = g_strdup_printf ("%s,flow=\"essential\"", lab);
-    twoflow_metric (m, "twoflow_proxy_session_rate_bits_per_second", "gauge",
-        "Received rate per session and flow", fl, ps->ess_rate);
-    twoflow_metric (m, "twoflow_proxy_session_bytes_total", "counter",
-        "Bytes received per session and flow", fl,
-        counter_get (&ps->ess_bytes));
-    g_free (fl);
-    fl = g_strdup_printf ("%s,flow=\"enhanced\"", lab);
-    twoflow_metric (m, "twoflow_proxy_session_rate_bits_per_second", "gauge",
-        "Received rate per session and flow", fl, ps->enh_rate);
-    twoflow_metric (m, "twoflow_proxy_session_bytes_total", "counter",
-        "Bytes received per session and flow", fl,
-        counter_get (&ps->enh_bytes));
-    g_free (fl);
-    /* E_f, E_g, frames, rUDP losses and feedback, jitterbuffer late/lost */
-    if (json_object_has_member (o, "merge"))
-      twoflow_metrics_from_json (m, "twoflow_proxy_merge",
-          "twoflowmerge statistic (E_f, E_g: damaged frames, GOPs)", lab,
-          json_object_get_object_member (o, "merge"));
-    if (json_object_has_member (o, "rudpsrc"))
-      twoflow_metrics_from_json (m, "twoflow_proxy_rudpsrc",
-          "rudpsrc statistic of the enhanced flow", lab,
-          json_object_get_object_member (o, "rudpsrc"));
-    if (json_object_has_member (o, "jitterbuffer"))
-      twoflow_metrics_from_json (m, "twoflow_proxy_jitterbuffer",
-          "rtpjitterbuffer statistic (num_late: late packets)", lab,
-          json_object_get_object_member (o, "jitterbuffer"));
-    g_free (lab);
-    json_object_unref (o);
-  }
+  /* per session: rates, bytes, missing frames, loss, RTT, ... (bounded:
+   * twoflow-metrics.c) */
+  all = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
+  for (l = live_sessions; l; l = l->next)
+    g_ptr_array_add (all, web_session_json (l->data));
+  twoflow_metrics_proxy_sessions (m, all);
 }
 
 static gchar *

@@ -38,6 +38,7 @@
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
+#include "twoflow-log.h"
 #include "twoflow-store.h"
 
 static gchar *opt_server = NULL;
@@ -3009,6 +3010,7 @@ main (int argc, char **argv)
     twoflow_config_print_version ("twoflow-proxy");
     return 0;
   }
+  twoflow_log_init ();          /* levels and timestamps, or journald */
   if (!twoflow_daemon_read_secret ("token", opt_token_file, &opt_token, &err)
       || !twoflow_daemon_read_secret ("rtsp-password", opt_rtsp_password_file,
           &opt_rtsp_password, &err)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow-server's HTTP side (included by twoflow-server.c): /metrics
  * (Prometheus text: sessions, and per session the flows' bytes, rates,
- * retransmissions, late segments, the transcoder's rates), /status (JSON),
+ * RTT, loss, retransmissions, late segments, the transcoder's target:
+ * twoflow-metrics.c), /status (JSON),
  * /healthz; SIGHUP forgets the scanned videos so changed files are scanned
  * again. */
 
 #include "twoflow-http.h"
+#include "twoflow-metrics.h"
 
 static gint opt_http_port = 0;
 /* NULL: the control channel's --address */
@@ -18,6 +20,7 @@ static void
 web_metrics (TwoflowMetrics * m, gpointer data)
 {
   GHashTableIter it;
+  GPtrArray *all;
   gpointer v;
 
   twoflow_metric (m, "twoflow_server_sessions", "gauge", "Sessions running",
@@ -26,20 +29,13 @@ web_metrics (TwoflowMetrics * m, gpointer data)
       "Sessions started", NULL, sessions_total);
   twoflow_metric (m, "twoflow_server_videos_scanned", "gauge",
       "Videos scanned (cached)", NULL, g_hash_table_size (video_cache));
+  /* per session: rates, bytes, RTT, loss, retransmissions, the
+   * transcoder's target (bounded: twoflow-metrics.c) */
+  all = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
   g_hash_table_iter_init (&it, sessions);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
-    Session *s = v;
-    JsonObject *o = session_stats (s);
-    gchar *lab = g_strdup_printf ("session=\"%u\",video=\"%s\"", s->id,
-        s->info->name);
-
-    /* essential_stats: the essential sink's bytes, retransmissions, late
-     * segments; transcoder_stats: the enhanced flow's rates */
-    twoflow_metrics_from_json (m, "twoflow_server_session",
-        "Session statistic", lab, o);
-    g_free (lab);
-    json_object_unref (o);
-  }
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    g_ptr_array_add (all, session_stats (v));
+  twoflow_metrics_server_sessions (m, all);
 }
 
 static gchar *

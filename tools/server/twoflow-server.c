@@ -55,6 +55,7 @@
 #include <sys/random.h>
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
+#include "twoflow-log.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
@@ -3892,6 +3893,7 @@ main (int argc, char **argv)
     twoflow_config_print_version ("twoflow-server");
     return 0;
   }
+  twoflow_log_init ();          /* levels and timestamps, or journald */
   if (!twoflow_daemon_read_secret ("http-password", opt_http_password_file,
           &opt_http_password, &err)) {
     g_printerr ("%s\n", err->message);

@@ -9,7 +9,8 @@ import os
 import re
 import shlex
 
-_SECTION = re.compile(r'/\*\*?[^\n]*\n((?:\s*\*[^\n]*\n)*?)\s*\*\s*SECTION:element-(\S+)(.*?)\*/', re.S)
+# gtk-doc blocks, as hotdoc reads them: '/**' then ' * SECTION:element-NAME'
+_SECTION = re.compile(r'/\*\*\n\s*\*\s*SECTION:element-(\S+)\n(.*?)\*/', re.S)
 
 
 def _strip(comment):
@@ -31,7 +32,7 @@ def doc_blocks(source_root):
         with open(path, encoding='utf-8') as f:
             text = f.read()
         for m in _SECTION.finditer(text):
-            blocks[m.group(2)] = _strip(m.group(3))
+            blocks[m.group(1)] = _strip(m.group(2))
     return blocks
 
 

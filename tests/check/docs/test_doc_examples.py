@@ -13,7 +13,6 @@ Every example of every block must be in a run here, so a new example
 fails this test until it is."""
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys

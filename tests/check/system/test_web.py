@@ -160,8 +160,8 @@ def main():
         pm, sm = metrics(hport), metrics(sport)
         check(sample(pm, "twoflow_proxy_sessions") == 1,
               f"proxy metrics: 1 session live ({sample(pm, 'twoflow_proxy_sessions')})")
-        ef = sample(pm, "twoflow_proxy_merge_E_f", video=video, kind="hls")
-        eg = sample(pm, "twoflow_proxy_merge_E_g", video=video, kind="hls")
+        ef = sample(pm, "twoflow_proxy_session_damaged_frames_total", video=video, kind="hls")
+        eg = sample(pm, "twoflow_proxy_session_damaged_gops_total", video=video, kind="hls")
         check(ef == 0 and eg == 0, f"proxy metrics: E_f {ef}, E_g {eg} of the HLS session")
         rate = sample(pm, "twoflow_proxy_session_rate_bits_per_second",
                       video=video, flow="essential")
@@ -274,8 +274,8 @@ def main():
         time.sleep(1.5)
         sm = metrics(sport)
         names = {s.name for f in sm.values() for s in f.samples}
-        check({"twoflow_server_session_essential_stats_retransmissions",
-               "twoflow_server_session_essential_stats_segments_late"} <= names,
+        check({"twoflow_server_session_retransmissions_total",
+               "twoflow_server_session_late_segments_total"} <= names,
               "server metrics: retransmissions and late segments of the live session")
         proxy.send_signal(signal.SIGTERM)
         check(proxy.wait(10) == 0, "SIGTERM during an HLS run: the proxy exits 0")
