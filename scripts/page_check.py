@@ -113,11 +113,12 @@ class DevTools:
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    """Chromium's debugging port: twoflowlab's pick below the kernel's
+    ephemeral range (tests binding port 0 in parallel cannot take it)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "python"))
+    from twoflowlab.checks import free_port as pick
+    return pick()
 
 
 def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900,

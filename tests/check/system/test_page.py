@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from twoflowlab.checks import free_port  # noqa: E402
 
 failures = []
 
@@ -28,14 +29,6 @@ def check(cond, what):
     print(("ok    " if cond else "FAIL  ") + what, flush=True)
     if not cond:
         failures.append(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def main():

@@ -29,6 +29,7 @@ import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
+from twoflowlab.checks import free_port  # noqa: E402
 
 failures = []
 
@@ -41,14 +42,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
     return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def get(url, timeout=40):
