@@ -8,78 +8,8 @@
 #endif
 
 #include <gst/check/gstcheck.h>
+#include "uriprops.h"
 #include <string.h>
-
-static gchar *
-get_str (GstElement * e, const gchar * name)
-{
-  gchar *v = NULL;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static guint
-get_uint (GstElement * e, const gchar * name)
-{
-  guint v = 0;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static guint64
-get_u64 (GstElement * e, const gchar * name)
-{
-  guint64 v = 0;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static gboolean
-get_bool (GstElement * e, const gchar * name)
-{
-  gboolean v = FALSE;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static const gchar *
-enum_nick (GstElement * e, const gchar * name)
-{
-  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
-  GEnumClass *k = g_type_class_peek (G_PARAM_SPEC_VALUE_TYPE (p));
-  gint v = -1;
-
-  g_object_get (e, name, &v, NULL);
-  return g_enum_get_value (k, v)->value_nick;
-}
-
-/* @uri makes an element whose URI reads back as @uri itself, and so does
- * a second element made from what the first one reads back */
-static GstElement *
-check_round_trip (GstURIType type, const gchar * uri, const gchar * factory)
-{
-  GError *err = NULL;
-  GstElement *e = gst_element_make_from_uri (type, uri, NULL, &err), *e2;
-  gchar *back, *back2;
-
-  fail_unless (e != NULL, "%s: %s", uri, err ? err->message : "");
-  fail_unless_equals_string (GST_OBJECT_NAME (gst_element_get_factory (e)),
-      factory);
-  back = gst_uri_handler_get_uri (GST_URI_HANDLER (e));
-  fail_unless_equals_string (back, uri);
-  e2 = gst_element_make_from_uri (type, back, NULL, &err);
-  fail_unless (e2 != NULL, "%s: %s", back, err ? err->message : "");
-  back2 = get_str (e2, "uri");
-  fail_unless_equals_string (back2, back);
-  g_free (back2);
-  g_free (back);
-  gst_object_unref (e2);
-  return e;
-}
 
 GST_START_TEST (test_protocols)
 {
@@ -251,19 +181,7 @@ GST_END_TEST;
 /* the URI is the address: it cannot change once the source runs */
 GST_START_TEST (test_bad_state)
 {
-  GstElement *e = gst_element_make_from_uri (GST_URI_SRC,
-      "ctcp://127.0.0.1:0", NULL, NULL);
-  GError *err = NULL;
-
-  fail_unless (gst_element_set_state (e, GST_STATE_PAUSED) !=
-      GST_STATE_CHANGE_FAILURE);
-  fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (e),
-          "ctcp://127.0.0.1:7004", &err));
-  fail_unless (g_error_matches (err, GST_URI_ERROR,
-          GST_URI_ERROR_BAD_STATE));
-  g_clear_error (&err);
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_object_unref (e);
+  check_bad_state ("ctcp://127.0.0.1:0", "ctcp://127.0.0.1:7004");
 }
 
 GST_END_TEST;
@@ -285,12 +203,6 @@ GST_START_TEST (test_launch_line)
 }
 
 GST_END_TEST;
-
-static void
-source_setup (GstElement * bin, GstElement * source, GstElement ** out)
-{
-  *out = gst_object_ref (source);
-}
 
 /* playback by URI: uridecodebin makes a listening ctcpsrc for
  * ctcp://127.0.0.1:0 (gst_element_make_from_uri), a ctcpsink made from a

@@ -8,52 +8,8 @@
 #endif
 
 #include <gst/check/gstcheck.h>
+#include "uriprops.h"
 #include <gio/gio.h>
-
-static gchar *
-get_str (GstElement * e, const gchar * name)
-{
-  gchar *v = NULL;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static guint
-get_uint (GstElement * e, const gchar * name)
-{
-  guint v = 0;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static guint64
-get_u64 (GstElement * e, const gchar * name)
-{
-  guint64 v = 0;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static gint
-get_enum (GstElement * e, const gchar * name)
-{
-  gint v = -1;
-
-  g_object_get (e, name, &v, NULL);
-  return v;
-}
-
-static const gchar *
-enum_nick (GstElement * e, const gchar * name)
-{
-  GParamSpec *p = g_object_class_find_property (G_OBJECT_GET_CLASS (e), name);
-  GEnumClass *k = g_type_class_peek (G_PARAM_SPEC_VALUE_TYPE (p));
-
-  return g_enum_get_value (k, get_enum (e, name))->value_nick;
-}
 
 GST_START_TEST (test_protocols)
 {
@@ -235,20 +191,7 @@ GST_END_TEST;
 /* the URI is the address: it cannot change once the element runs */
 GST_START_TEST (test_bad_state)
 {
-  GstElement *e = gst_element_make_from_uri (GST_URI_SRC,
-      "erap://127.0.0.1:0", NULL, NULL);
-  GError *err = NULL;
-
-  g_object_set (e, "port", 0, NULL);
-  fail_unless (gst_element_set_state (e, GST_STATE_PAUSED) !=
-      GST_STATE_CHANGE_FAILURE);
-  fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (e),
-          "erap://127.0.0.1:7004", &err));
-  fail_unless (g_error_matches (err, GST_URI_ERROR,
-          GST_URI_ERROR_BAD_STATE));
-  g_clear_error (&err);
-  gst_element_set_state (e, GST_STATE_NULL);
-  gst_object_unref (e);
+  check_bad_state ("erap://127.0.0.1:0", "erap://127.0.0.1:7004");
 }
 
 GST_END_TEST;
