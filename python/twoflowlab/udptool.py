@@ -72,6 +72,11 @@ def cmd_send(a):
         if gap:
             if now < nxt:
                 time.sleep(nxt - now)
+            elif a.max_burst and now - nxt > a.max_burst * gap:
+                # descheduled: catch up at most max_burst packets at once
+                # (a burst of all that was due is the machine's, not the
+                # flow's)
+                nxt = now - a.max_burst * gap
             nxt += gap
         try:
             s.sendto(HDR.pack(seq, time.monotonic()) + pad, (a.to, a.port))
@@ -200,6 +205,9 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=1000, help="UDP payload bytes")
     p.add_argument("--count", type=int)
     p.add_argument("--duration", type=float)
+    p.add_argument("--max-burst", type=int, default=0, help="after a delay, "
+                   "send at most this many late packets back to back "
+                   "(0: all of them, keeping the mean rate)")
     p = sub.add_parser("recv")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--duration", type=float)
