@@ -33,46 +33,13 @@
 
 static gchar *tmpdir;
 
-/* A self-signed certificate for 127.0.0.1 in tmpdir: NAME.pem, NAME.key */
-static void
-make_cert (const gchar * name)
-{
-  gchar *key = g_strdup_printf ("%s/%s.key", tmpdir, name);
-  gchar *cert = g_strdup_printf ("%s/%s.pem", tmpdir, name);
-  gchar *tmpl = g_build_filename (tmpdir, "template", NULL);
-  gchar *argv1[] = { (gchar *) "certtool", (gchar *) "--generate-privkey",
-    (gchar *) "--key-type=ecdsa", (gchar *) "--outfile", key, NULL
-  };
-  gchar *argv2[] = { (gchar *) "certtool", (gchar *) "--generate-self-signed",
-    (gchar *) "--load-privkey", key, (gchar *) "--template", tmpl,
-    (gchar *) "--outfile", cert, NULL
-  };
-  gint status = -1;
-
-  fail_unless (g_file_set_contents (tmpl, "cn = \"twoflow test\"\n"
-          "ip_address = \"127.0.0.1\"\nexpiration_days = 2\nca\n"
-          "cert_signing_key\nsigning_key\nencryption_key\ntls_www_server\n",
-          -1, NULL));
-  fail_unless (g_spawn_sync (NULL, argv1, NULL, G_SPAWN_SEARCH_PATH |
-          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-          NULL, NULL, &status, NULL) && status == 0,
-      "certtool (gnutls-bin) failed");
-  fail_unless (g_spawn_sync (NULL, argv2, NULL, G_SPAWN_SEARCH_PATH |
-          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-          NULL, NULL, &status, NULL) && status == 0);
-  g_unlink (tmpl);
-  g_free (tmpl);
-  g_free (key);
-  g_free (cert);
-}
-
 static void
 setup (void)
 {
   tmpdir = g_dir_make_tmp ("ctcpattack-XXXXXX", NULL);
   fail_unless (tmpdir != NULL);
-  make_cert ("server");
-  make_cert ("other");
+  g_free (ctcp_make_cert (tmpdir, "server", NULL));
+  g_free (ctcp_make_cert (tmpdir, "other", NULL));
 }
 
 static void

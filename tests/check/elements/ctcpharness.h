@@ -8,6 +8,7 @@
 
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <glib/gstdio.h>
 
 /* A ctcpsink to 127.0.0.1:@port with @props, fed application/octet-stream;
  * @systemclock: on the system clock (else the harness' test clock). */
@@ -196,6 +197,44 @@ refused_count (gpointer element)
   gst_structure_get_uint (st, "connections-refused", &n);
   gst_structure_free (st);
   return n;
+}
+
+/* A self-signed ECDSA certificate (a CA too) for 127.0.0.1 and localhost,
+ * server and client, made by certtool in @dir: @dir/NAME.pem (returned)
+ * and @dir/NAME.key (in *@key when @key is not NULL). */
+static inline gchar *
+ctcp_make_cert (const gchar * dir, const gchar * name, gchar ** key_out)
+{
+  gchar *key = g_strdup_printf ("%s/%s.key", dir, name);
+  gchar *cert = g_strdup_printf ("%s/%s.pem", dir, name);
+  gchar *tmpl = g_build_filename (dir, "template", NULL);
+  gchar *argv1[] = { (gchar *) "certtool", (gchar *) "--generate-privkey",
+    (gchar *) "--key-type=ecdsa", (gchar *) "--outfile", key, NULL
+  };
+  gchar *argv2[] = { (gchar *) "certtool", (gchar *) "--generate-self-signed",
+    (gchar *) "--load-privkey", key, (gchar *) "--template", tmpl,
+    (gchar *) "--outfile", cert, NULL
+  };
+  gint status = -1;
+
+  fail_unless (g_file_set_contents (tmpl, "cn = \"twoflow test\"\n"
+          "dns_name = \"localhost\"\nip_address = \"127.0.0.1\"\n"
+          "expiration_days = 2\nca\ncert_signing_key\nsigning_key\n"
+          "encryption_key\ntls_www_server\ntls_www_client\n", -1, NULL));
+  fail_unless (g_spawn_sync (NULL, argv1, NULL, G_SPAWN_SEARCH_PATH |
+          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+          NULL, NULL, &status, NULL) && status == 0,
+      "certtool (gnutls-bin) failed");
+  fail_unless (g_spawn_sync (NULL, argv2, NULL, G_SPAWN_SEARCH_PATH |
+          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+          NULL, NULL, &status, NULL) && status == 0);
+  g_unlink (tmpl);
+  g_free (tmpl);
+  if (key_out)
+    *key_out = key;
+  else
+    g_free (key);
+  return cert;
 }
 
 #endif

@@ -24,42 +24,6 @@ static gchar *tmpdir, *cert_file, *key_file, *other_cert_file;
 static gchar *client_cert_file, *client_key_file;
 static GTlsCertificate *server_cert;
 
-static gchar *
-make_cert (const gchar * name)
-{
-  gchar *key = g_strdup_printf ("%s/%s.key", tmpdir, name);
-  gchar *cert = g_strdup_printf ("%s/%s.pem", tmpdir, name);
-  gchar *tmpl = g_build_filename (tmpdir, "template", NULL);
-  gchar *argv1[] = { (gchar *) "certtool", (gchar *) "--generate-privkey",
-    (gchar *) "--key-type=ecdsa", (gchar *) "--outfile", key, NULL
-  };
-  gchar *argv2[] = { (gchar *) "certtool", (gchar *) "--generate-self-signed",
-    (gchar *) "--load-privkey", key, (gchar *) "--template", tmpl,
-    (gchar *) "--outfile", cert, NULL
-  };
-  gint status = -1;
-
-  fail_unless (g_file_set_contents (tmpl, "cn = \"twoflow test\"\n"
-          "dns_name = \"localhost\"\nip_address = \"127.0.0.1\"\n"
-          "expiration_days = 2\nca\ncert_signing_key\nsigning_key\n"
-          "encryption_key\ntls_www_server\ntls_www_client\n", -1, NULL));
-  fail_unless (g_spawn_sync (NULL, argv1, NULL, G_SPAWN_SEARCH_PATH |
-          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-          NULL, NULL, &status, NULL) && status == 0,
-      "certtool (gnutls-bin) failed");
-  fail_unless (g_spawn_sync (NULL, argv2, NULL, G_SPAWN_SEARCH_PATH |
-          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-          NULL, NULL, &status, NULL) && status == 0);
-  g_free (tmpl);
-  if (g_str_equal (name, "server"))
-    key_file = key;
-  else if (g_str_equal (name, "client"))
-    client_key_file = key;
-  else
-    g_free (key);
-  return cert;
-}
-
 static void
 setup_certs (void)
 {
@@ -67,9 +31,9 @@ setup_certs (void)
 
   tmpdir = g_dir_make_tmp ("ctcptls-XXXXXX", NULL);
   fail_unless (tmpdir != NULL);
-  cert_file = make_cert ("server");
-  other_cert_file = make_cert ("other");
-  client_cert_file = make_cert ("client");
+  cert_file = ctcp_make_cert (tmpdir, "server", &key_file);
+  other_cert_file = ctcp_make_cert (tmpdir, "other", NULL);
+  client_cert_file = ctcp_make_cert (tmpdir, "client", &client_key_file);
   server_cert = g_tls_certificate_new_from_files (cert_file, key_file, &err);
   fail_unless (server_cert != NULL, "%s", err ? err->message : "");
 }
