@@ -121,6 +121,50 @@ wait_end (GstElement * p, guint secs, gchar ** text)
   return t;
 }
 
+/* A receiver and a sender of one file: erapsrc (@rx_props, any port)
+ * writing f.out, then erapsink (@tx_props) reading f.in toward it. */
+typedef struct {
+  Files f;
+  GstElement *rx, *tx, *src, *sink;
+  guint port;
+} Pair;
+
+static void
+pair_receive (Pair * p, gsize size, guint seed, const gchar * rx_props)
+{
+  gchar *desc;
+
+  memset (p, 0, sizeof (*p));
+  files_new (&p->f, size, seed);
+  desc = g_strdup_printf ("erapsrc name=src port=0 %s ! filesink "
+      "location=%s", rx_props, p->f.out);
+  p->rx = launch (desc, &p->src, "src");
+  g_free (desc);
+  g_object_get (p->src, "port", &p->port, NULL);
+}
+
+static void
+pair_send (Pair * p, const gchar * tx_props)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
+      "host=127.0.0.1 port=%u %s", p->f.in, p->port, tx_props);
+
+  p->tx = launch (desc, &p->sink, "sink");
+  g_free (desc);
+}
+
+static void
+pair_free (Pair * p)
+{
+  gst_element_set_state (p->tx, GST_STATE_NULL);
+  gst_element_set_state (p->rx, GST_STATE_NULL);
+  gst_object_unref (p->src);
+  gst_object_unref (p->sink);
+  gst_object_unref (p->tx);
+  gst_object_unref (p->rx);
+  files_free (&p->f);
+}
+
 /* A UDP socket on @ip, any port (@port 0) or @port. */
 static GSocket *
 udp_on (const gchar * ip, guint port)
@@ -186,50 +230,32 @@ wait_stat (GstElement * e, const gchar * field, guint64 at_least)
  * neither, and takes the genuine transfer bit-exact. */
 GST_START_TEST (test_third_address_first)
 {
-  Files f;
-  gchar *desc, *err = NULL;
-  GstElement *rx, *tx, *src, *sink;
+  Pair p;
+  gchar *err = NULL;
   GSocket *evil;
-  guint port;
   guint8 pkt[64], buf[64];
   gssize n;
 
-  files_new (&f, 1000 * 1000, 1);
-  desc = g_strdup_printf ("erapsrc name=src port=0 accept-host=127.0.0.1 "
-      "linger=200000000 ! filesink location=%s", f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &port, NULL);
-
+  pair_receive (&p, 1000 * 1000, 1, "accept-host=127.0.0.1 linger=200000000");
   evil = udp_on ("127.0.0.2", 0);
-  send_to (evil, port, pkt, forged_data (pkt));
-  send_to (evil, port, (const guint8 *) "garbage", 7);
-  wait_stat (src, "foreign", 2);
+  send_to (evil, p.port, pkt, forged_data (pkt));
+  send_to (evil, p.port, (const guint8 *) "garbage", 7);
+  wait_stat (p.src, "foreign", 2);
 
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u", f.in, port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  fail_unless (wait_end (tx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
-  fail_unless (wait_end (rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
+  pair_send (&p, "");
+  fail_unless (wait_end (p.tx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
+  fail_unless (wait_end (p.rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
   /* the attacker got no ACK */
   g_socket_set_blocking (evil, FALSE);
   n = g_socket_receive (evil, (gchar *) buf, sizeof (buf), NULL, NULL);
   fail_unless (n < 0, "the third address got %" G_GSSIZE_FORMAT " bytes", n);
-  fail_unless_equals_uint64 (stat_u64 (src, "foreign"), 2);
-  fail_unless_equals_uint64 (stat_u64 (src, "malformed"), 0);
-  fail_unless_equals_uint64 (stat_u64 (src, "bytes"), f.size);
-  fail_unless_equals_uint64 (stat_u64 (sink, "bytes-acked"), f.size);
-  gst_element_set_state (tx, GST_STATE_NULL);
-  gst_element_set_state (rx, GST_STATE_NULL);
-  fail_unless (same_files (f.in, f.out));
-
+  fail_unless_equals_uint64 (stat_u64 (p.src, "foreign"), 2);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "malformed"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "bytes"), p.f.size);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "bytes-acked"), p.f.size);
+  fail_unless (same_files (p.f.in, p.f.out));
   g_object_unref (evil);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  pair_free (&p);
 }
 
 GST_END_TEST;
@@ -240,38 +266,22 @@ GST_END_TEST;
  * through. */
 GST_START_TEST (test_garbage_does_not_fix_sender)
 {
-  Files f;
-  gchar *desc, *err = NULL;
-  GstElement *rx, *tx, *src, *sink;
+  Pair p;
+  gchar *err = NULL;
   GSocket *evil;
-  guint port;
 
-  files_new (&f, 200 * 1000, 2);
-  desc = g_strdup_printf ("erapsrc name=src port=0 linger=200000000 ! "
-      "filesink location=%s", f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &port, NULL);
+  pair_receive (&p, 200 * 1000, 2, "linger=200000000");
   evil = udp_on ("127.0.0.2", 0);
-  send_to (evil, port, (const guint8 *) "garbage", 7);
-  wait_stat (src, "malformed", 1);
+  send_to (evil, p.port, (const guint8 *) "garbage", 7);
+  wait_stat (p.src, "malformed", 1);
 
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u", f.in, port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  fail_unless (wait_end (tx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
-  fail_unless (wait_end (rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
-  fail_unless_equals_uint64 (stat_u64 (src, "foreign"), 0);
-  gst_element_set_state (tx, GST_STATE_NULL);
-  gst_element_set_state (rx, GST_STATE_NULL);
-  fail_unless (same_files (f.in, f.out));
+  pair_send (&p, "");
+  fail_unless (wait_end (p.tx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
+  fail_unless (wait_end (p.rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "foreign"), 0);
+  fail_unless (same_files (p.f.in, p.f.out));
   g_object_unref (evil);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  pair_free (&p);
 }
 
 GST_END_TEST;
@@ -368,41 +378,28 @@ GST_END_TEST;
  * sender reports acknowledged is exactly what the receiver delivered. */
 GST_START_TEST (test_forged_acks_genuine_receiver)
 {
-  Files f;
-  gchar *desc, *err = NULL;
-  GstElement *rx, *tx, *src, *sink;
+  Pair p;
+  gchar *err = NULL;
   Forger fg = { 0 };
   GThread *t;
   GstMessageType end;
 
-  files_new (&f, 2 * 1000 * 1000, 4);
-  desc = g_strdup_printf ("erapsrc name=src port=0 accept-host=127.0.0.1 "
-      "linger=200000000 ! filesink location=%s", f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &fg.rx_port, NULL);
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u max-rate=20000000", f.in, fg.rx_port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  fg.sink = sink;
+  pair_receive (&p, 2 * 1000 * 1000, 4,
+      "accept-host=127.0.0.1 linger=200000000");
+  fg.rx_port = p.port;
+  pair_send (&p, "max-rate=20000000");
+  fg.sink = p.sink;
   t = g_thread_new ("forger", forger_thread, &fg);
-  end = wait_end (tx, 60, &err);
+  end = wait_end (p.tx, 60, &err);
   g_atomic_int_set (&fg.stop, 1);
   g_thread_join (t);
   fail_unless (end == GST_MESSAGE_EOS, "%s", err);
-  fail_unless (wait_end (rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
-  fail_unless (stat_u64 (sink, "acks-foreign") > 0);
-  fail_unless_equals_uint64 (stat_u64 (sink, "bytes-acked"), f.size);
-  fail_unless_equals_uint64 (stat_u64 (src, "bytes"), f.size);
-  gst_element_set_state (tx, GST_STATE_NULL);
-  gst_element_set_state (rx, GST_STATE_NULL);
-  fail_unless (same_files (f.in, f.out));
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  fail_unless (wait_end (p.rx, 60, &err) == GST_MESSAGE_EOS, "%s", err);
+  fail_unless (stat_u64 (p.sink, "acks-foreign") > 0);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "bytes-acked"), p.f.size);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "bytes"), p.f.size);
+  fail_unless (same_files (p.f.in, p.f.out));
+  pair_free (&p);
 }
 
 GST_END_TEST;
@@ -460,37 +457,21 @@ GST_END_TEST;
  * receiver delivers nothing. */
 GST_START_TEST (test_wrong_passphrase_error)
 {
-  Files f;
-  gchar *desc, *err = NULL;
-  GstElement *rx, *tx, *src, *sink;
-  guint port;
+  Pair p;
+  gchar *err = NULL;
 
-  files_new (&f, 200 * 1000, 6);
-  desc = g_strdup_printf ("erapsrc name=src port=0 "
-      "passphrase=correct-horse-battery ! filesink location=%s", f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &port, NULL);
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u passphrase=correct-horse-batterz "
-      "connect-timeout=1000000000", f.in, port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  fail_unless_equals_int (wait_end (tx, 60, &err), GST_MESSAGE_ERROR);
+  pair_receive (&p, 200 * 1000, 6, "passphrase=correct-horse-battery");
+  pair_send (&p, "passphrase=correct-horse-batterz "
+      "connect-timeout=1000000000");
+  fail_unless_equals_int (wait_end (p.tx, 60, &err), GST_MESSAGE_ERROR);
   fail_unless (strstr (err, "Could not connect to 127.0.0.1:") != NULL, "%s",
       err);
   fail_unless (strstr (err, "passphrase or key") != NULL, "%s", err);
-  fail_unless_equals_uint64 (stat_u64 (sink, "bytes-acked"), 0);
-  fail_unless_equals_uint64 (stat_u64 (src, "bytes"), 0);
-  fail_unless (stat_u64 (src, "auth-failures") > 0);
-  gst_element_set_state (tx, GST_STATE_NULL);
-  gst_element_set_state (rx, GST_STATE_NULL);
+  fail_unless_equals_uint64 (stat_u64 (p.sink, "bytes-acked"), 0);
+  fail_unless_equals_uint64 (stat_u64 (p.src, "bytes"), 0);
+  fail_unless (stat_u64 (p.src, "auth-failures") > 0);
   g_free (err);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  pair_free (&p);
 }
 
 GST_END_TEST;
@@ -501,35 +482,19 @@ GST_END_TEST;
  * longer than the transfer at its rate cap would take.) */
 GST_START_TEST (test_receiver_gone_linger_error)
 {
-  Files f;
-  gchar *desc, *err = NULL;
-  GstElement *rx, *tx, *src, *sink;
-  guint port;
+  Pair p;
+  gchar *err = NULL;
 
-  files_new (&f, 2 * 1000 * 1000, 7);
-  desc = g_strdup_printf ("erapsrc name=src port=0 ! filesink location=%s",
-      f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &port, NULL);
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u max-rate=4000000 linger=6000000000", f.in,
-      port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  wait_stat (src, "bytes", 100 * 1000);
-  gst_element_set_state (rx, GST_STATE_NULL);
-  fail_unless_equals_int (wait_end (tx, 60, &err), GST_MESSAGE_ERROR);
+  pair_receive (&p, 2 * 1000 * 1000, 7, "");
+  pair_send (&p, "max-rate=4000000 linger=6000000000");
+  wait_stat (p.src, "bytes", 100 * 1000);
+  gst_element_set_state (p.rx, GST_STATE_NULL);
+  fail_unless_equals_int (wait_end (p.tx, 60, &err), GST_MESSAGE_ERROR);
   fail_unless (strstr (err, "bytes were not acknowledged") != NULL, "%s",
       err);
-  fail_unless (stat_u64 (sink, "bytes-acked") < f.size);
-  gst_element_set_state (tx, GST_STATE_NULL);
+  fail_unless (stat_u64 (p.sink, "bytes-acked") < p.f.size);
   g_free (err);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  pair_free (&p);
 }
 
 GST_END_TEST;
@@ -540,36 +505,21 @@ GST_END_TEST;
  * for connect-timeout after the last ACK (before: blocked for ever). */
 GST_START_TEST (test_receiver_gone_queue_full)
 {
-  Files f;
-  gchar *desc, *err = NULL, *want;
-  GstElement *rx, *tx, *src, *sink;
-  guint port;
+  Pair p;
+  gchar *err = NULL, *want;
 
-  files_new (&f, 4 * 1000 * 1000, 8);
-  desc = g_strdup_printf ("erapsrc name=src port=0 ! filesink location=%s",
-      f.out);
-  rx = launch (desc, &src, "src");
-  g_free (desc);
-  g_object_get (src, "port", &port, NULL);
-  desc = g_strdup_printf ("filesrc location=%s ! erapsink name=sink "
-      "host=127.0.0.1 port=%u max-rate=4000000 max-queue-bytes=200000 "
-      "connect-timeout=1000000000", f.in, port);
-  tx = launch (desc, &sink, "sink");
-  g_free (desc);
-  wait_stat (src, "bytes", 100 * 1000);
-  gst_element_set_state (rx, GST_STATE_NULL);
-  fail_unless_equals_int (wait_end (tx, 60, &err), GST_MESSAGE_ERROR);
-  want = g_strdup_printf ("Lost the receiver 127.0.0.1:%u", port);
+  pair_receive (&p, 4 * 1000 * 1000, 8, "");
+  pair_send (&p, "max-rate=4000000 max-queue-bytes=200000 "
+      "connect-timeout=1000000000");
+  wait_stat (p.src, "bytes", 100 * 1000);
+  gst_element_set_state (p.rx, GST_STATE_NULL);
+  fail_unless_equals_int (wait_end (p.tx, 60, &err), GST_MESSAGE_ERROR);
+  want = g_strdup_printf ("Lost the receiver 127.0.0.1:%u", p.port);
   fail_unless (strstr (err, want) != NULL, "%s", err);
-  fail_unless (stat_u64 (sink, "bytes-acked") < f.size);
-  gst_element_set_state (tx, GST_STATE_NULL);
+  fail_unless (stat_u64 (p.sink, "bytes-acked") < p.f.size);
   g_free (want);
   g_free (err);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (tx);
-  gst_object_unref (rx);
-  files_free (&f);
+  pair_free (&p);
 }
 
 GST_END_TEST;
