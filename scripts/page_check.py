@@ -122,9 +122,11 @@ def free_port():
 
 
 def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900,
-        actions=()):
+        actions=(), until=None):
     """... actions: (t, javascript) pairs, each evaluated once t s after the
-    page was opened (a seek: "player.currentTime = 1; player.play()")."""
+    page was opened (a seek: "player.currentTime = 1; player.play()");
+    until: a predicate on the reports so far that ends the run before
+    @seconds (then @seconds is a bound a loaded machine may need)."""
     exe = chromium_binary()
     if not exe:
         return {"ok": False, "error": "no chromium"}
@@ -170,6 +172,8 @@ def run(url, play=None, seconds=8.0, screenshot=None, width=1400, height=900,
             if rep:
                 rep["t"] = round(time.monotonic() - t0, 2)
                 out["reports"].append(rep)
+            if until and not todo and until(out["reports"]):
+                break
         box = dt.eval("(() => { const r = document.getElementById('player')"
                       ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()")
         shot = base64.b64decode(dt.call("Page.captureScreenshot",

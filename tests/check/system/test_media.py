@@ -165,12 +165,12 @@ def main():
           f"({res.stderr.strip()[-300:]})")
     work = tempfile.mkdtemp(prefix="twoflow-media-")
     procs = []
+    # logs to files: a pipe nobody reads until the end fills up and
+    # blocks the program
+    server_log = os.path.join(work, "server.log")
+    proxy_log = os.path.join(work, "proxy.log")
     try:
         rport = free_port()
-        # logs to files: a pipe nobody reads until the end fills up and
-        # blocks the program
-        server_log = os.path.join(work, "server.log")
-        proxy_log = os.path.join(work, "proxy.log")
         server, cport = start_server(server_exe, corpus, server_log)
         procs.append(server)
         proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
@@ -265,6 +265,9 @@ def main():
               f"RTSP {name} with rtspsrc: {got['frames']} frames, audio {got['audio']} "
               f"({err})")
 
+        check(proxy.poll() is None, f"proxy still running after the viewers "
+              f"(exit {proxy.returncode})")
+
         # 4. bad input: clear errors to the viewer and in the log
         def bad(name):
             fetched = subprocess.run(proxy_base + ["--fetch", name, "--output",
@@ -305,6 +308,14 @@ def main():
             check(re.search(re.escape(name) + ".*" + re.escape(reason), pout) is not None,
                   f"proxy log names {name}: {reason}")
     finally:
+        for p, log in ((procs[0] if procs else None, server_log),
+                       (procs[1] if len(procs) > 1 else None, proxy_log)):
+            if p is not None and p.poll() not in (None, 0, -signal.SIGTERM):
+                # a program that died: its last words (a CRITICAL under
+                # G_DEBUG=fatal-criticals, a crash)
+                with open(log, errors="replace") as f:
+                    print(f"{p.args[0]} exited {p.returncode}; its log ends:\n"
+                          + "".join(f.readlines()[-40:]))
         stop(procs)
         if os.environ.get("TWOFLOW_KEEP") is None:
             shutil.rmtree(work, ignore_errors=True)

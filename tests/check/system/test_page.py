@@ -69,8 +69,14 @@ def main():
         check(len(js) > 100000, f"hls.js served with the page ({len(js)} bytes; "
               "meson fetches it: subprojects/hls.js.wrap)")
         shot = os.path.join(work, "page.png")
+        def advanced(reps):
+            t = [r["currentTime"] for r in reps if r["currentTime"] > 0]
+            return len(t) >= 4 and t[-1] - t[0] > 1.5
+
+        # until playback has advanced 1.5 s (3-5 s here; a loaded machine
+        # may take longer to start)
         res = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
-                     seconds=9, screenshot=shot)
+                     seconds=25, screenshot=shot, until=advanced)
         reps = res.get("reports", [])
         check(res.get("ok"), f"Chromium drove the page ({res.get('error', 'ok')})")
         playing = [r for r in reps if r["currentTime"] > 0]
@@ -104,7 +110,8 @@ def main():
               and 0.4 <= after[0] < before[-1] and after[-1] > after[0],
               f"the page seeks back in the playlist (at 7 s to 0.5): {t4}")
         # MPEG-2: browsers decode no MPEG-2 video; the page gets it as H.264
-        res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=9)
+        res2 = pc.run(f"http://127.0.0.1:{hport}/", play="mpeg2-mp2.ts", seconds=25,
+                      until=advanced)
         reps2 = res2.get("reports", [])
         last2 = reps2[-1] if reps2 else {}
         times2 = [r["currentTime"] for r in reps2 if r["currentTime"] > 0]
