@@ -148,6 +148,9 @@ typedef struct
   gdouble start, start_npt;
   gint64 start_frames, start_audio;     /* -1: the whole video */
   gboolean rtsp_played;         /* a PLAY of its RTSP viewer was answered */
+  gint released;                /* (atomic) its media is gone: no PLAY,
+                                 * no events; freed in the main loop */
+  JsonObject *end_report;       /* taken as its media went */
   gint replaced;                /* (atomic) a seek replaced it: its events
                                  * (the flows' end as errors) are not the
                                  * media's */
@@ -809,7 +812,7 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   }
   ev = twoflow_json_from_line (line, NULL);
   g_free (line);
-  if (g_atomic_int_get (&ps->replaced)) {
+  if (g_atomic_int_get (&ps->replaced) || g_atomic_int_get (&ps->released)) {
     if (ev)
       json_object_unref (ev);
     return;
@@ -899,6 +902,11 @@ ready_cb (gpointer user_data)
   GError *err = NULL;
   gboolean nat = opt_nat;
 
+  if (g_atomic_int_get (&ps->released)) {
+    ps->ready_timer = 0;        /* set up and let go before its receivers
+                                 * were ready: release_idle frees it */
+    return G_SOURCE_REMOVE;
+  }
   if (nat)
     ess_port = 1;               /* the server names the ports */
   else if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
@@ -1727,37 +1735,45 @@ twoflow_mounts_init (TwoflowMounts * m)
 {
 }
 
-/* The media of @ps is gone: its reservation (if it was played) and its
- * server session end. */
+/* The session's report and its memory, in the main loop: its callbacks
+ * (ready_cb, event_cb, the timers) run there, so it is freed there. */
+static gboolean
+release_idle (gpointer data)
+{
+  ProxySession *ps = data;
+
+  g_rec_mutex_lock (&rtsp_lock);
+  if (!ps->end_report) {
+    /* set up, never played: no server session to report */
+    g_print ("proxy session %u: released (never played)\n", ps->id);
+  } else {
+    log_json ("SESSION-END", ps->end_report);
+    json_object_unref (ps->end_report);
+    g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
+        ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
+  }
+  proxy_session_free (ps);
+  g_rec_mutex_unlock (&rtsp_lock);
+  return G_SOURCE_REMOVE;
+}
+
+/* The media of @ps is going, in whatever thread lets it go (a client's,
+ * on TEARDOWN or a closed connection): its reservation ends and its
+ * report is taken now, while its elements still exist; the session is
+ * freed in the main loop (freeing it here raced with a server event
+ * still to be dispatched there), which ignores it from now on. */
 static void
 release_session (gpointer data, GObject * where_the_media_was)
 {
   ProxySession *ps = data;
-  JsonObject *rep;
 
   g_rec_mutex_lock (&rtsp_lock);
   gst_twoflow_admission_remove (admission, ps->id);
-  if (!ps->ready_timer && !ps->play_sent) {
-    /* set up, never played: no server session to report */
-    g_print ("proxy session %u: released (never played)\n", ps->id);
-    proxy_session_free (ps);
-    g_rec_mutex_unlock (&rtsp_lock);
-    return;
-  }
-  rep = proxy_session_report (ps);
-  log_json ("SESSION-END", rep);
-  json_object_unref (rep);
-  g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
-      ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
-  proxy_session_free (ps);
+  if (ps->ready_timer || ps->play_sent)
+    ps->end_report = proxy_session_report (ps);
+  g_atomic_int_set (&ps->released, 1);
   g_rec_mutex_unlock (&rtsp_lock);
-}
-
-static gboolean
-release_idle (gpointer data)
-{
-  release_session (data, NULL);
-  return G_SOURCE_REMOVE;
+  g_idle_add (release_idle, ps);
 }
 
 static void
@@ -2075,8 +2091,13 @@ stand_in_source (gboolean eos)
   GstCaps *caps = gst_caps_from_string ("video/mpegts, "
       "systemstream=(boolean)true, packetsize=(int)188");
 
+  /* a live source answers latency min = max = 0 by default: beside the
+   * video's stream (0.7 s of jitterbuffer) in a funnel that made max <
+   * min ("minimum latency bigger than maximum latency" and a "Pipeline
+   * construction is invalid" warning on every latency query); with
+   * min-latency set, max-latency -1 is unbounded */
   g_object_set (src, "is-live", TRUE, "format", GST_FORMAT_TIME, "caps", caps,
-      NULL);
+      "min-latency", (gint64) 0, NULL);
   gst_caps_unref (caps);
   g_signal_connect (src, "need-data", G_CALLBACK (stand_in_need_data),
       GINT_TO_POINTER (eos));
@@ -2268,8 +2289,8 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   g_object_set_data (G_OBJECT (media), "twoflow-session", ps);
   g_object_weak_unref (G_OBJECT (media), release_session, old);
   g_object_weak_ref (G_OBJECT (media), release_session, ps);
-  /* in the main loop, after any event of it already read (event_cb) */
-  g_idle_add (release_idle, old);
+  /* freed in the main loop, after any event of it already read */
+  release_session (old, NULL);
   admission_add (ps);
   gst_element_sync_state_with_parent (recv);
   /* PLAY now when the receivers listen, so the answer says where the
