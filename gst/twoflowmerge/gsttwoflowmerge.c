@@ -109,7 +109,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2, 4 }, "
         "systemstream = (boolean) false, parsed = (boolean) true; "
-        "video/x-h264, alignment = (string) au"));
+        "video/x-h264, alignment = (string) au; "
+        "video/x-h265, alignment = (string) au; "
+        "video/x-av1, alignment = (string) tu"));
 
 static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
     GST_PAD_SRC,
