@@ -481,13 +481,7 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     return FALSE;
   }
 
-  if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN) {
-    GST_OBJECT_LOCK (self);
-    gst_twoflow_sequencer_init (&self->seq, codec, self->policy,
-        self->segment_duration);
-    GST_OBJECT_UNLOCK (self);
-  }
-  self->codec = codec;
+  /* the stream's state only once the caps are found good */
   if (!self->picture_parser)
     self->picture_parser = gst_twoflow_picture_parser_new (codec);
   if (codec == GST_TWOFLOW_CODEC_H264 || codec == GST_TWOFLOW_CODEC_H265) {
@@ -502,15 +496,23 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
       GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
           ("%s %s caps without a valid codec_data",
               gst_twoflow_codec_to_string (codec), format));
+      if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN)
+        g_clear_pointer (&self->picture_parser,
+            gst_twoflow_picture_parser_free);
       return FALSE;
     }
   } else if (codec == GST_TWOFLOW_CODEC_AV1
-      && gst_structure_has_field (s, "codec_data")
-      && !gst_twoflow_split_parse_codec_data (self, s)) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-        ("AV1 caps with an invalid codec_data (av1C)"));
-    return FALSE;
+      && gst_structure_has_field (s, "codec_data")) {
+    gst_twoflow_split_parse_codec_data (self, s);
   }
+
+  if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN) {
+    GST_OBJECT_LOCK (self);
+    gst_twoflow_sequencer_init (&self->seq, codec, self->policy,
+        self->segment_duration);
+    GST_OBJECT_UNLOCK (self);
+  }
+  self->codec = codec;
 
   gst_caps_replace (&self->input_caps, caps);
   self->caps_records_pending = TRUE;

@@ -109,7 +109,9 @@ static void parse_av1_obus (GstTwoflowPictureParser * p, const guint8 * data,
     gsize size, GstTwoflowPictureInfo * info);
 
 /* av1C (AV1 in ISOBMFF 2.3): 4 bytes of marker, version and format, then
- * configOBUs (the sequence header). */
+ * configOBUs (the sequence header). Some demuxers give bare OBUs instead;
+ * and key frames carry the sequence header in band anyway, so what does
+ * not parse is left aside. */
 static gboolean
 set_codec_data_av1 (GstTwoflowPictureParser * p, const guint8 * data,
     gsize size)
@@ -118,10 +120,11 @@ set_codec_data_av1 (GstTwoflowPictureParser * p, const guint8 * data,
 
   if (!data)
     return TRUE;
-  if (size < 4 || (data[0] & 0x80) == 0 || (data[0] & 0x7f) != 1)
-    return FALSE;
   memset (&info, 0, sizeof (info));
-  parse_av1_obus (p, data + 4, size - 4, &info);
+  if (size >= 4 && data[0] == 0x81)
+    parse_av1_obus (p, data + 4, size - 4, &info);
+  else
+    parse_av1_obus (p, data, size, &info);
   return TRUE;
 }
 

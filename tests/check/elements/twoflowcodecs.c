@@ -404,6 +404,20 @@ GST_START_TEST (test_av1_aom)
 
 GST_END_TEST;
 
+/* AV1 in MP4: the caps' codec_data as qtdemux gives it */
+GST_START_TEST (test_av1_mp4)
+{
+  gchar *m = twoflow_test_generated_av1_mp4 ();
+  Flows f;
+
+  fail_unless_equals_int (roundtrip (m, "policy=ip", &f), 50);
+  fail_unless_equals_int (count_type (&f, GST_TWOFLOW_PICTURE_I), 2);
+  flows_clear (&f);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 static Suite *
 twoflowcodecs_suite (void)
 {
@@ -417,6 +431,7 @@ twoflowcodecs_suite (void)
   tcase_add_test (tc, test_h265_hvc1);
   tcase_add_test (tc, test_av1_svt);
   tcase_add_test (tc, test_av1_aom);
+  tcase_add_test (tc, test_av1_mp4);
   return s;
 }
 

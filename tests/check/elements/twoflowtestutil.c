@@ -86,6 +86,8 @@ generate_ffmpeg (const gchar * name, const gchar * args)
     return path;
   ext = strrchr (name, '.');
   tmp = g_strdup_printf ("%s.%d.tmp%s", path, getpid (), ext);
+  /* SVT-AV1 logs to stderr unless told otherwise */
+  g_setenv ("SVT_LOG", "1", TRUE);
   cmd = g_strdup_printf ("ffmpeg -nostdin -hide_banner -loglevel error -y "
       "-f lavfi -i testsrc2=size=320x240:rate=25 %s %s", args, tmp);
   fail_unless (g_spawn_command_line_sync (cmd, NULL, &err, &status, NULL),
@@ -149,6 +151,16 @@ twoflow_test_generated_av1_aom (void)
       "-g 12 -b:v 200k -threads 1");
 }
 
+/* the SVT-AV1 clip in MP4: the sequence header in the caps' codec_data
+ * too (as qtdemux gives it) */
+gchar *
+twoflow_test_generated_av1_mp4 (void)
+{
+  return generate_ffmpeg ("testsrc2-50-svt-av1.mp4",
+      "-frames:v 50 -c:v libsvtav1 -preset 12 -g 25 "
+      "-svtav1-params hierarchical-levels=3:lp=1");
+}
+
 const gchar *
 twoflow_test_parser_for (const gchar * path)
 {
@@ -156,6 +168,9 @@ twoflow_test_parser_for (const gchar * path)
     return "h264parse ! video/x-h264,stream-format=byte-stream,alignment=au";
   if (g_str_has_suffix (path, ".h265"))
     return "h265parse ! video/x-h265,stream-format=byte-stream,alignment=au";
+  if (g_str_has_suffix (path, "-av1.mp4"))
+    return "qtdemux ! av1parse ! video/x-av1,stream-format=obu-stream,"
+        "alignment=tu";
   if (g_str_has_suffix (path, ".mp4"))
     return "qtdemux ! h265parse ! video/x-h265,stream-format=hvc1,"
         "alignment=au";
@@ -170,7 +185,7 @@ twoflow_test_parser_for (const gchar * path)
 const gchar *
 twoflow_test_es_suffix (const gchar * path)
 {
-  if (g_str_has_suffix (path, ".ivf"))
+  if (g_str_has_suffix (path, ".ivf") || g_str_has_suffix (path, "-av1.mp4"))
     return ".obu";
   return strrchr (path, '.');
 }

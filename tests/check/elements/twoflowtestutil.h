@@ -19,6 +19,7 @@ gchar * twoflow_test_generated_h265_open10 (void);
 gchar * twoflow_test_generated_h265_hvc1 (void);
 gchar * twoflow_test_generated_av1_svt (void);
 gchar * twoflow_test_generated_av1_aom (void);
+gchar * twoflow_test_generated_av1_mp4 (void);
 
 /* Runs a gst-launch description to EOS or error. Returns TRUE on EOS;
  * on error *error_text (if given) gets the error and debug text. */
@@ -29,10 +30,11 @@ gboolean twoflow_test_run_pipeline (GstElement * pipeline,
 
 /* The parser for a media file: mpegvideoparse, h264parse / h265parse to
  * byte-stream AUs (.h264, .h265), qtdemux ! h265parse to hvc1 (.mp4),
- * [ivfparse !] av1parse to obu-stream TUs (.ivf, .obu). */
+ * [ivfparse ! | qtdemux !] av1parse to obu-stream TUs (.ivf, -av1.mp4,
+ * .obu). */
 const gchar * twoflow_test_parser_for (const gchar * path);
 /* The file name suffix of the parsed elementary stream of @path (.obu for
- * AV1 in IVF, the file's own otherwise). */
+ * AV1 in IVF or MP4 (-av1.mp4), the file's own otherwise). */
 const gchar * twoflow_test_es_suffix (const gchar * path);
 
 GBytes * twoflow_test_read (const gchar * path);
