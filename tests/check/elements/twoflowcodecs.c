@@ -6,6 +6,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
 #include <gst/twoflow/twoflowframe.h>
 
 #include "twoflowtestutil.h"
@@ -240,6 +241,64 @@ essential_alone (const gchar * media)
   flows_clear (&f);
 }
 
+/* The essential flow joined at its second I frame (a prefix cut there, a
+ * seek): the frames' payloads from there on decode by themselves, the
+ * parameter sets (sequence headers) travelling with the I frames. */
+static void
+essential_from_second_gop (const gchar * media)
+{
+  gchar *name = g_strconcat ("joined", twoflow_test_es_suffix (media), NULL);
+  gchar *out = twoflow_test_tmpfile (name);
+  gchar *desc = g_strdup_printf ("filesrc location=%s ! %s ! twoflowsplit "
+      "name=s s.essential ! queue ! appsink name=e sync=false "
+      "s.enhanced ! queue ! fakesink sync=false", media,
+      twoflow_test_parser_for (media));
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "e");
+  GstTwoflowParser *parser = gst_twoflow_parser_new ();
+  FILE *f = fopen (out, "wb");
+  GstSample *sample;
+  gchar *err = NULL;
+  guint frames = 0, decoded;
+
+  fail_unless (f != NULL);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstTwoflowFrameHeader hdr;
+    GstBuffer *payload;
+
+    gst_twoflow_parser_push (parser,
+        gst_buffer_ref (gst_sample_get_buffer (sample)));
+    fail_unless_equals_int (gst_twoflow_parser_pop (parser, &hdr, &payload),
+        GST_TWOFLOW_PARSE_OK);
+    if (hdr.kind == GST_TWOFLOW_RECORD_FRAME && hdr.gop_no >= 1) {
+      GstMapInfo map;
+
+      gst_buffer_map (payload, &map, GST_MAP_READ);
+      fail_unless_equals_int (fwrite (map.data, 1, map.size, f), map.size);
+      gst_buffer_unmap (payload, &map);
+      frames++;
+    }
+    gst_buffer_unref (payload);
+    gst_sample_unref (sample);
+  }
+  fclose (f);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  fail_unless (frames >= 1);
+  decoded = twoflow_test_count_decoded (out, &err);
+  fail_unless (decoded != G_MAXUINT, "decoding the essential flow from its "
+      "second I frame: %s", err);
+  fail_unless_equals_int (decoded, frames);
+  g_unlink (out);
+  gst_twoflow_parser_free (parser);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (out);
+  g_free (name);
+}
+
 /* Half the second GOP's enhanced frames lost: the merge drops what
  * predicts from them, the rest decodes; the first GOP and, from the third
  * GOP's I on, every frame but the leading pictures of an open GOP (RASL,
@@ -292,6 +351,7 @@ GST_START_TEST (test_h265_closed)
   roundtrip (m, "policy=ip", &f);
   flows_clear (&f);
   essential_alone (m);
+  essential_from_second_gop (m);
   second_gop_lost (m);
   g_free (m);
 }
@@ -325,6 +385,7 @@ GST_START_TEST (test_h265_open_main10)
   roundtrip (m, "policy=ip", &f);
   flows_clear (&f);
   essential_alone (m);
+  essential_from_second_gop (m);
   second_gop_lost (m);
   g_free (m);
 }
@@ -382,6 +443,7 @@ GST_START_TEST (test_av1_svt)
   roundtrip (m, "policy=ip", &f);
   flows_clear (&f);
   essential_alone (m);
+  essential_from_second_gop (m);
   second_gop_lost (m);
   g_free (m);
 }
@@ -399,6 +461,7 @@ GST_START_TEST (test_av1_aom)
   fail_unless_equals_int (count_type (&f, GST_TWOFLOW_PICTURE_I), 2);
   flows_clear (&f);
   essential_alone (m);
+  essential_from_second_gop (m);
   g_free (m);
 }
 
