@@ -478,16 +478,19 @@ encode (const gchar * desc, GstBuffer ** codec_data)
 #define H265_FRAMES 40
 #define H265_GOP 12
 
-/* 40 frames, open GOPs of 12 (CRA with RASL pictures), B pyramids */
+/* 40 frames, open GOPs of 12 (CRA with RASL pictures), B pyramids (and
+ * @extra x265 options) */
 static GPtrArray *
-encode_h265 (const gchar * format, GstBuffer ** codec_data)
+encode_h265_with (const gchar * format, const gchar * extra,
+    GstBuffer ** codec_data)
 {
   gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d "
       "pattern=ball ! video/x-raw,width=128,height=96,framerate=25/1 ! "
       "x265enc key-int-max=%d speed-preset=ultrafast option-string="
-      "\"bframes=3:b-pyramid=1:open-gop=1:scenecut=0:min-keyint=%d\" ! "
+      "\"bframes=3:b-pyramid=1:open-gop=1:scenecut=0:min-keyint=%d%s\" ! "
       "h265parse ! video/x-h265,stream-format=%s,alignment=au ! "
-      "appsink name=out sync=false", H265_FRAMES, H265_GOP, H265_GOP, format);
+      "appsink name=out sync=false", H265_FRAMES, H265_GOP, H265_GOP, extra,
+      format);
   GPtrArray *aus = encode (desc, codec_data);
 
   g_free (desc);
@@ -495,27 +498,41 @@ encode_h265 (const gchar * format, GstBuffer ** codec_data)
   return aus;
 }
 
-/* nal_unit_type of the first slice of a byte-stream access unit, read
- * here without the parser */
+static GPtrArray *
+encode_h265 (const gchar * format, GstBuffer ** codec_data)
+{
+  return encode_h265_with (format, "", codec_data);
+}
+
+/* nal_unit_type (and TemporalId) of the first slice of a byte-stream
+ * access unit, read here without the parser */
 static guint
-h265_first_slice_type (GstBuffer * au)
+h265_first_slice_type_tid (GstBuffer * au, guint * tid)
 {
   GstMapInfo map;
   guint i, type = 64;
 
   gst_buffer_map (au, &map, GST_MAP_READ);
-  for (i = 0; i + 4 < map.size; i++) {
+  for (i = 0; i + 5 < map.size; i++) {
     if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1) {
       guint t = (map.data[i + 3] >> 1) & 0x3f;
 
       if (t < 32) {
         type = t;
+        if (tid)
+          *tid = (map.data[i + 4] & 7) - 1;
         break;
       }
     }
   }
   gst_buffer_unmap (au, &map);
   return type;
+}
+
+static guint
+h265_first_slice_type (GstBuffer * au)
+{
+  return h265_first_slice_type_tid (au, NULL);
 }
 
 static void
@@ -639,6 +656,34 @@ GST_START_TEST (test_h265)
 
 GST_END_TEST;
 
+/* Two temporal sub-layers: the non-reference pictures of the highest
+ * (TSA_N in TemporalId 1) are B, what the lower one has is P. */
+GST_START_TEST (test_h265_temporal_layers)
+{
+  GPtrArray *bs = encode_h265_with ("byte-stream", ":temporal-layers=1",
+      NULL);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H265);
+  GstTwoflowPictureInfo infos[H265_FRAMES];
+  guint i, top = 0;
+
+  parse_all (p, bs, infos);
+  for (i = 0; i < H265_FRAMES; i++) {
+    guint tid = 0;
+    guint t = h265_first_slice_type_tid (g_ptr_array_index (bs, i), &tid);
+
+    fail_unless (t < 32);
+    fail_unless_equals_int (infos[i].type == GST_TWOFLOW_PICTURE_B,
+        tid == 1 && t < 16 && (t & 1) == 0);
+    top += tid == 1;
+  }
+  fail_unless (top >= 10, "%u pictures in sub-layer 1", top);
+  gst_twoflow_picture_parser_free (p);
+  g_ptr_array_unref (bs);
+}
+
+GST_END_TEST;
+
 #define AV1_FRAMES 30
 #define AV1_GOP 10
 
@@ -711,6 +756,7 @@ picturetype_suite (void)
   tcase_add_test (tc, test_h264_avc);
   tcase_add_test (tc, test_h264_needs_parameter_sets);
   tcase_add_test (tc, test_h265);
+  tcase_add_test (tc, test_h265_temporal_layers);
   tcase_add_test (tc, test_av1);
   return s;
 }
