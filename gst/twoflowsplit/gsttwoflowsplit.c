@@ -749,6 +749,8 @@ gst_twoflow_split_dropped (GstTwoflowSplit * self, GstEvent * event)
     return;
   if (!GST_CLOCK_TIME_IS_VALID (self->seq.first_ts))
     self->seq.first_ts = self->first_ts;
+  if (self->picture_parser)
+    gst_twoflow_picture_parser_skip (self->picture_parser);
   if (gst_twoflow_sequencer_next (&self->seq, type, reference, FALSE, pts, dts,
           duration, &hdr)) {
     GST_LOG_OBJECT (self, "frame %u %c dropped upstream", hdr.frame_no,

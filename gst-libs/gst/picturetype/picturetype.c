@@ -511,6 +511,13 @@ parse_av1 (GstTwoflowPictureParser * p, const guint8 * data, gsize size,
   return TRUE;
 }
 
+void
+gst_twoflow_picture_parser_skip (GstTwoflowPictureParser * p)
+{
+  g_return_if_fail (p != NULL);
+  p->av1_unit++;
+}
+
 gboolean
 gst_twoflow_picture_parser_parse (GstTwoflowPictureParser * p,
     const guint8 * data, gsize size, GstTwoflowPictureInfo * info)

@@ -78,6 +78,11 @@ gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
 gboolean gst_twoflow_picture_parser_parse (GstTwoflowPictureParser * parser,
     const guint8 * data, gsize size, GstTwoflowPictureInfo * info);
 
+/* A picture left out before the parser (ratetranscoder drops disposable,
+ * unreferenced ones): counts it, so AV1's depends_back stays in frame
+ * numbers. */
+void gst_twoflow_picture_parser_skip (GstTwoflowPictureParser * parser);
+
 G_END_DECLS
 
 #endif /* __GST_TWOFLOW_PICTURE_TYPE_H__ */
