@@ -430,6 +430,60 @@ GST_START_TEST (test_h265_hvc1)
 
 GST_END_TEST;
 
+/* hev1 (h265parse's conversion of a byte stream): length-prefixed NAL
+ * units with the parameter sets in hvcC and in band; byte-identical, and
+ * the merged stream decodes frame for frame in the pipeline */
+GST_START_TEST (test_h265_hev1)
+{
+  gchar *m = twoflow_test_generated_h265_open10 ();
+  const gchar *parse = "h265parse ! video/x-h265,stream-format=hev1,"
+      "alignment=au";
+  gchar *ref = twoflow_test_tmpfile ("parsed-hev1.h265");
+  gchar *out = twoflow_test_tmpfile ("merged-hev1.h265");
+  gchar *desc, *err = NULL;
+  GstElement *pipeline, *sink;
+  GstPad *pad;
+  gint frames = 0;
+  GBytes *a, *b;
+
+  desc = g_strdup_printf ("filesrc location=%s ! %s ! filesink location=%s",
+      m, parse, ref);
+  fail_unless (twoflow_test_run (desc, &err), "%s", err);
+  g_free (desc);
+  desc = g_strdup_printf ("filesrc location=%s ! %s ! twoflowsplit name=s "
+      "twoflowmerge name=m ! tee name=t ! queue ! filesink location=%s "
+      "t. ! queue ! h265parse ! avdec_h265 ! fakesink name=dec "
+      "s.essential ! queue max-size-buffers=0 max-size-bytes=0 "
+      "max-size-time=0 ! m.essential s.enhanced ! queue ! m.enhanced", m,
+      parse, out);
+  pipeline = gst_parse_launch (desc, NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "dec");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) twoflow_test_count_probe, &frames, NULL);
+  fail_unless (twoflow_test_run_pipeline (pipeline, &err), "%s", err);
+  fail_unless_equals_int (frames, 100);
+  a = twoflow_test_read (ref);
+  b = twoflow_test_read (out);
+  fail_unless (g_bytes_get_size (a) > 0);
+  fail_unless (g_bytes_equal (a, b), "hev1: merged %" G_GSIZE_FORMAT
+      " bytes differ from the parsed %" G_GSIZE_FORMAT, g_bytes_get_size (b),
+      g_bytes_get_size (a));
+  g_bytes_unref (a);
+  g_bytes_unref (b);
+  g_unlink (ref);
+  g_unlink (out);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (ref);
+  g_free (out);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_av1_svt)
 {
   gchar *m = twoflow_test_generated_av1_svt ();
@@ -492,6 +546,7 @@ twoflowcodecs_suite (void)
   tcase_add_test (tc, test_h265_closed);
   tcase_add_test (tc, test_h265_open_main10);
   tcase_add_test (tc, test_h265_hvc1);
+  tcase_add_test (tc, test_h265_hev1);
   tcase_add_test (tc, test_av1_svt);
   tcase_add_test (tc, test_av1_aom);
   tcase_add_test (tc, test_av1_mp4);
