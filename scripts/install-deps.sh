@@ -16,7 +16,10 @@ PACKAGES=(
   # run and test
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
-  # real media: the system tests' ffprobe/ffmpeg viewer, VLC as a viewer
+  # real media: the system tests' ffprobe/ffmpeg viewer, VLC as a viewer;
+  # ffmpeg's libavcodec59 brings libx265, libsvtav1, libaom and dav1d (the
+  # H.265/AV1 test clips), plugins-bad h265parse, av1parse, x265enc, av1enc
+  # and av1dec, gstreamer1.0-libav avdec_h265
   ffmpeg vlc-bin vlc-plugin-base
   # testbed and experiments
   iproute2 ethtool iperf3 python3 python3-matplotlib python3-numpy procps

@@ -12,9 +12,10 @@
  * @title: twoflowmerge
  *
  * Re-interleaves the essential and the enhanced flow made by twoflowsplit
- * into the original elementary stream, frames in decode order with their
- * PTS, DTS and duration restored and the original caps (from the flows' caps
- * records). Both sink pads take twoflow records packetized (one per buffer,
+ * into the original elementary stream (MPEG-1/2, H.264, H.265 access units
+ * or AV1 temporal units, byte for byte as the split's parser gave them),
+ * frames in decode order with their PTS, DTS and duration restored and the
+ * original caps (from the flows' caps records). Both sink pads take twoflow records packetized (one per buffer,
  * as from twoflowsplit or rtpgstdepay) or as a byte stream (tcpserversrc,
  * filesrc).
  *
@@ -109,7 +110,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2, 4 }, "
         "systemstream = (boolean) false, parsed = (boolean) true; "
-        "video/x-h264, alignment = (string) au"));
+        "video/x-h264, alignment = (string) au; "
+        "video/x-h265, alignment = (string) au; "
+        "video/x-av1, alignment = (string) tu"));
 
 static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
     GST_PAD_SRC,

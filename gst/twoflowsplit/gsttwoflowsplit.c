@@ -11,12 +11,19 @@
  * SECTION:element-twoflowsplit
  * @title: twoflowsplit
  *
- * Splits a parsed MPEG-1/MPEG-2 (after mpegvideoparse) or H.264 (after
- * h264parse, alignment=au) video stream into two flows of twoflow records
- * (docs/frame-format.md): the `essential` flow (I frames, or I and P frames
- * with policy=ip) and the `enhanced` flow (everything else). Picture types
- * are read from the bitstream with the codecparsers library. Each flow
- * starts with a caps record so twoflowmerge can restore the original caps.
+ * Splits a parsed MPEG-1/MPEG-2 (after mpegvideoparse), H.264 (after
+ * h264parse, alignment=au), H.265 (after h265parse, alignment=au) or AV1
+ * (after av1parse, alignment=tu) video stream into two flows of twoflow
+ * records (docs/frame-format.md): the `essential` flow (I frames, or I
+ * and P frames with policy=ip) and the `enhanced` flow (everything else).
+ * Picture classes are read from the bitstream with the codecparsers
+ * library: for H.265 I is an IRAP picture (IDR, CRA, BLA) and P any other
+ * picture a later one may reference, for AV1 I is a temporal unit of intra
+ * frames (KEY_FRAME, INTRA_ONLY) and P one that refreshes a reference slot;
+ * B is what nothing references. Each buffer travels unchanged, with the
+ * parameter sets or sequence headers the parser gave it. Each flow starts
+ * with a caps record so twoflowmerge can restore the original caps (and
+ * the codec_data of avc, hvc1 and av1C streams).
  *
  * An audio track enters on the request pad `audio` (any parsed audio, as a
  * demuxer or parser gives it) and travels in the essential flow: an audio
@@ -79,7 +86,11 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_STATIC_CAPS ("video/mpeg, mpegversion = (int) { 1, 2 }, "
         "systemstream = (boolean) false, parsed = (boolean) true; "
         "video/x-h264, alignment = (string) au, "
-        "stream-format = (string) { byte-stream, avc }"));
+        "stream-format = (string) { byte-stream, avc }; "
+        "video/x-h265, alignment = (string) au, "
+        "stream-format = (string) { byte-stream, hvc1, hev1 }; "
+        "video/x-av1, alignment = (string) tu, "
+        "stream-format = (string) obu-stream"));
 
 /* coded audio as a parser gives it (raw audio has no place in the flow) */
 static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE ("audio",
@@ -418,7 +429,8 @@ gst_twoflow_split_change_state (GstElement * element,
   return ret;
 }
 
-/* H.264 avc: SPS/PPS and the NAL length size come from codec_data. */
+/* H.264 avc, H.265 hvc1/hev1: the parameter sets and the NAL length size
+ * come from codec_data; AV1: the sequence header may. */
 static gboolean
 gst_twoflow_split_parse_codec_data (GstTwoflowSplit * self,
     const GstStructure * s)
@@ -451,6 +463,10 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     codec = version == 1 ? GST_TWOFLOW_CODEC_MPEG1 : GST_TWOFLOW_CODEC_MPEG2;
   } else if (gst_structure_has_name (s, "video/x-h264")) {
     codec = GST_TWOFLOW_CODEC_H264;
+  } else if (gst_structure_has_name (s, "video/x-h265")) {
+    codec = GST_TWOFLOW_CODEC_H265;
+  } else if (gst_structure_has_name (s, "video/x-av1")) {
+    codec = GST_TWOFLOW_CODEC_AV1;
   }
   if (codec == GST_TWOFLOW_CODEC_UNKNOWN) {
     GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE, (NULL),
@@ -465,6 +481,31 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     return FALSE;
   }
 
+  /* the stream's state only once the caps are found good */
+  if (!self->picture_parser)
+    self->picture_parser = gst_twoflow_picture_parser_new (codec);
+  if (codec == GST_TWOFLOW_CODEC_H264 || codec == GST_TWOFLOW_CODEC_H265) {
+    const gchar *format = gst_structure_get_string (s, "stream-format");
+
+    /* avc, hvc1, hev1: length-prefixed NAL units (hev1 may also carry
+     * parameter sets in-band, read like any others) */
+    if (format == NULL || g_str_equal (format, "byte-stream"))
+      gst_twoflow_picture_parser_set_codec_data (self->picture_parser, NULL,
+          0);
+    else if (!gst_twoflow_split_parse_codec_data (self, s)) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
+          ("%s %s caps without a valid codec_data",
+              gst_twoflow_codec_to_string (codec), format));
+      if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN)
+        g_clear_pointer (&self->picture_parser,
+            gst_twoflow_picture_parser_free);
+      return FALSE;
+    }
+  } else if (codec == GST_TWOFLOW_CODEC_AV1
+      && gst_structure_has_field (s, "codec_data")) {
+    gst_twoflow_split_parse_codec_data (self, s);
+  }
+
   if (self->codec == GST_TWOFLOW_CODEC_UNKNOWN) {
     GST_OBJECT_LOCK (self);
     gst_twoflow_sequencer_init (&self->seq, codec, self->policy,
@@ -472,20 +513,6 @@ gst_twoflow_split_set_caps (GstTwoflowSplit * self, GstCaps * caps)
     GST_OBJECT_UNLOCK (self);
   }
   self->codec = codec;
-  if (!self->picture_parser)
-    self->picture_parser = gst_twoflow_picture_parser_new (codec);
-  if (codec == GST_TWOFLOW_CODEC_H264) {
-    const gchar *format = gst_structure_get_string (s, "stream-format");
-
-    if (g_strcmp0 (format, "avc") != 0)
-      gst_twoflow_picture_parser_set_codec_data (self->picture_parser, NULL,
-          0);
-    else if (!gst_twoflow_split_parse_codec_data (self, s)) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-          ("H.264 avc caps without a valid codec_data"));
-      return FALSE;
-    }
-  }
 
   gst_caps_replace (&self->input_caps, caps);
   self->caps_records_pending = TRUE;
@@ -626,8 +653,9 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
 {
   GstTwoflowFrameHeader hdr;
   GstTwoflowPictureInfo picture;
+  GstTwoflowSequencerPicture pic;
   GstTwoflowPictureType type;
-  gboolean reference, idr, essential;
+  gboolean essential;
   GstMapInfo map;
   GstFlowReturn ret;
   gsize size;
@@ -648,8 +676,12 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   gst_twoflow_picture_parser_parse (self->picture_parser, map.data, map.size,
       &picture);
   type = picture.type;
-  reference = picture.reference;
-  idr = picture.idr;
+  pic.type = picture.type;
+  pic.reference = picture.reference;
+  pic.idr = picture.idr;
+  pic.leading = picture.leading;
+  pic.open_gop = picture.open_gop;
+  pic.depends_back = picture.depends_back;
   size = map.size;
   gst_buffer_unmap (buf, &map);
 
@@ -665,7 +697,7 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   /* segments count from the stream's first timestamp, audio's or video's */
   if (!GST_CLOCK_TIME_IS_VALID (self->seq.first_ts))
     self->seq.first_ts = self->first_ts;
-  if (!gst_twoflow_sequencer_next (&self->seq, type, reference, idr,
+  if (!gst_twoflow_sequencer_next_picture (&self->seq, &pic,
           GST_BUFFER_PTS (buf), GST_BUFFER_DTS (buf),
           GST_BUFFER_DURATION (buf), &hdr)) {
     GST_ELEMENT_ERROR (self, STREAM, TOO_LAZY, (NULL),
@@ -717,6 +749,8 @@ gst_twoflow_split_dropped (GstTwoflowSplit * self, GstEvent * event)
     return;
   if (!GST_CLOCK_TIME_IS_VALID (self->seq.first_ts))
     self->seq.first_ts = self->first_ts;
+  if (self->picture_parser)
+    gst_twoflow_picture_parser_skip (self->picture_parser);
   if (gst_twoflow_sequencer_next (&self->seq, type, reference, FALSE, pts, dts,
           duration, &hdr)) {
     GST_LOG_OBJECT (self, "frame %u %c dropped upstream", hdr.frame_no,

@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * Picture types of coded MPEG-1/2 and H.264 pictures, read with
- * GStreamer's codecparsers library: the one parser twoflowsplit and
- * ratetranscoder share. Sans-IO: the bytes of one parsed picture (as
- * mpegvideoparse / h264parse output them) in, what it is out. The parser
- * keeps the H.264 SPS/PPS it has seen (a slice header needs them).
+ * Picture types of coded MPEG-1/2, H.264 and H.265 pictures and AV1
+ * temporal units, read with GStreamer's codecparsers library: the one
+ * parser twoflowsplit and ratetranscoder share. Sans-IO: the bytes of one
+ * parsed picture (as mpegvideoparse / h264parse / h265parse with
+ * alignment=au / av1parse with alignment=tu output them) in, what it is
+ * out. The parser keeps the parameter sets (H.264 SPS/PPS, H.265
+ * VPS/SPS/PPS, the AV1 sequence header and reference slots) it has seen:
+ * a slice or frame header needs them.
+ *
+ * Picture classes of the newer codecs (docs/frame-format.md): H.265: I =
+ * an IRAP picture (IDR, CRA, BLA), P = any other picture later pictures
+ * may predict from (whatever its slice types), B = a sub-layer
+ * non-reference picture (_N) of the highest temporal sub-layer. AV1 (per
+ * temporal unit): I = only intra frames (KEY_FRAME, INTRA_ONLY), P = a
+ * frame in it refreshes a reference slot (refresh_frame_flags != 0), B =
+ * no frame in it does (a show_existing_frame of a non-key frame, an
+ * unreferenced frame).
  */
 #ifndef __GST_TWOFLOW_PICTURE_TYPE_H__
 #define __GST_TWOFLOW_PICTURE_TYPE_H__
@@ -21,9 +33,18 @@ typedef struct {
   /* other pictures may predict from it (MPEG-1/2: I and P; H.264:
    * nal_ref_idc != 0) */
   gboolean reference;
-  /* H.264: an IDR picture */
+  /* H.264, H.265: an IDR picture (H.265 also BLA); AV1: a key frame
+   * refreshing every slot. No later picture predicts from before it. */
   gboolean idr;
-  /* a sequence header (MPEG-1/2) or an SPS (H.264) precedes it */
+  /* H.265: a leading picture (RASL, RADL: no trailing picture predicts
+   * from it); open_gop: a RASL one, it may predict from before the last
+   * IRAP */
+  gboolean leading;
+  gboolean open_gop;
+  /* AV1: frames (temporal units parsed) back to the earliest one it
+   * predicts from, from its reference slots; -1 when not known */
+  gint depends_back;
+  /* a sequence header (MPEG-1/2, AV1) or an SPS (H.264, H.265) precedes it */
   gboolean sequence_header;
   /* MPEG-1/2: a GOP header precedes it */
   gboolean gop_header;
@@ -42,11 +63,13 @@ typedef struct _GstTwoflowPictureParser GstTwoflowPictureParser;
 GstTwoflowPictureParser *gst_twoflow_picture_parser_new (GstTwoflowCodec codec);
 void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
 
-/* H.264 stream-format=avc: the avcC decoder configuration record (the
- * caps' codec_data). Sets the NAL length size and reads its SPS and PPS;
- * from then on buffers are read as length-prefixed NAL units. FALSE if
- * the record is invalid (or the codec is not H.264). With @data NULL:
- * byte-stream (start codes) again, the default. */
+/* H.264 stream-format=avc, H.265 hvc1/hev1: the avcC / hvcC decoder
+ * configuration record (the caps' codec_data). Sets the NAL length size
+ * and reads its parameter sets; from then on buffers are read as
+ * length-prefixed NAL units. AV1: the av1C record, whose configOBUs (the
+ * sequence header) are read. FALSE if the record is invalid (or the codec
+ * has none). With @data NULL: byte-stream (start codes) again, the
+ * default. */
 gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
     parser, const guint8 * data, gsize size);
 
@@ -54,6 +77,11 @@ gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
  * not NONE). */
 gboolean gst_twoflow_picture_parser_parse (GstTwoflowPictureParser * parser,
     const guint8 * data, gsize size, GstTwoflowPictureInfo * info);
+
+/* A picture left out before the parser (ratetranscoder drops disposable,
+ * unreferenced ones): counts it, so AV1's depends_back stays in frame
+ * numbers. */
+void gst_twoflow_picture_parser_skip (GstTwoflowPictureParser * parser);
 
 G_END_DECLS
 

@@ -97,7 +97,7 @@ gst_twoflow_frame_header_parse (const guint8 * data, gsize size,
   flags = gst_byte_reader_get_uint8_unchecked (&br);
   reserved = gst_byte_reader_get_uint16_be_unchecked (&br);
   if (kind > (version == 1 ? GST_TWOFLOW_RECORD_END : GST_TWOFLOW_RECORD_AUDIO)
-      || codec > GST_TWOFLOW_CODEC_H264 ||
+      || codec > GST_TWOFLOW_CODEC_LAST ||
       ptype > GST_TWOFLOW_PICTURE_B || reserved != 0 ||
       (flags & ~(GST_TWOFLOW_FLAG_REFERENCE | GST_TWOFLOW_FLAG_ESSENTIAL)))
     return GST_TWOFLOW_PARSE_BAD_FIELD;
@@ -283,12 +283,14 @@ gst_twoflow_history_get (guint64 history, guint age,
   return TRUE;
 }
 
-static const gchar *codec_names[] = { "unknown", "mpeg1", "mpeg2", "h264" };
+static const gchar *codec_names[] = { "unknown", "mpeg1", "mpeg2", "h264",
+  "h265", "av1"
+};
 
 const gchar *
 gst_twoflow_codec_to_string (GstTwoflowCodec codec)
 {
-  return codec <= GST_TWOFLOW_CODEC_H264 ? codec_names[codec] : "unknown";
+  return codec <= GST_TWOFLOW_CODEC_LAST ? codec_names[codec] : "unknown";
 }
 
 GstTwoflowCodec

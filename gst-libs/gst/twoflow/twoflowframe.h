@@ -39,7 +39,12 @@ typedef enum {
   GST_TWOFLOW_CODEC_MPEG1   = 1,
   GST_TWOFLOW_CODEC_MPEG2   = 2,
   GST_TWOFLOW_CODEC_H264    = 3,
+  GST_TWOFLOW_CODEC_H265    = 4,
+  GST_TWOFLOW_CODEC_AV1     = 5,
 } GstTwoflowCodec;
+
+/* The highest codec id a header may carry. */
+#define GST_TWOFLOW_CODEC_LAST GST_TWOFLOW_CODEC_AV1
 
 typedef enum {
   GST_TWOFLOW_PICTURE_NONE = 0,

@@ -36,30 +36,52 @@ gst_twoflow_sequencer_init (GstTwoflowSequencer * seq, GstTwoflowCodec codec,
   seq->gop_no = 0;
   seq->history = 0;
   seq->last_i = seq->last_ref = seq->prev_ref = GST_TWOFLOW_NO_FRAME;
+  seq->first_trailing = seq->prev_first_trailing = GST_TWOFLOW_NO_FRAME;
   seq->last_i_idr = FALSE;
   seq->first_ts = GST_CLOCK_TIME_NONE;
 }
 
 /* The earliest frame a new frame may predict from. */
 static guint32
-depends_from (GstTwoflowSequencer * seq, GstTwoflowPictureType type)
+depends_from (GstTwoflowSequencer * seq,
+    const GstTwoflowSequencerPicture * pic)
 {
+  GstTwoflowPictureType type = pic->type;
   guint32 older = seq->prev_ref != GST_TWOFLOW_NO_FRAME ?
       seq->prev_ref : seq->last_ref;
 
   if (type == GST_TWOFLOW_PICTURE_I)
     return seq->frame_no;
-  /* MPEG-1/2 (and traces of such GOPs): P uses the last reference, B the
-   * last two. */
-  if (seq->codec != GST_TWOFLOW_CODEC_H264)
-    return type == GST_TWOFLOW_PICTURE_P ? seq->last_ref : older;
-
-  /* H.264 may reference any picture since the last I; a B right after a
-   * non-IDR I may also reach back across it (open GOP). */
-  if (type == GST_TWOFLOW_PICTURE_B && !seq->last_i_idr
-      && seq->last_ref == seq->last_i)
-    return older;
-  return seq->last_i;
+  if (pic->depends_back >= 0)
+    return seq->frame_no - MIN ((guint32) pic->depends_back, seq->frame_no);
+  switch (seq->codec) {
+    case GST_TWOFLOW_CODEC_H264:
+      /* H.264 may reference any picture since the last I; a B right after
+       * a non-IDR I may also reach back across it (open GOP). */
+      if (type == GST_TWOFLOW_PICTURE_B && !seq->last_i_idr
+          && seq->last_ref == seq->last_i)
+        return older;
+      return seq->last_i;
+    case GST_TWOFLOW_CODEC_H265:
+      /* The IRAP itself is never lost or broken, so the ranges leave it
+       * out: a trailing picture may predict from the trailing pictures
+       * since it (not from leading ones); a RASL picture (open GOP) also
+       * from the GOP before, as an MPEG-2 open GOP's first Bs, but not
+       * from its leading pictures (by then out of every RPS). */
+      if (!pic->leading) {
+        if (seq->first_trailing == GST_TWOFLOW_NO_FRAME)
+          seq->first_trailing = seq->frame_no;
+        return seq->first_trailing;
+      }
+      if (pic->open_gop && !seq->last_i_idr
+          && seq->prev_first_trailing != GST_TWOFLOW_NO_FRAME)
+        return seq->prev_first_trailing;
+      return seq->last_i;
+    default:
+      /* MPEG-1/2 (and traces of such GOPs): P uses the last reference, B
+       * the last two. */
+      return type == GST_TWOFLOW_PICTURE_P ? seq->last_ref : older;
+  }
 }
 
 /**
@@ -101,7 +123,27 @@ gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
     GstClockTime pts, GstClockTime dts, GstClockTime duration,
     GstTwoflowFrameHeader * hdr)
 {
+  GstTwoflowSequencerPicture pic = { type, reference, idr, FALSE, FALSE, -1 };
+
+  return gst_twoflow_sequencer_next_picture (seq, &pic, pts, dts, duration,
+      hdr);
+}
+
+/**
+ * gst_twoflow_sequencer_next_picture:
+ * @pic: what the picture parser found
+ * @hdr: (out): a frame header for the next picture, payload_size 0
+ *
+ * Returns: FALSE when the stream has more frames than the format numbers.
+ */
+gboolean
+gst_twoflow_sequencer_next_picture (GstTwoflowSequencer * seq,
+    const GstTwoflowSequencerPicture * pic, GstClockTime pts,
+    GstClockTime dts, GstClockTime duration, GstTwoflowFrameHeader * hdr)
+{
   GstClockTime ts = GST_CLOCK_TIME_IS_VALID (dts) ? dts : pts;
+  GstTwoflowPictureType type = pic->type;
+  gboolean reference = pic->reference;
 
   g_return_val_if_fail (type != GST_TWOFLOW_PICTURE_NONE, FALSE);
   if (seq->frame_no == GST_TWOFLOW_NO_FRAME - 1)
@@ -116,7 +158,7 @@ gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
   hdr->picture_type = type;
   hdr->frame_no = seq->frame_no;
   hdr->gop_no = seq->gop_no;
-  hdr->depends_from = depends_from (seq, type);
+  hdr->depends_from = depends_from (seq, pic);
   hdr->history = seq->history;
   hdr->pts = pts;
   hdr->dts = dts;
@@ -130,8 +172,12 @@ gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
     hdr->flags |= GST_TWOFLOW_FLAG_ESSENTIAL;
 
   if (type == GST_TWOFLOW_PICTURE_I) {
+    if (seq->last_i != GST_TWOFLOW_NO_FRAME)
+      seq->prev_first_trailing = seq->first_trailing != GST_TWOFLOW_NO_FRAME ?
+          seq->first_trailing : seq->last_i;
+    seq->first_trailing = GST_TWOFLOW_NO_FRAME;
     seq->last_i = seq->frame_no;
-    seq->last_i_idr = idr;
+    seq->last_i_idr = pic->idr;
   }
   if (reference) {
     seq->prev_ref = seq->last_ref;

@@ -37,8 +37,28 @@ typedef struct {
   guint32 last_i;
   gboolean last_i_idr;
   guint32 last_ref, prev_ref;
+  /* H.265: the first trailing (not leading) picture since the last I and
+   * the one of the GOP before (RASL pictures reach back to it, no
+   * further: the RPS of a trailing picture holds no leading picture) */
+  guint32 first_trailing, prev_first_trailing;
   GstClockTime first_ts;
 } GstTwoflowSequencer;
+
+/* What the sequencer needs to know of a picture beyond its type: filled by
+ * the codec's picture parser (picturetype.h). */
+typedef struct {
+  GstTwoflowPictureType type;
+  gboolean reference;     /* later pictures may predict from it */
+  gboolean idr;           /* no later picture predicts from before it */
+  /* H.265: a leading picture (RASL, RADL), which no trailing picture
+   * predicts from; open_gop: a RASL picture, it may predict from the GOP
+   * before the last I */
+  gboolean leading;
+  gboolean open_gop;
+  /* exact distance in frames back to the earliest picture it predicts
+   * from (AV1, from its reference slots); -1: unknown, the codec's rule */
+  gint depends_back;
+} GstTwoflowSequencerPicture;
 
 gboolean gst_twoflow_segment_number (GstClockTime * first_ts,
     GstClockTime ts, GstClockTime segment_duration, guint32 * number);
@@ -50,6 +70,9 @@ gboolean gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
     GstTwoflowPictureType type, gboolean reference, gboolean idr,
     GstClockTime pts, GstClockTime dts, GstClockTime duration,
     GstTwoflowFrameHeader * hdr);
+gboolean gst_twoflow_sequencer_next_picture (GstTwoflowSequencer * seq,
+    const GstTwoflowSequencerPicture * pic, GstClockTime pts,
+    GstClockTime dts, GstClockTime duration, GstTwoflowFrameHeader * hdr);
 
 G_END_DECLS
 

@@ -71,12 +71,123 @@ twoflow_test_generated_h264 (void)
       "h264parse ! video/x-h264,stream-format=byte-stream,alignment=au");
 }
 
+/* Encodes once with ffmpeg (a testsrc2 clip): the encoders twoflow's
+ * corpus uses, libx265 and libsvtav1, have no GStreamer element in Debian
+ * 12 (x265enc lacks Main 10 and open GOPs there, SVT-AV1 has none). */
+static gchar *
+generate_ffmpeg (const gchar * name, const gchar * args)
+{
+  gchar *path = build_path (name);
+  gchar *tmp, *cmd, *err = NULL;
+  gint status = 0;
+  const gchar *ext;
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return path;
+  ext = strrchr (name, '.');
+  tmp = g_strdup_printf ("%s.%d.tmp%s", path, getpid (), ext);
+  /* SVT-AV1 logs to stderr unless told otherwise */
+  g_setenv ("SVT_LOG", "1", TRUE);
+  cmd = g_strdup_printf ("ffmpeg -nostdin -hide_banner -loglevel error -y "
+      "-f lavfi -i testsrc2=size=320x240:rate=25 %s %s", args, tmp);
+  fail_unless (g_spawn_command_line_sync (cmd, NULL, &err, &status, NULL),
+      "cannot run ffmpeg");
+  fail_unless (g_spawn_check_wait_status (status, NULL), "%s: %s", cmd, err);
+  fail_unless (g_rename (tmp, path) == 0);
+  g_free (err);
+  g_free (cmd);
+  g_free (tmp);
+  return path;
+}
+
+/* 100 frames, closed GOPs of 25 (IDR), B pyramids of 3 */
+gchar *
+twoflow_test_generated_h265_closed (void)
+{
+  return generate_ffmpeg ("testsrc2-100-closed.h265",
+      "-frames:v 100 -c:v libx265 -preset ultrafast -x265-params "
+      "keyint=25:min-keyint=25:scenecut=0:bframes=3:b-pyramid=1:"
+      "open-gop=0:log-level=error");
+}
+
+/* 100 frames, Main 10, open GOPs of 25 (CRA with RASL pictures), B
+ * pyramids of 4 */
+gchar *
+twoflow_test_generated_h265_open10 (void)
+{
+  return generate_ffmpeg ("testsrc2-100-open10.h265",
+      "-frames:v 100 -pix_fmt yuv420p10le -c:v libx265 -preset ultrafast "
+      "-x265-params keyint=25:min-keyint=25:scenecut=0:bframes=4:"
+      "b-pyramid=1:open-gop=1:log-level=error");
+}
+
+/* the open-GOP stream in MP4 (hvc1: parameter sets only in hvcC) */
+gchar *
+twoflow_test_generated_h265_hvc1 (void)
+{
+  return generate_ffmpeg ("testsrc2-75-open.mp4",
+      "-frames:v 75 -c:v libx265 -preset ultrafast -tag:v hvc1 "
+      "-x265-params keyint=25:min-keyint=25:scenecut=0:bframes=4:"
+      "b-pyramid=1:open-gop=1:log-level=error");
+}
+
+/* 100 frames, SVT-AV1 random access: mini-GOPs of 8 (hierarchical, with
+ * hidden frames shown by show_existing_frame), key frames every 40 */
+gchar *
+twoflow_test_generated_av1_svt (void)
+{
+  return generate_ffmpeg ("testsrc2-100-svt.ivf",
+      "-frames:v 100 -c:v libsvtav1 -preset 12 -g 40 "
+      "-svtav1-params hierarchical-levels=3:lp=1");
+}
+
+/* 24 small frames of libaom's good-quality mode (alt-ref frames, shown
+ * later), key frames every 12 */
+gchar *
+twoflow_test_generated_av1_aom (void)
+{
+  return generate_ffmpeg ("testsrc2-24-aom.ivf",
+      "-frames:v 24 -s 128x96 -c:v libaom-av1 -cpu-used 8 -lag-in-frames 8 "
+      "-g 12 -b:v 200k -threads 1");
+}
+
+/* the SVT-AV1 clip in MP4: the sequence header in the caps' codec_data
+ * too (as qtdemux gives it) */
+gchar *
+twoflow_test_generated_av1_mp4 (void)
+{
+  return generate_ffmpeg ("testsrc2-50-svt-av1.mp4",
+      "-frames:v 50 -c:v libsvtav1 -preset 12 -g 25 "
+      "-svtav1-params hierarchical-levels=3:lp=1");
+}
+
 const gchar *
 twoflow_test_parser_for (const gchar * path)
 {
-  return g_str_has_suffix (path, ".h264") ?
-      "h264parse ! video/x-h264,stream-format=byte-stream,alignment=au" :
-      "mpegvideoparse";
+  if (g_str_has_suffix (path, ".h264"))
+    return "h264parse ! video/x-h264,stream-format=byte-stream,alignment=au";
+  if (g_str_has_suffix (path, ".h265"))
+    return "h265parse ! video/x-h265,stream-format=byte-stream,alignment=au";
+  if (g_str_has_suffix (path, "-av1.mp4"))
+    return "qtdemux ! av1parse ! video/x-av1,stream-format=obu-stream,"
+        "alignment=tu";
+  if (g_str_has_suffix (path, ".mp4"))
+    return "qtdemux ! h265parse ! video/x-h265,stream-format=hvc1,"
+        "alignment=au";
+  if (g_str_has_suffix (path, ".ivf"))
+    return "ivfparse ! av1parse ! video/x-av1,stream-format=obu-stream,"
+        "alignment=tu";
+  if (g_str_has_suffix (path, ".obu"))
+    return "av1parse ! video/x-av1,stream-format=obu-stream,alignment=tu";
+  return "mpegvideoparse";
+}
+
+const gchar *
+twoflow_test_es_suffix (const gchar * path)
+{
+  if (g_str_has_suffix (path, ".ivf") || g_str_has_suffix (path, "-av1.mp4"))
+    return ".obu";
+  return strrchr (path, '.');
 }
 
 /* Runs to EOS; an error (or, with @warnings_fail, a warning) ends it. */

@@ -2,8 +2,9 @@
 /* twoflow
  * Unit tests of the picture-type parser (gst-libs/gst/picturetype):
  * MPEG-2 pictures written bit by bit here, H.264 access units from x264enc
- * in both stream formats, against the GOP structure the encoder was told
- * to make.
+ * and H.265 ones from x265enc in both stream formats, AV1 temporal units
+ * from av1enc (libaom), against the GOP structure the encoder was told to
+ * make.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -13,6 +14,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsink.h>
 #include <gst/picturetype/picturetype.h>
+#include <gst/twoflow/twoflowsequencer.h>
 
 /* ---------------------------------------------------------------- */
 /* a bit writer for MPEG-2 headers */
@@ -437,6 +439,327 @@ GST_START_TEST (test_h264_needs_parameter_sets)
 
 GST_END_TEST;
 
+/* ---------------------------------------------------------------- */
+/* H.265 and AV1 */
+
+/* The buffers (and the first codec_data) an encoding pipeline's appsink
+ * "out" gets. */
+static GPtrArray *
+encode (const gchar * desc, GstBuffer ** codec_data)
+{
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GPtrArray *aus = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  GstSample *sample;
+
+  fail_unless (pipeline != NULL, "%s", desc);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  if (codec_data)
+    *codec_data = NULL;
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    GstStructure *s = gst_caps_get_structure (gst_sample_get_caps (sample),
+        0);
+    const GValue *v = gst_structure_get_value (s, "codec_data");
+
+    if (v && codec_data && !*codec_data)
+      *codec_data = gst_buffer_ref (gst_value_get_buffer (v));
+    g_ptr_array_add (aus, gst_buffer_ref (gst_sample_get_buffer (sample)));
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return aus;
+}
+
+#define H265_FRAMES 40
+#define H265_GOP 12
+
+/* 40 frames, open GOPs of 12 (CRA with RASL pictures), B pyramids (and
+ * @extra x265 options) */
+static GPtrArray *
+encode_h265_with (const gchar * format, const gchar * extra,
+    GstBuffer ** codec_data)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d "
+      "pattern=ball ! video/x-raw,width=128,height=96,framerate=25/1 ! "
+      "x265enc key-int-max=%d speed-preset=ultrafast option-string="
+      "\"bframes=3:b-pyramid=1:open-gop=1:scenecut=0:min-keyint=%d%s\" ! "
+      "h265parse ! video/x-h265,stream-format=%s,alignment=au ! "
+      "appsink name=out sync=false", H265_FRAMES, H265_GOP, H265_GOP, extra,
+      format);
+  GPtrArray *aus = encode (desc, codec_data);
+
+  g_free (desc);
+  fail_unless_equals_int (aus->len, H265_FRAMES);
+  return aus;
+}
+
+static GPtrArray *
+encode_h265 (const gchar * format, GstBuffer ** codec_data)
+{
+  return encode_h265_with (format, "", codec_data);
+}
+
+/* nal_unit_type (and TemporalId) of the first slice of a byte-stream
+ * access unit, read here without the parser */
+static guint
+h265_first_slice_type_tid (GstBuffer * au, guint * tid)
+{
+  GstMapInfo map;
+  guint i, type = 64;
+
+  gst_buffer_map (au, &map, GST_MAP_READ);
+  for (i = 0; i + 5 < map.size; i++) {
+    if (map.data[i] == 0 && map.data[i + 1] == 0 && map.data[i + 2] == 1) {
+      guint t = (map.data[i + 3] >> 1) & 0x3f;
+
+      if (t < 32) {
+        type = t;
+        if (tid)
+          *tid = (map.data[i + 4] & 7) - 1;
+        break;
+      }
+    }
+  }
+  gst_buffer_unmap (au, &map);
+  return type;
+}
+
+static guint
+h265_first_slice_type (GstBuffer * au)
+{
+  return h265_first_slice_type_tid (au, NULL);
+}
+
+static void
+parse_all (GstTwoflowPictureParser * p, GPtrArray * aus,
+    GstTwoflowPictureInfo * infos)
+{
+  guint i;
+
+  for (i = 0; i < aus->len; i++) {
+    GstMapInfo map;
+
+    gst_buffer_map (g_ptr_array_index (aus, i), &map, GST_MAP_READ);
+    fail_unless (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+            &infos[i]), "no picture in unit %u", i);
+    gst_buffer_unmap (g_ptr_array_index (aus, i), &map);
+  }
+}
+
+static void
+sequence (GstTwoflowCodec codec, const GstTwoflowPictureInfo * infos,
+    guint n, GstTwoflowFrameHeader * hdrs)
+{
+  GstTwoflowSequencer seq;
+  guint i;
+
+  gst_twoflow_sequencer_init (&seq, codec, GST_TWOFLOW_POLICY_I, GST_SECOND);
+  for (i = 0; i < n; i++) {
+    GstTwoflowSequencerPicture pic = { infos[i].type, infos[i].reference,
+      infos[i].idr, infos[i].leading, infos[i].open_gop,
+      infos[i].depends_back
+    };
+
+    fail_unless (gst_twoflow_sequencer_next_picture (&seq, &pic, i, i, 1,
+            &hdrs[i]));
+  }
+}
+
+GST_START_TEST (test_h265)
+{
+  GstBuffer *codec_data;
+  GPtrArray *bs = encode_h265 ("byte-stream", NULL);
+  GPtrArray *hvc1 = encode_h265 ("hvc1", &codec_data);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H265);
+  GstTwoflowPictureInfo infos[H265_FRAMES], hinfos[H265_FRAMES];
+  GstTwoflowFrameHeader hdrs[H265_FRAMES];
+  guint i, counts[4] = { 0 }, rasl = 0, last_i = 0;
+  GstMapInfo map;
+
+  parse_all (p, bs, infos);
+  for (i = 0; i < H265_FRAMES; i++) {
+    guint t = h265_first_slice_type (g_ptr_array_index (bs, i));
+
+    counts[infos[i].type]++;
+    fail_unless (t < 32, "no slice in access unit %u", i);
+    /* I = IRAP, B = sub-layer non-reference (one temporal sub-layer:
+     * every _N type), P = the rest */
+    fail_unless_equals_int (infos[i].type == GST_TWOFLOW_PICTURE_I,
+        t >= 16 && t <= 23);
+    fail_unless_equals_int (infos[i].type == GST_TWOFLOW_PICTURE_B,
+        t < 16 && (t & 1) == 0);
+    fail_unless_equals_int (infos[i].reference,
+        infos[i].type != GST_TWOFLOW_PICTURE_B);
+    fail_unless_equals_int (infos[i].open_gop, t == 8 || t == 9);
+    fail_unless_equals_int (infos[i].idr, t >= 16 && t <= 20);
+    /* VPS/SPS/PPS come before an IRAP (x265enc: the first only; ffmpeg's
+     * libx265 repeats them before every one) */
+    if (infos[i].sequence_header)
+      fail_unless_equals_int (infos[i].type, GST_TWOFLOW_PICTURE_I);
+    rasl += infos[i].open_gop;
+  }
+  /* an IDR and CRAs every 12 frames; RASL pictures after each CRA */
+  fail_unless_equals_int (counts[GST_TWOFLOW_PICTURE_I], 4);
+  fail_unless (counts[GST_TWOFLOW_PICTURE_B] >= 10);
+  fail_unless (counts[GST_TWOFLOW_PICTURE_P] >= 10);
+  fail_unless (rasl >= 3, "%u RASL pictures", rasl);
+  fail_unless (infos[0].sequence_header);
+
+  /* RASL pictures reach back into the GOP before, no further than its
+   * first trailing picture; trailing ones not before the IRAP */
+  sequence (GST_TWOFLOW_CODEC_H265, infos, H265_FRAMES, hdrs);
+  for (i = 0; i < H265_FRAMES; i++) {
+    if (infos[i].type == GST_TWOFLOW_PICTURE_I) {
+      fail_unless_equals_int (hdrs[i].depends_from, i);
+      last_i = i;
+    } else if (infos[i].open_gop) {
+      fail_unless (hdrs[i].depends_from < last_i);
+      fail_unless (hdrs[i].depends_from > 0);
+    } else {
+      fail_unless (hdrs[i].depends_from > last_i);
+      fail_unless (hdrs[i].depends_from <= i);
+    }
+  }
+
+  /* hvc1: the same classes with the parameter sets from hvcC; without
+   * them nothing reads */
+  gst_twoflow_picture_parser_free (p);
+  p = gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H265);
+  gst_buffer_map (g_ptr_array_index (hvc1, 1), &map, GST_MAP_READ);
+  fail_if (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+          &hinfos[0]));
+  gst_buffer_unmap (g_ptr_array_index (hvc1, 1), &map);
+  fail_unless (codec_data != NULL);
+  gst_buffer_map (codec_data, &map, GST_MAP_READ);
+  fail_if (gst_twoflow_picture_parser_set_codec_data (p, map.data, 10));
+  fail_unless (gst_twoflow_picture_parser_set_codec_data (p, map.data,
+          map.size));
+  gst_buffer_unmap (codec_data, &map);
+  parse_all (p, hvc1, hinfos);
+  for (i = 0; i < H265_FRAMES; i++) {
+    fail_unless_equals_int (hinfos[i].type, infos[i].type);
+    fail_unless_equals_int (hinfos[i].reference, infos[i].reference);
+    fail_unless_equals_int (hinfos[i].open_gop, infos[i].open_gop);
+  }
+
+  gst_twoflow_picture_parser_free (p);
+  gst_buffer_unref (codec_data);
+  g_ptr_array_unref (bs);
+  g_ptr_array_unref (hvc1);
+}
+
+GST_END_TEST;
+
+/* Two temporal sub-layers: the non-reference pictures of the highest
+ * (TSA_N in TemporalId 1) are B, what the lower one has is P. */
+GST_START_TEST (test_h265_temporal_layers)
+{
+  GPtrArray *bs = encode_h265_with ("byte-stream", ":temporal-layers=1",
+      NULL);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H265);
+  GstTwoflowPictureInfo infos[H265_FRAMES];
+  guint i, top = 0;
+
+  parse_all (p, bs, infos);
+  for (i = 0; i < H265_FRAMES; i++) {
+    guint tid = 0;
+    guint t = h265_first_slice_type_tid (g_ptr_array_index (bs, i), &tid);
+
+    fail_unless (t < 32);
+    fail_unless_equals_int (infos[i].type == GST_TWOFLOW_PICTURE_B,
+        tid == 1 && t < 16 && (t & 1) == 0);
+    top += tid == 1;
+  }
+  fail_unless (top >= 10, "%u pictures in sub-layer 1", top);
+  gst_twoflow_picture_parser_free (p);
+  g_ptr_array_unref (bs);
+}
+
+GST_END_TEST;
+
+#define AV1_FRAMES 30
+#define AV1_GOP 10
+
+/* libaom with look-ahead: hidden alt-ref frames, shown later with
+ * show_existing_frame; key frames every 10 */
+GST_START_TEST (test_av1)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d "
+      "pattern=ball ! video/x-raw,width=64,height=64,framerate=25/1 ! "
+      "av1enc cpu-used=8 lag-in-frames=16 keyframe-max-dist=%d "
+      "keyframe-mode=disabled threads=1 ! av1parse ! "
+      "video/x-av1,stream-format=obu-stream,alignment=tu ! "
+      "appsink name=out sync=false", AV1_FRAMES, AV1_GOP);
+  GPtrArray *tus = encode (desc, NULL);
+  GstTwoflowPictureParser *p =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_AV1);
+  GstTwoflowPictureInfo infos[AV1_FRAMES];
+  GstTwoflowFrameHeader hdrs[AV1_FRAMES];
+  guint i, counts[4] = { 0 }, last_key = 0;
+
+  g_free (desc);
+  fail_unless_equals_int (tus->len, AV1_FRAMES);
+  parse_all (p, tus, infos);
+  sequence (GST_TWOFLOW_CODEC_AV1, infos, AV1_FRAMES, hdrs);
+  for (i = 0; i < AV1_FRAMES; i++) {
+    gboolean key = !GST_BUFFER_FLAG_IS_SET (g_ptr_array_index (tus, i),
+        GST_BUFFER_FLAG_DELTA_UNIT);
+
+    counts[infos[i].type]++;
+    fail_unless_equals_int (infos[i].type == GST_TWOFLOW_PICTURE_I, key);
+    fail_unless_equals_int (infos[i].reference,
+        infos[i].type != GST_TWOFLOW_PICTURE_B);
+    if (key) {
+      /* a shown key frame: every slot refreshed, a sequence header */
+      fail_unless (infos[i].idr);
+      fail_unless (infos[i].sequence_header);
+      last_key = i;
+    } else {
+      /* exact: from the slots, never before the last key frame */
+      fail_unless (infos[i].depends_back >= 1);
+      fail_unless_equals_int (hdrs[i].depends_from,
+          i - infos[i].depends_back);
+      fail_unless (hdrs[i].depends_from >= last_key, "unit %u depends from "
+          "%u, key frame %u", i, hdrs[i].depends_from, last_key);
+    }
+  }
+  fail_unless_equals_int (counts[GST_TWOFLOW_PICTURE_I], 3);
+  /* the alt-refs' show_existing_frame units refresh nothing */
+  fail_unless (counts[GST_TWOFLOW_PICTURE_B] >= 1);
+  fail_unless (counts[GST_TWOFLOW_PICTURE_P] >= 10);
+
+  /* the B units left out upstream (skipped): the others read the same */
+  gst_twoflow_picture_parser_free (p);
+  p = gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_AV1);
+  for (i = 0; i < AV1_FRAMES; i++) {
+    GstTwoflowPictureInfo info;
+    GstMapInfo map;
+
+    if (infos[i].type == GST_TWOFLOW_PICTURE_B) {
+      gst_twoflow_picture_parser_skip (p);
+      continue;
+    }
+    gst_buffer_map (g_ptr_array_index (tus, i), &map, GST_MAP_READ);
+    fail_unless (gst_twoflow_picture_parser_parse (p, map.data, map.size,
+            &info));
+    gst_buffer_unmap (g_ptr_array_index (tus, i), &map);
+    fail_unless_equals_int (info.type, infos[i].type);
+    fail_unless_equals_int (info.depends_back, infos[i].depends_back);
+  }
+
+  gst_twoflow_picture_parser_free (p);
+  g_ptr_array_unref (tus);
+}
+
+GST_END_TEST;
+
 static Suite *
 picturetype_suite (void)
 {
@@ -451,6 +774,9 @@ picturetype_suite (void)
   tcase_add_test (tc, test_h264_byte_stream);
   tcase_add_test (tc, test_h264_avc);
   tcase_add_test (tc, test_h264_needs_parameter_sets);
+  tcase_add_test (tc, test_h265);
+  tcase_add_test (tc, test_h265_temporal_layers);
+  tcase_add_test (tc, test_av1);
   return s;
 }
 
