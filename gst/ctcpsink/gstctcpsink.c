@@ -31,7 +31,7 @@
  * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
  * paces packets on its own and the flow stays near-CBR.
  *
- * With #GstCtcpSink:target-rate (bit/s) set, that rate is used instead and
+ * With #GstCtcpSink:target-bitrate (bit/s) set, that rate is used instead and
  * buffers are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
  * is plain TCP (the baseline): as fast as the connection allows.
  *
@@ -43,7 +43,7 @@
  * slack is in the stats. A segment that starts late gets a higher rate,
  * from the time left before its deadline (never less than
  * T/max-catch-up). Input
- * without timestamps is one segment until EOS; use target-rate then.
+ * without timestamps is one segment until EOS; use target-bitrate then.
  *
  * While data is in flight `TCP_INFO` is read every quarter RTT (1 to
  * 50 ms) and the TCP-interactive congestion events are derived from
@@ -67,7 +67,7 @@
  *
  * With #GstCtcpSink:listen the direction of the connection is reversed
  * (a receiver behind NAT connects out, e.g. with `tcpclientsrc`): the sink
- * listens from start on (#GstCtcpSink:bound-port), and its sender thread
+ * listens from start on (#GstCtcpSink:current-port), and its sender thread
  * accepts one connection from #GstCtcpSink:host; everything else is the
  * same. Connecting, accepting and the TLS handshake happen in the sender
  * thread, never in the state change: a peer that does not answer costs
@@ -82,7 +82,7 @@
  * * `target-rate` (guint64): current target rate, bytes/s (0: none); above
  *   `nominal-rate` while a late segment catches up
  * * `nominal-rate` (guint64): S/(T(1−p̂)) of the segment being sent (or
- *   the fixed target-rate), bytes/s
+ *   the fixed target-bitrate), bytes/s
  * * `w-target` (guint): W_target, packets (0: not computed yet / tcp mode)
  * * `w-target-rtt` (guint64): the RTT W_target was sized from (95th
  *   percentile of the last interval's srtt readings), ns (0: none yet)
@@ -106,7 +106,7 @@
  * * `segments` (guint64): segments done (fully acknowledged)
  * * `segments-late` (guint64): of those, done after their deadline
  * * `ramp-segments` (guint64): segments sent at the start-up ramp's rate
- *   (`startup-rate`; their deadline is the end of their playback)
+ *   (`startup-bitrate`; their deadline is the end of their playback)
  * * `min-deadline-slack` (gint64): smallest slack so far, ns (0 if none)
  * * `deadline-slack` (GstValueArray of gint64): slack of each done segment
  *   (deadline − time acknowledged), ns, oldest first (the last 1024)
@@ -165,7 +165,7 @@
  * filesink` writes.
  * |[
  * gst-launch-1.0 -m filesrc location=/dev/zero num-buffers=100 ! \
- *     ctcpsink host=127.0.0.1 port=5600 target-rate=216000 congestion-control=reno
+ *     ctcpsink host=127.0.0.1 port=5600 target-bitrate=216000 congestion-control=reno
  * ]| 400 kB as a fixed 216 kbit/s (27 kB/s) cTCP flow over Reno (about
  * 15 s), printing any congestion events (restart the receiver first).
  */
@@ -186,6 +186,7 @@
 #include <gst/twoflow/networkcongestion.h>
 #include "gstctcpsink.h"
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
@@ -375,7 +376,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * The receiver as a `ctcp://host:port` URI (IPv6 literals in brackets,
    * `ctcp://[::1]:4953`; no port means 4953). Query parameters set other
    * properties by name, with values as on a gst-launch-1.0 line:
-   * `ctcp://10.0.0.2:4953?target-rate=8000000&congestion-control=bbr`.
+   * `ctcp://10.0.0.2:4953?target-bitrate=8000000&congestion-control=bbr`.
    * Reading it back gives `ctcp://host:port` from #GstCtcpSink:host and
    * #GstCtcpSink:port, with the query of the URI last set: the same keys
    * with the properties' current values. The same URI makes a ctcpsink
@@ -463,17 +464,24 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:target-rate:
+   * GstCtcpSink:target-bitrate:
    *
    * A fixed target rate in bit/s; 0 derives it from each segment's size
    * (S/(T(1−p̂))). Set, buffers are sent as they come (no holding).
    */
   g_object_class_install_property (gobject_class, PROP_TARGET_RATE,
-      g_param_spec_uint64 ("target-rate", "Target rate",
+      g_param_spec_uint64 ("target-bitrate", "Target bitrate",
           "Fixed target rate in bit/s (0 = S/(T(1-p)) of each segment)",
           0, 8 * (guint64) G_MAXUINT32, DEFAULT_TARGET_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:target-rate:
+   *
+   * Deprecated alias of #GstCtcpSink:target-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_TARGET_RATE,
+      "target-rate", "target-bitrate");
 
   /**
    * GstCtcpSink:max-catch-up:
@@ -506,7 +514,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:startup-rate:
+   * GstCtcpSink:startup-bitrate:
    *
    * The start-up ramp, bit/s (0: none). With a `lead` shorter than a
    * segment the flow cannot be a segment ahead at first: a segment that
@@ -517,11 +525,18 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * the lead from the video (docs/system.md, "Start-up").
    */
   g_object_class_install_property (gobject_class, PROP_STARTUP_RATE,
-      g_param_spec_uint64 ("startup-rate", "Start-up rate",
+      g_param_spec_uint64 ("startup-bitrate", "Start-up bitrate",
           "Rate of the start-up ramp in bit/s until the flow is a segment "
           "ahead (0 = no ramp)", 0, G_MAXUINT64, DEFAULT_STARTUP_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:startup-rate:
+   *
+   * Deprecated alias of #GstCtcpSink:startup-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_STARTUP_RATE,
+      "startup-rate", "startup-bitrate");
 
   /**
    * GstCtcpSink:startup-factor:
@@ -641,7 +656,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * GstCtcpSink:bind-port:
    *
    * The TCP port to listen on with #GstCtcpSink:listen (0: any free port,
-   * see #GstCtcpSink:bound-port).
+   * see #GstCtcpSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_uint ("bind-port", "Bind port",
@@ -650,16 +665,23 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:bound-port:
+   * GstCtcpSink:current-port:
    *
    * The port listened on (listen=true), known from start (READY to
    * PAUSED) on; 0 otherwise.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "TCP port listened on (listen=true)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstCtcpSink:bound-port:
+   *
+   * Deprecated alias of #GstCtcpSink:current-port (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
 
   /**
    * GstCtcpSink:connect-timeout:

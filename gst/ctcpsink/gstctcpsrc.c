@@ -29,7 +29,7 @@
  *
  * Listening, a connection from another address than
  * #GstCtcpSrc:accept-host (if set), or whose handshake fails for want of
- * a TLS server (a plaintext peer, silence for #GstCtcpSrc:timeout), is
+ * a TLS server (a plaintext peer, silence for #GstCtcpSrc:connect-timeout), is
  * closed and counted (`connections-refused`), and the source waits for
  * the next one: nothing of it reaches the stream. A sender (from
  * #GstCtcpSrc:accept-host's address, when set) whose certificate is
@@ -60,7 +60,7 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 ctcpsrc port=5600 tls-ca-file=ca.pem tls-server-name=127.0.0.1 tls-token=0123456789abcdef0123 ! filesink location=essential.twoflow
- * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-rate=8000000 \
+ * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-bitrate=8000000 \
  *     tls-role=server tls-certificate=server.pem tls-key=server.key tls-token=0123456789abcdef0123
  * ]| A cTCP flow at 8 Mbit/s over TLS: the receiver checks the sender's
  * certificate against ca.pem and the address 127.0.0.1 (in the certificate:
@@ -75,6 +75,7 @@
 
 #include "gstctcpsrc.h"
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
@@ -200,7 +201,7 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
    * closed before any handshake and counted); NULL (default): from
    * anywhere. A receiver that knows its sender (the server of its control
    * connection) sets it, so that a stranger connecting first cannot hold
-   * the source for #GstCtcpSrc:timeout.
+   * the source for #GstCtcpSrc:connect-timeout.
    */
   g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
       g_param_spec_string ("accept-host", "Accept host",
@@ -217,17 +218,25 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
           "Port listened on (listen)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstCtcpSrc:timeout:
+   * GstCtcpSrc:connect-timeout:
    *
    * Longest connect and TLS handshake (with the token), in nanoseconds;
    * 0: no bound of our own. Listening, a connection that takes longer is
-   * closed and the source waits for the next one.
+   * closed and the source waits for the next one. The same name as
+   * ctcpsink's and erapsink's.
    */
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
-      g_param_spec_uint64 ("timeout", "Timeout",
+      g_param_spec_uint64 ("connect-timeout", "Connect timeout",
           "Longest connect and TLS handshake in nanoseconds (0 = none)",
           0, G_MAXUINT64, DEFAULT_TIMEOUT, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSrc:timeout:
+   *
+   * Deprecated alias of #GstCtcpSrc:connect-timeout.
+   */
+  twoflow_property_install_alias (gobject_class, PROP_TIMEOUT, "timeout",
+      "connect-timeout");
   /**
    * GstCtcpSrc:tls:
    *

@@ -12,8 +12,8 @@
  *
  * With #GstErapSink:congestion-control=libra the rate follows Libra's
  * RTT-fair laws instead (flows with different RTTs on one bottleneck get
- * equal shares; parameters #GstErapSink:libra-a, #GstErapSink:libra-b,
- * #GstErapSink:libra-x, #GstErapSink:libra-y and #GstErapSink:capacity),
+ * equal shares; parameters #GstErapSink:libra-a-time, #GstErapSink:libra-b-time,
+ * #GstErapSink:libra-x, #GstErapSink:libra-y and #GstErapSink:capacity-bitrate),
  * and packets leave in back-to-back pairs at random times within each of
  * the W/2 slices of an RTT (docs/erap.md).
  * Buffers larger than the MTU are fragmented; the receiver restores their
@@ -143,7 +143,7 @@
  * A receiver behind NAT cannot be sent to first. With
  * #GstErapSink:learn-peer the sink sends nothing until the receiver's
  * *hello* arrives (erapsrc with #GstErapSrc:hello-host and
- * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:bound-port):
+ * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:current-port):
  * a datagram from the receiver's own socket naming the session by
  * #GstErapSink:hello-id. The data then goes to the address and port the
  * hello came from (the NAT's public ones), from the port it reached, which
@@ -163,7 +163,7 @@
  * ]| Sends a file; receive it with
  * `gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts`.
  * |[
- * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10000000
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity-bitrate=10000000
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5006
@@ -182,6 +182,7 @@
 #include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gsterapsink.h"
 
 #ifndef SOL_UDP
@@ -242,7 +243,9 @@ enum {
   PROP_PACING_QUANTUM,
   PROP_SCHEDULER_INTERVAL,
   PROP_LIBRA_A,
+  PROP_LIBRA_A_TIME,
   PROP_LIBRA_B,
+  PROP_LIBRA_B_TIME,
   PROP_LIBRA_X,
   PROP_LIBRA_Y,
   PROP_CAPACITY,
@@ -250,10 +253,14 @@ enum {
   PROP_LIBRA_COMPENSATION,
   PROP_LIBRA_STATE,
   PROP_LIBRA_QUEUE_REF,
+  PROP_LIBRA_QUEUE_REF_TIME,
   PROP_LIBRA_LOSS_DIVISOR,
   PROP_LIBRA_LOSS_MEMORY,
+  PROP_LIBRA_LOSS_MEMORY_TIME,
   PROP_LIBRA_TCP_RTT,
+  PROP_LIBRA_RENO_RTT,
   PROP_LIBRA_TCP_BASE_RTT,
+  PROP_LIBRA_RENO_BASE_RTT,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
@@ -365,7 +372,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * The receiver as an `erap://host:port` URI (IPv6 literals in brackets,
    * `erap://[::1]:5004`; no port means 5004). Query parameters set other
    * properties by name, with values as on a gst-launch-1.0 line:
-   * `erap://10.0.0.2:5004?congestion-control=libra&capacity=10000000`.
+   * `erap://10.0.0.2:5004?congestion-control=libra&capacity-bitrate=10000000`.
    * Reading it back gives `erap://host:port` from #GstErapSink:host and
    * #GstErapSink:port, with the query of the URI last set: the same keys
    * with the properties' current values.
@@ -439,37 +446,58 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:initial-rate:
+   * GstErapSink:initial-bitrate:
    *
    * Sending rate at the start, in bit/s of datagrams.
    */
   g_object_class_install_property (gobject_class, PROP_INITIAL_RATE,
-      g_param_spec_uint64 ("initial-rate", "Initial rate",
+      g_param_spec_uint64 ("initial-bitrate", "Initial bitrate",
           "Initial sending rate (bit/s)", 1000, G_MAXUINT64,
           DEFAULT_INITIAL_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:min-rate:
+   * GstErapSink:initial-rate:
+   *
+   * Deprecated alias of #GstErapSink:initial-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_INITIAL_RATE,
+      "initial-rate", "initial-bitrate");
+  /**
+   * GstErapSink:min-bitrate:
    *
    * Lowest rate the congestion control may go to, bit/s; 0: one packet
    * per second.
    */
   g_object_class_install_property (gobject_class, PROP_MIN_RATE,
-      g_param_spec_uint64 ("min-rate", "Minimum rate",
+      g_param_spec_uint64 ("min-bitrate", "Minimum bitrate",
           "Lowest sending rate (bit/s, 0 = one packet per second)", 0,
           G_MAXUINT64, DEFAULT_MIN_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:max-rate:
+   * GstErapSink:min-rate:
+   *
+   * Deprecated alias of #GstErapSink:min-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_MIN_RATE, "min-rate",
+      "min-bitrate");
+  /**
+   * GstErapSink:max-bitrate:
    *
    * Highest rate the congestion control may go to, bit/s; 0: unbounded.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_RATE,
-      g_param_spec_uint64 ("max-rate", "Maximum rate",
+      g_param_spec_uint64 ("max-bitrate", "Maximum bitrate",
           "Highest sending rate (bit/s, 0 = unbounded)", 0, G_MAXUINT64,
           DEFAULT_MAX_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:max-rate:
+   *
+   * Deprecated alias of #GstErapSink:max-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_MAX_RATE, "max-rate",
+      "max-bitrate");
   /**
    * GstErapSink:max-queue-bytes:
    *
@@ -537,27 +565,49 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:libra-a:
+   * GstErapSink:libra-a-time:
    *
-   * Libra's A, seconds: with the per-ACK increase alpha*T^2/((T+A)*W) and
+   * Libra's A, ns: with the per-ACK increase alpha*T^2/((T+A)*W) and
    * the per-loss decrease W*B/(2(T+A)) the rate grows by alpha/(T+A)
    * packets/s per second and loses the fraction B/(2(T+A)) on loss.
    */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_A_TIME,
+      g_param_spec_uint64 ("libra-a-time", "Libra A",
+          "Libra's A (ns) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0,
+          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_A * GST_SECOND + 0.5),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-a:
+   *
+   * Deprecated: #GstErapSink:libra-a-time in seconds, as a double.
+   */
   g_object_class_install_property (gobject_class, PROP_LIBRA_A,
       g_param_spec_double ("libra-a", "Libra A",
-          "Libra's A (s) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0, 100,
+          "Deprecated: use libra-a-time (ns); this one in seconds", 0, 100,
           DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-b-time:
+   *
+   * Libra's B, ns: the per-loss decrease is W*B/(2(T+A)).
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_B_TIME,
+      g_param_spec_uint64 ("libra-b-time", "Libra B",
+          "Libra's B (ns) in the per-loss decrease W*B/(2(T+A))", 0,
+          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_B * GST_SECOND + 0.5),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-b:
    *
-   * Libra's B, seconds: the per-loss decrease is W*B/(2(T+A)).
+   * Deprecated: #GstErapSink:libra-b-time in seconds, as a double.
    */
   g_object_class_install_property (gobject_class, PROP_LIBRA_B,
       g_param_spec_double ("libra-b", "Libra B",
-          "Libra's B (s) in the per-loss decrease W*B/(2(T+A))", 0, 100,
+          "Deprecated: use libra-b-time (ns); this one in seconds", 0, 100,
           DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-x:
    *
@@ -580,18 +630,25 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:capacity:
+   * GstErapSink:capacity-bitrate:
    *
    * The bottleneck capacity C in Libra's alpha, bit/s (alpha takes it in
    * Mbit/s, as in the paper); 0 measures it from the dispersion of
    * back-to-back packet pairs in ACK arrival times.
    */
   g_object_class_install_property (gobject_class, PROP_CAPACITY,
-      g_param_spec_uint64 ("capacity", "Capacity",
+      g_param_spec_uint64 ("capacity-bitrate", "Capacity bitrate",
           "Bottleneck capacity for Libra, bit/s (0 = estimate with packet "
           "pairs)", 0, G_GUINT64_CONSTANT (1000000000000), DEFAULT_CAPACITY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:capacity:
+   *
+   * Deprecated alias of #GstErapSink:capacity-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_CAPACITY, "capacity",
+      "capacity-bitrate");
   /**
    * GstErapSink:libra-seed:
    *
@@ -622,7 +679,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * What Libra's laws update: `rate` (default) keeps the rate (the laws
    * applied to W = rate*SRTT and converted back with the same SRTT) and
    * sends at rate*K/(K+q), q the queueing delay, K
-   * #GstErapSink:libra-queue-ref: the same back-off for every flow;
+   * #GstErapSink:libra-queue-ref-time: the same back-off for every flow;
    * `window` keeps W and sends at W/SRTT, as TCP Libra does (a growing
    * queue slows short-RTT flows more).
    */
@@ -633,17 +690,28 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
+   * GstErapSink:libra-queue-ref-time:
+   *
+   * K in ns, with #GstErapSink:libra-state=rate: packets go at
+   * rate*K/(K+q), q = SRTT - min RTT; 0 sends at the rate itself.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF_TIME,
+      g_param_spec_uint64 ("libra-queue-ref-time", "Libra queue reference",
+          "K (ns) in rate*K/(K+q) with libra-state=rate (0 = no "
+          "scaling)", 0,
+          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_QUEUE_REF * GST_SECOND + 0.5),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
    * GstErapSink:libra-queue-ref:
    *
-   * K in seconds, with #GstErapSink:libra-state=rate: packets go at
-   * rate*K/(K+q), q = SRTT - min RTT; 0 sends at the rate itself.
+   * Deprecated: #GstErapSink:libra-queue-ref-time in seconds, as a double.
    */
   g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF,
       g_param_spec_double ("libra-queue-ref", "Libra queue reference",
-          "K (s) in rate*K/(K+q) with libra-state=rate (0 = no scaling)", 0,
-          100, DEFAULT_LIBRA_QUEUE_REF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+          "Deprecated: use libra-queue-ref-time (ns); this one in seconds", 0, 100,
+          DEFAULT_LIBRA_QUEUE_REF, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:libra-loss-divisor:
    *
@@ -658,38 +726,60 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:libra-loss-memory:
+   * GstErapSink:libra-loss-memory-time:
    *
-   * Seconds after each loss reaction during which Libra's alpha has no
-   * delay brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which
-   * fills the queue whatever Libra does, the brake would starve Libra
+   * How long after each loss reaction (ns) Libra's alpha has no delay
+   * brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which fills
+   * the queue whatever Libra does, the brake would starve Libra
    * (docs/erap.md, "Libra beside TCP"). 0 keeps the brake always.
    */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
-      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
-          "Seconds after a loss reaction without Libra's delay brake "
-          "(0 = brake always)", 0, 3600, DEFAULT_LIBRA_LOSS_MEMORY,
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY_TIME,
+      g_param_spec_uint64 ("libra-loss-memory-time", "Libra loss memory",
+          "Time after a loss reaction without Libra's delay brake "
+          "(ns, 0 = brake always)", 0,
+          3600 * GST_SECOND, (guint64) (DEFAULT_LIBRA_LOSS_MEMORY * GST_SECOND + 0.5),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:libra-tcp-rtt:
+   * GstErapSink:libra-loss-memory:
    *
-   * T_ref in seconds: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
+   * Deprecated: #GstErapSink:libra-loss-memory-time in seconds, as a double.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
+      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
+          "Deprecated: use libra-loss-memory-time (ns); this one in seconds", 0, 3600,
+          DEFAULT_LIBRA_LOSS_MEMORY, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-reno-rtt:
+   *
+   * T_ref in ns: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
    * so that in the loss-driven balance Libra is never less aggressive than
    * a Reno flow of RTT T_ref (on slow links, where alpha = X*C with C in
    * Mbit/s would starve it beside TCP; docs/erap.md). 0 gives alpha as
    * published.
    */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
-      g_param_spec_double ("libra-tcp-rtt", "Libra TCP reference RTT",
-          "Libra's alpha is at least that of Reno parity at this RTT (s; "
-          "0 = alpha as published)", 0, 10, DEFAULT_LIBRA_TCP_RTT,
+  g_object_class_install_property (gobject_class, PROP_LIBRA_RENO_RTT,
+      g_param_spec_uint64 ("libra-reno-rtt", "Libra Reno reference RTT",
+          "Libra's alpha is at least that of Reno parity at this RTT "
+          "(ns; 0 = alpha as published)", 0,
+          10 * GST_SECOND, (guint64) (DEFAULT_LIBRA_TCP_RTT * GST_SECOND + 0.5),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:libra-tcp-base-rtt:
+   * GstErapSink:libra-tcp-rtt:
    *
-   * T_0 in seconds: Libra's X*C is also raised to at least
+   * Deprecated: #GstErapSink:libra-reno-rtt in seconds, as a double.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
+      g_param_spec_double ("libra-tcp-rtt", "Libra Reno reference RTT",
+          "Deprecated: use libra-reno-rtt (ns); this one in seconds", 0, 10,
+          DEFAULT_LIBRA_TCP_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-reno-base-rtt:
+   *
+   * T_0 in ns: Libra's X*C is also raised to at least
    * 1.5*B/(D*(T_0+q)^2), q = SRTT - Tmin the queueing delay averaged over
    * ~10 s (the same for every flow behind one queue), from the first loss
    * reaction on: never less aggressive than a Reno flow of base RTT T_0
@@ -698,12 +788,23 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * flows take most of the link (docs/erap.md, "Libra beside TCP"). 0
    * turns this floor off.
    */
+  g_object_class_install_property (gobject_class, PROP_LIBRA_RENO_BASE_RTT,
+      g_param_spec_uint64 ("libra-reno-base-rtt", "Libra Reno base RTT",
+          "Libra's alpha is at least that of Reno parity at this "
+          "base RTT plus the queueing delay (ns; 0 = off)", 0,
+          10 * GST_SECOND, (guint64) (DEFAULT_LIBRA_TCP_BASE_RTT * GST_SECOND + 0.5),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:libra-tcp-base-rtt:
+   *
+   * Deprecated: #GstErapSink:libra-reno-base-rtt in seconds, as a double.
+   */
   g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_BASE_RTT,
-      g_param_spec_double ("libra-tcp-base-rtt", "Libra TCP base RTT",
-          "Libra's alpha is at least that of Reno parity at this base RTT "
-          "plus the queueing delay (s; 0 = off)", 0, 10,
-          DEFAULT_LIBRA_TCP_BASE_RTT, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+      g_param_spec_double ("libra-tcp-base-rtt", "Libra Reno base RTT",
+          "Deprecated: use libra-reno-base-rtt (ns); this one in seconds", 0, 10,
+          DEFAULT_LIBRA_TCP_BASE_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
   /**
    * GstErapSink:stats:
    *
@@ -780,16 +881,23 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:bound-port:
+   * GstErapSink:current-port:
    *
    * The local UDP port data leaves from and ACKs and hellos arrive on
    * (#GstErapSink:bind-port, or the ephemeral one chosen), once started;
    * 0 before.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "Local UDP port in use (read-only, once started)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:bound-port:
+   *
+   * Deprecated alias of #GstErapSink:current-port (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
 
   /**
    * GstErapSink:connect-timeout:
@@ -1089,8 +1197,14 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_A:
       sink->libra.a = g_value_get_double (value);
       break;
+    case PROP_LIBRA_A_TIME:
+      sink->libra.a = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
+      break;
     case PROP_LIBRA_B:
       sink->libra.b = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_B_TIME:
+      sink->libra.b = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
       break;
     case PROP_LIBRA_X:
       sink->libra.x = g_value_get_double (value);
@@ -1113,17 +1227,29 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_LIBRA_QUEUE_REF:
       sink->libra.queue_ref = g_value_get_double (value);
       break;
+    case PROP_LIBRA_QUEUE_REF_TIME:
+      sink->libra.queue_ref = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
+      break;
     case PROP_LIBRA_LOSS_DIVISOR:
       sink->libra.loss_divisor = g_value_get_double (value);
       break;
     case PROP_LIBRA_LOSS_MEMORY:
       sink->libra.loss_memory = g_value_get_double (value);
       break;
+    case PROP_LIBRA_LOSS_MEMORY_TIME:
+      sink->libra.loss_memory = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
+      break;
     case PROP_LIBRA_TCP_RTT:
       sink->libra.tcp_rtt = g_value_get_double (value);
       break;
+    case PROP_LIBRA_RENO_RTT:
+      sink->libra.tcp_rtt = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
+      break;
     case PROP_LIBRA_TCP_BASE_RTT:
       sink->libra.tcp_base_rtt = g_value_get_double (value);
+      break;
+    case PROP_LIBRA_RENO_BASE_RTT:
+      sink->libra.tcp_base_rtt = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1209,8 +1335,14 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_LIBRA_A:
       g_value_set_double (value, sink->libra.a);
       break;
+    case PROP_LIBRA_A_TIME:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.a));
+      break;
     case PROP_LIBRA_B:
       g_value_set_double (value, sink->libra.b);
+      break;
+    case PROP_LIBRA_B_TIME:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.b));
       break;
     case PROP_LIBRA_X:
       g_value_set_double (value, sink->libra.x);
@@ -1233,17 +1365,29 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_LIBRA_QUEUE_REF:
       g_value_set_double (value, sink->libra.queue_ref);
       break;
+    case PROP_LIBRA_QUEUE_REF_TIME:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.queue_ref));
+      break;
     case PROP_LIBRA_LOSS_DIVISOR:
       g_value_set_double (value, sink->libra.loss_divisor);
       break;
     case PROP_LIBRA_LOSS_MEMORY:
       g_value_set_double (value, sink->libra.loss_memory);
       break;
+    case PROP_LIBRA_LOSS_MEMORY_TIME:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.loss_memory));
+      break;
     case PROP_LIBRA_TCP_RTT:
       g_value_set_double (value, sink->libra.tcp_rtt);
       break;
+    case PROP_LIBRA_RENO_RTT:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.tcp_rtt));
+      break;
     case PROP_LIBRA_TCP_BASE_RTT:
       g_value_set_double (value, sink->libra.tcp_base_rtt);
+      break;
+    case PROP_LIBRA_RENO_BASE_RTT:
+      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.tcp_base_rtt));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -80,7 +80,7 @@
  *
  * A receiver behind NAT cannot be sent to first. With
  * #GstErapSrc:hello-host and #GstErapSrc:hello-port set (the sender's
- * address and #GstErapSink:bound-port), the source sends a small *hello*
+ * address and #GstErapSink:current-port), the source sends a small *hello*
  * (24 bytes; 40 sealed with the key when #GstErapSrc:passphrase or
  * #GstErapSrc:key is set) from the socket it receives on, naming the
  * session by #GstErapSrc:hello-id, at once and every
@@ -351,7 +351,7 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
   /**
    * GstErapSrc:hello-port:
    *
-   * The sender's UDP port for hellos (its #GstErapSink:bound-port).
+   * The sender's UDP port for hellos (its #GstErapSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
       g_param_spec_uint ("hello-port", "Hello port",

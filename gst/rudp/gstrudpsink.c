@@ -17,7 +17,7 @@
  * the thread sleeps.
  *
  * Rendering queues the packet and blocks while the sink holds more than
- * #GstRudpSink:buffer-size bytes: an upstream faster than the rate is
+ * #GstRudpSink:max-queue-bytes bytes: an upstream faster than the rate is
  * slowed down (backpressure), nothing is ever dropped. At end of stream
  * the sink posts EOS once every queued packet has left.
  *
@@ -97,7 +97,7 @@
  * A receiver behind NAT cannot be sent to first. With
  * #GstRudpSink:learn-peer the sink sends to where the receiver's *hello*
  * comes from (rudpsrc with #GstRudpSrc:hello-host and #GstRudpSrc:hello-port
- * aimed at this sink's #GstRudpSink:bound-port; set #GstRudpSink:bind-port
+ * aimed at this sink's #GstRudpSink:current-port; set #GstRudpSink:bind-port
  * to choose it): an RTCP packet (RR + APP "HELO" with the session id
  * #GstRudpSink:hello-id and a counter) from the receiver's RTP socket.
  * The RTP then leaves from the port the hello reached, to the address and
@@ -133,6 +133,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
 
@@ -269,10 +270,11 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   /**
    * GstRudpSink:port:
    *
-   * UDP port of the receiver.
+   * UDP port of the receiver (a guint, as every port property of the
+   * twoflow elements; it was a gint).
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
-      g_param_spec_int ("port", "Port", "UDP port of the receiver", 1, 65535,
+      g_param_spec_uint ("port", "Port", "UDP port of the receiver", 1, 65535,
           DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -314,15 +316,22 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_BUCKET_DEPTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   /**
-   * GstRudpSink:buffer-size:
+   * GstRudpSink:max-queue-bytes:
    *
    * Bytes the sink queues before rendering blocks (backpressure).
    */
   g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
-      g_param_spec_uint64 ("buffer-size", "Buffer size",
+      g_param_spec_uint64 ("max-queue-bytes", "Maximum queue bytes",
           "Bytes queued before render blocks", 1, G_MAXUINT32,
           DEFAULT_BUFFER_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:buffer-size:
+   *
+   * Deprecated alias of #GstRudpSink:max-queue-bytes (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BUFFER_SIZE,
+      "buffer-size", "max-queue-bytes");
   /**
    * GstRudpSink:rate-control:
    *
@@ -396,7 +405,7 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
    * GstRudpSink:bind-port:
    *
    * Local UDP port the RTP leaves from and feedback and hellos arrive on;
-   * 0 (the default) picks a free one (#GstRudpSink:bound-port).
+   * 0 (the default) picks a free one (#GstRudpSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_uint ("bind-port", "Bind port",
@@ -404,14 +413,21 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstRudpSink:bound-port:
+   * GstRudpSink:current-port:
    *
    * The local UDP port in use once started (from READY on), 0 before.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "Local UDP port in use (read-only, once started)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstRudpSink:bound-port:
+   *
+   * Deprecated alias of #GstRudpSink:current-port (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
   /**
    * GstRudpSink:learn-peer:
    *
@@ -581,7 +597,7 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
       sink->host = g_value_dup_string (value);
       break;
     case PROP_PORT:
-      sink->port = g_value_get_int (value);
+      sink->port = g_value_get_uint (value);
       break;
     case PROP_RATE:
       sink->rate = g_value_get_uint64 (value);
@@ -675,7 +691,7 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       GST_OBJECT_UNLOCK (sink);
       break;
     case PROP_PORT:
-      g_value_set_int (value, sink->port);
+      g_value_set_uint (value, sink->port);
       break;
     case PROP_RATE:
       g_value_set_uint64 (value, sink->rate);

@@ -29,7 +29,7 @@ struct _GstRudpSink {
 
   /* properties (object lock) */
   gchar *host;
-  gint port;
+  guint port;
   guint64 rate;                 /* bit/s */
   GstClockTime timer_interval;
   guint64 bucket_depth;

@@ -118,7 +118,7 @@
  *
  * A receiver behind NAT cannot be sent to first. With
  * #GstRudpSrc:hello-host and #GstRudpSrc:hello-port set (the sender's
- * address and #GstRudpSink:bound-port), the timer thread sends a *hello*
+ * address and #GstRudpSink:current-port), the timer thread sends a *hello*
  * from the socket the RTP arrives on: an RTCP compound (RR + APP "HELO"
  * with #GstRudpSrc:hello-id and a counter; SRTCP with #GstRudpSrc:key),
  * at once and every #GstRudpSrc:hello-interval until RTP arrives (a hello
@@ -168,6 +168,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gstrudpsrc.h"
 
 GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
@@ -323,10 +324,11 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
   /**
    * GstRudpSrc:port:
    *
-   * UDP port to bind (0: any; read the bound one in stats).
+   * UDP port to bind (0: any; read the bound one in stats). A guint, as
+   * every port property of the twoflow elements (it was a gint).
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
-      g_param_spec_int ("port", "Port", "UDP port to bind (0 = any)", 0,
+      g_param_spec_uint ("port", "Port", "UDP port to bind (0 = any)", 0,
           65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -522,7 +524,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
   /**
    * GstRudpSrc:hello-port:
    *
-   * The sender's UDP port for hellos (its #GstRudpSink:bound-port).
+   * The sender's UDP port for hellos (its #GstRudpSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
       g_param_spec_uint ("hello-port", "Hello port",
@@ -692,7 +694,7 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
       src->address = g_value_dup_string (value);
       break;
     case PROP_PORT:
-      src->port = g_value_get_int (value);
+      src->port = g_value_get_uint (value);
       break;
     case PROP_CAPS:
       gst_caps_replace (&src->caps, (GstCaps *) gst_value_get_caps (value));
@@ -861,7 +863,7 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, src->address);
       break;
     case PROP_PORT:
-      g_value_set_int (value, src->port);
+      g_value_set_uint (value, src->port);
       break;
     case PROP_CAPS:
       gst_value_set_caps (value, src->caps);

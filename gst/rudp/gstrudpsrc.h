@@ -21,7 +21,7 @@ struct _GstRudpSrc {
 
   /* properties (object lock) */
   gchar *address;
-  gint port;
+  guint port;
   GstCaps *caps;
   gint buffer_size;
   gboolean feedback;
