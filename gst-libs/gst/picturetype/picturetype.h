@@ -10,6 +10,7 @@
 #define __GST_TWOFLOW_PICTURE_TYPE_H__
 
 #include <glib.h>
+#include <gst/picturetype/picturetype-prelude.h>
 #include <gst/twoflow/twoflowframe.h>
 
 G_BEGIN_DECLS
@@ -39,7 +40,9 @@ typedef struct {
 
 typedef struct _GstTwoflowPictureParser GstTwoflowPictureParser;
 
+TWOFLOW_PICTURETYPE_API
 GstTwoflowPictureParser *gst_twoflow_picture_parser_new (GstTwoflowCodec codec);
+TWOFLOW_PICTURETYPE_API
 void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
 
 /* H.264 stream-format=avc: the avcC decoder configuration record (the
@@ -47,11 +50,13 @@ void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
  * from then on buffers are read as length-prefixed NAL units. FALSE if
  * the record is invalid (or the codec is not H.264). With @data NULL:
  * byte-stream (start codes) again, the default. */
+TWOFLOW_PICTURETYPE_API
 gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
     parser, const guint8 * data, gsize size);
 
 /* Reads the picture in @data. Returns TRUE if it found one (@info->type is
  * not NONE). */
+TWOFLOW_PICTURETYPE_API
 gboolean gst_twoflow_picture_parser_parse (GstTwoflowPictureParser * parser,
     const guint8 * data, gsize size, GstTwoflowPictureInfo * info);
 

@@ -7,6 +7,7 @@
 #define __GST_NETWORK_CONGESTION_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -36,30 +37,40 @@ typedef enum {
 
 /* A GFlags type so elements can expose "which events" properties. */
 #define GST_TYPE_NETWORK_CONGESTION_TYPE (gst_network_congestion_type_get_type ())
+TWOFLOW_API
 GType gst_network_congestion_type_get_type (void);
 
+TWOFLOW_API
 const gchar * gst_network_congestion_type_to_string (GstNetworkCongestionType type);
+TWOFLOW_API
 gboolean gst_network_congestion_type_from_string (const gchar * str,
     GstNetworkCongestionType * type);
 
+TWOFLOW_API
 GstStructure * gst_network_congestion_structure_new (GstNetworkCongestionType type,
     guint64 estimated_bitrate, GstClockTime srtt, const gchar * source);
+TWOFLOW_API
 gboolean gst_network_congestion_structure_parse (const GstStructure * s,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source);
 
+TWOFLOW_API
 GstEvent * gst_network_congestion_event_new (GstNetworkCongestionType type,
     guint64 estimated_bitrate, GstClockTime srtt, const gchar * source);
+TWOFLOW_API
 gboolean gst_network_congestion_event_parse (GstEvent * event,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source);
 
+TWOFLOW_API
 GstMessage * gst_network_congestion_message_new (GstObject * src,
     GstNetworkCongestionType type, guint64 estimated_bitrate, GstClockTime srtt);
+TWOFLOW_API
 gboolean gst_network_congestion_message_parse (GstMessage * message,
     GstNetworkCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source);
 
+TWOFLOW_API
 gboolean gst_network_congestion_notify (GstElement * element, GstPad * sinkpad,
     GstNetworkCongestionType type, guint64 estimated_bitrate, GstClockTime srtt);
 
