@@ -204,7 +204,6 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_STARTUP_RATE        0
 #define DEFAULT_STARTUP_FACTOR      2.0
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
-#define DEFAULT_TLS                 FALSE
 #define DEFAULT_LISTEN              FALSE
 #define DEFAULT_BIND_PORT           0
 #define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
@@ -252,6 +251,8 @@ G_STATIC_ASSERT (sizeof (struct ctcp_tcp_info) == 248);
 enum
 {
   PROP_0,
+  PROP_TLS_FIRST,
+  PROP_TLS_LAST = PROP_TLS_FIRST + TWOFLOW_TLS_N_PROPS - 1,
   PROP_URI,
   PROP_HOST,
   PROP_PORT,
@@ -266,9 +267,6 @@ enum
   PROP_STARTUP_FACTOR,
   PROP_CONGESTION_CONTROL,
   PROP_EVENTS,
-  PROP_TLS,
-  PROP_TLS_CA_FILE,
-  PROP_TLS_PIN,
   PROP_TLS_CERTIFICATE,
   PROP_TLS_KEY,
   PROP_LISTEN,
@@ -276,7 +274,6 @@ enum
   PROP_BOUND_PORT,
   PROP_CONNECT_TIMEOUT,
   PROP_TLS_ROLE,
-  PROP_TLS_TOKEN,
   PROP_STATS,
 };
 
@@ -578,41 +575,9 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
-  /**
-   * GstCtcpSink:tls:
-   *
-   * TLS on the connection. FALSE (default, lab use) is plain TCP unless
-   * one of the other tls-* properties is set, which turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS,
-      g_param_spec_boolean ("tls", "TLS", "TLS on the connection (also on "
-          "when any tls-* property is set)", DEFAULT_TLS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSink:tls-ca-file:
-   *
-   * PEM file of the CA certificates the server's certificate must chain
-   * to (NULL: the system's). Setting it turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
-      g_param_spec_string ("tls-ca-file", "TLS CA file",
-          "PEM file of trusted CAs (NULL: the system's)", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSink:tls-pin:
-   *
-   * SHA-256 fingerprint of the server's certificate (DER), 64 hex digits,
-   * `:` allowed, optional `sha256:` prefix. Alone, it replaces CA
-   * validation; with #GstCtcpSink:tls-ca-file both must hold. Setting it
-   * turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_PIN,
-      g_param_spec_string ("tls-pin", "TLS pin",
-          "SHA-256 fingerprint of the server certificate", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+  /* tls, tls-ca-file, tls-pin, tls-token: the group both cTCP ends
+   * share (gst/common/twoflowprops.c) */
+  twoflow_tls_props_install (gobject_class, PROP_TLS_FIRST);
   /**
    * GstCtcpSink:tls-certificate:
    *
@@ -723,21 +688,6 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:tls-token:
-   *
-   * With #GstCtcpSink:tls-role=server: the secret the receiver must send
-   * as the first bytes inside TLS (exactly this string's bytes, compared
-   * in constant time, within #GstCtcpSink:connect-timeout). A receiver
-   * that does not is refused (listen: closed, the sink keeps waiting;
-   * connecting: an error). Setting it turns TLS on. Write-only.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_TOKEN,
-      g_param_spec_string ("tls-token", "TLS token",
-          "Secret the receiver must send first (tls-role=server)", NULL,
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
    * GstCtcpSink:stats:
    *
    * An `application/x-ctcpsink-stats` structure; fields in the element
@@ -816,11 +766,9 @@ gst_ctcp_sink_finalize (GObject * object)
   g_free (self->peer);
   g_free (self->accept_host);
   g_free (self->cc_used);
-  g_free (self->tls_ca_file);
-  g_free (self->tls_pin);
+  twoflow_tls_props_clear (&self->tls_props);
   g_free (self->tls_certificate);
   g_free (self->tls_key);
-  g_free (self->tls_token);
   clear_conn_config (self);
   g_free (self->tls_protocol);
   g_free (self->tls_suite);
@@ -1313,14 +1261,14 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   /* the sender thread of an earlier run is gone (stop joined it) */
   clear_conn_config (self);
   GST_OBJECT_LOCK (self);
-  self->conn_ca_file = g_strdup (self->tls_ca_file);
-  self->conn_pin = g_strdup (self->tls_pin);
+  self->conn_ca_file = g_strdup (self->tls_props.ca_file);
+  self->conn_pin = g_strdup (self->tls_props.pin);
   self->conn_certificate = g_strdup (self->tls_certificate);
   self->conn_key = g_strdup (self->tls_key);
-  self->conn_token = g_strdup (self->tls_token);
+  self->conn_token = g_strdup (self->tls_props.token);
   self->conn_tls_role = self->tls_role;
-  self->conn_tls = self->tls || self->tls_ca_file || self->tls_pin
-      || self->tls_certificate || self->tls_token;
+  self->conn_tls = twoflow_tls_props_enabled (&self->tls_props)
+      || self->tls_certificate;
   self->conn_host = g_strdup (self->host);
   self->conn_port = self->port;
   self->conn_cc = g_strdup (cc_name (self->cc));
@@ -1897,17 +1845,6 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_EVENTS:
       self->events = g_value_get_flags (value);
       break;
-    case PROP_TLS:
-      self->tls = g_value_get_boolean (value);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_free (self->tls_ca_file);
-      self->tls_ca_file = g_value_dup_string (value);
-      break;
-    case PROP_TLS_PIN:
-      g_free (self->tls_pin);
-      self->tls_pin = g_value_dup_string (value);
-      break;
     case PROP_TLS_CERTIFICATE:
       g_free (self->tls_certificate);
       self->tls_certificate = g_value_dup_string (value);
@@ -1928,11 +1865,10 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_TLS_ROLE:
       self->tls_role = g_value_get_enum (value);
       break;
-    case PROP_TLS_TOKEN:
-      twoflow_tls_token_set (&self->tls_token, g_value_get_string (value));
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_set (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -1994,15 +1930,6 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_EVENTS:
       g_value_set_flags (value, self->events);
       break;
-    case PROP_TLS:
-      g_value_set_boolean (value, self->tls);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_value_set_string (value, self->tls_ca_file);
-      break;
-    case PROP_TLS_PIN:
-      g_value_set_string (value, self->tls_pin);
-      break;
     case PROP_TLS_CERTIFICATE:
       g_value_set_string (value, self->tls_certificate);
       break;
@@ -2025,7 +1952,9 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_enum (value, self->tls_role);
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_get (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);

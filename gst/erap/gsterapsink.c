@@ -184,6 +184,7 @@
 #include "twoflownet.h"
 #include "twoflowprops.h"
 #include "gsterapsink.h"
+#include "gsterapsinklibra.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -209,25 +210,12 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_MIN_RTO             (200 * GST_MSECOND)
 #define DEFAULT_PACING_QUANTUM      (500 * GST_USECOND)
 #define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
-#define DEFAULT_LIBRA_A             GST_ERAP_LIBRA_DEFAULT_A
-#define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
-#define DEFAULT_LIBRA_X             GST_ERAP_LIBRA_DEFAULT_X
-#define DEFAULT_LIBRA_Y             GST_ERAP_LIBRA_DEFAULT_Y
-#define DEFAULT_CAPACITY            0
-#define DEFAULT_LIBRA_SEED          0
-#define DEFAULT_LIBRA_COMPENSATION  TRUE
-#define DEFAULT_LEARN_PEER          FALSE
 #define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
-#define DEFAULT_HELLO_ID            0
-#define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
-#define DEFAULT_LIBRA_QUEUE_REF     0.1
-#define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
-#define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
-#define DEFAULT_LIBRA_TCP_RTT       GST_ERAP_LIBRA_DEFAULT_TCP_RTT
-#define DEFAULT_LIBRA_TCP_BASE_RTT  GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_SENDER_N_PROPS - 1,
   PROP_HOST,
   PROP_PORT,
   PROP_BIND_ADDRESS,
@@ -242,32 +230,13 @@ enum {
   PROP_MIN_RTO,
   PROP_PACING_QUANTUM,
   PROP_SCHEDULER_INTERVAL,
-  PROP_LIBRA_A,
-  PROP_LIBRA_A_TIME,
-  PROP_LIBRA_B,
-  PROP_LIBRA_B_TIME,
-  PROP_LIBRA_X,
-  PROP_LIBRA_Y,
-  PROP_CAPACITY,
-  PROP_LIBRA_SEED,
-  PROP_LIBRA_COMPENSATION,
-  PROP_LIBRA_STATE,
-  PROP_LIBRA_QUEUE_REF,
-  PROP_LIBRA_QUEUE_REF_TIME,
-  PROP_LIBRA_LOSS_DIVISOR,
-  PROP_LIBRA_LOSS_MEMORY,
-  PROP_LIBRA_LOSS_MEMORY_TIME,
-  PROP_LIBRA_TCP_RTT,
-  PROP_LIBRA_RENO_RTT,
-  PROP_LIBRA_TCP_BASE_RTT,
-  PROP_LIBRA_RENO_BASE_RTT,
+  PROP_LIBRA_FIRST,
+  PROP_LIBRA_LAST = PROP_LIBRA_FIRST + GST_ERAP_LIBRA_N_PROPS - 1,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
   PROP_PROTOCOL,
-  PROP_LEARN_PEER,
-  PROP_HELLO_ID,
   PROP_BOUND_PORT,
   PROP_CONNECT_TIMEOUT,
 };
@@ -564,247 +533,9 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_MAXUINT64, DEFAULT_SCHEDULER_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-a-time:
-   *
-   * Libra's A, ns: with the per-ACK increase alpha*T^2/((T+A)*W) and
-   * the per-loss decrease W*B/(2(T+A)) the rate grows by alpha/(T+A)
-   * packets/s per second and loses the fraction B/(2(T+A)) on loss.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_A_TIME,
-      g_param_spec_uint64 ("libra-a-time", "Libra A",
-          "Libra's A (ns) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0,
-          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_A * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-a:
-   *
-   * Deprecated: #GstErapSink:libra-a-time in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_A,
-      g_param_spec_double ("libra-a", "Libra A",
-          "Deprecated: use libra-a-time (ns); this one in seconds", 0, 100,
-          DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-b-time:
-   *
-   * Libra's B, ns: the per-loss decrease is W*B/(2(T+A)).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_B_TIME,
-      g_param_spec_uint64 ("libra-b-time", "Libra B",
-          "Libra's B (ns) in the per-loss decrease W*B/(2(T+A))", 0,
-          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_B * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-b:
-   *
-   * Deprecated: #GstErapSink:libra-b-time in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_B,
-      g_param_spec_double ("libra-b", "Libra B",
-          "Deprecated: use libra-b-time (ns); this one in seconds", 0, 100,
-          DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-x:
-   *
-   * Libra's X in alpha = X*C*exp(-Y*beta).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_X,
-      g_param_spec_double ("libra-x", "Libra X",
-          "Libra's X in alpha = X*C*exp(-Y*beta)", 0, 1000, DEFAULT_LIBRA_X,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-y:
-   *
-   * Libra's Y in alpha = X*C*exp(-Y*beta), beta = (T-Tmin)/(Tmax-Tmin):
-   * how much the increase slows down as the bottleneck queue fills.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_Y,
-      g_param_spec_double ("libra-y", "Libra Y",
-          "Libra's Y in alpha = X*C*exp(-Y*beta)", 0, 100, DEFAULT_LIBRA_Y,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:capacity-bitrate:
-   *
-   * The bottleneck capacity C in Libra's alpha, bit/s (alpha takes it in
-   * Mbit/s, as in the paper); 0 measures it from the dispersion of
-   * back-to-back packet pairs in ACK arrival times.
-   */
-  g_object_class_install_property (gobject_class, PROP_CAPACITY,
-      g_param_spec_uint64 ("capacity-bitrate", "Capacity bitrate",
-          "Bottleneck capacity for Libra, bit/s (0 = estimate with packet "
-          "pairs)", 0, G_GUINT64_CONSTANT (1000000000000), DEFAULT_CAPACITY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:capacity:
-   *
-   * Deprecated alias of #GstErapSink:capacity-bitrate (docs/conventions.md).
-   */
-  twoflow_property_install_alias (gobject_class, PROP_CAPACITY, "capacity",
-      "capacity-bitrate");
-  /**
-   * GstErapSink:libra-seed:
-   *
-   * Seed of the generator that places Libra's packet pairs within their
-   * slices; 0 picks one at random. Equal seeds repeat the same pacing.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_SEED,
-      g_param_spec_uint64 ("libra-seed", "Libra seed",
-          "Seed of Libra's pacing generator (0 = random)", 0, G_MAXUINT64,
-          DEFAULT_LIBRA_SEED, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-compensation:
-   *
-   * Scales Libra's alpha by the measured reactions per lost packet, so that
-   * reacting once per loss cluster (one RTT of packets) does not favour
-   * long-RTT flows (docs/erap.md).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_COMPENSATION,
-      g_param_spec_boolean ("libra-compensation", "Libra compensation",
-          "Scale Libra's alpha by reactions per loss (RTT-independent with "
-          "one reaction per loss cluster)", DEFAULT_LIBRA_COMPENSATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-state:
-   *
-   * What Libra's laws update: `rate` (default) keeps the rate (the laws
-   * applied to W = rate*SRTT and converted back with the same SRTT) and
-   * sends at rate*K/(K+q), q the queueing delay, K
-   * #GstErapSink:libra-queue-ref-time: the same back-off for every flow;
-   * `window` keeps W and sends at W/SRTT, as TCP Libra does (a growing
-   * queue slows short-RTT flows more).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_STATE,
-      g_param_spec_enum ("libra-state", "Libra state",
-          "What Libra's laws update (window: W/SRTT; rate: rate*K/(K+q))",
-          GST_TYPE_ERAP_LIBRA_STATE, DEFAULT_LIBRA_STATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-queue-ref-time:
-   *
-   * K in ns, with #GstErapSink:libra-state=rate: packets go at
-   * rate*K/(K+q), q = SRTT - min RTT; 0 sends at the rate itself.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF_TIME,
-      g_param_spec_uint64 ("libra-queue-ref-time", "Libra queue reference",
-          "K (ns) in rate*K/(K+q) with libra-state=rate (0 = no "
-          "scaling)", 0,
-          100 * GST_SECOND, (guint64) (DEFAULT_LIBRA_QUEUE_REF * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-queue-ref:
-   *
-   * Deprecated: #GstErapSink:libra-queue-ref-time in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF,
-      g_param_spec_double ("libra-queue-ref", "Libra queue reference",
-          "Deprecated: use libra-queue-ref-time (ns); this one in seconds", 0, 100,
-          DEFAULT_LIBRA_QUEUE_REF, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-loss-divisor:
-   *
-   * D in Libra's loss law W -= W*B/(D*(T+A)): 2 is DESIGN.md's
-   * reconstruction (the 1/2), 1 the law without it (a loss takes twice
-   * the fraction; at most 0.9 of W either way).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_DIVISOR,
-      g_param_spec_double ("libra-loss-divisor", "Libra loss divisor",
-          "D in Libra's loss law W -= W*B/(D*(T+A)) (2: the reconstruction)",
-          0.5, 16, DEFAULT_LIBRA_LOSS_DIVISOR,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-loss-memory-time:
-   *
-   * How long after each loss reaction (ns) Libra's alpha has no delay
-   * brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which fills
-   * the queue whatever Libra does, the brake would starve Libra
-   * (docs/erap.md, "Libra beside TCP"). 0 keeps the brake always.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY_TIME,
-      g_param_spec_uint64 ("libra-loss-memory-time", "Libra loss memory",
-          "Time after a loss reaction without Libra's delay brake "
-          "(ns, 0 = brake always)", 0,
-          3600 * GST_SECOND, (guint64) (DEFAULT_LIBRA_LOSS_MEMORY * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-loss-memory:
-   *
-   * Deprecated: #GstErapSink:libra-loss-memory-time in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
-      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
-          "Deprecated: use libra-loss-memory-time (ns); this one in seconds", 0, 3600,
-          DEFAULT_LIBRA_LOSS_MEMORY, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-reno-rtt:
-   *
-   * T_ref in ns: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
-   * so that in the loss-driven balance Libra is never less aggressive than
-   * a Reno flow of RTT T_ref (on slow links, where alpha = X*C with C in
-   * Mbit/s would starve it beside TCP; docs/erap.md). 0 gives alpha as
-   * published.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_RENO_RTT,
-      g_param_spec_uint64 ("libra-reno-rtt", "Libra Reno reference RTT",
-          "Libra's alpha is at least that of Reno parity at this RTT "
-          "(ns; 0 = alpha as published)", 0,
-          10 * GST_SECOND, (guint64) (DEFAULT_LIBRA_TCP_RTT * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-tcp-rtt:
-   *
-   * Deprecated: #GstErapSink:libra-reno-rtt in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
-      g_param_spec_double ("libra-tcp-rtt", "Libra Reno reference RTT",
-          "Deprecated: use libra-reno-rtt (ns); this one in seconds", 0, 10,
-          DEFAULT_LIBRA_TCP_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-reno-base-rtt:
-   *
-   * T_0 in ns: Libra's X*C is also raised to at least
-   * 1.5*B/(D*(T_0+q)^2), q = SRTT - Tmin the queueing delay averaged over
-   * ~10 s (the same for every flow behind one queue), from the first loss
-   * reaction on: never less aggressive than a Reno flow of base RTT T_0
-   * behind the same queue. It matters beside TCP at short
-   * queues, where drop-tail losses come synchronized and short-RTT TCP
-   * flows take most of the link (docs/erap.md, "Libra beside TCP"). 0
-   * turns this floor off.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_RENO_BASE_RTT,
-      g_param_spec_uint64 ("libra-reno-base-rtt", "Libra Reno base RTT",
-          "Libra's alpha is at least that of Reno parity at this "
-          "base RTT plus the queueing delay (ns; 0 = off)", 0,
-          10 * GST_SECOND, (guint64) (DEFAULT_LIBRA_TCP_BASE_RTT * GST_SECOND + 0.5),
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-tcp-base-rtt:
-   *
-   * Deprecated: #GstErapSink:libra-reno-base-rtt in seconds, as a double.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_BASE_RTT,
-      g_param_spec_double ("libra-tcp-base-rtt", "Libra Reno base RTT",
-          "Deprecated: use libra-reno-base-rtt (ns); this one in seconds", 0, 10,
-          DEFAULT_LIBRA_TCP_BASE_RTT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          G_PARAM_DEPRECATED | GST_PARAM_MUTABLE_READY));
+  /* Libra's parameters (libra-*, capacity-bitrate), a group of their
+   * own: gst/erap/gsterapsinklibra.c */
+  gst_erap_libra_props_install (gobject_class, PROP_LIBRA_FIRST);
   /**
    * GstErapSink:stats:
    *
@@ -856,31 +587,6 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           DEFAULT_PROTOCOL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:learn-peer:
-   *
-   * Send to where the receiver's hellos come from (NAT traversal) instead
-   * of #GstErapSink:host:#GstErapSink:port: #GstErapSink:host is then only
-   * the address hellos must come from, #GstErapSink:port is ignored.
-   * Nothing is sent before the first hello.
-   */
-  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
-      g_param_spec_boolean ("learn-peer", "Learn peer",
-          "Send to the address and port the receiver's hellos come from "
-          "(from host's address only)", DEFAULT_LEARN_PEER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:hello-id:
-   *
-   * With #GstErapSink:learn-peer: the id the receiver's hellos carry
-   * (#GstErapSrc:hello-id), unique among the sinks sharing a socket.
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the receiver's hellos (learn-peer)", 0,
-          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  /**
    * GstErapSink:current-port:
    *
    * The local UDP port data leaves from and ACKs and hellos arrive on
@@ -919,6 +625,10 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           DEFAULT_CONNECT_TIMEOUT, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /* NAT traversal (learn-peer, hello-id), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_sender_props_install (gobject_class, PROP_HELLO_FIRST);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
       "Sink/Network",
@@ -940,6 +650,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
 static void
 gst_erap_sink_init (GstErapSink * sink)
 {
+  twoflow_hello_sender_props_init (&sink->hello_props);
   sink->host = g_strdup (DEFAULT_HOST);
   sink->port = DEFAULT_PORT;
   sink->bind_address = g_strdup (DEFAULT_BIND_ADDRESS);
@@ -955,22 +666,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->pacing_quantum = DEFAULT_PACING_QUANTUM;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
   sink->protocol = DEFAULT_PROTOCOL;
-  gst_erap_libra_params_init (&sink->libra);
-  sink->libra.a = DEFAULT_LIBRA_A;
-  sink->libra.b = DEFAULT_LIBRA_B;
-  sink->libra.x = DEFAULT_LIBRA_X;
-  sink->libra.y = DEFAULT_LIBRA_Y;
-  sink->libra.capacity = DEFAULT_CAPACITY;
-  sink->libra.seed = DEFAULT_LIBRA_SEED;
-  sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
-  sink->libra.state = DEFAULT_LIBRA_STATE;
-  sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
-  sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
-  sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
-  sink->libra.tcp_rtt = DEFAULT_LIBRA_TCP_RTT;
-  sink->libra.tcp_base_rtt = DEFAULT_LIBRA_TCP_BASE_RTT;
-  sink->learn_peer = DEFAULT_LEARN_PEER;
-  sink->hello_id = DEFAULT_HELLO_ID;
+  gst_erap_libra_props_init (&sink->libra);
   sink->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
@@ -1155,12 +851,6 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       g_free (sink->key);
       sink->key = g_value_dup_string (value);
       break;
-    case PROP_LEARN_PEER:
-      sink->learn_peer = g_value_get_boolean (value);
-      break;
-    case PROP_HELLO_ID:
-      sink->hello_id = g_value_get_uint64 (value);
-      break;
     case PROP_CONNECT_TIMEOUT:
       sink->connect_timeout = g_value_get_uint64 (value);
       break;
@@ -1194,65 +884,12 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
       break;
-    case PROP_LIBRA_A:
-      sink->libra.a = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_A_TIME:
-      sink->libra.a = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
-    case PROP_LIBRA_B:
-      sink->libra.b = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_B_TIME:
-      sink->libra.b = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
-    case PROP_LIBRA_X:
-      sink->libra.x = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_Y:
-      sink->libra.y = g_value_get_double (value);
-      break;
-    case PROP_CAPACITY:
-      sink->libra.capacity = g_value_get_uint64 (value);
-      break;
-    case PROP_LIBRA_SEED:
-      sink->libra.seed = g_value_get_uint64 (value);
-      break;
-    case PROP_LIBRA_COMPENSATION:
-      sink->libra.cluster_compensation = g_value_get_boolean (value);
-      break;
-    case PROP_LIBRA_STATE:
-      sink->libra.state = g_value_get_enum (value);
-      break;
-    case PROP_LIBRA_QUEUE_REF:
-      sink->libra.queue_ref = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_QUEUE_REF_TIME:
-      sink->libra.queue_ref = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
-    case PROP_LIBRA_LOSS_DIVISOR:
-      sink->libra.loss_divisor = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY:
-      sink->libra.loss_memory = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY_TIME:
-      sink->libra.loss_memory = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
-    case PROP_LIBRA_TCP_RTT:
-      sink->libra.tcp_rtt = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_RENO_RTT:
-      sink->libra.tcp_rtt = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
-    case PROP_LIBRA_TCP_BASE_RTT:
-      sink->libra.tcp_base_rtt = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_RENO_BASE_RTT:
-      sink->libra.tcp_base_rtt = g_value_get_uint64 (value) / (gdouble) GST_SECOND;
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_erap_libra_props_set (&sink->libra,
+              prop_id - PROP_LIBRA_FIRST, value)
+          && !twoflow_hello_sender_props_set (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -1286,12 +923,6 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BIND_PORT:
       g_value_set_uint (value, sink->bind_port);
-      break;
-    case PROP_LEARN_PEER:
-      g_value_set_boolean (value, sink->learn_peer);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, sink->hello_id);
       break;
     case PROP_CONNECT_TIMEOUT:
       g_value_set_uint64 (value, sink->connect_timeout);
@@ -1332,65 +963,12 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
       break;
-    case PROP_LIBRA_A:
-      g_value_set_double (value, sink->libra.a);
-      break;
-    case PROP_LIBRA_A_TIME:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.a));
-      break;
-    case PROP_LIBRA_B:
-      g_value_set_double (value, sink->libra.b);
-      break;
-    case PROP_LIBRA_B_TIME:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.b));
-      break;
-    case PROP_LIBRA_X:
-      g_value_set_double (value, sink->libra.x);
-      break;
-    case PROP_LIBRA_Y:
-      g_value_set_double (value, sink->libra.y);
-      break;
-    case PROP_CAPACITY:
-      g_value_set_uint64 (value, (guint64) sink->libra.capacity);
-      break;
-    case PROP_LIBRA_SEED:
-      g_value_set_uint64 (value, sink->libra.seed);
-      break;
-    case PROP_LIBRA_COMPENSATION:
-      g_value_set_boolean (value, sink->libra.cluster_compensation);
-      break;
-    case PROP_LIBRA_STATE:
-      g_value_set_enum (value, sink->libra.state);
-      break;
-    case PROP_LIBRA_QUEUE_REF:
-      g_value_set_double (value, sink->libra.queue_ref);
-      break;
-    case PROP_LIBRA_QUEUE_REF_TIME:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.queue_ref));
-      break;
-    case PROP_LIBRA_LOSS_DIVISOR:
-      g_value_set_double (value, sink->libra.loss_divisor);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY:
-      g_value_set_double (value, sink->libra.loss_memory);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY_TIME:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.loss_memory));
-      break;
-    case PROP_LIBRA_TCP_RTT:
-      g_value_set_double (value, sink->libra.tcp_rtt);
-      break;
-    case PROP_LIBRA_RENO_RTT:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.tcp_rtt));
-      break;
-    case PROP_LIBRA_TCP_BASE_RTT:
-      g_value_set_double (value, sink->libra.tcp_base_rtt);
-      break;
-    case PROP_LIBRA_RENO_BASE_RTT:
-      g_value_set_uint64 (value, twoflow_seconds_to_ns (sink->libra.tcp_base_rtt));
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_erap_libra_props_get (&sink->libra,
+              prop_id - PROP_LIBRA_FIRST, value)
+          && !twoflow_hello_sender_props_get (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -1987,8 +1565,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
   bind_port = sink->bind_port;
-  learn = sink->learn_peer;
-  hello_id = sink->hello_id;
+  learn = sink->hello_props.learn_peer;
+  hello_id = sink->hello_props.id;
   GST_OBJECT_UNLOCK (sink);
 
   /* the default IPv4 wildcard becomes "::" for an IPv6 receiver */

@@ -308,7 +308,7 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
   if (!sink->learner || !gst_rudp_hello_parse (data, len, &ssrc, &id,
           &counter) || !G_IS_INET_SOCKET_ADDRESS (from))
     return FALSE;
-  if (id != sink->hello_id) {
+  if (id != sink->hello_props.id) {
     GST_LOG_OBJECT (sink, "hello for another session (%" G_GUINT64_FORMAT
         ")", id);
     sink->hellos_unknown++;

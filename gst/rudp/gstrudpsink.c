@@ -155,6 +155,8 @@ GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_SENDER_N_PROPS - 1,
   PROP_URI,
   PROP_HOST,
   PROP_PORT,
@@ -170,15 +172,11 @@ enum {
   PROP_STATS,
   PROP_BIND_PORT,
   PROP_BOUND_PORT,
-  PROP_LEARN_PEER,
-  PROP_HELLO_ID,
   PROP_ECN,
   PROP_RTX_TIME,
 };
 
 #define DEFAULT_BIND_PORT       0
-#define DEFAULT_LEARN_PEER      FALSE
-#define DEFAULT_HELLO_ID        0
 #define DEFAULT_ECN             FALSE
 #define DEFAULT_RTX_TIME        (1 * GST_SECOND)
 
@@ -429,30 +427,6 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
       "current-port");
   /**
-   * GstRudpSink:learn-peer:
-   *
-   * Send to where the receiver's hellos come from (NAT traversal) instead
-   * of #GstRudpSink:host:#GstRudpSink:port: #GstRudpSink:host is then only
-   * the address hellos must come from, #GstRudpSink:port is ignored.
-   */
-  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
-      g_param_spec_boolean ("learn-peer", "Learn peer",
-          "Send to the address and port the receiver's hellos come from "
-          "(from host's address only)", DEFAULT_LEARN_PEER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSink:hello-id:
-   *
-   * With #GstRudpSink:learn-peer: the session id the receiver's hellos
-   * must carry (#GstRudpSrc:hello-id).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the receiver's hellos (learn-peer)", 0,
-          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  /**
    * GstRudpSink:ecn:
    *
    * Send the flow ECN-capable: the socket's IP_TOS (IPV6_TCLASS) carries
@@ -486,6 +460,10 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_RTX_TIME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /* NAT traversal (learn-peer, hello-id), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_sender_props_install (gobject_class, PROP_HELLO_FIRST);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
       "Sink/Network",
@@ -507,11 +485,10 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
 static void
 gst_rudp_sink_init (GstRudpSink * sink)
 {
+  twoflow_hello_sender_props_init (&sink->hello_props);
   sink->host = g_strdup (DEFAULT_HOST);
   sink->port = DEFAULT_PORT;
   sink->bind_port = DEFAULT_BIND_PORT;
-  sink->learn_peer = DEFAULT_LEARN_PEER;
-  sink->hello_id = DEFAULT_HELLO_ID;
   sink->ecn = DEFAULT_ECN;
   sink->rtx_time = DEFAULT_RTX_TIME;
   g_queue_init (&sink->rtx_history);
@@ -641,12 +618,6 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_RTX_TIME:
       sink->rtx_time = g_value_get_uint64 (value);
       break;
-    case PROP_LEARN_PEER:
-      sink->learn_peer = g_value_get_boolean (value);
-      break;
-    case PROP_HELLO_ID:
-      sink->hello_id = g_value_get_uint64 (value);
-      break;
     case PROP_LEVELS:{
       GstRudpLevels l;
 
@@ -658,7 +629,9 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
       break;
     }
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_sender_props_set (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -726,12 +699,6 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RTX_TIME:
       g_value_set_uint64 (value, sink->rtx_time);
       break;
-    case PROP_LEARN_PEER:
-      g_value_set_boolean (value, sink->learn_peer);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, sink->hello_id);
-      break;
     case PROP_LEVELS:
       GST_OBJECT_LOCK (sink);
       levels_to_value (&sink->levels, value);
@@ -745,7 +712,9 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
         g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, NULL));
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_sender_props_get (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
 }
@@ -843,7 +812,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   GST_OBJECT_LOCK (sink);
   host = g_strdup (sink->host);
   bind_port = sink->bind_port;
-  learn = sink->learn_peer;
+  learn = sink->hello_props.learn_peer;
   ecn = sink->ecn;
   gst_rudp_sender_config_init (&sc);
   sc.levels = sink->levels;
