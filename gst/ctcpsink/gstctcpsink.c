@@ -209,8 +209,8 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
 #define DEFAULT_TLS_ROLE            GST_CTCP_SINK_TLS_ROLE_CLIENT
 #define DEFAULT_EVENTS \
-  (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
-   GST_NETWORK_CONGESTION_RECOVERED)
+  (GST_TWOFLOW_CONGESTION_REXMT | GST_TWOFLOW_CONGESTION_DUPACK | \
+   GST_TWOFLOW_CONGESTION_RECOVERED)
 
 /* Unsent bytes the kernel may hold in cTCP mode. */
 #define NOTSENT_LOWAT (16 * 1024)
@@ -571,7 +571,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_EVENTS,
       g_param_spec_flags ("events", "Events",
           "Congestion events to report",
-          GST_TYPE_NETWORK_CONGESTION_TYPE, DEFAULT_EVENTS,
+          GST_TYPE_TWOFLOW_CONGESTION_TYPE, DEFAULT_EVENTS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
@@ -1706,7 +1706,7 @@ gst_ctcp_sink_thread (gpointer data)
       g_mutex_unlock (&self->lock);
       for (i = 0; i < pending->len; i++) {
         GstCtcpEvent *e = &g_array_index (pending, GstCtcpEvent, i);
-        gst_network_congestion_notify (GST_ELEMENT (self),
+        gst_twoflow_congestion_notify (GST_ELEMENT (self),
             GST_BASE_SINK_PAD (self), e->type, e->bitrate, e->srtt);
       }
       g_mutex_lock (&self->lock);

@@ -1246,8 +1246,8 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
     post_report (sink, &st, &ms, auth_warn, auth_failures);
   while (notify--) {
     GST_DEBUG_OBJECT (sink, "loss reaction: rate %" G_GUINT64_FORMAT, st.rate);
-    gst_network_congestion_notify (GST_ELEMENT (sink),
-        GST_BASE_SINK_PAD (sink), GST_NETWORK_CONGESTION_LOSS, st.rate,
+    gst_twoflow_congestion_notify (GST_ELEMENT (sink),
+        GST_BASE_SINK_PAD (sink), GST_TWOFLOW_CONGESTION_LOSS, st.rate,
         st.srtt);
   }
 }

@@ -484,8 +484,8 @@ announce_levels (TwoflowService * s, Pacer * p)
   for (i = 0; i < todo->len; i++) {
     Announce *a = &g_array_index (todo, Announce, i);
 
-    gst_network_congestion_notify (GST_ELEMENT (a->sink),
-        GST_BASE_SINK_PAD (a->sink), GST_NETWORK_CONGESTION_RATE, a->bitrate,
+    gst_twoflow_congestion_notify (GST_ELEMENT (a->sink),
+        GST_BASE_SINK_PAD (a->sink), GST_TWOFLOW_CONGESTION_RATE, a->bitrate,
         a->srtt);
     gst_object_unref (a->sink);
   }

@@ -78,7 +78,7 @@ void gst_ctcp_event_detector_init (GstCtcpEventDetector * det);
 TWOFLOW_CTCP_API
 guint gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     const GstCtcpTcpInfo * info, GstClockTime now,
-    GstNetworkCongestionType events[GST_CTCP_MAX_EVENTS]);
+    GstTwoflowCongestionType events[GST_CTCP_MAX_EVENTS]);
 
 /* ------------------------------------------------------------------ */
 /* Formulas */
@@ -284,7 +284,7 @@ typedef struct {
 #define GST_CTCP_SENDER_MAX_SLACKS 1024
 
 typedef struct {
-  GstNetworkCongestionType type;
+  GstTwoflowCongestionType type;
   guint64 bitrate;              /* estimated, bit/s */
   GstClockTime srtt;
 } GstCtcpEvent;

@@ -70,7 +70,7 @@ typedef struct {
   gboolean dropping_b;
   guint gop_length;             /* frames between the last two I, 0 unknown */
   guint64 frames_in, frames_passed, frames_encoded, frames_dropped;
-  guint64 events[5];            /* per GstNetworkCongestionType bit position */
+  guint64 events[5];            /* per GstTwoflowCongestionType bit position */
   guint64 events_ignored;       /* not subscribed, or within one SRTT of a
                                  * backoff */
   guint pending_backoffs;       /* backoffs waiting for the input rate */
@@ -138,7 +138,7 @@ void gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
  * input rate is measured: target = rate * backoff^k, within min-bitrate. */
 TWOFLOW_RATECONTROL_API
 gboolean gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl *
-    rc, GstNetworkCongestionType type, guint64 estimated_bitrate,
+    rc, GstTwoflowCongestionType type, guint64 estimated_bitrate,
     guint64 srtt, guint64 now);
 
 /* Every input frame, in decode order, as it arrives. @now: its running time
