@@ -56,21 +56,21 @@ static gboolean
 on_bus (GstBus * bus, GstMessage * msg, gpointer user_data)
 {
   App *app = user_data;
-  GstNetworkCongestionType type;
+  GstTwoflowCongestionType type;
   guint64 bitrate;
   GstClockTime srtt;
   const gchar *source;
 
   switch (GST_MESSAGE_TYPE (msg)) {
     case GST_MESSAGE_ELEMENT:
-      if (gst_network_congestion_message_parse (msg, &type, &bitrate, &srtt,
+      if (gst_twoflow_congestion_message_parse (msg, &type, &bitrate, &srtt,
               &source)) {
         g_print ("congestion: %s from %s (estimate %" G_GUINT64_FORMAT
-            " bit/s)\n", gst_network_congestion_type_to_string (type),
+            " bit/s)\n", gst_twoflow_congestion_type_to_string (type),
             source ? source : "?", bitrate);
         if (!is_downstream_of (app->transcoder, GST_MESSAGE_SRC (msg)))
           gst_element_send_event (app->transcoder,
-              gst_network_congestion_event_new (type, bitrate, srtt, source));
+              gst_twoflow_congestion_event_new (type, bitrate, srtt, source));
       } else if (GST_MESSAGE_SRC (msg) == GST_OBJECT (app->transcoder)) {
         const GstStructure *s = gst_message_get_structure (msg);
         guint64 target = 0, out = 0, latency = 0;
@@ -116,9 +116,9 @@ static gboolean
 simulate_congestion (gpointer user_data)
 {
   App *app = user_data;
-  GstNetworkCongestionType type = (++app->simulated % 3) ?
-      GST_NETWORK_CONGESTION_LOSS : GST_NETWORK_CONGESTION_RATE;
-  GstStructure *s = gst_network_congestion_structure_new (type, 1500000,
+  GstTwoflowCongestionType type = (++app->simulated % 3) ?
+      GST_TWOFLOW_CONGESTION_LOSS : GST_TWOFLOW_CONGESTION_RATE;
+  GstStructure *s = gst_twoflow_congestion_structure_new (type, 1500000,
       50 * GST_MSECOND, "enhanced-path");
 
   gst_element_post_message (app->pipeline,

@@ -31,7 +31,7 @@
  * unsent bytes, and `SO_MAX_PACING_RATE` (1.25 × target) so the kernel
  * paces packets on its own and the flow stays near-CBR.
  *
- * With #GstCtcpSink:target-rate (bit/s) set, that rate is used instead and
+ * With #GstCtcpSink:target-bitrate (bit/s) set, that rate is used instead and
  * buffers are sent as they come (no holding). With #GstCtcpSink:mode=tcp the sink
  * is plain TCP (the baseline): as fast as the connection allows.
  *
@@ -43,7 +43,7 @@
  * slack is in the stats. A segment that starts late gets a higher rate,
  * from the time left before its deadline (never less than
  * T/max-catch-up). Input
- * without timestamps is one segment until EOS; use target-rate then.
+ * without timestamps is one segment until EOS; use target-bitrate then.
  *
  * While data is in flight `TCP_INFO` is read every quarter RTT (1 to
  * 50 ms) and the TCP-interactive congestion events are derived from
@@ -67,7 +67,7 @@
  *
  * With #GstCtcpSink:listen the direction of the connection is reversed
  * (a receiver behind NAT connects out, e.g. with `tcpclientsrc`): the sink
- * listens from start on (#GstCtcpSink:bound-port), and its sender thread
+ * listens from start on (#GstCtcpSink:current-port), and its sender thread
  * accepts one connection from #GstCtcpSink:host; everything else is the
  * same. Connecting, accepting and the TLS handshake happen in the sender
  * thread, never in the state change: a peer that does not answer costs
@@ -82,7 +82,7 @@
  * * `target-rate` (guint64): current target rate, bytes/s (0: none); above
  *   `nominal-rate` while a late segment catches up
  * * `nominal-rate` (guint64): S/(T(1−p̂)) of the segment being sent (or
- *   the fixed target-rate), bytes/s
+ *   the fixed target-bitrate), bytes/s
  * * `w-target` (guint): W_target, packets (0: not computed yet / tcp mode)
  * * `w-target-rtt` (guint64): the RTT W_target was sized from (95th
  *   percentile of the last interval's srtt readings), ns (0: none yet)
@@ -106,7 +106,7 @@
  * * `segments` (guint64): segments done (fully acknowledged)
  * * `segments-late` (guint64): of those, done after their deadline
  * * `ramp-segments` (guint64): segments sent at the start-up ramp's rate
- *   (`startup-rate`; their deadline is the end of their playback)
+ *   (`startup-bitrate`; their deadline is the end of their playback)
  * * `min-deadline-slack` (gint64): smallest slack so far, ns (0 if none)
  * * `deadline-slack` (GstValueArray of gint64): slack of each done segment
  *   (deadline − time acknowledged), ns, oldest first (the last 1024)
@@ -165,7 +165,7 @@
  * filesink` writes.
  * |[
  * gst-launch-1.0 -m filesrc location=/dev/zero num-buffers=100 ! \
- *     ctcpsink host=127.0.0.1 port=5600 target-rate=216000 congestion-control=reno
+ *     ctcpsink host=127.0.0.1 port=5600 target-bitrate=216000 congestion-control=reno
  * ]| 400 kB as a fixed 216 kbit/s (27 kB/s) cTCP flow over Reno (about
  * 15 s), printing any congestion events (restart the receiver first).
  */
@@ -186,6 +186,7 @@
 #include <gst/twoflow/networkcongestion.h>
 #include "gstctcpsink.h"
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
@@ -203,14 +204,13 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_sink_debug);
 #define DEFAULT_STARTUP_RATE        0
 #define DEFAULT_STARTUP_FACTOR      2.0
 #define DEFAULT_CONGESTION_CONTROL  GST_CTCP_SINK_CC_DEFAULT
-#define DEFAULT_TLS                 FALSE
 #define DEFAULT_LISTEN              FALSE
 #define DEFAULT_BIND_PORT           0
 #define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
 #define DEFAULT_TLS_ROLE            GST_CTCP_SINK_TLS_ROLE_CLIENT
 #define DEFAULT_EVENTS \
-  (GST_NETWORK_CONGESTION_REXMT | GST_NETWORK_CONGESTION_DUPACK | \
-   GST_NETWORK_CONGESTION_RECOVERED)
+  (GST_TWOFLOW_CONGESTION_REXMT | GST_TWOFLOW_CONGESTION_DUPACK | \
+   GST_TWOFLOW_CONGESTION_RECOVERED)
 
 /* Unsent bytes the kernel may hold in cTCP mode. */
 #define NOTSENT_LOWAT (16 * 1024)
@@ -251,6 +251,8 @@ G_STATIC_ASSERT (sizeof (struct ctcp_tcp_info) == 248);
 enum
 {
   PROP_0,
+  PROP_TLS_FIRST,
+  PROP_TLS_LAST = PROP_TLS_FIRST + TWOFLOW_TLS_N_PROPS - 1,
   PROP_URI,
   PROP_HOST,
   PROP_PORT,
@@ -265,9 +267,6 @@ enum
   PROP_STARTUP_FACTOR,
   PROP_CONGESTION_CONTROL,
   PROP_EVENTS,
-  PROP_TLS,
-  PROP_TLS_CA_FILE,
-  PROP_TLS_PIN,
   PROP_TLS_CERTIFICATE,
   PROP_TLS_KEY,
   PROP_LISTEN,
@@ -275,7 +274,6 @@ enum
   PROP_BOUND_PORT,
   PROP_CONNECT_TIMEOUT,
   PROP_TLS_ROLE,
-  PROP_TLS_TOKEN,
   PROP_STATS,
 };
 
@@ -375,7 +373,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * The receiver as a `ctcp://host:port` URI (IPv6 literals in brackets,
    * `ctcp://[::1]:4953`; no port means 4953). Query parameters set other
    * properties by name, with values as on a gst-launch-1.0 line:
-   * `ctcp://10.0.0.2:4953?target-rate=8000000&congestion-control=bbr`.
+   * `ctcp://10.0.0.2:4953?target-bitrate=8000000&congestion-control=bbr`.
    * Reading it back gives `ctcp://host:port` from #GstCtcpSink:host and
    * #GstCtcpSink:port, with the query of the URI last set: the same keys
    * with the properties' current values. The same URI makes a ctcpsink
@@ -463,17 +461,24 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:target-rate:
+   * GstCtcpSink:target-bitrate:
    *
    * A fixed target rate in bit/s; 0 derives it from each segment's size
    * (S/(T(1−p̂))). Set, buffers are sent as they come (no holding).
    */
   g_object_class_install_property (gobject_class, PROP_TARGET_RATE,
-      g_param_spec_uint64 ("target-rate", "Target rate",
+      g_param_spec_uint64 ("target-bitrate", "Target bitrate",
           "Fixed target rate in bit/s (0 = S/(T(1-p)) of each segment)",
           0, 8 * (guint64) G_MAXUINT32, DEFAULT_TARGET_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:target-rate:
+   *
+   * Deprecated alias of #GstCtcpSink:target-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_TARGET_RATE,
+      "target-rate", "target-bitrate");
 
   /**
    * GstCtcpSink:max-catch-up:
@@ -506,7 +511,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:startup-rate:
+   * GstCtcpSink:startup-bitrate:
    *
    * The start-up ramp, bit/s (0: none). With a `lead` shorter than a
    * segment the flow cannot be a segment ahead at first: a segment that
@@ -517,11 +522,18 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * the lead from the video (docs/system.md, "Start-up").
    */
   g_object_class_install_property (gobject_class, PROP_STARTUP_RATE,
-      g_param_spec_uint64 ("startup-rate", "Start-up rate",
+      g_param_spec_uint64 ("startup-bitrate", "Start-up bitrate",
           "Rate of the start-up ramp in bit/s until the flow is a segment "
           "ahead (0 = no ramp)", 0, G_MAXUINT64, DEFAULT_STARTUP_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstCtcpSink:startup-rate:
+   *
+   * Deprecated alias of #GstCtcpSink:startup-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_STARTUP_RATE,
+      "startup-rate", "startup-bitrate");
 
   /**
    * GstCtcpSink:startup-factor:
@@ -559,45 +571,13 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_EVENTS,
       g_param_spec_flags ("events", "Events",
           "Congestion events to report",
-          GST_TYPE_NETWORK_CONGESTION_TYPE, DEFAULT_EVENTS,
+          GST_TYPE_TWOFLOW_CONGESTION_TYPE, DEFAULT_EVENTS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
-  /**
-   * GstCtcpSink:tls:
-   *
-   * TLS on the connection. FALSE (default, lab use) is plain TCP unless
-   * one of the other tls-* properties is set, which turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS,
-      g_param_spec_boolean ("tls", "TLS", "TLS on the connection (also on "
-          "when any tls-* property is set)", DEFAULT_TLS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSink:tls-ca-file:
-   *
-   * PEM file of the CA certificates the server's certificate must chain
-   * to (NULL: the system's). Setting it turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
-      g_param_spec_string ("tls-ca-file", "TLS CA file",
-          "PEM file of trusted CAs (NULL: the system's)", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSink:tls-pin:
-   *
-   * SHA-256 fingerprint of the server's certificate (DER), 64 hex digits,
-   * `:` allowed, optional `sha256:` prefix. Alone, it replaces CA
-   * validation; with #GstCtcpSink:tls-ca-file both must hold. Setting it
-   * turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_PIN,
-      g_param_spec_string ("tls-pin", "TLS pin",
-          "SHA-256 fingerprint of the server certificate", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+  /* tls, tls-ca-file, tls-pin, tls-token: the group both cTCP ends
+   * share (gst/common/twoflowprops.c) */
+  twoflow_tls_props_install (gobject_class, PROP_TLS_FIRST);
   /**
    * GstCtcpSink:tls-certificate:
    *
@@ -641,7 +621,7 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
    * GstCtcpSink:bind-port:
    *
    * The TCP port to listen on with #GstCtcpSink:listen (0: any free port,
-   * see #GstCtcpSink:bound-port).
+   * see #GstCtcpSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_uint ("bind-port", "Bind port",
@@ -650,16 +630,23 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
-   * GstCtcpSink:bound-port:
+   * GstCtcpSink:current-port:
    *
    * The port listened on (listen=true), known from start (READY to
    * PAUSED) on; 0 otherwise.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "TCP port listened on (listen=true)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstCtcpSink:bound-port:
+   *
+   * Deprecated alias of #GstCtcpSink:current-port (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
 
   /**
    * GstCtcpSink:connect-timeout:
@@ -698,21 +685,6 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
           "TLS client (check the receiver) or server (present "
           "tls-certificate, check tls-token)", GST_TYPE_CTCP_SINK_TLS_ROLE,
           DEFAULT_TLS_ROLE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstCtcpSink:tls-token:
-   *
-   * With #GstCtcpSink:tls-role=server: the secret the receiver must send
-   * as the first bytes inside TLS (exactly this string's bytes, compared
-   * in constant time, within #GstCtcpSink:connect-timeout). A receiver
-   * that does not is refused (listen: closed, the sink keeps waiting;
-   * connecting: an error). Setting it turns TLS on. Write-only.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_TOKEN,
-      g_param_spec_string ("tls-token", "TLS token",
-          "Secret the receiver must send first (tls-role=server)", NULL,
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
   /**
@@ -794,11 +766,9 @@ gst_ctcp_sink_finalize (GObject * object)
   g_free (self->peer);
   g_free (self->accept_host);
   g_free (self->cc_used);
-  g_free (self->tls_ca_file);
-  g_free (self->tls_pin);
+  twoflow_tls_props_clear (&self->tls_props);
   g_free (self->tls_certificate);
   g_free (self->tls_key);
-  g_free (self->tls_token);
   clear_conn_config (self);
   g_free (self->tls_protocol);
   g_free (self->tls_suite);
@@ -1291,14 +1261,14 @@ gst_ctcp_sink_start (GstBaseSink * bsink)
   /* the sender thread of an earlier run is gone (stop joined it) */
   clear_conn_config (self);
   GST_OBJECT_LOCK (self);
-  self->conn_ca_file = g_strdup (self->tls_ca_file);
-  self->conn_pin = g_strdup (self->tls_pin);
+  self->conn_ca_file = g_strdup (self->tls_props.ca_file);
+  self->conn_pin = g_strdup (self->tls_props.pin);
   self->conn_certificate = g_strdup (self->tls_certificate);
   self->conn_key = g_strdup (self->tls_key);
-  self->conn_token = g_strdup (self->tls_token);
+  self->conn_token = g_strdup (self->tls_props.token);
   self->conn_tls_role = self->tls_role;
-  self->conn_tls = self->tls || self->tls_ca_file || self->tls_pin
-      || self->tls_certificate || self->tls_token;
+  self->conn_tls = twoflow_tls_props_enabled (&self->tls_props)
+      || self->tls_certificate;
   self->conn_host = g_strdup (self->host);
   self->conn_port = self->port;
   self->conn_cc = g_strdup (cc_name (self->cc));
@@ -1736,7 +1706,7 @@ gst_ctcp_sink_thread (gpointer data)
       g_mutex_unlock (&self->lock);
       for (i = 0; i < pending->len; i++) {
         GstCtcpEvent *e = &g_array_index (pending, GstCtcpEvent, i);
-        gst_network_congestion_notify (GST_ELEMENT (self),
+        gst_twoflow_congestion_notify (GST_ELEMENT (self),
             GST_BASE_SINK_PAD (self), e->type, e->bitrate, e->srtt);
       }
       g_mutex_lock (&self->lock);
@@ -1875,17 +1845,6 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_EVENTS:
       self->events = g_value_get_flags (value);
       break;
-    case PROP_TLS:
-      self->tls = g_value_get_boolean (value);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_free (self->tls_ca_file);
-      self->tls_ca_file = g_value_dup_string (value);
-      break;
-    case PROP_TLS_PIN:
-      g_free (self->tls_pin);
-      self->tls_pin = g_value_dup_string (value);
-      break;
     case PROP_TLS_CERTIFICATE:
       g_free (self->tls_certificate);
       self->tls_certificate = g_value_dup_string (value);
@@ -1906,11 +1865,10 @@ gst_ctcp_sink_set_property (GObject * object, guint prop_id,
     case PROP_TLS_ROLE:
       self->tls_role = g_value_get_enum (value);
       break;
-    case PROP_TLS_TOKEN:
-      twoflow_tls_token_set (&self->tls_token, g_value_get_string (value));
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_set (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -1972,15 +1930,6 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_EVENTS:
       g_value_set_flags (value, self->events);
       break;
-    case PROP_TLS:
-      g_value_set_boolean (value, self->tls);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_value_set_string (value, self->tls_ca_file);
-      break;
-    case PROP_TLS_PIN:
-      g_value_set_string (value, self->tls_pin);
-      break;
     case PROP_TLS_CERTIFICATE:
       g_value_set_string (value, self->tls_certificate);
       break;
@@ -2003,7 +1952,9 @@ gst_ctcp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_enum (value, self->tls_role);
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_get (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);

@@ -11,6 +11,7 @@
 #define __GST_CTCP_SINK_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
 #include <gst/ctcp/ctcp.h>
@@ -86,9 +87,7 @@ struct _GstCtcpSink {
   gdouble startup_factor;
   GstCtcpSinkCongestionControl cc;
   guint events;
-  gboolean tls;                 /* the tls property */
-  gchar *tls_ca_file;
-  gchar *tls_pin;
+  TwoflowTlsProps tls_props;    /* tls, tls-ca-file, tls-pin, tls-token */
   gchar *tls_certificate;
   gchar *tls_key;
   gboolean listen;
@@ -96,7 +95,6 @@ struct _GstCtcpSink {
   guint bound_port;             /* listen=true: from start on */
   GstClockTime connect_timeout;
   GstCtcpSinkTlsRole tls_role;
-  gchar *tls_token;
 
   /* connection */
   GSocket *socket;

@@ -29,7 +29,7 @@
  *
  * Listening, a connection from another address than
  * #GstCtcpSrc:accept-host (if set), or whose handshake fails for want of
- * a TLS server (a plaintext peer, silence for #GstCtcpSrc:timeout), is
+ * a TLS server (a plaintext peer, silence for #GstCtcpSrc:connect-timeout), is
  * closed and counted (`connections-refused`), and the source waits for
  * the next one: nothing of it reaches the stream. A sender (from
  * #GstCtcpSrc:accept-host's address, when set) whose certificate is
@@ -60,7 +60,7 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 ctcpsrc port=5600 tls-ca-file=ca.pem tls-server-name=127.0.0.1 tls-token=0123456789abcdef0123 ! filesink location=essential.twoflow
- * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-rate=8000000 \
+ * gst-launch-1.0 filesrc location=in.bin ! ctcpsink host=127.0.0.1 port=5600 target-bitrate=8000000 \
  *     tls-role=server tls-certificate=server.pem tls-key=server.key tls-token=0123456789abcdef0123
  * ]| A cTCP flow at 8 Mbit/s over TLS: the receiver checks the sender's
  * certificate against ca.pem and the address 127.0.0.1 (in the certificate:
@@ -75,6 +75,7 @@
 
 #include "gstctcpsrc.h"
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "twoflowtls.h"
 
 GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
@@ -84,12 +85,13 @@ GST_DEBUG_CATEGORY_STATIC (ctcp_src_debug);
 #define DEFAULT_PORT       4953
 #define DEFAULT_LISTEN     TRUE
 #define DEFAULT_TIMEOUT    (10 * GST_SECOND)
-#define DEFAULT_TLS        FALSE
 #define DEFAULT_BLOCKSIZE  TWOFLOW_TLS_RECORD_SIZE
 
 enum
 {
   PROP_0,
+  PROP_TLS_FIRST,
+  PROP_TLS_LAST = PROP_TLS_FIRST + TWOFLOW_TLS_N_PROPS - 1,
   PROP_URI,
   PROP_HOST,
   PROP_PORT,
@@ -97,11 +99,7 @@ enum
   PROP_ACCEPT_HOST,
   PROP_CURRENT_PORT,
   PROP_TIMEOUT,
-  PROP_TLS,
-  PROP_TLS_CA_FILE,
-  PROP_TLS_PIN,
   PROP_TLS_SERVER_NAME,
-  PROP_TLS_TOKEN,
   PROP_STATS,
 };
 
@@ -200,7 +198,7 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
    * closed before any handshake and counted); NULL (default): from
    * anywhere. A receiver that knows its sender (the server of its control
    * connection) sets it, so that a stranger connecting first cannot hold
-   * the source for #GstCtcpSrc:timeout.
+   * the source for #GstCtcpSrc:connect-timeout.
    */
   g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
       g_param_spec_string ("accept-host", "Accept host",
@@ -217,54 +215,28 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
           "Port listened on (listen)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstCtcpSrc:timeout:
+   * GstCtcpSrc:connect-timeout:
    *
    * Longest connect and TLS handshake (with the token), in nanoseconds;
    * 0: no bound of our own. Listening, a connection that takes longer is
-   * closed and the source waits for the next one.
+   * closed and the source waits for the next one. The same name as
+   * ctcpsink's and erapsink's.
    */
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
-      g_param_spec_uint64 ("timeout", "Timeout",
+      g_param_spec_uint64 ("connect-timeout", "Connect timeout",
           "Longest connect and TLS handshake in nanoseconds (0 = none)",
           0, G_MAXUINT64, DEFAULT_TIMEOUT, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   /**
-   * GstCtcpSrc:tls:
+   * GstCtcpSrc:timeout:
    *
-   * TLS (the source is the TLS client). FALSE (default, lab use) is plain
-   * TCP unless one of the other tls-* properties is set.
+   * Deprecated alias of #GstCtcpSrc:connect-timeout.
    */
-  g_object_class_install_property (gobject_class, PROP_TLS,
-      g_param_spec_boolean ("tls", "TLS", "TLS on the connection (also on "
-          "when any tls-* property is set)", DEFAULT_TLS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSrc:tls-ca-file:
-   *
-   * PEM file of the CAs the sender's certificate must chain to (NULL:
-   * the system's), absolute or relative to the current directory; read at
-   * start (an error names it if it cannot be read or holds no
-   * certificate). Setting it turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_CA_FILE,
-      g_param_spec_string ("tls-ca-file", "TLS CA file",
-          "PEM file of trusted CAs (NULL: the system's)", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSrc:tls-pin:
-   *
-   * SHA-256 fingerprint of the sender's certificate (DER), 64 hex
-   * digits, `:` allowed, optional `sha256:` prefix. Alone, it replaces CA
-   * validation (the name is not checked); with #GstCtcpSrc:tls-ca-file
-   * both must hold. Setting it turns TLS on.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_PIN,
-      g_param_spec_string ("tls-pin", "TLS pin",
-          "SHA-256 fingerprint of the sender's certificate", NULL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+  twoflow_property_install_alias (gobject_class, PROP_TIMEOUT, "timeout",
+      "connect-timeout");
+  /* tls, tls-ca-file, tls-pin, tls-token: the group both cTCP ends
+   * share (gst/common/twoflowprops.c) */
+  twoflow_tls_props_install (gobject_class, PROP_TLS_FIRST);
   /**
    * GstCtcpSrc:tls-server-name:
    *
@@ -276,18 +248,6 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
       g_param_spec_string ("tls-server-name", "TLS server name",
           "Name the sender's certificate must match (NULL: host when "
           "connecting)", NULL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstCtcpSrc:tls-token:
-   *
-   * The secret sent first inside TLS, once the sender's certificate has
-   * been checked: the sender (`ctcpsink tls-role=server tls-token=…`)
-   * sends nothing before it. Setting it turns TLS on. Write-only.
-   */
-  g_object_class_install_property (gobject_class, PROP_TLS_TOKEN,
-      g_param_spec_string ("tls-token", "TLS token",
-          "Secret sent to the sender after the handshake", NULL,
-          G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
    * GstCtcpSrc:stats:
@@ -323,7 +283,6 @@ gst_ctcp_src_init (GstCtcpSrc * self)
   self->port = DEFAULT_PORT;
   self->listen = DEFAULT_LISTEN;
   self->timeout = DEFAULT_TIMEOUT;
-  self->tls = DEFAULT_TLS;
   self->cancellable = g_cancellable_new ();
   gst_base_src_set_blocksize (GST_BASE_SRC (self), DEFAULT_BLOCKSIZE);
 }
@@ -335,11 +294,9 @@ gst_ctcp_src_finalize (GObject * object)
 
   g_free (self->host);
   g_free (self->accept_host);
-  g_free (self->tls_ca_file);
+  twoflow_tls_props_clear (&self->tls_props);
   g_free (self->tls_ca_path);
-  g_free (self->tls_pin);
   g_free (self->tls_server_name);
-  g_free (self->tls_token);
   g_free (self->peer);
   g_free (self->tls_protocol);
   g_free (self->tls_suite);
@@ -350,7 +307,7 @@ gst_ctcp_src_finalize (GObject * object)
 static gboolean
 tls_on (GstCtcpSrc * self)
 {
-  return self->tls || self->tls_ca_file || self->tls_pin || self->tls_token;
+  return twoflow_tls_props_enabled (&self->tls_props);
 }
 
 static gboolean
@@ -383,7 +340,7 @@ gst_ctcp_src_start (GstBaseSrc * bsrc)
     GTlsDatabase *db = NULL;
 
     GST_OBJECT_LOCK (self);
-    ca = g_strdup (self->tls_ca_file);
+    ca = g_strdup (self->tls_props.ca_file);
     GST_OBJECT_UNLOCK (self);
     if (ca && !(db = twoflow_tls_database_new (ca, &err))) {
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -501,9 +458,9 @@ secure (GstCtcpSrc * self, GSocket * sock, const gchar * dialled,
 
   GST_OBJECT_LOCK (self);
   ca = g_strdup (self->tls_ca_path);
-  pin = g_strdup (self->tls_pin);
+  pin = g_strdup (self->tls_props.pin);
   name = g_strdup (self->tls_server_name ? self->tls_server_name : dialled);
-  token = g_strdup (self->tls_token);
+  token = g_strdup (self->tls_props.token);
   secs = twoflow_net_timeout_seconds (self->timeout);
   GST_OBJECT_UNLOCK (self);
 
@@ -759,26 +716,14 @@ gst_ctcp_src_set_property (GObject * object, guint prop_id,
     case PROP_TIMEOUT:
       self->timeout = g_value_get_uint64 (value);
       break;
-    case PROP_TLS:
-      self->tls = g_value_get_boolean (value);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_free (self->tls_ca_file);
-      self->tls_ca_file = g_value_dup_string (value);
-      break;
-    case PROP_TLS_PIN:
-      g_free (self->tls_pin);
-      self->tls_pin = g_value_dup_string (value);
-      break;
     case PROP_TLS_SERVER_NAME:
       g_free (self->tls_server_name);
       self->tls_server_name = g_value_dup_string (value);
       break;
-    case PROP_TLS_TOKEN:
-      twoflow_tls_token_set (&self->tls_token, g_value_get_string (value));
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_set (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -815,15 +760,6 @@ gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_TIMEOUT:
       g_value_set_uint64 (value, self->timeout);
       break;
-    case PROP_TLS:
-      g_value_set_boolean (value, self->tls);
-      break;
-    case PROP_TLS_CA_FILE:
-      g_value_set_string (value, self->tls_ca_file);
-      break;
-    case PROP_TLS_PIN:
-      g_value_set_string (value, self->tls_pin);
-      break;
     case PROP_TLS_SERVER_NAME:
       g_value_set_string (value, self->tls_server_name);
       break;
@@ -839,7 +775,9 @@ gst_ctcp_src_get_property (GObject * object, guint prop_id, GValue * value,
               self->tls_suite ? self->tls_suite : "", NULL));
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_tls_props_get (&self->tls_props,
+              prop_id - PROP_TLS_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);

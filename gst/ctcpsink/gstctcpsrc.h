@@ -11,6 +11,7 @@
 #define __GST_CTCP_SRC_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
 
@@ -29,12 +30,9 @@ struct _GstCtcpSrc {
   gchar *accept_host;
   guint current_port;
   GstClockTime timeout;
-  gboolean tls;
-  gchar *tls_ca_file;
+  TwoflowTlsProps tls_props;    /* tls, tls-ca-file, tls-pin, tls-token */
   gchar *tls_ca_path;           /* tls-ca-file made absolute at start */
-  gchar *tls_pin;
   gchar *tls_server_name;
-  gchar *tls_token;
 
   /* the connection (streaming thread; start/stop) */
   GCancellable *cancellable;

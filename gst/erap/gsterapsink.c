@@ -12,8 +12,8 @@
  *
  * With #GstErapSink:congestion-control=libra the rate follows Libra's
  * RTT-fair laws instead (flows with different RTTs on one bottleneck get
- * equal shares; parameters #GstErapSink:libra-a, #GstErapSink:libra-b,
- * #GstErapSink:libra-x, #GstErapSink:libra-y and #GstErapSink:capacity),
+ * equal shares; parameters #GstErapSink:libra-a-time, #GstErapSink:libra-b-time,
+ * #GstErapSink:libra-x, #GstErapSink:libra-y and #GstErapSink:capacity-bitrate),
  * and packets leave in back-to-back pairs at random times within each of
  * the W/2 slices of an RTT (docs/erap.md).
  * Buffers larger than the MTU are fragmented; the receiver restores their
@@ -143,7 +143,7 @@
  * A receiver behind NAT cannot be sent to first. With
  * #GstErapSink:learn-peer the sink sends nothing until the receiver's
  * *hello* arrives (erapsrc with #GstErapSrc:hello-host and
- * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:bound-port):
+ * #GstErapSrc:hello-port aimed at this sink's #GstErapSink:current-port):
  * a datagram from the receiver's own socket naming the session by
  * #GstErapSink:hello-id. The data then goes to the address and port the
  * hello came from (the NAT's public ones), from the port it reached, which
@@ -163,7 +163,7 @@
  * ]| Sends a file; receive it with
  * `gst-launch-1.0 erapsrc port=5004 ! filesink location=copy.ts`.
  * |[
- * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity=10000000
+ * gst-launch-1.0 filesrc location=video.ts ! erapsink host=127.0.0.1 port=5004 congestion-control=libra capacity-bitrate=10000000
  * ]| The same with Libra over a 10 Mbit/s bottleneck.
  * |[
  * gst-launch-1.0 filesrc location=video.ts ! erapsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5006
@@ -182,7 +182,9 @@
 #include <netinet/udp.h>
 #include <gst/twoflow/networkcongestion.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gsterapsink.h"
+#include "gsterapsinklibra.h"
 
 #ifndef SOL_UDP
 #define SOL_UDP 17
@@ -208,25 +210,12 @@ GST_DEBUG_CATEGORY_STATIC (erap_sink_debug);
 #define DEFAULT_MIN_RTO             (200 * GST_MSECOND)
 #define DEFAULT_PACING_QUANTUM      (500 * GST_USECOND)
 #define DEFAULT_SCHEDULER_INTERVAL  GST_SECOND
-#define DEFAULT_LIBRA_A             GST_ERAP_LIBRA_DEFAULT_A
-#define DEFAULT_LIBRA_B             GST_ERAP_LIBRA_DEFAULT_B
-#define DEFAULT_LIBRA_X             GST_ERAP_LIBRA_DEFAULT_X
-#define DEFAULT_LIBRA_Y             GST_ERAP_LIBRA_DEFAULT_Y
-#define DEFAULT_CAPACITY            0
-#define DEFAULT_LIBRA_SEED          0
-#define DEFAULT_LIBRA_COMPENSATION  TRUE
-#define DEFAULT_LEARN_PEER          FALSE
 #define DEFAULT_CONNECT_TIMEOUT     (10 * GST_SECOND)
-#define DEFAULT_HELLO_ID            0
-#define DEFAULT_LIBRA_STATE         GST_ERAP_LIBRA_RATE
-#define DEFAULT_LIBRA_QUEUE_REF     0.1
-#define DEFAULT_LIBRA_LOSS_DIVISOR  GST_ERAP_LIBRA_DEFAULT_LOSS_DIVISOR
-#define DEFAULT_LIBRA_LOSS_MEMORY   GST_ERAP_LIBRA_DEFAULT_LOSS_MEMORY
-#define DEFAULT_LIBRA_TCP_RTT       GST_ERAP_LIBRA_DEFAULT_TCP_RTT
-#define DEFAULT_LIBRA_TCP_BASE_RTT  GST_ERAP_LIBRA_DEFAULT_TCP_BASE_RTT
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_SENDER_N_PROPS - 1,
   PROP_HOST,
   PROP_PORT,
   PROP_BIND_ADDRESS,
@@ -241,26 +230,13 @@ enum {
   PROP_MIN_RTO,
   PROP_PACING_QUANTUM,
   PROP_SCHEDULER_INTERVAL,
-  PROP_LIBRA_A,
-  PROP_LIBRA_B,
-  PROP_LIBRA_X,
-  PROP_LIBRA_Y,
-  PROP_CAPACITY,
-  PROP_LIBRA_SEED,
-  PROP_LIBRA_COMPENSATION,
-  PROP_LIBRA_STATE,
-  PROP_LIBRA_QUEUE_REF,
-  PROP_LIBRA_LOSS_DIVISOR,
-  PROP_LIBRA_LOSS_MEMORY,
-  PROP_LIBRA_TCP_RTT,
-  PROP_LIBRA_TCP_BASE_RTT,
+  PROP_LIBRA_FIRST,
+  PROP_LIBRA_LAST = PROP_LIBRA_FIRST + GST_ERAP_LIBRA_N_PROPS - 1,
   PROP_URI,
   PROP_STATS,
   PROP_PASSPHRASE,
   PROP_KEY,
   PROP_PROTOCOL,
-  PROP_LEARN_PEER,
-  PROP_HELLO_ID,
   PROP_BOUND_PORT,
   PROP_CONNECT_TIMEOUT,
 };
@@ -365,7 +341,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * The receiver as an `erap://host:port` URI (IPv6 literals in brackets,
    * `erap://[::1]:5004`; no port means 5004). Query parameters set other
    * properties by name, with values as on a gst-launch-1.0 line:
-   * `erap://10.0.0.2:5004?congestion-control=libra&capacity=10000000`.
+   * `erap://10.0.0.2:5004?congestion-control=libra&capacity-bitrate=10000000`.
    * Reading it back gives `erap://host:port` from #GstErapSink:host and
    * #GstErapSink:port, with the query of the URI last set: the same keys
    * with the properties' current values.
@@ -439,37 +415,58 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:initial-rate:
+   * GstErapSink:initial-bitrate:
    *
    * Sending rate at the start, in bit/s of datagrams.
    */
   g_object_class_install_property (gobject_class, PROP_INITIAL_RATE,
-      g_param_spec_uint64 ("initial-rate", "Initial rate",
+      g_param_spec_uint64 ("initial-bitrate", "Initial bitrate",
           "Initial sending rate (bit/s)", 1000, G_MAXUINT64,
           DEFAULT_INITIAL_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:min-rate:
+   * GstErapSink:initial-rate:
+   *
+   * Deprecated alias of #GstErapSink:initial-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_INITIAL_RATE,
+      "initial-rate", "initial-bitrate");
+  /**
+   * GstErapSink:min-bitrate:
    *
    * Lowest rate the congestion control may go to, bit/s; 0: one packet
    * per second.
    */
   g_object_class_install_property (gobject_class, PROP_MIN_RATE,
-      g_param_spec_uint64 ("min-rate", "Minimum rate",
+      g_param_spec_uint64 ("min-bitrate", "Minimum bitrate",
           "Lowest sending rate (bit/s, 0 = one packet per second)", 0,
           G_MAXUINT64, DEFAULT_MIN_RATE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:max-rate:
+   * GstErapSink:min-rate:
+   *
+   * Deprecated alias of #GstErapSink:min-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_MIN_RATE, "min-rate",
+      "min-bitrate");
+  /**
+   * GstErapSink:max-bitrate:
    *
    * Highest rate the congestion control may go to, bit/s; 0: unbounded.
    */
   g_object_class_install_property (gobject_class, PROP_MAX_RATE,
-      g_param_spec_uint64 ("max-rate", "Maximum rate",
+      g_param_spec_uint64 ("max-bitrate", "Maximum bitrate",
           "Highest sending rate (bit/s, 0 = unbounded)", 0, G_MAXUINT64,
           DEFAULT_MAX_RATE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  /**
+   * GstErapSink:max-rate:
+   *
+   * Deprecated alias of #GstErapSink:max-bitrate (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_MAX_RATE, "max-rate",
+      "max-bitrate");
   /**
    * GstErapSink:max-queue-bytes:
    *
@@ -536,174 +533,9 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           G_MAXUINT64, DEFAULT_SCHEDULER_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-a:
-   *
-   * Libra's A, seconds: with the per-ACK increase alpha*T^2/((T+A)*W) and
-   * the per-loss decrease W*B/(2(T+A)) the rate grows by alpha/(T+A)
-   * packets/s per second and loses the fraction B/(2(T+A)) on loss.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_A,
-      g_param_spec_double ("libra-a", "Libra A",
-          "Libra's A (s) in alpha*T^2/((T+A)*W) and W*B/(2(T+A))", 0, 100,
-          DEFAULT_LIBRA_A, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-b:
-   *
-   * Libra's B, seconds: the per-loss decrease is W*B/(2(T+A)).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_B,
-      g_param_spec_double ("libra-b", "Libra B",
-          "Libra's B (s) in the per-loss decrease W*B/(2(T+A))", 0, 100,
-          DEFAULT_LIBRA_B, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-x:
-   *
-   * Libra's X in alpha = X*C*exp(-Y*beta).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_X,
-      g_param_spec_double ("libra-x", "Libra X",
-          "Libra's X in alpha = X*C*exp(-Y*beta)", 0, 1000, DEFAULT_LIBRA_X,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-y:
-   *
-   * Libra's Y in alpha = X*C*exp(-Y*beta), beta = (T-Tmin)/(Tmax-Tmin):
-   * how much the increase slows down as the bottleneck queue fills.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_Y,
-      g_param_spec_double ("libra-y", "Libra Y",
-          "Libra's Y in alpha = X*C*exp(-Y*beta)", 0, 100, DEFAULT_LIBRA_Y,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:capacity:
-   *
-   * The bottleneck capacity C in Libra's alpha, bit/s (alpha takes it in
-   * Mbit/s, as in the paper); 0 measures it from the dispersion of
-   * back-to-back packet pairs in ACK arrival times.
-   */
-  g_object_class_install_property (gobject_class, PROP_CAPACITY,
-      g_param_spec_uint64 ("capacity", "Capacity",
-          "Bottleneck capacity for Libra, bit/s (0 = estimate with packet "
-          "pairs)", 0, G_GUINT64_CONSTANT (1000000000000), DEFAULT_CAPACITY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-seed:
-   *
-   * Seed of the generator that places Libra's packet pairs within their
-   * slices; 0 picks one at random. Equal seeds repeat the same pacing.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_SEED,
-      g_param_spec_uint64 ("libra-seed", "Libra seed",
-          "Seed of Libra's pacing generator (0 = random)", 0, G_MAXUINT64,
-          DEFAULT_LIBRA_SEED, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-compensation:
-   *
-   * Scales Libra's alpha by the measured reactions per lost packet, so that
-   * reacting once per loss cluster (one RTT of packets) does not favour
-   * long-RTT flows (docs/erap.md).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_COMPENSATION,
-      g_param_spec_boolean ("libra-compensation", "Libra compensation",
-          "Scale Libra's alpha by reactions per loss (RTT-independent with "
-          "one reaction per loss cluster)", DEFAULT_LIBRA_COMPENSATION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-state:
-   *
-   * What Libra's laws update: `rate` (default) keeps the rate (the laws
-   * applied to W = rate*SRTT and converted back with the same SRTT) and
-   * sends at rate*K/(K+q), q the queueing delay, K
-   * #GstErapSink:libra-queue-ref: the same back-off for every flow;
-   * `window` keeps W and sends at W/SRTT, as TCP Libra does (a growing
-   * queue slows short-RTT flows more).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_STATE,
-      g_param_spec_enum ("libra-state", "Libra state",
-          "What Libra's laws update (window: W/SRTT; rate: rate*K/(K+q))",
-          GST_TYPE_ERAP_LIBRA_STATE, DEFAULT_LIBRA_STATE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-queue-ref:
-   *
-   * K in seconds, with #GstErapSink:libra-state=rate: packets go at
-   * rate*K/(K+q), q = SRTT - min RTT; 0 sends at the rate itself.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_QUEUE_REF,
-      g_param_spec_double ("libra-queue-ref", "Libra queue reference",
-          "K (s) in rate*K/(K+q) with libra-state=rate (0 = no scaling)", 0,
-          100, DEFAULT_LIBRA_QUEUE_REF,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-loss-divisor:
-   *
-   * D in Libra's loss law W -= W*B/(D*(T+A)): 2 is DESIGN.md's
-   * reconstruction (the 1/2), 1 the law without it (a loss takes twice
-   * the fraction; at most 0.9 of W either way).
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_DIVISOR,
-      g_param_spec_double ("libra-loss-divisor", "Libra loss divisor",
-          "D in Libra's loss law W -= W*B/(D*(T+A)) (2: the reconstruction)",
-          0.5, 16, DEFAULT_LIBRA_LOSS_DIVISOR,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-loss-memory:
-   *
-   * Seconds after each loss reaction during which Libra's alpha has no
-   * delay brake (e^(-Y*beta) taken as 1): beside loss-based TCP, which
-   * fills the queue whatever Libra does, the brake would starve Libra
-   * (docs/erap.md, "Libra beside TCP"). 0 keeps the brake always.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_LOSS_MEMORY,
-      g_param_spec_double ("libra-loss-memory", "Libra loss memory",
-          "Seconds after a loss reaction without Libra's delay brake "
-          "(0 = brake always)", 0, 3600, DEFAULT_LIBRA_LOSS_MEMORY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-tcp-rtt:
-   *
-   * T_ref in seconds: Libra's X*C is raised to at least 1.5*B/(D*T_ref^2),
-   * so that in the loss-driven balance Libra is never less aggressive than
-   * a Reno flow of RTT T_ref (on slow links, where alpha = X*C with C in
-   * Mbit/s would starve it beside TCP; docs/erap.md). 0 gives alpha as
-   * published.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_RTT,
-      g_param_spec_double ("libra-tcp-rtt", "Libra TCP reference RTT",
-          "Libra's alpha is at least that of Reno parity at this RTT (s; "
-          "0 = alpha as published)", 0, 10, DEFAULT_LIBRA_TCP_RTT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:libra-tcp-base-rtt:
-   *
-   * T_0 in seconds: Libra's X*C is also raised to at least
-   * 1.5*B/(D*(T_0+q)^2), q = SRTT - Tmin the queueing delay averaged over
-   * ~10 s (the same for every flow behind one queue), from the first loss
-   * reaction on: never less aggressive than a Reno flow of base RTT T_0
-   * behind the same queue. It matters beside TCP at short
-   * queues, where drop-tail losses come synchronized and short-RTT TCP
-   * flows take most of the link (docs/erap.md, "Libra beside TCP"). 0
-   * turns this floor off.
-   */
-  g_object_class_install_property (gobject_class, PROP_LIBRA_TCP_BASE_RTT,
-      g_param_spec_double ("libra-tcp-base-rtt", "Libra TCP base RTT",
-          "Libra's alpha is at least that of Reno parity at this base RTT "
-          "plus the queueing delay (s; 0 = off)", 0, 10,
-          DEFAULT_LIBRA_TCP_BASE_RTT, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  /* Libra's parameters (libra-*, capacity-bitrate), a group of their
+   * own: gst/erap/gsterapsinklibra.c */
+  gst_erap_libra_props_install (gobject_class, PROP_LIBRA_FIRST);
   /**
    * GstErapSink:stats:
    *
@@ -755,41 +587,23 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           DEFAULT_PROTOCOL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstErapSink:learn-peer:
-   *
-   * Send to where the receiver's hellos come from (NAT traversal) instead
-   * of #GstErapSink:host:#GstErapSink:port: #GstErapSink:host is then only
-   * the address hellos must come from, #GstErapSink:port is ignored.
-   * Nothing is sent before the first hello.
-   */
-  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
-      g_param_spec_boolean ("learn-peer", "Learn peer",
-          "Send to the address and port the receiver's hellos come from "
-          "(from host's address only)", DEFAULT_LEARN_PEER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:hello-id:
-   *
-   * With #GstErapSink:learn-peer: the id the receiver's hellos carry
-   * (#GstErapSrc:hello-id), unique among the sinks sharing a socket.
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the receiver's hellos (learn-peer)", 0,
-          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSink:bound-port:
+   * GstErapSink:current-port:
    *
    * The local UDP port data leaves from and ACKs and hellos arrive on
    * (#GstErapSink:bind-port, or the ephemeral one chosen), once started;
    * 0 before.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "Local UDP port in use (read-only, once started)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstErapSink:bound-port:
+   *
+   * Deprecated alias of #GstErapSink:current-port (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
 
   /**
    * GstErapSink:connect-timeout:
@@ -810,6 +624,10 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
           "after the first packet (ns, 0 = never)", 0, G_MAXUINT64,
           DEFAULT_CONNECT_TIMEOUT, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /* NAT traversal (learn-peer, hello-id), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_sender_props_install (gobject_class, PROP_HELLO_FIRST);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "ERAP sink",
@@ -832,6 +650,7 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
 static void
 gst_erap_sink_init (GstErapSink * sink)
 {
+  twoflow_hello_sender_props_init (&sink->hello_props);
   sink->host = g_strdup (DEFAULT_HOST);
   sink->port = DEFAULT_PORT;
   sink->bind_address = g_strdup (DEFAULT_BIND_ADDRESS);
@@ -847,22 +666,7 @@ gst_erap_sink_init (GstErapSink * sink)
   sink->pacing_quantum = DEFAULT_PACING_QUANTUM;
   sink->scheduler_interval = DEFAULT_SCHEDULER_INTERVAL;
   sink->protocol = DEFAULT_PROTOCOL;
-  gst_erap_libra_params_init (&sink->libra);
-  sink->libra.a = DEFAULT_LIBRA_A;
-  sink->libra.b = DEFAULT_LIBRA_B;
-  sink->libra.x = DEFAULT_LIBRA_X;
-  sink->libra.y = DEFAULT_LIBRA_Y;
-  sink->libra.capacity = DEFAULT_CAPACITY;
-  sink->libra.seed = DEFAULT_LIBRA_SEED;
-  sink->libra.cluster_compensation = DEFAULT_LIBRA_COMPENSATION;
-  sink->libra.state = DEFAULT_LIBRA_STATE;
-  sink->libra.queue_ref = DEFAULT_LIBRA_QUEUE_REF;
-  sink->libra.loss_divisor = DEFAULT_LIBRA_LOSS_DIVISOR;
-  sink->libra.loss_memory = DEFAULT_LIBRA_LOSS_MEMORY;
-  sink->libra.tcp_rtt = DEFAULT_LIBRA_TCP_RTT;
-  sink->libra.tcp_base_rtt = DEFAULT_LIBRA_TCP_BASE_RTT;
-  sink->learn_peer = DEFAULT_LEARN_PEER;
-  sink->hello_id = DEFAULT_HELLO_ID;
+  gst_erap_libra_props_init (&sink->libra);
   sink->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   g_mutex_init (&sink->lock);
   g_cond_init (&sink->queue_cond);
@@ -1047,12 +851,6 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
       g_free (sink->key);
       sink->key = g_value_dup_string (value);
       break;
-    case PROP_LEARN_PEER:
-      sink->learn_peer = g_value_get_boolean (value);
-      break;
-    case PROP_HELLO_ID:
-      sink->hello_id = g_value_get_uint64 (value);
-      break;
     case PROP_CONNECT_TIMEOUT:
       sink->connect_timeout = g_value_get_uint64 (value);
       break;
@@ -1086,47 +884,12 @@ gst_erap_sink_set_property (GObject * object, guint prop_id,
     case PROP_SCHEDULER_INTERVAL:
       sink->scheduler_interval = g_value_get_uint64 (value);
       break;
-    case PROP_LIBRA_A:
-      sink->libra.a = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_B:
-      sink->libra.b = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_X:
-      sink->libra.x = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_Y:
-      sink->libra.y = g_value_get_double (value);
-      break;
-    case PROP_CAPACITY:
-      sink->libra.capacity = g_value_get_uint64 (value);
-      break;
-    case PROP_LIBRA_SEED:
-      sink->libra.seed = g_value_get_uint64 (value);
-      break;
-    case PROP_LIBRA_COMPENSATION:
-      sink->libra.cluster_compensation = g_value_get_boolean (value);
-      break;
-    case PROP_LIBRA_STATE:
-      sink->libra.state = g_value_get_enum (value);
-      break;
-    case PROP_LIBRA_QUEUE_REF:
-      sink->libra.queue_ref = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_LOSS_DIVISOR:
-      sink->libra.loss_divisor = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY:
-      sink->libra.loss_memory = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_TCP_RTT:
-      sink->libra.tcp_rtt = g_value_get_double (value);
-      break;
-    case PROP_LIBRA_TCP_BASE_RTT:
-      sink->libra.tcp_base_rtt = g_value_get_double (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_erap_libra_props_set (&sink->libra,
+              prop_id - PROP_LIBRA_FIRST, value)
+          && !twoflow_hello_sender_props_set (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -1160,12 +923,6 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_BIND_PORT:
       g_value_set_uint (value, sink->bind_port);
-      break;
-    case PROP_LEARN_PEER:
-      g_value_set_boolean (value, sink->learn_peer);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, sink->hello_id);
       break;
     case PROP_CONNECT_TIMEOUT:
       g_value_set_uint64 (value, sink->connect_timeout);
@@ -1206,47 +963,12 @@ gst_erap_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SCHEDULER_INTERVAL:
       g_value_set_uint64 (value, sink->scheduler_interval);
       break;
-    case PROP_LIBRA_A:
-      g_value_set_double (value, sink->libra.a);
-      break;
-    case PROP_LIBRA_B:
-      g_value_set_double (value, sink->libra.b);
-      break;
-    case PROP_LIBRA_X:
-      g_value_set_double (value, sink->libra.x);
-      break;
-    case PROP_LIBRA_Y:
-      g_value_set_double (value, sink->libra.y);
-      break;
-    case PROP_CAPACITY:
-      g_value_set_uint64 (value, (guint64) sink->libra.capacity);
-      break;
-    case PROP_LIBRA_SEED:
-      g_value_set_uint64 (value, sink->libra.seed);
-      break;
-    case PROP_LIBRA_COMPENSATION:
-      g_value_set_boolean (value, sink->libra.cluster_compensation);
-      break;
-    case PROP_LIBRA_STATE:
-      g_value_set_enum (value, sink->libra.state);
-      break;
-    case PROP_LIBRA_QUEUE_REF:
-      g_value_set_double (value, sink->libra.queue_ref);
-      break;
-    case PROP_LIBRA_LOSS_DIVISOR:
-      g_value_set_double (value, sink->libra.loss_divisor);
-      break;
-    case PROP_LIBRA_LOSS_MEMORY:
-      g_value_set_double (value, sink->libra.loss_memory);
-      break;
-    case PROP_LIBRA_TCP_RTT:
-      g_value_set_double (value, sink->libra.tcp_rtt);
-      break;
-    case PROP_LIBRA_TCP_BASE_RTT:
-      g_value_set_double (value, sink->libra.tcp_base_rtt);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!gst_erap_libra_props_get (&sink->libra,
+              prop_id - PROP_LIBRA_FIRST, value)
+          && !twoflow_hello_sender_props_get (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -1524,8 +1246,8 @@ service_and_unlock (GstErapSink * sink, GstClockTime now, gboolean send)
     post_report (sink, &st, &ms, auth_warn, auth_failures);
   while (notify--) {
     GST_DEBUG_OBJECT (sink, "loss reaction: rate %" G_GUINT64_FORMAT, st.rate);
-    gst_network_congestion_notify (GST_ELEMENT (sink),
-        GST_BASE_SINK_PAD (sink), GST_NETWORK_CONGESTION_LOSS, st.rate,
+    gst_twoflow_congestion_notify (GST_ELEMENT (sink),
+        GST_BASE_SINK_PAD (sink), GST_TWOFLOW_CONGESTION_LOSS, st.rate,
         st.srtt);
   }
 }
@@ -1843,8 +1565,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
   bind_port = sink->bind_port;
-  learn = sink->learn_peer;
-  hello_id = sink->hello_id;
+  learn = sink->hello_props.learn_peer;
+  hello_id = sink->hello_props.id;
   GST_OBJECT_UNLOCK (sink);
 
   /* the default IPv4 wildcard becomes "::" for an IPv6 receiver */

@@ -4,6 +4,7 @@
 #define __GST_ERAP_SINK_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
 #include <sys/socket.h>
@@ -51,8 +52,7 @@ struct _GstErapSink {
   GstClockTime scheduler_interval;
   gchar *passphrase, *key;
   GstErapProtocol protocol;
-  gboolean learn_peer;          /* NAT: the destination from hellos */
-  guint64 hello_id;
+  TwoflowHelloSenderProps hello_props; /* learn-peer, hello-id */
   GstClockTime connect_timeout;
 
   /* session; lock order: sink lock, then manager lock */

@@ -80,7 +80,7 @@
  *
  * A receiver behind NAT cannot be sent to first. With
  * #GstErapSrc:hello-host and #GstErapSrc:hello-port set (the sender's
- * address and #GstErapSink:bound-port), the source sends a small *hello*
+ * address and #GstErapSink:current-port), the source sends a small *hello*
  * (24 bytes; 40 sealed with the key when #GstErapSrc:passphrase or
  * #GstErapSrc:key is set) from the socket it receives on, naming the
  * session by #GstErapSrc:hello-id, at once and every
@@ -137,6 +137,8 @@ GST_DEBUG_CATEGORY_STATIC (erap_src_debug);
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_RECEIVER_N_PROPS - 1,
   PROP_ADDRESS,
   PROP_PORT,
   PROP_MAX_REORDER_BYTES,
@@ -147,22 +149,10 @@ enum {
   PROP_PASSPHRASE,
   PROP_KEY,
   PROP_PROTOCOL,
-  PROP_HELLO_HOST,
-  PROP_HELLO_PORT,
-  PROP_HELLO_ID,
-  PROP_HELLO_INTERVAL,
-  PROP_KEEPALIVE_INTERVAL,
   PROP_BUFFER_SIZE,
-  PROP_ACCEPT_HOST,
 };
 
 #define DEFAULT_PROTOCOL           GST_ERAP_PROTOCOL_ERAP
-#define DEFAULT_HELLO_HOST         NULL
-#define DEFAULT_HELLO_PORT         0
-#define DEFAULT_HELLO_ID           0
-#define DEFAULT_HELLO_INTERVAL     GST_TWOFLOW_HELLO_DEFAULT_RETRY
-#define DEFAULT_KEEPALIVE_INTERVAL GST_TWOFLOW_HELLO_DEFAULT_KEEPALIVE
-#define DEFAULT_ACCEPT_HOST        NULL
 
 #define DEFAULT_PASSPHRASE         NULL
 #define DEFAULT_KEY                NULL
@@ -336,77 +326,10 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
           "per packet)", GST_TYPE_ERAP_PROTOCOL, DEFAULT_PROTOCOL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSrc:hello-host:
-   *
-   * NAT traversal: the sender's address to send hellos to (with
-   * #GstErapSrc:hello-port), from the socket data is received on; unset
-   * (the default), no hello is sent.
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_HOST,
-      g_param_spec_string ("hello-host", "Hello host",
-          "Sender address to say hello to from our socket (NAT traversal)",
-          DEFAULT_HELLO_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSrc:hello-port:
-   *
-   * The sender's UDP port for hellos (its #GstErapSink:bound-port).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
-      g_param_spec_uint ("hello-port", "Hello port",
-          "Sender UDP port to say hello to", 0, 65535, DEFAULT_HELLO_PORT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSrc:hello-id:
-   *
-   * The session id hellos carry (the sender's #GstErapSink:hello-id).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the hellos", 0, G_MAXUINT64,
-          DEFAULT_HELLO_ID, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSrc:hello-interval:
-   *
-   * Time between hellos until data arrives (ns).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_INTERVAL,
-      g_param_spec_uint64 ("hello-interval", "Hello interval",
-          "Time between hellos until data arrives (ns)", GST_MSECOND,
-          G_MAXUINT64, DEFAULT_HELLO_INTERVAL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstErapSrc:keepalive-interval:
-   *
-   * Time between hellos once data arrived (ns), keeping the NAT's mapping
-   * while the flow is idle; 0: none.
-   */
-  g_object_class_install_property (gobject_class, PROP_KEEPALIVE_INTERVAL,
-      g_param_spec_uint64 ("keepalive-interval", "Keepalive interval",
-          "Time between hellos once data arrived (ns, 0 = none)", 0,
-          G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
-  /**
-   * GstErapSrc:accept-host:
-   *
-   * The sender's address (an IP, or a name resolved at start): data only
-   * from it (any port; the first packet fixes the port), everything else
-   * dropped and counted (`foreign`). NULL (the default): the
-   * #GstErapSrc:hello-host's address when set, else the first sender's.
-   * An application that knows its sender (the peer of its control
-   * connection) sets it, so that a third address cannot take the session
-   * over, also in plaintext.
-   */
-  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
-      g_param_spec_string ("accept-host", "Accept host",
-          "Accept data only from this sender address (NULL: hello-host, "
-          "else the first sender)", DEFAULT_ACCEPT_HOST,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+  /* NAT traversal (hello-*, accept-host), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_receiver_props_install (gobject_class, PROP_HELLO_FIRST);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "ERAP source",
@@ -427,16 +350,13 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
 static void
 gst_erap_src_init (GstErapSrc * src)
 {
+  twoflow_hello_receiver_props_init (&src->hello_props);
   src->address = g_strdup (DEFAULT_ADDRESS);
   src->port = DEFAULT_PORT;
   src->max_reorder_bytes = DEFAULT_MAX_REORDER_BYTES;
   src->linger = DEFAULT_LINGER;
   src->buffer_size = DEFAULT_BUFFER_SIZE;
   src->protocol = DEFAULT_PROTOCOL;
-  src->hello_port = DEFAULT_HELLO_PORT;
-  src->hello_id = DEFAULT_HELLO_ID;
-  src->hello_interval = DEFAULT_HELLO_INTERVAL;
-  src->keepalive_interval = DEFAULT_KEEPALIVE_INTERVAL;
   g_mutex_init (&src->lock);
   g_queue_init (&src->ready);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
@@ -448,12 +368,11 @@ static void
 gst_erap_src_finalize (GObject * object)
 {
   GstErapSrc *src = GST_ERAP_SRC (object);
+  twoflow_hello_receiver_props_clear (&src->hello_props);
 
   g_free (src->address);
   g_free (src->passphrase);
   g_free (src->key);
-  g_free (src->hello_host);
-  g_free (src->accept_host);
   gst_clear_caps (&src->caps);
   g_mutex_clear (&src->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -545,31 +464,13 @@ gst_erap_src_set_property (GObject * object, guint prop_id,
     case PROP_PROTOCOL:
       src->protocol = g_value_get_enum (value);
       break;
-    case PROP_HELLO_HOST:
-      g_free (src->hello_host);
-      src->hello_host = g_value_dup_string (value);
-      break;
-    case PROP_HELLO_PORT:
-      src->hello_port = g_value_get_uint (value);
-      break;
-    case PROP_HELLO_ID:
-      src->hello_id = g_value_get_uint64 (value);
-      break;
-    case PROP_HELLO_INTERVAL:
-      src->hello_interval = g_value_get_uint64 (value);
-      break;
-    case PROP_KEEPALIVE_INTERVAL:
-      src->keepalive_interval = g_value_get_uint64 (value);
-      break;
     case PROP_BUFFER_SIZE:
       src->buffer_size = g_value_get_int (value);
       break;
-    case PROP_ACCEPT_HOST:
-      g_free (src->accept_host);
-      src->accept_host = g_value_dup_string (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_receiver_props_set (&src->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (src);
@@ -610,29 +511,13 @@ gst_erap_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_CAPS:
       gst_value_set_caps (value, src->caps);
       break;
-    case PROP_HELLO_HOST:
-      g_value_set_string (value, src->hello_host);
-      break;
-    case PROP_HELLO_PORT:
-      g_value_set_uint (value, src->hello_port);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, src->hello_id);
-      break;
-    case PROP_HELLO_INTERVAL:
-      g_value_set_uint64 (value, src->hello_interval);
-      break;
-    case PROP_KEEPALIVE_INTERVAL:
-      g_value_set_uint64 (value, src->keepalive_interval);
-      break;
     case PROP_BUFFER_SIZE:
       g_value_set_int (value, src->buffer_size);
       break;
-    case PROP_ACCEPT_HOST:
-      g_value_set_string (value, src->accept_host);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_receiver_props_get (&src->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (src);
@@ -678,10 +563,10 @@ gst_erap_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (src);
   address = g_strdup (src->address);
   port = src->port;
-  hello_host = g_strdup (src->hello_host);
-  hello_port = src->hello_port;
-  hello_interval = src->hello_interval;
-  keepalive_interval = src->keepalive_interval;
+  hello_host = g_strdup (src->hello_props.host);
+  hello_port = src->hello_props.port;
+  hello_interval = src->hello_props.interval;
+  keepalive_interval = src->hello_props.keepalive_interval;
   gst_erap_receiver_config_init (&rc);
   rc.max_reorder_bytes = src->max_reorder_bytes;
   rc.protocol = src->protocol;
@@ -1080,7 +965,7 @@ say_hello (GstErapSrc * src)
   }
   now = gst_clock_get_time (src->clock);
   while (gst_twoflow_hello_poll (src->hello, now, &counter)) {
-    GstErapHello h = { src->hello_id, counter, src->port, FALSE };
+    GstErapHello h = { src->hello_props.id, counter, src->port, FALSE };
     guint8 out[GST_ERAP_SEALED_HELLO_SIZE];
     gsize len = GST_ERAP_HELLO_SIZE;
     GError *err = NULL;

@@ -4,6 +4,7 @@
 #define __GST_ERAP_SRC_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
 #include <sys/socket.h>
@@ -27,11 +28,7 @@ struct _GstErapSrc {
   GstCaps *caps;
   gchar *passphrase, *key;
   GstErapProtocol protocol;
-  gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
-  guint hello_port;
-  guint64 hello_id;
-  GstClockTime hello_interval, keepalive_interval;
-  gchar *accept_host;           /* data only from this address */
+  TwoflowHelloReceiverProps hello_props;        /* hello-*, accept-host */
 
   GMutex lock;                  /* receiver and counters, for stats */
   GSocket *socket;

@@ -308,7 +308,7 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
   if (!sink->learner || !gst_rudp_hello_parse (data, len, &ssrc, &id,
           &counter) || !G_IS_INET_SOCKET_ADDRESS (from))
     return FALSE;
-  if (id != sink->hello_id) {
+  if (id != sink->hello_props.id) {
     GST_LOG_OBJECT (sink, "hello for another session (%" G_GUINT64_FORMAT
         ")", id);
     sink->hellos_unknown++;
@@ -484,8 +484,8 @@ announce_levels (TwoflowService * s, Pacer * p)
   for (i = 0; i < todo->len; i++) {
     Announce *a = &g_array_index (todo, Announce, i);
 
-    gst_network_congestion_notify (GST_ELEMENT (a->sink),
-        GST_BASE_SINK_PAD (a->sink), GST_NETWORK_CONGESTION_RATE, a->bitrate,
+    gst_twoflow_congestion_notify (GST_ELEMENT (a->sink),
+        GST_BASE_SINK_PAD (a->sink), GST_TWOFLOW_CONGESTION_RATE, a->bitrate,
         a->srtt);
     gst_object_unref (a->sink);
   }

@@ -17,7 +17,7 @@
  * the thread sleeps.
  *
  * Rendering queues the packet and blocks while the sink holds more than
- * #GstRudpSink:buffer-size bytes: an upstream faster than the rate is
+ * #GstRudpSink:max-queue-bytes bytes: an upstream faster than the rate is
  * slowed down (backpressure), nothing is ever dropped. At end of stream
  * the sink posts EOS once every queued packet has left.
  *
@@ -97,7 +97,7 @@
  * A receiver behind NAT cannot be sent to first. With
  * #GstRudpSink:learn-peer the sink sends to where the receiver's *hello*
  * comes from (rudpsrc with #GstRudpSrc:hello-host and #GstRudpSrc:hello-port
- * aimed at this sink's #GstRudpSink:bound-port; set #GstRudpSink:bind-port
+ * aimed at this sink's #GstRudpSink:current-port; set #GstRudpSink:bind-port
  * to choose it): an RTCP packet (RR + APP "HELO" with the session id
  * #GstRudpSink:hello-id and a counter) from the receiver's RTP socket.
  * The RTP then leaves from the port the hello reached, to the address and
@@ -133,6 +133,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
 
@@ -154,6 +155,8 @@ GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_SENDER_N_PROPS - 1,
   PROP_URI,
   PROP_HOST,
   PROP_PORT,
@@ -169,15 +172,11 @@ enum {
   PROP_STATS,
   PROP_BIND_PORT,
   PROP_BOUND_PORT,
-  PROP_LEARN_PEER,
-  PROP_HELLO_ID,
   PROP_ECN,
   PROP_RTX_TIME,
 };
 
 #define DEFAULT_BIND_PORT       0
-#define DEFAULT_LEARN_PEER      FALSE
-#define DEFAULT_HELLO_ID        0
 #define DEFAULT_ECN             FALSE
 #define DEFAULT_RTX_TIME        (1 * GST_SECOND)
 
@@ -269,10 +268,11 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
   /**
    * GstRudpSink:port:
    *
-   * UDP port of the receiver.
+   * UDP port of the receiver (a guint, as every port property of the
+   * twoflow elements; it was a gint).
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
-      g_param_spec_int ("port", "Port", "UDP port of the receiver", 1, 65535,
+      g_param_spec_uint ("port", "Port", "UDP port of the receiver", 1, 65535,
           DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -314,15 +314,22 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_BUCKET_DEPTH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   /**
-   * GstRudpSink:buffer-size:
+   * GstRudpSink:max-queue-bytes:
    *
    * Bytes the sink queues before rendering blocks (backpressure).
    */
   g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
-      g_param_spec_uint64 ("buffer-size", "Buffer size",
+      g_param_spec_uint64 ("max-queue-bytes", "Maximum queue bytes",
           "Bytes queued before render blocks", 1, G_MAXUINT32,
           DEFAULT_BUFFER_SIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  /**
+   * GstRudpSink:buffer-size:
+   *
+   * Deprecated alias of #GstRudpSink:max-queue-bytes (docs/conventions.md).
+   */
+  twoflow_property_install_alias (gobject_class, PROP_BUFFER_SIZE,
+      "buffer-size", "max-queue-bytes");
   /**
    * GstRudpSink:rate-control:
    *
@@ -396,7 +403,7 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
    * GstRudpSink:bind-port:
    *
    * Local UDP port the RTP leaves from and feedback and hellos arrive on;
-   * 0 (the default) picks a free one (#GstRudpSink:bound-port).
+   * 0 (the default) picks a free one (#GstRudpSink:current-port).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_uint ("bind-port", "Bind port",
@@ -404,38 +411,21 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
-   * GstRudpSink:bound-port:
+   * GstRudpSink:current-port:
    *
    * The local UDP port in use once started (from READY on), 0 before.
    */
   g_object_class_install_property (gobject_class, PROP_BOUND_PORT,
-      g_param_spec_uint ("bound-port", "Bound port",
+      g_param_spec_uint ("current-port", "Current port",
           "Local UDP port in use (read-only, once started)", 0, 65535, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstRudpSink:learn-peer:
+   * GstRudpSink:bound-port:
    *
-   * Send to where the receiver's hellos come from (NAT traversal) instead
-   * of #GstRudpSink:host:#GstRudpSink:port: #GstRudpSink:host is then only
-   * the address hellos must come from, #GstRudpSink:port is ignored.
+   * Deprecated alias of #GstRudpSink:current-port (docs/conventions.md).
    */
-  g_object_class_install_property (gobject_class, PROP_LEARN_PEER,
-      g_param_spec_boolean ("learn-peer", "Learn peer",
-          "Send to the address and port the receiver's hellos come from "
-          "(from host's address only)", DEFAULT_LEARN_PEER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSink:hello-id:
-   *
-   * With #GstRudpSink:learn-peer: the session id the receiver's hellos
-   * must carry (#GstRudpSrc:hello-id).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the receiver's hellos (learn-peer)", 0,
-          G_MAXUINT64, DEFAULT_HELLO_ID, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  twoflow_property_install_alias (gobject_class, PROP_BOUND_PORT, "bound-port",
+      "current-port");
   /**
    * GstRudpSink:ecn:
    *
@@ -470,6 +460,10 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
           DEFAULT_RTX_TIME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
+  /* NAT traversal (learn-peer, hello-id), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_sender_props_install (gobject_class, PROP_HELLO_FIRST);
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class, "rUDP sink",
       "Sink/Network",
@@ -491,11 +485,10 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
 static void
 gst_rudp_sink_init (GstRudpSink * sink)
 {
+  twoflow_hello_sender_props_init (&sink->hello_props);
   sink->host = g_strdup (DEFAULT_HOST);
   sink->port = DEFAULT_PORT;
   sink->bind_port = DEFAULT_BIND_PORT;
-  sink->learn_peer = DEFAULT_LEARN_PEER;
-  sink->hello_id = DEFAULT_HELLO_ID;
   sink->ecn = DEFAULT_ECN;
   sink->rtx_time = DEFAULT_RTX_TIME;
   g_queue_init (&sink->rtx_history);
@@ -581,7 +574,7 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
       sink->host = g_value_dup_string (value);
       break;
     case PROP_PORT:
-      sink->port = g_value_get_int (value);
+      sink->port = g_value_get_uint (value);
       break;
     case PROP_RATE:
       sink->rate = g_value_get_uint64 (value);
@@ -625,12 +618,6 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
     case PROP_RTX_TIME:
       sink->rtx_time = g_value_get_uint64 (value);
       break;
-    case PROP_LEARN_PEER:
-      sink->learn_peer = g_value_get_boolean (value);
-      break;
-    case PROP_HELLO_ID:
-      sink->hello_id = g_value_get_uint64 (value);
-      break;
     case PROP_LEVELS:{
       GstRudpLevels l;
 
@@ -642,7 +629,9 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
       break;
     }
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_sender_props_set (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (sink);
@@ -675,7 +664,7 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       GST_OBJECT_UNLOCK (sink);
       break;
     case PROP_PORT:
-      g_value_set_int (value, sink->port);
+      g_value_set_uint (value, sink->port);
       break;
     case PROP_RATE:
       g_value_set_uint64 (value, sink->rate);
@@ -710,12 +699,6 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RTX_TIME:
       g_value_set_uint64 (value, sink->rtx_time);
       break;
-    case PROP_LEARN_PEER:
-      g_value_set_boolean (value, sink->learn_peer);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, sink->hello_id);
-      break;
     case PROP_LEVELS:
       GST_OBJECT_LOCK (sink);
       levels_to_value (&sink->levels, value);
@@ -729,7 +712,9 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
         g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, NULL));
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_sender_props_get (&sink->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
 }
@@ -827,7 +812,7 @@ gst_rudp_sink_start (GstBaseSink * bsink)
   GST_OBJECT_LOCK (sink);
   host = g_strdup (sink->host);
   bind_port = sink->bind_port;
-  learn = sink->learn_peer;
+  learn = sink->hello_props.learn_peer;
   ecn = sink->ecn;
   gst_rudp_sender_config_init (&sc);
   sc.levels = sink->levels;

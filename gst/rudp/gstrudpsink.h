@@ -4,6 +4,7 @@
 #define __GST_RUDP_SINK_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstbasesink.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
@@ -29,7 +30,7 @@ struct _GstRudpSink {
 
   /* properties (object lock) */
   gchar *host;
-  gint port;
+  guint port;
   guint64 rate;                 /* bit/s */
   GstClockTime timer_interval;
   guint64 bucket_depth;
@@ -41,8 +42,7 @@ struct _GstRudpSink {
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
   guint bind_port;              /* 0: an ephemeral port */
-  gboolean learn_peer;          /* NAT: the destination from hellos */
-  guint64 hello_id;
+  TwoflowHelloSenderProps hello_props; /* learn-peer, hello-id */
   gboolean ecn;                 /* send RTP as ECT(0) (RFC 3168) */
   GstClockTime rtx_time;        /* keep sent packets this long for NACKs */
 

@@ -118,7 +118,7 @@
  *
  * A receiver behind NAT cannot be sent to first. With
  * #GstRudpSrc:hello-host and #GstRudpSrc:hello-port set (the sender's
- * address and #GstRudpSink:bound-port), the timer thread sends a *hello*
+ * address and #GstRudpSink:current-port), the timer thread sends a *hello*
  * from the socket the RTP arrives on: an RTCP compound (RR + APP "HELO"
  * with #GstRudpSrc:hello-id and a counter; SRTCP with #GstRudpSrc:key),
  * at once and every #GstRudpSrc:hello-interval until RTP arrives (a hello
@@ -168,6 +168,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include "twoflownet.h"
+#include "twoflowprops.h"
 #include "gstrudpsrc.h"
 
 GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
@@ -191,6 +192,8 @@ GST_DEBUG_CATEGORY_STATIC (rudp_src_debug);
 
 enum {
   PROP_0,
+  PROP_HELLO_FIRST,
+  PROP_HELLO_LAST = PROP_HELLO_FIRST + TWOFLOW_HELLO_RECEIVER_N_PROPS - 1,
   PROP_URI,
   PROP_ADDRESS,
   PROP_PORT,
@@ -209,12 +212,6 @@ enum {
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
   PROP_STATS,
-  PROP_HELLO_HOST,
-  PROP_HELLO_PORT,
-  PROP_HELLO_ID,
-  PROP_HELLO_INTERVAL,
-  PROP_KEEPALIVE_INTERVAL,
-  PROP_ACCEPT_HOST,
   PROP_RETRANSMISSION,
   PROP_LAW,
 };
@@ -242,12 +239,6 @@ gst_rudp_law_get_type (void)
   return t;
 }
 
-#define DEFAULT_ACCEPT_HOST        NULL
-#define DEFAULT_HELLO_HOST         NULL
-#define DEFAULT_HELLO_PORT         0
-#define DEFAULT_HELLO_ID           0
-#define DEFAULT_HELLO_INTERVAL     GST_TWOFLOW_HELLO_DEFAULT_RETRY
-#define DEFAULT_KEEPALIVE_INTERVAL GST_TWOFLOW_HELLO_DEFAULT_KEEPALIVE
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS ("application/x-rtp"));
@@ -323,10 +314,11 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
   /**
    * GstRudpSrc:port:
    *
-   * UDP port to bind (0: any; read the bound one in stats).
+   * UDP port to bind (0: any; read the bound one in stats). A guint, as
+   * every port property of the twoflow elements (it was a gint).
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
-      g_param_spec_int ("port", "Port", "UDP port to bind (0 = any)", 0,
+      g_param_spec_uint ("port", "Port", "UDP port to bind (0 = any)", 0,
           65535, DEFAULT_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   /**
@@ -508,74 +500,6 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   /**
-   * GstRudpSrc:hello-host:
-   *
-   * NAT traversal: the sender's address to send hellos to (with
-   * #GstRudpSrc:hello-port), from the socket RTP is received on; unset
-   * (the default), no hello is sent.
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_HOST,
-      g_param_spec_string ("hello-host", "Hello host",
-          "Sender address to say hello to from our socket (NAT traversal)",
-          DEFAULT_HELLO_HOST, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSrc:hello-port:
-   *
-   * The sender's UDP port for hellos (its #GstRudpSink:bound-port).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_PORT,
-      g_param_spec_uint ("hello-port", "Hello port",
-          "Sender UDP port to say hello to", 0, 65535, DEFAULT_HELLO_PORT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSrc:hello-id:
-   *
-   * The session id hellos carry (the sender's #GstRudpSink:hello-id).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_ID,
-      g_param_spec_uint64 ("hello-id", "Hello id",
-          "Session id carried by the hellos", 0, G_MAXUINT64,
-          DEFAULT_HELLO_ID, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSrc:hello-interval:
-   *
-   * Time between hellos until RTP arrives (ns).
-   */
-  g_object_class_install_property (gobject_class, PROP_HELLO_INTERVAL,
-      g_param_spec_uint64 ("hello-interval", "Hello interval",
-          "Time between hellos until RTP arrives (ns)", GST_MSECOND,
-          G_MAXUINT64, DEFAULT_HELLO_INTERVAL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-  /**
-   * GstRudpSrc:keepalive-interval:
-   *
-   * Time between hellos once RTP arrived (ns), keeping the NAT's mapping;
-   * 0: none.
-   */
-  g_object_class_install_property (gobject_class, PROP_KEEPALIVE_INTERVAL,
-      g_param_spec_uint64 ("keepalive-interval", "Keepalive interval",
-          "Time between hellos once RTP arrived (ns, 0 = none)", 0,
-          G_MAXUINT64, DEFAULT_KEEPALIVE_INTERVAL, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-
-  /**
-   * GstRudpSrc:accept-host:
-   *
-   * The sender's address (an IP, or a name resolved at start): RTP only
-   * from it (plaintext: the first packet fixes the port too), everything
-   * else dropped and counted (`foreign-packets`). NULL (the default): the
-   * #GstRudpSrc:hello-host's address when set, else the first sender's.
-   */
-  g_object_class_install_property (gobject_class, PROP_ACCEPT_HOST,
-      g_param_spec_string ("accept-host", "Accept host",
-          "Accept RTP only from this sender address (NULL: hello-host, else "
-          "the first sender)", DEFAULT_ACCEPT_HOST, G_PARAM_READWRITE |
-          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
-
-  /**
    * GstRudpSrc:retransmission:
    *
    * Answer the retransmission requests of a downstream rtpjitterbuffer
@@ -608,6 +532,10 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
           GST_TYPE_RUDP_LAW, DEFAULT_LAW, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  /* NAT traversal (hello-*, accept-host), the group erap and rudp share:
+   * gst/common/twoflowprops.c */
+  twoflow_hello_receiver_props_install (gobject_class, PROP_HELLO_FIRST);
+
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "rUDP source",
       "Source/Network",
@@ -627,6 +555,7 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
 static void
 gst_rudp_src_init (GstRudpSrc * src)
 {
+  twoflow_hello_receiver_props_init (&src->hello_props);
   src->address = g_strdup (DEFAULT_ADDRESS);
   src->port = DEFAULT_PORT;
   src->buffer_size = DEFAULT_BUFFER_SIZE;
@@ -643,10 +572,6 @@ gst_rudp_src_init (GstRudpSrc * src)
   gst_rudp_levels_init_default (&src->levels);
   src->srtp_cipher = DEFAULT_SRTP_CIPHER;
   src->srtp_auth = DEFAULT_SRTP_AUTH;
-  src->hello_port = DEFAULT_HELLO_PORT;
-  src->hello_id = DEFAULT_HELLO_ID;
-  src->hello_interval = DEFAULT_HELLO_INTERVAL;
-  src->keepalive_interval = DEFAULT_KEEPALIVE_INTERVAL;
   g_mutex_init (&src->lock);
   g_cond_init (&src->timer_cond);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
@@ -659,13 +584,12 @@ static void
 gst_rudp_src_finalize (GObject * object)
 {
   GstRudpSrc *src = GST_RUDP_SRC (object);
+  twoflow_hello_receiver_props_clear (&src->hello_props);
 
   g_free (src->address);
   if (src->key)
     memset (src->key, 0, strlen (src->key));
   g_free (src->key);
-  g_free (src->hello_host);
-  g_free (src->accept_host);
   gst_caps_replace (&src->caps, NULL);
   g_clear_pointer (&src->receiver, gst_rudp_receiver_free);
   g_free (src->scratch);
@@ -692,7 +616,7 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
       src->address = g_value_dup_string (value);
       break;
     case PROP_PORT:
-      src->port = g_value_get_int (value);
+      src->port = g_value_get_uint (value);
       break;
     case PROP_CAPS:
       gst_caps_replace (&src->caps, (GstCaps *) gst_value_get_caps (value));
@@ -761,28 +685,10 @@ gst_rudp_src_set_property (GObject * object, guint prop_id,
     case PROP_SRTP_AUTH:
       src->srtp_auth = g_value_get_enum (value);
       break;
-    case PROP_HELLO_HOST:
-      g_free (src->hello_host);
-      src->hello_host = g_value_dup_string (value);
-      break;
-    case PROP_HELLO_PORT:
-      src->hello_port = g_value_get_uint (value);
-      break;
-    case PROP_HELLO_ID:
-      src->hello_id = g_value_get_uint64 (value);
-      break;
-    case PROP_HELLO_INTERVAL:
-      src->hello_interval = g_value_get_uint64 (value);
-      break;
-    case PROP_KEEPALIVE_INTERVAL:
-      src->keepalive_interval = g_value_get_uint64 (value);
-      break;
-    case PROP_ACCEPT_HOST:
-      g_free (src->accept_host);
-      src->accept_host = g_value_dup_string (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_receiver_props_set (&src->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (src);
@@ -861,7 +767,7 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_string (value, src->address);
       break;
     case PROP_PORT:
-      g_value_set_int (value, src->port);
+      g_value_set_uint (value, src->port);
       break;
     case PROP_CAPS:
       gst_value_set_caps (value, src->caps);
@@ -914,26 +820,10 @@ gst_rudp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_SRTP_AUTH:
       g_value_set_enum (value, src->srtp_auth);
       break;
-    case PROP_HELLO_HOST:
-      g_value_set_string (value, src->hello_host);
-      break;
-    case PROP_HELLO_PORT:
-      g_value_set_uint (value, src->hello_port);
-      break;
-    case PROP_HELLO_ID:
-      g_value_set_uint64 (value, src->hello_id);
-      break;
-    case PROP_HELLO_INTERVAL:
-      g_value_set_uint64 (value, src->hello_interval);
-      break;
-    case PROP_KEEPALIVE_INTERVAL:
-      g_value_set_uint64 (value, src->keepalive_interval);
-      break;
-    case PROP_ACCEPT_HOST:
-      g_value_set_string (value, src->accept_host);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (!twoflow_hello_receiver_props_get (&src->hello_props,
+              prop_id - PROP_HELLO_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (src);
@@ -1089,7 +979,7 @@ say_hello (GstRudpSrc * src, GstClockTime now)
     gint len = GST_RUDP_HELLO_SIZE;
     GError *err = NULL;
 
-    gst_rudp_hello_write (pkt, src->ssrc, src->hello_id, counter);
+    gst_rudp_hello_write (pkt, src->ssrc, src->hello_props.id, counter);
     if (src->srtp)
       len = gst_rudp_srtp_protect (src->srtp, pkt, len, TRUE);
     if (len < 0 || g_socket_send_to (src->socket, src->hello_dest,
@@ -1191,10 +1081,10 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   rc.min_interval = src->min_interval;
   rc.feedback_interval = src->feedback_interval;
   rc.initial_rtt = src->initial_rtt;
-  hello_host = g_strdup (src->hello_host);
-  hello_port = src->hello_port;
-  hello_interval = src->hello_interval;
-  keepalive_interval = src->keepalive_interval;
+  hello_host = g_strdup (src->hello_props.host);
+  hello_port = src->hello_props.port;
+  hello_interval = src->hello_props.interval;
+  keepalive_interval = src->hello_props.keepalive_interval;
   GST_OBJECT_UNLOCK (src);
 
   if (!twoflow_net_hello_resolve (GST_ELEMENT (src), hello_host, hello_port,

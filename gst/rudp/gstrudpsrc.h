@@ -4,6 +4,7 @@
 #define __GST_RUDP_SRC_H__
 
 #include <gst/gst.h>
+#include "twoflowprops.h"
 #include <gst/base/gstpushsrc.h>
 #include <gio/gio.h>
 #include <gst/rudp/rudp.h>
@@ -21,7 +22,7 @@ struct _GstRudpSrc {
 
   /* properties (object lock) */
   gchar *address;
-  gint port;
+  guint port;
   GstCaps *caps;
   gint buffer_size;
   gboolean feedback;
@@ -38,11 +39,7 @@ struct _GstRudpSrc {
   gchar *key;                   /* SRTP master key and salt, hex */
   GstRudpSrtpCipher srtp_cipher;
   GstRudpSrtpAuth srtp_auth;
-  gchar *hello_host;            /* NAT: say hello to hello_host:hello_port */
-  guint hello_port;
-  guint64 hello_id;
-  GstClockTime hello_interval, keepalive_interval;
-  gchar *accept_host;           /* RTP only from this address */
+  TwoflowHelloReceiverProps hello_props;        /* hello-*, accept-host */
 
   /* streaming */
   GSocket *socket;

@@ -79,7 +79,7 @@ ssthresh_cut (const GstCtcpTcpInfo * prev, const GstCtcpTcpInfo * info)
 guint
 gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     const GstCtcpTcpInfo * info, GstClockTime now,
-    GstNetworkCongestionType events[GST_CTCP_MAX_EVENTS])
+    GstTwoflowCongestionType events[GST_CTCP_MAX_EVENTS])
 {
   const GstCtcpTcpInfo *prev = &det->prev;
   guint n = 0, rtos = 0;
@@ -92,7 +92,7 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     /* joined in the middle of an episode: report it */
     if (in_loss_state (info->ca_state)) {
       events[n++] = info->ca_state == GST_CTCP_CA_LOSS ?
-          GST_NETWORK_CONGESTION_REXMT : GST_NETWORK_CONGESTION_DUPACK;
+          GST_TWOFLOW_CONGESTION_REXMT : GST_TWOFLOW_CONGESTION_DUPACK;
       det->in_episode = TRUE;
     }
     goto count;
@@ -111,7 +111,7 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
 
   if (info->ca_state == GST_CTCP_CA_RECOVERY
       && prev->ca_state != GST_CTCP_CA_RECOVERY) {
-    events[n++] = GST_NETWORK_CONGESTION_DUPACK;
+    events[n++] = GST_TWOFLOW_CONGESTION_DUPACK;
     det->in_episode = TRUE;
   } else if (rtos == 0 && rexmits > 0 && !in_loss_state (info->ca_state)
       && !in_loss_state (prev->ca_state)
@@ -126,16 +126,16 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
      * more retransmissions than probes could have sent tell a recovery
      * (a poll merely later than a sub-millisecond loopback RTT does
      * not) */
-    events[n++] = GST_NETWORK_CONGESTION_DUPACK;
+    events[n++] = GST_TWOFLOW_CONGESTION_DUPACK;
     det->in_episode = TRUE;
     det->inferred++;
   }
   while (rtos-- > 0) {
-    events[n++] = GST_NETWORK_CONGESTION_REXMT;
+    events[n++] = GST_TWOFLOW_CONGESTION_REXMT;
     det->in_episode = TRUE;
   }
   if (det->in_episode && !in_loss_state (info->ca_state)) {
-    events[n++] = GST_NETWORK_CONGESTION_RECOVERED;
+    events[n++] = GST_TWOFLOW_CONGESTION_RECOVERED;
     det->in_episode = FALSE;
   }
 
@@ -145,13 +145,13 @@ gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
 count:
   for (guint i = 0; i < n; i++) {
     switch (events[i]) {
-      case GST_NETWORK_CONGESTION_REXMT:
+      case GST_TWOFLOW_CONGESTION_REXMT:
         det->rexmt++;
         break;
-      case GST_NETWORK_CONGESTION_DUPACK:
+      case GST_TWOFLOW_CONGESTION_DUPACK:
         det->dupack++;
         break;
-      case GST_NETWORK_CONGESTION_RECOVERED:
+      case GST_TWOFLOW_CONGESTION_RECOVERED:
         det->recovered++;
         break;
       default:

@@ -19,6 +19,7 @@
 #define __GST_CTCP_H__
 
 #include <gst/gst.h>
+#include <gst/ctcp/ctcp-prelude.h>
 #include <gst/twoflow/networkcongestion.h>
 
 G_BEGIN_DECLS
@@ -69,18 +70,23 @@ typedef struct {
   guint64 inferred;             /* dupack episodes found by counters only */
 } GstCtcpEventDetector;
 
+TWOFLOW_CTCP_API
 guint gst_ctcp_tlp_allowance (GstClockTime gap, GstClockTime srtt);
 
+TWOFLOW_CTCP_API
 void gst_ctcp_event_detector_init (GstCtcpEventDetector * det);
+TWOFLOW_CTCP_API
 guint gst_ctcp_event_detector_push (GstCtcpEventDetector * det,
     const GstCtcpTcpInfo * info, GstClockTime now,
-    GstNetworkCongestionType events[GST_CTCP_MAX_EVENTS]);
+    GstTwoflowCongestionType events[GST_CTCP_MAX_EVENTS]);
 
 /* ------------------------------------------------------------------ */
 /* Formulas */
 
+TWOFLOW_CTCP_API
 guint64 gst_ctcp_target_rate (guint64 size, GstClockTime duration,
     gdouble loss_threshold);
+TWOFLOW_CTCP_API
 guint32 gst_ctcp_window_target (guint64 target_rate, GstClockTime rtt,
     guint32 mss, gboolean losses);
 
@@ -103,8 +109,11 @@ typedef struct {
   guint32 count[GST_CTCP_RTT_BUCKETS];
 } GstCtcpRttHistogram;
 
+TWOFLOW_CTCP_API
 void gst_ctcp_rtt_histogram_reset (GstCtcpRttHistogram * h);
+TWOFLOW_CTCP_API
 void gst_ctcp_rtt_histogram_add (GstCtcpRttHistogram * h, guint32 rtt_us);
+TWOFLOW_CTCP_API
 GstClockTime gst_ctcp_rtt_histogram_percentile (const GstCtcpRttHistogram * h,
     gdouble q);
 
@@ -139,23 +148,31 @@ typedef struct {
   gdouble tokens;
 } GstCtcpController;
 
+TWOFLOW_CTCP_API
 void gst_ctcp_controller_init (GstCtcpController * c, gboolean capped,
     GstClockTime adjustment_interval);
+TWOFLOW_CTCP_API
 void gst_ctcp_controller_set_target (GstCtcpController * c, guint64 rate,
     GstClockTime now);
 void gst_ctcp_controller_restart_pacing (GstCtcpController * c,
     GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_controller_update (GstCtcpController * c,
     const GstCtcpTcpInfo * info, GstClockTime now);
+TWOFLOW_CTCP_API
 guint64 gst_ctcp_controller_window_bytes (const GstCtcpController * c);
+TWOFLOW_CTCP_API
 guint64 gst_ctcp_controller_allowance (GstCtcpController * c,
     guint64 inflight, guint64 unsent, GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_controller_consume (GstCtcpController * c, guint64 bytes);
 guint64 gst_ctcp_controller_min_write (const GstCtcpController * c);
+TWOFLOW_CTCP_API
 GstClockTime gst_ctcp_controller_pace_wakeup (const GstCtcpController * c,
     guint64 want, GstClockTime now);
 GstClockTime gst_ctcp_controller_next_write (const GstCtcpController * c,
     guint64 inflight, guint64 unsent, guint64 want, GstClockTime now);
+TWOFLOW_CTCP_API
 GstClockTime gst_ctcp_poll_interval (GstClockTime srtt);
 
 /* ------------------------------------------------------------------ */
@@ -192,11 +209,16 @@ typedef struct {
   guint64 ramp_segments;
 } GstCtcpSchedule;
 
+TWOFLOW_CTCP_API
 void gst_ctcp_schedule_init (GstCtcpSchedule * s, GstClockTime segment_duration);
+TWOFLOW_CTCP_API
 void gst_ctcp_schedule_clear (GstCtcpSchedule * s);
+TWOFLOW_CTCP_API
 GstCtcpSegment *gst_ctcp_schedule_add (GstCtcpSchedule * s, guint32 number,
     guint64 start, GstClockTime now);
+TWOFLOW_CTCP_API
 GstCtcpSegment *gst_ctcp_schedule_last (GstCtcpSchedule * s);
+TWOFLOW_CTCP_API
 void gst_ctcp_schedule_complete (GstCtcpSchedule * s, guint64 end,
     GstClockTime duration);
 void gst_ctcp_schedule_set_startup (GstCtcpSchedule * s, GstClockTime lead,
@@ -204,12 +226,15 @@ void gst_ctcp_schedule_set_startup (GstCtcpSchedule * s, GstClockTime lead,
 guint64 gst_ctcp_schedule_start_segment (GstCtcpSchedule * s,
     GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
     GstClockTime now);
+TWOFLOW_CTCP_API
 guint64 gst_ctcp_schedule_segment_rate (const GstCtcpSchedule * s,
     const GstCtcpSegment * seg, gdouble loss_threshold, gdouble max_catch_up,
     GstClockTime now);
+TWOFLOW_CTCP_API
 guint64 gst_ctcp_schedule_required_rate (const GstCtcpSchedule * s,
     const GstCtcpSegment * seg, guint64 bytes_acked, GstClockTime rtt,
     gdouble loss_threshold, gdouble max_catch_up, GstClockTime now);
+TWOFLOW_CTCP_API
 guint gst_ctcp_schedule_acked (GstCtcpSchedule * s, guint64 bytes_acked,
     GstClockTime now);
 
@@ -259,7 +284,7 @@ typedef struct {
 #define GST_CTCP_SENDER_MAX_SLACKS 1024
 
 typedef struct {
-  GstNetworkCongestionType type;
+  GstTwoflowCongestionType type;
   guint64 bitrate;              /* estimated, bit/s */
   GstClockTime srtt;
 } GstCtcpEvent;
@@ -281,24 +306,35 @@ typedef struct {
   gboolean finished;
 } GstCtcpSenderOutput;
 
+TWOFLOW_CTCP_API
 GstCtcpSender *gst_ctcp_sender_new (const GstCtcpSenderConfig * config);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_free (GstCtcpSender * s);
+TWOFLOW_CTCP_API
 gboolean gst_ctcp_sender_handle_buffer (GstCtcpSender * s, GstClockTime ts,
     GstClockTime duration, guint64 size, GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_handle_eos (GstCtcpSender * s, GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
     const GstCtcpTcpInfo * info, guint64 outq, guint64 inflight,
     GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_handle_written (GstCtcpSender * s, guint64 bytes,
     GstClockTime now);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_set_record_framing (GstCtcpSender * s, guint overhead,
     guint record_size);
+TWOFLOW_CTCP_API
 void gst_ctcp_sender_poll (GstCtcpSender * s, GstClockTime now,
     GstCtcpSenderOutput * out);
+TWOFLOW_CTCP_API
 GstClockTime gst_ctcp_sender_next_wakeup (GstCtcpSender * s,
     GstClockTime now);
+TWOFLOW_CTCP_API
 gboolean gst_ctcp_sender_is_full (const GstCtcpSender * s);
 guint64 gst_ctcp_sender_estimated_bitrate (const GstCtcpSender * s);
+TWOFLOW_CTCP_API
 GstStructure *gst_ctcp_sender_get_stats (const GstCtcpSender * s);
 
 G_END_DECLS

@@ -323,7 +323,7 @@ gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
     const GstCtcpTcpInfo * info, guint64 outq, guint64 inflight,
     GstClockTime now)
 {
-  GstNetworkCongestionType ev[GST_CTCP_MAX_EVENTS];
+  GstTwoflowCongestionType ev[GST_CTCP_MAX_EVENTS];
   guint i, n, k0;
 
   s->info = *info;
@@ -361,7 +361,7 @@ gst_ctcp_sender_handle_tcp_info (GstCtcpSender * s,
       (GstClockTime) info->rtt_us * GST_USECOND
     };
     GST_INFO ("event %s (ca_state %u, cwnd %u, srtt %u us)",
-        gst_network_congestion_type_to_string (ev[i]), info->ca_state,
+        gst_twoflow_congestion_type_to_string (ev[i]), info->ca_state,
         info->snd_cwnd, info->rtt_us);
     g_array_append_val (s->pending, e);
   }

@@ -26,6 +26,7 @@
 #define __GST_ERAP_CC_H__
 
 #include <glib.h>
+#include <gst/erap/erap-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -72,14 +73,17 @@ struct _GstErapCC {
 
 /* RAP: IPG = IPG*C/(IPG+C) per SRTT when the rate was used, IPG/beta on loss */
 #define GST_ERAP_RAP_BETA 0.5
-extern const GstErapCongestionOps gst_erap_cc_rap;
+TWOFLOW_ERAP_API const GstErapCongestionOps gst_erap_cc_rap;
 
 /* The law named @name ("rap", the default for NULL, or "libra"); NULL if
  * there is none. */
+TWOFLOW_ERAP_API
 const GstErapCongestionOps *gst_erap_cc_find (const gchar * name);
 
+TWOFLOW_ERAP_API
 GstErapCC *gst_erap_cc_new (const GstErapCongestionOps * ops, gdouble ipg,
     gdouble min_ipg, gdouble max_ipg);
+TWOFLOW_ERAP_API
 void gst_erap_cc_free (GstErapCC * cc);
 /* Sets the gap, clamped to [min_ipg, max_ipg]. */
 void gst_erap_cc_set_ipg (GstErapCC * cc, gdouble ipg);

@@ -46,6 +46,7 @@
 #define __GST_ERAP_CRYPTO_H__
 
 #include <glib.h>
+#include <gst/erap/erap-prelude.h>
 #include <gst/erap/erappacket.h>
 
 G_BEGIN_DECLS
@@ -97,20 +98,25 @@ gboolean gst_erap_crypto_master_from_hex (const gchar * hex,
  * @master was derived, -1 (with @error) when a setting is invalid: a
  * passphrase outside 10..79 characters, a key that is not 64 hex digits,
  * or both set. */
+TWOFLOW_ERAP_API
 gint gst_erap_crypto_master_from_settings (const gchar * passphrase,
     const gchar * key_hex, guint8 master[GST_ERAP_KEY_SIZE], GError ** error);
 
 /* @salt: NULL draws a random one (sender); ignored for a receiver. */
+TWOFLOW_ERAP_API
 GstErapCrypto *gst_erap_crypto_new (GstErapCryptoRole role,
     const guint8 master[GST_ERAP_KEY_SIZE], const guint8 * salt);
+TWOFLOW_ERAP_API
 void gst_erap_crypto_free (GstErapCrypto * c);
 /* The session salt (sender: always; receiver: once pinned), as a number */
+TWOFLOW_ERAP_API
 guint64 gst_erap_crypto_get_salt (GstErapCrypto * c);
 
 /* Sender: writes the sealed packet (header, salt, ciphertext, tag) to
  * @out, which holds payload_len + GST_ERAP_SEALED_DATA_HEADER +
  * GST_ERAP_TAG_SIZE bytes. FALSE if @seqno >= 2^32 (never reuse a nonce)
  * or the cipher fails. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_crypto_seal_data (GstErapCrypto * c, guint64 seqno,
     const guint8 header[GST_ERAP_DATA_HEADER_SIZE], const guint8 * payload,
     gsize payload_len, guint8 * out);
@@ -118,34 +124,42 @@ gboolean gst_erap_crypto_seal_data (GstErapCrypto * c, guint64 seqno,
  * plain packet (8-byte header and payload), *plain_len bytes. The first
  * packet that authenticates pins the session salt; packets under any other
  * salt then fail. */
+TWOFLOW_ERAP_API
 GstErapOpenResult gst_erap_crypto_open_data (GstErapCrypto * c, guint8 * pkt,
     gsize len, gsize * plain_len);
 
 /* TRUE if @dgram looks like a sealed ACK datagram; gives its salt. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_crypto_peek_ack (const guint8 * dgram, gsize len,
     guint64 * salt);
 /* Receiver: seals @records (plain ACK records) into @out, which holds
  * records_len + GST_ERAP_ACK_SEAL_OVERHEAD bytes; returns the length or 0. */
+TWOFLOW_ERAP_API
 gsize gst_erap_crypto_seal_ack (GstErapCrypto * c, const guint8 * records,
     gsize records_len, guint8 * out);
 /* Sender: authenticates and decrypts in place; the plain records are then
  * at @dgram + GST_ERAP_SEALED_ACK_HEADER, *records_len long. */
+TWOFLOW_ERAP_API
 GstErapOpenResult gst_erap_crypto_open_ack (GstErapCrypto * c, guint8 * dgram,
     gsize len, gsize * records_len);
 
 #define GST_ERAP_SEALED_HELLO_SIZE   (GST_ERAP_HELLO_SIZE + GST_ERAP_TAG_SIZE)
 /* Either role: seals @h (its sealed flag is set here) into @out. FALSE
  * if the MAC fails. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_crypto_seal_hello (GstErapCrypto * c, const GstErapHello * h,
     guint8 out[GST_ERAP_SEALED_HELLO_SIZE]);
 /* TRUE if @dgram is a sealed hello whose tag is right under this key. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_crypto_open_hello (GstErapCrypto * c, const guint8 * dgram,
     gsize len);
 
 /* Counts a packet rejected elsewhere (e.g. a plain ACK for a keyed
  * session) as an auth failure. */
+TWOFLOW_ERAP_API
 void gst_erap_crypto_count_failure (GstErapCrypto * c);
 /* Counters are updated atomically: any thread may read them. */
+TWOFLOW_ERAP_API
 void gst_erap_crypto_get_stats (GstErapCrypto * c, GstErapCryptoStats * st);
 
 /* The replay window on its own (exposed for tests). */
@@ -155,6 +169,7 @@ typedef struct {
 } GstErapReplayWindow;
 
 /* TRUE (and marks @n) if @n is new and not older than the window. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_replay_check_and_mark (GstErapReplayWindow * w, guint64 n);
 
 G_END_DECLS

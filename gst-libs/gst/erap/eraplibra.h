@@ -82,10 +82,11 @@
 #define __GST_ERAP_LIBRA_H__
 
 #include <gst/erap/erapcc.h>
+#include <gst/erap/erap-prelude.h>
 
 G_BEGIN_DECLS
 
-extern const GstErapCongestionOps gst_erap_cc_libra;
+TWOFLOW_ERAP_API const GstErapCongestionOps gst_erap_cc_libra;
 
 #define GST_ERAP_LIBRA_DEFAULT_A 1.0
 #define GST_ERAP_LIBRA_DEFAULT_B 1.0
@@ -153,10 +154,13 @@ typedef struct {
                                  * alpha without e^(-Y beta), no K/(K+q) */
 } GstErapLibraState;
 
+TWOFLOW_ERAP_API
 void gst_erap_libra_params_init (GstErapLibraParams * p);
 /* Sets the parameters of a Libra law; FALSE if @cc is not Libra. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_libra_configure (GstErapCC * cc,
     const GstErapLibraParams * p);
+TWOFLOW_ERAP_API
 gboolean gst_erap_libra_get_state (GstErapCC * cc, GstErapLibraState * st);
 
 G_END_DECLS

@@ -79,6 +79,7 @@
 #define __GST_ERAP_PACKET_H__
 
 #include <glib.h>
+#include <gst/erap/erap-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -139,41 +140,56 @@ typedef struct {
   gboolean sealed;              /* parse: a tag follows */
 } GstErapHello;
 
+TWOFLOW_ERAP_API
 void     gst_erap_data_header_write (const GstErapDataHeader * h,
     guint8 out[GST_ERAP_DATA_HEADER_SIZE]);
+TWOFLOW_ERAP_API
 gboolean gst_erap_data_header_parse (const guint8 * data, gsize len,
     GstErapDataHeader * h);
 
+TWOFLOW_ERAP_API
 gsize    gst_erap_ack_write (const GstErapAck * ack,
     guint8 out[GST_ERAP_ACK_MAX_SIZE]);
+TWOFLOW_ERAP_API
 gboolean gst_erap_ack_parse (const guint8 * data, gsize len, GstErapAck * ack);
 /* The record at *offset of an ACK datagram; advances *offset past it.
  * FALSE at the end or on a malformed record (then the rest is dropped). */
+TWOFLOW_ERAP_API
 gboolean gst_erap_ack_parse_next (const guint8 * data, gsize len,
     gsize * offset, GstErapAck * ack);
 
 /* RAP baseline codec (24 bytes each). */
+TWOFLOW_ERAP_API
 void     gst_erap_rap_data_header_write (const GstErapDataHeader * h,
     guint32 payload_len, guint8 out[GST_ERAP_RAP_HEADER_SIZE]);
+TWOFLOW_ERAP_API
 gboolean gst_erap_rap_data_header_parse (const guint8 * data, gsize len,
     GstErapDataHeader * h);
+TWOFLOW_ERAP_API
 gsize    gst_erap_rap_ack_write (const GstErapAck * ack,
     guint8 out[GST_ERAP_RAP_HEADER_SIZE]);
+TWOFLOW_ERAP_API
 gboolean gst_erap_rap_ack_parse (const guint8 * data, gsize len,
     GstErapAck * ack);
 
 /* By protocol: header sizes, and the data/ACK codec of @proto. */
+TWOFLOW_ERAP_API
 guint    gst_erap_protocol_data_header_size (GstErapProtocol proto);
+TWOFLOW_ERAP_API
 guint    gst_erap_protocol_ack_size (GstErapProtocol proto);
+TWOFLOW_ERAP_API
 gboolean gst_erap_protocol_data_header_parse (GstErapProtocol proto,
     const guint8 * data, gsize len, GstErapDataHeader * h);
+TWOFLOW_ERAP_API
 gboolean gst_erap_protocol_ack_parse (GstErapProtocol proto,
     const guint8 * data, gsize len, GstErapAck * ack);
 
 /* The plain hello (sealed = FALSE; erapcrypto.h seals it). */
+TWOFLOW_ERAP_API
 void     gst_erap_hello_write (const GstErapHello * h,
     guint8 out[GST_ERAP_HELLO_SIZE]);
 /* TRUE if @data is a well-formed hello (24 bytes plain, 40 sealed). */
+TWOFLOW_ERAP_API
 gboolean gst_erap_hello_parse (const guint8 * data, gsize len,
     GstErapHello * h);
 /* TRUE if @data looks like a hello (type byte): not an ACK. */

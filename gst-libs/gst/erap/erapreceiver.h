@@ -9,6 +9,7 @@
 #define __GST_ERAP_RECEIVER_H__
 
 #include <glib.h>
+#include <gst/erap/erap-prelude.h>
 #include <gst/erap/erappacket.h>
 
 G_BEGIN_DECLS
@@ -47,20 +48,27 @@ typedef struct {
 
 #define GST_ERAP_DEFAULT_MAX_REORDER_BYTES (8 * 1024 * 1024)
 
+TWOFLOW_ERAP_API
 void gst_erap_receiver_config_init (GstErapReceiverConfig * config);
+TWOFLOW_ERAP_API
 GstErapReceiver *gst_erap_receiver_new (const GstErapReceiverConfig * config);
+TWOFLOW_ERAP_API
 void gst_erap_receiver_free (GstErapReceiver * r);
 
 /* @datagram: one whole datagram (referenced, not copied, when kept).
  * @ack/@ack_len: the ACK to send back when the result is NEW or DUPLICATE. */
+TWOFLOW_ERAP_API
 GstErapDataResult gst_erap_receiver_handle_data (GstErapReceiver * r,
     GBytes * datagram, guint8 ack[GST_ERAP_ACK_MAX_SIZE], gsize * ack_len);
 
 /* Next complete message in order, or NULL. Once the in-band end of stream
  * is reached (everything before it delivered), returns NULL and sets *eos. */
+TWOFLOW_ERAP_API
 GBytes *gst_erap_receiver_pop (GstErapReceiver * r, gboolean * eos);
+TWOFLOW_ERAP_API
 gboolean gst_erap_receiver_is_eos (GstErapReceiver * r);
 
+TWOFLOW_ERAP_API
 void gst_erap_receiver_get_stats (GstErapReceiver * r,
     GstErapReceiverStats * st);
 

@@ -9,6 +9,7 @@
 #define __GST_ERAP_SENDER_H__
 
 #include <gst/gst.h>
+#include <gst/erap/erap-prelude.h>
 #include <gst/erap/erappacket.h>
 #include <gst/erap/erapcc.h>
 
@@ -89,39 +90,53 @@ typedef enum {
   GST_ERAP_ACK_INVALID = 1,     /* never-sent seqno or inconsistent fields */
 } GstErapAckResult;
 
+TWOFLOW_ERAP_API
 void gst_erap_sender_config_init (GstErapSenderConfig * config);
 
+TWOFLOW_ERAP_API
 GstErapSender *gst_erap_sender_new (const GstErapSenderConfig * config);
+TWOFLOW_ERAP_API
 void gst_erap_sender_free (GstErapSender * s);
 
 /* Queues one message (fragmented to the MTU). Takes a reference to @msg.
  * Returns FALSE after end of stream. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_sender_push (GstErapSender * s, GBytes * msg,
     GstClockTime now);
 /* Queues the in-band end of stream after everything pushed so far. */
+TWOFLOW_ERAP_API
 void gst_erap_sender_push_eos (GstErapSender * s, GstClockTime now);
 
+TWOFLOW_ERAP_API
 GstErapAckResult gst_erap_sender_handle_ack (GstErapSender * s,
     const GstErapAck * ack, GstClockTime now);
 
 /* Runs the timers due at @now and fills @out with a packet to send now.
  * Call until it returns FALSE, then sleep until next_wakeup. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
     GstErapOutPacket * out);
 /* Absolute time of the next timer, GST_CLOCK_TIME_NONE when idle. */
+TWOFLOW_ERAP_API
 GstClockTime gst_erap_sender_next_wakeup (GstErapSender * s);
 
 /* TRUE when end of stream was pushed and everything is acknowledged. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_sender_is_done (GstErapSender * s);
 /* TRUE when there is nothing to send (timers of the rate law are off). */
+TWOFLOW_ERAP_API
 gboolean gst_erap_sender_is_idle (GstErapSender * s);
+TWOFLOW_ERAP_API
 guint64 gst_erap_sender_queued_bytes (GstErapSender * s);
 /* TRUE once for each scheduler report that fell due in a poll (every
  * report_interval while the session sends; none once a whole interval
  * passed without data, when the report timer is off like the others).
  * Clears it. */
+TWOFLOW_ERAP_API
 gboolean gst_erap_sender_take_report (GstErapSender * s);
+TWOFLOW_ERAP_API
 void gst_erap_sender_get_stats (GstErapSender * s, GstErapSenderStats * st);
+TWOFLOW_ERAP_API
 GstErapCC *gst_erap_sender_get_cc (GstErapSender * s);
 
 G_END_DECLS

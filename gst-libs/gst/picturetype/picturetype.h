@@ -22,6 +22,7 @@
 #define __GST_TWOFLOW_PICTURE_TYPE_H__
 
 #include <glib.h>
+#include <gst/picturetype/picturetype-prelude.h>
 #include <gst/twoflow/twoflowframe.h>
 
 G_BEGIN_DECLS
@@ -60,7 +61,9 @@ typedef struct {
 
 typedef struct _GstTwoflowPictureParser GstTwoflowPictureParser;
 
+TWOFLOW_PICTURETYPE_API
 GstTwoflowPictureParser *gst_twoflow_picture_parser_new (GstTwoflowCodec codec);
+TWOFLOW_PICTURETYPE_API
 void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
 
 /* H.264 stream-format=avc, H.265 hvc1/hev1: the avcC / hvcC decoder
@@ -70,17 +73,20 @@ void gst_twoflow_picture_parser_free (GstTwoflowPictureParser * parser);
  * sequence header) are read. FALSE if the record is invalid (or the codec
  * has none). With @data NULL: byte-stream (start codes) again, the
  * default. */
+TWOFLOW_PICTURETYPE_API
 gboolean gst_twoflow_picture_parser_set_codec_data (GstTwoflowPictureParser *
     parser, const guint8 * data, gsize size);
 
 /* Reads the picture in @data. Returns TRUE if it found one (@info->type is
  * not NONE). */
+TWOFLOW_PICTURETYPE_API
 gboolean gst_twoflow_picture_parser_parse (GstTwoflowPictureParser * parser,
     const guint8 * data, gsize size, GstTwoflowPictureInfo * info);
 
 /* A picture left out before the parser (ratetranscoder drops disposable,
  * unreferenced ones): counts it, so AV1's depends_back stays in frame
  * numbers. */
+TWOFLOW_PICTURETYPE_API
 void gst_twoflow_picture_parser_skip (GstTwoflowPictureParser * parser);
 
 G_END_DECLS

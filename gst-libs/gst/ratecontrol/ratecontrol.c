@@ -185,7 +185,7 @@ gst_twoflow_rate_control_new (void)
   GstTwoflowRateControl *rc = g_new0 (GstTwoflowRateControl, 1);
 
   rc->backoff = 0.5;
-  rc->events = GST_NETWORK_CONGESTION_ALL;
+  rc->events = GST_TWOFLOW_CONGESTION_ALL;
   gst_twoflow_rate_control_reset (rc);
   return rc;
 }
@@ -347,7 +347,7 @@ effective_target (GstTwoflowRateControl * rc, gdouble in_rate)
 
 gboolean
 gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc,
-    GstNetworkCongestionType type, guint64 estimated_bitrate, guint64 srtt,
+    GstTwoflowCongestionType type, guint64 estimated_bitrate, guint64 srtt,
     guint64 now)
 {
   gdouble in_rate = input_rate (rc, NULL);
@@ -363,9 +363,9 @@ gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc,
   rc->stats.events[bit]++;
 
   switch (type) {
-    case GST_NETWORK_CONGESTION_REXMT:
-    case GST_NETWORK_CONGESTION_DUPACK:
-    case GST_NETWORK_CONGESTION_LOSS:
+    case GST_TWOFLOW_CONGESTION_REXMT:
+    case GST_TWOFLOW_CONGESTION_DUPACK:
+    case GST_TWOFLOW_CONGESTION_LOSS:
       /* one reaction per round trip, like TCP's one per loss window */
       if (rc->have_backoff && srtt != G_MAXUINT64 && srtt > 0 &&
           now >= rc->last_backoff && now - rc->last_backoff < srtt) {
@@ -385,7 +385,7 @@ gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl * rc,
       rc->target = MAX (old * rc->backoff, rc->min_bitrate);
       rc->target = MAX (rc->target, 1);
       break;
-    case GST_NETWORK_CONGESTION_RATE:
+    case GST_TWOFLOW_CONGESTION_RATE:
       if (estimated_bitrate == 0)
         return FALSE;
       rc->target = MAX ((gdouble) estimated_bitrate, rc->min_bitrate);

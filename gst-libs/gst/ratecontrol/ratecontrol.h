@@ -12,6 +12,7 @@
 #define __GST_TWOFLOW_RATE_CONTROL_H__
 
 #include <glib.h>
+#include <gst/ratecontrol/ratecontrol-prelude.h>
 #include <gst/twoflow/networkcongestion.h>
 #include <gst/twoflow/twoflowframe.h>
 
@@ -69,7 +70,7 @@ typedef struct {
   gboolean dropping_b;
   guint gop_length;             /* frames between the last two I, 0 unknown */
   guint64 frames_in, frames_passed, frames_encoded, frames_dropped;
-  guint64 events[5];            /* per GstNetworkCongestionType bit position */
+  guint64 events[5];            /* per GstTwoflowCongestionType bit position */
   guint64 events_ignored;       /* not subscribed, or within one SRTT of a
                                  * backoff */
   guint pending_backoffs;       /* backoffs waiting for the input rate */
@@ -97,24 +98,34 @@ typedef enum {
 
 typedef struct _GstTwoflowRateControl GstTwoflowRateControl;
 
+TWOFLOW_RATECONTROL_API
 GstTwoflowRateControl *gst_twoflow_rate_control_new (void);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_free (GstTwoflowRateControl * rc);
 /* Forgets the stream (flush, new stream); keeps configuration and target. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc);
 
 /* target: bit/s, 0 = unlimited (the input's); min/max: 0 = no bound / the
  * input's */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_target (GstTwoflowRateControl * rc,
     guint64 target);
+TWOFLOW_RATECONTROL_API
 guint64 gst_twoflow_rate_control_get_target (GstTwoflowRateControl * rc);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_limits (GstTwoflowRateControl * rc,
     guint64 min_bitrate, guint64 max_bitrate);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_backoff (GstTwoflowRateControl * rc,
     gdouble backoff);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_recovery (GstTwoflowRateControl * rc,
     guint64 bits_per_second);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_events (GstTwoflowRateControl * rc,
     guint events);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
     GstTwoflowRateControlKeep keep);
 
@@ -125,18 +136,21 @@ void gst_twoflow_rate_control_set_keep (GstTwoflowRateControl * rc,
  * measured: before a whole GOP or 12 frames are in) is counted and kept;
  * gst_twoflow_rate_control_handle_input() applies the kept ones once the
  * input rate is measured: target = rate * backoff^k, within min-bitrate. */
+TWOFLOW_RATECONTROL_API
 gboolean gst_twoflow_rate_control_handle_congestion (GstTwoflowRateControl *
-    rc, GstNetworkCongestionType type, guint64 estimated_bitrate,
+    rc, GstTwoflowCongestionType type, guint64 estimated_bitrate,
     guint64 srtt, guint64 now);
 
 /* Every input frame, in decode order, as it arrives. @now: its running time
  * in ns (drives additive recovery); @duration in ns. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes, guint64 duration, guint64 now);
 
 /* Decide what to do with a frame of @bytes source bytes whose source
  * quantiser_scale (1..112, mean over its macroblocks, as the decoder
  * reports it) was @qsrc; 0 if unknown. */
+TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes, gdouble qsrc);
@@ -147,6 +161,7 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
  * or above the input's rate) or when @type is kept; @d is then the PASS
  * decision. Otherwise decide with gst_twoflow_rate_control_decide() once
  * the frame is decoded. */
+TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlEarly
 gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes,
@@ -155,6 +170,7 @@ gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
 /* The decision that passes a frame's source bits (and gives the encoder
  * the quantizer that keeps its reference close to the source), for a frame
  * whose earlier decision is overridden. */
+TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes);
@@ -162,11 +178,13 @@ gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
 /* The source quantiser_scale of a frame decided without
  * gst_twoflow_rate_control_decide(), once decoded: it keeps the per-type
  * means the model falls back on up to date. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl *
     rc, GstTwoflowPictureType type, gdouble qsrc);
 
 /* The outcome of a decision: @out_bytes emitted (0 for DROP). @type may
  * be GST_TWOFLOW_PICTURE_NONE for passed bytes that hold no picture. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, const GstTwoflowRateControlDecision * d,
     gsize in_bytes, gdouble qsrc, gsize out_bytes, guint64 duration);
@@ -174,6 +192,7 @@ void gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
 /* H.264 drop mode: gst_twoflow_rate_control_handle_input() for a frame
  * of @layer. The floor is then the rate of LAYER_KEPT frames (the input's
  * rate when nothing is disposable). */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, GstTwoflowRateControlLayer layer, gsize bytes,
     guint64 duration, guint64 now);
@@ -185,12 +204,15 @@ void gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
  * GOP's tail is dropped from the TAIL frame at the position that removes
  * the missing rate, to the next I frame. Report the outcome with
  * gst_twoflow_rate_control_handle_output(). */
+TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_decide_drop (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, GstTwoflowRateControlLayer layer, gsize bytes);
 
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     GstTwoflowRateControlStats * stats);
+TWOFLOW_RATECONTROL_API
 guint gst_twoflow_rate_control_get_generation (GstTwoflowRateControl * rc);
 
 G_END_DECLS

@@ -43,6 +43,7 @@
 #define __GST_TWOFLOW_SESSION_RATE_H__
 
 #include <gst/gst.h>
+#include <gst/ratecontrol/ratecontrol-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -104,48 +105,61 @@ typedef struct {
 
 typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
 
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_config_init (GstTwoflowSessionRateConfig * c);
+TWOFLOW_RATECONTROL_API
 GstTwoflowSessionRate *gst_twoflow_session_rate_new (const
     GstTwoflowSessionRateConfig * c);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_free (GstTwoflowSessionRate * sr);
 /* min/max may change while running (the video's rate becomes known) */
 void gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
     guint64 min_bitrate, guint64 max_bitrate);
 
 /* An RTT sample of transport @source (its SRTT is fine). */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime rtt, GstClockTime now);
 /* Cumulative counters of transport @source at @now: packets it sent (or
  * the receiver expected), of which lost, and bytes delivered (acked or
  * received). Counters that go back (a restart) are taken as new. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_counters (GstTwoflowSessionRate * sr,
     guint source, guint64 packets, guint64 lost, guint64 delivered_bytes,
     GstClockTime now);
 /* Cumulative ECN counters: packets received ECN-capable, of which CE. */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_ecn (GstTwoflowSessionRate * sr,
     guint source, guint64 ect, guint64 ce, GstClockTime now);
 /* A loss reported only as an event (e.g. ERAP's loss, a cTCP dupack or
  * rexmt without counters): one loss, joined with others of the same RTT
  * into one loss event. @srtt: the transport's (0/NONE: unknown). */
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_loss_event (GstTwoflowSessionRate * sr,
     guint source, GstClockTime srtt, GstClockTime now);
 
 /* Runs the updates due by @now; TRUE (and *@target) when the target
  * changed since the last TRUE. */
+TWOFLOW_RATECONTROL_API
 gboolean gst_twoflow_session_rate_poll (GstTwoflowSessionRate * sr,
     GstClockTime now, guint64 * target);
 /* When poll() has an update to run (NONE before any input). */
 GstClockTime gst_twoflow_session_rate_next_wakeup (GstTwoflowSessionRate * sr);
+TWOFLOW_RATECONTROL_API
 guint64 gst_twoflow_session_rate_get_target (GstTwoflowSessionRate * sr);
+TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_get_stats (GstTwoflowSessionRate * sr,
     GstTwoflowSessionRateStats * st);
+TWOFLOW_RATECONTROL_API
 const gchar *gst_twoflow_session_rate_state_name (GstTwoflowSessionRateState
     state);
 
 /* The TCP throughput equation of RFC 5348 (b = 1, t_RTO = 4R), bit/s, for
  * @s bytes per packet, RTT @r seconds and loss event rate @p (> 0). */
+TWOFLOW_RATECONTROL_API
 gdouble gst_twoflow_tfrc_rate (gdouble s, gdouble r, gdouble p);
 /* The p for which gst_twoflow_tfrc_rate() gives @rate (bisection). */
+TWOFLOW_RATECONTROL_API
 gdouble gst_twoflow_tfrc_loss_for_rate (gdouble s, gdouble r, gdouble rate);
 
 G_END_DECLS

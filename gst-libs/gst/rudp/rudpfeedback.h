@@ -28,6 +28,7 @@
 #define __GST_RUDP_FEEDBACK_H__
 
 #include <gst/gst.h>
+#include <gst/rudp/rudp-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -71,10 +72,12 @@ typedef struct {
 /* Retransmission requests (the receiver's rtpjitterbuffer asks, rudpsrc
  * sends): an RTCP compound of an RR without report blocks and a Generic
  * NACK (RFC 4585 section 6.2.1, RTPFB FMT 1), FCI entries PID + BLP. */
+TWOFLOW_RUDP_API
 GstBuffer *gst_rudp_nack_write (guint32 ssrc, guint32 media_ssrc,
     const guint16 * seqs, guint n);
 /* Appends the sequence numbers a NACK asks for to @seqs (guint16);
  * FALSE when @buf holds no Generic NACK. */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_nack_parse (GstBuffer * buf, guint32 * media_ssrc,
     GArray * seqs);
 
@@ -82,26 +85,37 @@ gboolean gst_rudp_nack_parse (GstBuffer * buf, guint32 * media_ssrc,
 #define GST_RUDP_HELLO_SIZE 36
 
 /* The hello, written into @out. */
+TWOFLOW_RUDP_API
 void gst_rudp_hello_write (guint8 out[GST_RUDP_HELLO_SIZE], guint32 ssrc,
     guint64 id, guint64 counter);
 /* TRUE if @data is exactly a (plain or unprotected) hello. */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_hello_parse (const guint8 * data, gsize len, guint32 * ssrc,
     guint64 * id, guint64 * counter);
 
 /* Whether a datagram on an RTP port is RTCP (RFC 5761 section 4). */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_is_rtcp (const guint8 * data, gsize len);
 
 /* NTP short format (16.16 seconds) of a time, and back for differences. */
+TWOFLOW_RUDP_API
 guint32 gst_rudp_ntp_short (GstClockTime t);
+TWOFLOW_RUDP_API
 GstClockTime gst_rudp_ntp_short_to_time (guint32 v);
 
 /* TMMBR/TMMBN FCI word 2: exponent, 17-bit mantissa, 9-bit overhead. */
+TWOFLOW_RUDP_API
 guint32 gst_rudp_tmmbr_encode (guint64 bitrate, guint overhead);
+TWOFLOW_RUDP_API
 void gst_rudp_tmmbr_decode (guint32 word, guint64 * bitrate, guint * overhead);
 
+TWOFLOW_RUDP_API
 GstBuffer *gst_rudp_request_write (const GstRudpRequest * req);
+TWOFLOW_RUDP_API
 gboolean gst_rudp_request_parse (GstBuffer * buf, GstRudpRequest * req);
+TWOFLOW_RUDP_API
 GstBuffer *gst_rudp_notice_write (const GstRudpNotice * n);
+TWOFLOW_RUDP_API
 gboolean gst_rudp_notice_parse (GstBuffer * buf, GstRudpNotice * n);
 
 G_END_DECLS

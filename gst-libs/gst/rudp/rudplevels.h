@@ -38,6 +38,7 @@
 #define __GST_RUDP_LEVELS_H__
 
 #include <gst/gst.h>
+#include <gst/rudp/rudp-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -63,15 +64,20 @@ typedef struct {
   guint64 rate[GST_RUDP_MAX_LEVELS];    /* bit/s, increasing */
 } GstRudpLevels;
 
+TWOFLOW_RUDP_API
 void gst_rudp_levels_init_default (GstRudpLevels * l);
 /* FALSE unless 1..GST_RUDP_MAX_LEVELS strictly increasing positive rates */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_levels_set (GstRudpLevels * l, const guint64 * rates,
     guint n);
 /* Highest level whose rate is at most @bitrate (+0.1% for the
  * rounding of TMMBR's mantissa); 0 when none is. */
+TWOFLOW_RUDP_API
 guint gst_rudp_levels_for_bitrate (const GstRudpLevels * l, guint64 bitrate);
 /* "160000,320000,..." ; parse accepts commas, spaces or semicolons */
+TWOFLOW_RUDP_API
 gchar *gst_rudp_levels_to_string (const GstRudpLevels * l);
+TWOFLOW_RUDP_API
 gboolean gst_rudp_levels_from_string (GstRudpLevels * l, const gchar * str);
 
 typedef struct _GstRudpReceiver GstRudpReceiver;
@@ -141,37 +147,50 @@ typedef struct {
 #define GST_RUDP_ECN_ECT0 2
 #define GST_RUDP_ECN_CE 3
 
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_config_init (GstRudpReceiverConfig * c);
+TWOFLOW_RUDP_API
 GstRudpReceiver *gst_rudp_receiver_new (const GstRudpReceiverConfig * c);
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_free (GstRudpReceiver * r);
 
 /* An RTP packet with sequence number @seq and @size bytes (0: unknown)
  * arrived at @now. */
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_packet (GstRudpReceiver * r, guint16 seq, gsize size,
     GstClockTime now);
 /* The same with the ECN field of its IP header (GST_RUDP_ECN_*; the
  * plain call is GST_RUDP_ECN_NOT_ECT): CE halves the level as a loss
  * does, unless the packet was sent before the sender took the last
  * decrease (the same congestion episode). */
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_packet_ecn (GstRudpReceiver * r, guint16 seq,
     gsize size, guint ecn, GstClockTime now);
 /* A datagram of the flow without an RTP sequence number (the sender's
  * RTCP notice, which crossed the same queues) arrived marked CE: halves
  * the level as a marked RTP packet does, unless a decrease is still
  * taking effect (the same episode). */
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_rtcp_ce (GstRudpReceiver * r, GstClockTime now);
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_rtt_sample (GstRudpReceiver * r, GstClockTime rtt);
 /* The sender's notice: @level is in force from RTP sequence number @seq. */
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_level_applied (GstRudpReceiver * r, guint level,
     guint16 seq);
 /* Judges the intervals that ended by @now. Returns TRUE when feedback is
  * due (the level changed, or feedback_interval passed since the last);
  * then call gst_rudp_receiver_feedback_sent(). */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_receiver_advance (GstRudpReceiver * r, GstClockTime now);
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_feedback_sent (GstRudpReceiver * r, GstClockTime now);
 /* When gst_rudp_receiver_advance() has something to do next. */
+TWOFLOW_RUDP_API
 GstClockTime gst_rudp_receiver_next_wakeup (GstRudpReceiver * r);
+TWOFLOW_RUDP_API
 guint gst_rudp_receiver_get_level (GstRudpReceiver * r);
+TWOFLOW_RUDP_API
 void gst_rudp_receiver_get_stats (GstRudpReceiver * r,
     GstRudpReceiverStats * st);
 

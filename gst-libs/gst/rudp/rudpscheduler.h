@@ -13,6 +13,7 @@
 #define __GST_RUDP_SCHEDULER_H__
 
 #include <gst/gst.h>
+#include <gst/rudp/rudp-prelude.h>
 #include <gst/rudp/rudpbucket.h>
 
 G_BEGIN_DECLS
@@ -35,18 +36,24 @@ typedef struct {
 typedef void (*GstRudpSendFunc) (GstRudpFlow * flow, gpointer packet,
     gsize size, gpointer user_data);
 
+TWOFLOW_RUDP_API
 GstRudpScheduler *gst_rudp_scheduler_new (GstClockTime interval,
     GstClockTime now);
 /* Flows must have been removed. */
+TWOFLOW_RUDP_API
 void gst_rudp_scheduler_free (GstRudpScheduler * s);
+TWOFLOW_RUDP_API
 void gst_rudp_scheduler_set_interval (GstRudpScheduler * s,
     GstClockTime interval);
+TWOFLOW_RUDP_API
 guint gst_rudp_scheduler_n_flows (GstRudpScheduler * s);
 
 /* @depth 0: automatic (see GstRudpBucket). */
+TWOFLOW_RUDP_API
 GstRudpFlow *gst_rudp_scheduler_add_flow (GstRudpScheduler * s,
     guint64 rate, guint64 depth, gpointer user_data, GstClockTime now);
 /* Frees the queued packets with @free_packet (may be NULL). */
+TWOFLOW_RUDP_API
 void gst_rudp_scheduler_remove_flow (GstRudpScheduler * s, GstRudpFlow * f,
     GDestroyNotify free_packet);
 
@@ -65,27 +72,38 @@ void gst_rudp_scheduler_remove_flow (GstRudpScheduler * s, GstRudpFlow * f,
  * Paying a whole tick's packets at one @now and sending them after a
  * stall would put the stall on top: they leave late, and the wait is
  * credited again from the earlier time. */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_scheduler_poll (GstRudpScheduler * s, GstClockTime now,
     GstRudpFlow ** flow, gpointer * packet, gsize * size);
 /* Releases, at @now, every packet the buckets allow (gst_rudp_scheduler_poll
  * until FALSE, all at the same @now: for a virtual clock). Returns the
  * number of packets released. */
+TWOFLOW_RUDP_API
 guint gst_rudp_scheduler_tick (GstRudpScheduler * s, GstClockTime now,
     GstRudpSendFunc func, gpointer user_data);
 /* When the next tick is worth running: a grid point (or @now, when a
  * packet can leave at once); GST_CLOCK_TIME_NONE while nothing can
  * leave (no packets, or rate 0). */
+TWOFLOW_RUDP_API
 GstClockTime gst_rudp_scheduler_next_wakeup (GstRudpScheduler * s,
     GstClockTime now);
 
+TWOFLOW_RUDP_API
 void gst_rudp_flow_push (GstRudpFlow * f, gpointer packet, gsize size);
+TWOFLOW_RUDP_API
 void gst_rudp_flow_flush (GstRudpFlow * f, GDestroyNotify free_packet);
+TWOFLOW_RUDP_API
 void gst_rudp_flow_set_rate (GstRudpFlow * f, guint64 rate, GstClockTime now);
+TWOFLOW_RUDP_API
 void gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth);
+TWOFLOW_RUDP_API
 guint64 gst_rudp_flow_queued_bytes (GstRudpFlow * f);
+TWOFLOW_RUDP_API
 guint gst_rudp_flow_queued_packets (GstRudpFlow * f);
+TWOFLOW_RUDP_API
 gpointer gst_rudp_flow_get_user_data (GstRudpFlow * f);
 /* Credits the bucket to @now first, so bucket_fill is current. */
+TWOFLOW_RUDP_API
 void gst_rudp_flow_get_stats (GstRudpFlow * f, GstClockTime now,
     GstRudpFlowStats * stats);
 

@@ -20,6 +20,7 @@
 #define __GST_RUDP_SENDER_H__
 
 #include <gst/gst.h>
+#include <gst/rudp/rudp-prelude.h>
 #include <gst/rudp/rudplevels.h>
 
 G_BEGIN_DECLS
@@ -72,32 +73,43 @@ typedef struct {
   gpointer peer;
 } GstRudpSenderOutput;
 
+TWOFLOW_RUDP_API
 void gst_rudp_sender_config_init (GstRudpSenderConfig * c);
+TWOFLOW_RUDP_API
 GstRudpSender *gst_rudp_sender_new (const GstRudpSenderConfig * c);
 /* Pending peers are freed with their destroy notify. */
+TWOFLOW_RUDP_API
 void gst_rudp_sender_free (GstRudpSender * s);
 
 /* An RTP packet leaves now (its sequence number and SSRC are read). */
+TWOFLOW_RUDP_API
 void gst_rudp_sender_handle_rtp (GstRudpSender * s, const guint8 * data,
     gsize len);
 /* A datagram from the receiver at @now; @peer (freed with @peer_free when
  * the core drops it) comes back with the notice. FALSE (and @peer freed)
  * when it is no request. */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_sender_handle_request (GstRudpSender * s,
     const guint8 * data, gsize len, gpointer peer, GDestroyNotify peer_free,
     GstClockTime now);
 /* A level chosen locally (the sink's rate property). */
+TWOFLOW_RUDP_API
 void gst_rudp_sender_set_level (GstRudpSender * s, guint level,
     GstClockTime now);
 /* The next output due at @now; FALSE when there is none. */
+TWOFLOW_RUDP_API
 gboolean gst_rudp_sender_poll (GstRudpSender * s, GstClockTime now,
     GstRudpSenderOutput * out);
 /* @now's caller should poll again at: 0 while outputs are pending (at
  * once), else GST_CLOCK_TIME_NONE (the core only answers). */
+TWOFLOW_RUDP_API
 GstClockTime gst_rudp_sender_next_wakeup (GstRudpSender * s);
 
+TWOFLOW_RUDP_API
 guint gst_rudp_sender_get_level (GstRudpSender * s);
+TWOFLOW_RUDP_API
 guint64 gst_rudp_sender_get_bitrate (GstRudpSender * s);
+TWOFLOW_RUDP_API
 void gst_rudp_sender_get_stats (GstRudpSender * s, GstRudpSenderStats * st);
 
 G_END_DECLS

@@ -14,26 +14,26 @@
 #include "networkcongestion.h"
 
 static const GFlagsValue congestion_values[] = {
-  {GST_NETWORK_CONGESTION_REXMT, "Retransmission timeout", "rexmt"},
-  {GST_NETWORK_CONGESTION_DUPACK, "Fast retransmit", "dupack"},
-  {GST_NETWORK_CONGESTION_RECOVERED, "Recovered", "recovered"},
-  {GST_NETWORK_CONGESTION_LOSS, "Loss reaction", "loss"},
-  {GST_NETWORK_CONGESTION_RATE, "Requested rate", "rate"},
+  {GST_TWOFLOW_CONGESTION_REXMT, "Retransmission timeout", "rexmt"},
+  {GST_TWOFLOW_CONGESTION_DUPACK, "Fast retransmit", "dupack"},
+  {GST_TWOFLOW_CONGESTION_RECOVERED, "Recovered", "recovered"},
+  {GST_TWOFLOW_CONGESTION_LOSS, "Loss reaction", "loss"},
+  {GST_TWOFLOW_CONGESTION_RATE, "Requested rate", "rate"},
   {0, NULL, NULL}
 };
 
 /**
- * gst_network_congestion_type_get_type:
+ * gst_twoflow_congestion_type_get_type:
  *
- * Returns: the #GType of the #GstNetworkCongestionType flags
+ * Returns: the #GType of the #GstTwoflowCongestionType flags
  */
 GType
-gst_network_congestion_type_get_type (void)
+gst_twoflow_congestion_type_get_type (void)
 {
   static gsize type = 0;
 
   if (g_once_init_enter (&type)) {
-    GType t = g_flags_register_static ("GstNetworkCongestionType",
+    GType t = g_flags_register_static ("GstTwoflowCongestionType",
         congestion_values);
     g_once_init_leave (&type, t);
   }
@@ -41,7 +41,7 @@ gst_network_congestion_type_get_type (void)
 }
 
 /**
- * gst_network_congestion_type_to_string:
+ * gst_twoflow_congestion_type_to_string:
  * @type: one congestion type (a single flag)
  *
  * Returns: (nullable) (transfer none): its name as in the `type` field
@@ -49,26 +49,26 @@ gst_network_congestion_type_get_type (void)
  * not exactly one flag
  */
 const gchar *
-gst_network_congestion_type_to_string (GstNetworkCongestionType type)
+gst_twoflow_congestion_type_to_string (GstTwoflowCongestionType type)
 {
   const GFlagsValue *v;
 
   for (v = congestion_values; v->value_nick; v++)
-    if ((GstNetworkCongestionType) v->value == type)
+    if ((GstTwoflowCongestionType) v->value == type)
       return v->value_nick;
   return NULL;
 }
 
 /**
- * gst_network_congestion_type_from_string:
+ * gst_twoflow_congestion_type_from_string:
  * @str: (nullable): a name as in the `type` field
  * @type: (out): the congestion type of that name
  *
  * Returns: whether @str names a congestion type
  */
 gboolean
-gst_network_congestion_type_from_string (const gchar * str,
-    GstNetworkCongestionType * type)
+gst_twoflow_congestion_type_from_string (const gchar * str,
+    GstTwoflowCongestionType * type)
 {
   const GFlagsValue *v;
 
@@ -85,7 +85,7 @@ gst_network_congestion_type_from_string (const gchar * str,
 }
 
 /**
- * gst_network_congestion_structure_new:
+ * gst_twoflow_congestion_structure_new:
  * @type: what happened (exactly one flag)
  * @estimated_bitrate: bit/s the transport believes it can carry
  * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
@@ -94,13 +94,13 @@ gst_network_congestion_type_from_string (const gchar * str,
  * Returns: (transfer full): a `GstNetworkCongestion` structure
  */
 GstStructure *
-gst_network_congestion_structure_new (GstNetworkCongestionType type,
+gst_twoflow_congestion_structure_new (GstTwoflowCongestionType type,
     guint64 estimated_bitrate, GstClockTime srtt, const gchar * source)
 {
-  const gchar *name = gst_network_congestion_type_to_string (type);
+  const gchar *name = gst_twoflow_congestion_type_to_string (type);
 
   g_return_val_if_fail (name != NULL, NULL);
-  return gst_structure_new (GST_NETWORK_CONGESTION_NAME,
+  return gst_structure_new (GST_TWOFLOW_CONGESTION_NAME,
       "type", G_TYPE_STRING, name,
       "estimated-bitrate", G_TYPE_UINT64, estimated_bitrate,
       "srtt", G_TYPE_UINT64, (guint64) srtt,
@@ -108,7 +108,7 @@ gst_network_congestion_structure_new (GstNetworkCongestionType type,
 }
 
 /**
- * gst_network_congestion_structure_parse:
+ * gst_twoflow_congestion_structure_parse:
  * @s: a structure
  * @type: (out) (optional): the congestion type
  * @estimated_bitrate: (out) (optional): bit/s (0 when absent)
@@ -121,16 +121,16 @@ gst_network_congestion_structure_new (GstNetworkCongestionType type,
  * type; the out values are only set when it is
  */
 gboolean
-gst_network_congestion_structure_parse (const GstStructure * s,
-    GstNetworkCongestionType * type, guint64 * estimated_bitrate,
+gst_twoflow_congestion_structure_parse (const GstStructure * s,
+    GstTwoflowCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source)
 {
-  GstNetworkCongestionType t;
+  GstTwoflowCongestionType t;
   guint64 v;
 
-  if (s == NULL || !gst_structure_has_name (s, GST_NETWORK_CONGESTION_NAME))
+  if (s == NULL || !gst_structure_has_name (s, GST_TWOFLOW_CONGESTION_NAME))
     return FALSE;
-  if (!gst_network_congestion_type_from_string (gst_structure_get_string (s,
+  if (!gst_twoflow_congestion_type_from_string (gst_structure_get_string (s,
               "type"), &t))
     return FALSE;
   if (type)
@@ -146,7 +146,7 @@ gst_network_congestion_structure_parse (const GstStructure * s,
 }
 
 /**
- * gst_network_congestion_event_new:
+ * gst_twoflow_congestion_event_new:
  * @type: what happened (exactly one flag)
  * @estimated_bitrate: bit/s the transport believes it can carry
  * @srtt: smoothed RTT in ns, %GST_CLOCK_TIME_NONE if unknown
@@ -155,10 +155,10 @@ gst_network_congestion_structure_parse (const GstStructure * s,
  * Returns: (transfer full): a new custom upstream event.
  */
 GstEvent *
-gst_network_congestion_event_new (GstNetworkCongestionType type,
+gst_twoflow_congestion_event_new (GstTwoflowCongestionType type,
     guint64 estimated_bitrate, GstClockTime srtt, const gchar * source)
 {
-  GstStructure *s = gst_network_congestion_structure_new (type,
+  GstStructure *s = gst_twoflow_congestion_structure_new (type,
       estimated_bitrate, srtt, source);
 
   g_return_val_if_fail (s != NULL, NULL);
@@ -166,7 +166,7 @@ gst_network_congestion_event_new (GstNetworkCongestionType type,
 }
 
 /**
- * gst_network_congestion_event_parse:
+ * gst_twoflow_congestion_event_parse:
  * @event: an event
  * @type: (out) (optional): the congestion type
  * @estimated_bitrate: (out) (optional): bit/s
@@ -177,19 +177,19 @@ gst_network_congestion_event_new (GstNetworkCongestionType type,
  * Returns: whether @event is a `GstNetworkCongestion` upstream event
  */
 gboolean
-gst_network_congestion_event_parse (GstEvent * event,
-    GstNetworkCongestionType * type, guint64 * estimated_bitrate,
+gst_twoflow_congestion_event_parse (GstEvent * event,
+    GstTwoflowCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source)
 {
   g_return_val_if_fail (GST_IS_EVENT (event), FALSE);
   if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_UPSTREAM)
     return FALSE;
-  return gst_network_congestion_structure_parse (gst_event_get_structure
+  return gst_twoflow_congestion_structure_parse (gst_event_get_structure
       (event), type, estimated_bitrate, srtt, source);
 }
 
 /**
- * gst_network_congestion_message_new:
+ * gst_twoflow_congestion_message_new:
  * @src: (nullable): the element posting it
  * @type: what happened (exactly one flag)
  * @estimated_bitrate: bit/s the transport believes it can carry
@@ -199,11 +199,11 @@ gst_network_congestion_event_parse (GstEvent * event,
  * name of @src.
  */
 GstMessage *
-gst_network_congestion_message_new (GstObject * src,
-    GstNetworkCongestionType type, guint64 estimated_bitrate, GstClockTime srtt)
+gst_twoflow_congestion_message_new (GstObject * src,
+    GstTwoflowCongestionType type, guint64 estimated_bitrate, GstClockTime srtt)
 {
   gchar *name = src ? gst_object_get_name (src) : NULL;
-  GstStructure *s = gst_network_congestion_structure_new (type,
+  GstStructure *s = gst_twoflow_congestion_structure_new (type,
       estimated_bitrate, srtt, name);
 
   g_free (name);
@@ -212,7 +212,7 @@ gst_network_congestion_message_new (GstObject * src,
 }
 
 /**
- * gst_network_congestion_message_parse:
+ * gst_twoflow_congestion_message_parse:
  * @message: a message
  * @type: (out) (optional): the congestion type
  * @estimated_bitrate: (out) (optional): bit/s
@@ -223,19 +223,19 @@ gst_network_congestion_message_new (GstObject * src,
  * Returns: whether @message is a `GstNetworkCongestion` element message
  */
 gboolean
-gst_network_congestion_message_parse (GstMessage * message,
-    GstNetworkCongestionType * type, guint64 * estimated_bitrate,
+gst_twoflow_congestion_message_parse (GstMessage * message,
+    GstTwoflowCongestionType * type, guint64 * estimated_bitrate,
     GstClockTime * srtt, const gchar ** source)
 {
   g_return_val_if_fail (GST_IS_MESSAGE (message), FALSE);
   if (GST_MESSAGE_TYPE (message) != GST_MESSAGE_ELEMENT)
     return FALSE;
-  return gst_network_congestion_structure_parse (gst_message_get_structure
+  return gst_twoflow_congestion_structure_parse (gst_message_get_structure
       (message), type, estimated_bitrate, srtt, source);
 }
 
 /**
- * gst_network_congestion_notify:
+ * gst_twoflow_congestion_notify:
  * @element: the transport element raising the event
  * @sinkpad: (nullable): pad to send the upstream event from
  * @type: what happened (exactly one flag)
@@ -248,18 +248,18 @@ gst_network_congestion_message_parse (GstMessage * message,
  * Returns: whether the upstream event was handled by some element.
  */
 gboolean
-gst_network_congestion_notify (GstElement * element, GstPad * sinkpad,
-    GstNetworkCongestionType type, guint64 estimated_bitrate, GstClockTime srtt)
+gst_twoflow_congestion_notify (GstElement * element, GstPad * sinkpad,
+    GstTwoflowCongestionType type, guint64 estimated_bitrate, GstClockTime srtt)
 {
   gboolean handled = FALSE;
 
   g_return_val_if_fail (GST_IS_ELEMENT (element), FALSE);
   if (sinkpad)
     handled = gst_pad_push_event (sinkpad,
-        gst_network_congestion_event_new (type, estimated_bitrate, srtt,
+        gst_twoflow_congestion_event_new (type, estimated_bitrate, srtt,
             GST_OBJECT_NAME (element)));
   gst_element_post_message (element,
-      gst_network_congestion_message_new (GST_OBJECT (element), type,
+      gst_twoflow_congestion_message_new (GST_OBJECT (element), type,
           estimated_bitrate, srtt));
   return handled;
 }

@@ -7,6 +7,7 @@
 #define __GST_TWOFLOW_DAMAGE_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 #include "twoflowframe.h"
 
 G_BEGIN_DECLS
@@ -31,16 +32,21 @@ typedef struct {
   guint64 gop_run, gop_run_max;
 } GstTwoflowDamage;
 
+TWOFLOW_PRIVATE_API
 void gst_twoflow_damage_init (GstTwoflowDamage * d);
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_damage_frame (GstTwoflowDamage * d,
     const GstTwoflowFrameHeader * hdr);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_damage_missing (GstTwoflowDamage * d, guint32 frame_no,
     GstTwoflowPictureType type, gboolean type_known, gboolean reference);
 /* @count frames from @first on missing, their types unknown: the same as
  * @count calls of gst_twoflow_damage_missing, in O(1). */
 void gst_twoflow_damage_missing_run (GstTwoflowDamage * d, guint32 first,
     guint32 count);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_damage_finish (GstTwoflowDamage * d);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_damage_to_structure (const GstTwoflowDamage * d,
     GstStructure * s);
 

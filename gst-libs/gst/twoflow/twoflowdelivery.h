@@ -11,6 +11,7 @@
 #define __GST_TWOFLOW_DELIVERY_H__
 
 #include <glib.h>
+#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -56,8 +57,10 @@ typedef struct {
   GstTwoflowDeliveryCause cause;
 } GstTwoflowDelivery;
 
+TWOFLOW_PRIVATE_API
 void gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
     GstTwoflowDelivery * d);
+TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_delivery_cause_name (GstTwoflowDeliveryCause cause);
 
 G_END_DECLS

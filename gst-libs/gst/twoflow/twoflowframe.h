@@ -8,6 +8,7 @@
 #define __GST_TWOFLOW_FRAME_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -84,43 +85,63 @@ typedef enum {
   GST_TWOFLOW_PARSE_BAD_FIELD,     /* a field out of its range */
 } GstTwoflowParseResult;
 
+TWOFLOW_API
 void gst_twoflow_frame_header_init (GstTwoflowFrameHeader * hdr);
+TWOFLOW_API
 void gst_twoflow_frame_header_write (const GstTwoflowFrameHeader * hdr,
     guint8 out[GST_TWOFLOW_HEADER_SIZE]);
+TWOFLOW_API
 GstTwoflowParseResult gst_twoflow_frame_header_parse (const guint8 * data,
     gsize size, GstTwoflowFrameHeader * hdr);
+TWOFLOW_API
 const gchar * gst_twoflow_parse_result_to_string (GstTwoflowParseResult res);
 
+TWOFLOW_API
 GstBuffer * gst_twoflow_record_new (const GstTwoflowFrameHeader * hdr,
     GstBuffer * payload);
+TWOFLOW_API
 GstBuffer * gst_twoflow_record_new_caps (GstTwoflowCodec codec,
     const GstCaps * caps);
+TWOFLOW_API
 GstBuffer * gst_twoflow_record_new_end (GstTwoflowCodec codec,
     guint32 frame_count, guint64 history);
+TWOFLOW_API
 GstBuffer * gst_twoflow_record_new_audio_caps (const GstCaps * caps);
+TWOFLOW_API
 GstBuffer * gst_twoflow_record_new_audio (guint32 audio_no, guint32 segment_no,
     GstBuffer * payload);
 
 /* History of the frames before a frame: entry 0 is frame_no-1. */
+TWOFLOW_API
 guint64 gst_twoflow_history_push (guint64 history,
     GstTwoflowPictureType type, gboolean reference);
+TWOFLOW_API
 gboolean gst_twoflow_history_get (guint64 history, guint age,
     GstTwoflowPictureType * type, gboolean * reference);
 
+TWOFLOW_API
 const gchar * gst_twoflow_codec_to_string (GstTwoflowCodec codec);
+TWOFLOW_API
 GstTwoflowCodec gst_twoflow_codec_from_string (const gchar * str);
+TWOFLOW_API
 gchar gst_twoflow_picture_type_to_char (GstTwoflowPictureType type);
 
 /* Incremental parser for the byte-stream form (and for packetized input:
  * every buffer must then hold exactly one record). */
 typedef struct _GstTwoflowParser GstTwoflowParser;
 
+TWOFLOW_API
 GstTwoflowParser * gst_twoflow_parser_new (void);
+TWOFLOW_API
 void gst_twoflow_parser_free (GstTwoflowParser * parser);
+TWOFLOW_API
 void gst_twoflow_parser_reset (GstTwoflowParser * parser);
+TWOFLOW_API
 void gst_twoflow_parser_push (GstTwoflowParser * parser, GstBuffer * buf);
+TWOFLOW_API
 GstTwoflowParseResult gst_twoflow_parser_pop (GstTwoflowParser * parser,
     GstTwoflowFrameHeader * hdr, GstBuffer ** payload);
+TWOFLOW_API
 gsize gst_twoflow_parser_available (GstTwoflowParser * parser);
 
 /* A picture an element upstream of twoflowsplit left out (ratetranscoder
@@ -128,9 +149,11 @@ gsize gst_twoflow_parser_available (GstTwoflowParser * parser);
  * place, so the split still gives it its frame number. */
 #define GST_TWOFLOW_DROPPED_EVENT_NAME "GstTwoflowDroppedFrame"
 
+TWOFLOW_API
 GstEvent * gst_twoflow_event_new_dropped (GstTwoflowPictureType type,
     gboolean reference, GstClockTime pts, GstClockTime dts,
     GstClockTime duration);
+TWOFLOW_API
 gboolean gst_twoflow_event_parse_dropped (GstEvent * event,
     GstTwoflowPictureType * type, gboolean * reference, GstClockTime * pts,
     GstClockTime * dts, GstClockTime * duration);

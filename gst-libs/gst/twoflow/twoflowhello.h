@@ -28,6 +28,7 @@
 #define __GST_TWOFLOW_HELLO_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -45,16 +46,22 @@ typedef struct {
 /* @keepalive_interval 0: no hello once data arrived. @first_counter: the
  * counter of the first hello (e.g. wall-clock microseconds, so a later
  * session's hellos never look older than an earlier one's). */
+TWOFLOW_PRIVATE_API
 GstTwoflowHello *gst_twoflow_hello_new (GstClockTime retry_interval,
     GstClockTime keepalive_interval, guint64 first_counter, GstClockTime now);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_hello_free (GstTwoflowHello * h);
 /* The flow's data arrived (authentic, when keyed): from now on keepalives. */
+TWOFLOW_PRIVATE_API
 void gst_twoflow_hello_handle_data (GstTwoflowHello * h, GstClockTime now);
 /* TRUE if a hello is due at @now; *counter is the one to carry. */
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_hello_poll (GstTwoflowHello * h, GstClockTime now,
     guint64 * counter);
 /* When the next hello is due. */
+TWOFLOW_PRIVATE_API
 GstClockTime gst_twoflow_hello_next_wakeup (GstTwoflowHello * h);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_hello_get_stats (GstTwoflowHello * h,
     GstTwoflowHelloStats * st);
 
@@ -85,20 +92,26 @@ typedef struct _GstTwoflowHelloLearner GstTwoflowHelloLearner;
 /* @allowed: the address hellos must come from (4 or 16 bytes; an
  * IPv4-mapped IPv6 address counts as the IPv4 one). @keyed: only
  * authentic hellos count. */
+TWOFLOW_PRIVATE_API
 GstTwoflowHelloLearner *gst_twoflow_hello_learner_new (const guint8 * allowed,
     gsize allowed_len, gboolean keyed);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_hello_learner_free (GstTwoflowHelloLearner * l);
 /* A hello from @addr:@port carrying @counter; @authentic: its tag checked
  * out under the flow's key (ignored on an unkeyed flow). */
+TWOFLOW_PRIVATE_API
 GstTwoflowHelloVerdict gst_twoflow_hello_learner_handle (
     GstTwoflowHelloLearner * l, const guint8 * addr, gsize addr_len,
     guint16 port, guint64 counter, gboolean authentic, GstClockTime now);
 /* Whether @addr is the allowed address (the shell may skip checking a
  * foreign hello's tag: handle() refuses it first anyway). */
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_hello_learner_allows (GstTwoflowHelloLearner * l,
     const guint8 * addr, gsize addr_len);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_hello_learner_get_stats (GstTwoflowHelloLearner * l,
     GstTwoflowHelloLearnerStats * st);
+TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_hello_verdict_name (GstTwoflowHelloVerdict v);
 
 G_END_DECLS

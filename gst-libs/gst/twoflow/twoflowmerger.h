@@ -13,6 +13,7 @@
 #define __GST_TWOFLOW_MERGER_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 #include "twoflowframe.h"
 
 G_BEGIN_DECLS
@@ -84,57 +85,73 @@ typedef struct {
   guint32 count;
 } GstTwoflowMergerOutput;
 
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_config_init (GstTwoflowMergerConfig * config);
 
+TWOFLOW_PRIVATE_API
 GstTwoflowMerger *gst_twoflow_merger_new (const GstTwoflowMergerConfig *
     config);
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_free (GstTwoflowMerger * m);
 /* Takes effect from the next call (e.g. a longer latency for the frame
  * waited for now). */
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_set_config (GstTwoflowMerger * m,
     const GstTwoflowMergerConfig * config);
 
 /* Takes one parsed record; @payload is taken. */
+TWOFLOW_PRIVATE_API
 GstTwoflowMergerResult gst_twoflow_merger_handle_record (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow, const GstTwoflowFrameHeader * hdr,
     GstBuffer * payload, GstClockTime now);
 /* The flow has ended (its records were all handled). */
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_handle_eos (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow, GstClockTime now);
 /* Drops what the flow has waiting and forgets its end (a flush); what
  * was output stays output. */
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_flush (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow);
 
 /* The caller's clock changed (times before and after are not comparable):
  * a running latency wait starts again at @now, on the new clock. */
+TWOFLOW_PRIVATE_API
 void gst_twoflow_merger_restart_wait (GstTwoflowMerger * m, GstClockTime now);
 
 /* What happens next, at @now. Call until it returns WAIT (or EOS/ERROR),
  * then wait until next_wakeup or new input. */
+TWOFLOW_PRIVATE_API
 GstTwoflowMergerAction gst_twoflow_merger_poll (GstTwoflowMerger * m,
     GstClockTime now, GstTwoflowMergerOutput * out);
 /* When poll will have something without new input: the latency deadline
  * of the enhanced frame waited for; GST_CLOCK_TIME_NONE otherwise. */
+TWOFLOW_PRIVATE_API
 GstClockTime gst_twoflow_merger_next_wakeup (GstTwoflowMerger * m);
 
 /* The video / audio caps strings from the caps records (NULL before). */
+TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_merger_get_caps (GstTwoflowMerger * m);
+TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_merger_get_audio_caps (GstTwoflowMerger * m);
 /* Where the output's time segment starts: the first output timestamp
  * (first frame's DTS, else PTS, or the first audio PTS if earlier); set
  * once the first frame or audio buffer is polled, NONE before. */
+TWOFLOW_PRIVATE_API
 GstClockTime gst_twoflow_merger_get_segment_start (GstTwoflowMerger * m);
 /* Records waiting, of both flows and audio. */
 guint gst_twoflow_merger_queued_records (GstTwoflowMerger * m);
 /* Bytes waiting from a flow: payloads + GST_TWOFLOW_MERGER_RECORD_OVERHEAD
  * per record (the prefix's count as essential; audio is included in the
  * essential count). */
+TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_merger_queued_bytes (GstTwoflowMerger * m,
     GstTwoflowMergerFlow flow);
 /* The reason of the error handle_record returned (NULL if none). */
+TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_merger_get_error (GstTwoflowMerger * m);
 /* `application/x-twoflowmerge-stats`, fields as on twoflowmerge:stats. */
+TWOFLOW_PRIVATE_API
 GstStructure *gst_twoflow_merger_get_stats (GstTwoflowMerger * m);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #define __GST_TWOFLOW_SEQUENCER_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 #include "twoflowframe.h"
 
 G_BEGIN_DECLS
@@ -24,6 +25,7 @@ typedef enum {
 } GstTwoflowPolicy;
 
 #define GST_TYPE_TWOFLOW_POLICY (gst_twoflow_policy_get_type ())
+TWOFLOW_PRIVATE_API
 GType gst_twoflow_policy_get_type (void);
 
 typedef struct {
@@ -60,16 +62,20 @@ typedef struct {
   gint depends_back;
 } GstTwoflowSequencerPicture;
 
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_segment_number (GstClockTime * first_ts,
     GstClockTime ts, GstClockTime segment_duration, guint32 * number);
 
+TWOFLOW_PRIVATE_API
 void gst_twoflow_sequencer_init (GstTwoflowSequencer * seq,
     GstTwoflowCodec codec, GstTwoflowPolicy policy,
     GstClockTime segment_duration);
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_sequencer_next (GstTwoflowSequencer * seq,
     GstTwoflowPictureType type, gboolean reference, gboolean idr,
     GstClockTime pts, GstClockTime dts, GstClockTime duration,
     GstTwoflowFrameHeader * hdr);
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_sequencer_next_picture (GstTwoflowSequencer * seq,
     const GstTwoflowSequencerPicture * pic, GstClockTime pts,
     GstClockTime dts, GstClockTime duration, GstTwoflowFrameHeader * hdr);

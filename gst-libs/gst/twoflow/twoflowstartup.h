@@ -14,6 +14,7 @@
 #define __GST_TWOFLOW_STARTUP_H__
 
 #include <gst/gst.h>
+#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -70,10 +71,12 @@ typedef struct {
   GstClockTimeDiff min_slack;
 } GstTwoflowStartupPlan;
 
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_startup_plan (const GstTwoflowStartupRecord * records,
     guint n_records, const GstTwoflowStartupConfig * config,
     GstTwoflowStartupPlan * plan);
 
+TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_startup_check (const GstTwoflowStartupRecord * records,
     guint n_records, const GstTwoflowStartupConfig * config, guint64 rate,
     GstClockTime lead, GstTwoflowStartupPlan * plan);
