@@ -390,7 +390,16 @@ GST_START_TEST (test_backpressure)
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "queued-bytes"), 0);
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "packets-sent"), 150);
   fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "send-errors"), 0);
-  g_usleep (100000);
+  /* the last datagrams reach the receiver's thread (100 ms were too few
+   * on a loaded machine: 146 of 150) */
+  for (i = 0; i < 1000; i++) {
+    g_mutex_lock (&r->lock);
+    n = r->log->len;
+    g_mutex_unlock (&r->lock);
+    if (n >= 150)
+      break;
+    g_usleep (10000);
+  }
   /* nothing dropped, nothing reordered */
   g_mutex_lock (&r->lock);
   n = r->log->len;

@@ -746,7 +746,8 @@ GST_START_TEST (test_learn_peer_moved)
   /* replayed: counted, nothing moves */
   fail_unless_equals_int (g_socket_send_to (s, dest, (gchar *) hello,
           sizeof (hello), NULL, NULL), sizeof (hello));
-  g_usleep (200000);
+  for (guint i = 0; i < 1000 && stat_u64 (p.sink, "hellos-replayed") == 0; i++)
+    g_usleep (10000);
   fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-replayed"), 1);
   fail_unless_equals_uint64 (stat_u64 (p.sink, "hellos-moved"), 1);
   nat_stop (&p);
