@@ -134,9 +134,9 @@ mime_for (const gchar * path)
   return "application/octet-stream";
 }
 
-/* hlssink2 (1.22) writes no EXT-X-PLAYLIST-TYPE: its infinite playlist
- * (playlist-length 0) only grows, an EVENT playlist, and is VOD once it
- * ends (EXT-X-ENDLIST): a player may seek in all of it. */
+/* the proxy's playlists (twoflow-hls.c) have no EXT-X-PLAYLIST-TYPE: one
+ * only grows, an EVENT playlist, and is VOD once it ends (EXT-X-ENDLIST):
+ * a player may seek in all of it. */
 static gchar *
 playlist_with_type (gchar * body, gsize * len)
 {
