@@ -32,7 +32,7 @@ a table at the end.
 
 usage: run.py [--build BUILD] [--media DIR] [--videos a.mp4,b.mp4]
     [--kinds fetch,rtsp-ffmpeg,rtsp-rtspsrc,hls,page] [--page-seconds S]
-    [--server-arg=--startup=segment]
+    [--server-arg=--startup=segment] [--proxy-arg=--www-dir=DIR]
     [--plugin-path DIR] [--out FILE]
 """
 import argparse
@@ -167,8 +167,8 @@ def start_proxy(args, ports, env, work, tag):
     p = Proc([args.proxy, "--server", f"127.0.0.1:{ports['control']}", "--insecure",
               "--rtsp-port", str(ports["rtsp"]), "--rtsp-address", "127.0.0.1",
               "--http-port", str(ports["http"]), "--http-address", "127.0.0.1",
-              "--hls-dir", hls, "--prefix-dir", os.path.join(work, f"prefix-{tag}")],
-             env, log)
+              "--hls-dir", hls, "--prefix-dir", os.path.join(work, f"prefix-{tag}")]
+             + args.proxy_arg, env, log)
     time.sleep(1.0)
     return p, log
 
@@ -194,6 +194,9 @@ def main():
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--viewers", default="1,2")
     ap.add_argument("--server-arg", action="append", default=[])
+    ap.add_argument("--proxy-arg", action="append", default=[],
+                    help="for the proxies of rtsp, hls and page (--proxy-arg=--www-dir=DIR: "
+                    "another page)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--page-seconds", type=float, default=12,
                     help="how long the page plays (page kind)")
