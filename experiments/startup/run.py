@@ -99,7 +99,7 @@ def viewer(kind, video, args, ports, env, work, i):
     if kind == "fetch":
         out = os.path.join(work, f"fetch-{i}.ts")
         p = Proc([args.proxy, "--server", f"127.0.0.1:{ports['control']}", "--insecure",
-                  "--fetch", video, "--output", out], env)
+                  "--fetch", video, "--output", out] + args.proxy_arg, env)
 
         def done():
             text = p.wait(args.timeout)
@@ -195,8 +195,8 @@ def main():
     ap.add_argument("--viewers", default="1,2")
     ap.add_argument("--server-arg", action="append", default=[])
     ap.add_argument("--proxy-arg", action="append", default=[],
-                    help="for the proxies of rtsp, hls and page (--proxy-arg=--www-dir=DIR: "
-                    "another page)")
+                    help="for every proxy (--proxy-arg=--www-dir=DIR: another page; "
+                    "--proxy-arg=--essential=erap)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--page-seconds", type=float, default=12,
                     help="how long the page plays (page kind)")

@@ -2248,6 +2248,13 @@ build_essential (Session * s, GError ** error)
     if (sink && s->info->duration > 0)
       g_object_set (sink, "linger", (guint64) (s->info->duration
               + (s->lead + 10) * GST_SECOND), NULL);
+    /* the start-up ramp: from its rate on (the congestion control's
+     * start, the default 1 Mbit/s, is too slow for a short lead) */
+    if (sink && s->startup_rate > 0) {
+      guint64 r0 = 0;
+      g_object_get (sink, "initial-rate", &r0, NULL);
+      g_object_set (sink, "initial-rate", MAX (r0, s->startup_rate), NULL);
+    }
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
@@ -2876,13 +2883,17 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * the start-up ramp (the default, cTCP), after the ramp's lead: the
    * essential flow catches up to a segment ahead meanwhile */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
+  /* ERAP too: its sink starts at the ramp's rate (initial-rate) and,
+   * reading the file ahead, sends every record at least that fast while
+   * the path has no loss */
   if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
-      && g_str_equal (ess, "ctcp") && s->flows_essential
-      && s->flows_enhanced && s->start <= 0)
+      && (g_str_equal (ess, "ctcp") || g_str_equal (ess, "erap"))
+      && s->flows_essential && s->flows_enhanced && s->start <= 0)
     plan = video_startup (info, s->segment_duration);
   else if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
-      && g_str_equal (ess, "ctcp") && s->flows_essential
-      && s->flows_enhanced && s->start > 0 && !info->is_trace) {
+      && (g_str_equal (ess, "ctcp") || g_str_equal (ess, "erap"))
+      && s->flows_essential && s->flows_enhanced && s->start > 0
+      && !info->is_trace) {
     /* a seek starts like a first PLAY: the ramp, from its key frame */
     gdouble at = s->start;
     guint64 f, a;
