@@ -16,7 +16,12 @@ two simultaneous viewers of each kind:
 * rtsp-rtspsrc: rtspsrc ! decodebin (rtspsrc_first.py);
 * hls: `ffmpeg -i http://.../hls/V/index.m3u8 -vf showinfo` (each HLS run
   on a proxy of its own with an empty --hls-dir: a cached video would
-  start at once).
+  start at once);
+* page: the proxy's web page in headless Chromium (scripts/page_check.py,
+  ?play=V: hls.js), on a proxy of its own like hls; the page's own
+  firstFrameS (play() to the first frame presented,
+  requestVideoFrameCallback), its stalls (`waiting` after the first frame)
+  and the frames Chromium decoded in --page-seconds.
 
 Times are from each viewer's start (its request) to its first and
 second decoded video frames; every viewer plays the whole video. The
@@ -26,7 +31,8 @@ per viewer on stdout (RESULT ...) and, with --out, all of them in a file;
 a table at the end.
 
 usage: run.py [--build BUILD] [--media DIR] [--videos a.mp4,b.mp4]
-    [--kinds fetch,rtsp-ffmpeg,rtsp-rtspsrc,hls] [--server-arg=--startup=segment]
+    [--kinds fetch,rtsp-ffmpeg,rtsp-rtspsrc,hls,page] [--page-seconds S]
+    [--server-arg=--startup=segment] [--proxy-arg=--www-dir=DIR]
     [--plugin-path DIR] [--out FILE]
 """
 import argparse
@@ -46,7 +52,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 from twoflowlab.checks import free_port  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
-KINDS = ["fetch", "rtsp-ffmpeg", "rtsp-rtspsrc", "hls"]
+KINDS = ["fetch", "rtsp-ffmpeg", "rtsp-rtspsrc", "hls", "page"]
 SHOWINFO = re.compile(r"Parsed_showinfo.*\] n:\s*(\d+) ")
 
 
@@ -93,7 +99,7 @@ def viewer(kind, video, args, ports, env, work, i):
     if kind == "fetch":
         out = os.path.join(work, f"fetch-{i}.ts")
         p = Proc([args.proxy, "--server", f"127.0.0.1:{ports['control']}", "--insecure",
-                  "--fetch", video, "--output", out], env)
+                  "--fetch", video, "--output", out] + args.proxy_arg, env)
 
         def done():
             text = p.wait(args.timeout)
@@ -119,6 +125,28 @@ def viewer(kind, video, args, ports, env, work, i):
                     "frames": len(p.frames),
                     "error": None if p.p.returncode == 0 else text.strip()[-300:]}
         return done
+    if kind == "page":
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "page_check", os.path.join(ROOT, "scripts", "page_check.py"))
+        pc = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pc)
+        box = {}
+        th = threading.Thread(target=lambda: box.update(pc.run(
+            f"http://127.0.0.1:{ports['http']}/", play=video,
+            seconds=args.page_seconds)), daemon=True)
+        th.start()
+
+        def done():
+            th.join(args.timeout)
+            reps = box.get("reports") or [{}]
+            last = reps[-1]
+            return {"first_frame_s": last.get("firstFrameS"),
+                    "first_frame_page_s": last.get("firstFramePageS"),
+                    "stalls": last.get("stalls"), "frames": last.get("decodedFrames"),
+                    "error": box.get("error") or ([e for e in last.get("errors") or []
+                                                   if e != "bufferStalledError"] or None)}
+        return done
     # rtsp-rtspsrc
     p = Proc(["/usr/bin/python3", os.path.join(HERE, "rtspsrc_first.py"),
               f"rtsp://127.0.0.1:{ports['rtsp']}/video/{video}",
@@ -139,8 +167,8 @@ def start_proxy(args, ports, env, work, tag):
     p = Proc([args.proxy, "--server", f"127.0.0.1:{ports['control']}", "--insecure",
               "--rtsp-port", str(ports["rtsp"]), "--rtsp-address", "127.0.0.1",
               "--http-port", str(ports["http"]), "--http-address", "127.0.0.1",
-              "--hls-dir", hls, "--prefix-dir", os.path.join(work, f"prefix-{tag}")],
-             env, log)
+              "--hls-dir", hls, "--prefix-dir", os.path.join(work, f"prefix-{tag}")]
+             + args.proxy_arg, env, log)
     time.sleep(1.0)
     return p, log
 
@@ -166,7 +194,12 @@ def main():
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--viewers", default="1,2")
     ap.add_argument("--server-arg", action="append", default=[])
+    ap.add_argument("--proxy-arg", action="append", default=[],
+                    help="for every proxy (--proxy-arg=--www-dir=DIR: another page; "
+                    "--proxy-arg=--essential=erap)")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--page-seconds", type=float, default=12,
+                    help="how long the page plays (page kind)")
     ap.add_argument("--plugin-path", default=None,
                     help="GST_PLUGIN_PATH (default BUILD/gst): programs of another "
                     "build (before/after) with this build's plugins")

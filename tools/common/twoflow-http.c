@@ -3,7 +3,10 @@
 #include "twoflow-metrics.h"
 
 #include <libsoup/soup.h>
+#include <glib/gstdio.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 static SoupServer *server;
 static TwoflowHttpHooks hooks;
@@ -131,9 +134,9 @@ mime_for (const gchar * path)
   return "application/octet-stream";
 }
 
-/* hlssink2 (1.22) writes no EXT-X-PLAYLIST-TYPE: its infinite playlist
- * (playlist-length 0) only grows, an EVENT playlist, and is VOD once it
- * ends (EXT-X-ENDLIST): a player may seek in all of it. */
+/* the proxy's playlists (twoflow-hls.c) have no EXT-X-PLAYLIST-TYPE: one
+ * only grows, an EVENT playlist, and is VOD once it ends (EXT-X-ENDLIST):
+ * a player may seek in all of it. */
 static gchar *
 playlist_with_type (gchar * body, gsize * len)
 {
@@ -171,11 +174,34 @@ safe_name (const gchar * s)
   return s && *s && s[0] != '.' && !strchr (s, '/') && !strchr (s, '\\');
 }
 
-/* a playlist that is not there yet: wait for it (a live session starts) */
+/* TRUE when the playlist @file is there and, for a blocking reload
+ * (@msn >= 0: the player's _HLS_msn), lists segment @msn or has ended */
+static gboolean
+playlist_ready (const gchar * file, gint64 msn)
+{
+  gchar *body = NULL, *p;
+  gint64 n = 0;
+  gboolean r;
+
+  if (msn < 0)
+    return g_file_test (file, G_FILE_TEST_IS_REGULAR);
+  if (!g_file_get_contents (file, &body, NULL, NULL))
+    return FALSE;
+  /* the playlists here start at media sequence 0 */
+  for (p = body; (p = strstr (p, "#EXTINF:")); p++)
+    n++;
+  r = n > msn || strstr (body, "#EXT-X-ENDLIST") != NULL;
+  g_free (body);
+  return r;
+}
+
+/* a playlist that is not there yet, or not yet what a blocking reload
+ * asks for: wait for it (a live session starts, or runs) */
 typedef struct
 {
   SoupServerMessage *msg;
   gchar *file;
+  gint64 msn;
   gint tries;
 } Wait;
 
@@ -184,7 +210,7 @@ wait_cb (gpointer user_data)
 {
   Wait *w = user_data;
 
-  if (g_file_test (w->file, G_FILE_TEST_IS_REGULAR) || --w->tries <= 0) {
+  if (playlist_ready (w->file, w->msn) || --w->tries <= 0) {
     if (!serve_file (w->msg, w->file))
       reply_text (w->msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "text/plain",
           g_strdup ("playlist not ready\n"), strlen ("playlist not ready\n"));
@@ -197,8 +223,99 @@ wait_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
+/* an HLS segment still being written: sent as it grows (chunked), so a
+ * player that asks for the open segment gets its first frames at once */
+typedef struct
+{
+  SoupServerMessage *msg;
+  gchar *video, *name, *file;
+  gint fd;
+  gint waits;
+  gboolean gone;
+  gulong finished_id;
+} Grow;
+
 static void
-handle_hls (SoupServerMessage * msg, const gchar * path)
+grow_finished (SoupServerMessage * msg, gpointer data)
+{
+  ((Grow *) data)->gone = TRUE;
+}
+
+static gboolean
+grow_cb (gpointer data)
+{
+  Grow *g = data;
+  SoupMessageBody *body;
+  gboolean growing, more = FALSE;
+  gchar buf[65536];
+  gssize n;
+
+  if (g->gone)
+    goto done;
+  body = soup_server_message_get_response_body (g->msg);
+  /* asked before reading: once it is not growing, what is read next is
+   * all the rest */
+  growing = hooks.hls_growing (g->video, g->name, hooks.data);
+  if (g->fd < 0)
+    g->fd = g_open (g->file, O_RDONLY, 0);
+  if (g->fd < 0) {
+    /* not there yet (or it appeared just now: read it next time) */
+    if ((growing || g_file_test (g->file, G_FILE_TEST_IS_REGULAR))
+        && --g->waits > 0)
+      return G_SOURCE_CONTINUE;
+    growing = FALSE;
+  }
+  while (g->fd >= 0 && (n = read (g->fd, buf, sizeof buf)) > 0) {
+    soup_message_body_append (body, SOUP_MEMORY_COPY, buf, n);
+    more = TRUE;
+  }
+  if (!growing)
+    soup_message_body_complete (body);
+  if (more || !growing)
+    soup_server_message_unpause (g->msg);
+  if (growing)
+    return G_SOURCE_CONTINUE;
+done:
+  if (!g->gone)
+    g_signal_handler_disconnect (g->msg, g->finished_id);
+  if (g->fd >= 0)
+    close (g->fd);
+  g_object_unref (g->msg);
+  g_free (g->video);
+  g_free (g->name);
+  g_free (g->file);
+  g_free (g);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+serve_growing (SoupServerMessage * msg, const gchar * video,
+    const gchar * name, const gchar * file)
+{
+  Grow *g = g_new0 (Grow, 1);
+  SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+
+  g->msg = g_object_ref (msg);
+  g->video = g_strdup (video);
+  g->name = g_strdup (name);
+  g->file = g_strdup (file);
+  g->fd = -1;
+  g->waits = 250;               /* 10 s for the file to appear */
+  soup_message_headers_replace (h, "Cache-Control", "no-cache");
+  soup_message_headers_replace (h, "Access-Control-Allow-Origin", "*");
+  soup_message_headers_set_content_type (h, mime_for (file), NULL);
+  soup_message_headers_set_encoding (h, SOUP_ENCODING_CHUNKED);
+  soup_message_body_set_accumulate (soup_server_message_get_response_body
+      (msg), FALSE);
+  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+  g->finished_id = g_signal_connect (msg, "finished",
+      G_CALLBACK (grow_finished), g);
+  soup_server_message_pause (msg);
+  g_timeout_add (40, grow_cb, g);
+}
+
+static void
+handle_hls (SoupServerMessage * msg, const gchar * path, GHashTable * query)
 {
   gchar **parts = g_strsplit (path + strlen ("/hls/"), "/", -1);
   gchar *video = NULL, *file = NULL;
@@ -225,17 +342,26 @@ handle_hls (SoupServerMessage * msg, const gchar * path)
       g_clear_error (&err);
       goto done;
     }
-    if (!g_file_test (file, G_FILE_TEST_IS_REGULAR)) {
+    /* a blocking playlist reload (LL-HLS _HLS_msn, the playlist says
+     * CAN-BLOCK-RELOAD while it grows): answered once the playlist lists
+     * that segment, so hls.js hears of the next segment when it opens
+     * instead of a reload interval later */
+    const gchar *m = query ? g_hash_table_lookup (query, "_HLS_msn") : NULL;
+    gint64 msn = m ? g_ascii_strtoll (m, NULL, 10) : -1;
+    if (!playlist_ready (file, msn)) {
       Wait *w = g_new0 (Wait, 1);
       w->msg = g_object_ref (msg);
       w->file = g_strdup (file);
-      w->tries = 300;           /* 30 s */
+      w->msn = msn;
+      w->tries = msn >= 0 ? 500 : 300;  /* 20 s / 30 s */
       soup_server_message_pause (msg);
-      g_timeout_add (100, wait_cb, w);
+      g_timeout_add (msn >= 0 ? 40 : 100, wait_cb, w);
       goto done;
     }
   }
-  if (!serve_file (msg, file))
+  if (hooks.hls_growing && hooks.hls_growing (video, parts[1], hooks.data))
+    serve_growing (msg, video, parts[1], file);
+  else if (!serve_file (msg, file))
     reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
         g_strdup ("not found\n"), 10);
 done:
@@ -280,7 +406,7 @@ handler (SoupServer * srv, SoupServerMessage * msg, const char *path,
       g_clear_error (&err);
     }
   } else if (g_str_has_prefix (path, "/hls/") && hls_dir) {
-    handle_hls (msg, path);
+    handle_hls (msg, path, query);
   } else if (www_dir && (g_str_equal (path, "/")
           || (safe_name (path + 1)))) {
     gchar *f = g_build_filename (www_dir, g_str_equal (path, "/") ?

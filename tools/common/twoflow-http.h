@@ -24,6 +24,10 @@ typedef struct
   gboolean (*hls_ensure) (const gchar * video, gpointer data,
       GError ** error);
   gpointer data;
+  /* HLS: TRUE while @file of @video is still being written: it is sent as
+   * it grows (chunked) until it is complete */
+  gboolean (*hls_growing) (const gchar * video, const gchar * file,
+      gpointer data);
 } TwoflowHttpHooks;
 
 /* HTTP basic authentication on every path but /healthz (call before

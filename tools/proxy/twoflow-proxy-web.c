@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow-proxy's HTTP side (included by twoflow-proxy.c, whose sessions,
  * receive bin and muxing it reuses): HLS of the merged video and audio
- * (hlssink2, MPEG-TS segments) kept under --hls-dir, live while the merge
+ * (MPEG-TS segments, twoflow-hls.c) kept under --hls-dir, live while the merge
  * runs and as VoD once EXT-X-ENDLIST is written; the status of the sessions
  * (/status), Prometheus metrics (/metrics), the video list (/videos) and the
  * web page; the prefix store's size limit; a clean shutdown. */
@@ -9,6 +9,7 @@
 #include "twoflow-http.h"
 #include "twoflow-metrics.h"
 #include "twoflow-store.h"
+#include "twoflow-hls.h"
 
 static GList *live_sessions;    /* ProxySession, all kinds */
 static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
@@ -197,6 +198,7 @@ typedef struct
   gchar *video, *dir;
   ProxySession *ps;
   GstElement *pipe;
+  TwoflowHls *hls;
   guint watch;
 } HlsJob;
 
@@ -213,6 +215,7 @@ hls_job_free (HlsJob * j)
   }
   if (j->pipe) {
     gst_element_set_state (j->pipe, GST_STATE_NULL);
+    twoflow_hls_free (j->hls);
     gst_object_unref (j->pipe);
   }
   if (j->ps) {
@@ -241,6 +244,7 @@ hls_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
     /* a run cut by SIGTERM ends its playlist (EXT-X-ENDLIST) for its
      * viewers but is not kept as the video's VoD */
+    twoflow_hls_finish (j->hls);
     if (!shutting_down) {
       gchar *done = g_build_filename (j->dir, "complete", NULL);
       g_file_set_contents (done, "", 0, NULL);
@@ -273,7 +277,7 @@ web_hls_ensure (const gchar * video, gpointer data, GError ** error)
   gchar *reason = NULL;
   gboolean cached = g_file_test (done, G_FILE_TEST_EXISTS);
   HlsJob *j;
-  GstElement *recv, *sink;
+  GstElement *recv, *mux, *files;
 
   g_free (done);
   if (cached || g_hash_table_contains (hls_jobs, video)) {
@@ -299,17 +303,20 @@ web_hls_ensure (const gchar * video, gpointer data, GError ** error)
   j->pipe = gst_pipeline_new ("hls");
   recv = build_receive_bin (j->ps);
   gst_bin_add (GST_BIN (j->pipe), recv);
-  sink = build_mux (GST_BIN (j->pipe), j->ps, recv, "hls", error);
-  if (!sink)
+  mux = build_mux (GST_BIN (j->pipe), j->ps, recv, "hls", error);
+  if (!mux)
     goto fail;
-  {
-    gchar *seg = g_build_filename (dir, "segment%05d.ts", NULL);
-    gchar *pl = g_build_filename (dir, "index.m3u8", NULL);
-    g_object_set (sink, "location", seg, "playlist-location", pl,
-        "playlist-length", 0, "max-files", 0, "target-duration", 2, NULL);
-    g_free (seg);
-    g_free (pl);
+  files = gst_element_factory_make ("multifilesink", NULL);
+  gst_bin_add (GST_BIN (j->pipe), files);
+  if (!gst_element_link (mux, files)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "HLS: mpegtsmux cannot feed multifilesink");
+    goto fail;
   }
+  /* 2 s segments (cut at the first key frame from there) */
+  j->hls = twoflow_hls_new (dir, 2 * GST_SECOND, mux, files, error);
+  if (!j->hls)
+    goto fail;
   j->watch = gst_bus_add_watch (GST_ELEMENT_BUS (j->pipe), hls_bus_cb, j);
   g_hash_table_insert (hls_jobs, g_strdup (video), j);
   gst_element_set_state (j->pipe, GST_STATE_PLAYING);
@@ -323,11 +330,19 @@ fail:
   return FALSE;
 }
 
+static gboolean
+web_hls_growing (const gchar * video, const gchar * file, gpointer data)
+{
+  HlsJob *j = g_hash_table_lookup (hls_jobs, video);
+
+  return j && j->hls && twoflow_hls_growing (j->hls, file);
+}
+
 static void
 web_start (void)
 {
   TwoflowHttpHooks hooks = { web_metrics, web_status, web_videos,
-    web_hls_ensure, NULL
+    web_hls_ensure, NULL, web_hls_growing
   };
   GError *err = NULL;
 

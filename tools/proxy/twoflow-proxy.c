@@ -137,7 +137,7 @@ typedef struct
   gint64 rate_us, rate_ess, rate_enh;
   gdouble ess_rate, enh_rate;   /* bit/s */
   gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
-  GstElement *out_mux;          /* the muxer (or hlssink2) of build_mux */
+  GstElement *out_mux;          /* the muxer of build_mux */
   JsonObject *server_final;     /* the server's "done" event: final stats */
   guint final_timer;            /* fetch: output done, waiting for it */
   guint closed_timer;           /* fetch: the server went away */
@@ -1445,11 +1445,11 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   GstPad *pad;
 
   gboolean hls = g_str_equal (container, "hls");
-  /* hlssink2 muxes with mpegtsmux */
+  /* HLS: MPEG-TS segments (twoflow-hls.c cuts mpegtsmux's output) */
   const gchar *mux_factory = g_str_equal (container, "mp4") ? "mp4mux" :
       g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux";
 
-  mux = add_el (bin, hls ? "hlssink2" : mux_factory, "mux");
+  mux = add_el (bin, mux_factory, "mux");
   vq = add_el (bin, "queue", NULL);
   vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
   if (!mux || !vq || !vparse)
@@ -1478,8 +1478,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   if (!gst_element_link_pads (recv, "src", vq, "sink")
       || !gst_element_link (vq, vparse)
       || (vcaps && !hls_transcoded && !gst_element_link (vparse, vcaps))
-      || !gst_element_link_pads (vcaps ? vcaps : vparse, "src", mux,
-          hls ? "video" : NULL)) {
+      || !gst_element_link_pads (vcaps ? vcaps : vparse, "src", mux, NULL)) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
         "%s video cannot go into %s", ps->video_codec, container);
     return NULL;
@@ -1511,7 +1510,7 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
           container);
     }
     pad = gst_element_get_static_pad (alast, "src");
-    if (!gst_element_link_pads (alast, "src", mux, hls ? "audio" : NULL)) {
+    if (!gst_element_link_pads (alast, "src", mux, NULL)) {
       gst_object_unref (pad);
       g_free (al);
       g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
@@ -3044,7 +3043,7 @@ main (int argc, char **argv)
     static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
       "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
       "mpegvideoparse", "h264parse", "mpegtsmux", "mp4mux", "matroskamux",
-      "hlssink2", "rtpmp2tpay", "filesink", NULL
+      "multifilesink", "rtpmp2tpay", "filesink", NULL
     };
     if (!twoflow_config_check_elements ("twoflow-proxy", needed))
       return 1;

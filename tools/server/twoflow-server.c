@@ -1408,7 +1408,8 @@ video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
  * segment, --enhanced-rate total, or a lead no shorter than a segment:
  * the segment's stagger is as quick). */
 static const GstTwoflowStartupPlan *
-video_startup (VideoInfo * v, gdouble segment_duration)
+video_startup_from (VideoInfo * v, gdouble segment_duration,
+    GstClockTime from)
 {
   GstTwoflowStartupPlan *plan;
   GstTwoflowStartupConfig cfg = { 0, };
@@ -1422,7 +1423,10 @@ video_startup (VideoInfo * v, gdouble segment_duration)
   if (!v->startups)
     v->startups = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
         g_free);
-  key = g_strdup_printf ("%.6f", segment_duration);
+  /* a seek (@from: its key frame's decode time) ramps from there */
+  key = GST_CLOCK_TIME_IS_VALID (from) ? g_strdup_printf ("%.6f@%"
+      G_GUINT64_FORMAT, segment_duration, from) :
+      g_strdup_printf ("%.6f", segment_duration);
   if (g_hash_table_lookup_extended (v->startups, key, NULL,
           (gpointer *) & plan)) {
     g_free (key);
@@ -1436,6 +1440,8 @@ video_startup (VideoInfo * v, gdouble segment_duration)
     gboolean ess;
 
     gst_twoflow_smoothing_get_frame (v->smoothing, i, &r.ts, &r.bytes, &ess);
+    if (GST_CLOCK_TIME_IS_VALID (from) && r.ts < from)
+      continue;
     cfg.start = MIN (cfg.start, r.ts);
     if (ess)
       g_array_append_val (rec, r);
@@ -1465,6 +1471,12 @@ video_startup (VideoInfo * v, gdouble segment_duration)
         plan->ahead_at / 1e9 : -1.0);
   g_hash_table_insert (v->startups, key, plan);
   return plan;
+}
+
+static const GstTwoflowStartupPlan *
+video_startup (VideoInfo * v, gdouble segment_duration)
+{
+  return video_startup_from (v, segment_duration, GST_CLOCK_TIME_NONE);
 }
 
 /* The schedule INFO reports (no session yet): no prefix; playback one
@@ -2236,6 +2248,13 @@ build_essential (Session * s, GError ** error)
     if (sink && s->info->duration > 0)
       g_object_set (sink, "linger", (guint64) (s->info->duration
               + (s->lead + 10) * GST_SECOND), NULL);
+    /* the start-up ramp: from its rate on (the congestion control's
+     * start, the default 1 Mbit/s, is too slow for a short lead) */
+    if (sink && s->startup_rate > 0) {
+      guint64 r0 = 0;
+      g_object_get (sink, "initial-rate", &r0, NULL);
+      g_object_set (sink, "initial-rate", MAX (r0, s->startup_rate), NULL);
+    }
   } else {
     sink = make (pipe, "ctcpsink", "tx");
     if (sink) {
@@ -2864,10 +2883,24 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * the start-up ramp (the default, cTCP), after the ramp's lead: the
    * essential flow catches up to a segment ahead meanwhile */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
+  /* ERAP too: its sink starts at the ramp's rate (initial-rate) and,
+   * reading the file ahead, sends every record at least that fast while
+   * the path has no loss */
   if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
-      && g_str_equal (ess, "ctcp") && s->flows_essential
-      && s->flows_enhanced && s->start <= 0)
+      && (g_str_equal (ess, "ctcp") || g_str_equal (ess, "erap"))
+      && s->flows_essential && s->flows_enhanced && s->start <= 0)
     plan = video_startup (info, s->segment_duration);
+  else if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
+      && (g_str_equal (ess, "ctcp") || g_str_equal (ess, "erap"))
+      && s->flows_essential && s->flows_enhanced && s->start > 0
+      && !info->is_trace) {
+    /* a seek starts like a first PLAY: the ramp, from its key frame */
+    gdouble at = s->start;
+    guint64 f, a;
+    GstClockTime rt = 0;
+    if (video_start_pts (info, &at, &f, &a, &rt) > 0)
+      plan = video_startup_from (info, s->segment_duration, rt);
+  }
   if (plan) {
     default_lead = plan->lead / 1e9;
     s->startup_rate = plan->rate;
@@ -2893,7 +2926,8 @@ session_new (Client * c, JsonObject * req, GError ** error)
         s->skip_segments, s->essential, -1);
   } else if (plan) {
     /* the enhanced flow sent the ramp's lead ahead of its playback */
-    s->sched = video_schedule (info, s->segment_duration);
+    s->sched = video_schedule_for (info, s->segment_duration, 0, 0, "ctcp",
+        plan->lead / 1e9);
   } else {
     s->sched = video_schedule_for (info, s->segment_duration, 0, 0,
         "ctcp", -1);

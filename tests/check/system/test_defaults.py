@@ -15,7 +15,8 @@ scripts/make-defaults-media.sh:
 
 Each fetch starts after the server's start-up ramp's short lead (at most
 2 s, not the segment's 10 s: issue 23 item 3), its essential flow sent at
-the ramp's rate until a segment ahead, no segment late. Each fetch (to .mp4) exits 0 with "result":"ok", its delivery accounting
+the ramp's rate until a segment ahead, no segment late (over ERAP too,
+--essential erap: the short clip). Each fetch (to .mp4) exits 0 with "result":"ok", its delivery accounting
 is complete (no frame, audio record or packet lost, no kernel drop), and
 ffprobe counts in the output every video frame of the source and the
 source's (first) audio track within 50 ms. The 1080p fetch again, the
@@ -75,11 +76,11 @@ def main():
         proxy = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                  "--prefix-dir", os.path.join(work, "prefix")]
 
-        def fetch(name):
+        def fetch(name, extra=(), out_name=None):
             src = facts(os.path.join(media, name))
-            out = os.path.join(work, name)
+            out = os.path.join(work, out_name or name)
             # the defaults: no --segment-duration, no tuning flag
-            res = subprocess.run(proxy + ["--fetch", name, "--output", out],
+            res = subprocess.run(proxy + list(extra) + ["--fetch", name, "--output", out],
                                  capture_output=True, text=True, timeout=150)
             got = facts(out) if os.path.exists(out) else {"frames": 0, "audio": 0.0}
             return src, res, got
@@ -158,6 +159,17 @@ def main():
             check(abs(got["audio"] - src["audio"]) <= 0.050,
                   f"fetch {name}: audio {got['audio']:.3f} s decoded (source "
                   f"{src['audio']:.3f} s)")
+        # ERAP as the essential transport starts with the ramp too (its
+        # sink from the ramp's rate): the short lead and every frame
+        src, res, got = fetch("short-720p.mp4", ("--essential", "erap"), "erap-short.mp4")
+        rep = tagged(res.stdout, "FETCH-RESULT")
+        d = rep.get("delivery", {})
+        check(res.returncode == 0 and 0 < rep.get("lead", 99) <= 2.0
+              and d.get("output_frames") == d.get("frames") and d.get("lost_frames") == 0
+              and got["frames"] == src["frames"],
+              f"fetch over ERAP: exit {res.returncode}, lead {rep.get('lead')} s, "
+              f"{got['frames']} of {src['frames']} frames (second frame after "
+              f"{rep.get('second_frame_s')} s)")
         rc, rep = results[3]
         name = "hd-5mbit-30s.mp4"
         d = rep.get("delivery", {})

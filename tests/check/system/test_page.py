@@ -85,6 +85,12 @@ def main():
               and all(b >= a for a, b in zip(times, times[1:])),
               f"currentTime advances: {[round(t, 2) for t in times]}")
         last = reps[-1] if reps else {}
+        # the page times its own start (run.py's page kind reads it):
+        # play() to the first frame presented, and the stalls after it
+        ff = last.get("firstFrameS")
+        check(isinstance(ff, (int, float)) and ff > 0 and last.get("stalls", -1) >= 0,
+              f"the page measured its start: first frame {ff} s after play(), "
+              f"{last.get('stalls')} stall(s)")
         check(last.get("width") == 320 and last.get("height") == 240,
               f"video {last.get('width')}x{last.get('height')}, codec {last.get('videoCodec')}")
         check(bool(last.get("audioCodec")) and last.get("audioDecodedBytes", 0) > 1000,

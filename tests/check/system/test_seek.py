@@ -227,6 +227,12 @@ def main():
                 if line.startswith("SESSION-END ")]
         seeked = [e["delivery"] for e in ends if "delivery" in e
                   and 0 < e["delivery"].get("frames", 0) < frames]
+        # a seek starts like a first PLAY: the start-up ramp's short lead,
+        # not the 2 s segment's stagger
+        leads = [e.get("lead") for e in ends if "delivery" in e
+                 and 0 < e["delivery"].get("frames", 0) < frames]
+        check(leads and all(x is not None and x < 2.0 for x in leads),
+              f"the seeked sessions start with the start-up ramp: leads {leads}")
         check(seeked and all(d["complete"] and d["lost_frames"] == 0
                              and d["audio_missing"] == 0 for d in seeked),
               f"the seeked sessions delivered what the server sent from their start: "

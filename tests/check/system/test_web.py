@@ -7,7 +7,9 @@
   that the command line replaces);
 - /healthz, and /metrics parsed by prometheus_client's text parser, during
   a live HLS session (sessions, rates, E_f/E_g, admissions) and after;
-- HLS: /hls/<video>/index.m3u8 while the merge runs, then the cached VoD
+- HLS: /hls/<video>/index.m3u8 while the merge runs (naming the segment
+  being written, which is streamed as it grows; a blocking reload,
+  _HLS_msn, held until the next segment is listed), then the cached VoD
   (EXT-X-ENDLIST, segments with video and audio, by ffprobe);
 - SIGHUP keeps both running and reloads the video list;
 - SIGTERM during a fetch leaves a playable file (ffprobe: video and audio);
@@ -147,6 +149,19 @@ def main():
         def first_get():
             first["r"] = get(f"http://127.0.0.1:{hport}/hls/{video}/index.m3u8")
             first["t"] = time.monotonic() - t0
+            # the playlist names the segment being written at once; it is
+            # sent as it grows (chunked), and a blocking reload for the next
+            # segment (_HLS_msn) is held until that one is listed
+            names = [x for x in first["r"][1].decode().splitlines() if x.endswith(".ts")]
+            if names and b"ENDLIST" not in first["r"][1]:
+                first["open"] = names[-1]
+                with urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls/{video}/"
+                                            f"{names[-1]}", timeout=40) as r:
+                    first["chunked"] = r.headers.get("Transfer-Encoding") == "chunked"
+                    first["seg"] = r.read()
+                first["msn"] = len(names)
+                first["reload"] = get(f"http://127.0.0.1:{hport}/hls/{video}/"
+                                      f"index.m3u8?_HLS_msn={len(names)}")
         th = threading.Thread(target=first_get)
         th.start()
         time.sleep(2.0)   # the session runs, its first segment not yet cut
@@ -173,6 +188,16 @@ def main():
         check(st == 200 and b"#EXTM3U" in body and b"segment" in body,
               f"live playlist after {first['t']:.1f} s: "
               f"{'ENDLIST' if b'ENDLIST' in body else 'live'}")
+        check(b"ENDLIST" not in body and b"CAN-BLOCK-RELOAD=YES" in body
+              and first.get("chunked"),
+              f"the live playlist names the open segment {first.get('open')}, "
+              f"sent chunked as it grows ({len(first.get('seg') or b'')} bytes)")
+        rst, rbody = first.get("reload") or (None, b"")
+        rsegs = [x for x in rbody.decode().splitlines() if x.endswith(".ts")]
+        check(rst == 200 and (len(rsegs) > first.get("msn", 1 << 30)
+                              or b"#EXT-X-ENDLIST" in rbody),
+              f"a blocking reload for segment {first.get('msn')} answers once it is "
+              f"listed: {len(rsegs)} segments")
 
         # VoD once cached
         done = os.path.join(work, "hls", video, "complete")
@@ -181,8 +206,15 @@ def main():
             time.sleep(0.2)
         st, body = get(f"http://127.0.0.1:{hport}/hls/{video}/index.m3u8")
         segs = [l for l in body.decode().splitlines() if l.endswith(".ts")]
-        check(os.path.exists(done) and b"#EXT-X-ENDLIST" in body and segs,
+        check(os.path.exists(done) and b"#EXT-X-ENDLIST" in body and segs
+              and b"CAN-BLOCK-RELOAD" not in body,
               f"VoD playlist with EXT-X-ENDLIST, {len(segs)} segments")
+        if first.get("open"):
+            with open(os.path.join(work, "hls", video, first["open"]), "rb") as f:
+                whole = f.read()
+            check(first.get("seg") == whole,
+                  f"the segment streamed while written is the whole file "
+                  f"({len(first.get('seg') or b'')} of {len(whole)} bytes)")
         cat = os.path.join(work, "all.ts")
         with open(cat, "wb") as out:
             for sg in segs:

@@ -53,6 +53,16 @@ function play(name) {
   const src = '/hls/' + encodeURIComponent(name) + '/index.m3u8';
   state.name = name;
   state.audioCodec = state.videoCodec = null;
+  // start-up time: from this request to the first frame shown (and the
+  // stalls after it: playback waiting for data)
+  state.t0 = performance.now();
+  state.firstFrame = null;
+  state.stalls = 0;
+  if (video.requestVideoFrameCallback)
+    video.requestVideoFrameCallback((now) => {
+      if (state.name === name && state.firstFrame === null)
+        state.firstFrame = (now - state.t0) / 1000;
+    });
   showWhy(name, null);
   document.getElementById('now').textContent = 'Player: ' + name;
   for (const li of document.querySelectorAll('#videos li'))
@@ -67,8 +77,12 @@ function play(name) {
   }
   if (window.Hls && Hls.isSupported()) {
     // from the beginning: the playlist is an EVENT playlist while the
-    // session runs (hls.js would start at its live edge), VOD once complete
-    const hls = new Hls({ manifestLoadingTimeOut: 40000, startPosition: 0 });
+    // session runs (hls.js would start at its live edge), VOD once complete;
+    // progressive: the proxy streams the segment being written as it grows,
+    // and hls.js plays its frames as they arrive (not once it is complete)
+    // (a blocking playlist reload waits up to a segment: 10 s and more)
+    const hls = new Hls({ manifestLoadingTimeOut: 40000,
+      levelLoadingTimeOut: 30000, startPosition: 0, progressive: true });
     hls.on(Hls.Events.BUFFER_CODECS, (ev, data) => {
       if (data.audio) state.audioCodec = data.audio.codec || data.audio.container;
       if (data.video) state.videoCodec = data.video.codec || data.video.container;
@@ -94,6 +108,11 @@ function play(name) {
 }
 
 // what a test reads (also shown under the player)
+video.addEventListener('waiting', () => {
+  if (state.firstFrame !== null && state.firstFrame !== undefined)
+    state.stalls = (state.stalls || 0) + 1;
+});
+
 window.twoflowReport = function () {
   return {
     video: state.name,
@@ -103,8 +122,14 @@ window.twoflowReport = function () {
     audioCodec: state.audioCodec, videoCodec: state.videoCodec,
     audioDecodedBytes: video.webkitAudioDecodedByteCount || 0,
     videoDecodedBytes: video.webkitVideoDecodedByteCount || 0,
+    decodedFrames: video.webkitDecodedFrameCount || 0,
     audioTracks: video.audioTracks ? video.audioTracks.length : null,
     errors: state.errors.slice(-5),
+    // s from play() and from the page's navigation to the first frame
+    firstFrameS: state.firstFrame,
+    firstFramePageS: state.firstFrame === null || state.firstFrame === undefined
+      ? null : state.firstFrame + state.t0 / 1000,
+    stalls: state.stalls || 0,
     why: state.why || null,
     unsupported: state.unsupported || {},
     marked: Array.from(document.querySelectorAll('#videos li.unsupported'))
