@@ -34,7 +34,7 @@
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
 #include <gst/twoflow/twoflowdelivery.h>
-#include "twoflow-control.h"
+#include "twoflow-protocol.h"
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
@@ -226,13 +226,17 @@ proxy_session_free (ProxySession * ps)
   g_free (ps);
 }
 
+/* The video a session asks for: --policy, --segment, the tracks
+ * (borrowed strings: not cleared) */
 static void
-add_track_args (JsonObject * req)
+video_request (TwoflowVideoRequest * v, const gchar * video)
 {
-  if (opt_video_track)
-    json_object_set_string_member (req, "video_track", opt_video_track);
-  if (opt_audio_track)
-    json_object_set_string_member (req, "audio_track", opt_audio_track);
+  v->video = (gchar *) video;
+  v->policy_ip = g_strcmp0 (opt_policy, "ip") == 0;
+  v->video_track = opt_video_track;
+  v->audio_track = opt_audio_track;
+  /* the smoothing schedule and segment rates for our segments */
+  v->segment_duration = opt_segment;
 }
 
 /* A control connection to the server: TLS as configured (--tls-ca,
@@ -255,12 +259,10 @@ control_connect (guint timeout, GError ** error)
     GDataInputStream *in =
         g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
             (conn)));
-    JsonObject *req = json_object_new (), *r = NULL;
+    JsonObject *req = twoflow_auth_request_to_json (opt_token), *r = NULL;
 
     g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (in),
         FALSE);
-    json_object_set_string_member (req, "cmd", "AUTH");
-    json_object_set_string_member (req, "token", opt_token);
     if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM
                 (conn)), req, error))
       r = twoflow_control_recv (in, NULL, error);
@@ -284,6 +286,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
 {
   ProxySession *ps = g_new0 (ProxySession, 1);
   GSocketAddress *la;
+  TwoflowVideoRequest vr = { 0, };
   JsonObject *req;
 
   ps->created_us = g_get_monotonic_time ();
@@ -304,13 +307,8 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
       (G_INET_SOCKET_ADDRESS (la)));
   g_object_unref (la);
 
-  req = json_object_new ();
-  json_object_set_string_member (req, "cmd", "INFO");
-  json_object_set_string_member (req, "video", video);
-  json_object_set_string_member (req, "policy", opt_policy);
-  /* the smoothing schedule and segment rates for our segments */
-  json_object_set_double_member (req, "segment_duration", opt_segment);
-  add_track_args (req);
+  video_request (&vr, video);
+  req = twoflow_info_request_to_json (&vr);
   ps->info = request (ps, req, error);
   json_object_unref (req);
   if (!ps->info)
@@ -895,6 +893,7 @@ ready_cb (gpointer user_data)
 {
   ProxySession *ps = user_data;
   gint ess_port = 0;
+  TwoflowPlayRequest play;
   JsonObject *req, *r;
   GError *err = NULL;
   gboolean nat = opt_nat;
@@ -911,41 +910,38 @@ ready_cb (gpointer user_data)
     return G_SOURCE_CONTINUE;
   ps->ready_timer = 0;
 
-  req = json_object_new ();
-  json_object_set_string_member (req, "cmd", "PLAY");
-  json_object_set_string_member (req, "video", ps->video);
-  json_object_set_string_member (req, "essential", opt_essential);
-  json_object_set_string_member (req, "policy", opt_policy);
-  add_track_args (req);
-  /* no "host": the server sends only to the control connection's peer
+  twoflow_play_request_init (&play);
+  video_request (&play.v, ps->video);
+  /* (checked in main) */
+  twoflow_essential_from_string (opt_essential, &play.essential);
+  /* no host: the server sends only to the control connection's peer
    * (no reflection; docs/security.md) */
   if (ps->erap_key && g_str_equal (opt_essential, "erap"))
-    json_object_set_string_member (req, "erap_key", ps->erap_key);
+    play.erap_key = ps->erap_key;
   if (ps->srtp_key && ps->enh_src)
-    json_object_set_string_member (req, "srtp_key", ps->srtp_key);
+    play.srtp_key = ps->srtp_key;
   if (ps->ess_token && !g_str_equal (opt_essential, "erap"))
-    json_object_set_string_member (req, "essential_token", ps->ess_token);
-  if (nat)
-    json_object_set_boolean_member (req, "nat", TRUE);
-  else
-    json_object_set_int_member (req, "essential_port", ess_port);
-  json_object_set_double_member (req, "segment_duration", opt_segment);
+    play.essential_token = ps->ess_token;
+  play.nat = nat;
+  if (!nat)
+    play.essential_port = ess_port;
   if (ps->prestage) {
-    json_object_set_string_member (req, "flows", "essential");
-    json_object_set_int_member (req, "end_segment", 1);
+    play.flows = TWOFLOW_FLOWS_ESSENTIAL;
+    play.end_segment = 1;
   } else {
     if (!nat)
-      json_object_set_int_member (req, "enhanced_port", ps->enh_port);
-    if (ps->start > 0)
-      json_object_set_double_member (req, "start", ps->start);
+      play.enhanced_port = ps->enh_port;
+    play.start = ps->start;
     if (ps->merge) {
       gchar *prefix = NULL;
       g_object_get (ps->merge, "prefix-location", &prefix, NULL);
       if (prefix)
-        json_object_set_int_member (req, "skip_segments", 1);
+        play.skip_segments = 1;
       g_free (prefix);
     }
   }
+  /* (the strings are borrowed: play is not cleared) */
+  req = twoflow_play_request_to_json (&play);
   r = request (ps, req, &err);
   json_object_unref (req);
   ps->play_sent = TRUE;
@@ -3034,6 +3030,14 @@ main (int argc, char **argv)
     opt_prefix_dir = g_strdup ("prefix");
   if (!opt_essential)
     opt_essential = g_strdup ("ctcp");
+  {
+    TwoflowEssential e;
+
+    if (!twoflow_essential_from_string (opt_essential, &e)) {
+      g_printerr ("--essential ctcp|tcp|erap\n");
+      return 2;
+    }
+  }
   if (!opt_policy)
     opt_policy = g_strdup ("i");
   if (!opt_hls_dir)

@@ -49,7 +49,7 @@
 #include <gst/twoflow/twoflowstartup.h>
 #include <gst/twoflow/networkcongestion.h>
 #include <gst/ratecontrol/sessionrate.h>
-#include "twoflow-control.h"
+#include "twoflow-protocol.h"
 #include "twoflow-auth.h"
 #include "twoflow-tls.h"
 #include <sys/random.h>
@@ -60,7 +60,7 @@
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
 
-#define DEFAULT_SEGMENT_DURATION 10.0
+#define DEFAULT_SEGMENT_DURATION TWOFLOW_DEFAULT_SEGMENT_DURATION
 #define RATE_WINDOW GST_SECOND
 #define SCAN_STALL 5            /* s without a demuxed stream: refused */
 /* enhanced-flow smoothing (docs/system.md, "Enhanced-flow smoothing") */
@@ -2617,27 +2617,6 @@ session_destroy (Session * s, const gchar * why)
   session_free (s);
 }
 
-/* A track selection of a request: an index (number or digits), a
- * language code, "none" (audio), or absent (NULL: the first). */
-static const gchar *
-track_arg (JsonObject * req, const gchar * name)
-{
-  static gchar buf[2][32];
-  JsonNode *n = json_object_get_member (req, name);
-  gint which = g_str_equal (name, "audio_track");
-
-  if (n == NULL || JSON_NODE_TYPE (n) != JSON_NODE_VALUE)
-    return NULL;
-  if (json_node_get_value_type (n) == G_TYPE_INT64) {
-    g_snprintf (buf[which], sizeof (buf[which]), "%" G_GINT64_FORMAT,
-        json_node_get_int (n));
-    return buf[which];
-  }
-  if (json_node_get_value_type (n) == G_TYPE_STRING)
-    return json_node_get_string (n);
-  return NULL;
-}
-
 /* Address validation (docs/security.md, "No reflection"): media may go to
  * another address than the control peer's only if that address proves it
  * asked. The server sends a token to it over the media path (one UDP
@@ -2722,18 +2701,17 @@ validation_probe (Client * c, const gchar * host, gint port,
 /* PLAY host differs from the control peer: allowed with a valid
  * host_token, else (at most) one probe and a refusal. */
 static gboolean
-host_allowed (Client * c, JsonObject * req, const gchar * host,
+host_allowed (Client * c, const TwoflowPlayRequest * req, const gchar * host,
     GError ** error)
 {
-  gint port = twoflow_json_get_int (req, "enhanced_port", 0);
-  const gchar *flows = twoflow_json_get_string (req, "flows", "both");
+  gint port = req->enhanced_port;
   GInetAddress *ia = g_inet_address_new_from_string (host);
   gchar *tok;
   gsize probe_len;
   const gchar *why;
 
-  if (g_str_equal (flows, "essential") || port <= 0)
-    port = twoflow_json_get_int (req, "essential_port", 0);
+  if (req->flows == TWOFLOW_FLOWS_ESSENTIAL || port <= 0)
+    port = req->essential_port;
   if (!ia || port <= 0 || port > 65535) {
     g_clear_object (&ia);
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
@@ -2743,8 +2721,7 @@ host_allowed (Client * c, JsonObject * req, const gchar * host,
     return FALSE;
   }
   g_object_unref (ia);
-  if (validation_check (c->identity, host, port,
-          twoflow_json_get_string (req, "host_token", NULL))) {
+  if (validation_check (c->identity, host, port, req->host_token)) {
     g_print ("client %u (%s): PLAY to %s:%d, validated by its token\n",
         c->id, c->identity, host, port);
     return TRUE;
@@ -2765,8 +2742,7 @@ host_allowed (Client * c, JsonObject * req, const gchar * host,
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
       "PLAY host %s refused: media go only to the control peer %s (no "
       "reflection) unless %s:%d proves it asked; %s%s", host, c->peer, host,
-      port, twoflow_json_get_string (req, "host_token", NULL) ?
-      "host_token invalid or expired; " : "", why);
+      port, req->host_token ? "host_token invalid or expired; " : "", why);
   g_free (tok);
   return FALSE;
 }
@@ -2775,9 +2751,9 @@ host_allowed (Client * c, JsonObject * req, const gchar * host,
  * address that proved it asked: host_allowed); and the session limits
  * (total, per client identity). */
 static gboolean
-session_allowed (Client * c, JsonObject * req, GError ** error)
+session_allowed (Client * c, const TwoflowPlayRequest * req, GError ** error)
 {
-  const gchar *host = twoflow_json_get_string (req, "host", NULL);
+  const gchar *host = req->host;
   GHashTableIter it;
   gpointer v;
   guint mine = 0;
@@ -2805,27 +2781,18 @@ session_allowed (Client * c, JsonObject * req, GError ** error)
 }
 
 static Session *
-session_new (Client * c, JsonObject * req, GError ** error)
+session_new (Client * c, const TwoflowPlayRequest * req, GError ** error)
 {
-  const gchar *video = twoflow_json_get_string (req, "video", NULL);
-  const gchar *policy = twoflow_json_get_string (req, "policy", "i");
-  const gchar *ess = twoflow_json_get_string (req, "essential", "ctcp");
-  const gchar *flows = twoflow_json_get_string (req, "flows", "both");
+  const gchar *ess = twoflow_essential_to_string (req->essential);
   VideoInfo *info;
   Session *s;
   gdouble default_lead;
   const GstTwoflowStartupPlan *plan = NULL;
 
-  if (!g_str_equal (ess, "ctcp") && !g_str_equal (ess, "erap")
-      && !g_str_equal (ess, "tcp")) {
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-        "essential must be ctcp, tcp or erap");
-    return NULL;
-  }
   if (!session_allowed (c, req, error))
     return NULL;
-  info = video_scan (video, g_str_equal (policy, "ip"),
-      track_arg (req, "video_track"), track_arg (req, "audio_track"), error);
+  info = video_scan (req->v.video, req->v.policy_ip, req->v.video_track,
+      req->v.audio_track, error);
   if (!info)
     return NULL;
 
@@ -2836,26 +2803,24 @@ session_new (Client * c, JsonObject * req, GError ** error)
   s->client = c;
   s->info = info;
   s->essential = g_strdup (ess);
-  s->rate_control = g_strdup (g_str_equal (twoflow_json_get_string (req,
-              "rate_control", "fixed"), "receiver") ? "receiver" : "fixed");
-  s->erap_key = g_strdup (twoflow_json_get_string (req, "erap_key", NULL));
-  s->srtp_key = g_strdup (twoflow_json_get_string (req, "srtp_key", NULL));
+  s->rate_control = g_strdup (req->rate_control_receiver ? "receiver" :
+      "fixed");
+  s->erap_key = g_strdup (req->erap_key);
+  s->srtp_key = g_strdup (req->srtp_key);
   if (tls_cert && !g_str_equal (ess, "erap"))
-    s->ess_token = g_strdup (twoflow_json_get_string (req, "essential_token",
-            NULL));
-  s->host = g_strdup (twoflow_json_get_string (req, "host", NULL));
+    s->ess_token = g_strdup (req->essential_token);
+  s->host = g_strdup (req->host);
   if (s->host == NULL)          /* default: where the control connection comes from */
     s->host = g_strdup (c->peer);
-  s->ess_port = twoflow_json_get_int (req, "essential_port", 0);
-  s->enh_port = twoflow_json_get_int (req, "enhanced_port", 0);
-  s->segment_duration = twoflow_json_get_double (req, "segment_duration",
-      DEFAULT_SEGMENT_DURATION);
-  s->start = twoflow_json_get_double (req, "start", 0);
-  s->skip_segments = twoflow_json_get_int (req, "skip_segments", 0);
-  s->end_segment = twoflow_json_get_int (req, "end_segment", 0);
-  s->flows_essential = !g_str_equal (flows, "enhanced");
-  s->flows_enhanced = !g_str_equal (flows, "essential");
-  s->nat = twoflow_json_get_int (req, "nat", 0) != 0;
+  s->ess_port = req->essential_port;
+  s->enh_port = req->enhanced_port;
+  s->segment_duration = req->v.segment_duration;
+  s->start = req->start;
+  s->skip_segments = req->skip_segments;
+  s->end_segment = req->end_segment;
+  s->flows_essential = req->flows != TWOFLOW_FLOWS_ENHANCED;
+  s->flows_enhanced = req->flows != TWOFLOW_FLOWS_ESSENTIAL;
+  s->nat = req->nat;
   /* JSON-safe (below 2^53), unguessable enough for a lab's plaintext, and
    * authenticated when keyed */
   s->hello_id = ((guint64) g_random_int () << 20) | (s->id & 0xfffff);
@@ -2864,7 +2829,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
    * the start-up ramp (the default, cTCP), after the ramp's lead: the
    * essential flow catches up to a segment ahead meanwhile */
   default_lead = s->skip_segments > 0 ? 0 : s->segment_duration;
-  if (s->skip_segments <= 0 && !json_object_has_member (req, "lead")
+  if (s->skip_segments <= 0 && !req->has_lead
       && g_str_equal (ess, "ctcp") && s->flows_essential
       && s->flows_enhanced && s->start <= 0)
     plan = video_startup (info, s->segment_duration);
@@ -2872,7 +2837,7 @@ session_new (Client * c, JsonObject * req, GError ** error)
     default_lead = plan->lead / 1e9;
     s->startup_rate = plan->rate;
   }
-  s->lead = twoflow_json_get_double (req, "lead", default_lead);
+  s->lead = isnan (req->lead) ? default_lead : req->lead;
   if (tls_cert && s->flows_essential && !g_str_equal (ess, "erap")
       && (!s->ess_token || strlen (s->ess_token) < 16)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
@@ -3074,9 +3039,8 @@ client_free (Client * c, const gchar * why)
 /* The session named in @req if @c's identity owns it: every command on a
  * session (STATS, TEARDOWN) asks the same question. */
 static Session *
-session_lookup_owned (Client * c, JsonObject * req, GError ** error)
+session_lookup_owned (Client * c, guint id, GError ** error)
 {
-  guint id = twoflow_json_get_int (req, "session", 0);
   Session *s = g_hash_table_lookup (sessions, GUINT_TO_POINTER (id));
 
   if (s == NULL || !g_str_equal (s->client->identity, c->identity)) {
@@ -3088,39 +3052,155 @@ session_lookup_owned (Client * c, JsonObject * req, GError ** error)
   return s;
 }
 
-static JsonObject *
-reply_new (JsonObject * req, gboolean ok)
+static void
+handle_auth (Client * c, const TwoflowRequest * req)
 {
-  JsonObject *r = json_object_new ();
-  JsonNode *id = json_object_get_member (req, "id");
-  json_object_set_boolean_member (r, "ok", ok);
-  if (id)
-    json_object_set_member (r, "id", json_node_copy (id));
+  const gchar *name = c->authenticated ? c->identity :
+      twoflow_tokens_check (tokens, req->token);
+  JsonObject *r;
+
+  if (name == NULL) {
+    client_refuse (c, tokens ? "unauthenticated: unknown token" :
+        "unauthenticated: this server takes client certificates only");
+    return;
+  }
+  if (!c->authenticated)
+    client_authenticated (c, name);
+  r = twoflow_reply_new (req, TRUE);
+  json_object_set_string_member (r, "identity", c->identity);
+  client_send (c, r);
+  json_object_unref (r);
+}
+
+static JsonObject *
+handle_play (Client * c, const TwoflowRequest * req, GError ** err)
+{
+  Session *s = session_new (c, &req->play, err);
+  JsonObject *r;
+
+  if (!s)
+    return NULL;
+  r = twoflow_reply_new (req, TRUE);
+  json_object_set_int_member (r, "session", s->id);
+  video_info_to_json (s->info, r);
+  video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
+  json_object_set_double_member (r, "lead", s->lead);
+  /* where it starts: the key frame at or before the asked start */
+  json_object_set_double_member (r, "start", s->start);
+  if (s->start_pts) {
+    /* what the session sends of the video from there */
+    json_object_set_int_member (r, "start_frames", s->start_frames);
+    json_object_set_int_member (r, "start_audio_records", s->start_audio);
+  }
+  json_object_set_double_member (r, "enhanced_start", s->enh_start);
+  /* the essential flow's start-up ramp, bit/s (0: none) */
+  json_object_set_int_member (r, "startup_rate", s->startup_rate);
+  json_object_set_boolean_member (r, "smoothing", s->smooth);
+  /* the proxy's playout buffer for the enhanced flow, s */
+  json_object_set_double_member (r, "playout_depth", s->smooth ?
+      schedule_playout (s->sched) : 0);
+  /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
+   * to it (ERAP), and says hello to enhanced_port (rUDP) */
+  if (s->nat && s->ess_pipe)
+    json_object_set_int_member (r, "essential_port", s->ess_port);
+  if (s->nat && s->enh_pipe)
+    json_object_set_int_member (r, "enhanced_port", s->enh_port);
+  if (s->nat)
+    json_object_set_int_member (r, "hello_id", (gint64) s->hello_id);
   return r;
 }
 
-static void
-handle_request (Client * c, JsonObject * req)
+static JsonObject *
+handle_info (const TwoflowRequest * req, GError ** err)
 {
-  const gchar *cmd = twoflow_json_get_string (req, "cmd", "");
+  const TwoflowVideoRequest *q = &req->info;
+  VideoInfo *v = video_scan (q->video, q->policy_ip, q->video_track,
+      q->audio_track, err);
+  JsonObject *r;
+
+  if (!v)
+    return NULL;
+  r = twoflow_reply_new (req, TRUE);
+  video_info_to_json (v, r);
+  video_info_rates_to_json (v, r, q->segment_duration, NULL);
+  return r;
+}
+
+static JsonObject *
+handle_list (const TwoflowRequest * req, GError ** err)
+{
+  GDir *d = g_dir_open (opt_dir, 0, err);
+  JsonArray *a, *checking;
+  JsonObject *bad, *r;
+  const gchar *n;
+  gchar *why;
+  gboolean unknown;
+
+  if (!d)
+    return NULL;
+  a = json_array_new ();
+  bad = json_object_new ();
+  checking = json_array_new ();
+  while ((n = g_dir_read_name (d)))
+    if (n[0] != '.') {
+      json_array_add_string_element (a, n);
+      /* the catalog: which of them cannot play, and why (or not known
+       * yet) */
+      if ((why = catalog_reason (n, &unknown)))
+        json_object_set_string_member (bad, n, why);
+      else if (unknown)
+        json_array_add_string_element (checking, n);
+      g_free (why);
+    }
+  g_dir_close (d);
+  r = twoflow_reply_new (req, TRUE);
+  json_object_set_array_member (r, "videos", a);
+  json_object_set_object_member (r, "unsupported", bad);
+  json_object_set_array_member (r, "checking", checking);
+  return r;
+}
+
+static JsonObject *
+handle_session_request (Client * c, const TwoflowRequest * req,
+    GError ** err)
+{
+  Session *s = session_lookup_owned (c, req->session, err);
+  JsonObject *r;
+
+  if (!s)
+    return NULL;
+  r = twoflow_reply_new (req, TRUE);
+  if (req->kind == TWOFLOW_REQUEST_TEARDOWN)
+    session_destroy (s, "teardown");
+  else
+    json_object_set_object_member (r, "stats", session_stats (s));
+  return r;
+}
+
+static JsonObject *
+handle_status (const TwoflowRequest * req)
+{
+  JsonObject *r = twoflow_reply_new (req, TRUE);
+
+  json_object_set_int_member (r, "sessions", g_hash_table_size (sessions));
+  json_object_set_int_member (r, "sessions_total", sessions_total);
+  json_object_set_int_member (r, "clients", n_clients);
+  json_object_set_int_member (r, "refused", refused_total);
+  json_object_set_int_member (r, "shed", shed_total);
+  json_object_set_int_member (r, "accept_failures", accept_failures);
+  return r;
+}
+
+/* One request: AUTH first (or a client certificate), then any command;
+ * every request but AUTH has one reply, ok or its error. */
+static void
+handle_request (Client * c, const TwoflowRequest * req)
+{
   GError *err = NULL;
   JsonObject *r = NULL;
 
-  if (g_ascii_strcasecmp (cmd, "AUTH") == 0) {
-    const gchar *name = c->authenticated ? c->identity :
-        twoflow_tokens_check (tokens, twoflow_json_get_string (req, "token",
-            NULL));
-    if (name == NULL) {
-      client_refuse (c, tokens ? "unauthenticated: unknown token" :
-          "unauthenticated: this server takes client certificates only");
-      return;
-    }
-    if (!c->authenticated)
-      client_authenticated (c, name);
-    r = reply_new (req, TRUE);
-    json_object_set_string_member (r, "identity", c->identity);
-    client_send (c, r);
-    json_object_unref (r);
+  if (req->kind == TWOFLOW_REQUEST_AUTH) {
+    handle_auth (c, req);
     return;
   }
   if (!c->authenticated) {
@@ -3128,103 +3208,25 @@ handle_request (Client * c, JsonObject * req)
         "with a token (or connect with a client certificate)");
     return;
   }
-  if (g_ascii_strcasecmp (cmd, "PLAY") == 0) {
-    Session *s = session_new (c, req, &err);
-    if (s) {
-      r = reply_new (req, TRUE);
-      json_object_set_int_member (r, "session", s->id);
-      video_info_to_json (s->info, r);
-      video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
-      json_object_set_double_member (r, "lead", s->lead);
-      /* where it starts: the key frame at or before the asked start */
-      json_object_set_double_member (r, "start", s->start);
-      if (s->start_pts) {
-        /* what the session sends of the video from there */
-        json_object_set_int_member (r, "start_frames", s->start_frames);
-        json_object_set_int_member (r, "start_audio_records",
-            s->start_audio);
-      }
-      json_object_set_double_member (r, "enhanced_start", s->enh_start);
-      /* the essential flow's start-up ramp, bit/s (0: none) */
-      json_object_set_int_member (r, "startup_rate", s->startup_rate);
-      json_object_set_boolean_member (r, "smoothing", s->smooth);
-      /* the proxy's playout buffer for the enhanced flow, s */
-      json_object_set_double_member (r, "playout_depth", s->smooth ?
-          schedule_playout (s->sched) : 0);
-      /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
-       * to it (ERAP), and says hello to enhanced_port (rUDP) */
-      if (s->nat && s->ess_pipe)
-        json_object_set_int_member (r, "essential_port", s->ess_port);
-      if (s->nat && s->enh_pipe)
-        json_object_set_int_member (r, "enhanced_port", s->enh_port);
-      if (s->nat)
-        json_object_set_int_member (r, "hello_id", (gint64) s->hello_id);
-    }
-  } else if (g_ascii_strcasecmp (cmd, "INFO") == 0) {
-    VideoInfo *v = video_scan (twoflow_json_get_string (req, "video", NULL),
-        g_str_equal (twoflow_json_get_string (req, "policy", "i"), "ip"),
-        track_arg (req, "video_track"), track_arg (req, "audio_track"), &err);
-    if (v) {
-      r = reply_new (req, TRUE);
-      video_info_to_json (v, r);
-      video_info_rates_to_json (v, r, twoflow_json_get_double (req,
-              "segment_duration", 0), NULL);
-    }
-  } else if (g_ascii_strcasecmp (cmd, "LIST") == 0) {
-    GDir *d = g_dir_open (opt_dir, 0, &err);
-    if (d) {
-      JsonArray *a = json_array_new ();
-      JsonObject *bad = json_object_new ();
-      JsonArray *checking = json_array_new ();
-      const gchar *n;
-      gchar *why;
-      gboolean unknown;
-      while ((n = g_dir_read_name (d)))
-        if (n[0] != '.') {
-          json_array_add_string_element (a, n);
-          /* the catalog: which of them cannot play, and why (or not
-           * known yet) */
-          if ((why = catalog_reason (n, &unknown)))
-            json_object_set_string_member (bad, n, why);
-          else if (unknown)
-            json_array_add_string_element (checking, n);
-          g_free (why);
-        }
-      g_dir_close (d);
-      r = reply_new (req, TRUE);
-      json_object_set_array_member (r, "videos", a);
-      json_object_set_object_member (r, "unsupported", bad);
-      json_object_set_array_member (r, "checking", checking);
-    }
-  } else if (g_ascii_strcasecmp (cmd, "TEARDOWN") == 0) {
-    Session *s = session_lookup_owned (c, req, &err);
-    if (s) {
-      session_destroy (s, "teardown");
-      r = reply_new (req, TRUE);
-    }
-  } else if (g_ascii_strcasecmp (cmd, "STATS") == 0) {
-    Session *s = session_lookup_owned (c, req, &err);
-    if (s) {
-      JsonObject *st = session_stats (s);
-      r = reply_new (req, TRUE);
-      json_object_set_object_member (r, "stats", st);
-    }
-  } else if (g_ascii_strcasecmp (cmd, "STATUS") == 0) {
-    r = reply_new (req, TRUE);
-    json_object_set_int_member (r, "sessions", g_hash_table_size (sessions));
-    json_object_set_int_member (r, "sessions_total", sessions_total);
-    json_object_set_int_member (r, "clients", n_clients);
-    json_object_set_int_member (r, "refused", refused_total);
-    json_object_set_int_member (r, "shed", shed_total);
-    json_object_set_int_member (r, "accept_failures", accept_failures);
-  } else {
+  if (req->invalid)
+    err = g_error_copy (req->invalid);
+  else if (req->kind == TWOFLOW_REQUEST_PLAY)
+    r = handle_play (c, req, &err);
+  else if (req->kind == TWOFLOW_REQUEST_INFO)
+    r = handle_info (req, &err);
+  else if (req->kind == TWOFLOW_REQUEST_LIST)
+    r = handle_list (req, &err);
+  else if (req->kind == TWOFLOW_REQUEST_TEARDOWN
+      || req->kind == TWOFLOW_REQUEST_STATS)
+    r = handle_session_request (c, req, &err);
+  else if (req->kind == TWOFLOW_REQUEST_STATUS)
+    r = handle_status (req);
+  else
     g_set_error (&err, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-        "unknown command '%s'", cmd);
-  }
+        "unknown command '%s'", req->cmd);
   if (r == NULL) {
-    r = reply_new (req, FALSE);
-    json_object_set_string_member (r, "error", err ? err->message : "failed");
-    g_print ("client %u: %s failed: %s\n", c->id, cmd,
+    r = twoflow_reply_new_error (req, err ? err->message : "failed");
+    g_print ("client %u: %s failed: %s\n", c->id, req->cmd,
         err ? err->message : "?");
   }
   g_clear_error (&err);
@@ -3238,7 +3240,7 @@ static void
 client_line (Client * c, gchar * line)
 {
   GError *err = NULL;
-  JsonObject *req;
+  TwoflowRequest *req;
 
   c->line_len = strlen (line) + 1;
   g_strstrip (line);
@@ -3256,17 +3258,15 @@ client_line (Client * c, gchar * line)
       g_free (cn);
     }
   }
-  req = twoflow_json_from_line (line, &err);
+  req = twoflow_request_parse (line, &err);
   if (req) {
     handle_request (c, req);
-    json_object_unref (req);
+    twoflow_request_free (req);
   } else if (!c->authenticated) {
     client_refuse (c, "unauthenticated: not a request");
     g_clear_error (&err);
   } else {
-    JsonObject *r = json_object_new ();
-    json_object_set_boolean_member (r, "ok", FALSE);
-    json_object_set_string_member (r, "error", err->message);
+    JsonObject *r = twoflow_reply_new_error (NULL, err->message);
     client_send (c, r);
     json_object_unref (r);
     g_clear_error (&err);
