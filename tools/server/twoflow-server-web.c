@@ -9,13 +9,6 @@
 #include "twoflow-http.h"
 #include "twoflow-metrics.h"
 
-static gint opt_http_port = 0;
-/* NULL: the control channel's --address */
-static gchar *opt_http_address = NULL;
-static gchar *opt_http_user = NULL, *opt_http_password = NULL;
-static gchar *opt_http_password_file = NULL;
-static gchar *opt_config = NULL;
-
 static void
 web_metrics (TwoflowMetrics * m, gpointer data)
 {
