@@ -21,7 +21,7 @@ web_metrics (TwoflowMetrics * m, gpointer data)
   twoflow_metric (m, "twoflow_server_sessions_started_total", "counter",
       "Sessions started", NULL, sessions_total);
   twoflow_metric (m, "twoflow_server_videos_scanned", "gauge",
-      "Videos scanned (cached)", NULL, g_hash_table_size (video_cache));
+      "Videos scanned (cached)", NULL, catalog_n_scanned ());
   /* per session: rates, bytes, RTT, loss, retransmissions, the
    * transcoder's target (bounded: twoflow-metrics.c) */
   all = g_ptr_array_new_with_free_func ((GDestroyNotify) json_object_unref);
@@ -79,18 +79,13 @@ web_reload (gpointer data)
 {
   GHashTable *used = g_hash_table_new (NULL, NULL);
   GHashTableIter it;
-  gpointer k, v;
-  guint n = 0;
+  gpointer v;
+  guint n;
 
   g_hash_table_iter_init (&it, sessions);
   while (g_hash_table_iter_next (&it, NULL, &v))
     g_hash_table_add (used, ((Session *) v)->info);
-  g_hash_table_iter_init (&it, video_cache);
-  while (g_hash_table_iter_next (&it, &k, &v))
-    if (!g_hash_table_contains (used, v)) {
-      g_hash_table_iter_remove (&it);
-      n++;
-    }
+  n = catalog_forget_unused (used);
   g_hash_table_destroy (used);
   g_print ("twoflow-server: SIGHUP: video list reloaded (%u scan(s) "
       "forgotten)\n", n);
