@@ -18,12 +18,11 @@
 
 G_BEGIN_DECLS
 
-typedef struct _Client Client;
-
 typedef struct
 {
   guint id;
-  Client *client;
+  gpointer owner;               /* its client (twoflow-server-client.c) */
+  gchar *identity;              /* the owner's identity: limits, lookups */
   VideoInfo *info;
   gchar *host;
   gchar *essential;             /* "ctcp" | "erap" | "tcp" */
