@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — the catalog: the videos of --dir, each scanned once for its profile
- * (rates, frames, key frames), and which of them cannot play (looked at in
- * the catalog's thread)
+/* twoflow-server — the catalog: the videos of --dir, each scanned once for
+ * its profile (rates, frames, key frames), and which of them cannot play
+ * (looked at in the catalog's thread)
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — a control connection: TLS, AUTH, bounded lines in, replies out
- * (queued, written asynchronously), each request dispatched
+/* twoflow-server — a control connection: TLS, AUTH, bounded lines in,
+ * replies out (queued, written asynchronously), each request dispatched
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — the control port: accepting (paused, not spinning, when out of
- * descriptors), admitting or refusing connections
+/* twoflow-server — the control port: accepting (paused, not spinning, when
+ * out of descriptors), admitting or refusing connections
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — the session pool: the sessions by id (random, unguessable), whose they
- * are, the limits; a session from PLAY to its end
+/* twoflow-server — the session pool: the sessions by id (random,
+ * unguessable), whose they are, the limits; a session from PLAY to its end
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — a video's schedules: the enhanced flow's smoothing per window, the
- * essential flow's start-up ramp (made once per video and parameters)
+/* twoflow-server — a video's schedules: the enhanced flow's smoothing per
+ * window, the essential flow's start-up ramp (made once per video and
+ * parameters)
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

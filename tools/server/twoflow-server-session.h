@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — a session: what PLAY asked for, its two pipelines, its rate control
- * (the pool: twoflow-server-pool.c; the pipelines:
+/* twoflow-server — a session: what PLAY asked for, its two pipelines, its
+ * rate control (the pool: twoflow-server-pool.c; the pipelines:
  * twoflow-server-media.c)
  * Copyright (C) 2026 twoflow developers
  *

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — media input: filesrc ! parsebin, the streams selected, the start
+/* twoflow-server — media input: filesrc ! parsebin, the streams selected,
+ * the start
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

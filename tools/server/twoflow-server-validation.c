@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — address validation: stateless tokens that prove a media address
- * asked (docs/security.md, "No reflection")
+/* twoflow-server — address validation: stateless tokens that prove a media
+ * address asked (docs/security.md, "No reflection")
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

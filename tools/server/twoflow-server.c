@@ -29,63 +29,68 @@
  * GstNetworkCongestion events instead, and it backs off on each. One
  * GMainLoop runs every session; a client whose control connection closes
  * has its sessions torn down.
+ *
+ * The parts, each with its debug category (GST_DEBUG=twoflow-server*:5):
+ * options (twoflow-server-options.c), the control port (-listener.c),
+ * a control connection and its requests (-client.c; the requests are
+ * tools/common/twoflow-protocol.h), the session pool (-pool.c), a
+ * session's pipelines (-media.c) and rate control (-ratectl.c), the
+ * media input (-source.c), the catalog of videos (-catalog.c) and their
+ * schedules (-schedule.c), address validation (-validation.c), the HTTP
+ * side (-web.c); this file starts them.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <math.h>
 #include <glib-unix.h>
-#include <glib/gstdio.h>
-#include <sys/stat.h>
 #include <gst/gst.h>
-#include <gst/tag/tag.h>
-#include <gst/twoflow/twoflowframe.h>
-#include <gst/twoflow/twoflowprofile.h>
-#include <gst/twoflow/twoflowsmoothing.h>
-#include <gst/twoflow/twoflowstartup.h>
-#include <gst/twoflow/networkcongestion.h>
-#include <gst/ratecontrol/sessionrate.h>
-#include "twoflow-protocol.h"
-#include "twoflow-auth.h"
-#include "twoflow-tls.h"
-#include <sys/random.h>
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
-#include "twoflow-log.h"
 #include "twoflow-server-options.h"
 #include "twoflow-server-source.h"
 #include "twoflow-server-catalog.h"
 #include "twoflow-server-schedule.h"
-#include "twoflow-server-session.h"
 #include "twoflow-server-ratectl.h"
 #include "twoflow-server-media.h"
 #include "twoflow-server-pool.h"
-#include "twoflow-server-web.h"
 #include "twoflow-server-validation.h"
 #include "twoflow-server-client.h"
 #include "twoflow-server-listener.h"
+#include "twoflow-server-web.h"
 
 GST_DEBUG_CATEGORY_STATIC (server_debug);
 #define GST_CAT_DEFAULT server_debug
 
+/* The elements the sessions need, there; the plugins that load libraries
+ * on first use, loaded */
+static gboolean
+check_elements (void)
+{
+  static const gchar *const needed[] = { "twoflowsplit", "ratetranscoder",
+    "twoflowtracesrc", "ctcpsink", "erapsink", "rudpsink", "rtpgstpay",
+    "parsebin", "filesrc", "queue", "fakesink", NULL
+  };
+  /* loaded now, while descriptors are free: libav's libraries
+   * (libavformat -> libssh -> libgcrypt) initialise on load and abort
+   * the process when that fails, as it did under EMFILE when the
+   * catalog's first scan loaded them during a connection flood */
+  static const gchar *const preload[] = { "libav", "typefindfunctions",
+    "playback", "videoparsersbad", NULL
+  };
+  guint i;
 
-/* ---------------------------------------------------------- media input */
+  if (!twoflow_config_check_elements ("twoflow-server", needed))
+    return FALSE;
+  for (i = 0; preload[i]; i++) {
+    GstPlugin *plugin = gst_plugin_load_by_name (preload[i]);
 
-
-/* ---------------------------------------------------------------- videos */
-
-/* -------------------------------------------------------------- sessions */
-
-
-/* ------------------------------------------------- session rate control */
-
-
-/* --------------------------------------------------------------- clients */
-
+    if (plugin)
+      gst_object_unref (plugin);
+  }
+  return TRUE;
+}
 
 static gboolean
 quit_cb (gpointer loop)
@@ -110,29 +115,8 @@ main (int argc, char **argv)
   }
   if ((ret = twoflow_server_options_parse (argc, argv)) >= 0)
     return ret;
-  {
-    static const gchar *const needed[] = { "twoflowsplit", "ratetranscoder",
-      "twoflowtracesrc", "ctcpsink", "erapsink", "rudpsink", "rtpgstpay",
-      "parsebin", "filesrc", "queue", "fakesink", NULL
-    };
-    /* loaded now, while descriptors are free: libav's libraries
-     * (libavformat -> libssh -> libgcrypt) initialise on load and abort
-     * the process when that fails, as it did under EMFILE when the
-     * catalog's first scan loaded them during a connection flood */
-    static const gchar *const preload[] = { "libav", "typefindfunctions",
-      "playback", "videoparsersbad", NULL
-    };
-    guint i;
-
-    if (!twoflow_config_check_elements ("twoflow-server", needed))
-      return 1;
-    for (i = 0; preload[i]; i++) {
-      GstPlugin *plugin = gst_plugin_load_by_name (preload[i]);
-
-      if (plugin)
-        gst_object_unref (plugin);
-    }
-  }
+  if (!check_elements ())
+    return 1;
   GST_DEBUG_CATEGORY_INIT (server_debug, "twoflow-server", 0,
       "twoflow central server");
   if ((ret = twoflow_server_options_check ()) >= 0)
