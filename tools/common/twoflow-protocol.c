@@ -229,6 +229,59 @@ twoflow_reply_new_error (const TwoflowRequest * req, const gchar * message)
   return r;
 }
 
+void
+twoflow_play_reply_init (TwoflowPlayReply * r)
+{
+  memset (r, 0, sizeof (*r));
+  r->start_frames = r->start_audio_records = -1;
+  r->hello_id = -1;
+}
+
+void
+twoflow_play_reply_to_json (const TwoflowPlayReply * r, JsonObject * o)
+{
+  json_object_set_int_member (o, "session", r->session);
+  json_object_set_double_member (o, "lead", r->lead);
+  /* where it starts: the key frame at or before the asked start, and what
+   * the session sends of the video from there */
+  json_object_set_double_member (o, "start", r->start);
+  if (r->start_frames >= 0)
+    json_object_set_int_member (o, "start_frames", r->start_frames);
+  if (r->start_audio_records >= 0)
+    json_object_set_int_member (o, "start_audio_records",
+        r->start_audio_records);
+  json_object_set_double_member (o, "enhanced_start", r->enhanced_start);
+  json_object_set_int_member (o, "startup_rate", r->startup_rate);
+  json_object_set_boolean_member (o, "smoothing", r->smoothing);
+  json_object_set_double_member (o, "playout_depth", r->playout_depth);
+  if (r->essential_port > 0)
+    json_object_set_int_member (o, "essential_port", r->essential_port);
+  if (r->enhanced_port > 0)
+    json_object_set_int_member (o, "enhanced_port", r->enhanced_port);
+  if (r->hello_id >= 0)
+    json_object_set_int_member (o, "hello_id", r->hello_id);
+}
+
+void
+twoflow_play_reply_from_json (JsonObject * o, TwoflowPlayReply * r)
+{
+  twoflow_play_reply_init (r);
+  r->session = twoflow_json_get_int (o, "session", 0);
+  r->lead = twoflow_json_get_double (o, "lead", 0);
+  r->start = twoflow_json_get_double (o, "start", 0);
+  r->start_frames = twoflow_json_get_int (o, "start_frames", -1);
+  r->start_audio_records = twoflow_json_get_int (o, "start_audio_records",
+      -1);
+  r->enhanced_start = twoflow_json_get_double (o, "enhanced_start", 0);
+  r->startup_rate = twoflow_json_get_int (o, "startup_rate", 0);
+  r->smoothing = twoflow_json_get_int (o, "smoothing", 0) != 0;
+  r->playout_depth = twoflow_json_get_double (o, "playout_depth", 0);
+  r->essential_port = twoflow_json_get_int (o, "essential_port", 0);
+  r->enhanced_port = twoflow_json_get_int (o, "enhanced_port", 0);
+  if (json_object_has_member (o, "hello_id"))
+    r->hello_id = json_object_get_int_member (o, "hello_id");
+}
+
 /* ---------------------------------------------------------- the proxy's */
 
 static JsonObject *

@@ -114,6 +114,30 @@ JsonObject *twoflow_reply_new (const TwoflowRequest * req, gboolean ok);
 JsonObject *twoflow_reply_new_error (const TwoflowRequest * req,
     const gchar * message);
 
+/* PLAY's reply, the session's part (the video's profile and schedule,
+ * video_info_to_json()'s, are in the same object) */
+typedef struct
+{
+  guint session;
+  gdouble lead;                 /* s: playback after the flows start */
+  gdouble start;                /* s: the key frame it starts at */
+  gint64 start_frames;          /* -1: from the beginning */
+  gint64 start_audio_records;   /* -1: from the beginning */
+  gdouble enhanced_start;       /* s: the enhanced flow after the essential */
+  guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
+  gboolean smoothing;
+  gdouble playout_depth;        /* s: the proxy's enhanced playout buffer */
+  /* NAT: where the proxy connects or says hello (0: not given) */
+  gint essential_port, enhanced_port;
+  gint64 hello_id;              /* -1: not given */
+} TwoflowPlayReply;
+
+void twoflow_play_reply_init (TwoflowPlayReply * r);
+/* the members of @r into @obj (an ok reply) */
+void twoflow_play_reply_to_json (const TwoflowPlayReply * r,
+    JsonObject * obj);
+void twoflow_play_reply_from_json (JsonObject * obj, TwoflowPlayReply * r);
+
 /* The proxy's side: a request as the JSON object it sends */
 void twoflow_play_request_init (TwoflowPlayRequest * p);
 void twoflow_play_request_clear (TwoflowPlayRequest * p);

@@ -856,12 +856,11 @@ read_event (ProxySession * ps)
  * (ERAP: erapsrc), the enhanced one says hello (rudpsrc), each from its
  * own socket, to the control server's address; then they start. */
 static gboolean
-nat_start (ProxySession * ps, JsonObject * r)
+nat_start (ProxySession * ps, const TwoflowPlayReply * r)
 {
-  gint ess = twoflow_json_get_int (r, "essential_port", 0);
-  gint enh = twoflow_json_get_int (r, "enhanced_port", 0);
-  gint64 hello_id = json_object_has_member (r, "hello_id") ?
-      json_object_get_int_member (r, "hello_id") : -1;
+  gint ess = r->essential_port;
+  gint enh = r->enhanced_port;
+  gint64 hello_id = r->hello_id;
   gboolean erap = g_str_equal (opt_essential, "erap");
 
   if (ess <= 0 || ess > 65535 || (ps->enh_src && (enh <= 0 || enh > 65535))
@@ -894,6 +893,7 @@ ready_cb (gpointer user_data)
   ProxySession *ps = user_data;
   gint ess_port = 0;
   TwoflowPlayRequest play;
+  TwoflowPlayReply pr;
   JsonObject *req, *r;
   GError *err = NULL;
   gboolean nat = opt_nat;
@@ -952,20 +952,21 @@ ready_cb (gpointer user_data)
     g_clear_error (&err);
     return G_SOURCE_REMOVE;
   }
-  ps->server_session = twoflow_json_get_int (r, "session", 0);
-  if (nat && !nat_start (ps, r)) {
+  twoflow_play_reply_from_json (r, &pr);
+  json_object_unref (r);
+  ps->server_session = pr.session;
+  if (nat && !nat_start (ps, &pr)) {
     GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
         ("server does not support --nat"), (NULL));
-    json_object_unref (r);
     return G_SOURCE_REMOVE;
   }
   ps->started_us = g_get_monotonic_time ();
   /* the smoothed reservation runs from here, when the flows start */
   gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
-  ps->lead = twoflow_json_get_double (r, "lead", 0);
-  ps->start_npt = twoflow_json_get_double (r, "start", 0);
-  ps->start_frames = twoflow_json_get_int (r, "start_frames", -1);
-  ps->start_audio = twoflow_json_get_int (r, "start_audio_records", -1);
+  ps->lead = pr.lead;
+  ps->start_npt = pr.start;
+  ps->start_frames = pr.start_frames;
+  ps->start_audio = pr.start_audio_records;
   if (ps->start > 0 && g_strcmp0 (ps->kind, "rtsp") == 0) {
     /* a seek: running times (and so the MPEG-TS timestamps) from where
      * the session starts in the video (twoflow_seek) */
@@ -977,10 +978,9 @@ ready_cb (gpointer user_data)
     gst_pad_set_offset (src, (gint64) ms * GST_MSECOND);
     gst_object_unref (src);
   }
-  ps->smoothing = twoflow_json_get_int (r, "smoothing", 0) != 0;
+  ps->smoothing = pr.smoothing;
   if (ps->jitterbuffer) {
-    guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,
-            "playout_depth", 0) * 1000);
+    guint depth = opt_jitter_ms + (guint) (pr.playout_depth * 1000);
 
     if (depth != ps->playout_ms) {
       ps->playout_ms = depth;
@@ -997,10 +997,8 @@ ready_cb (gpointer user_data)
       "lead %.1f s, enhanced %s, playout buffer %u ms, peak %"
       G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video, ps->start_npt,
       ps->server_session,
-      twoflow_json_get_double (r, "lead", 0), twoflow_json_get_int (r,
-          "smoothing", 0) ? "smoothed" : "at its peak rate", ps->playout_ms,
-      ps->peak_rate);
-  json_object_unref (r);
+      pr.lead, pr.smoothing ? "smoothed" : "at its peak rate",
+      ps->playout_ms, ps->peak_rate);
   read_event (ps);
   return G_SOURCE_REMOVE;
 }

@@ -238,6 +238,7 @@ static JsonObject *
 handle_play (Client * c, const TwoflowRequest * req, GError ** err)
 {
   const gchar *host = req->play.host;
+  TwoflowPlayReply pr;
   Session *s;
   JsonObject *r;
 
@@ -249,33 +250,36 @@ handle_play (Client * c, const TwoflowRequest * req, GError ** err)
   s = session_new (c, c->identity, c->peer, &req->play, err);
   if (!s)
     return NULL;
-  r = twoflow_reply_new (req, TRUE);
-  json_object_set_int_member (r, "session", s->id);
-  video_info_to_json (s->info, r);
-  video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
-  json_object_set_double_member (r, "lead", s->lead);
-  /* where it starts: the key frame at or before the asked start */
-  json_object_set_double_member (r, "start", s->start);
+  twoflow_play_reply_init (&pr);
+  pr.session = s->id;
+  pr.lead = s->lead;
+  /* where it starts: the key frame at or before the asked start, and
+   * what the session sends of the video from there */
+  pr.start = s->start;
   if (s->start_pts) {
-    /* what the session sends of the video from there */
-    json_object_set_int_member (r, "start_frames", s->start_frames);
-    json_object_set_int_member (r, "start_audio_records", s->start_audio);
+    pr.start_frames = s->start_frames;
+    pr.start_audio_records = s->start_audio;
   }
-  json_object_set_double_member (r, "enhanced_start", s->enh_start);
+  pr.enhanced_start = s->enh_start;
   /* the essential flow's start-up ramp, bit/s (0: none) */
-  json_object_set_int_member (r, "startup_rate", s->startup_rate);
-  json_object_set_boolean_member (r, "smoothing", s->smooth);
+  pr.startup_rate = s->startup_rate;
+  pr.smoothing = s->smooth;
   /* the proxy's playout buffer for the enhanced flow, s */
-  json_object_set_double_member (r, "playout_depth", s->smooth ?
-      schedule_playout (s->sched) : 0);
+  pr.playout_depth = s->smooth ? schedule_playout (s->sched) : 0;
   /* NAT: the proxy connects to this port (cTCP/TCP) or says hello
    * to it (ERAP), and says hello to enhanced_port (rUDP) */
   if (s->nat && s->ess_pipe)
-    json_object_set_int_member (r, "essential_port", s->ess_port);
+    pr.essential_port = s->ess_port;
   if (s->nat && s->enh_pipe)
-    json_object_set_int_member (r, "enhanced_port", s->enh_port);
+    pr.enhanced_port = s->enh_port;
   if (s->nat)
-    json_object_set_int_member (r, "hello_id", (gint64) s->hello_id);
+    pr.hello_id = s->hello_id;
+  r = twoflow_reply_new (req, TRUE);
+  video_info_to_json (s->info, r);
+  video_info_rates_to_json (s->info, r, s->segment_duration, s->sched);
+  /* (after the video's schedule: its playout_depth and startup_rate are
+   * a session's without a prefix) */
+  twoflow_play_reply_to_json (&pr, r);
   return r;
 }
 

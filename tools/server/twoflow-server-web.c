@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-server — its HTTP side: /metrics (Prometheus text: sessions, and per
- * session the flows' bytes, rates, RTT, loss, retransmissions, late
- * segments, the transcoder's target: twoflow-metrics.c), /status (JSON),
- * /healthz; SIGHUP forgets the scanned videos so changed files are scanned
- * again
+/* twoflow-server — its HTTP side: /metrics (Prometheus text: sessions,
+ * and per session the flows' bytes, rates, RTT, loss, retransmissions,
+ * late segments, the transcoder's target: twoflow-metrics.c), /status
+ * (JSON), /healthz; SIGHUP forgets the scanned videos so changed files are
+ * scanned again
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -71,7 +71,7 @@ web_status (gpointer data)
 
 /* --http-port: listening (an error there ends the program) */
 void
-web_start (void)
+twoflow_server_web_start (void)
 {
   TwoflowHttpHooks hooks = { web_metrics, web_status, NULL, NULL, NULL };
   GError *err = NULL;
@@ -98,7 +98,7 @@ web_start (void)
 /* SIGHUP: scanned videos no session uses are forgotten (scanned again at
  * their next INFO/PLAY); LIST reads the directory anew anyway. */
 gboolean
-web_reload (gpointer data)
+twoflow_server_web_reload (gpointer data)
 {
   GHashTable *used = g_hash_table_new (NULL, NULL);
   GList *l, *list = session_pool_list ();

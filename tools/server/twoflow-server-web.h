@@ -14,8 +14,8 @@
 
 G_BEGIN_DECLS
 
-void web_start (void);
-gboolean web_reload (gpointer data);
+void twoflow_server_web_start (void);
+gboolean twoflow_server_web_reload (gpointer data);
 
 G_END_DECLS
 #endif

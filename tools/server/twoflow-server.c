@@ -134,13 +134,13 @@ main (int argc, char **argv)
     return 1;
   }
 
-  web_start ();
+  twoflow_server_web_start ();
   /* the catalog: which videos cannot play, looked at in its own thread */
   catalog_queue_all ();
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_unix_signal_add (SIGTERM, quit_cb, loop);
-  g_unix_signal_add (SIGHUP, web_reload, NULL);
+  g_unix_signal_add (SIGHUP, twoflow_server_web_reload, NULL);
   /* listening (control and HTTP): systemd's Type=notify start is done */
   twoflow_daemon_notify ("READY=1");
   g_main_loop_run (loop);

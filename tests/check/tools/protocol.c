@@ -272,6 +272,57 @@ GST_START_TEST (test_proxy_round_trip)
 
 GST_END_TEST;
 
+/* PLAY's reply, written by the server, read by the proxy */
+GST_START_TEST (test_play_reply)
+{
+  TwoflowPlayReply in, out;
+  JsonObject *o = json_object_new ();
+  gchar *text;
+
+  twoflow_play_reply_init (&in);
+  in.session = 77;
+  in.lead = 0.5;
+  in.playout_depth = 1.25;
+  in.smoothing = TRUE;
+  in.startup_rate = 900000;
+  twoflow_play_reply_to_json (&in, o);
+  text = twoflow_json_to_line (o);
+  /* no seek, no NAT: those members are not there */
+  fail_if (strstr (text, "start_frames"), "%s", text);
+  fail_if (strstr (text, "hello_id"), "%s", text);
+  fail_if (strstr (text, "essential_port"), "%s", text);
+  g_free (text);
+  twoflow_play_reply_from_json (o, &out);
+  fail_unless_equals_int (out.session, 77);
+  fail_unless_equals_float (out.lead, 0.5);
+  fail_unless_equals_float (out.playout_depth, 1.25);
+  fail_unless (out.smoothing);
+  fail_unless_equals_uint64 (out.startup_rate, 900000);
+  fail_unless_equals_int64 (out.start_frames, -1);
+  fail_unless_equals_int64 (out.hello_id, -1);
+  json_object_unref (o);
+
+  /* a seek behind NAT */
+  o = json_object_new ();
+  in.start = 12.0;
+  in.start_frames = 300;
+  in.start_audio_records = 0;
+  in.essential_port = 40000;
+  in.enhanced_port = 40001;
+  in.hello_id = (G_GINT64_CONSTANT (1) << 52) + 5;
+  twoflow_play_reply_to_json (&in, o);
+  twoflow_play_reply_from_json (o, &out);
+  fail_unless_equals_float (out.start, 12.0);
+  fail_unless_equals_int64 (out.start_frames, 300);
+  fail_unless_equals_int64 (out.start_audio_records, 0);
+  fail_unless_equals_int (out.essential_port, 40000);
+  fail_unless_equals_int (out.enhanced_port, 40001);
+  fail_unless_equals_int64 (out.hello_id, (G_GINT64_CONSTANT (1) << 52) + 5);
+  json_object_unref (o);
+}
+
+GST_END_TEST;
+
 static Suite *
 protocol_suite (void)
 {
@@ -285,6 +336,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_other_commands);
   tcase_add_test (tc, test_framing_limits);
   tcase_add_test (tc, test_proxy_round_trip);
+  tcase_add_test (tc, test_play_reply);
   return s;
 }
 
