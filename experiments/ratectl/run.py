@@ -107,7 +107,7 @@ def run_case(build, videos, work, loss, seed, schedule, server_args, timeout=120
         server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
                                   "--insecure"] + server_args,
                                  stdout=slog, stderr=subprocess.STDOUT,
-                                 env=dict(env, GST_DEBUG="twoflow-server:4"))
+                                 env=dict(env, GST_DEBUG="twoflow-server*:4"))
         iperf = None
         if tcp:
             # a cubic bulk flow beside the session for its whole length

@@ -160,8 +160,7 @@ web_videos (gpointer data, GError ** error)
     return NULL;
   in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
           (conn)));
-  req = json_object_new ();
-  json_object_set_string_member (req, "cmd", "LIST");
+  req = twoflow_simple_request_to_json (TWOFLOW_REQUEST_LIST, 0);
   if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM (conn)),
           req, error))
     r = twoflow_control_recv (in, NULL, error);

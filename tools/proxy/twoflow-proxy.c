@@ -34,7 +34,7 @@
 #include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
 #include <gst/twoflow/twoflowdelivery.h>
-#include "twoflow-control.h"
+#include "twoflow-protocol.h"
 #include "twoflow-tls.h"
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
@@ -229,13 +229,17 @@ proxy_session_free (ProxySession * ps)
   g_free (ps);
 }
 
+/* The video a session asks for: --policy, --segment, the tracks
+ * (borrowed strings: not cleared) */
 static void
-add_track_args (JsonObject * req)
+video_request (TwoflowVideoRequest * v, const gchar * video)
 {
-  if (opt_video_track)
-    json_object_set_string_member (req, "video_track", opt_video_track);
-  if (opt_audio_track)
-    json_object_set_string_member (req, "audio_track", opt_audio_track);
+  v->video = (gchar *) video;
+  v->policy_ip = g_strcmp0 (opt_policy, "ip") == 0;
+  v->video_track = opt_video_track;
+  v->audio_track = opt_audio_track;
+  /* the smoothing schedule and segment rates for our segments */
+  v->segment_duration = opt_segment;
 }
 
 /* A control connection to the server: TLS as configured (--tls-ca,
@@ -258,12 +262,10 @@ control_connect (guint timeout, GError ** error)
     GDataInputStream *in =
         g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
             (conn)));
-    JsonObject *req = json_object_new (), *r = NULL;
+    JsonObject *req = twoflow_auth_request_to_json (opt_token), *r = NULL;
 
     g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (in),
         FALSE);
-    json_object_set_string_member (req, "cmd", "AUTH");
-    json_object_set_string_member (req, "token", opt_token);
     if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM
                 (conn)), req, error))
       r = twoflow_control_recv (in, NULL, error);
@@ -287,6 +289,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
 {
   ProxySession *ps = g_new0 (ProxySession, 1);
   GSocketAddress *la;
+  TwoflowVideoRequest vr = { 0, };
   JsonObject *req;
 
   ps->created_us = g_get_monotonic_time ();
@@ -307,13 +310,8 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
       (G_INET_SOCKET_ADDRESS (la)));
   g_object_unref (la);
 
-  req = json_object_new ();
-  json_object_set_string_member (req, "cmd", "INFO");
-  json_object_set_string_member (req, "video", video);
-  json_object_set_string_member (req, "policy", opt_policy);
-  /* the smoothing schedule and segment rates for our segments */
-  json_object_set_double_member (req, "segment_duration", opt_segment);
-  add_track_args (req);
+  video_request (&vr, video);
+  req = twoflow_info_request_to_json (&vr);
   ps->info = request (ps, req, error);
   json_object_unref (req);
   if (!ps->info)
@@ -861,12 +859,11 @@ read_event (ProxySession * ps)
  * (ERAP: erapsrc), the enhanced one says hello (rudpsrc), each from its
  * own socket, to the control server's address; then they start. */
 static gboolean
-nat_start (ProxySession * ps, JsonObject * r)
+nat_start (ProxySession * ps, const TwoflowPlayReply * r)
 {
-  gint ess = twoflow_json_get_int (r, "essential_port", 0);
-  gint enh = twoflow_json_get_int (r, "enhanced_port", 0);
-  gint64 hello_id = json_object_has_member (r, "hello_id") ?
-      json_object_get_int_member (r, "hello_id") : -1;
+  gint ess = r->essential_port;
+  gint enh = r->enhanced_port;
+  gint64 hello_id = r->hello_id;
   gboolean erap = g_str_equal (opt_essential, "erap");
 
   if (ess <= 0 || ess > 65535 || (ps->enh_src && (enh <= 0 || enh > 65535))
@@ -898,6 +895,8 @@ ready_cb (gpointer user_data)
 {
   ProxySession *ps = user_data;
   gint ess_port = 0;
+  TwoflowPlayRequest play;
+  TwoflowPlayReply pr;
   JsonObject *req, *r;
   GError *err = NULL;
   gboolean nat = opt_nat;
@@ -919,41 +918,38 @@ ready_cb (gpointer user_data)
     return G_SOURCE_CONTINUE;
   ps->ready_timer = 0;
 
-  req = json_object_new ();
-  json_object_set_string_member (req, "cmd", "PLAY");
-  json_object_set_string_member (req, "video", ps->video);
-  json_object_set_string_member (req, "essential", opt_essential);
-  json_object_set_string_member (req, "policy", opt_policy);
-  add_track_args (req);
-  /* no "host": the server sends only to the control connection's peer
+  twoflow_play_request_init (&play);
+  video_request (&play.v, ps->video);
+  /* (checked in main) */
+  twoflow_essential_from_string (opt_essential, &play.essential);
+  /* no host: the server sends only to the control connection's peer
    * (no reflection; docs/security.md) */
   if (ps->erap_key && g_str_equal (opt_essential, "erap"))
-    json_object_set_string_member (req, "erap_key", ps->erap_key);
+    play.erap_key = ps->erap_key;
   if (ps->srtp_key && ps->enh_src)
-    json_object_set_string_member (req, "srtp_key", ps->srtp_key);
+    play.srtp_key = ps->srtp_key;
   if (ps->ess_token && !g_str_equal (opt_essential, "erap"))
-    json_object_set_string_member (req, "essential_token", ps->ess_token);
-  if (nat)
-    json_object_set_boolean_member (req, "nat", TRUE);
-  else
-    json_object_set_int_member (req, "essential_port", ess_port);
-  json_object_set_double_member (req, "segment_duration", opt_segment);
+    play.essential_token = ps->ess_token;
+  play.nat = nat;
+  if (!nat)
+    play.essential_port = ess_port;
   if (ps->prestage) {
-    json_object_set_string_member (req, "flows", "essential");
-    json_object_set_int_member (req, "end_segment", 1);
+    play.flows = TWOFLOW_FLOWS_ESSENTIAL;
+    play.end_segment = 1;
   } else {
     if (!nat)
-      json_object_set_int_member (req, "enhanced_port", ps->enh_port);
-    if (ps->start > 0)
-      json_object_set_double_member (req, "start", ps->start);
+      play.enhanced_port = ps->enh_port;
+    play.start = ps->start;
     if (ps->merge) {
       gchar *prefix = NULL;
       g_object_get (ps->merge, "prefix-location", &prefix, NULL);
       if (prefix)
-        json_object_set_int_member (req, "skip_segments", 1);
+        play.skip_segments = 1;
       g_free (prefix);
     }
   }
+  /* (the strings are borrowed: play is not cleared) */
+  req = twoflow_play_request_to_json (&play);
   r = request (ps, req, &err);
   json_object_unref (req);
   ps->play_sent = TRUE;
@@ -964,20 +960,21 @@ ready_cb (gpointer user_data)
     g_clear_error (&err);
     return G_SOURCE_REMOVE;
   }
-  ps->server_session = twoflow_json_get_int (r, "session", 0);
-  if (nat && !nat_start (ps, r)) {
+  twoflow_play_reply_from_json (r, &pr);
+  json_object_unref (r);
+  ps->server_session = pr.session;
+  if (nat && !nat_start (ps, &pr)) {
     GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
         ("server does not support --nat"), (NULL));
-    json_object_unref (r);
     return G_SOURCE_REMOVE;
   }
   ps->started_us = g_get_monotonic_time ();
   /* the smoothed reservation runs from here, when the flows start */
   gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
-  ps->lead = twoflow_json_get_double (r, "lead", 0);
-  ps->start_npt = twoflow_json_get_double (r, "start", 0);
-  ps->start_frames = twoflow_json_get_int (r, "start_frames", -1);
-  ps->start_audio = twoflow_json_get_int (r, "start_audio_records", -1);
+  ps->lead = pr.lead;
+  ps->start_npt = pr.start;
+  ps->start_frames = pr.start_frames;
+  ps->start_audio = pr.start_audio_records;
   if (ps->start > 0 && g_strcmp0 (ps->kind, "rtsp") == 0) {
     /* a seek: running times (and so the MPEG-TS timestamps) from where
      * the session starts in the video (twoflow_seek) */
@@ -989,10 +986,9 @@ ready_cb (gpointer user_data)
     gst_pad_set_offset (src, (gint64) ms * GST_MSECOND);
     gst_object_unref (src);
   }
-  ps->smoothing = twoflow_json_get_int (r, "smoothing", 0) != 0;
+  ps->smoothing = pr.smoothing;
   if (ps->jitterbuffer) {
-    guint depth = opt_jitter_ms + (guint) (twoflow_json_get_double (r,
-            "playout_depth", 0) * 1000);
+    guint depth = opt_jitter_ms + (guint) (pr.playout_depth * 1000);
 
     if (depth != ps->playout_ms) {
       ps->playout_ms = depth;
@@ -1009,10 +1005,8 @@ ready_cb (gpointer user_data)
       "lead %.1f s, enhanced %s, playout buffer %u ms, peak %"
       G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video, ps->start_npt,
       ps->server_session,
-      twoflow_json_get_double (r, "lead", 0), twoflow_json_get_int (r,
-          "smoothing", 0) ? "smoothed" : "at its peak rate", ps->playout_ms,
-      ps->peak_rate);
-  json_object_unref (r);
+      pr.lead, pr.smoothing ? "smoothed" : "at its peak rate",
+      ps->playout_ms, ps->peak_rate);
   read_event (ps);
   return G_SOURCE_REMOVE;
 }
@@ -3054,6 +3048,14 @@ main (int argc, char **argv)
     opt_prefix_dir = g_strdup ("prefix");
   if (!opt_essential)
     opt_essential = g_strdup ("ctcp");
+  {
+    TwoflowEssential e;
+
+    if (!twoflow_essential_from_string (opt_essential, &e)) {
+      g_printerr ("--essential ctcp|tcp|erap\n");
+      return 2;
+    }
+  }
   if (!opt_policy)
     opt_policy = g_strdup ("i");
   if (!opt_hls_dir)

@@ -25,22 +25,6 @@ guint twoflow_tokens_count (TwoflowTokens * t);
 const gchar *twoflow_tokens_check (TwoflowTokens * t, const gchar * token);
 void twoflow_tokens_free (TwoflowTokens * t);
 
-/* A bounded line reader: bytes are appended, complete lines taken out;
- * a line longer than max (without its newline) is an error. */
-typedef struct
-{
-  GString *buf;
-  gsize max;
-} TwoflowLineBuffer;
-
-void twoflow_line_buffer_init (TwoflowLineBuffer * lb, gsize max);
-void twoflow_line_buffer_clear (TwoflowLineBuffer * lb);
-/* FALSE: the pending line is over the limit (the buffer is emptied) */
-gboolean twoflow_line_buffer_append (TwoflowLineBuffer * lb,
-    const gchar * data, gsize len);
-/* the next complete line (newline and \r removed; g_free it), or NULL */
-gchar *twoflow_line_buffer_pop (TwoflowLineBuffer * lb);
-
 /* PLAY's host against the control peer: TRUE when they are the same
  * address (IPv4-mapped IPv6 counts as its IPv4 address). */
 gboolean twoflow_same_address (const gchar * a, const gchar * b);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — control channel helpers shared by twoflow-server and twoflow-proxy
+/* twoflow — the control channel's framing, shared by twoflow-server and
+ * twoflow-proxy: bounded lines, their nesting depth, JSON objects
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -184,4 +185,56 @@ twoflow_json_add_structure (JsonObject * obj, const gchar * name,
       json_object_set_string_member (o, f, g_value_get_string (v));
   }
   json_object_set_object_member (obj, name, o);
+}
+
+void
+twoflow_line_buffer_init (TwoflowLineBuffer * lb, gsize max)
+{
+  lb->buf = g_string_new (NULL);
+  lb->max = max;
+}
+
+void
+twoflow_line_buffer_clear (TwoflowLineBuffer * lb)
+{
+  if (lb->buf)
+    g_string_free (lb->buf, TRUE);
+  lb->buf = NULL;
+}
+
+gboolean
+twoflow_line_buffer_append (TwoflowLineBuffer * lb, const gchar * data,
+    gsize len)
+{
+  gsize i, start;
+
+  g_string_append_len (lb->buf, data, len);
+  /* the complete lines are popped after every append, so the buffer held
+   * no newline before: the pending (last) line starts after the last
+   * newline of data */
+  for (i = lb->buf->len - len, start = 0; i < lb->buf->len; i++)
+    if (lb->buf->str[i] == '\n')
+      start = i + 1;
+  if (lb->buf->len - start > lb->max) {
+    g_string_truncate (lb->buf, 0);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gchar *
+twoflow_line_buffer_pop (TwoflowLineBuffer * lb)
+{
+  gchar *nl = memchr (lb->buf->str, '\n', lb->buf->len);
+  gchar *line;
+  gsize n;
+
+  if (nl == NULL)
+    return NULL;
+  n = nl - lb->buf->str;
+  line = g_strndup (lb->buf->str, n);
+  g_string_erase (lb->buf, 0, n + 1);
+  if (n > 0 && line[n - 1] == '\r')
+    line[n - 1] = '\0';
+  return line;
 }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — control channel helpers shared by twoflow-server and twoflow-proxy
+/* twoflow — the control channel's framing, shared by twoflow-server and
+ * twoflow-proxy: bounded lines, their nesting depth, JSON objects (the
+ * typed requests and replies: twoflow-protocol.h)
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -11,6 +13,7 @@
 #define __TWOFLOW_CONTROL_H__
 
 #include <gio/gio.h>
+#include <gst/gst.h>
 #include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
@@ -38,6 +41,22 @@ gdouble twoflow_json_get_double (JsonObject * obj, const gchar * name,
     gdouble dflt);
 void twoflow_json_add_structure (JsonObject * obj, const gchar * name,
     const GstStructure * s);
+
+/* A bounded line reader: bytes are appended, complete lines taken out;
+ * a line longer than max (without its newline) is an error. */
+typedef struct
+{
+  GString *buf;
+  gsize max;
+} TwoflowLineBuffer;
+
+void twoflow_line_buffer_init (TwoflowLineBuffer * lb, gsize max);
+void twoflow_line_buffer_clear (TwoflowLineBuffer * lb);
+/* FALSE: the pending line is over the limit (the buffer is emptied) */
+gboolean twoflow_line_buffer_append (TwoflowLineBuffer * lb,
+    const gchar * data, gsize len);
+/* the next complete line (newline and \r removed; g_free it), or NULL */
+gchar *twoflow_line_buffer_pop (TwoflowLineBuffer * lb);
 
 G_END_DECLS
 #endif
