@@ -652,6 +652,16 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   idr = picture.idr;
   size = map.size;
   gst_buffer_unmap (buf, &map);
+  {
+    /* re-coded upstream as another type: filed as the source's picture */
+    GstTwoflowPictureMeta *pm = gst_buffer_get_twoflow_picture_meta (buf);
+
+    if (pm && pm->type != GST_TWOFLOW_PICTURE_NONE) {
+      type = pm->type;
+      reference = pm->reference;
+      idr = FALSE;
+    }
+  }
 
   if (type == GST_TWOFLOW_PICTURE_NONE) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),
