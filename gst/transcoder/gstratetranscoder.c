@@ -439,6 +439,8 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
       self->fps_d, self->fps_n);
   gst_segment_init (&self->segment, GST_FORMAT_TIME);
   g_queue_init (&self->frames);
+  self->kr_last_i_pts = GST_CLOCK_TIME_NONE;
+  self->kr_intra = TRUE;
 }
 
 static void
@@ -455,6 +457,7 @@ gst_rate_transcoder_finalize (GObject * object)
   GstRateTranscoder *self = GST_RATE_TRANSCODER (object);
 
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
+  rt_h264_reset (self);
   gst_twoflow_rate_control_free (self->rc);
   gst_twoflow_picture_parser_free (self->picture_parser);
   g_clear_pointer (&self->param_sets, g_bytes_unref);

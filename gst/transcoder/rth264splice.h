@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow
+ * ratetranscoder, H.264 keep=i: splicing an encoder's pictures into the
+ * source's coded video sequence (sans I/O: bytes in, bytes out).
+ */
+#ifndef __RT_H264_SPLICE_H__
+#define __RT_H264_SPLICE_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* What the splice needs of a source picture (its first slice). */
+typedef struct
+{
+  gboolean idr;
+  guint nal_ref_idc;
+  guint frame_num;
+  guint poc_lsb;                /* pic_order_cnt_type 0 */
+} RtH264SourcePicture;
+
+typedef struct _RtH264Splice RtH264Splice;
+
+RtH264Splice *rt_h264_splice_new (void);
+void rt_h264_splice_free (RtH264Splice * sp);
+
+/* A source access unit (@nls: NAL length prefix bytes, 0 = Annex B): its
+ * SPS/PPS are remembered, its first slice goes into @pic. FALSE when it
+ * holds no slice; *@why is set (and stays) when the source's sequence
+ * cannot take spliced pictures (interlaced, not 8-bit 4:2:0, scaling
+ * matrices, pic_order_cnt_type 1). */
+gboolean rt_h264_splice_parse_source (RtH264Splice * sp, const guint8 * d,
+    gsize size, guint nls, RtH264SourcePicture * pic, const gchar ** why);
+
+/* log2 of MaxFrameNum of the source's active SPS (0 unknown). */
+guint rt_h264_splice_log2_max_frame_num (RtH264Splice * sp);
+
+/* Options for the encoder so its slices fit the source's parameter sets
+ * (entropy coder and 8x8 transform by the source's profile). */
+const gchar *rt_h264_splice_x264_params (RtH264Splice * sp);
+
+/* One access unit of the encoder (Annex B; single reference P or I
+ * pictures, no weighted prediction) rewritten as a reference picture of
+ * the source's sequence: non-IDR, @frame_num, POC lsb @poc_lsb, a PPS of
+ * its own (an id the source does not use, pointing at the source's SPS)
+ * in front, SEI left out. Appended to @out with @nls-byte length prefixes
+ * (0: start codes). FALSE (and @out unchanged) when it cannot be. */
+gboolean rt_h264_splice_rewrite (RtH264Splice * sp, const guint8 * d,
+    gsize size, guint frame_num, guint poc_lsb, guint nls, GByteArray * out);
+
+G_END_DECLS
+
+#endif
