@@ -649,10 +649,11 @@ GST_END_TEST;
  * leaves, the I frames byte-identical, the P frames re-encoded at the rest
  * of the target; the output decodes without an error, each picture near
  * its source, and its rate goes down. */
-GST_START_TEST (test_h264_keep_i_reencode)
+static void
+check_keep_i_reencode (const gchar * format)
 {
   GstCaps *caps = NULL;
-  GPtrArray *in = load (source_nob_path, "byte-stream", &caps);
+  GPtrArray *in = load (source_nob_path, format, &caps);
   gdouble in_rate = transcoder_test_bitrate (in), db, min_db;
   GstHarness *h = harness (caps);
   GPtrArray *out = new_array (), *dsrc, *dout;
@@ -684,8 +685,8 @@ GST_START_TEST (test_h264_keep_i_reencode)
   dout = decode (out, caps);
   fail_unless_equals_int (dout->len, in->len);
   db = psnr (dsrc, dout, &min_db);
-  g_print ("H.264 keep=i at 40%%: %u of %u frames re-encoded, %.0f of %.0f "
-      "bit/s, Y-PSNR %.2f dB (min %.2f)\n", reencoded, in->len,
+  g_print ("H.264 (%s) keep=i at 40%%: %u of %u frames re-encoded, %.0f of "
+      "%.0f bit/s, Y-PSNR %.2f dB (min %.2f)\n", format, reencoded, in->len,
       transcoder_test_bitrate (out), in_rate, db, min_db);
   /* a zone plate at 0.4 of its rate: 29.1-31.3 dB (20.9-22.5 at the
    * intra picture starting the first run, rising along each run; 4 runs,
@@ -699,6 +700,20 @@ GST_START_TEST (test_h264_keep_i_reencode)
   g_ptr_array_unref (out);
   g_ptr_array_unref (in);
   gst_caps_unref (caps);
+}
+
+GST_START_TEST (test_h264_keep_i_reencode)
+{
+  check_keep_i_reencode ("byte-stream");
+}
+
+GST_END_TEST;
+
+/* the same as stream-format=avc: SPS/PPS from codec_data, the spliced
+ * pictures' PPS length-prefixed in the sample */
+GST_START_TEST (test_h264_keep_i_reencode_avc)
+{
+  check_keep_i_reencode ("avc");
 }
 
 GST_END_TEST;
@@ -815,6 +830,7 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_keep_while_encoding);
   tcase_add_test (tc, test_h264_keep_i_low);
   tcase_add_test (tc, test_h264_keep_i_reencode);
+  tcase_add_test (tc, test_h264_keep_i_reencode_avc);
   tcase_add_test (tc, test_h264_keep_ip);
   tcase_add_test (tc, test_h264_no_disposable);
   return s;
