@@ -1217,6 +1217,16 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
             g_bytes_get_size (self->param_sets), self->nal_length_size,
             &spic, NULL);
     }
+    /* the pictures re-encoded before an IDR leave first, spliced under
+     * the SPS they belong to (the IDR may bring another) */
+    if (info.idr && self->kr_active) {
+      ret = keep_drain (self);
+      if (ret != GST_FLOW_OK) {
+        gst_buffer_unmap (buf, &map);
+        gst_buffer_unref (buf);
+        return ret;
+      }
+    }
     if (rt_h264_splice_parse_source (self->splice, map.data, map.size,
             self->nal_length_size, &spic, &why) && !why) {
       if (self->h264_encoding) {
