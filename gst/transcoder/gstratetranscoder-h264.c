@@ -715,7 +715,7 @@ typedef struct
 {
   GstBuffer *buf;               /* the source's picture */
   GstTwoflowPictureInfo info;
-  RtH264SourcePicture sp;
+  GstTwoflowH264SourcePicture sp;
   GstClockTime pts, dur;
   gboolean leading;             /* shown before the I decoded before it */
 } RtKeepPic;
@@ -811,8 +811,8 @@ keep_open_encoder (GstRateTranscoder * self, const AVFrame * f,
   params = g_strdup_printf ("rc-lookahead=0:sync-lookahead=0:mbtree=0:"
       "bframes=0:ref=1:weightp=0:repeat-headers=1:annexb=1:scenecut=0:"
       "sliced-threads=0:log=0%s%s",
-      *rt_h264_splice_x264_params (self->splice) ? ":" : "",
-      rt_h264_splice_x264_params (self->splice));
+      *gst_twoflow_h264_splice_x264_params (self->splice) ? ":" : "",
+      gst_twoflow_h264_splice_x264_params (self->splice));
   av_dict_set (&opts, "x264-params", params, 0);
   g_free (params);
   if (avcodec_open2 (c, codec, &opts) < 0) {
@@ -903,9 +903,9 @@ keep_encode (GstRateTranscoder * self, RtKeepPic * k, AVFrame * frame,
     return GST_FLOW_OK;
   }
   fn = (self->kr_last_fn + 1) &
-      ((1u << rt_h264_splice_log2_max_frame_num (self->splice)) - 1);
+      ((1u << gst_twoflow_h264_splice_log2_max_frame_num (self->splice)) - 1);
   out = g_byte_array_new ();
-  if (!rt_h264_splice_rewrite (self->splice, self->pkt->data, self->pkt->size,
+  if (!gst_twoflow_h264_splice_rewrite (self->splice, self->pkt->data, self->pkt->size,
           fn, k->sp.poc_lsb, self->nal_length_size, out)) {
     GST_WARNING_OBJECT (self, "keep=i: encoded picture cannot be spliced, "
         "dropping to the next I");
@@ -1050,7 +1050,7 @@ keep_reset (GstRateTranscoder * self)
   g_queue_clear_full (&self->kr_after_i, (GDestroyNotify) keep_pic_free);
   g_queue_clear_full (&self->kr_dts, g_free);
   avcodec_free_context (&self->kenc);
-  g_clear_pointer (&self->splice, rt_h264_splice_free);
+  g_clear_pointer (&self->splice, gst_twoflow_h264_splice_free);
   self->kr_unsupported = FALSE;
   self->kr_active = FALSE;
   self->kr_intra = TRUE;
@@ -1067,7 +1067,7 @@ keep_reset (GstRateTranscoder * self)
  * through comes back at a source IDR. */
 static GstFlowReturn
 h264_chain_keep (GstRateTranscoder * self, GstBuffer * buf, GstMapInfo * map,
-    const GstTwoflowPictureInfo * info, const RtH264SourcePicture * spic,
+    const GstTwoflowPictureInfo * info, const GstTwoflowH264SourcePicture * spic,
     gsize size, GstClockTime dur, guint64 now)
 {
   GstTwoflowRateControlLayer layer;
@@ -1205,14 +1205,14 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
    * for less (set while keep=none re-encodes: from the next source IDR) */
   if (self->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I && !self->kr_unsupported
       && (!self->h264_encoding || info.idr) && GST_BUFFER_PTS_IS_VALID (buf)) {
-    RtH264SourcePicture spic;
+    GstTwoflowH264SourcePicture spic;
     const gchar *why = NULL;
 
     if (!self->splice) {
-      self->splice = rt_h264_splice_new ();
+      self->splice = gst_twoflow_h264_splice_new ();
       /* avc: the SPS/PPS of codec_data */
       if (self->param_sets)
-        rt_h264_splice_parse_source (self->splice,
+        gst_twoflow_h264_splice_parse_source (self->splice,
             g_bytes_get_data (self->param_sets, NULL),
             g_bytes_get_size (self->param_sets), self->nal_length_size,
             &spic, NULL);
@@ -1227,7 +1227,7 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
         return ret;
       }
     }
-    if (rt_h264_splice_parse_source (self->splice, map.data, map.size,
+    if (gst_twoflow_h264_splice_parse_source (self->splice, map.data, map.size,
             self->nal_length_size, &spic, &why) && !why) {
       if (self->h264_encoding) {
         ret = rt_h264_drain (self);

@@ -9,7 +9,7 @@
 #include <libavcodec/avcodec.h>
 #include <gst/ratecontrol/ratecontrol.h>
 #include <gst/picturetype/picturetype.h>
-#include "rth264splice.h"
+#include <gst/picturetype/h264splice.h>
 
 G_BEGIN_DECLS
 
@@ -107,7 +107,7 @@ struct _GstRateTranscoder
   /* H.264 keep=i: non-essential pictures re-encoded (the
    * gstratetranscoder-h264.c "keep re-encoding" part), under the stream
    * lock */
-  RtH264Splice *splice;
+  GstTwoflowH264Splice *splice;
   gboolean kr_unsupported;      /* cannot splice: dropping as before */
   gboolean kr_active;           /* re-encoding (else passing) */
   gboolean kr_intra;            /* the next re-encoded picture starts a run */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * ratetranscoder, H.264 keep=i: splicing an encoder's pictures into the
- * source's coded video sequence (sans I/O: bytes in, bytes out).
+ * H.264: splicing an encoder's pictures into a source's coded video
+ * sequence, for ratetranscoder keep=i (sans I/O: bytes in, bytes out).
  */
-#ifndef __RT_H264_SPLICE_H__
-#define __RT_H264_SPLICE_H__
+#ifndef __GST_TWOFLOW_H264_SPLICE_H__
+#define __GST_TWOFLOW_H264_SPLICE_H__
 
 #include <glib.h>
 
@@ -17,27 +17,27 @@ typedef struct
   guint nal_ref_idc;
   guint frame_num;
   guint poc_lsb;                /* pic_order_cnt_type 0 */
-} RtH264SourcePicture;
+} GstTwoflowH264SourcePicture;
 
-typedef struct _RtH264Splice RtH264Splice;
+typedef struct _GstTwoflowH264Splice GstTwoflowH264Splice;
 
-RtH264Splice *rt_h264_splice_new (void);
-void rt_h264_splice_free (RtH264Splice * sp);
+GstTwoflowH264Splice *gst_twoflow_h264_splice_new (void);
+void gst_twoflow_h264_splice_free (GstTwoflowH264Splice * sp);
 
 /* A source access unit (@nls: NAL length prefix bytes, 0 = Annex B): its
  * SPS/PPS are remembered, its first slice goes into @pic. FALSE when it
  * holds no slice; *@why is set (and stays) when the source's sequence
  * cannot take spliced pictures (interlaced, not 8-bit 4:2:0, scaling
  * matrices, pic_order_cnt_type 1). */
-gboolean rt_h264_splice_parse_source (RtH264Splice * sp, const guint8 * d,
-    gsize size, guint nls, RtH264SourcePicture * pic, const gchar ** why);
+gboolean gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * d,
+    gsize size, guint nls, GstTwoflowH264SourcePicture * pic, const gchar ** why);
 
 /* log2 of MaxFrameNum of the source's active SPS (0 unknown). */
-guint rt_h264_splice_log2_max_frame_num (RtH264Splice * sp);
+guint gst_twoflow_h264_splice_log2_max_frame_num (GstTwoflowH264Splice * sp);
 
 /* Options for the encoder so its slices fit the source's parameter sets
  * (entropy coder and 8x8 transform by the source's profile). */
-const gchar *rt_h264_splice_x264_params (RtH264Splice * sp);
+const gchar *gst_twoflow_h264_splice_x264_params (GstTwoflowH264Splice * sp);
 
 /* One access unit of the encoder (Annex B; single reference P or I
  * pictures, no weighted prediction) rewritten as a reference picture of
@@ -45,7 +45,7 @@ const gchar *rt_h264_splice_x264_params (RtH264Splice * sp);
  * its own (an id the source does not use, pointing at the source's SPS)
  * in front, SEI left out. Appended to @out with @nls-byte length prefixes
  * (0: start codes). FALSE (and @out unchanged) when it cannot be. */
-gboolean rt_h264_splice_rewrite (RtH264Splice * sp, const guint8 * d,
+gboolean gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d,
     gsize size, guint frame_num, guint poc_lsb, guint nls, GByteArray * out);
 
 G_END_DECLS

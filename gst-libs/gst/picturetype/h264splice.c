@@ -22,9 +22,9 @@
 #include <gst/base/gstbitreader.h>
 #include <gst/base/gstbitwriter.h>
 #include <gst/codecparsers/gsth264parser.h>
-#include "rth264splice.h"
+#include "h264splice.h"
 
-struct _RtH264Splice
+struct _GstTwoflowH264Splice
 {
   GstH264NalParser *src;        /* the source's parameter sets */
   GstH264NalParser *enc;        /* the encoder's */
@@ -48,10 +48,10 @@ struct _RtH264Splice
   gboolean enc_deblock_present;
 };
 
-RtH264Splice *
-rt_h264_splice_new (void)
+GstTwoflowH264Splice *
+gst_twoflow_h264_splice_new (void)
 {
-  RtH264Splice *sp = g_new0 (RtH264Splice, 1);
+  GstTwoflowH264Splice *sp = g_new0 (GstTwoflowH264Splice, 1);
 
   sp->src = gst_h264_nal_parser_new ();
   sp->enc = gst_h264_nal_parser_new ();
@@ -60,7 +60,7 @@ rt_h264_splice_new (void)
 }
 
 void
-rt_h264_splice_free (RtH264Splice * sp)
+gst_twoflow_h264_splice_free (GstTwoflowH264Splice * sp)
 {
   if (!sp)
     return;
@@ -203,7 +203,7 @@ finish_rbsp (GstBitWriter * bw)
 /* --- source ----------------------------------------------------------- */
 
 static void
-take_sps (RtH264Splice * sp, const GstH264SPS * sps)
+take_sps (GstTwoflowH264Splice * sp, const GstH264SPS * sps)
 {
   if (!sps->frame_mbs_only_flag)
     sp->why = "interlaced (field or MBAFF) coding";
@@ -226,8 +226,8 @@ take_sps (RtH264Splice * sp, const GstH264SPS * sps)
 }
 
 gboolean
-rt_h264_splice_parse_source (RtH264Splice * sp, const guint8 * d, gsize size,
-    guint nls, RtH264SourcePicture * pic, const gchar ** why)
+gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * d, gsize size,
+    guint nls, GstTwoflowH264SourcePicture * pic, const gchar ** why)
 {
   GstH264NalUnit nalu;
   GstH264ParserResult res;
@@ -285,13 +285,13 @@ rt_h264_splice_parse_source (RtH264Splice * sp, const guint8 * d, gsize size,
 }
 
 guint
-rt_h264_splice_log2_max_frame_num (RtH264Splice * sp)
+gst_twoflow_h264_splice_log2_max_frame_num (GstTwoflowH264Splice * sp)
 {
   return sp->have_sps ? sp->log2_max_frame_num : 0;
 }
 
 const gchar *
-rt_h264_splice_x264_params (RtH264Splice * sp)
+gst_twoflow_h264_splice_x264_params (GstTwoflowH264Splice * sp)
 {
   /* Baseline: CAVLC; Main/Extended: no 8x8 transform */
   if (sp->profile_idc == 66)
@@ -305,7 +305,7 @@ rt_h264_splice_x264_params (RtH264Splice * sp)
 
 /* The encoder's PPS with our id and the source's SPS id. */
 static gboolean
-take_pps (RtH264Splice * sp, const GstH264NalUnit * nalu)
+take_pps (GstTwoflowH264Splice * sp, const GstH264NalUnit * nalu)
 {
   GstH264PPS pps;
   GByteArray *rbsp;
@@ -371,7 +371,7 @@ typedef struct
 /* slice_header() of a P or I slice as the encoder writes them (no
  * reordering, weighting or memory management commands) */
 static void
-write_header (RtH264Splice * sp, GstBitWriter * bw, const GstH264SliceHdr * sh,
+write_header (GstTwoflowH264Splice * sp, GstBitWriter * bw, const GstH264SliceHdr * sh,
     const HeaderFields * f)
 {
   put_ue (bw, sh->first_mb_in_slice);
@@ -431,7 +431,7 @@ bits_equal (const guint8 * a, const guint8 * b, gsize nbits)
 }
 
 static gboolean
-rewrite_slice (RtH264Splice * sp, GstH264NalUnit * nalu, guint frame_num,
+rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu, guint frame_num,
     guint poc_lsb, guint nls, GByteArray * out)
 {
   GstH264SliceHdr sh;
@@ -513,7 +513,7 @@ done:
 }
 
 gboolean
-rt_h264_splice_rewrite (RtH264Splice * sp, const guint8 * d, gsize size,
+gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d, gsize size,
     guint frame_num, guint poc_lsb, guint nls, GByteArray * out)
 {
   GstH264NalUnit nalu;
