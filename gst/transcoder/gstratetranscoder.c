@@ -80,9 +80,16 @@
  * source's bits come back at its next IDR. #GstRateTranscoder:preset is
  * the x264 preset. The element reports 10 frames of latency for H.264
  * (x264's look-ahead and B frames, the decoder's reordering). With
- * keep=i|ip there are no codecs: pictures nothing references
- * (nal_ref_idc = 0) are dropped first, then (keep=i) the tail of a GOP
- * from a reference picture to the next I frame; essential pictures leave
+ * keep=i the I pictures leave byte-identical and, while the target is
+ * below the input, the other reference pictures are re-encoded (libx264,
+ * one reference, no B frames) at the target less the I pictures' rate and
+ * spliced into the source's sequence (its frame_num and POC, a PPS of
+ * their own), each run after an I starting with an intra picture; such a
+ * buffer carries a #GstTwoflowPictureMeta with the source picture's type.
+ * Pictures nothing references (nal_ref_idc = 0) and open-GOP leading
+ * pictures are dropped; the GOP's tail only below the codec's floor
+ * (0.005 bit per pixel). With keep=ip there are no codecs: pictures
+ * nothing references are dropped; essential pictures leave
  * byte-identical, and floor-bitrate is what is never dropped (the
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
@@ -439,6 +446,8 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
       self->fps_d, self->fps_n);
   gst_segment_init (&self->segment, GST_FORMAT_TIME);
   g_queue_init (&self->frames);
+  self->kr_last_i_pts = GST_CLOCK_TIME_NONE;
+  self->kr_intra = TRUE;
 }
 
 static void
@@ -455,6 +464,7 @@ gst_rate_transcoder_finalize (GObject * object)
   GstRateTranscoder *self = GST_RATE_TRANSCODER (object);
 
   g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
+  rt_h264_reset (self);
   gst_twoflow_rate_control_free (self->rc);
   gst_twoflow_picture_parser_free (self->picture_parser);
   g_clear_pointer (&self->param_sets, g_bytes_unref);

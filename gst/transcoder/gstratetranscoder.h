@@ -9,6 +9,7 @@
 #include <libavcodec/avcodec.h>
 #include <gst/ratecontrol/ratecontrol.h>
 #include <gst/picturetype/picturetype.h>
+#include <gst/picturetype/h264splice.h>
 
 G_BEGIN_DECLS
 
@@ -102,6 +103,26 @@ struct _GstRateTranscoder
     GstClockTime pts, dur;
   } h264_ring[RT_MAP_SIZE];     /* by encoder picture number */
   gchar *preset;                /* x264 preset */
+
+  /* H.264 keep=i: non-essential pictures re-encoded (the
+   * gstratetranscoder-h264.c "keep re-encoding" part), under the stream
+   * lock */
+  GstTwoflowH264Splice *splice;
+  gboolean kr_unsupported;      /* cannot splice: dropping as before */
+  gboolean kr_active;           /* re-encoding (else passing) */
+  gboolean kr_intra;            /* the next re-encoded picture starts a run */
+  gboolean kr_tail;             /* below the codec floor: dropping to the
+                                 * next I */
+  gboolean kr_prepend_ps;       /* the next essential picture takes the
+                                 * source's SPS/PPS in front */
+  guint kr_last_fn;             /* frame_num of the last reference out */
+  GstClockTime kr_last_i_pts;   /* PTS of the last I in decode order */
+  GQueue kr_pending;            /* RtKeepPic, decode order */
+  GQueue kr_dts;                /* their DTS, given out in output order */
+  GQueue kr_after_i;            /* leading pictures dropped after their I */
+  AVCodecContext *kenc;
+  guint64 kenc_n;
+  guint64 kenc_bitrate;
 };
 
 /* gstratetranscoder.c */

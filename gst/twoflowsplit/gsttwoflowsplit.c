@@ -684,6 +684,17 @@ gst_twoflow_split_frame (GstTwoflowSplit * self, GstBuffer * buf)
   pic.depends_back = picture.depends_back;
   size = map.size;
   gst_buffer_unmap (buf, &map);
+  {
+    /* re-coded upstream as another type: filed as the source's picture */
+    GstTwoflowPictureMeta *pm = gst_buffer_get_twoflow_picture_meta (buf);
+
+    if (pm && pm->type != GST_TWOFLOW_PICTURE_NONE) {
+      type = pic.type = pm->type;
+      pic.reference = pm->reference;
+      pic.idr = pic.leading = pic.open_gop = FALSE;
+      pic.depends_back = -1;    /* the codec's rule (H.264) */
+    }
+  }
 
   if (type == GST_TWOFLOW_PICTURE_NONE) {
     GST_ELEMENT_ERROR (self, STREAM, DECODE, (NULL),

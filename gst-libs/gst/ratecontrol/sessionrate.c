@@ -552,8 +552,14 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
      * delivered on every queue, the session got 0.57 of its fair share
      * beside a cubic flow instead of 0.70). */
     if (xr > 0) {
-      if (!congested)
+      if (!congested && now >= sr->hold_until)
         floor_rate = MIN (floor_rate, 2 * xr);
+      else if (!congested)
+        /* holding while the queue of a decrease drains: no more than
+         * gets through (at twice that, the target went 1.0 -> 2.6
+         * Mbit/s every few updates inside the showdown's H.264 step,
+         * and the sender's backlog never drained) */
+        floor_rate = MIN (floor_rate, xr);
       else if (floor_rate > 2 * xr)
         floor_rate = c->decrease * xr;
       else

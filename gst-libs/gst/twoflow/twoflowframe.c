@@ -460,3 +460,74 @@ gst_twoflow_event_parse_dropped (GstEvent * event,
     *duration = du;
   return TRUE;
 }
+
+/* --- GstTwoflowPictureMeta -------------------------------------------- */
+
+GType
+gst_twoflow_picture_meta_api_get_type (void)
+{
+  static GType type = 0;
+  static const gchar *tags[] = { "video", NULL };
+
+  if (g_once_init_enter (&type)) {
+    GType t = gst_meta_api_type_register ("GstTwoflowPictureMetaAPI", tags);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static gboolean
+picture_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+{
+  GstTwoflowPictureMeta *m = (GstTwoflowPictureMeta *) meta;
+
+  m->type = GST_TWOFLOW_PICTURE_NONE;
+  m->reference = FALSE;
+  return TRUE;
+}
+
+static gboolean
+picture_meta_transform (GstBuffer * dest, GstMeta * meta, GstBuffer * buffer,
+    GQuark type, gpointer data)
+{
+  GstTwoflowPictureMeta *m = (GstTwoflowPictureMeta *) meta;
+
+  /* the buffer still holds the same picture when copied whole */
+  if (GST_META_TRANSFORM_IS_COPY (type))
+    gst_buffer_add_twoflow_picture_meta (dest, m->type, m->reference);
+  return TRUE;
+}
+
+const GstMetaInfo *
+gst_twoflow_picture_meta_get_info (void)
+{
+  static const GstMetaInfo *info = NULL;
+
+  if (g_once_init_enter ((GstMetaInfo **) & info)) {
+    const GstMetaInfo *i =
+        gst_meta_register (GST_TWOFLOW_PICTURE_META_API_TYPE,
+        "GstTwoflowPictureMeta", sizeof (GstTwoflowPictureMeta),
+        picture_meta_init, NULL, picture_meta_transform);
+    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) i);
+  }
+  return info;
+}
+
+/**
+ * gst_buffer_add_twoflow_picture_meta:
+ * @type: the type of the source picture @buf stands for
+ * @reference: whether that picture is a reference
+ *
+ * Returns: (transfer none): the meta added to @buf
+ */
+GstTwoflowPictureMeta *
+gst_buffer_add_twoflow_picture_meta (GstBuffer * buf,
+    GstTwoflowPictureType type, gboolean reference)
+{
+  GstTwoflowPictureMeta *m = (GstTwoflowPictureMeta *)
+      gst_buffer_add_meta (buf, gst_twoflow_picture_meta_get_info (), NULL);
+
+  m->type = type;
+  m->reference = reference;
+  return m;
+}

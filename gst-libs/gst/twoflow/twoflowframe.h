@@ -158,6 +158,28 @@ gboolean gst_twoflow_event_parse_dropped (GstEvent * event,
     GstTwoflowPictureType * type, gboolean * reference, GstClockTime * pts,
     GstClockTime * dts, GstClockTime * duration);
 
+/* A picture an element upstream of twoflowsplit re-coded with another
+ * picture type (ratetranscoder re-encoding an H.264 P picture as an intra
+ * picture): the split files the buffer as the source's picture it stands
+ * for, so both flows number and type it alike. */
+typedef struct {
+  GstMeta meta;
+  GstTwoflowPictureType type;   /* the source picture's type */
+  gboolean reference;
+} GstTwoflowPictureMeta;
+
+TWOFLOW_PRIVATE_API
+GType gst_twoflow_picture_meta_api_get_type (void);
+#define GST_TWOFLOW_PICTURE_META_API_TYPE \
+  (gst_twoflow_picture_meta_api_get_type ())
+TWOFLOW_PRIVATE_API
+const GstMetaInfo * gst_twoflow_picture_meta_get_info (void);
+#define gst_buffer_get_twoflow_picture_meta(b) ((GstTwoflowPictureMeta *) \
+    gst_buffer_get_meta ((b), GST_TWOFLOW_PICTURE_META_API_TYPE))
+TWOFLOW_PRIVATE_API
+GstTwoflowPictureMeta * gst_buffer_add_twoflow_picture_meta (GstBuffer * buf,
+    GstTwoflowPictureType type, gboolean reference);
+
 G_END_DECLS
 
 #endif

@@ -14,6 +14,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsink.h>
 #include <gst/picturetype/picturetype.h>
+#include <gst/picturetype/h264splice.h>
+#include <gst/codecparsers/gsth264parser.h>
 #include <gst/twoflow/twoflowsequencer.h>
 
 /* ---------------------------------------------------------------- */
@@ -760,6 +762,150 @@ GST_START_TEST (test_av1)
 
 GST_END_TEST;
 
+/* --- the H.264 splice (ratetranscoder keep=i) ------------------------- */
+
+static GPtrArray *
+encode_h264_with (const gchar * opts, guint frames)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%u "
+      "pattern=ball ! video/x-raw,format=I420,width=64,height=48,"
+      "framerate=25/1 ! x264enc %s speed-preset=ultrafast ! h264parse ! "
+      "video/x-h264,stream-format=byte-stream,alignment=au ! appsink "
+      "name=out sync=false", frames, opts);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GPtrArray *aus = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  GstSample *sample;
+
+  g_free (desc);
+  fail_unless (pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    g_ptr_array_add (aus, gst_buffer_ref (gst_sample_get_buffer (sample)));
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  fail_unless_equals_int (aus->len, frames);
+  return aus;
+}
+
+static gboolean
+splice_rewrite (GstTwoflowH264Splice * sp, GstBuffer * au, guint fn,
+    guint poc, GByteArray * out)
+{
+  GstMapInfo m;
+  gboolean ok;
+
+  gst_buffer_map (au, &m, GST_MAP_READ);
+  ok = gst_twoflow_h264_splice_rewrite (sp, m.data, m.size, fn, poc, 0, out);
+  gst_buffer_unmap (au, &m);
+  return ok;
+}
+
+/* An encoder's pictures (one reference, no B frames) rewritten into the
+ * source's sequence: a PPS of their own pointing at the source's SPS,
+ * non-IDR slices with the frame_num and POC asked for and one reference
+ * in their list; an access unit predicting from more than one reference
+ * is refused and leaves nothing. */
+GST_START_TEST (test_h264_splice)
+{
+  GPtrArray *src = encode_h264_with ("key-int-max=9 bframes=2 "
+      "b-adapt=false b-pyramid=false", 3);
+  GPtrArray *enc = encode_h264_with ("key-int-max=100 bframes=0 "
+      "option-string=ref=1:weightp=0", 3);
+  GPtrArray *multi = encode_h264_with ("key-int-max=100 bframes=0 "
+      "option-string=ref=3:weightp=0", 6);
+  GstTwoflowH264Splice *sp = gst_twoflow_h264_splice_new ();
+  GstTwoflowH264SourcePicture pic;
+  GstH264NalParser *check = gst_h264_nal_parser_new ();
+  GstH264NalUnit nalu;
+  GByteArray *out = g_byte_array_new ();
+  const gchar *why = NULL;
+  GstMapInfo m;
+  guint i, offset = 0, slices = 0, src_pps = G_MAXUINT, pps = G_MAXUINT;
+
+  /* the source's IDR (with its SPS/PPS): the splice and the checking
+   * parser both know them */
+  gst_buffer_map (g_ptr_array_index (src, 0), &m, GST_MAP_READ);
+  fail_unless (gst_twoflow_h264_splice_parse_source (sp, m.data, m.size, 0,
+          &pic, &why));
+  fail_unless (why == NULL, "%s", why);
+  fail_unless (pic.idr);
+  fail_unless_equals_int (pic.frame_num, 0);
+  while (gst_h264_parser_identify_nalu (check, m.data, offset, m.size,
+          &nalu) == GST_H264_PARSER_OK || nalu.size > 0) {
+    if (nalu.type == GST_H264_NAL_SPS || nalu.type == GST_H264_NAL_PPS)
+      gst_h264_parser_parse_nal (check, &nalu);
+    if (nalu.type == GST_H264_NAL_PPS)
+      src_pps = check->last_pps ? check->last_pps->id : 0;
+    offset = nalu.offset + nalu.size;
+    if (offset >= m.size)
+      break;
+  }
+  gst_buffer_unmap (g_ptr_array_index (src, 0), &m);
+  fail_unless (gst_twoflow_h264_splice_log2_max_frame_num (sp) >= 4);
+
+  /* the encoder's IDR and its P picture, as frame_num 1 and 2 */
+  fail_unless (splice_rewrite (sp, g_ptr_array_index (enc, 0), 1, 4, out));
+  fail_unless (splice_rewrite (sp, g_ptr_array_index (enc, 1), 2, 6, out));
+  offset = 0;
+  while (offset < out->len && gst_h264_parser_identify_nalu (check,
+          out->data, offset, out->len, &nalu) != GST_H264_PARSER_ERROR) {
+    fail_unless (nalu.type != GST_H264_NAL_SPS && nalu.type !=
+        GST_H264_NAL_SLICE_IDR && nalu.type != GST_H264_NAL_SEI);
+    if (nalu.type == GST_H264_NAL_PPS) {
+      GstH264PPS p;
+
+      fail_unless_equals_int (gst_h264_parser_parse_pps (check, &nalu, &p),
+          GST_H264_PARSER_OK);
+      pps = p.id;
+      fail_if (pps == src_pps);
+      gst_h264_pps_clear (&p);
+    } else if (nalu.type == GST_H264_NAL_SLICE) {
+      GstH264SliceHdr sh;
+
+      fail_unless_equals_int (gst_h264_parser_parse_slice_hdr (check, &nalu,
+              &sh, FALSE, FALSE), GST_H264_PARSER_OK);
+      fail_unless_equals_int (sh.pps->id, pps);
+      fail_unless (nalu.ref_idc != 0);
+      fail_unless_equals_int (sh.frame_num, slices + 1);
+      if (sh.pps->sequence->pic_order_cnt_type == 0)
+        fail_unless_equals_int (sh.pic_order_cnt_lsb, 4 + 2 * slices);
+      if (GST_H264_IS_P_SLICE (&sh))
+        fail_unless_equals_int (sh.num_ref_idx_l0_active_minus1, 0);
+      slices++;
+    }
+    offset = nalu.offset + nalu.size;
+  }
+  fail_unless_equals_int (slices, 2);
+
+  /* three references: refused, nothing written */
+  for (i = 0; i < multi->len; i++) {
+    guint len = out->len;
+    gboolean ok = splice_rewrite (sp, g_ptr_array_index (multi, i), 3 + i,
+        8 + 2 * i, out);
+
+    if (!ok)
+      fail_unless_equals_int (out->len, len);
+    if (i == multi->len - 1)
+      fail_if (ok, "a picture with 3 references was spliced");
+  }
+
+  g_byte_array_unref (out);
+  gst_h264_nal_parser_free (check);
+  gst_twoflow_h264_splice_free (sp);
+  g_ptr_array_unref (src);
+  g_ptr_array_unref (enc);
+  g_ptr_array_unref (multi);
+}
+
+GST_END_TEST;
+
 static Suite *
 picturetype_suite (void)
 {
@@ -777,6 +923,7 @@ picturetype_suite (void)
   tcase_add_test (tc, test_h265);
   tcase_add_test (tc, test_h265_temporal_layers);
   tcase_add_test (tc, test_av1);
+  tcase_add_test (tc, test_h264_splice);
   return s;
 }
 

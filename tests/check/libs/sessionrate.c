@@ -392,6 +392,61 @@ GST_START_TEST (test_congested_floor)
 
 GST_END_TEST;
 
+/* After a decrease the queue drains (the controller holds): with a loss
+ * event counted (the equation allows far more than gets through), the
+ * TCP floor stays at what gets through. At twice that (the floor's
+ * bound on a path without a queue), the showdown's H.264 step saw the
+ * target jump 1.0 -> 2.6 Mbit/s between its decreases. */
+GST_START_TEST (test_hold_floor)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRate *sr;
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, lost = 0, t;
+  GstClockTime now;
+  guint i, holds = 0;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 3750000;
+  sr = gst_twoflow_session_rate_new (&c);
+  for (i = 1; i <= 130; i++) {
+    /* 0-10 s: 3 Mbit/s, one loss at 1 s; from 10 s 1.5 Mbit/s gets
+     * through, the queue at 150 ms for 0.3 s, then draining by 10 ms per
+     * update */
+    gboolean dip = i > 100;
+    guint q = i <= 100 ? 0 : i <= 103 ? 150 : MAX (150 - 10 * (gint) (i - 103),
+        40);
+
+    now = i * 100 * MS;
+    packets += dip ? 13 : 27;
+    if (i == 10)
+      lost++;
+    gst_twoflow_session_rate_handle_rtt (sr, 0, (40 + q) * MS, now);
+    gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
+        packets * PKT, now);
+    gst_twoflow_session_rate_poll (sr, now, &t);
+    gst_twoflow_session_rate_get_stats (sr, &st);
+    GST_LOG ("%.1f s %s target %" G_GUINT64_FORMAT " tcp %" G_GUINT64_FORMAT
+        " delivered %" G_GUINT64_FORMAT, now / 1e9,
+        gst_twoflow_session_rate_state_name (st.state), st.target,
+        st.tcp_rate, st.delivered_rate);
+    if (i > 100 && st.state == GST_TWOFLOW_SESSION_RATE_STATE_HOLD) {
+      holds++;
+      /* the floor no higher than what gets through: the target is the
+       * delay model's */
+      fail_unless (st.tcp_rate <= 1.05 * st.delivered_rate, "%.1f s: floor %"
+          G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT, now / 1e9,
+          st.tcp_rate, st.delivered_rate);
+      fail_unless_equals_uint64 (st.target, MAX (st.delay_rate, st.tcp_rate));
+      fail_unless (st.target < 1.5 * st.delivered_rate);
+    }
+  }
+  fail_unless (holds > 0);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 /* beside a Reno flow (greedy session: the video's rate above the link):
  * about the fair share, neither starved nor starving */
 GST_START_TEST (test_tcp_share)
@@ -472,6 +527,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_random_loss);
   tcase_add_test (tc, test_capacity_step);
   tcase_add_test (tc, test_congested_floor);
+  tcase_add_test (tc, test_hold_floor);
   tcase_add_test (tc, test_tcp_share);
   tcase_add_test (tc, test_ecn);
   return s;

@@ -507,7 +507,8 @@ GST_END_TEST;
 /* keep set to i while re-encoding (the staggered system's server may set
  * it late): re-encoding goes on up to the source's next IDR, which leaves
  * with its parameter sets in front; from there every frame is the
- * source's or dropped, and all decodes. */
+ * source's, re-encoded by keep=i's own rule (and typed by its meta) or
+ * dropped, and all decodes. */
 GST_START_TEST (test_h264_keep_while_encoding)
 {
   GstHarness *h = harness (source_caps);
@@ -534,7 +535,7 @@ GST_START_TEST (test_h264_keep_while_encoding)
     if (i == 75) {
       fail_unless (o != NULL);
       fail_unless (gst_buffer_get_size (o) >= gst_buffer_get_size (s));
-    } else if (o) {
+    } else if (o && !gst_buffer_get_twoflow_picture_meta (o)) {
       fail_unless (transcoder_test_buffers_equal (s, o), "frame %u", i);
     }
   }
@@ -547,10 +548,12 @@ GST_START_TEST (test_h264_keep_while_encoding)
 
 GST_END_TEST;
 
-/* keep=i under a low target: I frames byte-identical, disposable pictures
- * (nal_ref_idc = 0) and then GOP tails dropped; what is left decodes. */
+/* Under a low target: keep=ip drops the disposable pictures (nal_ref_idc =
+ * 0) and passes the rest byte-identical; keep=i (@reencode) drops the
+ * disposable pictures and re-encodes the other non-I ones, its I frames
+ * byte-identical. What is left decodes. */
 static void
-check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
+check_keep (const gchar * keep, gdouble fraction, gboolean reencode)
 {
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness (source_caps);
@@ -569,8 +572,16 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
     GstBuffer *s = g_ptr_array_index (source, i);
     GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
 
-    /* every output frame is the source's, byte for byte */
-    if (o) {
+    /* every output frame is the source's, byte for byte, or (keep=i) a
+     * re-encoded non-I picture typed as the source's */
+    if (o && reencode && GST_BUFFER_FLAG_IS_SET (s,
+            GST_BUFFER_FLAG_DELTA_UNIT)) {
+      GstTwoflowPictureMeta *m = gst_buffer_get_twoflow_picture_meta (o);
+
+      fail_unless (m != NULL && m->reference);
+      fail_if (transcoder_test_buffers_equal (s, o));
+      kept++;
+    } else if (o) {
       fail_unless (transcoder_test_buffers_equal (s, o));
       kept++;
     } else {
@@ -608,10 +619,13 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
   fail_unless_equals_uint64 (events[GST_TWOFLOW_PICTURE_B], dropped_b);
   fail_unless_equals_uint64 (events[GST_TWOFLOW_PICTURE_P], dropped_p);
   fail_unless (floor_rate > 0 && floor_rate < in_rate);
-  if (expect_tail)
-    fail_unless (dropped_p > 0);
+  /* only disposable pictures went: nothing a kept picture predicts from */
+  fail_unless_equals_uint64 (dropped_p, 0);
+  fail_unless_equals_int (events_disposable, source->len - out->len);
+  if (reencode)
+    fail_unless (stat_u64 (h, "frames-reencoded") > 0);
   else
-    fail_unless_equals_uint64 (dropped_p, 0);
+    fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
   g_print ("H.264 keep=%s at %.0f%%: %u of %u frames (%" G_GUINT64_FORMAT
       " B, %" G_GUINT64_FORMAT " P dropped), output %.0f bit/s, floor %"
       G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT "\n", keep,
@@ -627,6 +641,79 @@ check_keep (const gchar * keep, gdouble fraction, gboolean expect_tail)
 GST_START_TEST (test_h264_keep_i_low)
 {
   check_keep ("i", 0.4, TRUE);
+}
+
+GST_END_TEST;
+
+/* keep=i on a congested I/P stream (nothing disposable): every frame
+ * leaves, the I frames byte-identical, the P frames re-encoded at the rest
+ * of the target; the output decodes without an error, each picture near
+ * its source, and its rate goes down. */
+static void
+check_keep_i_reencode (const gchar * format)
+{
+  GstCaps *caps = NULL;
+  GPtrArray *in = load (source_nob_path, format, &caps);
+  gdouble in_rate = transcoder_test_bitrate (in), db, min_db;
+  GstHarness *h = harness (caps);
+  GPtrArray *out = new_array (), *dsrc, *dout;
+  guint i, reencoded = 0;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
+  g_object_set (h->element, "target-bitrate", (guint64) (in_rate * 0.4),
+      "recovery", (guint64) 0, NULL);
+  push_range (h, in, 0, in->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, in->len);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  for (i = 0; i < in->len; i++) {
+    GstBuffer *s = g_ptr_array_index (in, i);
+    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+
+    fail_unless (o != NULL, "frame %u missing", i);
+    if (!GST_BUFFER_FLAG_IS_SET (s, GST_BUFFER_FLAG_DELTA_UNIT))
+      fail_unless (transcoder_test_buffers_equal (s, o), "I frame %u", i);
+    else if (!transcoder_test_buffers_equal (s, o))
+      reencoded++;
+  }
+  /* the first GOP passes while the input rate is measured */
+  fail_unless (reencoded >= 60, "%u re-encoded", reencoded);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), reencoded);
+  fail_unless (transcoder_test_bitrate (out) < in_rate * 0.7,
+      "%.0f of %.0f bit/s", transcoder_test_bitrate (out), in_rate);
+  dsrc = decode (in, caps);
+  dout = decode (out, caps);
+  fail_unless_equals_int (dout->len, in->len);
+  db = psnr (dsrc, dout, &min_db);
+  g_print ("H.264 (%s) keep=i at 40%%: %u of %u frames re-encoded, %.0f of "
+      "%.0f bit/s, Y-PSNR %.2f dB (min %.2f)\n", format, reencoded, in->len,
+      transcoder_test_bitrate (out), in_rate, db, min_db);
+  /* a zone plate at 0.4 of its rate: 29.1-31.3 dB (20.9-22.5 at the
+   * intra picture starting the first run, rising along each run; 4 runs,
+   * measured); a picture predicting from another reference than its
+   * encoder's falls apart */
+  fail_unless (db > 25.0 && min_db > 16.0, "PSNR %.2f (min %.2f) dB", db,
+      min_db);
+  g_ptr_array_unref (dsrc);
+  g_ptr_array_unref (dout);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+  g_ptr_array_unref (in);
+  gst_caps_unref (caps);
+}
+
+GST_START_TEST (test_h264_keep_i_reencode)
+{
+  check_keep_i_reencode ("byte-stream");
+}
+
+GST_END_TEST;
+
+/* the same as stream-format=avc: SPS/PPS from codec_data, the spliced
+ * pictures' PPS length-prefixed in the sample */
+GST_START_TEST (test_h264_keep_i_reencode_avc)
+{
+  check_keep_i_reencode ("avc");
 }
 
 GST_END_TEST;
@@ -742,6 +829,8 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_switch_avc);
   tcase_add_test (tc, test_h264_keep_while_encoding);
   tcase_add_test (tc, test_h264_keep_i_low);
+  tcase_add_test (tc, test_h264_keep_i_reencode);
+  tcase_add_test (tc, test_h264_keep_i_reencode_avc);
   tcase_add_test (tc, test_h264_keep_ip);
   tcase_add_test (tc, test_h264_no_disposable);
   return s;

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow
+ * H.264: splicing an encoder's pictures into a source's coded video
+ * sequence, for ratetranscoder keep=i (sans I/O: bytes in, bytes out).
+ */
+#ifndef __GST_TWOFLOW_H264_SPLICE_H__
+#define __GST_TWOFLOW_H264_SPLICE_H__
+
+#include <glib.h>
+#include <gst/picturetype/picturetype-prelude.h>
+
+G_BEGIN_DECLS
+
+/* What the splice needs of a source picture (its first slice). */
+typedef struct
+{
+  gboolean idr;
+  guint nal_ref_idc;
+  guint frame_num;
+  guint poc_lsb;                /* pic_order_cnt_type 0 */
+} GstTwoflowH264SourcePicture;
+
+typedef struct _GstTwoflowH264Splice GstTwoflowH264Splice;
+
+TWOFLOW_PICTURETYPE_API
+GstTwoflowH264Splice *gst_twoflow_h264_splice_new (void);
+TWOFLOW_PICTURETYPE_API
+void gst_twoflow_h264_splice_free (GstTwoflowH264Splice * sp);
+
+/* A source access unit (@nls: NAL length prefix bytes, 0 = Annex B): its
+ * SPS/PPS are remembered, its first slice goes into @pic. FALSE when it
+ * holds no slice; *@why is set (and stays) when the source's sequence
+ * cannot take spliced pictures (interlaced, not 8-bit 4:2:0, scaling
+ * matrices, pic_order_cnt_type 1). */
+TWOFLOW_PICTURETYPE_API
+gboolean gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * d,
+    gsize size, guint nls, GstTwoflowH264SourcePicture * pic, const gchar ** why);
+
+/* log2 of MaxFrameNum of the source's active SPS (0 unknown). */
+TWOFLOW_PICTURETYPE_API
+guint gst_twoflow_h264_splice_log2_max_frame_num (GstTwoflowH264Splice * sp);
+
+/* Options for the encoder so its slices fit the source's parameter sets
+ * (entropy coder and 8x8 transform by the source's profile). */
+TWOFLOW_PICTURETYPE_API
+const gchar *gst_twoflow_h264_splice_x264_params (GstTwoflowH264Splice * sp);
+
+/* One access unit of the encoder (Annex B; single reference P or I
+ * pictures, no weighted prediction) rewritten as a reference picture of
+ * the source's sequence: non-IDR, @frame_num, POC lsb @poc_lsb, a PPS of
+ * its own (an id the source does not use, pointing at the source's SPS)
+ * in front, SEI left out. Appended to @out with @nls-byte length prefixes
+ * (0: start codes). FALSE (and @out unchanged) when it cannot be. */
+TWOFLOW_PICTURETYPE_API
+gboolean gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d,
+    gsize size, guint frame_num, guint poc_lsb, guint nls, GByteArray * out);
+
+G_END_DECLS
+
+#endif
