@@ -168,15 +168,15 @@ typedef struct {
   gboolean reference;
 } GstTwoflowPictureMeta;
 
-TWOFLOW_PRIVATE_API
+TWOFLOW_API
 GType gst_twoflow_picture_meta_api_get_type (void);
 #define GST_TWOFLOW_PICTURE_META_API_TYPE \
   (gst_twoflow_picture_meta_api_get_type ())
-TWOFLOW_PRIVATE_API
+TWOFLOW_API
 const GstMetaInfo * gst_twoflow_picture_meta_get_info (void);
 #define gst_buffer_get_twoflow_picture_meta(b) ((GstTwoflowPictureMeta *) \
     gst_buffer_get_meta ((b), GST_TWOFLOW_PICTURE_META_API_TYPE))
-TWOFLOW_PRIVATE_API
+TWOFLOW_API
 GstTwoflowPictureMeta * gst_buffer_add_twoflow_picture_meta (GstBuffer * buf,
     GstTwoflowPictureType type, gboolean reference);
 
