@@ -5,10 +5,10 @@
 Builds  videotestsrc ! queue ! fakesink name=transport,  and does from
 Python what every twoflow transport sink does on congestion: sends a
 GstNetworkCongestion event upstream from the sink's pad and posts the same
-structure as an element message (GstTwoflow.network_congestion_notify).
+structure as an element message (GstTwoflow.congestion_notify).
 A pad probe on the source's pad reads the event as an upstream element
 (a rate transcoder) would, and the bus watch reads the message back with
-GstTwoflow.network_congestion_message_parse, as an application does.
+GstTwoflow.congestion_message_parse, as an application does.
 
 From the build tree:
   GI_TYPELIB_PATH=build/gst-libs/gst/twoflow \\
@@ -28,12 +28,12 @@ gi.require_version("Gst", "1.0")
 gi.require_version("GstTwoflow", "1.0")
 from gi.repository import GLib, Gst, GstTwoflow  # noqa: E402
 
-Type = GstTwoflow.NetworkCongestionType
+Type = GstTwoflow.CongestionType
 
 
 def describe(kind, ctype, bitrate, srtt, source):
     return "%s: type=%s estimated-bitrate=%d srtt=%d source=%s" % (
-        kind, GstTwoflow.network_congestion_type_to_string(ctype), bitrate,
+        kind, GstTwoflow.congestion_type_to_string(ctype), bitrate,
         srtt, source)
 
 
@@ -49,7 +49,7 @@ def main(argv):
     seen = {}
 
     def on_upstream_event(pad, info):
-        ok, ctype, rate, rtt, source = GstTwoflow.network_congestion_event_parse(
+        ok, ctype, rate, rtt, source = GstTwoflow.congestion_event_parse(
             info.get_event())
         if ok:
             seen["event"] = describe("event", ctype, rate, rtt, source)
@@ -61,7 +61,7 @@ def main(argv):
     def on_message(bus, msg):
         if msg.type == Gst.MessageType.ELEMENT:
             ok, ctype, rate, rtt, source = \
-                GstTwoflow.network_congestion_message_parse(msg)
+                GstTwoflow.congestion_message_parse(msg)
             if ok:
                 seen["message"] = describe("message", ctype, rate, rtt, source)
                 loop.quit()
@@ -75,7 +75,7 @@ def main(argv):
               "sent" not in seen):
             # what a transport sink does on a loss reaction
             seen["sent"] = True
-            GstTwoflow.network_congestion_notify(
+            GstTwoflow.congestion_notify(
                 transport, transport.get_static_pad("sink"), Type.LOSS,
                 bitrate, srtt)
 

@@ -44,64 +44,64 @@ def check_bindings():
     gi.require_version("GstTwoflow", "1.0")
     from gi.repository import Gst, GstTwoflow
     Gst.init(None)
-    T = GstTwoflow.NetworkCongestionType
-    assert GstTwoflow.NETWORK_CONGESTION_NAME == "GstNetworkCongestion"
+    T = GstTwoflow.CongestionType
+    assert GstTwoflow.CONGESTION_NAME == "GstNetworkCongestion"
     names = ["rexmt", "dupack", "recovered", "loss", "rate"]
     for flag, name in zip([T.REXMT, T.DUPACK, T.RECOVERED, T.LOSS, T.RATE],
                           names):
-        assert GstTwoflow.network_congestion_type_to_string(flag) == name
-        ok, back = GstTwoflow.network_congestion_type_from_string(name)
+        assert GstTwoflow.congestion_type_to_string(flag) == name
+        ok, back = GstTwoflow.congestion_type_from_string(name)
         assert ok and back == flag, (name, back)
-    assert GstTwoflow.network_congestion_type_to_string(T.LOSS | T.RATE) \
+    assert GstTwoflow.congestion_type_to_string(T.LOSS | T.RATE) \
         is None
-    assert not GstTwoflow.network_congestion_type_from_string("cubic")[0]
+    assert not GstTwoflow.congestion_type_from_string("cubic")[0]
 
-    s = GstTwoflow.network_congestion_structure_new(T.DUPACK, 777, 5, "ctcp0")
+    s = GstTwoflow.congestion_structure_new(T.DUPACK, 777, 5, "ctcp0")
     assert s.get_name() == "GstNetworkCongestion"
     assert s.get_string("type") == "dupack"
-    assert tuple(GstTwoflow.network_congestion_structure_parse(s)) == \
+    assert tuple(GstTwoflow.congestion_structure_parse(s)) == \
         (True, T.DUPACK, 777, 5, "ctcp0")
 
-    ev = GstTwoflow.network_congestion_event_new(T.REXMT, 10, 20, "s")
+    ev = GstTwoflow.congestion_event_new(T.REXMT, 10, 20, "s")
     assert ev.type == Gst.EventType.CUSTOM_UPSTREAM
-    assert tuple(GstTwoflow.network_congestion_event_parse(ev)) == \
+    assert tuple(GstTwoflow.congestion_event_parse(ev)) == \
         (True, T.REXMT, 10, 20, "s")
-    assert not GstTwoflow.network_congestion_event_parse(Gst.Event.new_eos())[0]
+    assert not GstTwoflow.congestion_event_parse(Gst.Event.new_eos())[0]
 
     sink = Gst.ElementFactory.make("fakesink", "named")
-    msg = GstTwoflow.network_congestion_message_new(sink, T.RATE, 99,
+    msg = GstTwoflow.congestion_message_new(sink, T.RATE, 99,
                                                     Gst.CLOCK_TIME_NONE)
     assert msg.type == Gst.MessageType.ELEMENT and msg.src == sink
-    assert tuple(GstTwoflow.network_congestion_message_parse(msg)) == \
+    assert tuple(GstTwoflow.congestion_message_parse(msg)) == \
         (True, T.RATE, 99, Gst.CLOCK_TIME_NONE, "named")
     other = Gst.Message.new_element(sink, Gst.Structure.new_empty("x"))
-    assert not GstTwoflow.network_congestion_message_parse(other)[0]
+    assert not GstTwoflow.congestion_message_parse(other)[0]
 
     # the frame format: a record written by the library, read back
-    hdr = GstTwoflow.TwoflowFrameHeader()
-    hdr.kind = GstTwoflow.TwoflowRecordKind.FRAME
-    hdr.codec = GstTwoflow.TwoflowCodec.MPEG2
-    hdr.picture_type = GstTwoflow.TwoflowPictureType.P
+    hdr = GstTwoflow.FrameHeader()
+    hdr.kind = GstTwoflow.RecordKind.FRAME
+    hdr.codec = GstTwoflow.Codec.MPEG2
+    hdr.picture_type = GstTwoflow.PictureType.P
     hdr.frame_no, hdr.gop_no, hdr.segment_no = 41, 3, 1
     hdr.depends_from = 38
     hdr.pts, hdr.dts, hdr.duration = 2 * Gst.SECOND, Gst.SECOND, 40000000
-    rec = GstTwoflow.twoflow_record_new(hdr, Gst.Buffer.new_wrapped(
+    rec = GstTwoflow.record_new(hdr, Gst.Buffer.new_wrapped(
         b"\x00\x00\x01\x00picture"))
     data = rec.extract_dup(0, rec.get_size())
-    assert len(data) == GstTwoflow.TWOFLOW_HEADER_SIZE + 11, len(data)
-    res, back = GstTwoflow.twoflow_frame_header_parse(data)
-    assert res == GstTwoflow.TwoflowParseResult.OK, \
-        GstTwoflow.twoflow_parse_result_to_string(res)
+    assert len(data) == GstTwoflow.HEADER_SIZE + 11, len(data)
+    res, back = GstTwoflow.frame_header_parse(data)
+    assert res == GstTwoflow.ParseResult.OK, \
+        GstTwoflow.parse_result_to_string(res)
     assert (back.picture_type, back.frame_no, back.gop_no, back.segment_no,
             back.depends_from, back.pts, back.dts, back.payload_size) == \
-        (GstTwoflow.TwoflowPictureType.P, 41, 3, 1, 38, 2 * Gst.SECOND,
+        (GstTwoflow.PictureType.P, 41, 3, 1, 38, 2 * Gst.SECOND,
          Gst.SECOND, 11), back
     bad = bytearray(data)
     bad[20] ^= 0xff
-    assert GstTwoflow.twoflow_frame_header_parse(bytes(bad))[0] != \
-        GstTwoflow.TwoflowParseResult.OK
-    assert GstTwoflow.twoflow_frame_header_parse(data[:10])[0] == \
-        GstTwoflow.TwoflowParseResult.NEED_MORE
+    assert GstTwoflow.frame_header_parse(bytes(bad))[0] != \
+        GstTwoflow.ParseResult.OK
+    assert GstTwoflow.frame_header_parse(data[:10])[0] == \
+        GstTwoflow.ParseResult.NEED_MORE
     print("bindings ok")
 
 

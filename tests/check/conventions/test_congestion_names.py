@@ -22,21 +22,29 @@ gi.require_version("Gst", "1.0")
 gi.require_version("GstTwoflow", "1.0")
 from gi.repository import Gst, GstTwoflow
 Gst.init(None)
-new = GstTwoflow.TwoflowCongestionType
-assert GstTwoflow.TWOFLOW_CONGESTION_NAME == "GstNetworkCongestion"
-s = GstTwoflow.twoflow_congestion_structure_new(new.LOSS, 2000000, 40 * Gst.MSECOND, "x")
+new = GstTwoflow.CongestionType
+assert GstTwoflow.CONGESTION_NAME == "GstNetworkCongestion"
+s = GstTwoflow.congestion_structure_new(new.LOSS, 2000000, 40 * Gst.MSECOND, "x")
 assert s.get_name() == "GstNetworkCongestion"
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
+    # before 0.1.0: NetworkCongestion*
     assert GstTwoflow.NetworkCongestionType is new
-    assert GstTwoflow.NETWORK_CONGESTION_NAME == GstTwoflow.TWOFLOW_CONGESTION_NAME
+    assert GstTwoflow.NETWORK_CONGESTION_NAME == GstTwoflow.CONGESTION_NAME
     ok, ctype, rate, srtt, src = GstTwoflow.network_congestion_structure_parse(s)
     assert ok and ctype == new.LOSS and rate == 2000000 and src == "x", (ok, ctype, rate, src)
     assert GstTwoflow.network_congestion_type_to_string(new.RATE) == "rate"
+    # up to 0.1.0 every name repeated the namespace
+    assert GstTwoflow.TwoflowCodec is GstTwoflow.Codec
+    assert GstTwoflow.TwoflowCongestionType is new
+    assert GstTwoflow.TWOFLOW_MAGIC == GstTwoflow.MAGIC
+    assert GstTwoflow.twoflow_codec_to_string(GstTwoflow.Codec.H264) == "h264"
 names = sorted({str(x.message).split()[0] for x in w})
 assert names == ["GstTwoflow.NETWORK_CONGESTION_NAME", "GstTwoflow.NetworkCongestionType",
-                 "GstTwoflow.network_congestion_structure_parse",
-                 "GstTwoflow.network_congestion_type_to_string"], names
+                 "GstTwoflow.TWOFLOW_MAGIC", "GstTwoflow.TwoflowCodec",
+                 "GstTwoflow.TwoflowCongestionType", "GstTwoflow.network_congestion_structure_parse",
+                 "GstTwoflow.network_congestion_type_to_string",
+                 "GstTwoflow.twoflow_codec_to_string"], names
 print("python: old names alias the new ones and warn")
 '''
 
