@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow — TLS over a TCP connection (GLib's GTlsConnection, i.e.
- * glib-networking/GnuTLS): the client side as ctcpsink uses it, the server
- * side as a receiver (the tests, later the proxy) uses it, certificate
- * pinning and the record overhead. Blocking handshakes with a
- * cancellable; the caller owns the socket. */
+ * glib-networking/GnuTLS), the one TLS helper of the elements and the
+ * programs: blocking handshakes with a cancellable for the cTCP elements
+ * (the caller owns the socket), certificate pinning and the record
+ * overhead; and the programs' control channel (a GSocketClient or a
+ * server connection for the main loop, certificates, session keys). */
 #ifndef __TWOFLOW_TLS_H__
 #define __TWOFLOW_TLS_H__
 
@@ -59,6 +60,28 @@ const gchar *twoflow_tls_protocol_name (GTlsConnection * tls);
 /* Stores a copy of @token in *@slot (freeing the old one); an empty
  * token is none (NULL). For the tls-token properties. */
 void twoflow_tls_token_set (gchar ** slot, const gchar * token);
+
+/* The programs' control channel. */
+gboolean twoflow_tls_available (GError ** error);
+GTlsCertificate *twoflow_tls_load_certificate (const gchar * cert_file,
+    const gchar * key_file, GError ** error);
+gchar *twoflow_tls_subject_cn (GTlsCertificate * cert);
+
+/* n random bytes from the kernel (getrandom) in hex: per-session media
+ * keys, sent over the TLS control channel */
+gchar *twoflow_random_hex (gsize n);
+
+/* Sets TLS up on a GSocketClient for the main loop: @cfg's pin (checked
+ * in accept-certificate), else its ca_file, else the system's anchors;
+ * its client certificate (server_name is unused: the connectable's name
+ * is checked). */
+gboolean twoflow_tls_socket_client_configure (GSocketClient * client,
+    const TwoflowTlsClientConfig * cfg, GError ** error);
+
+/* Wraps an accepted connection in a server-side TLS connection; client_ca:
+ * client certificates are requested and verified against it (NULL: none). */
+GIOStream *twoflow_tls_server_wrap (GIOStream * base, GTlsCertificate * cert,
+    GTlsDatabase * client_ca, GError ** error);
 
 G_END_DECLS
 

@@ -35,7 +35,7 @@
 #include <gst/twoflow/twoflowadmission.h>
 #include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-protocol.h"
-#include "twoflow-tls.h"
+#include "twoflowtls.h"
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
 #include "twoflow-log.h"
@@ -249,12 +249,12 @@ control_connect (guint timeout, GError ** error)
 {
   GSocketClient *client = g_socket_client_new ();
   GSocketConnection *conn = NULL;
-  TwoflowTlsClientConfig tls = { opt_insecure, opt_tls_ca, opt_tls_pin,
+  TwoflowTlsClientConfig tls = { NULL, opt_tls_ca, opt_tls_pin,
     opt_tls_cert, opt_tls_key
   };
 
   g_socket_client_set_timeout (client, timeout);
-  if (twoflow_tls_client_configure (client, &tls, error))
+  if (opt_insecure || twoflow_tls_socket_client_configure (client, &tls, error))
     conn = g_socket_client_connect_to_host (client, server_host, server_port,
         NULL, error);
   g_object_unref (client);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <gst/gst.h>
 #include "twoflow-protocol.h"
-#include "twoflow-tls.h"
+#include "twoflowtls.h"
 #include "twoflow-server-client.h"
 #include "twoflow-server-validation.h"
 #include "twoflow-server-catalog.h"

@@ -16,7 +16,7 @@
 #include <gio/gio.h>
 #include <gst/gst.h>
 #include "twoflow-control.h"
-#include "twoflow-tls.h"
+#include "twoflowtls.h"
 #include "twoflow-server-listener.h"
 #include "twoflow-server-client.h"
 #include "twoflow-server-options.h"

@@ -18,7 +18,7 @@
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
 #include "twoflow-log.h"
-#include "twoflow-tls.h"
+#include "twoflowtls.h"
 
 gchar *opt_dir = NULL;
 gchar *opt_address = NULL;
