@@ -200,7 +200,7 @@ playlist_ready (const gchar * file, gint64 msn)
 typedef struct
 {
   SoupServerMessage *msg;
-  gchar *file;
+  gchar *file, *video;
   gint64 msn;
   gint tries;
 } Wait;
@@ -209,14 +209,22 @@ static gboolean
 wait_cb (gpointer user_data)
 {
   Wait *w = user_data;
+  gchar *failure = hooks.hls_failure ? hooks.hls_failure (w->video,
+      hooks.data) : NULL;
 
-  if (playlist_ready (w->file, w->msn) || --w->tries <= 0) {
-    if (!serve_file (w->msg, w->file))
+  if (failure || playlist_ready (w->file, w->msn) || --w->tries <= 0) {
+    if (failure) {
+      gchar *t = g_strdup_printf ("%s\n", failure);
+      reply_text (w->msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "text/plain", t,
+          strlen (t));
+    } else if (!serve_file (w->msg, w->file))
       reply_text (w->msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "text/plain",
           g_strdup ("playlist not ready\n"), strlen ("playlist not ready\n"));
     soup_server_message_unpause (w->msg);
     g_object_unref (w->msg);
+    g_free (failure);
     g_free (w->file);
+    g_free (w->video);
     g_free (w);
     return G_SOURCE_REMOVE;
   }
@@ -352,6 +360,7 @@ handle_hls (SoupServerMessage * msg, const gchar * path, GHashTable * query)
       Wait *w = g_new0 (Wait, 1);
       w->msg = g_object_ref (msg);
       w->file = g_strdup (file);
+      w->video = g_strdup (video);
       w->msn = msn;
       w->tries = msn >= 0 ? 500 : 300;  /* 20 s / 30 s */
       soup_server_message_pause (msg);

@@ -28,6 +28,9 @@ typedef struct
    * it grows (chunked) until it is complete */
   gboolean (*hls_growing) (const gchar * video, const gchar * file,
       gpointer data);
+  /* HLS: why @video's run failed (NULL: it did not; freed by the caller):
+   * a request waiting for its playlist gets it at once, not a bare 503 */
+  gchar *(*hls_failure) (const gchar * video, gpointer data);
 } TwoflowHttpHooks;
 
 /* HTTP basic authentication on every path but /healthz (call before

@@ -14,6 +14,7 @@
 static GList *live_sessions;    /* ProxySession, all kinds */
 static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
 static GHashTable *hls_jobs;    /* video -> HlsJob */
+static GHashTable *hls_failures;        /* video -> why its last run failed */
 static guint64 total_ess_bytes, total_enh_bytes, total_sessions;
 static gboolean shutting_down;  /* SIGTERM: HLS runs end, not cached */
 
@@ -257,8 +258,11 @@ hls_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
   } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
     GError *err = NULL;
     gst_message_parse_error (msg, &err, NULL);
-    g_print ("HLS %s: %s: %s\n", j->video, GST_OBJECT_NAME (msg->src),
-        err->message);
+    gchar *why = g_strdup_printf ("HLS of %s failed: %s: %s", j->video,
+        GST_OBJECT_NAME (msg->src), err->message);
+    /* at error level, and for the requests waiting for the playlist */
+    g_printerr ("%s\n", why);
+    g_hash_table_insert (hls_failures, g_strdup (j->video), why);
     g_clear_error (&err);
     twoflow_store_remove_tree (j->dir);
     j->watch = 0;
@@ -266,6 +270,12 @@ hls_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
     return G_SOURCE_REMOVE;
   }
   return G_SOURCE_CONTINUE;
+}
+
+static gchar *
+web_hls_failure (const gchar * video, gpointer data)
+{
+  return g_strdup (g_hash_table_lookup (hls_failures, video));
 }
 
 static gboolean
@@ -284,6 +294,7 @@ web_hls_ensure (const gchar * video, gpointer data, GError ** error)
     return TRUE;
   }
   /* a run that did not finish: start again */
+  g_hash_table_remove (hls_failures, video);
   twoflow_store_remove_tree (dir);
   g_mkdir_with_parents (dir, 0755);
   j = g_new0 (HlsJob, 1);
@@ -341,12 +352,14 @@ static void
 web_start (void)
 {
   TwoflowHttpHooks hooks = { web_metrics, web_status, web_videos,
-    web_hls_ensure, NULL, web_hls_growing
+    web_hls_ensure, NULL, web_hls_growing, web_hls_failure
   };
   GError *err = NULL;
 
   hls_jobs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) hls_job_free);
+  hls_failures = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
   g_timeout_add_seconds (1, rates_cb, NULL);
   if (opt_http_port <= 0)
     return;

@@ -1350,8 +1350,31 @@ audio_decoder_for (const GstCaps * caps)
   return best;
 }
 
+/* Whether @container (its muxer @mux_factory) carries @codec so that it
+ * plays back whole. Not where GStreamer 1.22's muxer takes the caps but
+ * writes it wrong, nor where the viewers cannot decode it:
+ * - mp4mux writes Opus's dOps box with OpusHead's little-endian fields as
+ *   they are (pre-skip 312 reads as 14337 samples: decoders drop 0.3 s);
+ * - HLS is for browsers: hls.js 1.5's MPEG-TS demuxer takes ADTS AAC and
+ *   MPEG audio, AC-3 only where the browser's MSE does (not Chromium), and
+ *   no Opus (stream type 6 without an AC-3 descriptor is skipped), so the
+ *   page played such videos silent. mpegtsmux itself carries Opus (the
+ *   segments of twoflow-hls.c decode whole with ffmpeg). */
+static gboolean
+mux_carries (const gchar * mux_factory, const gchar * container,
+    const gchar * codec, const GstCaps * caps)
+{
+  if (g_str_equal (container, "hls"))
+    return g_str_equal (codec, "aac") || (g_str_has_prefix (codec, "mp")
+        && strlen (codec) == 3);
+  if (g_str_equal (mux_factory, "mp4mux") && g_str_equal (codec, "opus"))
+    return FALSE;
+  return factory_takes (mux_factory, caps);
+}
+
 /* When @container's muxer cannot carry @codec (GStreamer 1.22: E-AC-3,
- * FLAC, Vorbis in MPEG-TS or MP4 ...), the audio is transcoded to AAC:
+ * FLAC, Vorbis in MPEG-TS or MP4 ...; mux_carries), the audio is
+ * transcoded to AAC:
  * parser ! decoder ! audioconvert ! audioresample ! avenc_aac ! aacparse.
  * Returns the last element of that chain (NULL: not needed, or @error). */
 static GstElement *
@@ -1362,7 +1385,7 @@ audio_transcode (GstBin * bin, GstElement * aparse, const gchar * codec,
   GstElementFactory *dec;
   GstElement *d, *conv, *res, *enc, *parse;
 
-  if (factory_takes (mux_factory, caps)) {
+  if (mux_carries (mux_factory, container, codec, caps)) {
     gst_caps_unref (caps);
     return NULL;
   }
@@ -1396,11 +1419,38 @@ audio_transcode (GstBin * bin, GstElement * aparse, const gchar * codec,
   return parse;
 }
 
-/* MPEG-1/2 video for the browsers' HLS: @vparse ! decoder ! videoconvert !
- * x264enc (a key frame every 2 s, HLS's target duration) ! h264parse !
- * byte-stream caps; returns the last element, linked (NULL: missing). */
+/* MPEG-1/2 video for the browsers' HLS (and for MP4: no muxer of
+ * GStreamer 1.22 writes MPEG-2 video into MP4): @vparse ! decoder !
+ * videoconvert ! x264enc (a key frame every 2 s, HLS's target duration) !
+ * h264parse ! @stream_format caps; returns the last element, linked (NULL:
+ * missing). */
+/* avdec_mpeg2video (libav 5.1) gives two frames of an open GOP's start the
+ * same PTS (0.245 s twice, none at 0.165 s, from a file as from the
+ * merge); x264enc then returns a frame without PTS and mp4mux fails ("Buffer
+ * has no PTS"). A frame whose PTS is missing or not after the previous one
+ * gets the previous one's end. */
+static GstPadProbeReturn
+increasing_pts_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *last = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime pts = GST_BUFFER_PTS (buf), dur = GST_BUFFER_DURATION (buf);
+
+  if (GST_CLOCK_TIME_IS_VALID (*last) && (!GST_CLOCK_TIME_IS_VALID (pts)
+          || pts <= *last)) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_PTS (buf) = pts = *last + (GST_CLOCK_TIME_IS_VALID (dur) ?
+        dur : 1);
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+  }
+  if (GST_CLOCK_TIME_IS_VALID (pts))
+    *last = pts;
+  return GST_PAD_PROBE_OK;
+}
+
 static GstElement *
-hls_h264_encoder (GstBin * bin, GstElement * vparse)
+hls_h264_encoder (GstBin * bin, GstElement * vparse,
+    const gchar * stream_format)
 {
   GstElement *dec = add_el (bin, "avdec_mpeg2video", NULL);
   GstElement *conv = add_el (bin, "videoconvert", NULL);
@@ -1416,12 +1466,21 @@ hls_h264_encoder (GstBin * bin, GstElement * vparse)
   g_object_set (enc, "quantizer", 21, "key-int-max", 50, "bframes", 0,
       NULL);
   g_object_set (parse, "config-interval", -1, NULL);
-  c = gst_caps_from_string ("video/x-h264,stream-format=byte-stream,"
-      "alignment=au");
+  c = gst_caps_new_simple ("video/x-h264", "stream-format", G_TYPE_STRING,
+      stream_format, "alignment", G_TYPE_STRING, "au", NULL);
   g_object_set (caps, "caps", c, NULL);
   gst_caps_unref (c);
   if (!gst_element_link_many (vparse, dec, conv, enc, parse, caps, NULL))
     return NULL;
+  {
+    GstPad *src = gst_element_get_static_pad (dec, "src");
+    GstClockTime *last = g_new (GstClockTime, 1);
+
+    *last = GST_CLOCK_TIME_NONE;
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, increasing_pts_probe,
+        last, g_free);
+    gst_object_unref (src);
+  }
   return caps;
 }
 
@@ -1448,14 +1507,16 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
   if (!mux || !vq || !vparse)
     goto missing;
-  hls_transcoded = hls && !h264;
+  hls_transcoded = (hls || g_str_equal (container, "mp4")) && !h264;
   if (hls_transcoded) {
     /* browsers decode no MPEG-1/2 video: the HLS copy (made once per
-     * video and cached with its segments) is H.264 */
-    vcaps = hls_h264_encoder (bin, vparse);
+     * video and cached with its segments) is H.264; mp4mux takes no
+     * MPEG-1/2 video */
+    vcaps = hls_h264_encoder (bin, vparse, hls ? "byte-stream" : "avc");
     if (!vcaps)
       goto missing;
-    g_print ("HLS: %s video transcoded to H.264 for browsers (x264enc)\n",
+    g_print ("%s: %s video transcoded to H.264 (x264enc)\n",
+        hls ? "HLS (for browsers)" : "MP4 (mp4mux takes no MPEG-1/2 video)",
         ps->video_codec);
   } else if (h264) {
     g_object_set (vparse, "config-interval", -1, NULL);

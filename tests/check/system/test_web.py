@@ -13,6 +13,8 @@
   (EXT-X-ENDLIST, segments with video and audio, by ffprobe);
 - SIGHUP keeps both running and reloads the video list;
 - SIGTERM during a fetch leaves a playable file (ffprobe: video and audio);
+- an HLS run that fails answers the waiting playlist request with its
+  reason (503 "HLS of V failed: ELEMENT: message") at once;
 - the prefix store's --prefix-max-bytes evicts the least recently used.
 
   test_web.py SERVER PROXY MAKE_CORPUS CORPUS_DIR
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -321,8 +324,11 @@ def main():
                         "-i", "testsrc=size=320x240:rate=25:duration=15", "-c:v",
                         "mpeg2video", "-b:v", "800k", "-g", "12", "-f", "mpeg2video",
                         os.path.join(vdir, "long.m2v")], check=True, timeout=60)
-        cport, rport = free_port(), free_port()
+        cport, rport, hport = free_port(), free_port(), free_port()
         s2log, p2log = os.path.join(work, "server2.log"), os.path.join(work, "proxy2.log")
+        # an HLS dir that cannot hold segments (a regular file): the run fails
+        nodir = os.path.join(work, "not-a-dir")
+        open(nodir, "w").close()
         server = subprocess.Popen([server_exe, "--dir", vdir, "--port", str(cport),
                                    "--address", "127.0.0.1", "--insecure"],
                                   stdout=open(s2log, "w"), stderr=subprocess.STDOUT)
@@ -330,10 +336,26 @@ def main():
         wait_log(s2log, "control port")
         proxy = subprocess.Popen([proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
                                   "--rtsp-port", str(rport), "--segment-duration", "1",
-                                  "--prefix-dir", os.path.join(work, "p2")],
+                                  "--prefix-dir", os.path.join(work, "p2"),
+                                  "--http-port", str(hport), "--http-address", "127.0.0.1",
+                                  "--hls-dir", nodir],
                                  stdout=open(p2log, "w"), stderr=subprocess.STDOUT)
         procs.append(proxy)
-        time.sleep(0.5)
+        wait_log(p2log, "HTTP on port")
+
+        # an HLS run that fails: the waiting playlist request gets the
+        # reason at once (not "playlist not ready" after 30 s), logged at
+        # error level
+        t0 = time.monotonic()
+        try:
+            st, body = get(f"http://127.0.0.1:{hport}/hls/long.m2v/index.m3u8")
+        except urllib.error.HTTPError as e:
+            st, body = e.code, e.read()
+        took = time.monotonic() - t0
+        body = body.decode(errors="replace").strip()
+        check(st == 503 and body.startswith("HLS of long.m2v failed: ") and took < 20
+              and wait_log(p2log, "error HLS of long.m2v failed: ", 5),
+              f"a failed HLS run: {st} '{body}' after {took:.1f} s, logged as an error")
         rec = os.path.join(work, "rtsp.ts")
         viewer = subprocess.Popen(["ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error",
                                    "-y", "-rtsp_transport", "tcp", "-i",
