@@ -136,6 +136,36 @@ twoflow_config_print_version (const gchar * program)
   g_free (gst);
 }
 
+gint
+twoflow_config_parse_command_line (const GOptionEntry * entries,
+    const gchar * program, const gchar * summary, const gboolean * version,
+    gint * argc, gchar *** argv)
+{
+  GOptionContext *ctx;
+  GError *err = NULL;
+
+  if (!twoflow_config_load_from_args (entries, *argc, *argv, NULL, &err)) {
+    g_printerr ("%s\n", err->message);
+    g_error_free (err);
+    return 2;
+  }
+  ctx = g_option_context_new (summary);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, argc, argv, &err)) {
+    g_printerr ("%s\n", err->message);
+    g_error_free (err);
+    g_option_context_free (ctx);
+    return 2;
+  }
+  g_option_context_free (ctx);
+  if (*version) {
+    twoflow_config_print_version (program);
+    return 0;
+  }
+  return -1;
+}
+
 gboolean
 twoflow_config_check_elements (const gchar * program,
     const gchar * const *factories)

@@ -23,6 +23,14 @@ gboolean twoflow_config_load (const GOptionEntry * entries,
 /* --version: "PROGRAM VERSION (GStreamer x.y.z)" on stdout */
 void twoflow_config_print_version (const gchar * program);
 
+/* A program's command line: --config FILE first, then the options and
+ * GStreamer's over it, --version (@version, an entry's variable) printed.
+ * Returns -1 to go on, else the exit status (0 after --version, 2 on an
+ * error, said on stderr). */
+gint twoflow_config_parse_command_line (const GOptionEntry * entries,
+    const gchar * program, const gchar * summary, const gboolean * version,
+    gint * argc, gchar *** argv);
+
 /* Whether every element factory in the NULL-terminated @factories is
  * installed; else says which are missing on stderr (the program then
  * exits instead of failing in its first session). */

@@ -3061,7 +3061,7 @@ main (int argc, char **argv)
           "long options; options given here override it)", "FILE"},
     {NULL}
   };
-  GOptionContext *ctx = g_option_context_new ("- twoflow proxy");
+  gint status;
   GError *err = NULL;
   gchar **hp;
   GMainLoop *loop;
@@ -3070,21 +3070,10 @@ main (int argc, char **argv)
 
   /* logs are read line by line by scripts */
   setvbuf (stdout, NULL, _IOLBF, 0);
-  if (!twoflow_config_load_from_args (entries, argc, argv, NULL, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_add_group (ctx, gst_init_get_option_group ());
-  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
-  g_option_context_free (ctx);
-  if (opt_version) {
-    twoflow_config_print_version ("twoflow-proxy");
-    return 0;
-  }
+  status = twoflow_config_parse_command_line (entries, "twoflow-proxy",
+      "- twoflow proxy", &opt_version, &argc, &argv);
+  if (status >= 0)
+    return status;
   twoflow_log_init ();          /* levels and timestamps, or journald */
   if (!twoflow_daemon_read_secret ("token", opt_token_file, &opt_token, &err)
       || !twoflow_daemon_read_secret ("rtsp-password", opt_rtsp_password_file,

@@ -207,24 +207,12 @@ static GOptionEntry entries[] = {
 gint
 twoflow_server_options_parse (gint argc, gchar ** argv)
 {
-  GOptionContext *ctx = g_option_context_new ("- twoflow central server");
   GError *err = NULL;
+  gint status = twoflow_config_parse_command_line (entries, "twoflow-server",
+      "- twoflow central server", &opt_version, &argc, &argv);
 
-  if (!twoflow_config_load_from_args (entries, argc, argv, NULL, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_option_context_add_group (ctx, gst_init_get_option_group ());
-  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
-  g_option_context_free (ctx);
-  if (opt_version) {
-    twoflow_config_print_version ("twoflow-server");
-    return 0;
-  }
+  if (status >= 0)
+    return status;
   twoflow_log_init ();          /* levels and timestamps, or journald */
   if (!twoflow_daemon_read_secret ("http-password", opt_http_password_file,
           &opt_http_password, &err)) {
