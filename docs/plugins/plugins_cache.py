@@ -16,6 +16,7 @@ cache does not depend on the machine).
 """
 import difflib
 import json
+import re
 import os
 import sys
 
@@ -29,6 +30,15 @@ UPSTREAM = {'GObject', 'GInitiallyUnowned', 'GstObject', 'GstElement', 'GstBin',
             'GstBaseTransform', 'GstAggregator', 'GstBaseParse'}
 MUTABLE = [(Gst.PARAM_MUTABLE_PLAYING, 'playing'), (Gst.PARAM_MUTABLE_PAUSED, 'paused'),
            (Gst.PARAM_MUTABLE_READY, 'ready')]
+
+
+def docdir_free(uri):
+    """The installed documentation (the default origin and doc-uri,
+    file://PREFIX/share/doc/twoflow/...) without the prefix the build was
+    configured with, so the cache is one for every --prefix."""
+    if uri and uri.startswith('file://'):
+        return re.sub(r'^file://.*/doc/twoflow', 'file://$(docdir)', uri)
+    return uri
 
 
 def hierarchy(gtype):
@@ -143,7 +153,7 @@ def element(factory, other_types):
     interfaces = [i.name for i in GObject.type_interfaces(gtype)]
     if interfaces:
         out['interfaces'] = interfaces
-    doc_uri = factory.get_metadata('doc-uri')
+    doc_uri = docdir_free(factory.get_metadata('doc-uri'))
     if doc_uri:
         out['doc-uri'] = doc_uri
     return out
@@ -172,7 +182,7 @@ def scan(plugin_dir):
             'package': plugin.get_package(),
             'source': plugin.get_source(),
             'tracers': {},
-            'url': plugin.get_origin(),
+            'url': docdir_free(plugin.get_origin()),
         }
     return cache
 

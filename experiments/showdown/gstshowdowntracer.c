@@ -165,4 +165,4 @@ plugin_init (GstPlugin * plugin)
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, showdowntracer,
     "The showdown benchmark's arrival tracer", plugin_init, VERSION, "LGPL",
-    "twoflow", "https://example.invalid/twoflow")
+    GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -704,6 +704,8 @@ gst_ctcp_sink_class_init (GstCtcpSinkClass * klass)
       "Controlled TCP sink", "Sink/Network",
       "Sends over TCP capped to each segment's target rate, emitting TCP "
       "congestion events", "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "ctcp.md");
 
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_sink_start);
   basesink_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_sink_stop);

@@ -265,6 +265,8 @@ gst_ctcp_src_class_init (GstCtcpSrcClass * klass)
       "Receives a cTCP stream (listening or connecting), as a TLS client "
       "that checks the sender's certificate and proves a token",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "ctcp.md");
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_ctcp_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_ctcp_src_stop);

@@ -634,6 +634,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
       "Sink/Network",
       "Sends buffers reliably with TCP-friendly rate control over UDP (ERAP)",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "erap.md");
 
   bs_class->start = GST_DEBUG_FUNCPTR (gst_erap_sink_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_erap_sink_stop);

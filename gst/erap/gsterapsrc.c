@@ -336,6 +336,8 @@ gst_erap_src_class_init (GstErapSrcClass * klass)
       "Source/Network",
       "Receives buffers sent reliably over UDP by erapsink (ERAP)",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "erap.md");
 
   bs_class->start = GST_DEBUG_FUNCPTR (gst_erap_src_start);
   bs_class->stop = GST_DEBUG_FUNCPTR (gst_erap_src_stop);

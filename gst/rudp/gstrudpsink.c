@@ -469,6 +469,8 @@ gst_rudp_sink_class_init (GstRudpSinkClass * klass)
       "Sink/Network",
       "Sends RTP over UDP as a paced near-CBR flow whose rate the receiver "
       "may choose", "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "rudp.md");
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_RATE_CONTROL, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_CIPHER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_RUDP_SRTP_AUTH, 0);

@@ -541,6 +541,8 @@ gst_rudp_src_class_init (GstRudpSrcClass * klass)
       "Source/Network",
       "Receives RTP over UDP and asks the sender for a rate level by RTCP "
       "feedback", "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "rudp.md");
 
   element_class->send_event = GST_DEBUG_FUNCPTR (gst_rudp_src_send_event);
   bs_class->get_caps = GST_DEBUG_FUNCPTR (gst_rudp_src_get_caps);

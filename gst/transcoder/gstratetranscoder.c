@@ -390,6 +390,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       "Re-encodes MPEG-1/2 and H.264 video (or drops disposable H.264 "
       "pictures) at a bitrate that follows congestion events",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "transcoder.md");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_change_state);
 

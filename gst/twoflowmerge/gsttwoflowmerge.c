@@ -283,6 +283,8 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
       "Two-flow video merger", "Codec/Muxer/Video",
       "Merges the essential and enhanced flows back into one decodable stream",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "frame-format.md");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_merge_change_state);

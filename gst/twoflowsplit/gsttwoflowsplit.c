@@ -198,6 +198,8 @@ gst_twoflow_split_class_init (GstTwoflowSplitClass * klass)
       "Two-flow video splitter", "Codec/Demuxer/Video",
       "Splits parsed MPEG video into an essential (I) and an enhanced (P/B) flow",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "frame-format.md");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_twoflow_split_change_state);

@@ -201,6 +201,8 @@ gst_twoflow_trace_src_class_init (GstTwoflowTraceSrcClass * klass)
       "Two-flow trace source", "Source/Video",
       "Replays a video frame trace as twoflow records",
       "twoflow developers <dev@twoflow.invalid>");
+  gst_element_class_add_static_metadata (element_class,
+      GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "frame-format.md");
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_twoflow_trace_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_twoflow_trace_src_stop);
