@@ -9,17 +9,58 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 
 scripts/build.sh build
-meson test -C build --print-errorlogs --num-processes 2
+
+# The ASan and fuzz trees build in the background, at low priority, while
+# the tests below run: only what their suites need (a full build of each
+# would compile everything again).
+prebuild_log=$(mktemp)
+(
+  if [ ! -f build-asan/build.ninja ]; then
+    # GStreamer's own inline readers (GST_READ_UINT32_BE, GstByteReader)
+    # load unaligned words by design on x86: UBSan's alignment check is
+    # left out.
+    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dc_args=-fno-sanitize=alignment -Dbenchmarks=disabled
+  fi
+  nice -n 10 ninja -C build-asan \
+    $(scripts/ninja-targets.py build-asan --suite unit --suite fuzz)
+  if [ "$FUZZ_SECONDS" -gt 0 ]; then
+    if [ ! -f build-fuzz/build.ninja ]; then
+      CC=clang meson setup build-fuzz -Dfuzzing=true -Dbenchmarks=disabled
+    fi
+    nice -n 10 ninja -C build-fuzz $(scripts/ninja-targets.py build-fuzz --fuzzers)
+  fi
+) >"$prebuild_log" 2>&1 &
+prebuild=$!
+
+# Two lanes side by side. The network tests (emulated links between
+# namespaces) run one at a time, each alone on its testbed; everything
+# else runs beside them, its own non-parallel tests one at a time too.
+# Each lane keeps its own log (--logbase).
+net_suites=(--suite net --suite system-net --suite net-slow)
+netlog=$(mktemp)
+meson test -C build --no-rebuild --print-errorlogs --num-processes 1 \
+  --logbase testlog-net "${net_suites[@]}" >"$netlog" 2>&1 &
+net_lane=$!
+rest_rc=0
+meson test -C build --no-rebuild --print-errorlogs --num-processes 2 \
+  --no-suite net --no-suite system-net --no-suite net-slow || rest_rc=$?
+net_rc=0
+wait $net_lane || net_rc=$?
+echo "== network tests (the lane beside)"
+cat "$netlog"
+rm -f "$netlog"
+prebuild_rc=0
+wait $prebuild || prebuild_rc=$?
+if [ "$prebuild_rc" != 0 ]; then
+  cat "$prebuild_log"
+fi
+rm -f "$prebuild_log"
+if [ "$rest_rc" != 0 ] || [ "$net_rc" != 0 ] || [ "$prebuild_rc" != 0 ]; then
+  exit 1
+fi
 
 echo "== unit tests under -Db_sanitize=address,undefined"
-# GStreamer's own inline readers (GST_READ_UINT32_BE, GstByteReader) load
-# unaligned words by design on x86: UBSan's alignment check is left out.
-if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dc_args=-fno-sanitize=alignment -Dbenchmarks=disabled >/dev/null
-fi
-# meson test builds only what these suites' tests need (not the tools,
-# the other plugins and tests: most of a full ASan build)
 # GStreamer keeps global allocations until exit: leak checks would only
 # report those. UBSan findings are fatal.
 ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 \
@@ -28,18 +69,6 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
-  if [ ! -f build-fuzz/build.ninja ]; then
-    CC=clang meson setup build-fuzz -Dfuzzing=true -Dbenchmarks=disabled \
-      >/dev/null
-  fi
-  # only the fuzz targets (a full build compiles everything again)
-  ninja -C build-fuzz $(meson introspect build-fuzz --targets | /usr/bin/python3 -c '
-import json, os, sys
-for t in json.load(sys.stdin):
-    if (t["name"].startswith("fuzz-") and not t["name"].endswith("-corpus")
-            and t["type"] == "executable"):
-        print(*(os.path.relpath(f, "build-fuzz") for f in t["filename"]))
-') >/dev/null
   # side by side (each for FUZZ_SECONDS of wall time), reported in turn
   fuzzlog=$(mktemp -d)
   for target in $(find build-fuzz/tests/fuzz -type f -executable -name 'fuzz-*' ! -name '*-corpus'); do
@@ -67,7 +96,8 @@ for t in json.load(sys.stdin):
   [ "$fuzz_failed" = 0 ]
 fi
 # One closing line over all meson test runs above.
-/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+/usr/bin/python3 - build/meson-logs/testlog.json build/meson-logs/testlog-net.json \
+  build-asan/meson-logs/testlog.json <<'PY'
 import json, sys
 ok = bad = skip = 0
 for path in sys.argv[1:]:
