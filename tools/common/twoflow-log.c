@@ -1,12 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "twoflow-log.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Lines are written by a thread of their own, from a bounded queue: a
+ * reader that stops reading our stdout (a stalled pipe, a stuck terminal)
+ * must not stop the main loop that serves every client, nor its SIGTERM.
+ * Over the limit lines are dropped, and counted in a line of their own
+ * once the reader is back. */
+#define MAX_QUEUED_BYTES (1 << 20)
+
+typedef struct
+{
+  gint fd;                      /* 1 or 2, or -1: to the journal */
+  GLogLevelFlags level;         /* for the journal */
+  gchar *text;                  /* with its newline (stdio) or without */
+} LogLine;
+
 static gboolean to_journal;
 static GMutex lock;
+static GCond cond;
+static GQueue queue = G_QUEUE_INIT;
+static gsize queued_bytes;
+static guint64 dropped;
+static gboolean writing;        /* the writer holds a line */
+static GThread *writer_thread;
 
 static const gchar *
 level_name (GLogLevelFlags level)
@@ -42,33 +64,127 @@ priority (GLogLevelFlags level)
 }
 
 /* one line: TIMESTAMP LEVEL [DOMAIN: ]MESSAGE */
-static void
-write_line (GLogLevelFlags level, const gchar * domain, const gchar * message)
+static gchar *
+format_line (GLogLevelFlags level, const gchar * domain, const gchar * message)
 {
   GDateTime *now = g_date_time_new_now_utc ();
   gchar *ts = g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
-  FILE *out = (level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) ?
-      stdout : stderr;
-
-  g_mutex_lock (&lock);
-  fprintf (out, "%s %s %s%s%s\n", ts, level_name (level),
+  gchar *line = g_strdup_printf ("%s %s %s%s%s\n", ts, level_name (level),
       domain ? domain : "", domain ? ": " : "", message);
-  fflush (out);
-  g_mutex_unlock (&lock);
+
   g_free (ts);
   g_date_time_unref (now);
+  return line;
+}
+
+static void
+write_all (gint fd, const gchar * text)
+{
+  gsize len = strlen (text), off = 0;
+
+  while (off < len) {
+    gssize n = write (fd, text + off, len - off);
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;                   /* closed or broken: nothing to do */
+    off += n;
+  }
+}
+
+static gpointer
+writer_main (gpointer data)
+{
+  g_mutex_lock (&lock);
+  for (;;) {
+    LogLine *line;
+    guint64 lost;
+
+    while (g_queue_is_empty (&queue))
+      g_cond_wait (&cond, &lock);
+    line = g_queue_pop_head (&queue);
+    queued_bytes -= strlen (line->text);
+    lost = dropped;
+    dropped = 0;
+    writing = TRUE;
+    g_mutex_unlock (&lock);
+
+    if (lost > 0) {
+      gchar *msg = g_strdup_printf ("%" G_GUINT64_FORMAT " log lines "
+          "dropped: the output was not read", lost);
+      gchar *note = format_line (G_LOG_LEVEL_WARNING, NULL, msg);
+
+      g_free (msg);
+      write_all (2, note);
+      g_free (note);
+    }
+    if (line->fd < 0) {
+      const GLogField fields[] = {
+        {"MESSAGE", line->text, -1},
+        {"PRIORITY", priority (line->level), -1},
+        {"SYSLOG_IDENTIFIER", g_get_prgname (), -1},
+      };
+      g_log_writer_journald (line->level, fields, G_N_ELEMENTS (fields),
+          NULL);
+    } else {
+      write_all (line->fd, line->text);
+    }
+    g_free (line->text);
+    g_free (line);
+
+    g_mutex_lock (&lock);
+    writing = FALSE;
+    g_cond_broadcast (&cond);
+  }
+  return NULL;
+}
+
+static void
+enqueue (gint fd, GLogLevelFlags level, gchar * text)
+{
+  gsize len = strlen (text);
+
+  g_mutex_lock (&lock);
+  if (!writer_thread) {
+    /* before twoflow_log_init (or a failed thread): write in place */
+    g_mutex_unlock (&lock);
+    write_all (fd < 0 ? 2 : fd, text);
+    g_free (text);
+    return;
+  }
+  if (queued_bytes + len > MAX_QUEUED_BYTES) {
+    dropped++;
+    g_mutex_unlock (&lock);
+    g_free (text);
+    return;
+  }
+  {
+    LogLine *line = g_new (LogLine, 1);
+
+    line->fd = fd;
+    line->level = level;
+    line->text = text;
+    g_queue_push_tail (&queue, line);
+  }
+  queued_bytes += len;
+  g_cond_broadcast (&cond);
+  g_mutex_unlock (&lock);
+}
+
+static void
+write_line (GLogLevelFlags level, const gchar * domain, const gchar * message)
+{
+  gint fd = (level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) ? 1 : 2;
+
+  enqueue (fd, level, format_line (level, domain, message));
 }
 
 static void
 log_text (GLogLevelFlags level, const gchar * message)
 {
   if (to_journal) {
-    const GLogField fields[] = {
-      {"MESSAGE", message, -1},
-      {"PRIORITY", priority (level), -1},
-      {"SYSLOG_IDENTIFIER", g_get_prgname (), -1},
-    };
-    g_log_writer_journald (level, fields, G_N_ELEMENTS (fields), NULL);
+    enqueue (-1, level, g_strdup (message));
   } else {
     write_line (level, NULL, message);
   }
@@ -124,10 +240,7 @@ print_lines (const gchar * text, gboolean err)
     if (!*line)
       continue;                 /* spacing, not a message */
     if (!err && is_record (line)) {
-      g_mutex_lock (&lock);
-      fprintf (stdout, "%s\n", line);
-      fflush (stdout);
-      g_mutex_unlock (&lock);
+      enqueue (1, G_LOG_LEVEL_INFO, g_strconcat (line, "\n", NULL));
     } else if (err && g_str_has_prefix (line, "warning: ")) {
       log_text (G_LOG_LEVEL_WARNING, line + strlen ("warning: "));
     } else {
@@ -149,10 +262,29 @@ printerr_handler (const gchar * text)
   print_lines (text, TRUE);
 }
 
+/* At exit the queue is written out, for at most half a second: a reader that
+ * is gone or stalled does not hold the process. */
+static void
+drain_at_exit (void)
+{
+  gint64 deadline = g_get_monotonic_time () + G_TIME_SPAN_SECOND / 2;
+
+  g_mutex_lock (&lock);
+  while ((!g_queue_is_empty (&queue) || writing)
+      && g_cond_wait_until (&cond, &lock, deadline));
+  g_mutex_unlock (&lock);
+}
+
 void
 twoflow_log_init (void)
 {
   to_journal = g_log_writer_is_journald (fileno (stderr));
+  g_mutex_lock (&lock);
+  if (!writer_thread) {
+    writer_thread = g_thread_new ("twoflow-log", writer_main, NULL);
+    atexit (drain_at_exit);
+  }
+  g_mutex_unlock (&lock);
   g_log_set_writer_func (writer, NULL, NULL);
   g_set_print_handler (print_handler);
   g_set_printerr_handler (printerr_handler);

@@ -10,7 +10,8 @@ the defended behaviour (docs/security.md, "Attacks and what stops them").
     --max-pending-per-address of them);
   * an authenticated client that sends requests and stops reading: the
     server keeps answering others, drops that client once its replies pass
-    --max-output, and still stops at once on SIGTERM;
+    --max-output, and still stops at once on SIGTERM, also with a log
+    reader that stops reading;
   * a line of 200,000 '[' under a 2 MB stack with a raised --max-line: an
     error reply, no crash (nesting is bounded before json-glib parses);
   * another identity asks STATS / TEARDOWN of a running session: both
@@ -427,6 +428,55 @@ def main():
               f"{lines} 'accept failed' lines, server "
               + ("alive" if rc is None else
                  f"exited {rc}: {emfile.text()[-1500:]}"))
+
+        # 9. a log reader that stops reading: the control plane goes on
+        # and SIGTERM still ends the server (its lines wait in a bounded
+        # queue of their own, not in the main loop)
+        stalled_port = free_port()
+        stalled = subprocess.Popen(
+            [server_exe, "--port", str(stalled_port), "--dir", videos,
+             "--address", "127.0.0.1", "--insecure"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            wait_port(stalled_port)
+            served = 0
+            for _ in range(1500):      # about 200 KB of log lines
+                try:
+                    s = socket.create_connection(("127.0.0.1", stalled_port),
+                                                 timeout=10)
+                    s.sendall(b"not json\n")
+                    s.close()
+                    served += 1
+                except OSError:
+                    break
+            answer = ""
+            try:
+                s = socket.create_connection(("127.0.0.1", stalled_port),
+                                             timeout=10)
+                f = s.makefile("rwb")
+                f.write(b'{"cmd":"LIST"}\n')
+                f.flush()
+                answer = f.readline().decode()
+                s.close()
+            except OSError as e:
+                answer = str(e)
+            t0 = time.monotonic()
+            stalled.send_signal(signal.SIGTERM)
+            try:
+                stalled.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            took = time.monotonic() - t0
+            check(served == 1500 and '"ok":true' in answer.replace(" ", "")
+                  and stalled.poll() is not None and took < 2,
+                  f"stdout a pipe nobody reads: {served}/1500 connections "
+                  f"served, LIST after them {answer.strip()[:60]!r}, SIGTERM "
+                  f"stopped it in {took:.2f} s")
+        finally:
+            if stalled.poll() is None:
+                stalled.kill()
+                stalled.wait()
+            stalled.stdout.close()
     finally:
         for s in servers:
             s.stop()
