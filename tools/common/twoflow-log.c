@@ -28,6 +28,7 @@ static GQueue queue = G_QUEUE_INIT;
 static gsize queued_bytes;
 static guint64 dropped;
 static gboolean writing;        /* the writer holds a line */
+static guint64 written;         /* lines the writer has written */
 static GThread *writer_thread;
 
 static const gchar *
@@ -135,6 +136,7 @@ writer_main (gpointer data)
 
     g_mutex_lock (&lock);
     writing = FALSE;
+    written++;
     g_cond_broadcast (&cond);
   }
   return NULL;
@@ -262,16 +264,25 @@ printerr_handler (const gchar * text)
   print_lines (text, TRUE);
 }
 
-/* At exit the queue is written out, for at most half a second: a reader that
- * is gone or stalled does not hold the process. */
+/* At exit the queue is written out while the reader takes it: a slow
+ * reader gets every line, one that takes nothing for half a second (gone
+ * or stalled) does not hold the process. */
 static void
 drain_at_exit (void)
 {
   gint64 deadline = g_get_monotonic_time () + G_TIME_SPAN_SECOND / 2;
+  guint64 seen;
 
   g_mutex_lock (&lock);
-  while ((!g_queue_is_empty (&queue) || writing)
-      && g_cond_wait_until (&cond, &lock, deadline));
+  seen = written;
+  while (!g_queue_is_empty (&queue) || writing) {
+    if (!g_cond_wait_until (&cond, &lock, deadline)) {
+      if (written == seen)
+        break;
+      seen = written;
+      deadline = g_get_monotonic_time () + G_TIME_SPAN_SECOND / 2;
+    }
+  }
   g_mutex_unlock (&lock);
 }
 
