@@ -779,13 +779,15 @@ make_source (const gchar * path, guint bframes)
   pid_t pid;
   int status = 0;
 
-  /* in a child process: a parent that ran a pipeline must not fork */
+  /* in a child process: a parent that ran a pipeline must not fork; one
+   * encoder thread: x264 threads make the source (and so every figure
+   * below) vary with the machine's load */
   pid = fork ();
   if (pid == 0) {
     /* (x264 turns the B frames of a scrolling SMPTE pattern into P) */
     gchar *desc = g_strdup_printf ("videotestsrc pattern=zone-plate "
         "kx2=20 ky2=20 kt2=1 num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
-        "framerate=25/1 ! x264enc bitrate=4000 bframes=%u b-adapt=false "
+        "framerate=25/1 ! x264enc threads=1 bitrate=4000 bframes=%u b-adapt=false "
         "key-int-max=25 speed-preset=veryfast option-string=b-pyramid=%s ! "
         "video/x-h264,profile=high ! "
         "h264parse ! matroskamux ! "
