@@ -18,7 +18,7 @@ import os
 import subprocess
 import time
 
-from nettest import Testbed, expect, main, log
+from nettest import Testbed, expect, main, log, wait_bound
 
 PORT = 7000
 SIZE = 4 * 1000 * 1000
@@ -45,7 +45,7 @@ def test():
                               "location=" + dst], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
-        time.sleep(0.5)
+        wait_bound(tb.client, PORT)
         tx_env = dict(env, GST_DEBUG="erapsink:4", GST_DEBUG_NO_COLOR="1")
         t0 = time.monotonic()
         tx = tb.server.run(["gst-launch-1.0", "-m", "filesrc",

@@ -22,7 +22,7 @@ import re
 import subprocess
 import time
 
-from nettest import Testbed, expect, main, log
+from nettest import Testbed, expect, main, log, wait_bound
 
 SERVER6, CLIENT6 = "fd00:7466::1", "fd00:7466::65"
 ERAP_PORT, CTCP_PORT, RUDP_PORT = 7000, 7002, 7004
@@ -75,7 +75,7 @@ def test():
                               "filesink", "location=" + erap_out], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
-        time.sleep(0.5)
+        wait_bound(tb.client, ERAP_PORT)
         tx = tb.server.run(["gst-launch-1.0", "-m", "filesrc",
                             "location=" + src, "blocksize=1316", "!",
                             "erapsink", "uri=erap://[%s]:%d" % (CLIENT6,
@@ -92,7 +92,7 @@ def test():
                               "filesink", "location=" + ctcp_out], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
-        time.sleep(0.5)
+        wait_bound(tb.client, CTCP_PORT, "tcp")
         tx = tb.server.run(["gst-launch-1.0", "-q", "filesrc",
                             "location=" + src, "blocksize=65536", "!",
                             "ctcpsink", "host=" + CLIENT6,
@@ -111,7 +111,7 @@ def test():
                               "rtpgstdepay", "!", "fakesink", "silent=false",
                               "sync=false"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
-        time.sleep(0.5)
+        wait_bound(tb.client, RUDP_PORT)
         tx = tb.server.run(["gst-launch-1.0", "-m", "videotestsrc",
                             "num-buffers=%d" % FRAMES, "is-live=true", "!",
                             "video/x-raw,format=I420,width=64,height=48,"

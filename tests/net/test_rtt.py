@@ -6,9 +6,8 @@ bottleneck, with per-direction delays (asymmetric class included)."""
 import json
 import statistics
 import subprocess
-import time
 
-from nettest import Testbed, Link, expect, main, UDPTOOL
+from nettest import Testbed, Link, expect, main, UDPTOOL, wait_ready
 
 # port: (fwd one-way ms, rev one-way ms); None = default class
 CLASSES = {7000: (None, None), 7001: (5, 5), 7002: (40, 40),
@@ -23,8 +22,9 @@ def test():
                delay_classes={7001: 5, 7002: 40, "7003-7004": 25, 7005: 10})
     with Testbed(fwd=fwd, rev=rev) as tb:
         for port in CLASSES:
-            tb.server.popen(UDPTOOL + ["echo", "--port", str(port), "--duration", "30"])
-        time.sleep(0.5)             # echo servers bound
+            wait_ready(tb.server.popen(
+                UDPTOOL + ["echo", "--port", str(port), "--duration", "30",
+                           "--ready"], stderr=subprocess.PIPE, text=True))
         # all classes probed at once: they share the bottleneck
         pings = {}
         for port in CLASSES:

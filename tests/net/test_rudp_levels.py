@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from nettest import Testbed, expect, main, log
+from nettest import Testbed, expect, main, log, wait_bound
 from twoflowlab import tool_argv
 
 TOOL = tool_argv("rudptool")      # Debian's python3 (PyGObject) -m twoflowlab.rudptool
@@ -65,7 +65,7 @@ def test():
                               "--duration", str(MEDIA_S + 2), "--props",
                               os.environ.get("RUDP_SRC_PROPS", "")],
                              stdout=subprocess.PIPE, text=True)
-        time.sleep(0.5)
+        wait_bound(tb.client, PORT)
         tx = tb.server.popen(TOOL + ["send", "--host", tb.client_ip,
                               "--port", str(PORT), "--duration",
                               str(MEDIA_S)],
@@ -105,7 +105,10 @@ def test():
     # loses 8.7 % here, a CBR flow at the top level about 30 %
     expect(drops <= 0.04 * sent, "loss %d of %d packets (%.2f %%) <= 4 %%",
            drops, sent, 100.0 * drops / max(1, sent))
-    expect(abs(st["lost"] - drops) <= 3,
+    # the receiver sees a loss as a gap before a later packet: drops in the
+    # last queueful (the flow ends with the queue full) stay uncounted;
+    # measured 2-4 of 60-70 over 5 runs
+    expect(abs(st["lost"] - drops) <= 6,
            "rudpsrc counted %d lost, the link dropped %d", st["lost"], drops)
 
     ev = snd["events"]
