@@ -5,6 +5,10 @@
  * capacity's residual, or, on a pipe without guarantees, by the measured
  * health of the sessions already admitted. The proxy feeds it progress
  * samples with the current time and asks it for decisions.
+ * Verbs (docs/architecture.md): handle_sample(…, now) for the input;
+ * decide() and decide_rates() are queries answered at once for one
+ * request. No timer: it never acts between calls, so it has no poll() and
+ * no next_wakeup().
  */
 #ifndef __GST_TWOFLOW_ADMISSION_H__
 #define __GST_TWOFLOW_ADMISSION_H__

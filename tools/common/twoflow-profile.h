@@ -3,7 +3,8 @@
  * The profile of a video as the server's scan sees it (sans-IO): frames and
  * bytes per flow, duration, mean and peak rates (peaks over windows of
  * decode time), audio, and the rUDP rate levels derived from them. Fed the
- * split's records in any order of the two flows.
+ * split's records in any order of the two flows (handle_record()). A
+ * pure function of the records: no clock, no timer.
  */
 #ifndef __GST_TWOFLOW_PROFILE_H__
 #define __GST_TWOFLOW_PROFILE_H__

@@ -11,6 +11,8 @@
  * total (essential + enhanced) constant: the enhanced flow gets what the
  * essential flow leaves of one constant rate R, and is sent ahead of its
  * release (its sender reads the stored video as fast as it may send).
+ * A pure function of the video (docs/architecture.md): add_frame() the
+ * scan, compute() once, then read the schedule; no clock, no timer.
  */
 #ifndef __GST_TWOFLOW_SMOOTHING_H__
 #define __GST_TWOFLOW_SMOOTHING_H__
