@@ -35,7 +35,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../python"))  # twoflowlab
 from twoflowlab import testbed as tbm, tool_argv  # noqa: E402
 from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
@@ -427,7 +426,6 @@ def page_section(build, workdir):
     try:
         import threading
         import urllib.request
-        sys.path.insert(0, os.path.join(ROOT, "scripts"))
         import page_check
         if not page_check.chromium_binary():
             print("  chromium missing (scripts/install-deps.sh installs it): skipped")

@@ -48,7 +48,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "python"))
 from twoflowlab.checks import free_port  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
