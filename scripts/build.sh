@@ -11,3 +11,9 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 # hls.js for the page: meson fetches it (subprojects/hls.js.wrap)
 ninja -C "$BUILD" >/dev/null
+# python/ (twoflowlab) for the experiments and benchmarks run by hand:
+# an editable install of this checkout into Debian's python3 (the tests
+# put python/ on PYTHONPATH themselves, so another checkout's install
+# never shadows theirs)
+/usr/bin/python3 -m pip install -q --no-deps --no-build-isolation \
+  --break-system-packages --root-user-action=ignore -e python

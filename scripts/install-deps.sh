@@ -23,6 +23,7 @@ PACKAGES=(
   ffmpeg vlc-bin vlc-plugin-base
   # testbed and experiments
   iproute2 ethtool iperf3 python3 python3-matplotlib python3-numpy procps
+  python3-pip python3-setuptools python3-wheel
   nftables  # the NAT test: a masquerading router namespace
   python3-gi gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   # GObject introspection of gstreamer-twoflow-1.0 (GstTwoflow-1.0.typelib)

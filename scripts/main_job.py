@@ -35,11 +35,21 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../python"))  # twoflowlab
 from twoflowlab import testbed as tbm, tool_argv  # noqa: E402
 from twoflowlab.gst import Gst, run_to_eos as run, stats  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
+
+def wait_serving(log, timeout=30.0):
+    """Waits until twoflow-server's log (line-buffered stdout) says it
+    serves its control port; FALSE after timeout."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with open(log) as f:
+            if "twoflow-server: serving" in f.read():
+                return True
+        time.sleep(0.05)
+    return False
 
 
 def admitted(log, video):
@@ -228,7 +238,10 @@ def system_section(build, workdir):
                                  "--tls-key", os.path.join(certs, "server.key"),
                                  "--tokens", os.path.join(certs, "tokens")],
                                 stdout=slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
+        # the control port listens once the server says so (a fixed 0.5 s
+        # lost the race on a loaded machine: the prestage's connection
+        # refused)
+        wait_serving(os.path.join(sysdir, "server.log"))
         common = ["--server", f"{srv_host.ip}:5500", "--segment-duration", seg,
                   "--tls-ca", os.path.join(certs, "ca.pem"), "--token", token,
                   "--prefix-dir", os.path.join(sysdir, "prefix"),
@@ -413,7 +426,6 @@ def page_section(build, workdir):
     try:
         import threading
         import urllib.request
-        sys.path.insert(0, os.path.join(ROOT, "scripts"))
         import page_check
         if not page_check.chromium_binary():
             print("  chromium missing (scripts/install-deps.sh installs it): skipped")

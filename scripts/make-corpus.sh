@@ -30,7 +30,7 @@
 #                         this file's first sequence header (ffmpeg reads
 #                         it), so nothing GStreamer parses from it decodes
 #   h264-aac-12s.mp4      as h264-aac.mp4, 12 s (a key frame every second):
-#                         seeking (RTSP Range, tests/check/system/test_seek.py)
+#                         seeking (RTSP Range, tests/system/test_seek.py)
 # and the bad inputs (served to check the error paths):
 #   bad-truncated.mp4     the first 60 % of h264-aac.mp4 (no moov)
 #   bad-audio-only.mp4    avenc_aac in mp4mux, no video

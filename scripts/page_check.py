@@ -115,8 +115,6 @@ class DevTools:
 def free_port():
     """Chromium's debugging port: twoflowlab's pick below the kernel's
     ephemeral range (tests binding port 0 in parallel cannot take it)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                    "..", "python"))
     from twoflowlab.checks import free_port as pick
     return pick()
 

@@ -100,7 +100,7 @@ receiver_main (guint n, int report_fd, int stop_fd)
         pkt = g_bytes_new (buf, r);
         gst_erap_receiver_handle_data (rx[s], pkt, ack, &ack_len);
         g_bytes_unref (pkt);
-        while ((m = gst_erap_receiver_pop (rx[s], NULL)))
+        while ((m = gst_erap_receiver_poll (rx[s], NULL)))
           g_bytes_unref (m);
         if (ack_len)
           sendto (fds[s], ack, ack_len, 0, (struct sockaddr *) &from, fl);

@@ -21,7 +21,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab.testbed import (Testbed, Red, SkipTest,  # noqa: E402
                              check_environment, SKIP)
 

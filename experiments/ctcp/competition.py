@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab import ctcpbed  # noqa: E402
 
 from twoflowlab import tool_argv  # noqa: E402

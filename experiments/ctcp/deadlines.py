@@ -41,7 +41,6 @@ import lzma
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab import ctcpbed  # noqa: E402
 
 LINK_BPS = 512e3

@@ -20,7 +20,6 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab import ctcpbed  # noqa: E402
 
 TARGETS = (13000, 27000)

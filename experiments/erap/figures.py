@@ -45,7 +45,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 from twoflowlab.testbed import Testbed, SkipTest, check_environment  # noqa
 
 PORT = 7000

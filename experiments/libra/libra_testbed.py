@@ -40,7 +40,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab.testbed import (Testbed, SkipTest, check_environment,  # noqa
                              jain_index)
 

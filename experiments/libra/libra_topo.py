@@ -72,8 +72,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))  # libra_testbed
 from twoflowlab.testbed import (Testbed, SkipTest, check_environment,  # noqa
                                 jain_index, read_csv)
 from libra_testbed import genv, load, save, summary_line, tool  # noqa: E402

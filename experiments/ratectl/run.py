@@ -31,8 +31,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "python"))
 from twoflowlab import testbed as tbm  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 

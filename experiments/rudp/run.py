@@ -56,7 +56,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab import tool_argv  # noqa
 from twoflowlab.testbed import Testbed, Red, SkipTest, check_environment  # noqa
 

@@ -53,7 +53,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab import build_dir  # noqa: E402
 from twoflowlab.testbed import (GilbertElliott, Link, SkipTest,  # noqa: E402
                                 Testbed, check_environment)

@@ -48,7 +48,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "python"))
 from twoflowlab.checks import free_port  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 
@@ -189,7 +188,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--media", default=None,
-                    help="default: BUILD/tests/check/system/defaults-media (made if absent)")
+                    help="default: BUILD/tests/system/defaults-media (made if absent)")
     ap.add_argument("--videos", default="short-720p.mp4,hd-5mbit-30s.mp4")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--viewers", default="1,2")
@@ -208,7 +207,7 @@ def main():
     build = os.path.abspath(args.build)
     args.proxy = os.path.join(build, "tools", "proxy", "twoflow-proxy")
     server_exe = os.path.join(build, "tools", "server", "twoflow-server")
-    media = args.media or os.path.join(build, "tests", "check", "system", "defaults-media")
+    media = args.media or os.path.join(build, "tests", "system", "defaults-media")
     subprocess.run([os.path.join(ROOT, "scripts", "make-defaults-media.sh"), media],
                    check=True)
     env = dict(os.environ, GST_PLUGIN_PATH=args.plugin_path or os.path.join(build, "gst"))

@@ -39,7 +39,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 import swtrace  # noqa: E402
 
 from tables import ENH_BASE, ESS_BASE, PORTS, TRACE  # noqa: E402

@@ -35,7 +35,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from tables import ENH_BASE, ESS_BASE, PORTS  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402
 from twoflowlab.systembed import SystemTestbed  # noqa: E402

@@ -48,7 +48,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 import swtrace  # noqa: E402
 from tables import TRACE, ENH_BASE, ESS_BASE, PORTS  # noqa: E402
 from twoflowlab.records import tagged  # noqa: E402

@@ -32,7 +32,6 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 from twoflowlab.checks import free_port  # noqa: E402
 
 import gi  # noqa: E402

@@ -50,7 +50,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from twoflowlab.checks import free_port  # noqa: E402
 from twoflowlab.loopback import control, ffprobe, start_server, stop  # noqa: E402

@@ -50,7 +50,6 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 from twoflowlab.testbed import (Testbed, Link, SkipTest, check_environment,  # noqa
                              jain_index, SKIP)
 

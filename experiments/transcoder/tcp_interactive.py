@@ -73,7 +73,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
 PY = "/usr/bin/python3"            # Debian's, with PyGObject and matplotlib
 VIDEO_PORT = 5600
 CROSS_PORT = 5201

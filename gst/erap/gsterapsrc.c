@@ -922,7 +922,7 @@ receive_some (GstErapSrc * src)
         }
         GST_LOG_OBJECT (src, "datagram of %" G_GSIZE_FORMAT " bytes: %d",
             plen, res);
-        while ((msg = gst_erap_receiver_pop (src->receiver, &eos))) {
+        while ((msg = gst_erap_receiver_poll (src->receiver, &eos))) {
           /* the buffer takes its own reference */
           g_queue_push_tail (&src->ready, gst_buffer_new_wrapped_bytes (msg));
           g_bytes_unref (msg);

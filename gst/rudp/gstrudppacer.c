@@ -38,8 +38,8 @@
 #endif
 
 #include <string.h>
-#include <gst/twoflow/networkcongestion.h>
 #include "gstrudppacer.h"
+#include "twoflowservice.h"
 
 GST_DEBUG_CATEGORY_STATIC (rudp_pacer_debug);
 #define GST_CAT_DEFAULT rudp_pacer_debug
@@ -52,43 +52,90 @@ GST_DEBUG_CATEGORY_STATIC (rudp_pacer_debug);
 
 typedef struct {
   GstRudpScheduler *sched;
-  GList *sinks;                 /* GstRudpSink*, not reffed: they remove
-                                 * themselves before closing their socket */
+  GList *sessions;              /* GstRudpPacerSession*: their owners
+                                 * remove them before closing the socket */
   GstClockTime fixed_next_read; /* fixed sinks' feedback, at most every
                                  * FEEDBACK_POLL */
 } Pacer;
 
 #define PACER(s) ((Pacer *) twoflow_service_get_data (s))
 
+/* One rudpsink's flow; everything but owner, callbacks and service under
+ * the service lock */
+struct _GstRudpPacerSession {
+  TwoflowService *service;
+  GstObject *owner;             /* not reffed: it removes the session */
+  GstRudpPacerCallbacks callbacks;
+  GstRudpPacerParams params;
+  gboolean follow;              /* receiver rate control */
+
+  GSocket *socket;
+  GSocketAddress *dest;         /* NULL until learnt (learn-peer) */
+  GstRudpSrtp *srtp;            /* NULL in plaintext mode */
+  guint8 *scratch;              /* the packet being protected */
+  gsize scratch_size;
+  gsize scratch_len;            /* of the last protected datagram */
+  guint64 hello_id;
+  GstTwoflowHelloLearner *learner;      /* learn-peer */
+  GstRudpFlow *flow;
+  GstRudpSender *sender;        /* sans-IO levels core */
+  gboolean flushing;
+  GCond space;                  /* render and drain: packets of ours left */
+  gboolean sent;                /* this tick sent packets of ours */
+  guint64 send_errors;
+  guint64 auth_failures;
+  guint64 replayed;
+  guint64 foreign_feedback;
+  guint64 dropped_no_peer;
+  guint64 hellos_unknown;
+  /* retransmission: the datagrams sent in the last rtx_time, as sent
+   * (protected under SRTP), oldest first (RtxEntry) */
+  GstClockTime rtx_time;
+  GQueue rtx_history;
+  guint64 rtx_requested;
+  guint64 rtx_repeated;
+  guint64 rtx_sent;
+  guint64 rtx_missing;
+  guint64 rtx_skipped;
+  gdouble rtx_tokens;           /* the retransmission budget, bytes */
+  GstClockTime rtx_tokens_at;
+  gdouble sent_rate;            /* bytes/s sent over the last full second */
+  GstClockTime sent_window_start;
+  guint64 sent_window_bytes;
+  gboolean notify_pending;      /* a level change to announce */
+  guint64 notify_bitrate;
+  GstClockTime notify_srtt;
+};
+
 /* Protects @len bytes of @data into the sink's scratch; NULL on failure. */
 static const guint8 *
-protect (GstRudpSink * sink, const guint8 * data, gsize len, gboolean rtcp,
+protect (GstRudpPacerSession * ses, const guint8 * data, gsize len, gboolean rtcp,
     gint * out_len)
 {
   gsize need = len + GST_RUDP_SRTP_TRAILER;
 
   if (len > G_MAXINT - GST_RUDP_SRTP_TRAILER)
     return NULL;
-  if (sink->scratch_size < need) {
-    g_free (sink->scratch);
-    sink->scratch = g_malloc (need);
-    sink->scratch_size = need;
+  if (ses->scratch_size < need) {
+    g_free (ses->scratch);
+    ses->scratch = g_malloc (need);
+    ses->scratch_size = need;
   }
-  memcpy (sink->scratch, data, len);
-  *out_len = gst_rudp_srtp_protect (sink->srtp, sink->scratch, len, rtcp);
-  return *out_len < 0 ? NULL : sink->scratch;
+  memcpy (ses->scratch, data, len);
+  *out_len = gst_rudp_srtp_protect (ses->srtp, ses->scratch, len, rtcp);
+  return *out_len < 0 ? NULL : ses->scratch;
 }
 
 /* Sends a datagram of ours (SRTP/SRTCP with a key); FALSE on failure. */
 static gboolean
-send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
+send_datagram (GstRudpPacerSession * ses, GSocketAddress * to, const guint8 * data,
     gsize len, gboolean rtcp, GError ** err)
 {
-  if (sink->srtp) {
+  if (ses->srtp) {
     gint n = 0;
 
-    data = protect (sink, data, len, rtcp, &n);
-    sink->scratch_len = n;
+    data = protect (ses, data, len, rtcp, &n);
+    ses->scratch_len = n;
     if (!data) {
       g_set_error (err, G_IO_ERROR, G_IO_ERROR_FAILED,
           "SRTP protection failed");
@@ -96,7 +143,7 @@ send_datagram (GstRudpSink * sink, GSocketAddress * to, const guint8 * data,
     }
     len = n;
   }
-  return g_socket_send_to (sink->socket, to, (const gchar *) data, len, NULL,
+  return g_socket_send_to (ses->socket, to, (const gchar *) data, len, NULL,
       err) >= 0;
 }
 
@@ -111,28 +158,28 @@ typedef struct {
 } RtxEntry;
 
 static void
-rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
+rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
   RtxEntry *e, *old;
 
-  if (sink->rtx_time == 0)
+  if (ses->rtx_time == 0)
     return;
   /* what the flow sends, over windows of a second */
-  if (!GST_CLOCK_TIME_IS_VALID (sink->sent_window_start)) {
-    sink->sent_window_start = now;
-    sink->sent_window_bytes = 0;
+  if (!GST_CLOCK_TIME_IS_VALID (ses->sent_window_start)) {
+    ses->sent_window_start = now;
+    ses->sent_window_bytes = 0;
   }
-  sink->sent_window_bytes += len;
-  if (now >= sink->sent_window_start + GST_SECOND) {
-    sink->sent_rate = sink->sent_window_bytes * (gdouble) GST_SECOND /
-        (now - sink->sent_window_start);
-    sink->sent_window_start = now;
-    sink->sent_window_bytes = 0;
+  ses->sent_window_bytes += len;
+  if (now >= ses->sent_window_start + GST_SECOND) {
+    ses->sent_rate = ses->sent_window_bytes * (gdouble) GST_SECOND /
+        (now - ses->sent_window_start);
+    ses->sent_window_start = now;
+    ses->sent_window_bytes = 0;
   }
-  while ((old = g_queue_peek_head (&sink->rtx_history))
-      && old->sent + sink->rtx_time < now)
-    g_free (g_queue_pop_head (&sink->rtx_history));
+  while ((old = g_queue_peek_head (&ses->rtx_history))
+      && old->sent + ses->rtx_time < now)
+    g_free (g_queue_pop_head (&ses->rtx_history));
   e = g_malloc (sizeof (RtxEntry) + len);
   e->sent = now;
   e->seq = seq;
@@ -140,7 +187,7 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
   e->sends = 0;
   e->len = len;
   memcpy (e->data, data, len);
-  g_queue_push_tail (&sink->rtx_history, e);
+  g_queue_push_tail (&ses->rtx_history, e);
 }
 
 /* A Generic NACK from the receiver: resend what is kept, at once, within
@@ -156,25 +203,25 @@ rtx_keep (GstRudpSink * sink, const guint8 * data, gsize len, guint16 seq)
 #define RTX_MAX_SENDS 4
 
 static gboolean
-rtx_budget (GstRudpSink * sink, gsize len)
+rtx_budget (GstRudpPacerSession * ses, gsize len)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
-  gdouble rate = sink->sent_rate / RTX_SHARE;    /* bytes/s */
+  gdouble rate = ses->sent_rate / RTX_SHARE;    /* bytes/s */
 
-  if (!GST_CLOCK_TIME_IS_VALID (sink->rtx_tokens_at))
-    sink->rtx_tokens = RTX_BURST;
-  else if (now > sink->rtx_tokens_at)
-    sink->rtx_tokens += rate * (now - sink->rtx_tokens_at) / 1e9;
-  sink->rtx_tokens = MIN (sink->rtx_tokens, RTX_BURST);
-  sink->rtx_tokens_at = now;
-  if (sink->rtx_tokens < len)
+  if (!GST_CLOCK_TIME_IS_VALID (ses->rtx_tokens_at))
+    ses->rtx_tokens = RTX_BURST;
+  else if (now > ses->rtx_tokens_at)
+    ses->rtx_tokens += rate * (now - ses->rtx_tokens_at) / 1e9;
+  ses->rtx_tokens = MIN (ses->rtx_tokens, RTX_BURST);
+  ses->rtx_tokens_at = now;
+  if (ses->rtx_tokens < len)
     return FALSE;
-  sink->rtx_tokens -= len;
+  ses->rtx_tokens -= len;
   return TRUE;
 }
 
 static void
-rtx_answer (GstRudpSink * sink, GArray * seqs)
+rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
 {
   guint i;
 
@@ -184,33 +231,33 @@ rtx_answer (GstRudpSink * sink, GArray * seqs)
     RtxEntry *e = NULL;
 
     /* the newest first: a NACK is for a recent packet */
-    for (l = sink->rtx_history.tail; l; l = l->prev)
+    for (l = ses->rtx_history.tail; l; l = l->prev)
       if (((RtxEntry *) l->data)->seq == seq) {
         e = l->data;
         break;
       }
     if (!e) {
-      sink->rtx_missing++;
+      ses->rtx_missing++;
       continue;
     }
     if (e->nacked)
-      sink->rtx_repeated++;
+      ses->rtx_repeated++;
     else
-      sink->rtx_requested++;
+      ses->rtx_requested++;
     e->nacked++;
     /* the resends count, not the requests: a request the budget refused
      * (the path congested) leaves the packet for a later one, which a
      * playout buffer longer than the congestion still has time for */
-    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (sink, e->len)) {
-      sink->rtx_skipped++;
+    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len)) {
+      ses->rtx_skipped++;
       continue;
     }
     e->sends++;
-    if (sink->dest && g_socket_send_to (sink->socket, sink->dest,
+    if (ses->dest && g_socket_send_to (ses->socket, ses->dest,
             (const gchar *) e->data, e->len, NULL, NULL) >= 0)
-      sink->rtx_sent++;
+      ses->rtx_sent++;
     else
-      sink->send_errors++;
+      ses->send_errors++;
   }
 }
 
@@ -218,37 +265,36 @@ static void
 send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
     gpointer user_data)
 {
-  GstRudpSink *sink = gst_rudp_flow_get_user_data (flow);
+  GstRudpPacerSession *ses = gst_rudp_flow_get_user_data (flow);
   GstBuffer *buf = packet;
   GstMapInfo map;
   GError *err = NULL;
 
-  sink->sent = TRUE;
+  ses->sent = TRUE;
   if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
-    sink->send_errors++;
+    ses->send_errors++;
     gst_buffer_unref (buf);
     return;
   }
-  if (!sink->dest) {
+  if (!ses->dest) {
     /* learn-peer: no hello yet, nowhere to send */
-    sink->dropped_no_peer++;
+    ses->dropped_no_peer++;
     gst_buffer_unmap (buf, &map);
     gst_buffer_unref (buf);
     return;
   }
-  gst_rudp_sender_handle_rtp (sink->sender, map.data, map.size);
-  if (send_datagram (sink, sink->dest, map.data, map.size, FALSE, &err)) {
+  gst_rudp_sender_handle_rtp (ses->sender, map.data, map.size);
+  if (send_datagram (ses, ses->dest, map.data, map.size, FALSE, &err)) {
     /* kept as sent: an SRTP packet must not be protected twice */
     if (map.size >= 12)
-      rtx_keep (sink, sink->srtp ? sink->scratch : map.data,
-          sink->srtp ? sink->scratch_len : map.size,
+      rtx_keep (ses, ses->srtp ? ses->scratch : map.data,
+          ses->srtp ? ses->scratch_len : map.size,
           GST_READ_UINT16_BE (map.data + 2));
   } else {
     /* a warning, never fatal: the flow goes on */
-    if (sink->send_errors++ == 0)
-      GST_ELEMENT_WARNING (sink, RESOURCE, WRITE, (NULL),
-          ("send error: %s (counted in stats, not repeated)", err->message));
-    GST_LOG_OBJECT (sink, "send error: %s", err->message);
+    if (ses->send_errors++ == 0 && ses->callbacks.send_error)
+      ses->callbacks.send_error (ses->owner, err);
+    GST_LOG_OBJECT (ses->owner, "send error: %s", err->message);
     g_clear_error (&err);
   }
   gst_buffer_unmap (buf, &map);
@@ -256,35 +302,35 @@ send_packet (GstRudpFlow * flow, gpointer packet, gsize size,
 }
 
 static guint64
-flow_rate (GstRudpSink * sink)
+flow_rate (GstRudpPacerSession * ses)
 {
-  guint64 bitrate = sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER ?
-      gst_rudp_sender_get_bitrate (sink->sender) : sink->rate;
+  guint64 bitrate = ses->follow ?
+      gst_rudp_sender_get_bitrate (ses->sender) : ses->params.rate;
 
   return bitrate / 8;           /* the bucket counts bytes */
 }
 
 /* What the sender core has to do: a new rate, notices to send. */
 static void
-run_sender (TwoflowService * s, GstRudpSink * sink)
+run_sender (TwoflowService * s, GstRudpPacerSession * ses)
 {
   GstRudpSenderOutput out;
   GstClockTime now = twoflow_service_now (s);
 
-  while (gst_rudp_sender_poll (sink->sender, now, &out)) {
+  while (gst_rudp_sender_poll (ses->sender, now, &out)) {
     if (out.type == GST_RUDP_SENDER_OUTPUT_LEVEL) {
-      GST_DEBUG_OBJECT (sink, "level %u (%" G_GUINT64_FORMAT " bit/s)",
+      GST_DEBUG_OBJECT (ses->owner, "level %u (%" G_GUINT64_FORMAT " bit/s)",
           out.level, out.bitrate);
-      gst_rudp_flow_set_rate (sink->flow, out.bitrate / 8, now);
-      sink->notify_pending = TRUE;
-      sink->notify_bitrate = out.bitrate;
-      sink->notify_srtt = out.srtt;
+      gst_rudp_flow_set_rate (ses->flow, out.bitrate / 8, now);
+      ses->notify_pending = TRUE;
+      ses->notify_bitrate = out.bitrate;
+      ses->notify_srtt = out.srtt;
     } else if (out.type == GST_RUDP_SENDER_OUTPUT_NOTICE) {
       GstMapInfo map;
 
       if (gst_buffer_map (out.buffer, &map, GST_MAP_READ)) {
-        if (!send_datagram (sink, out.peer, map.data, map.size, TRUE, NULL))
-          sink->send_errors++;
+        if (!send_datagram (ses, out.peer, map.data, map.size, TRUE, NULL))
+          ses->send_errors++;
         gst_buffer_unmap (out.buffer, &map);
       }
       gst_buffer_unref (out.buffer);
@@ -297,7 +343,7 @@ run_sender (TwoflowService * s, GstRudpSink * sink)
  * unprotected); TRUE if it was one. Moves the destination when the
  * learner accepts it from a new address or port. */
 static gboolean
-handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
+handle_hello (GstRudpPacerSession * ses, const guint8 * data, gsize len,
     GSocketAddress * from, gboolean authentic, GstClockTime now)
 {
   guint32 ssrc;
@@ -305,28 +351,28 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
   GInetAddress *ia;
   GstTwoflowHelloVerdict v;
 
-  if (!sink->learner || !gst_rudp_hello_parse (data, len, &ssrc, &id,
+  if (!ses->learner || !gst_rudp_hello_parse (data, len, &ssrc, &id,
           &counter) || !G_IS_INET_SOCKET_ADDRESS (from))
     return FALSE;
-  if (id != sink->hello_props.id) {
-    GST_LOG_OBJECT (sink, "hello for another session (%" G_GUINT64_FORMAT
+  if (id != ses->hello_id) {
+    GST_LOG_OBJECT (ses->owner, "hello for another session (%" G_GUINT64_FORMAT
         ")", id);
-    sink->hellos_unknown++;
+    ses->hellos_unknown++;
     return TRUE;
   }
   ia = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (from));
-  v = gst_twoflow_hello_learner_handle (sink->learner,
+  v = gst_twoflow_hello_learner_handle (ses->learner,
       g_inet_address_to_bytes (ia), g_inet_address_get_native_size (ia),
       g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)), counter,
       authentic, now);
-  GST_LOG_OBJECT (sink, "hello: %s", gst_twoflow_hello_verdict_name (v));
+  GST_LOG_OBJECT (ses->owner, "hello: %s", gst_twoflow_hello_verdict_name (v));
   if (v == GST_TWOFLOW_HELLO_LEARNED || v == GST_TWOFLOW_HELLO_MOVED) {
-    GST_INFO_OBJECT (sink, "%s the destination from a hello (port %u)",
+    GST_INFO_OBJECT (ses->owner, "%s the destination from a hello (port %u)",
         v == GST_TWOFLOW_HELLO_LEARNED ? "learnt" : "moved",
         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (from)));
-    g_clear_object (&sink->dest);
-    sink->dest = g_object_ref (from);
-    g_cond_broadcast (&sink->space);    /* render waits for it */
+    g_clear_object (&ses->dest);
+    ses->dest = g_object_ref (from);
+    g_cond_broadcast (&ses->space);    /* render waits for it */
   }
   return TRUE;
 }
@@ -338,74 +384,75 @@ handle_hello (GstRudpSink * sink, const guint8 * data, gsize len,
 static gboolean
 read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 {
-  guint n = 0, i, max = g_list_length (p->sinks);
+  guint n = 0, i, max = g_list_length (p->sessions);
   GPollFD *fds = g_newa (GPollFD, MAX (max, 1));
-  GstRudpSink **owners = g_newa (GstRudpSink *, MAX (max, 1));
+  GstRudpPacerSession **owners = g_newa (GstRudpPacerSession *,
+      MAX (max, 1));
   gboolean need_poll = FALSE, fixed_due = now >= p->fixed_next_read;
   GList *l;
 
   if (fixed_due)
     p->fixed_next_read = now + FEEDBACK_POLL;
-  for (l = p->sinks; l; l = l->next) {
-    GstRudpSink *sink = l->data;
+  for (l = p->sessions; l; l = l->next) {
+    GstRudpPacerSession *ses = l->data;
 
     /* fixed rate control: read when the pacer runs anyway (its own
      * packets), at most every FEEDBACK_POLL, with no timer of its own */
-    if (sink->rate_control == GST_RUDP_RATE_CONTROL_RECEIVER || sink->learner)
+    if (ses->follow || ses->learner)
       need_poll = TRUE;
     else if (!fixed_due)
       continue;
-    fds[n].fd = g_socket_get_fd (sink->socket);
+    fds[n].fd = g_socket_get_fd (ses->socket);
     fds[n].events = G_IO_IN;
     fds[n].revents = 0;
-    owners[n++] = sink;
+    owners[n++] = ses;
   }
   if (n == 0)
     return FALSE;
   if (g_poll (fds, n, 0) <= 0)
     return need_poll;
   for (i = 0; i < n; i++) {
-    GstRudpSink *sink = owners[i];
+    GstRudpPacerSession *ses = owners[i];
     guint8 data[1500];
     GSocketAddress *from = NULL;
     gssize len;
 
     if (!(fds[i].revents & G_IO_IN))
       continue;
-    while ((len = g_socket_receive_from (sink->socket, &from, (gchar *) data,
+    while ((len = g_socket_receive_from (ses->socket, &from, (gchar *) data,
                 sizeof (data), NULL, NULL)) >= 0) {
-      if (sink->srtp) {
+      if (ses->srtp) {
         gint n = len;
         GstRudpSrtpResult r = gst_rudp_is_rtcp (data, len) ?
-            gst_rudp_srtp_unprotect (sink->srtp, data, &n, TRUE) :
+            gst_rudp_srtp_unprotect (ses->srtp, data, &n, TRUE) :
             GST_RUDP_SRTP_AUTH_FAILED;
 
         if (r != GST_RUDP_SRTP_OK) {
           /* a plain hello to a keyed sink (libsrtp may take its bytes
            * for an old index): counted as forged too, after the address
            * check; a genuine SRTCP hello never parses as a plain one */
-          if (handle_hello (sink, data, len, from, FALSE, now))
-            sink->auth_failures++;
+          if (handle_hello (ses, data, len, from, FALSE, now))
+            ses->auth_failures++;
           else if (r == GST_RUDP_SRTP_REPLAYED)
-            sink->replayed++;
+            ses->replayed++;
           else
-            sink->auth_failures++;
-          GST_LOG_OBJECT (sink, "feedback dropped: %s", r ==
+            ses->auth_failures++;
+          GST_LOG_OBJECT (ses->owner, "feedback dropped: %s", r ==
               GST_RUDP_SRTP_REPLAYED ? "replayed" : "not authentic");
           g_clear_object (&from);
           continue;
         }
         len = n;
-        if (handle_hello (sink, data, len, from, TRUE, now)) {
+        if (handle_hello (ses, data, len, from, TRUE, now)) {
           g_clear_object (&from);
           continue;
         }
-      } else if (handle_hello (sink, data, len, from, FALSE, now)) {
+      } else if (handle_hello (ses, data, len, from, FALSE, now)) {
         g_clear_object (&from);
         continue;
-      } else if (!sink->dest || !gst_rudp_same_address (from, sink->dest)) {
-        sink->foreign_feedback++;
-        GST_LOG_OBJECT (sink, "feedback from a foreign address dropped");
+      } else if (!ses->dest || !gst_rudp_same_address (from, ses->dest)) {
+        ses->foreign_feedback++;
+        GST_LOG_OBJECT (ses->owner, "feedback from a foreign address dropped");
         g_clear_object (&from);
         continue;
       }
@@ -417,18 +464,18 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 
         gst_buffer_unref (b);
         if (nack)
-          rtx_answer (sink, seqs);
+          rtx_answer (ses, seqs);
         g_array_unref (seqs);
         if (nack) {
           g_clear_object (&from);
           continue;
         }
       }
-      gst_rudp_sender_handle_request (sink->sender, data, len, from,
+      gst_rudp_sender_handle_request (ses->sender, data, len, from,
           g_object_unref, now);
       from = NULL;
     }
-    run_sender (s, sink);
+    run_sender (s, ses);
   }
   return need_poll;
 }
@@ -440,23 +487,24 @@ wake_senders (Pacer * p)
 {
   GList *l;
 
-  for (l = p->sinks; l; l = l->next) {
-    GstRudpSink *sink = l->data;
+  for (l = p->sessions; l; l = l->next) {
+    GstRudpPacerSession *ses = l->data;
 
-    if (sink->sent) {
-      sink->sent = FALSE;
-      g_cond_broadcast (&sink->space);
+    if (ses->sent) {
+      ses->sent = FALSE;
+      g_cond_broadcast (&ses->space);
     }
   }
 }
 
 typedef struct {
-  GstRudpSink *sink;
+  GstObject *owner;
+  void (*func) (GstObject * owner, guint64 bitrate, GstClockTime srtt);
   guint64 bitrate;
   GstClockTime srtt;
 } Announce;
 
-/* Sends the GstNetworkCongestion rate events, without the lock. */
+/* Tells the owners of the level changes, without the lock. */
 static void
 announce_levels (TwoflowService * s, Pacer * p)
 {
@@ -464,16 +512,19 @@ announce_levels (TwoflowService * s, Pacer * p)
   GArray *todo = NULL;
   guint i;
 
-  for (l = p->sinks; l; l = l->next) {
-    GstRudpSink *sink = l->data;
+  for (l = p->sessions; l; l = l->next) {
+    GstRudpPacerSession *ses = l->data;
     Announce a;
 
-    if (!sink->notify_pending)
+    if (!ses->notify_pending)
       continue;
-    sink->notify_pending = FALSE;
-    a.sink = gst_object_ref (sink);
-    a.bitrate = sink->notify_bitrate;
-    a.srtt = sink->notify_srtt;
+    ses->notify_pending = FALSE;
+    if (!ses->callbacks.level_changed)
+      continue;
+    a.owner = gst_object_ref (ses->owner);
+    a.func = ses->callbacks.level_changed;
+    a.bitrate = ses->notify_bitrate;
+    a.srtt = ses->notify_srtt;
     if (!todo)
       todo = g_array_new (FALSE, FALSE, sizeof (Announce));
     g_array_append_val (todo, a);
@@ -484,10 +535,8 @@ announce_levels (TwoflowService * s, Pacer * p)
   for (i = 0; i < todo->len; i++) {
     Announce *a = &g_array_index (todo, Announce, i);
 
-    gst_twoflow_congestion_notify (GST_ELEMENT (a->sink),
-        GST_BASE_SINK_PAD (a->sink), GST_TWOFLOW_CONGESTION_RATE, a->bitrate,
-        a->srtt);
-    gst_object_unref (a->sink);
+    a->func (a->owner, a->bitrate, a->srtt);
+    gst_object_unref (a->owner);
   }
   g_array_free (todo, TRUE);
   twoflow_service_lock (s);
@@ -528,7 +577,7 @@ pacer_dispatch (TwoflowService * s, gpointer data, GstClockTime now)
 static gpointer
 pacer_create (TwoflowService * s, gpointer arg, GError ** error)
 {
-  GstRudpSink *first = arg;
+  const GstRudpPacerParams *first = arg;
   Pacer *p = g_new0 (Pacer, 1);
 
   p->sched = gst_rudp_scheduler_new (first->timer_interval,
@@ -555,144 +604,209 @@ update_interval (Pacer * p)
   GstClockTime iv = GST_CLOCK_TIME_NONE;
   GList *l;
 
-  for (l = p->sinks; l; l = l->next)
-    iv = MIN (iv, ((GstRudpSink *) l->data)->timer_interval);
+  for (l = p->sessions; l; l = l->next)
+    iv = MIN (iv, ((GstRudpPacerSession *) l->data)->params.timer_interval);
   if (GST_CLOCK_TIME_IS_VALID (iv))
     gst_rudp_scheduler_set_interval (p->sched, iv);
 }
 
-TwoflowService *
-gst_rudp_pacer_add (GstRudpSink * sink)
+
+GstRudpPacerSession *
+gst_rudp_pacer_add_session (const GstRudpPacerSessionConfig * config,
+    GstObject * owner, const GstRudpPacerCallbacks * callbacks)
 {
+  GstRudpPacerSession *ses = g_new0 (GstRudpPacerSession, 1);
   TwoflowService *s;
   Pacer *p;
 
   if (!rudp_pacer_debug)
     GST_DEBUG_CATEGORY_INIT (rudp_pacer_debug, "rudppacer", 0,
         "rudpsink shared pacer");
-  s = twoflow_service_acquire (pacer_info.thread_name, &pacer_info, sink,
-      NULL);
+  ses->owner = owner;
+  if (callbacks)
+    ses->callbacks = *callbacks;
+  ses->params = config->params;
+  ses->follow = config->sender.follow;
+  ses->socket = g_object_ref (config->socket);
+  ses->dest = config->dest ? g_object_ref (config->dest) : NULL;
+  ses->srtp = config->srtp;
+  ses->hello_id = config->hello_id;
+  if (config->allowed)
+    /* the destination comes from the hellos of this address only */
+    ses->learner = gst_twoflow_hello_learner_new (g_inet_address_to_bytes
+        (config->allowed), g_inet_address_get_native_size (config->allowed),
+        config->srtp != NULL);
+  ses->sender = gst_rudp_sender_new (&config->sender);
+  ses->rtx_time = config->rtx_time;
+  g_queue_init (&ses->rtx_history);
+  ses->rtx_tokens_at = GST_CLOCK_TIME_NONE;
+  ses->sent_window_start = GST_CLOCK_TIME_NONE;
+  g_cond_init (&ses->space);
+
+  s = twoflow_service_acquire (pacer_info.thread_name, &pacer_info,
+      (gpointer) & config->params, NULL);
   p = PACER (s);
+  ses->service = s;
   twoflow_service_lock (s);
-  sink->flushing = FALSE;
-  sink->send_errors = 0;
-  sink->flow = gst_rudp_scheduler_add_flow (p->sched, flow_rate (sink),
-      sink->bucket_depth, sink, twoflow_service_now (s));
-  p->sinks = g_list_append (p->sinks, sink);
+  ses->flow = gst_rudp_scheduler_add_flow (p->sched, flow_rate (ses),
+      ses->params.bucket_depth, ses, twoflow_service_now (s));
+  p->sessions = g_list_append (p->sessions, ses);
   update_interval (p);
   twoflow_service_kick (s);
   twoflow_service_unlock (s);
-  return s;
+  return ses;
 }
 
 void
-gst_rudp_pacer_remove (TwoflowService * s, GstRudpSink * sink)
+gst_rudp_pacer_remove_session (GstRudpPacerSession * ses)
 {
+  TwoflowService *s = ses->service;
   Pacer *p = PACER (s);
 
   twoflow_service_lock (s);
-  gst_rudp_scheduler_remove_flow (p->sched, sink->flow,
+  gst_rudp_scheduler_remove_flow (p->sched, ses->flow,
       (GDestroyNotify) gst_buffer_unref);
-  sink->flow = NULL;
-  p->sinks = g_list_remove (p->sinks, sink);
+  ses->flow = NULL;
+  p->sessions = g_list_remove (p->sessions, ses);
   update_interval (p);
-  g_cond_broadcast (&sink->space);
+  g_cond_broadcast (&ses->space);
   twoflow_service_unlock (s);
   twoflow_service_release (s);
+
+  g_clear_object (&ses->socket);
+  g_clear_object (&ses->dest);
+  g_clear_pointer (&ses->learner, gst_twoflow_hello_learner_free);
+  g_clear_pointer (&ses->srtp, gst_rudp_srtp_free);
+  g_clear_pointer (&ses->sender, gst_rudp_sender_free);
+  g_free (ses->scratch);
+  g_queue_clear_full (&ses->rtx_history, g_free);
+  g_cond_clear (&ses->space);
+  g_free (ses);
 }
 
 gboolean
-gst_rudp_pacer_queue (TwoflowService * s, GstRudpSink * sink, GstBuffer * buf)
+gst_rudp_pacer_session_queue (GstRudpPacerSession * ses, GstBuffer * buf)
 {
+  TwoflowService *s = ses->service;
   gsize size = gst_buffer_get_size (buf);
 
   twoflow_service_lock (s);
   /* learn-peer: nothing to send to before the first hello; wait for it
    * (what would be queued meanwhile could only be dropped) */
-  while (!sink->flushing && sink->learner && !sink->dest)
-    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
+  while (!ses->flushing && ses->learner && !ses->dest)
+    g_cond_wait (&ses->space, twoflow_service_get_mutex (s));
   /* backpressure: wait for room; an empty queue takes any buffer */
-  while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0
-      && gst_rudp_flow_queued_bytes (sink->flow) + size > sink->buffer_size)
-    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
-  if (sink->flushing) {
+  while (!ses->flushing && gst_rudp_flow_queued_packets (ses->flow) > 0
+      && gst_rudp_flow_queued_bytes (ses->flow) + size >
+      ses->params.buffer_size)
+    g_cond_wait (&ses->space, twoflow_service_get_mutex (s));
+  if (ses->flushing) {
     twoflow_service_unlock (s);
     gst_buffer_unref (buf);
     return FALSE;
   }
-  gst_rudp_flow_push (sink->flow, buf, size);
+  gst_rudp_flow_push (ses->flow, buf, size);
   /* a packet into an empty queue may be due at once */
-  if (gst_rudp_flow_queued_packets (sink->flow) == 1)
+  if (gst_rudp_flow_queued_packets (ses->flow) == 1)
     twoflow_service_kick (s);
   twoflow_service_unlock (s);
   return TRUE;
 }
 
 gboolean
-gst_rudp_pacer_drain (TwoflowService * s, GstRudpSink * sink)
+gst_rudp_pacer_session_drain (GstRudpPacerSession * ses)
 {
+  TwoflowService *s = ses->service;
   gboolean ok;
 
   twoflow_service_lock (s);
-  while (!sink->flushing && gst_rudp_flow_queued_packets (sink->flow) > 0)
-    g_cond_wait (&sink->space, twoflow_service_get_mutex (s));
-  ok = !sink->flushing;
+  while (!ses->flushing && gst_rudp_flow_queued_packets (ses->flow) > 0)
+    g_cond_wait (&ses->space, twoflow_service_get_mutex (s));
+  ok = !ses->flushing;
   twoflow_service_unlock (s);
   return ok;
 }
 
 void
-gst_rudp_pacer_set_flushing (TwoflowService * s, GstRudpSink * sink,
+gst_rudp_pacer_session_set_flushing (GstRudpPacerSession * ses,
     gboolean flushing)
 {
-  twoflow_service_lock (s);
-  sink->flushing = flushing;
-  g_cond_broadcast (&sink->space);
-  twoflow_service_unlock (s);
+  twoflow_service_lock (ses->service);
+  ses->flushing = flushing;
+  g_cond_broadcast (&ses->space);
+  twoflow_service_unlock (ses->service);
 }
 
 void
-gst_rudp_pacer_flush (TwoflowService * s, GstRudpSink * sink)
+gst_rudp_pacer_session_flush (GstRudpPacerSession * ses)
 {
-  twoflow_service_lock (s);
-  gst_rudp_flow_flush (sink->flow, (GDestroyNotify) gst_buffer_unref);
-  g_cond_broadcast (&sink->space);
-  twoflow_service_unlock (s);
+  twoflow_service_lock (ses->service);
+  gst_rudp_flow_flush (ses->flow, (GDestroyNotify) gst_buffer_unref);
+  g_cond_broadcast (&ses->space);
+  twoflow_service_unlock (ses->service);
 }
 
 void
-gst_rudp_pacer_reconfigure (TwoflowService * s, GstRudpSink * sink)
+gst_rudp_pacer_session_reconfigure (GstRudpPacerSession * ses,
+    const GstRudpPacerParams * params)
 {
+  TwoflowService *s = ses->service;
+
   twoflow_service_lock (s);
-  gst_rudp_flow_set_rate (sink->flow, flow_rate (sink),
+  ses->params = *params;
+  gst_rudp_flow_set_rate (ses->flow, flow_rate (ses),
       twoflow_service_now (s));
-  gst_rudp_flow_set_depth (sink->flow, sink->bucket_depth);
+  gst_rudp_flow_set_depth (ses->flow, ses->params.bucket_depth);
   update_interval (PACER (s));
-  g_cond_broadcast (&sink->space);      /* buffer-size may have grown */
+  g_cond_broadcast (&ses->space);       /* buffer-size may have grown */
   twoflow_service_kick (s);
   twoflow_service_unlock (s);
 }
 
 void
-gst_rudp_pacer_set_level (TwoflowService * s, GstRudpSink * sink,
-    guint level)
+gst_rudp_pacer_session_set_level (GstRudpPacerSession * ses, guint level)
 {
+  TwoflowService *s = ses->service;
+
   twoflow_service_lock (s);
-  gst_rudp_sender_set_level (sink->sender, level, twoflow_service_now (s));
-  run_sender (s, sink);
+  gst_rudp_sender_set_level (ses->sender, level, twoflow_service_now (s));
+  run_sender (s, ses);
   twoflow_service_kick (s);
   twoflow_service_unlock (s);
 }
 
-GstStructure *
-gst_rudp_pacer_get_stats (TwoflowService * s, GstRudpSink * sink)
+void
+gst_rudp_pacer_session_get_stats (GstRudpPacerSession * ses,
+    GstRudpPacerSessionStats * st)
 {
-  GstRudpFlowStats fs;
-  GstStructure *st;
+  TwoflowService *s = ses->service;
 
+  memset (st, 0, sizeof (*st));
   twoflow_service_lock (s);
-  gst_rudp_flow_get_stats (sink->flow, twoflow_service_now (s), &fs);
-  st = gst_rudp_sink_make_stats (sink, &fs);
+  gst_rudp_flow_get_stats (ses->flow, twoflow_service_now (s), &st->flow);
+  gst_rudp_sender_get_stats (ses->sender, &st->sender);
+  if (ses->learner)
+    gst_twoflow_hello_learner_get_stats (ses->learner, &st->hello);
+  st->send_errors = ses->send_errors;
+  st->auth_failures = ses->auth_failures;
+  st->replayed = ses->replayed;
+  st->foreign_feedback = ses->foreign_feedback;
+  st->dropped_no_peer = ses->dropped_no_peer;
+  st->hellos_unknown = ses->hellos_unknown;
+  st->rtx_requested = ses->rtx_requested;
+  st->rtx_repeated = ses->rtx_repeated;
+  st->rtx_sent = ses->rtx_sent;
+  st->rtx_missing = ses->rtx_missing;
+  st->rtx_skipped = ses->rtx_skipped;
+  st->srtp = ses->srtp != NULL;
+  if (ses->dest) {
+    GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (ses->dest);
+    gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
+        (ia));
+
+    st->peer = g_strdup_printf ("%s:%u", a,
+        g_inet_socket_address_get_port (ia));
+    g_free (a);
+  }
   twoflow_service_unlock (s);
-  return st;
 }

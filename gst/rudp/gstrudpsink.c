@@ -134,11 +134,48 @@
 #include <netinet/in.h>
 #include "twoflownet.h"
 #include "twoflowprops.h"
+#include <gst/twoflow/networkcongestion.h>
 #include "gstrudpsink.h"
 #include "gstrudppacer.h"
 
 GST_DEBUG_CATEGORY_STATIC (rudp_sink_debug);
 #define GST_CAT_DEFAULT rudp_sink_debug
+
+struct _GstRudpSink {
+  GstBaseSink parent;
+
+  /* properties (object lock) */
+  gchar *host;
+  guint port;
+  guint64 rate;                 /* bit/s */
+  GstClockTime timer_interval;
+  guint64 bucket_depth;
+  guint64 buffer_size;
+  GstRudpRateControl rate_control;
+  GstRudpLevels levels;         /* bit/s */
+  guint initial_level;          /* from rate under receiver control */
+  gchar *key;                   /* SRTP master key and salt, hex; NULL: plain */
+  GstRudpSrtpCipher srtp_cipher;
+  GstRudpSrtpAuth srtp_auth;
+  guint bind_port;              /* 0: an ephemeral port */
+  TwoflowHelloSenderProps hello_props; /* learn-peer, hello-id */
+  gboolean ecn;                 /* send RTP as ECT(0) (RFC 3168) */
+  GstClockTime rtx_time;        /* keep sent packets this long for NACKs */
+
+  /* between start and stop: the socket is ours, the flow's I/O the
+   * pacer's (gstrudppacer.h) */
+  GSocket *socket;
+  guint bound_port;
+  gboolean ecn_on;              /* the socket sends ECT(0) */
+  GstRudpPacerSession *pacer;
+  /* the counters of the last run, readable after stop */
+  GstRudpPacerSessionStats last;
+  gboolean has_last;
+};
+
+/* The stats structure; @ps NULL while stopped. */
+static GstStructure *gst_rudp_sink_make_stats (GstRudpSink * sink,
+    const GstRudpPacerSessionStats * ps);
 
 #define DEFAULT_HOST            "127.0.0.1"
 #define DEFAULT_PORT            5004
@@ -493,7 +530,6 @@ gst_rudp_sink_init (GstRudpSink * sink)
   sink->bind_port = DEFAULT_BIND_PORT;
   sink->ecn = DEFAULT_ECN;
   sink->rtx_time = DEFAULT_RTX_TIME;
-  g_queue_init (&sink->rtx_history);
   sink->rate = DEFAULT_RATE;
   sink->timer_interval = DEFAULT_TIMER_INTERVAL;
   sink->bucket_depth = DEFAULT_BUCKET_DEPTH;
@@ -502,7 +538,6 @@ gst_rudp_sink_init (GstRudpSink * sink)
   gst_rudp_levels_init_default (&sink->levels);
   sink->srtp_cipher = DEFAULT_SRTP_CIPHER;
   sink->srtp_auth = DEFAULT_SRTP_AUTH;
-  g_cond_init (&sink->space);
   /* the bucket is the clock of this sink */
   gst_base_sink_set_sync (GST_BASE_SINK (sink), FALSE);
 }
@@ -516,9 +551,18 @@ gst_rudp_sink_finalize (GObject * object)
   if (sink->key)
     memset (sink->key, 0, strlen (sink->key));
   g_free (sink->key);
-  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
-  g_cond_clear (&sink->space);
+  g_free (sink->last.peer);
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* Object lock held */
+static void
+pacer_params (GstRudpSink * sink, GstRudpPacerParams * params)
+{
+  params->rate = sink->rate;
+  params->bucket_depth = sink->bucket_depth;
+  params->buffer_size = sink->buffer_size;
+  params->timer_interval = sink->timer_interval;
 }
 
 static gboolean
@@ -641,11 +685,17 @@ gst_rudp_sink_set_property (GObject * object, guint prop_id,
   /* the pacer is there between start and stop (streaming lock not held:
    * its own lock orders the updates) */
   if (sink->pacer && set_level >= 0)
-    gst_rudp_pacer_set_level (sink->pacer, sink, set_level);
+    gst_rudp_pacer_session_set_level (sink->pacer, set_level);
   else if (!sink->pacer && set_level >= 0)
     sink->initial_level = set_level;
-  if (sink->pacer && reconf)
-    gst_rudp_pacer_reconfigure (sink->pacer, sink);
+  if (sink->pacer && reconf) {
+    GstRudpPacerParams params;
+
+    GST_OBJECT_LOCK (sink);
+    pacer_params (sink, &params);
+    GST_OBJECT_UNLOCK (sink);
+    gst_rudp_pacer_session_reconfigure (sink->pacer, &params);
+  }
 }
 
 static void
@@ -707,11 +757,15 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
       GST_OBJECT_UNLOCK (sink);
       break;
     case PROP_STATS:
-      if (sink->pacer)
-        g_value_take_boxed (value, gst_rudp_pacer_get_stats (sink->pacer,
-                sink));
-      else
+      if (sink->pacer) {
+        GstRudpPacerSessionStats ps;
+
+        gst_rudp_pacer_session_get_stats (sink->pacer, &ps);
+        g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, &ps));
+        g_free (ps.peer);
+      } else {
         g_value_take_boxed (value, gst_rudp_sink_make_stats (sink, NULL));
+      }
       break;
     default:
       if (!twoflow_hello_sender_props_get (&sink->hello_props,
@@ -721,76 +775,98 @@ gst_rudp_sink_get_property (GObject * object, guint prop_id, GValue * value,
   }
 }
 
-GstStructure *
-gst_rudp_sink_make_stats (GstRudpSink * sink, const GstRudpFlowStats * fs)
+static GstStructure *
+gst_rudp_sink_make_stats (GstRudpSink * sink,
+    const GstRudpPacerSessionStats * ps)
 {
-  GstRudpSenderStats ss = { 0 };
-  GstRudpFlowStats idle = { 0 };
+  GstRudpPacerSessionStats stopped = { 0 };
+  const GstRudpSenderStats *ss;
+  const GstRudpFlowStats *fs;
+  const gchar *peer;
   GstStructure *st;
-  gchar *peer = NULL;
 
-  if (sink->sender)
-    gst_rudp_sender_get_stats (sink->sender, &ss);
-  if (!fs) {
-    idle.rate = sink->rate / 8;
-    idle.depth = sink->bucket_depth;
-    fs = &idle;
+  if (!ps) {
+    /* stopped: the counters of the last run, an idle bucket */
+    if (sink->has_last)
+      stopped = sink->last;
+    stopped.flow = (GstRudpFlowStats) {
+    0};
+    stopped.flow.rate = sink->rate / 8;
+    stopped.flow.depth = sink->bucket_depth;
+    stopped.srtp = FALSE;
+    stopped.peer = NULL;
+    ps = &stopped;
   }
-  if (sink->learner)
-    gst_twoflow_hello_learner_get_stats (sink->learner, &sink->last_hello);
-  if (sink->dest) {
-    GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (sink->dest);
-    gchar *a = g_inet_address_to_string (g_inet_socket_address_get_address
-        (ia));
-
-    peer = g_strdup_printf ("%s:%u", a, g_inet_socket_address_get_port (ia));
-    g_free (a);
-  }
+  ss = &ps->sender;
+  fs = &ps->flow;
+  peer = ps->peer;
   st = gst_structure_new ("application/x-rudpsink-stats",
       "rate", G_TYPE_UINT64, fs->rate * 8,
-      "level", G_TYPE_UINT, sink->sender ? ss.level : sink->initial_level,
+      "level", G_TYPE_UINT, ps == &stopped && !sink->has_last ?
+      sink->initial_level : ss->level,
       "bytes-sent", G_TYPE_UINT64, fs->bytes_sent,
       "packets-sent", G_TYPE_UINT64, fs->packets_sent,
       "bucket-fill", G_TYPE_INT64, fs->bucket_fill,
       "bucket-depth", G_TYPE_UINT64, fs->depth,
       "queued-bytes", G_TYPE_UINT64, fs->queued_bytes,
       "queued-packets", G_TYPE_UINT, fs->queued_packets,
-      "send-errors", G_TYPE_UINT64, sink->send_errors,
-      "feedback-received", G_TYPE_UINT64, ss.requests,
-      "notices-sent", G_TYPE_UINT64, ss.notices,
-      "level-changes", G_TYPE_UINT64, ss.level_changes,
-      "srtt", G_TYPE_UINT64, ss.srtt,
-      "rtx-requested", G_TYPE_UINT64, sink->rtx_requested,
-      "rtx-repeated", G_TYPE_UINT64, sink->rtx_repeated,
-      "rtx-sent", G_TYPE_UINT64, sink->rtx_sent,
-      "rtx-missing", G_TYPE_UINT64, sink->rtx_missing,
-      "rtx-skipped", G_TYPE_UINT64, sink->rtx_skipped,
-      "receiver-reports", G_TYPE_UINT64, ss.rr_reports,
-      "receiver-highest-seq", G_TYPE_UINT, ss.rr_ext_max_seq,
-      "receiver-lost", G_TYPE_INT, ss.rr_lost,
-      "receiver-fraction-lost", G_TYPE_UINT, (guint) ss.rr_fraction_lost,
-      "srtp", G_TYPE_BOOLEAN, sink->srtp != NULL,
+      "send-errors", G_TYPE_UINT64, ps->send_errors,
+      "feedback-received", G_TYPE_UINT64, ss->requests,
+      "notices-sent", G_TYPE_UINT64, ss->notices,
+      "level-changes", G_TYPE_UINT64, ss->level_changes,
+      "srtt", G_TYPE_UINT64, ss->srtt,
+      "rtx-requested", G_TYPE_UINT64, ps->rtx_requested,
+      "rtx-repeated", G_TYPE_UINT64, ps->rtx_repeated,
+      "rtx-sent", G_TYPE_UINT64, ps->rtx_sent,
+      "rtx-missing", G_TYPE_UINT64, ps->rtx_missing,
+      "rtx-skipped", G_TYPE_UINT64, ps->rtx_skipped,
+      "receiver-reports", G_TYPE_UINT64, ss->rr_reports,
+      "receiver-highest-seq", G_TYPE_UINT, ss->rr_ext_max_seq,
+      "receiver-lost", G_TYPE_INT, ss->rr_lost,
+      "receiver-fraction-lost", G_TYPE_UINT, (guint) ss->rr_fraction_lost,
+      "srtp", G_TYPE_BOOLEAN, ps->srtp,
       "ecn", G_TYPE_BOOLEAN, sink->ecn_on,
-      "auth-failures", G_TYPE_UINT64, sink->auth_failures,
-      "replayed", G_TYPE_UINT64, sink->replayed,
-      "foreign-feedback", G_TYPE_UINT64, sink->foreign_feedback,
+      "auth-failures", G_TYPE_UINT64, ps->auth_failures,
+      "replayed", G_TYPE_UINT64, ps->replayed,
+      "foreign-feedback", G_TYPE_UINT64, ps->foreign_feedback,
       "peer", G_TYPE_STRING, peer ? peer : "",
-      "hellos", G_TYPE_UINT64, sink->last_hello.accepted,
-      "hellos-moved", G_TYPE_UINT64, sink->last_hello.moved,
-      "hellos-foreign", G_TYPE_UINT64, sink->last_hello.foreign,
-      "hellos-forged", G_TYPE_UINT64, sink->last_hello.forged,
-      "hellos-replayed", G_TYPE_UINT64, sink->last_hello.replayed,
-      "hellos-unknown", G_TYPE_UINT64, sink->hellos_unknown,
-      "dropped-no-peer", G_TYPE_UINT64, sink->dropped_no_peer, NULL);
-  g_free (peer);
+      "hellos", G_TYPE_UINT64, ps->hello.accepted,
+      "hellos-moved", G_TYPE_UINT64, ps->hello.moved,
+      "hellos-foreign", G_TYPE_UINT64, ps->hello.foreign,
+      "hellos-forged", G_TYPE_UINT64, ps->hello.forged,
+      "hellos-replayed", G_TYPE_UINT64, ps->hello.replayed,
+      "hellos-unknown", G_TYPE_UINT64, ps->hellos_unknown,
+      "dropped-no-peer", G_TYPE_UINT64, ps->dropped_no_peer, NULL);
   return st;
 }
+
+/* The pacer's callbacks: a new level is announced upstream and posted as
+ * a GstNetworkCongestion rate event; the first send error is a warning. */
+static void
+pacer_level_changed (GstObject * owner, guint64 bitrate, GstClockTime srtt)
+{
+  gst_twoflow_congestion_notify (GST_ELEMENT (owner),
+      GST_BASE_SINK_PAD (owner), GST_TWOFLOW_CONGESTION_RATE, bitrate, srtt);
+}
+
+static void
+pacer_send_error (GstObject * owner, const GError * err)
+{
+  /* a warning, never fatal: the flow goes on */
+  GST_ELEMENT_WARNING (owner, RESOURCE, WRITE, (NULL),
+      ("send error: %s (counted in stats, not repeated)", err->message));
+}
+
+static const GstRudpPacerCallbacks pacer_callbacks = {
+  pacer_level_changed, pacer_send_error
+};
 
 static gboolean
 gst_rudp_sink_start (GstBaseSink * bsink)
 {
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
   GstRudpSenderConfig sc;
+  GstRudpPacerSessionConfig pc;
   GInetSocketAddress *dest;
   GError *err = NULL;
   gchar *host;
@@ -875,34 +951,26 @@ gst_rudp_sink_start (GstBaseSink * bsink)
     sink->ecn_on = TRUE;
   }
   sink->bound_port = twoflow_net_local_port (sink->socket);
-  memset (&sink->last_hello, 0, sizeof (sink->last_hello));
-  sink->dropped_no_peer = sink->hellos_unknown = 0;
+  GST_OBJECT_LOCK (sink);
+  pacer_params (sink, &pc.params);
+  pc.hello_id = sink->hello_props.id;
+  pc.rtx_time = sink->rtx_time;
+  GST_OBJECT_UNLOCK (sink);
+  pc.socket = sink->socket;
+  pc.srtp = srtp;
+  pc.sender = sc;
   if (learn) {
-    GInetAddress *ia = g_inet_socket_address_get_address (dest);
-
-    /* the destination comes from the hellos of this address only */
-    sink->learner = gst_twoflow_hello_learner_new (g_inet_address_to_bytes
-        (ia), g_inet_address_get_native_size (ia), srtp != NULL);
-    sink->dest = NULL;
-    g_object_unref (dest);
+    pc.dest = NULL;
+    pc.allowed = g_inet_socket_address_get_address (dest);
     GST_INFO_OBJECT (sink, "on port %u, waiting for a hello",
         sink->bound_port);
   } else {
-    sink->dest = G_SOCKET_ADDRESS (dest);
+    pc.dest = G_SOCKET_ADDRESS (dest);
+    pc.allowed = NULL;
   }
-  sink->srtp = srtp;
-  sink->auth_failures = sink->replayed = sink->foreign_feedback = 0;
-  sink->rtx_requested = sink->rtx_repeated = sink->rtx_sent = 0;
-  sink->rtx_missing = sink->rtx_skipped = 0;
-  sink->rtx_tokens = 0;
-  sink->rtx_tokens_at = GST_CLOCK_TIME_NONE;
-  sink->sent_rate = 0;
-  sink->sent_window_start = GST_CLOCK_TIME_NONE;
-  sink->sent_window_bytes = 0;
-  g_clear_pointer (&sink->sender, gst_rudp_sender_free);
-  sink->sender = gst_rudp_sender_new (&sc);
-  sink->notify_pending = FALSE;
-  sink->pacer = gst_rudp_pacer_add (sink);
+  sink->pacer = gst_rudp_pacer_add_session (&pc, GST_OBJECT (sink),
+      &pacer_callbacks);
+  g_object_unref (dest);
   return TRUE;
 }
 
@@ -912,22 +980,16 @@ gst_rudp_sink_stop (GstBaseSink * bsink)
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
 
   if (sink->pacer) {
-    gst_rudp_pacer_remove (sink->pacer, sink);
+    /* the counters stay readable; the context goes */
+    g_free (sink->last.peer);
+    gst_rudp_pacer_session_get_stats (sink->pacer, &sink->last);
+    sink->has_last = TRUE;
+    gst_rudp_pacer_remove_session (sink->pacer);
     sink->pacer = NULL;
   }
   if (sink->socket)
     g_socket_close (sink->socket, NULL);
   g_clear_object (&sink->socket);
-  g_clear_object (&sink->dest);
-  if (sink->learner) {
-    gst_twoflow_hello_learner_get_stats (sink->learner, &sink->last_hello);
-    g_clear_pointer (&sink->learner, gst_twoflow_hello_learner_free);
-  }
-  /* the counters stay readable; the context goes */
-  g_clear_pointer (&sink->srtp, gst_rudp_srtp_free);
-  g_clear_pointer (&sink->scratch, g_free);
-  sink->scratch_size = 0;
-  g_queue_clear_full (&sink->rtx_history, g_free);
   return TRUE;
 }
 
@@ -937,7 +999,7 @@ gst_rudp_sink_unlock (GstBaseSink * bsink)
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
 
   if (sink->pacer)
-    gst_rudp_pacer_set_flushing (sink->pacer, sink, TRUE);
+    gst_rudp_pacer_session_set_flushing (sink->pacer, TRUE);
   return TRUE;
 }
 
@@ -947,7 +1009,7 @@ gst_rudp_sink_unlock_stop (GstBaseSink * bsink)
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
 
   if (sink->pacer)
-    gst_rudp_pacer_set_flushing (sink->pacer, sink, FALSE);
+    gst_rudp_pacer_session_set_flushing (sink->pacer, FALSE);
   return TRUE;
 }
 
@@ -960,11 +1022,11 @@ gst_rudp_sink_event (GstBaseSink * bsink, GstEvent * event)
     case GST_EVENT_EOS:
       /* EOS once the last packet has left (or we are flushed) */
       if (sink->pacer)
-        gst_rudp_pacer_drain (sink->pacer, sink);
+        gst_rudp_pacer_session_drain (sink->pacer);
       break;
     case GST_EVENT_FLUSH_STOP:
       if (sink->pacer)
-        gst_rudp_pacer_flush (sink->pacer, sink);
+        gst_rudp_pacer_session_flush (sink->pacer);
       break;
     default:
       break;
@@ -977,7 +1039,7 @@ gst_rudp_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
   GstRudpSink *sink = GST_RUDP_SINK (bsink);
 
-  if (!gst_rudp_pacer_queue (sink->pacer, sink, gst_buffer_ref (buf)))
+  if (!gst_rudp_pacer_session_queue (sink->pacer, gst_buffer_ref (buf)))
     return GST_FLOW_FLUSHING;
   return GST_FLOW_OK;
 }
@@ -989,7 +1051,7 @@ gst_rudp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
   guint i, n = gst_buffer_list_length (list);
 
   for (i = 0; i < n; i++)
-    if (!gst_rudp_pacer_queue (sink->pacer, sink,
+    if (!gst_rudp_pacer_session_queue (sink->pacer,
             gst_buffer_ref (gst_buffer_list_get (list, i))))
       return GST_FLOW_FLUSHING;
   return GST_FLOW_OK;

@@ -860,7 +860,7 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
   GError *err = NULL;
 
   gst_rudp_receiver_get_stats (src->receiver, &st);
-  gst_rudp_receiver_feedback_sent (src->receiver, now);
+  gst_rudp_receiver_handle_feedback_sent (src->receiver, now);
   if (!src->feedback || !src->sender)
     return;
   req.ssrc = src->ssrc;
@@ -957,7 +957,7 @@ run_core (GstRudpSrc * src, GstClockTime now)
 {
   GstClockTime next;
 
-  if (gst_rudp_receiver_advance (src->receiver, now))
+  if (gst_rudp_receiver_poll (src->receiver, now, NULL))
     send_feedback (src, now);
   next = gst_rudp_receiver_next_wakeup (src->receiver);
   if (GST_CLOCK_TIME_IS_VALID (next) && (!GST_CLOCK_TIME_IS_VALID
@@ -1305,14 +1305,14 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
 
     /* modulo 2^32 (18 h): anything above a minute is garbage */
     if (rtt < 60 * 65536)
-      gst_rudp_receiver_rtt_sample (src->receiver,
+      gst_rudp_receiver_handle_rtt_sample (src->receiver,
           gst_rudp_ntp_short_to_time (rtt));
   }
-  gst_rudp_receiver_level_applied (src->receiver, n.level, n.since_seq);
+  gst_rudp_receiver_handle_level_applied (src->receiver, n.level, n.since_seq);
   /* the sender's notice crossed the same queues as its RTP (authentic, or
    * from the RTP's sender in plaintext): a CE mark on it is congestion */
   if (ecn == GST_RUDP_ECN_CE)
-    gst_rudp_receiver_rtcp_ce (src->receiver, now);
+    gst_rudp_receiver_handle_rtcp_ce (src->receiver, now);
   run_core (src, now);
   g_mutex_unlock (&src->lock);
 }
@@ -1493,7 +1493,7 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         src->rtx_recovered++;
       }
     }
-    gst_rudp_receiver_packet_ecn (src->receiver,
+    gst_rudp_receiver_handle_packet_ecn (src->receiver,
         GST_READ_UINT16_BE (data + 2), len, ecn, now);
     run_core (src, now);
     g_mutex_unlock (&src->lock);

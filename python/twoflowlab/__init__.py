@@ -19,16 +19,15 @@ Modules:
               programs run inside the namespaces:
               python3 -m twoflowlab.<tool> --help (python/ on PYTHONPATH)
 
-Who imports it: meson's test environment puts python/ on PYTHONPATH
-(tests/meson.build); every entry script under experiments/, bench/ and
-scripts/ has one bootstrap line after its imports,
-
-  sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "../../python"))  # twoflowlab
-
-(with "../python" from scripts/).  Importing the package also puts its
-directory on PYTHONPATH in os.environ, so the tools it starts as
-``python3 -m twoflowlab.<tool>`` (inside namespaces, via ``ip netns
-exec``) find it too.
+How it is found: python/ is a package (python/pyproject.toml, the
+distribution "twoflowlab"); nothing in the tests, experiments, benchmarks
+or scripts touches sys.path. meson's test environment puts python/ on
+PYTHONPATH (tests/meson.build), as scripts/main.sh does for the main
+job; by hand, either ``pip install -e python`` (in a virtualenv, or with
+--break-system-packages for Debian's python3, which the GStreamer tools
+need for PyGObject) or ``PYTHONPATH=$PWD/python``. The tools a script
+starts (``python3 -m twoflowlab.<tool>`` inside namespaces, via ``ip
+netns exec``) inherit that environment.
 """
 
 import os
@@ -36,15 +35,6 @@ import os
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE_ROOT = os.path.dirname(PYTHON_DIR)
 PY = "/usr/bin/python3"           # Debian's, with PyGObject (the GStreamer tools)
-
-
-def _export_path():
-    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if PYTHON_DIR not in (os.path.abspath(p) for p in parts):
-        os.environ["PYTHONPATH"] = os.pathsep.join([PYTHON_DIR] + parts)
-
-
-_export_path()
 
 
 def tool_argv(name, python=PY):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""What the system test scripts (tests/check/system/test_*.py) share: the
+"""What the system test scripts (tests/system/test_*.py) share: the
 check() / failures tally, free loopback ports, the tagged result line of a
 log, waiting for a listening port, the MPEG-2 test clips they serve and a
 TLS control connection to twoflow-server

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""What the loopback system tests (tests/check/system) share: a plaintext
+"""What the loopback system tests (tests/system) share: a plaintext
 twoflow-server on 127.0.0.1 and its control channel, ffprobe's JSON,
 stopping the programs a test started, running independent cases side by
 side, the test certificates, the descriptor limit and the closing lines."""

@@ -32,8 +32,8 @@
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include <gst/twoflow/twoflowframe.h>
-#include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
+#include "twoflow-admission.h"
+#include "twoflow-delivery.h"
 #include "twoflow-protocol.h"
 #include "twoflowtls.h"
 #include "twoflow-config.h"

@@ -12,8 +12,8 @@
 
 #include <gst/gst.h>
 #include <json-glib/json-glib.h>
-#include <gst/twoflow/twoflowprofile.h>
-#include <gst/twoflow/twoflowsmoothing.h>
+#include "twoflow-profile.h"
+#include "twoflow-smoothing.h"
 #include "twoflow-server-source.h"
 
 G_BEGIN_DECLS

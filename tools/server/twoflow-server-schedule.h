@@ -10,7 +10,7 @@
 #ifndef __TWOFLOW_SERVER_SCHEDULE_H__
 #define __TWOFLOW_SERVER_SCHEDULE_H__
 
-#include <gst/twoflow/twoflowsmoothing.h>
+#include "twoflow-smoothing.h"
 #include <gst/twoflow/twoflowstartup.h>
 #include "twoflow-server-catalog.h"
 

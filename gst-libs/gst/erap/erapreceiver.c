@@ -326,7 +326,7 @@ malformed:
 }
 
 GBytes *
-gst_erap_receiver_pop (GstErapReceiver * r, gboolean * eos)
+gst_erap_receiver_poll (GstErapReceiver * r, gboolean * eos)
 {
   GBytes *b = g_queue_pop_head (&r->ready);
 

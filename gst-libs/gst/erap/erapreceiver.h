@@ -4,6 +4,12 @@
  * Fed data datagrams, returns the ACK to send for each (one per data
  * packet) and, in order and exactly once, the application's messages with
  * their boundaries restored, then the end of stream. Not thread-safe.
+ *
+ * The verbs of every core (docs/architecture.md): handle_data() for each
+ * datagram, poll() for what is ready. It has no timer, hence no now and no
+ * next_wakeup(): it never acts but on a datagram (the sender's timeouts
+ * make an ACK's loss good), so what poll() returns changes only after
+ * handle_data().
  */
 #ifndef __GST_ERAP_RECEIVER_H__
 #define __GST_ERAP_RECEIVER_H__
@@ -61,10 +67,11 @@ TWOFLOW_ERAP_API
 GstErapDataResult gst_erap_receiver_handle_data (GstErapReceiver * r,
     GBytes * datagram, guint8 ack[GST_ERAP_ACK_MAX_SIZE], gsize * ack_len);
 
-/* Next complete message in order, or NULL. Once the in-band end of stream
- * is reached (everything before it delivered), returns NULL and sets *eos. */
+/* Next complete message in order, or NULL (formerly _pop). Once the
+ * in-band end of stream is reached (everything before it delivered),
+ * returns NULL and sets *eos. */
 TWOFLOW_ERAP_API
-GBytes *gst_erap_receiver_pop (GstErapReceiver * r, gboolean * eos);
+GBytes *gst_erap_receiver_poll (GstErapReceiver * r, gboolean * eos);
 TWOFLOW_ERAP_API
 gboolean gst_erap_receiver_is_eos (GstErapReceiver * r);
 

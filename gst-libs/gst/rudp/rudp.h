@@ -8,6 +8,7 @@
 #include <gst/rudp/rudpbucket.h>
 #include <gst/rudp/rudpscheduler.h>
 #include <gst/rudp/rudplevels.h>
+#include <gst/rudp/rudpreceiver.h>
 #include <gst/rudp/rudpfeedback.h>
 #include <gst/rudp/rudpsender.h>
 

@@ -20,7 +20,6 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import doc_examples  # noqa: E402
 
 SRC = os.environ['TWOFLOW_SOURCE_ROOT']

@@ -356,7 +356,7 @@ lossy_rx_run (gpointer data)
     pkt = g_bytes_new (buf, n);
     gst_erap_receiver_handle_data (rx->r, pkt, ack, &ack_len);
     g_bytes_unref (pkt);
-    while ((m = gst_erap_receiver_pop (rx->r, NULL)))
+    while ((m = gst_erap_receiver_poll (rx->r, NULL)))
       g_bytes_unref (m);
     if (ack_len)
       g_socket_send_to (rx->sock, from, (gchar *) ack, ack_len, NULL, NULL);

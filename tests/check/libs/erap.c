@@ -666,7 +666,7 @@ GST_START_TEST (test_receiver_robustness)
   fail_unless_equals_int (gst_erap_receiver_handle_data (r, p, ack, &n),
       GST_ERAP_DATA_NEW);
   fail_unless (n == GST_ERAP_ACK_SIZE);
-  fail_unless (gst_erap_receiver_pop (r, &eos) == NULL);
+  fail_unless (gst_erap_receiver_poll (r, &eos) == NULL);
   fail_if (eos);
   g_bytes_unref (p);
   p = data_packet (1, 0, GST_ERAP_FRAG_BEGIN, "ab");
@@ -679,7 +679,7 @@ GST_START_TEST (test_receiver_robustness)
       GST_ERAP_DATA_DUPLICATE);
   fail_unless (n == GST_ERAP_ACK_SIZE);
   g_bytes_unref (p);
-  m = gst_erap_receiver_pop (r, &eos);
+  m = gst_erap_receiver_poll (r, &eos);
   fail_unless (m != NULL);
   fail_unless_equals_int (g_bytes_get_size (m), 4);
   fail_unless (memcmp (g_bytes_get_data (m, NULL), "abcd", 4) == 0);
@@ -691,10 +691,10 @@ GST_START_TEST (test_receiver_robustness)
   p = data_packet (5, 3, 0, NULL);
   gst_erap_receiver_handle_data (r, p, ack, &n);
   g_bytes_unref (p);
-  m = gst_erap_receiver_pop (r, &eos);
+  m = gst_erap_receiver_poll (r, &eos);
   fail_unless (m != NULL && g_bytes_get_size (m) == 0);
   g_bytes_unref (m);
-  fail_unless (gst_erap_receiver_pop (r, &eos) == NULL);
+  fail_unless (gst_erap_receiver_poll (r, &eos) == NULL);
   fail_unless (eos);
   fail_unless (gst_erap_receiver_is_eos (r));
   gst_erap_receiver_get_stats (r, &st);

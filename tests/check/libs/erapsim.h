@@ -166,7 +166,7 @@ erap_sim_deliver (ErapSim * sim, ErapSimEv * ev)
       else
         erap_sim_enqueue (sim, FALSE, g_bytes_new (ack, ack_len));
     }
-    while ((m = gst_erap_receiver_pop (sim->receiver, &eos))) {
+    while ((m = gst_erap_receiver_poll (sim->receiver, &eos))) {
       gsize n;
       gconstpointer d = g_bytes_get_data (m, &n);
       g_byte_array_append (sim->delivered, d, n);

@@ -567,20 +567,20 @@ loop_run (Loop * lp, guint ms)
         gboolean ce = (lp->mark && lp->mark (lp->seq)) ||
             (lp->ce_rate > 0 && g_rand_double (lp->rand) < lp->ce_rate);
 
-        gst_rudp_receiver_packet_ecn (lp->r, lp->seq, lp->size,
+        gst_rudp_receiver_handle_packet_ecn (lp->r, lp->seq, lp->size,
             ce ? GST_RUDP_ECN_CE : lp->ecn, lp->now);
       } else
-        gst_rudp_receiver_packet (lp->r, lp->seq, lp->size, lp->now);
+        gst_rudp_receiver_handle_packet (lp->r, lp->seq, lp->size, lp->now);
       lp->seq++;
     }
     if (lp->cap_gap && lp->backlog > 0 && lp->now >= lp->cap_next) {
       /* (no loss with a bottleneck: the queued packets are in order) */
-      gst_rudp_receiver_packet (lp->r, lp->cap_seq++, lp->size, lp->now);
+      gst_rudp_receiver_handle_packet (lp->r, lp->cap_seq++, lp->size, lp->now);
       lp->backlog--;
       lp->cap_next = lp->now + lp->cap_gap * MS;
     }
-    if (gst_rudp_receiver_advance (lp->r, lp->now))
-      gst_rudp_receiver_feedback_sent (lp->r, lp->now);
+    if (gst_rudp_receiver_poll (lp->r, lp->now, NULL))
+      gst_rudp_receiver_handle_feedback_sent (lp->r, lp->now);
     if (gst_rudp_receiver_get_level (lp->r) != before) {
       guint l = gst_rudp_receiver_get_level (lp->r);
 
@@ -591,7 +591,7 @@ loop_run (Loop * lp, guint ms)
       lp->n_changes++;
       if (lp->notices) {
         lp->sender_level = l;
-        gst_rudp_receiver_level_applied (lp->r, l, lp->seq);
+        gst_rudp_receiver_handle_level_applied (lp->r, l, lp->seq);
       }
     }
     lp->level_ms += gst_rudp_receiver_get_level (lp->r);
@@ -639,7 +639,7 @@ GST_START_TEST (test_receiver_levels)
 
   fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 0);
   /* nothing received: nothing to judge or tell */
-  fail_if (gst_rudp_receiver_advance (lp.r, t0));
+  fail_if (gst_rudp_receiver_poll (lp.r, t0, NULL));
   fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (lp.r),
       GST_CLOCK_TIME_NONE);
 
@@ -676,7 +676,7 @@ GST_START_TEST (test_receiver_levels)
 
   /* RTT samples set the rounds and the wait: 100 ms (step x RTT^2 is
    * 200 ms, the TCP-friendly bound) */
-  gst_rudp_receiver_rtt_sample (lp.r, 100 * MS);
+  gst_rudp_receiver_handle_rtt_sample (lp.r, 100 * MS);
   gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless_equals_uint64 (st.srtt, 100 * MS);
   fail_unless (st.increase_wait >= 199 * MS && st.increase_wait <= 200 * MS);
@@ -728,9 +728,9 @@ GST_START_TEST (test_receiver_hold)
   gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless (st.holding);
   fail_unless_equals_uint64 (st.clean_packets, 0);
-  gst_rudp_receiver_level_applied (lp.r, 4, 150);
+  gst_rudp_receiver_handle_level_applied (lp.r, 4, 150);
   /* a stale notice (an older level) changes nothing */
-  gst_rudp_receiver_level_applied (lp.r, 8, 120);
+  gst_rudp_receiver_handle_level_applied (lp.r, 8, 120);
   /* after an increase, losses of packets sent at the old level count (it
    * was already too fast), but those packets do not count towards the
    * next increase */
@@ -941,14 +941,14 @@ GST_START_TEST (test_receiver_climb_time)
   c.feedback_interval = 10 * GST_SECOND;
   r = gst_rudp_receiver_new (&c);
   for (i = 0; i < 4; i++) {
-    gst_rudp_receiver_packet (r, i, 1000, i * 50 * MS);
-    if (gst_rudp_receiver_advance (r, i * 50 * MS))
-      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+    gst_rudp_receiver_handle_packet (r, i, 1000, i * 50 * MS);
+    if (gst_rudp_receiver_poll (r, i * 50 * MS, NULL))
+      gst_rudp_receiver_handle_feedback_sent (r, i * 50 * MS);
   }
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
   /* the round ends at 175 ms too (150 + 25): the wakeup is 175 ms */
   fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 175 * MS);
-  fail_unless (gst_rudp_receiver_advance (r, 175 * MS));
+  fail_unless (gst_rudp_receiver_poll (r, 175 * MS, NULL));
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
   gst_rudp_receiver_free (r);
 
@@ -960,9 +960,9 @@ GST_START_TEST (test_receiver_climb_time)
   c.increase_time = 10 * MS;
   r = gst_rudp_receiver_new (&c);
   for (i = 0; i < 3; i++) {
-    gst_rudp_receiver_packet (r, i, i == 0 ? 169 : 1012, i * 50 * MS);
-    if (gst_rudp_receiver_advance (r, i * 50 * MS))
-      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+    gst_rudp_receiver_handle_packet (r, i, i == 0 ? 169 : 1012, i * 50 * MS);
+    if (gst_rudp_receiver_poll (r, i * 50 * MS, NULL))
+      gst_rudp_receiver_handle_feedback_sent (r, i * 50 * MS);
   }
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
   gst_rudp_receiver_free (r);
@@ -972,12 +972,12 @@ GST_START_TEST (test_receiver_climb_time)
   c.increase_time = 0;
   r = gst_rudp_receiver_new (&c);
   for (i = 0; i < 4; i++) {
-    gst_rudp_receiver_packet (r, i, 1000, i * 50 * MS);
-    if (gst_rudp_receiver_advance (r, i * 50 * MS))
-      gst_rudp_receiver_feedback_sent (r, i * 50 * MS);
+    gst_rudp_receiver_handle_packet (r, i, 1000, i * 50 * MS);
+    if (gst_rudp_receiver_poll (r, i * 50 * MS, NULL))
+      gst_rudp_receiver_handle_feedback_sent (r, i * 50 * MS);
   }
   fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 175 * MS);
-  fail_if (gst_rudp_receiver_advance (r, 175 * MS));
+  fail_if (gst_rudp_receiver_poll (r, 175 * MS, NULL));
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
   fail_unless_equals_uint64 (gst_rudp_receiver_next_wakeup (r), 200 * MS);
   gst_rudp_receiver_free (r);
@@ -1034,8 +1034,8 @@ GST_START_TEST (test_receiver_tcp_friendly)
     receiver_config (&c, 200 * MS, 1);
     loop_init (&lp, &c, 0, 0);
     lp.fixed_gap = 1;
-    gst_rudp_receiver_rtt_sample (lp.r, 200 * MS);
-    gst_rudp_receiver_rtt_sample (lp.r, 400 * MS);
+    gst_rudp_receiver_handle_rtt_sample (lp.r, 200 * MS);
+    gst_rudp_receiver_handle_rtt_sample (lp.r, 400 * MS);
     loop_run (&lp, 10);
     gst_rudp_receiver_get_stats (lp.r, &st);
     fail_unless_equals_uint64 (st.srtt, 225 * MS);
@@ -1135,7 +1135,7 @@ GST_START_TEST (test_receiver_ecn)
   fail_unless_equals_uint64 (st.lost, 0);
   fail_unless_equals_uint64 (st.received, 40);
   fail_unless (st.holding);
-  gst_rudp_receiver_level_applied (lp.r, 4, 150);
+  gst_rudp_receiver_handle_level_applied (lp.r, 4, 150);
   /* 150 (50 ms) .. 169 carry the new level: up one RTT later (70 ms);
    * 145 (45 ms) is still the first episode's; 185 (85 ms) arrives CE:
    * halved at once (sent after the increase: it counts) */
@@ -1164,13 +1164,13 @@ GST_START_TEST (test_receiver_ecn)
   lp.notices = FALSE;
   lp.ecn = GST_RUDP_ECN_ECT0;
   loop_run (&lp, 15);
-  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  gst_rudp_receiver_handle_rtcp_ce (lp.r, lp.now);
   fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
-  gst_rudp_receiver_rtcp_ce (lp.r, lp.now + MS);      /* holding: ignored */
+  gst_rudp_receiver_handle_rtcp_ce (lp.r, lp.now + MS);      /* holding: ignored */
   fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 4);
-  gst_rudp_receiver_level_applied (lp.r, 4, lp.seq);
+  gst_rudp_receiver_handle_level_applied (lp.r, 4, lp.seq);
   loop_run (&lp, 5);            /* packets at level 4 arrive */
-  gst_rudp_receiver_rtcp_ce (lp.r, lp.now);
+  gst_rudp_receiver_handle_rtcp_ce (lp.r, lp.now);
   fail_unless_equals_int (gst_rudp_receiver_get_level (lp.r), 2);
   gst_rudp_receiver_get_stats (lp.r, &st);
   fail_unless_equals_uint64 (st.ce_marked_rtcp, 3);
@@ -1183,19 +1183,19 @@ GST_START_TEST (test_receiver_ecn)
    * the packets before it either */
   receiver_config (&c, 20 * MS, 3);
   r = gst_rudp_receiver_new (&c);
-  gst_rudp_receiver_packet_ecn (r, 1, 1000, GST_RUDP_ECN_ECT1, 0);
-  gst_rudp_receiver_packet_ecn (r, 2, 1000, GST_RUDP_ECN_ECT0, 10 * MS);
+  gst_rudp_receiver_handle_packet_ecn (r, 1, 1000, GST_RUDP_ECN_ECT1, 0);
+  gst_rudp_receiver_handle_packet_ecn (r, 2, 1000, GST_RUDP_ECN_ECT0, 10 * MS);
   gst_rudp_receiver_get_stats (r, &st);
   fail_unless_equals_uint64 (st.clean_packets, 2);
-  gst_rudp_receiver_packet_ecn (r, 3, 1000, GST_RUDP_ECN_CE, 20 * MS);
-  gst_rudp_receiver_packet (r, 4, 1000, 30 * MS);
+  gst_rudp_receiver_handle_packet_ecn (r, 3, 1000, GST_RUDP_ECN_CE, 20 * MS);
+  gst_rudp_receiver_handle_packet (r, 4, 1000, 30 * MS);
   gst_rudp_receiver_get_stats (r, &st);
   fail_unless_equals_uint64 (st.ect_received, 3);
   fail_unless_equals_uint64 (st.ce_marked, 1);
   fail_unless_equals_uint64 (st.ce_decreases, 0);
   fail_unless_equals_uint64 (st.decreases, 0);
   fail_unless_equals_uint64 (st.clean_packets, 1);
-  gst_rudp_receiver_advance (r, 30 * MS);
+  gst_rudp_receiver_poll (r, 30 * MS, NULL);
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 0);
   gst_rudp_receiver_free (r);
 
@@ -1232,11 +1232,11 @@ GST_START_TEST (test_receiver_reorder_and_idle)
   r = gst_rudp_receiver_new (&c);
   /* swapped pairs are reordering, not loss */
   for (i = 0; i < 100; i += 2) {
-    gst_rudp_receiver_packet (r, i + 1, 1000, now);
-    gst_rudp_receiver_packet (r, i, 1000, now);
+    gst_rudp_receiver_handle_packet (r, i + 1, 1000, now);
+    gst_rudp_receiver_handle_packet (r, i, 1000, now);
     now += 2 * MS;
-    if (gst_rudp_receiver_advance (r, now))
-      gst_rudp_receiver_feedback_sent (r, now);
+    if (gst_rudp_receiver_poll (r, now, NULL))
+      gst_rudp_receiver_handle_feedback_sent (r, now);
   }
   gst_rudp_receiver_get_stats (r, &st);
   fail_unless_equals_uint64 (st.lost, 0);
@@ -1245,10 +1245,10 @@ GST_START_TEST (test_receiver_reorder_and_idle)
   fail_unless_equals_int (st.level, 1);
   /* a silent sender is not a reason to go up (no verdict without packets),
    * but the level is still repeated every feedback interval */
-  fail_unless (gst_rudp_receiver_advance (r, now + 10 * GST_SECOND));
-  gst_rudp_receiver_feedback_sent (r, now + 10 * GST_SECOND);
+  fail_unless (gst_rudp_receiver_poll (r, now + 10 * GST_SECOND, NULL));
+  gst_rudp_receiver_handle_feedback_sent (r, now + 10 * GST_SECOND);
   fail_unless_equals_int (gst_rudp_receiver_get_level (r), 1);
-  fail_if (gst_rudp_receiver_advance (r, now + 10 * GST_SECOND + MS));
+  fail_if (gst_rudp_receiver_poll (r, now + 10 * GST_SECOND + MS, NULL));
   gst_rudp_receiver_free (r);
 }
 
@@ -1530,7 +1530,7 @@ closed_loop (guint increase_packets, GstClockTime increase_time,
     }
     while ((p = g_queue_peek_head (&notices)) && p->t <= sim->now) {
       g_queue_pop_head (&notices);
-      gst_rudp_receiver_level_applied (r, notice_level[p->seq], p->seq);
+      gst_rudp_receiver_handle_level_applied (r, notice_level[p->seq], p->seq);
       g_free (p);
     }
     while (gst_rudp_flow_queued_packets (f) < 4)
@@ -1540,21 +1540,21 @@ closed_loop (guint increase_packets, GstClockTime increase_time,
     /* out of the bottleneck, then across the propagation delay */
     while ((p = g_queue_peek_head (&sim->q)) && p->t + delay <= sim->now) {
       g_queue_pop_head (&sim->q);
-      gst_rudp_receiver_packet (r, p->seq, 1000, sim->now);
+      gst_rudp_receiver_handle_packet (r, p->seq, 1000, sim->now);
       res->delivered++;
       if (sim->now >= 10 * GST_SECOND)
         res->delivered_late++;
       g_free (p);
     }
-    if (gst_rudp_receiver_advance (r, sim->now)) {
+    if (gst_rudp_receiver_poll (r, sim->now, NULL)) {
       SimPkt *x = g_new (SimPkt, 1);
 
       x->t = sim->now + delay;
       x->seq = gst_rudp_receiver_get_level (r);
       g_queue_push_tail (&fb, x);
-      gst_rudp_receiver_feedback_sent (r, sim->now);
+      gst_rudp_receiver_handle_feedback_sent (r, sim->now);
       /* the echo of the feedback gives an RTT: both delays and the queue */
-      gst_rudp_receiver_rtt_sample (r, 2 * delay +
+      gst_rudp_receiver_handle_rtt_sample (r, 2 * delay +
           (sim->link_free > sim->now ? sim->link_free - sim->now : 0));
     }
     res->top_seen = MAX (res->top_seen, sender_level);
@@ -1890,24 +1890,24 @@ law_run (GstRudpLaw law, guint every, GstRudpReceiverStats * st)
   c.law = law;
   c.initial_level = 9;
   r = gst_rudp_receiver_new (&c);
-  gst_rudp_receiver_rtt_sample (r, 40 * GST_MSECOND);
-  gst_rudp_receiver_level_applied (r, 9, seq);
+  gst_rudp_receiver_handle_rtt_sample (r, 40 * GST_MSECOND);
+  gst_rudp_receiver_handle_level_applied (r, 9, seq);
   while (now < 30 * GST_SECOND) {
     guint level = gst_rudp_receiver_get_level (r);
     gdouble pps = c.levels.rate[level] / 8.0 / 1400;
     GstClockTime next = now + (GstClockTime) (GST_SECOND / pps);
 
     if (++n % every != 0)
-      gst_rudp_receiver_packet (r, seq, 1400, now);
+      gst_rudp_receiver_handle_packet (r, seq, 1400, now);
     seq++;
     /* the timer's wakeups up to the next packet */
     while (GST_CLOCK_TIME_IS_VALID (gst_rudp_receiver_next_wakeup (r))
         && gst_rudp_receiver_next_wakeup (r) <= next) {
       GstClockTime w = MAX (gst_rudp_receiver_next_wakeup (r), now);
-      if (gst_rudp_receiver_advance (r, w))
-        gst_rudp_receiver_feedback_sent (r, w);
+      if (gst_rudp_receiver_poll (r, w, NULL))
+        gst_rudp_receiver_handle_feedback_sent (r, w);
       /* the sender takes the level from its next packet */
-      gst_rudp_receiver_level_applied (r, gst_rudp_receiver_get_level (r),
+      gst_rudp_receiver_handle_level_applied (r, gst_rudp_receiver_get_level (r),
           seq);
       /* a wakeup that is due again at once would spin the element's
        * timer (it did under law TFRC with the level at the equation's) */

@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
         break;
     }
     g_bytes_unref (pkt);
-    while ((m = gst_erap_receiver_pop (r, &eos))) {
+    while ((m = gst_erap_receiver_poll (r, &eos))) {
       got += g_bytes_get_size (m);
       g_bytes_unref (m);
     }

@@ -5,12 +5,15 @@
  * capacity's residual, or, on a pipe without guarantees, by the measured
  * health of the sessions already admitted. The proxy feeds it progress
  * samples with the current time and asks it for decisions.
+ * Verbs (docs/architecture.md): handle_sample(…, now) for the input;
+ * decide() and decide_rates() are queries answered at once for one
+ * request. No timer: it never acts between calls, so it has no poll() and
+ * no next_wakeup().
  */
 #ifndef __GST_TWOFLOW_ADMISSION_H__
 #define __GST_TWOFLOW_ADMISSION_H__
 
 #include <gst/gst.h>
-#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -92,62 +95,43 @@ typedef struct {
 
 typedef struct _GstTwoflowAdmission GstTwoflowAdmission;
 
-TWOFLOW_PRIVATE_API
 GstTwoflowAdmission * gst_twoflow_admission_new (GstTwoflowAdmissionMode mode,
     guint64 capacity);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_free (GstTwoflowAdmission * a);
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_set_basis (GstTwoflowAdmission * a,
     GstTwoflowAdmissionBasis basis);
-TWOFLOW_PRIVATE_API
 GstTwoflowAdmissionBasis gst_twoflow_admission_get_basis (
     GstTwoflowAdmission * a);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_add (GstTwoflowAdmission * a, guint id,
     const gchar * video, guint64 peak_rate);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_add_rates (GstTwoflowAdmission * a, guint id,
     const gchar * video, const GstTwoflowAdmissionRates * rates,
     GstClockTime now);
-TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_admission_reserved_at (GstTwoflowAdmission * a,
     GstClockTime now);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_set_start (GstTwoflowAdmission * a, guint id,
     GstClockTime now);
-TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_admission_remove (GstTwoflowAdmission * a, guint id);
-TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_admission_contains (GstTwoflowAdmission * a, guint id);
-TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_admission_reserved (GstTwoflowAdmission * a);
-TWOFLOW_PRIVATE_API
 guint gst_twoflow_admission_n_sessions (GstTwoflowAdmission * a);
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_handle_sample (GstTwoflowAdmission * a, guint id,
     const GstTwoflowAdmissionSample * sample, GstClockTime now);
-TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_admission_session_health (GstTwoflowAdmission * a,
     guint id, gdouble * rate, gdouble * loss, gdouble * rate_ratio);
-TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_admission_get_health (GstTwoflowAdmission * a,
     guint id, GstTwoflowAdmissionHealth * health);
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_decide (GstTwoflowAdmission * a, guint64 peak_rate,
     GstTwoflowAdmissionDecision * out);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_admission_decide_rates (GstTwoflowAdmission * a,
     const GstTwoflowAdmissionRates * rates, GstClockTime now,
     GstTwoflowAdmissionDecision * out);
-TWOFLOW_PRIVATE_API
 const gchar * gst_twoflow_admission_mode_to_string (
     GstTwoflowAdmissionMode mode);
 
-TWOFLOW_PRIVATE_API
 GstStructure * gst_twoflow_admission_get_stats (GstTwoflowAdmission * a);
 
 G_END_DECLS

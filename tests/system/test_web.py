@@ -39,7 +39,7 @@ from twoflowlab.checks import free_port  # noqa: E402
 failures = []
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+                        os.path.join(os.path.dirname(__file__), "../.."))
 
 
 def check(cond, what):

@@ -68,7 +68,7 @@ def main():
             # the server namespace's address, verified by the proxy; a token)
             certs = os.path.join(work, "certs")
             subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         "..", "..", "..", "scripts", "make-test-certs.sh"),
+                                         "..", "..", "scripts", "make-test-certs.sh"),
                             certs, tb.server.ip], check=True)
             token = open(os.path.join(certs, "tokens")).read().split()[1]
             server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",

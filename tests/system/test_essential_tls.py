@@ -33,7 +33,7 @@ from twoflowlab.checks import (TlsControl, check, failures, free_port, mpeg2_cli
                                result_line, wait_port)
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+                        os.path.join(os.path.dirname(__file__), "../.."))
 
 
 def session_ends(slog):

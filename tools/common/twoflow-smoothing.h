@@ -11,12 +11,13 @@
  * total (essential + enhanced) constant: the enhanced flow gets what the
  * essential flow leaves of one constant rate R, and is sent ahead of its
  * release (its sender reads the stored video as fast as it may send).
+ * A pure function of the video (docs/architecture.md): add_frame() the
+ * scan, compute() once, then read the schedule; no clock, no timer.
  */
 #ifndef __GST_TWOFLOW_SMOOTHING_H__
 #define __GST_TWOFLOW_SMOOTHING_H__
 
 #include <gst/gst.h>
-#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -47,55 +48,40 @@ typedef struct {
 
 typedef struct _GstTwoflowSmoothing GstTwoflowSmoothing;
 
-TWOFLOW_PRIVATE_API
 GstTwoflowSmoothing * gst_twoflow_smoothing_new (GstClockTime window,
     GstClockTime lead, gdouble headroom);
-TWOFLOW_PRIVATE_API
 GstTwoflowSmoothing * gst_twoflow_smoothing_new_from (
     GstTwoflowSmoothing * other, GstClockTime window, GstClockTime lead,
     gdouble headroom);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm);
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm,
     GstClockTime dts, guint64 bytes, gboolean essential);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_smoothing_compute_total (GstTwoflowSmoothing * sm,
     const guint64 * essential_rates, guint n_essential);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_smoothing_get_info (GstTwoflowSmoothing * sm,
     GstTwoflowSmoothingInfo * info);
 
-TWOFLOW_PRIVATE_API
 const guint64 * gst_twoflow_smoothing_get_rates (GstTwoflowSmoothing * sm,
     guint * n_windows);
-TWOFLOW_PRIVATE_API
 guint gst_twoflow_smoothing_window_at (GstTwoflowSmoothing * sm,
     GstClockTime dts);
-TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_smoothing_rate_at (GstTwoflowSmoothing * sm,
     GstClockTime dts);
-TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_smoothing_rate_at_time (GstTwoflowSmoothing * sm,
     GstClockTime t, GstClockTime * next_change);
 
-TWOFLOW_PRIVATE_API
 guint gst_twoflow_smoothing_n_frames (GstTwoflowSmoothing * sm);
-TWOFLOW_PRIVATE_API
 gboolean gst_twoflow_smoothing_get_frame (GstTwoflowSmoothing * sm, guint i,
     GstClockTime * dts, guint64 * bytes, gboolean * essential);
 
-TWOFLOW_PRIVATE_API
 guint64 * gst_twoflow_smoothing_segment_rates (GstTwoflowSmoothing * sm,
     GstClockTime segment_duration, gdouble p_hat, guint * n_segments);
 
 /* The bytes the rUDP sender's bucket counts for one enhanced record of
  * @record_bytes cut into RTP packets of at most @mtu bytes (RTP and
  * rtpgstpay headers, 20 bytes, per packet). */
-TWOFLOW_PRIVATE_API
 guint64 gst_twoflow_smoothing_wire_bytes (guint64 record_bytes, guint mtu);
 
 G_END_DECLS

@@ -4,7 +4,7 @@
 #include "config.h"
 #endif
 
-#include "twoflowdelivery.h"
+#include "twoflow-delivery.h"
 
 /**
  * gst_twoflow_delivery_judge:

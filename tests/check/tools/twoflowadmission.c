@@ -3,8 +3,8 @@
  * video profile (gst-libs/gst/twoflow), on a virtual clock. */
 #include <gst/check/gstcheck.h>
 #include <string.h>
-#include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowprofile.h>
+#include "twoflow-admission.h"
+#include "twoflow-profile.h"
 
 GST_START_TEST (test_configured)
 {

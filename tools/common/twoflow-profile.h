@@ -3,14 +3,14 @@
  * The profile of a video as the server's scan sees it (sans-IO): frames and
  * bytes per flow, duration, mean and peak rates (peaks over windows of
  * decode time), audio, and the rUDP rate levels derived from them. Fed the
- * split's records in any order of the two flows.
+ * split's records in any order of the two flows (handle_record()). A
+ * pure function of the records: no clock, no timer.
  */
 #ifndef __GST_TWOFLOW_PROFILE_H__
 #define __GST_TWOFLOW_PROFILE_H__
 
 #include <gst/gst.h>
-#include <gst/twoflow/twoflow-prelude.h>
-#include "twoflowframe.h"
+#include <gst/twoflow/twoflowframe.h>
 
 G_BEGIN_DECLS
 
@@ -31,18 +31,13 @@ typedef struct {
 
 typedef struct _GstTwoflowProfile GstTwoflowProfile;
 
-TWOFLOW_PRIVATE_API
 GstTwoflowProfile * gst_twoflow_profile_new (GstClockTime window);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_profile_free (GstTwoflowProfile * p);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_profile_handle_record (GstTwoflowProfile * p,
     const GstTwoflowFrameHeader * hdr, gsize record_size);
-TWOFLOW_PRIVATE_API
 void gst_twoflow_profile_get_info (GstTwoflowProfile * p,
     GstTwoflowProfileInfo * info);
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_profile_levels (guint64 enhanced_mean_rate,
     guint64 enhanced_peak_rate, guint64 levels[GST_TWOFLOW_PROFILE_N_LEVELS]);
 

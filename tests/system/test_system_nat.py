@@ -38,8 +38,8 @@ import time
 from twoflowlab import testbed as tbm
 from twoflowlab.checks import check, failures, mpeg2_clip_argv, result_line
 
-SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def sh(*args):

@@ -12,7 +12,7 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXP = os.path.join(HERE, "..", "..", "..", "experiments", "system")
+EXP = os.path.join(HERE, "..", "..", "experiments", "system")
 sys.path.insert(0, EXP)
 
 import arrivals  # noqa: E402

@@ -35,7 +35,7 @@ import base64
 from twoflowlab.checks import check, failures, free_port, mpeg2_clip_argv, result_line, wait_port
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+                        os.path.join(os.path.dirname(__file__), "../.."))
 PRIVATE = ("libgsttwoflow-", "libgsterap-", "libgstctcp-", "libgstrudp-",
            "libgstratecontrol-", "libgstpicturetype-")
 ELEMENTS = ["twoflowsplit", "twoflowmerge", "twoflowtracesrc", "ratetranscoder",

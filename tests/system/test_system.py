@@ -38,7 +38,7 @@ from twoflowlab.checks import check, failures, free_port, result_line  # noqa: E
 from twoflowlab.loopback import control, start_server  # noqa: E402
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+                        os.path.join(os.path.dirname(__file__), "../.."))
 MEDIA = os.environ.get("TWOFLOW_MEDIA", "tests/media")  # scripts/make-media.sh
 SEGMENT = "1"
 

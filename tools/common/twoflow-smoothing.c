@@ -18,7 +18,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "twoflowsmoothing.h"
+#include "twoflow-smoothing.h"
 
 /* a window's rate never goes below this (rate 0 pauses the rUDP sender) */
 #define MIN_RATE 16000

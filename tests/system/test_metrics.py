@@ -38,7 +38,7 @@ from twoflowlab.checks import free_port  # noqa: E402
 
 failures = []
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
-                        os.path.join(os.path.dirname(__file__), "../../.."))
+                        os.path.join(os.path.dirname(__file__), "../.."))
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABELS = r'\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"(?:,(?=[a-zA-Z_]))?)*\}'
 VALUE = r"(?:[-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|Inf)|NaN)"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: unit tests of the enhanced-flow smoothing core
- * (gst-libs/gst/twoflow/twoflowsmoothing): hand-checked schedules, and the
+ * (tools/common/twoflow-smoothing): hand-checked schedules, and the
  * Star Wars IV trace of data/ (an hour, 89,998 frames) whose schedule is
  * checked by an independent packet-level sender simulation. */
 #include <gst/check/gstcheck.h>
-#include <gst/twoflow/twoflowsmoothing.h>
+#include "twoflow-smoothing.h"
 #include <string.h>
 #include <glib/gstdio.h>
 

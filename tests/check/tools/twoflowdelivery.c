@@ -5,7 +5,7 @@
  * the tail sent after the last packet received, missing audio, a session
  * that ended early. The counts are those of issue 23's measurements. */
 #include <gst/check/gstcheck.h>
-#include <gst/twoflow/twoflowdelivery.h>
+#include "twoflow-delivery.h"
 
 static GstTwoflowDeliveryCounts
 counts (gint64 frames, gint64 out)

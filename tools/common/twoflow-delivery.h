@@ -11,7 +11,6 @@
 #define __GST_TWOFLOW_DELIVERY_H__
 
 #include <glib.h>
-#include <gst/twoflow/twoflow-prelude.h>
 
 G_BEGIN_DECLS
 
@@ -57,10 +56,8 @@ typedef struct {
   GstTwoflowDeliveryCause cause;
 } GstTwoflowDelivery;
 
-TWOFLOW_PRIVATE_API
 void gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
     GstTwoflowDelivery * d);
-TWOFLOW_PRIVATE_API
 const gchar *gst_twoflow_delivery_cause_name (GstTwoflowDeliveryCause cause);
 
 G_END_DECLS

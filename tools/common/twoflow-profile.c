@@ -7,7 +7,7 @@
 #endif
 
 #include <math.h>
-#include "twoflowprofile.h"
+#include "twoflow-profile.h"
 
 /* A window index past this is a broken timestamp, not a week of video. */
 #define MAX_WINDOWS 1000000

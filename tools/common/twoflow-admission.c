@@ -7,7 +7,7 @@
 #endif
 
 #include <string.h>
-#include "twoflowadmission.h"
+#include "twoflow-admission.h"
 
 /* Health thresholds of an admitted session (measured mode). */
 #define MAX_LOSS        0.05
