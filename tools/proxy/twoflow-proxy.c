@@ -41,49 +41,9 @@
 #include "twoflow-log.h"
 #include "twoflow-store.h"
 
-static gchar *opt_server = NULL;
-static gchar *opt_fetch = NULL;
-static gchar *opt_output = NULL;
-static gchar *opt_prestage = NULL;
-static gchar *opt_arrivals = NULL;
-static gchar *opt_prefix_dir = NULL;
-static gchar *opt_essential = NULL;
-static gchar *opt_policy = NULL;
-static gdouble opt_segment = 10.0;
-static gdouble opt_wan_capacity = 0;
-static gboolean opt_measured = FALSE;
-static gchar *opt_admission_rate = NULL;        /* "smoothed" | "peak" */
-static gint opt_rtsp_port = 8554;
-static gchar *opt_rtsp_address = NULL;
-static gint opt_latency_ms = 0;
-static gint opt_jitter_ms = 200;
-static gint opt_essential_ports = 0;
-static gint opt_enhanced_ports = 0;
-static gchar *opt_video_track = NULL;
-static gchar *opt_audio_track = NULL;
-static gint opt_http_port = 0;
-static gchar *opt_hls_dir = NULL;
-static gchar *opt_www_dir = NULL;
-static gint64 opt_prefix_max_bytes = 0;
-static gchar *opt_config = NULL;
-static guint port_index = 0;
-/* control-channel security (docs/security.md) */
-static gboolean opt_version = FALSE;
-static gboolean opt_insecure = FALSE;
-static gboolean opt_nat = FALSE;
-static gchar *opt_tls_ca = NULL, *opt_tls_pin = NULL;
-static gchar *opt_tls_cert = NULL, *opt_tls_key = NULL;
-static gchar *opt_token = NULL, *opt_token_file = NULL;
-/* viewers: RTSP basic authentication, RTSPS */
-static gchar *opt_rtsp_user = NULL, *opt_rtsp_password = NULL;
-static gchar *opt_http_user = NULL, *opt_http_password = NULL;
-/* the secrets from files (LoadCredential=), not seen in ps */
-static gchar *opt_rtsp_password_file = NULL, *opt_http_password_file = NULL;
-static gchar *opt_http_address = NULL;
-static gchar *opt_rtsp_tls_cert = NULL, *opt_rtsp_tls_key = NULL;
+#include "twoflow-proxy-options.h"
 
-static gchar *server_host;
-static gint server_port;
+static guint port_index = 0;
 static guint next_session_id = 1;
 static GstTwoflowAdmission *admission;  /* the admitted RTSP sessions */
 G_LOCK_DEFINE_STATIC (counters);
@@ -2916,173 +2876,19 @@ fetch_signal_cb (gpointer data)
 
 /* ------------------------------------------------------------------ main */
 
-/* The page beside the program that runs: the build tree's copy for the
- * build's program, else the installed copy found relative to the
- * executable (a relocated install), else (as before) the build tree's if
- * it exists, else the configured prefix's. */
-static gchar *
-default_www_dir (void)
-{
-  gchar *exe = g_file_read_link ("/proc/self/exe", NULL);
-  gchar *dir = exe ? g_path_get_dirname (exe) : NULL;
-  char *build = realpath (TWOFLOW_WWW_BUILD_DIR, NULL);
-  gchar *www = NULL;
-
-  if (dir && build && strcmp (dir, build) == 0)
-    www = g_strdup (TWOFLOW_WWW_BUILD_DIR);
-  else if (dir && !g_path_is_absolute (TWOFLOW_WWW_RELATIVE_DIR)) {
-    www = g_canonicalize_filename (TWOFLOW_WWW_RELATIVE_DIR, dir);
-    if (!g_file_test (www, G_FILE_TEST_IS_DIR))
-      g_clear_pointer (&www, g_free);
-  }
-  if (www == NULL)
-    www = g_strdup (build ? TWOFLOW_WWW_BUILD_DIR : TWOFLOW_WWW_INSTALL_DIR);
-  free (build);
-  g_free (dir);
-  g_free (exe);
-  return www;
-}
-
 int
 main (int argc, char **argv)
 {
-  GOptionEntry entries[] = {
-    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server,
-        "twoflow-server control address (default 127.0.0.1:5500)", "HOST:PORT"},
-    {"fetch", 'f', 0, G_OPTION_ARG_STRING, &opt_fetch,
-        "Fetch one video to --output and exit (0: every frame, or what "
-          "is missing the network lost; 3: frames missing without a "
-          "network cause; 1: an error)", "NAME"},
-    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
-        "Output file of --fetch: .ts, .mkv or .mp4 (video and audio), "
-          ".m2v/.h264/.es (the video elementary stream); other: by codec",
-          "FILE"},
-    {"prestage", 0, 0, G_OPTION_ARG_STRING, &opt_prestage,
-        "Store the first segment of a video's essential flow in the prefix "
-          "store and exit", "NAME"},
-    {"prefix-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_prefix_dir,
-        "Prefix store (default ./prefix)", "DIR"},
-    {"arrivals", 0, 0, G_OPTION_ARG_FILENAME, &opt_arrivals,
-        "With --fetch: log every essential frame's arrival (monotonic us, "
-          "frame, segment, type, DTS, bytes) to FILE", "FILE"},
-    {"essential", 'e', 0, G_OPTION_ARG_STRING, &opt_essential,
-        "Essential transport: ctcp (default), tcp or erap", "T"},
-    {"policy", 0, 0, G_OPTION_ARG_STRING, &opt_policy,
-        "Essential frames: i (default) or ip", "P"},
-    {"segment-duration", 0, 0, G_OPTION_ARG_DOUBLE, &opt_segment,
-        "Segment duration in seconds (default 10)", "S"},
-    {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency_ms,
-        "twoflowmerge latency in ms (0: until the flow moves past)", "MS"},
-    {"jitter", 0, 0, G_OPTION_ARG_INT, &opt_jitter_ms,
-        "rtpjitterbuffer latency in ms (default 200)", "MS"},
-    {"wan-capacity", 'c', 0, G_OPTION_ARG_DOUBLE, &opt_wan_capacity,
-        "Guaranteed WAN capacity in bit/s for admission (0: none)", "BPS"},
-    {"measured", 'm', 0, G_OPTION_ARG_NONE, &opt_measured,
-        "Admission by measured rates and losses (capacity not guaranteed)",
-        NULL},
-    {"admission-rate", 0, 0, G_OPTION_ARG_STRING, &opt_admission_rate,
-        "What --wan-capacity admission reserves per session: smoothed "
-          "(default: essential segment + enhanced window rates over time) "
-          "or peak (the 1 s peak rate)", "R"},
-    {"essential-ports", 0, 0, G_OPTION_ARG_INT, &opt_essential_ports,
-        "Receive the essential flows on ports N..N+99 (default: any)", "N"},
-    {"enhanced-ports", 0, 0, G_OPTION_ARG_INT, &opt_enhanced_ports,
-        "Receive the enhanced flows on ports N..N+99 (default: any)", "N"},
-    {"video-track", 0, 0, G_OPTION_ARG_STRING, &opt_video_track,
-        "Video stream of the input: index among its video streams or a "
-          "language code (default: the first)", "T"},
-    {"audio-track", 0, 0, G_OPTION_ARG_STRING, &opt_audio_track,
-        "Audio stream: index, language code or none (default: the first)",
-          "T"},
-    {"nat", 0, 0, G_OPTION_ARG_NONE, &opt_nat,
-        "Behind NAT: open every flow outward (connect for ctcp/tcp, say "
-          "hello from the receiving sockets for erap and the enhanced flow)",
-        NULL},
-    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version,
-        "Print the version and exit", NULL},
-    {"insecure", 0, 0, G_OPTION_ARG_NONE, &opt_insecure,
-        "Plaintext control channel (lab use only)", NULL},
-    {"tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_ca,
-        "Verify the server's certificate with this CA (PEM)", "FILE"},
-    {"tls-pin", 0, 0, G_OPTION_ARG_STRING, &opt_tls_pin,
-        "Or accept only the server certificate with this SHA-256 "
-        "fingerprint (hex, colons allowed)", "SHA256"},
-    {"tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_cert,
-        "Client certificate for the control channel (PEM)", "FILE"},
-    {"tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_tls_key,
-        "Its key (default: in --tls-cert)", "FILE"},
-    {"token", 0, 0, G_OPTION_ARG_STRING, &opt_token,
-        "This proxy's token (server --tokens; seen in ps: prefer "
-          "--token-file)", "TOKEN"},
-    {"token-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_token_file,
-        "This proxy's token is this file's first line (e.g. a systemd "
-          "credential)", "FILE"},
-    {"rtsp-user", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_user,
-        "Viewers authenticate (RTSP basic) with this user ...", "USER"},
-    {"rtsp-password", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_password,
-        "... and password (seen in ps: prefer --rtsp-password-file)",
-        "PASSWORD"},
-    {"rtsp-password-file", 0, 0, G_OPTION_ARG_FILENAME,
-          &opt_rtsp_password_file,
-        "... or the password as this file's first line", "FILE"},
-    {"rtsp-tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_cert,
-        "RTSPS: the RTSP server's certificate (PEM)", "FILE"},
-    {"rtsp-tls-key", 0, 0, G_OPTION_ARG_FILENAME, &opt_rtsp_tls_key,
-        "Its key (default: in --rtsp-tls-cert)", "FILE"},
-    {"rtsp-port", 'p', 0, G_OPTION_ARG_INT, &opt_rtsp_port,
-        "RTSP port (default 8554)", "PORT"},
-    {"rtsp-address", 0, 0, G_OPTION_ARG_STRING, &opt_rtsp_address,
-        "RTSP address (default 0.0.0.0)", "ADDR"},
-    {"http-port", 0, 0, G_OPTION_ARG_INT, &opt_http_port,
-        "HTTP port: web page /, HLS /hls/NAME/index.m3u8, /status, /metrics, "
-          "/healthz (default 0: none)", "PORT"},
-    {"http-address", 0, 0, G_OPTION_ARG_STRING, &opt_http_address,
-        "HTTP address (default: all)", "ADDR"},
-    {"http-user", 0, 0, G_OPTION_ARG_STRING, &opt_http_user,
-        "HTTP basic authentication on the HTTP side (page, HLS, /status, "
-          "/metrics; not /healthz): this user (default: none)", "USER"},
-    {"http-password", 0, 0, G_OPTION_ARG_STRING, &opt_http_password,
-        "... and this password (seen in ps: prefer --http-password-file)",
-        "PASSWORD"},
-    {"http-password-file", 0, 0, G_OPTION_ARG_FILENAME,
-          &opt_http_password_file,
-        "... or the password as this file's first line", "FILE"},
-    {"hls-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_hls_dir,
-        "HLS cache: playlists and segments, kept as VoD (default ./hls)",
-          "DIR"},
-    {"www-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_www_dir,
-        "The web page's files (default: the build's or installed copy)",
-          "DIR"},
-    {"prefix-max-bytes", 0, 0, G_OPTION_ARG_INT64, &opt_prefix_max_bytes,
-        "Size limit of the prefix store; least recently used prefixes are "
-          "evicted (default 0: none)", "BYTES"},
-    {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
-        "Config file (GKeyFile, group [twoflow-proxy], keys named like the "
-          "long options; options given here override it)", "FILE"},
-    {NULL}
-  };
   gint status;
   GError *err = NULL;
-  gchar **hp;
   GMainLoop *loop;
   GstRTSPServer *server;
   gchar *svc;
 
   /* logs are read line by line by scripts */
   setvbuf (stdout, NULL, _IOLBF, 0);
-  status = twoflow_config_parse_command_line (entries, "twoflow-proxy",
-      "- twoflow proxy", &opt_version, &argc, &argv);
-  if (status >= 0)
+  if ((status = twoflow_proxy_options_parse (argc, argv)) >= 0)
     return status;
-  twoflow_log_init ();          /* levels and timestamps, or journald */
-  if (!twoflow_daemon_read_secret ("token", opt_token_file, &opt_token, &err)
-      || !twoflow_daemon_read_secret ("rtsp-password", opt_rtsp_password_file,
-          &opt_rtsp_password, &err)
-      || !twoflow_daemon_read_secret ("http-password", opt_http_password_file,
-          &opt_http_password, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
   {
     static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
       "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
@@ -3092,59 +2898,22 @@ main (int argc, char **argv)
     if (!twoflow_config_check_elements ("twoflow-proxy", needed))
       return 1;
   }
-  if (!opt_server)
-    opt_server = g_strdup ("127.0.0.1:5500");
-  if (!opt_prefix_dir)
-    opt_prefix_dir = g_strdup ("prefix");
-  if (!opt_essential)
-    opt_essential = g_strdup ("ctcp");
-  {
-    TwoflowEssential e;
-
-    if (!twoflow_essential_from_string (opt_essential, &e)) {
-      g_printerr ("--essential ctcp|tcp|erap\n");
-      return 2;
-    }
-  }
-  if (!opt_policy)
-    opt_policy = g_strdup ("i");
-  if (!opt_hls_dir)
-    opt_hls_dir = g_strdup ("hls");
-  if (!opt_www_dir)
-    opt_www_dir = default_www_dir ();
-  hp = g_strsplit (opt_server, ":", 2);
-  server_host = g_strdup (hp[0]);
-  server_port = hp[1] ? atoi (hp[1]) : TWOFLOW_CONTROL_DEFAULT_PORT;
-  g_strfreev (hp);
+  if ((status = twoflow_proxy_options_check ()) >= 0)
+    return status;
   info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) json_object_unref);
   admission = gst_twoflow_admission_new (opt_measured ?
       GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
       GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
       (guint64) MAX (opt_wan_capacity, 0));
-  if (g_strcmp0 (opt_admission_rate, "peak") != 0
-      && g_strcmp0 (opt_admission_rate, "smoothed") != 0
-      && opt_admission_rate != NULL) {
-    g_printerr ("--admission-rate smoothed|peak\n");
-    return 2;
-  }
   gst_twoflow_admission_set_basis (admission,
       g_strcmp0 (opt_admission_rate, "peak") == 0 ?
       GST_TWOFLOW_ADMISSION_BASIS_PEAK : GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
 
-  if (!opt_insecure && !twoflow_tls_available (&err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
-  }
   if (opt_prestage)
     return run_fetch (opt_prestage, NULL, TRUE);
-  if (opt_fetch) {
-    if (!opt_output) {
-      g_printerr ("--fetch needs --output FILE\n");
-      return 2;
-    }
+  if (opt_fetch)
     return run_fetch (opt_fetch, opt_output, FALSE);
-  }
 
   server = gst_rtsp_server_new ();
   svc = g_strdup_printf ("%d", opt_rtsp_port);
