@@ -348,6 +348,17 @@ web_hls_growing (const gchar * video, const gchar * file, gpointer data)
   return j && j->hls && twoflow_hls_growing (j->hls, file);
 }
 
+/* The list of sessions and the last admission decisions (kept also when
+ * nothing serves them: a fetch) */
+static void
+twoflow_proxy_web_init (void)
+{
+  ProxySessionHooks hooks = { web_session_added, web_session_removed };
+
+  proxy_session_set_hooks (&hooks);
+  admission_set_decision_hook (web_note_decision);
+}
+
 static void
 web_start (void)
 {

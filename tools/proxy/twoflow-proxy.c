@@ -19,6 +19,15 @@
  * admission control admits it only if its peak rate fits the residual WAN
  * capacity (--wan-capacity) or, in measured mode, if the admitted sessions
  * are near their rates with under 5% loss. See docs/system.md.
+ *
+ * The parts, each with its debug category (GST_DEBUG=twoflow-proxy*:5):
+ * options (twoflow-proxy-options.c), the control client (-control.c), a
+ * session with its PLAY, events and report (-session.c), admission
+ * control (-admission.c), the receiving bin, one builder per transport
+ * (-receiver.c), the output's muxing (-output.c), RTSP viewers (-rtsp.c,
+ * the media factory; -rtsp-media.c, the media and its seeking), --fetch
+ * and --prestage (-fetch.c), the HTTP side with HLS (-web.c, twoflow-hls.c);
+ * this file starts them.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -40,88 +49,50 @@
 #include "twoflow-daemon.h"
 #include "twoflow-log.h"
 #include "twoflow-store.h"
-
 #include "twoflow-proxy-options.h"
+#include "twoflow-proxy-control.h"
+#include "twoflow-proxy-session.h"
+#include "twoflow-proxy-admission.h"
+#include "twoflow-proxy-receiver.h"
+#include "twoflow-proxy-output.h"
+#include "twoflow-proxy-rtsp.h"
+#include "twoflow-proxy-rtsp-media.h"
+#include "twoflow-proxy-fetch.h"
+
+GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_debug);
+#define GST_CAT_DEFAULT twoflow_proxy_debug
+
+G_LOCK_DEFINE (counters);
+static guint next_session_id = 1;
+GHashTable *info_cache;
+static ProxySessionHooks session_hooks;
+
+void
+proxy_session_set_hooks (const ProxySessionHooks * hooks)
+{
+  session_hooks = *hooks;
+}
+
+GstTwoflowAdmission *admission;  /* the admitted RTSP sessions */
+static void (*decision_hook) (JsonObject * log);
+
+void
+admission_set_decision_hook (void (*hook) (JsonObject * log))
+{
+  decision_hook = hook;
+}
 
 static guint port_index = 0;
-static guint next_session_id = 1;
-static GstTwoflowAdmission *admission;  /* the admitted RTSP sessions */
-G_LOCK_DEFINE_STATIC (counters);
-static GHashTable *info_cache;  /* video name -> JsonObject (INFO reply) */
+
+
+
 static GstRTSPMountPoints *mounts;
 static GstRTSPMediaFactory *factory;
 
-typedef struct
-{
-  guint id;
-  gchar *video;
-  gboolean prestage;
-  GSocketConnection *conn;
-  GDataInputStream *in;
-  GOutputStream *out;
-  GCancellable *cancel;
-  gchar *local_addr;
-  JsonObject *info;
-  guint64 peak_rate;
-  gint server_session;
-  GstElement *bin, *ess_src, *enh_src, *merge, *jitterbuffer;
-  gint enh_port;
-  gchar *video_codec, *audio_codec;     /* from INFO; audio_codec NULL: none */
-  gboolean audio_out;           /* the merge gives an "audio" pad */
-  guint ready_timer;
-  gboolean play_sent, server_done;
-  gchar *error;
-  gint64 started_us;
-  /* start-up: when the session was asked for, and when the merge gave its
-   * first and second video frames (monotonic, us; 0: not yet) */
-  gint64 created_us, first_frame_us, second_frame_us;
-  /* measurement (progress events, once a second) */
-  gint64 ess_bytes, enh_bytes;    /* under counters_lock */
-  GMainLoop *loop;              /* fetch mode */
-  /* --arrivals: one line per essential record as it arrives */
-  FILE *arrivals;
-  GstTwoflowParser *arrivals_parser;
-  gdouble lead;                 /* s, from the PLAY reply */
-  guint playout_ms;             /* the enhanced flow's jitterbuffer latency */
-  guint samples, unhealthy_samples;     /* measured health, once a second */
-  gboolean smoothing;           /* the server smooths the enhanced flow */
-  gint64 enh_rate_changes;      /* its rate changes, as last reported */
-  /* per-session media keys (hex), made here and sent in PLAY over the TLS
-   * control channel; NULL with --insecure (plaintext flows) */
-  gchar *erap_key, *srtp_key;
-  /* cTCP/TCP over TLS: the secret ctcpsrc sends the server's ctcpsink
-   * inside TLS (sent in PLAY as essential_token) */
-  gchar *ess_token;
-  /* the HTTP status: kind ("rtsp", "hls", "fetch", "prestage"), rates */
-  const gchar *kind;
-  gint64 rate_us, rate_ess, rate_enh;
-  gdouble ess_rate, enh_rate;   /* bit/s */
-  gboolean interrupted;         /* fetch: SIGTERM/SIGINT */
-  GstElement *out_mux;          /* the muxer of build_mux */
-  JsonObject *server_final;     /* the server's "done" event: final stats */
-  guint final_timer;            /* fetch: output done, waiting for it */
-  guint closed_timer;           /* fetch: the server went away */
-  /* what the output lacks (proxy_session_report's "delivery") */
-  gint64 lost_frames, unexplained_frames, audio_missing;
-  /* seeking: the start asked of the server (s from the video's first key
-   * frame) and where it starts (PLAY's reply: the key frame before it) */
-  gdouble start, start_npt;
-  gint64 start_frames, start_audio;     /* -1: the whole video */
-  gboolean rtsp_played;         /* a PLAY of its RTSP viewer was answered */
-  gint released;                /* (atomic) its media is gone: no PLAY,
-                                 * no events; freed in the main loop */
-  JsonObject *end_report;       /* taken as its media went */
-  gint replaced;                /* (atomic) a seek replaced it: its events
-                                 * (the flows' end as errors) are not the
-                                 * media's */
-} ProxySession;
-
-static void web_session_added (ProxySession * ps);
-static void web_session_removed (ProxySession * ps);
-static void web_note_decision (JsonObject * log);
 static gboolean fetch_signal_cb (gpointer data);
 
-static void
+
+void
 log_json (const gchar * tag, JsonObject * obj)
 {
   gchar *text = twoflow_json_to_line (obj);
@@ -129,34 +100,11 @@ log_json (const gchar * tag, JsonObject * obj)
   g_free (text);
 }
 
-/* ------------------------------------------------------- control channel */
-
-static JsonObject *
-request (ProxySession * ps, JsonObject * req, GError ** error)
-{
-  JsonObject *r;
-
-  if (!twoflow_control_send (ps->out, req, error))
-    return NULL;
-  /* progress/done events may precede the reply: skip them */
-  while ((r = twoflow_control_recv (ps->in, NULL, error))) {
-    if (!json_object_has_member (r, "event"))
-      break;
-    json_object_unref (r);
-  }
-  if (r && !twoflow_json_get_int (r, "ok", 0)) {
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "server: %s",
-        twoflow_json_get_string (r, "error", "request failed"));
-    json_object_unref (r);
-    r = NULL;
-  }
-  return r;
-}
-
-static void
+void
 proxy_session_free (ProxySession * ps)
 {
-  web_session_removed (ps);
+  if (session_hooks.removed)
+    session_hooks.removed (ps);
   if (ps->ready_timer)
     g_source_remove (ps->ready_timer);
   if (ps->final_timer)
@@ -202,49 +150,7 @@ video_request (TwoflowVideoRequest * v, const gchar * video)
   v->segment_duration = opt_segment;
 }
 
-/* A control connection to the server: TLS as configured (--tls-ca,
- * --tls-pin, --tls-cert; none with --insecure) and AUTH with --token. */
-static GSocketConnection *
-control_connect (guint timeout, GError ** error)
-{
-  GSocketClient *client = g_socket_client_new ();
-  GSocketConnection *conn = NULL;
-  TwoflowTlsClientConfig tls = { NULL, opt_tls_ca, opt_tls_pin,
-    opt_tls_cert, opt_tls_key
-  };
-
-  g_socket_client_set_timeout (client, timeout);
-  if (opt_insecure || twoflow_tls_socket_client_configure (client, &tls, error))
-    conn = g_socket_client_connect_to_host (client, server_host, server_port,
-        NULL, error);
-  g_object_unref (client);
-  if (conn && opt_token) {
-    GDataInputStream *in =
-        g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
-            (conn)));
-    JsonObject *req = twoflow_auth_request_to_json (opt_token), *r = NULL;
-
-    g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (in),
-        FALSE);
-    if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM
-                (conn)), req, error))
-      r = twoflow_control_recv (in, NULL, error);
-    json_object_unref (req);
-    g_object_unref (in);
-    if (r && !twoflow_json_get_int (r, "ok", 0))
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-          "server: %s", twoflow_json_get_string (r, "error", "AUTH failed"));
-    if (!r || !twoflow_json_get_int (r, "ok", 0)) {
-      g_io_stream_close (G_IO_STREAM (conn), NULL, NULL);
-      g_clear_object (&conn);
-    }
-    if (r)
-      json_object_unref (r);
-  }
-  return conn;
-}
-
-static ProxySession *
+ProxySession *
 proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
 {
   ProxySession *ps = g_new0 (ProxySession, 1);
@@ -272,7 +178,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
 
   video_request (&vr, video);
   req = twoflow_info_request_to_json (&vr);
-  ps->info = request (ps, req, error);
+  ps->info = control_request (ps->in, ps->out, req, error);
   json_object_unref (req);
   if (!ps->info)
     goto fail;
@@ -285,7 +191,8 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
             "audio_codec", NULL));
   g_hash_table_replace (info_cache, g_strdup (video),
       json_object_ref (ps->info));
-  web_session_added (ps);
+  if (session_hooks.added)
+    session_hooks.added (ps);
   return ps;
 
 fail:
@@ -293,7 +200,7 @@ fail:
   return NULL;
 }
 
-static gchar *
+gchar *
 prefix_path (const gchar * video)
 {
   gchar *base = g_strconcat (video, ".prefix.twf", NULL);
@@ -446,33 +353,17 @@ array_max (JsonObject * o, const gchar * member)
   return m;
 }
 
-/* The control connection's peer, the server, as an IP string: the only
- * address the receivers take media from (accept-host), also without TLS
- * (docs/security.md). */
-static gchar *
-server_ip (ProxySession * ps)
-{
-  GSocketAddress *ra = g_socket_connection_get_remote_address (ps->conn,
-      NULL);
-  gchar *ip = ra && G_IS_INET_SOCKET_ADDRESS (ra) ?
-      g_inet_address_to_string (g_inet_socket_address_get_address
-      (G_INET_SOCKET_ADDRESS (ra))) : NULL;
-
-  g_clear_object (&ra);
-  return ip;
-}
-
 /* The receiving bin: its "src" ghost pad gives the merged elementary
  * stream (or, pre-staging, the essential flow's bytes), its sometimes pad
  * "audio" the audio track. */
-static GstElement *
+GstElement *
 build_receive_bin (ProxySession * ps)
 {
   GstBin *bin = GST_BIN (gst_bin_new (NULL));
   GstElement *q, *out;
   GstPad *pad;
   gboolean erap = g_str_equal (opt_essential, "erap");
-  gchar *peer_ip = server_ip (ps);
+  gchar *peer_ip = control_peer_ip (ps->conn);
 
   if (!opt_insecure) {
     /* ERAP: a 32-byte master key; rUDP: SRTP AES-256-ICM key and salt */
@@ -651,7 +542,7 @@ build_receive_bin (ProxySession * ps)
   return ps->bin;
 }
 
-static gint64
+gint64
 counter_get (gint64 * counter)
 {
   gint64 v;
@@ -661,14 +552,14 @@ counter_get (gint64 * counter)
   return v;
 }
 
-static GstClockTime
+GstClockTime
 admission_now (void)
 {
   return g_get_monotonic_time () * GST_USECOND;
 }
 
 /* One progress event of the server: a sample for measured admission. */
-static void
+void
 update_measurement (ProxySession * ps, JsonObject * ev)
 {
   GstTwoflowAdmissionSample sample = { 0, };
@@ -731,7 +622,6 @@ update_measurement (ProxySession * ps, JsonObject * ev)
 }
 
 static void read_event (ProxySession * ps);
-static void end_session_output (ProxySession * ps);
 
 /* A fetch whose control connection closed before the server's "done":
  * the server ended the session (it tears a session down with its
@@ -850,7 +740,7 @@ nat_start (ProxySession * ps, const TwoflowPlayReply * r)
 
 /* The receivers listen once the bin has started; then the server may
  * connect: send PLAY. */
-static gboolean
+gboolean
 ready_cb (gpointer user_data)
 {
   ProxySession *ps = user_data;
@@ -910,7 +800,7 @@ ready_cb (gpointer user_data)
   }
   /* (the strings are borrowed: play is not cleared) */
   req = twoflow_play_request_to_json (&play);
-  r = request (ps, req, &err);
+  r = control_request (ps->in, ps->out, req, &err);
   json_object_unref (req);
   ps->play_sent = TRUE;
   if (!r) {
@@ -971,7 +861,7 @@ ready_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-static void
+void
 proxy_session_start (ProxySession * ps)
 {
   ps->ready_timer = g_timeout_add (10, ready_cb, ps);
@@ -1055,7 +945,7 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   return o;
 }
 
-static JsonObject *
+JsonObject *
 proxy_session_report (ProxySession * ps)
 {
   JsonObject *o = json_object_new ();
@@ -1144,12 +1034,10 @@ proxy_session_report (ProxySession * ps)
   return o;
 }
 
-/* ---------------------------------------------------------------- output */
-
 /* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv"
  * or "es" (the merged video elementary stream, no audio); otherwise by the
  * codec (MPEG-1/2: TS, H.264: Matroska). */
-static const gchar *
+const gchar *
 container_for (const gchar * path, const gchar * codec)
 {
   gchar *lower = g_ascii_strdown (path, -1);
@@ -1193,17 +1081,11 @@ audio_parser_for (const gchar * codec)
   return "identity";
 }
 
-typedef struct
-{
-  GstElement *aqueue;
-  gboolean linked;
-} AudioLink;
-
 static void recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al);
 static void recv_no_more_pads (GstElement * recv, AudioLink * al);
 
 /* the receiving bin's audio pad, when it comes, to the audio branch */
-static void
+void
 connect_audio_link (GstElement * recv, AudioLink * al)
 {
   al->linked = FALSE;
@@ -1448,7 +1330,7 @@ hls_h264_encoder (GstBin * bin, GstElement * vparse,
  * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
  * stream with SPS/PPS before every IDR frame, so a viewer can start at any
  * key frame. */
-static GstElement *
+GstElement *
 build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error)
 {
@@ -1546,8 +1428,6 @@ missing:
   return NULL;
 }
 
-/* ----------------------------------------------------- admission control */
-
 static guint64 *
 json_rates (JsonObject * info, const gchar * name, guint * n)
 {
@@ -1635,7 +1515,7 @@ rates_clear (GstTwoflowAdmissionRates * r)
 
 /* Adds an admitted (or fetching) session with its rates: reserved in
  * configured mode, measured in every mode (its health is in the logs). */
-static void
+void
 admission_add (ProxySession * ps)
 {
   GstTwoflowAdmissionRates r;
@@ -1651,7 +1531,7 @@ admission_add (ProxySession * ps)
  * admitted without a second decision), or when a session is set up
  * without one (stage "session": RTSP without DESCRIBE, HLS, fetches); the
  * caller then adds it, reserving its rates. Every decision is logged. */
-static gboolean
+gboolean
 admission_check (const gchar * video, JsonObject * info, const gchar * stage,
     gchar ** reason)
 {
@@ -1685,13 +1565,12 @@ admission_check (const gchar * video, JsonObject * info, const gchar * stage,
   if (!d.admit)
     json_object_set_string_member (log, "reason", d.reason);
   log_json ("ADMISSION", log);
-  web_note_decision (log);
+  if (decision_hook)
+    decision_hook (log);
   json_object_unref (log);
   *reason = d.reason;
   return d.admit;
 }
-
-/* ------------------------------------------------------------------ RTSP */
 
 typedef GstRTSPMediaFactory TwoflowFactory;
 typedef GstRTSPMediaFactoryClass TwoflowFactoryClass;
@@ -1712,7 +1591,7 @@ video_from_path (const gchar * path)
  * first one's media to prepare); their admission decisions and session
  * set-ups (short: the INFO is cached) still take turns, as before. */
 #define RTSP_CLIENT_THREADS 64
-static GRecMutex rtsp_lock;
+GRecMutex rtsp_lock;
 
 /* DESCRIBE's path (gst-rtsp-server asks the mount points for it; SETUP and
  * PLAY ask the client): /video/NAME/ for /video/NAME, so the stand-in a
@@ -1776,7 +1655,7 @@ release_idle (gpointer data)
  * report is taken now, while its elements still exist; the session is
  * freed in the main loop (freeing it here raced with a server event
  * still to be dispatched there), which ignores it from now on. */
-static void
+void
 release_session (gpointer data, GObject * where_the_media_was)
 {
   ProxySession *ps = data;
@@ -1880,7 +1759,7 @@ info_seekable (JsonObject * info, gint64 * duration)
   return TRUE;
 }
 
-static gboolean
+gboolean
 session_seekable (ProxySession * ps, gint64 * duration)
 {
   return ps != NULL && info_seekable (ps->info, duration);
@@ -1890,7 +1769,7 @@ session_seekable (ProxySession * ps, gint64 * duration)
  * (libavformat) seeks an MPEG-TS stream in the TS's own timestamps, which
  * mpegtsmux starts at TS_CLOCK_BASE_S. FALSE: nowhere new (the first PLAY
  * of a session that starts there already). */
-static gboolean
+gboolean
 seek_target (ProxySession * ps, gdouble * t, gint64 duration)
 {
   GstRTSPContext *ctx = gst_rtsp_context_get_current ();
@@ -1908,7 +1787,7 @@ seek_target (ProxySession * ps, gdouble * t, gint64 duration)
  * new. gst-rtsp-server unblocks the media's streams for a seek, before
  * the viewer's transport is ready: what the session had sent by then
  * (a prefix's first frames) was lost when no seek was needed. */
-static gboolean
+gboolean
 range_start (gdouble * t)
 {
   GstRTSPContext *ctx = gst_rtsp_context_get_current ();
@@ -2098,7 +1977,7 @@ stand_in_need_data (GstElement * src, guint length, gpointer data)
     g_signal_emit_by_name (src, "end-of-stream", &ret);
 }
 
-static GstElement *
+GstElement *
 stand_in_source (gboolean eos)
 {
   GstElement *src = gst_element_factory_make ("appsrc", NULL);
@@ -2121,7 +2000,7 @@ stand_in_source (gboolean eos)
 /* What a DESCRIBE gets instead of the video's media: the same SDP (one
  * live MPEG-TS stream over RTP, payload type 33, range now-). It must
  * follow what twoflow_factory_create_element builds for SETUP. */
-static GstElement *
+GstElement *
 describe_stand_in (const gchar * video)
 {
   GstElement *bin = gst_bin_new (NULL);
@@ -2609,8 +2488,6 @@ client_connected (GstRTSPServer * server, GstRTSPClient * client,
   g_signal_connect (client, "play-request", G_CALLBACK (play_request), NULL);
 }
 
-/* ------------------------------------------------------ fetch / prestage */
-
 static gboolean
 final_timeout_cb (gpointer data)
 {
@@ -2658,7 +2535,7 @@ fetch_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-static int
+int
 run_fetch (const gchar * video, const gchar * output, gboolean prestage)
 {
   GError *err = NULL;
@@ -2790,7 +2667,7 @@ mux_pad_eos (GstElement * e, GstPad * pad, gpointer data)
   return TRUE;
 }
 
-static void
+void
 end_session_output (ProxySession * ps)
 {
   if (ps->out_mux) {
@@ -2858,65 +2735,14 @@ setup_rtsp_auth (GstRTSPServer * server, GError ** error)
   return TRUE;
 }
 
-static gboolean
-fetch_signal_cb (gpointer data)
+/* The RTSP server: the mounts and the factory of every video, the client
+ * threads, viewers' authentication; attached to the main loop. */
+GstRTSPServer *
+rtsp_start (GError ** error)
 {
-  ProxySession *ps = data;
+  GstRTSPServer *server = gst_rtsp_server_new ();
+  gchar *svc = g_strdup_printf ("%d", opt_rtsp_port);
 
-  if (ps->interrupted)
-    return fetch_stop_now (ps);
-  ps->interrupted = TRUE;
-  g_print ("fetch %s: signal: ending the stream\n", ps->video);
-  end_session_output (ps);
-  g_timeout_add_seconds (5, fetch_stop_now, ps);
-  return G_SOURCE_CONTINUE;
-}
-
-#include "twoflow-proxy-web.c"
-
-/* ------------------------------------------------------------------ main */
-
-int
-main (int argc, char **argv)
-{
-  gint status;
-  GError *err = NULL;
-  GMainLoop *loop;
-  GstRTSPServer *server;
-  gchar *svc;
-
-  /* logs are read line by line by scripts */
-  setvbuf (stdout, NULL, _IOLBF, 0);
-  if ((status = twoflow_proxy_options_parse (argc, argv)) >= 0)
-    return status;
-  {
-    static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
-      "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
-      "mpegvideoparse", "h264parse", "mpegtsmux", "mp4mux", "matroskamux",
-      "multifilesink", "rtpmp2tpay", "filesink", NULL
-    };
-    if (!twoflow_config_check_elements ("twoflow-proxy", needed))
-      return 1;
-  }
-  if ((status = twoflow_proxy_options_check ()) >= 0)
-    return status;
-  info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-      (GDestroyNotify) json_object_unref);
-  admission = gst_twoflow_admission_new (opt_measured ?
-      GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
-      GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
-      (guint64) MAX (opt_wan_capacity, 0));
-  gst_twoflow_admission_set_basis (admission,
-      g_strcmp0 (opt_admission_rate, "peak") == 0 ?
-      GST_TWOFLOW_ADMISSION_BASIS_PEAK : GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
-
-  if (opt_prestage)
-    return run_fetch (opt_prestage, NULL, TRUE);
-  if (opt_fetch)
-    return run_fetch (opt_fetch, opt_output, FALSE);
-
-  server = gst_rtsp_server_new ();
-  svc = g_strdup_printf ("%d", opt_rtsp_port);
   gst_rtsp_server_set_service (server, svc);
   g_free (svc);
   if (opt_rtsp_address)
@@ -2933,15 +2759,81 @@ main (int argc, char **argv)
   gst_rtsp_server_set_mount_points (server, mounts);
   factory = g_object_new (twoflow_factory_get_type (), NULL);
   gst_rtsp_mount_points_add_factory (mounts, "/video", g_object_ref (factory));
-  if (!setup_rtsp_auth (server, &err)) {
-    g_printerr ("%s\n", err->message);
-    return 2;
+  if (!setup_rtsp_auth (server, error)) {
+    g_object_unref (server);
+    return NULL;
   }
   g_signal_connect (server, "client-connected", G_CALLBACK (client_connected),
       NULL);
   if (gst_rtsp_server_attach (server, NULL) == 0) {
-    g_printerr ("cannot listen for RTSP on port %d\n", opt_rtsp_port);
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE,
+        "cannot listen for RTSP on port %d", opt_rtsp_port);
+    g_object_unref (server);
+    return NULL;
+  }
+  return server;
+}
+
+static gboolean
+fetch_signal_cb (gpointer data)
+{
+  ProxySession *ps = data;
+
+  if (ps->interrupted)
+    return fetch_stop_now (ps);
+  ps->interrupted = TRUE;
+  g_print ("fetch %s: signal: ending the stream\n", ps->video);
+  end_session_output (ps);
+  g_timeout_add_seconds (5, fetch_stop_now, ps);
+  return G_SOURCE_CONTINUE;
+}
+
+#include "twoflow-proxy-web.c"
+
+int
+main (int argc, char **argv)
+{
+  static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
+    "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
+    "mpegvideoparse", "h264parse", "mpegtsmux", "mp4mux", "matroskamux",
+    "multifilesink", "rtpmp2tpay", "filesink", NULL
+  };
+  gint status;
+  GError *err = NULL;
+  GMainLoop *loop;
+  GstRTSPServer *server;
+
+  /* logs are read line by line by scripts */
+  setvbuf (stdout, NULL, _IOLBF, 0);
+  if ((status = twoflow_proxy_options_parse (argc, argv)) >= 0)
+    return status;
+  if (!twoflow_config_check_elements ("twoflow-proxy", needed))
     return 1;
+  if ((status = twoflow_proxy_options_check ()) >= 0)
+    return status;
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_debug, "twoflow-proxy", 0,
+      "twoflow proxy");
+  twoflow_proxy_control_init ();
+  twoflow_proxy_web_init ();
+  info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) json_object_unref);
+  admission = gst_twoflow_admission_new (opt_measured ?
+      GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
+      GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,
+      (guint64) MAX (opt_wan_capacity, 0));
+  gst_twoflow_admission_set_basis (admission,
+      g_strcmp0 (opt_admission_rate, "peak") == 0 ?
+      GST_TWOFLOW_ADMISSION_BASIS_PEAK : GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
+  if (opt_prestage)
+    return run_fetch (opt_prestage, NULL, TRUE);
+  if (opt_fetch)
+    return run_fetch (opt_fetch, opt_output, FALSE);
+
+  server = rtsp_start (&err);
+  if (server == NULL) {
+    g_printerr ("%s\n", err->message);
+    return g_error_matches (err, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE) ?
+        1 : 2;
   }
   g_print ("twoflow-proxy: server %s:%d, RTSP rtsp://%s:%d/video/NAME, "
       "admission %s", server_host, server_port,
