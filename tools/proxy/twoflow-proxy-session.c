@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow-proxy — a session: its control connection, its PLAY and events, its report
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+/*
+ * One proxy session per viewer (RTSP), HLS run, fetch or pre-staging: a
+ * control connection of its own (INFO at once, PLAY once its receivers
+ * listen, then the server's events: progress samples for admission, done,
+ * errors), the receiving bin's elements, and the report of what it
+ * received and what its output lacks (docs/system.md, "Delivery").
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+#include <gst/rtsp-server/rtsp-server.h>
+#include <gst/twoflow/twoflowframe.h>
+#include <gst/twoflow/twoflowadmission.h>
+#include <gst/twoflow/twoflowdelivery.h>
+#include "twoflow-protocol.h"
+#include "twoflowtls.h"
+#include "twoflow-config.h"
+#include "twoflow-daemon.h"
+#include "twoflow-log.h"
+#include "twoflow-store.h"
+#include "twoflow-proxy-options.h"
+#include "twoflow-proxy-control.h"
+#include "twoflow-proxy-session.h"
+#include "twoflow-proxy-admission.h"
+#include "twoflow-proxy-receiver.h"
+#include "twoflow-proxy-output.h"
+#include "twoflow-proxy-rtsp.h"
+#include "twoflow-proxy-rtsp-media.h"
+#include "twoflow-proxy-fetch.h"
+
+GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_session_debug);
+#define GST_CAT_DEFAULT twoflow_proxy_session_debug
+
+G_LOCK_DEFINE (counters);
+static guint next_session_id = 1;
+GHashTable *info_cache;
+static ProxySessionHooks session_hooks;
+
+void
+proxy_session_set_hooks (const ProxySessionHooks * hooks)
+{
+  session_hooks = *hooks;
+}
+
+void
+log_json (const gchar * tag, JsonObject * obj)
+{
+  gchar *text = twoflow_json_to_line (obj);
+  g_print ("%s %s\n", tag, text);
+  g_free (text);
+}
+
+void
+proxy_session_free (ProxySession * ps)
+{
+  if (session_hooks.removed)
+    session_hooks.removed (ps);
+  if (ps->ready_timer)
+    g_source_remove (ps->ready_timer);
+  if (ps->final_timer)
+    g_source_remove (ps->final_timer);
+  if (ps->closed_timer)
+    g_source_remove (ps->closed_timer);
+  if (ps->cancel)
+    g_cancellable_cancel (ps->cancel);
+  g_clear_object (&ps->cancel);
+  g_clear_object (&ps->in);
+  if (ps->conn)
+    g_io_stream_close (G_IO_STREAM (ps->conn), NULL, NULL);
+  g_clear_object (&ps->conn);
+  if (ps->info)
+    json_object_unref (ps->info);
+  if (ps->server_final)
+    json_object_unref (ps->server_final);
+  if (ps->arrivals)
+    fclose (ps->arrivals);
+  if (ps->arrivals_parser)
+    gst_twoflow_parser_free (ps->arrivals_parser);
+  g_free (ps->local_addr);
+  g_free (ps->erap_key);
+  g_free (ps->srtp_key);
+  g_free (ps->ess_token);
+  g_free (ps->video_codec);
+  g_free (ps->audio_codec);
+  g_free (ps->video);
+  g_free (ps->error);
+  g_free (ps);
+}
+
+/* The video a session asks for: --policy, --segment, the tracks
+ * (borrowed strings: not cleared) */
+static void
+video_request (TwoflowVideoRequest * v, const gchar * video)
+{
+  v->video = (gchar *) video;
+  v->policy_ip = g_strcmp0 (opt_policy, "ip") == 0;
+  v->video_track = opt_video_track;
+  v->audio_track = opt_audio_track;
+  /* the smoothing schedule and segment rates for our segments */
+  v->segment_duration = opt_segment;
+}
+
+ProxySession *
+proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
+{
+  ProxySession *ps = g_new0 (ProxySession, 1);
+  GSocketAddress *la;
+  TwoflowVideoRequest vr = { 0, };
+  JsonObject *req;
+
+  ps->created_us = g_get_monotonic_time ();
+  ps->id = next_session_id++;
+  ps->video = g_strdup (video);
+  ps->prestage = prestage;
+  ps->kind = prestage ? "prestage" : "rtsp";
+  ps->start_frames = ps->start_audio = -1;
+  ps->conn = control_connect (10, error);
+  if (!ps->conn)
+    goto fail;
+  ps->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
+          (ps->conn)));
+  ps->out = g_io_stream_get_output_stream (G_IO_STREAM (ps->conn));
+  ps->cancel = g_cancellable_new ();
+  la = g_socket_connection_get_local_address (ps->conn, NULL);
+  ps->local_addr = g_inet_address_to_string (g_inet_socket_address_get_address
+      (G_INET_SOCKET_ADDRESS (la)));
+  g_object_unref (la);
+
+  video_request (&vr, video);
+  req = twoflow_info_request_to_json (&vr);
+  ps->info = control_request (ps->in, ps->out, req, error);
+  json_object_unref (req);
+  if (!ps->info)
+    goto fail;
+  ps->peak_rate = twoflow_json_get_int (ps->info, "peak_rate", 0);
+  ps->video_codec = g_strdup (twoflow_json_get_string (ps->info, "codec",
+          "mpeg2"));
+  if (g_strcmp0 (twoflow_json_get_string (ps->info, "audio_codec", "none"),
+          "none") != 0)
+    ps->audio_codec = g_strdup (twoflow_json_get_string (ps->info,
+            "audio_codec", NULL));
+  g_hash_table_replace (info_cache, g_strdup (video),
+      json_object_ref (ps->info));
+  if (session_hooks.added)
+    session_hooks.added (ps);
+  return ps;
+
+fail:
+  proxy_session_free (ps);
+  return NULL;
+}
+
+gchar *
+prefix_path (const gchar * video)
+{
+  gchar *base = g_strconcat (video, ".prefix.twf", NULL);
+  gchar *p = g_build_filename (opt_prefix_dir, base, NULL);
+  g_free (base);
+  return p;
+}
+
+gint64
+counter_get (gint64 * counter)
+{
+  gint64 v;
+  G_LOCK (counters);
+  v = *counter;
+  G_UNLOCK (counters);
+  return v;
+}
+
+static void read_event (ProxySession * ps);
+
+/* A fetch whose control connection closed before the server's "done":
+ * the server ended the session (it tears a session down with its
+ * client), nothing more comes; what arrived is written and judged. */
+static gboolean
+control_closed_cb (gpointer data)
+{
+  ProxySession *ps = data;
+
+  ps->closed_timer = 0;
+  g_print ("proxy session %u: the server is gone: ending the output\n",
+      ps->id);
+  end_session_output (ps);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  GError *err = NULL;
+  gchar *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM
+      (source), res, NULL, &err);
+  JsonObject *ev;
+
+  if (line == NULL) {
+    if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+      g_print ("proxy session %u: control connection closed\n", ps->id);
+      /* the datagrams and bytes already on their way get 2 s */
+      if (g_strcmp0 (ps->kind, "fetch") == 0 && !ps->server_done
+          && !ps->closed_timer)
+        ps->closed_timer = g_timeout_add_seconds (2, control_closed_cb, ps);
+    }
+    g_clear_error (&err);
+    return;
+  }
+  ev = twoflow_json_from_line (line, NULL);
+  g_free (line);
+  if (g_atomic_int_get (&ps->replaced) || g_atomic_int_get (&ps->released)) {
+    if (ev)
+      json_object_unref (ev);
+    return;
+  }
+  if (ev) {
+    const gchar *e = twoflow_json_get_string (ev, "event", "");
+    if (g_str_equal (e, "progress"))
+      update_measurement (ps, ev);
+    else if (g_str_equal (e, "done")) {
+      ps->server_done = TRUE;
+      if (!ps->server_final)
+        ps->server_final = json_object_ref (ev);
+      log_json ("SERVER-DONE", ev);
+      /* a fetch whose output was complete first waited for these stats */
+      if (ps->final_timer) {
+        g_source_remove (ps->final_timer);
+        ps->final_timer = 0;
+        g_main_loop_quit (ps->loop);
+      }
+      /* The server has sent everything: end the enhanced flow (UDP has no
+       * end of its own), so twoflowmerge counts enhanced frames lost at
+       * the very end as missing instead of waiting for them forever. */
+      if (ps->enh_src)
+        gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+    } else if (g_str_equal (e, "error")) {
+      g_print ("proxy session %u: server error: %s\n", ps->id,
+          twoflow_json_get_string (ev, "message", "?"));
+      if (ps->bin)
+        GST_ELEMENT_ERROR (ps->bin, RESOURCE, READ, ("server: %s",
+                twoflow_json_get_string (ev, "message", "?")), (NULL));
+    }
+    json_object_unref (ev);
+  }
+  read_event (ps);
+}
+
+static void
+read_event (ProxySession * ps)
+{
+  g_data_input_stream_read_line_async (ps->in, G_PRIORITY_DEFAULT,
+      ps->cancel, event_cb, ps);
+}
+
+/* Behind NAT (--nat), once PLAY's reply names the server's ports: the
+ * essential source connects out (cTCP/TCP: tcpclientsrc) or says hello
+ * (ERAP: erapsrc), the enhanced one says hello (rudpsrc), each from its
+ * own socket, to the control server's address; then they start. */
+static gboolean
+nat_start (ProxySession * ps, const TwoflowPlayReply * r)
+{
+  gint ess = r->essential_port;
+  gint enh = r->enhanced_port;
+  gint64 hello_id = r->hello_id;
+  gboolean erap = g_str_equal (opt_essential, "erap");
+
+  if (ess <= 0 || ess > 65535 || (ps->enh_src && (enh <= 0 || enh > 65535))
+      || ((erap || ps->enh_src) && hello_id < 0)) {
+    g_print ("proxy session %u: PLAY reply without essential_port, "
+        "enhanced_port or hello_id\n", ps->id);
+    return FALSE;
+  }
+  if (erap)
+    g_object_set (ps->ess_src, "hello-host", server_host, "hello-port", ess,
+        "hello-id", (guint64) hello_id, NULL);
+  else
+    g_object_set (ps->ess_src, "port", ess, NULL);
+  gst_element_set_locked_state (ps->ess_src, FALSE);
+  gst_element_sync_state_with_parent (ps->ess_src);
+  if (ps->enh_src) {
+    g_object_set (ps->enh_src, "hello-host", server_host, "hello-port", enh,
+        "hello-id", (guint64) hello_id, NULL);
+    gst_element_set_locked_state (ps->enh_src, FALSE);
+    gst_element_sync_state_with_parent (ps->enh_src);
+  }
+  return TRUE;
+}
+
+/* The receivers listen once the bin has started; then the server may
+ * connect: send PLAY. */
+gboolean
+ready_cb (gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  gint ess_port = 0;
+  TwoflowPlayRequest play;
+  TwoflowPlayReply pr;
+  JsonObject *req, *r;
+  GError *err = NULL;
+  gboolean nat = opt_nat;
+
+  if (g_atomic_int_get (&ps->released)) {
+    ps->ready_timer = 0;        /* set up and let go before its receivers
+                                 * were ready: release_idle frees it */
+    return G_SOURCE_REMOVE;
+  }
+  if (nat)
+    ess_port = 1;               /* the server names the ports */
+  else if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
+          "current-port"))
+    g_object_get (ps->ess_src, "current-port", &ess_port, NULL);
+  else
+    g_object_get (ps->ess_src, "port", &ess_port, NULL);
+  if (ess_port <= 0 || (ps->enh_src && !nat
+          && !GST_OBJECT_FLAG_IS_SET (ps->enh_src, GST_BASE_SRC_FLAG_STARTED)))
+    return G_SOURCE_CONTINUE;
+  ps->ready_timer = 0;
+
+  twoflow_play_request_init (&play);
+  video_request (&play.v, ps->video);
+  /* (checked in main) */
+  twoflow_essential_from_string (opt_essential, &play.essential);
+  /* no host: the server sends only to the control connection's peer
+   * (no reflection; docs/security.md) */
+  if (ps->erap_key && g_str_equal (opt_essential, "erap"))
+    play.erap_key = ps->erap_key;
+  if (ps->srtp_key && ps->enh_src)
+    play.srtp_key = ps->srtp_key;
+  if (ps->ess_token && !g_str_equal (opt_essential, "erap"))
+    play.essential_token = ps->ess_token;
+  play.nat = nat;
+  if (!nat)
+    play.essential_port = ess_port;
+  if (ps->prestage) {
+    play.flows = TWOFLOW_FLOWS_ESSENTIAL;
+    play.end_segment = 1;
+  } else {
+    if (!nat)
+      play.enhanced_port = ps->enh_port;
+    play.start = ps->start;
+    if (ps->merge) {
+      gchar *prefix = NULL;
+      g_object_get (ps->merge, "prefix-location", &prefix, NULL);
+      if (prefix)
+        play.skip_segments = 1;
+      g_free (prefix);
+    }
+  }
+  /* (the strings are borrowed: play is not cleared) */
+  req = twoflow_play_request_to_json (&play);
+  r = control_request (ps->in, ps->out, req, &err);
+  json_object_unref (req);
+  ps->play_sent = TRUE;
+  if (!r) {
+    g_print ("proxy session %u: PLAY failed: %s\n", ps->id, err->message);
+    GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ, ("%s", err->message),
+        (NULL));
+    g_clear_error (&err);
+    return G_SOURCE_REMOVE;
+  }
+  twoflow_play_reply_from_json (r, &pr);
+  json_object_unref (r);
+  ps->server_session = pr.session;
+  if (nat && !nat_start (ps, &pr)) {
+    GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
+        ("server does not support --nat"), (NULL));
+    return G_SOURCE_REMOVE;
+  }
+  ps->started_us = g_get_monotonic_time ();
+  /* the smoothed reservation runs from here, when the flows start */
+  gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
+  ps->lead = pr.lead;
+  ps->start_npt = pr.start;
+  ps->start_frames = pr.start_frames;
+  ps->start_audio = pr.start_audio_records;
+  if (ps->start > 0 && g_strcmp0 (ps->kind, "rtsp") == 0) {
+    /* a seek: running times (and so the MPEG-TS timestamps) from where
+     * the session starts in the video (twoflow_seek) */
+    GstPad *src = gst_element_get_static_pad (ps->bin, "src");
+    gsize ms = (gsize) (ps->start_npt * 1000 + 0.5);
+
+    g_object_set_data (G_OBJECT (ps->bin), "twoflow-offset-ms",
+        GSIZE_TO_POINTER (ms));
+    gst_pad_set_offset (src, (gint64) ms * GST_MSECOND);
+    gst_object_unref (src);
+  }
+  ps->smoothing = pr.smoothing;
+  if (ps->jitterbuffer) {
+    guint depth = opt_jitter_ms + (guint) (pr.playout_depth * 1000);
+
+    if (depth != ps->playout_ms) {
+      ps->playout_ms = depth;
+      g_object_set (ps->jitterbuffer, "latency", depth, NULL);
+    }
+  }
+  if (ps->arrivals) {
+    /* the playback clock, also for a fetch that never reports */
+    fprintf (ps->arrivals, "# started_us %" G_GINT64_FORMAT " lead %g\n",
+        ps->started_us, ps->lead);
+    fflush (ps->arrivals);
+  }
+  g_print ("proxy session %u: playing %s from %.3f s (server session %d, "
+      "lead %.1f s, enhanced %s, playout buffer %u ms, peak %"
+      G_GUINT64_FORMAT " bit/s)\n", ps->id, ps->video, ps->start_npt,
+      ps->server_session,
+      pr.lead, pr.smoothing ? "smoothed" : "at its peak rate",
+      ps->playout_ms, ps->peak_rate);
+  read_event (ps);
+  return G_SOURCE_REMOVE;
+}
+
+void
+proxy_session_start (ProxySession * ps)
+{
+  ps->ready_timer = g_timeout_add (10, ready_cb, ps);
+}
+
+/* an integer member of member @obj of @o (@def when either is absent) */
+static gint64
+nested_int (JsonObject * o, const gchar * obj, const gchar * member,
+    gint64 def)
+{
+  JsonObject *n = o && json_object_has_member (o, obj) ?
+      json_object_get_object_member (o, obj) : NULL;
+
+  return n ? twoflow_json_get_int (n, member, def) : def;
+}
+
+/* What reached the output of what the source has, and why the rest did
+ * not (docs/system.md, "Delivery"; the judgement is the sans-IO
+ * gst_twoflow_delivery_judge()): the source's frames (INFO) against the
+ * merge's output; the enhanced packets the server sent (its done event's
+ * rudpsink stats) against what rudpsrc received; the kernel's drops at
+ * the receiver; the transcoder's deliberate drops (the server's final
+ * stats). Sets ps->lost_frames, ps->unexplained_frames,
+ * ps->audio_missing. */
+static JsonObject *
+delivery_report (ProxySession * ps, JsonObject * rep)
+{
+  JsonObject *o = json_object_new ();
+  JsonObject *fin = ps->server_final;
+  GstTwoflowDeliveryCounts c = { 0, };
+  GstTwoflowDelivery d;
+
+  /* a later start (seeking) sends the video from there */
+  c.frames = ps->start_frames >= 0 ? ps->start_frames :
+      twoflow_json_get_int (ps->info, "frames", 0);
+  c.output_frames = nested_int (rep, "merge", "output-frames", 0);
+  c.missing_frames = nested_int (rep, "merge", "missing-i", 0) +
+      nested_int (rep, "merge", "missing-p", 0) +
+      nested_int (rep, "merge", "missing-b", 0) +
+      nested_int (rep, "merge", "missing-unknown", 0);
+  c.dependent_dropped = nested_int (rep, "merge", "dropped", 0);
+  c.transcoder_dropped = nested_int (fin, "transcoder_stats",
+      "frames-dropped", 0);
+  c.packets_sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
+  c.packets_received = nested_int (rep, "rudpsrc", "received", 0);
+  c.packets_lost = nested_int (rep, "rudpsrc", "lost", 0);
+  c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
+  c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);
+  c.late_packets = nested_int (rep, "jitterbuffer", "num-late", 0);
+  c.audio_records = ps->start_audio >= 0 ? ps->start_audio :
+      twoflow_json_get_int (ps->info, "audio_records", 0);
+  c.audio_output = nested_int (rep, "merge", "audio-buffers", 0);
+  c.audio_expected = ps->audio_out;
+  c.finished = ps->server_done;
+  gst_twoflow_delivery_judge (&c, &d);
+
+  json_object_set_int_member (o, "frames", c.frames);
+  json_object_set_int_member (o, "output_frames", c.output_frames);
+  json_object_set_int_member (o, "lost_frames", d.lost_frames);
+  json_object_set_int_member (o, "unexplained_frames", d.unexplained_frames);
+  json_object_set_int_member (o, "transcoder_dropped", c.transcoder_dropped);
+  json_object_set_int_member (o, "dependent_dropped", c.dependent_dropped);
+  json_object_set_int_member (o, "packets_sent", c.packets_sent);
+  json_object_set_int_member (o, "packets_received", c.packets_received);
+  json_object_set_int_member (o, "packets_lost", d.packets_lost);
+  json_object_set_int_member (o, "network_lost_packets",
+      d.network_lost_packets);
+  json_object_set_int_member (o, "kernel_drops", c.kernel_drops +
+      c.other_kernel_drops);
+  json_object_set_int_member (o, "late_packets", c.late_packets);
+  json_object_set_int_member (o, "audio_records", c.audio_records);
+  json_object_set_int_member (o, "audio_output", c.audio_output);
+  json_object_set_int_member (o, "audio_missing", d.audio_missing);
+  json_object_set_boolean_member (o, "complete", d.complete);
+  json_object_set_string_member (o, "cause",
+      gst_twoflow_delivery_cause_name (d.cause));
+  json_object_set_boolean_member (o, "finished", c.finished);
+  ps->lost_frames = d.lost_frames;
+  ps->unexplained_frames = d.unexplained_frames;
+  ps->audio_missing = d.audio_missing;
+  return o;
+}
+
+JsonObject *
+proxy_session_report (ProxySession * ps)
+{
+  JsonObject *o = json_object_new ();
+  GstStructure *st = NULL;
+
+  json_object_set_int_member (o, "session", ps->id);
+  json_object_set_string_member (o, "video", ps->video);
+  json_object_set_string_member (o, "kind", ps->kind ? ps->kind : "rtsp");
+  json_object_set_int_member (o, "server_session", ps->server_session);
+  json_object_set_double_member (o, "elapsed", ps->started_us ?
+      (g_get_monotonic_time () - ps->started_us) / 1e6 : 0);
+  /* when PLAY was answered (monotonic clock, us), and the enhanced flow's
+   * lead: the playback clock --arrivals are judged against */
+  json_object_set_int_member (o, "started_us", ps->started_us);
+  json_object_set_double_member (o, "lead", ps->lead);
+  /* start-up: s from the request to the merge's first and second video
+   * frames (-1: none) */
+  G_LOCK (counters);
+  json_object_set_double_member (o, "first_frame_s", ps->first_frame_us ?
+      (ps->first_frame_us - ps->created_us) / 1e6 : -1);
+  json_object_set_double_member (o, "second_frame_s", ps->second_frame_us ?
+      (ps->second_frame_us - ps->created_us) / 1e6 : -1);
+  G_UNLOCK (counters);
+  /* the enhanced flow's playout buffer (rtpjitterbuffer latency), ms */
+  json_object_set_int_member (o, "playout_depth_ms", ps->playout_ms);
+  /* the enhanced flow smoothed, and its rate changes (server, last
+   * progress event) */
+  json_object_set_boolean_member (o, "smoothing", ps->smoothing);
+  json_object_set_int_member (o, "enhanced_rate_changes",
+      ps->enh_rate_changes);
+  json_object_set_int_member (o, "essential_bytes",
+      counter_get (&ps->ess_bytes));
+  json_object_set_int_member (o, "enhanced_bytes",
+      counter_get (&ps->enh_bytes));
+  json_object_set_int_member (o, "peak_rate", ps->peak_rate);
+  json_object_set_int_member (o, "frames",
+      twoflow_json_get_int (ps->info, "frames", 0));
+  json_object_set_boolean_member (o, "server_done", ps->server_done);
+  if (ps->merge) {
+    g_object_get (ps->merge, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "merge", st);
+    gst_structure_free (st);
+  }
+  if (ps->enh_src) {
+    g_object_get (ps->enh_src, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "rudpsrc", st);
+    gst_structure_free (st);
+  }
+  if (ps->ess_src && g_str_equal (opt_essential, "erap")) {
+    g_object_get (ps->ess_src, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "erapsrc", st);
+    gst_structure_free (st);
+  }
+  /* packets the jitterbuffer gave up on (num-lost) or dropped as too late
+   * for its latency (num-late): frames missing without a network loss */
+  if (ps->jitterbuffer) {
+    g_object_get (ps->jitterbuffer, "stats", &st, NULL);
+    twoflow_json_add_structure (o, "jitterbuffer", st);
+    gst_structure_free (st);
+  }
+  /* what the output lacks, and why */
+  if (ps->merge)
+    json_object_set_object_member (o, "delivery", delivery_report (ps, o));
+  /* the measured health (measured admission's view) at the end */
+  {
+    GstTwoflowAdmissionHealth h;
+
+    if (gst_twoflow_admission_get_health (admission, ps->id, &h)) {
+      JsonObject *ho = json_object_new ();
+
+      json_object_set_boolean_member (ho, "healthy", h.healthy);
+      json_object_set_double_member (ho, "essential_rate", h.essential_rate);
+      json_object_set_double_member (ho, "enhanced_rate", h.enhanced_rate);
+      json_object_set_double_member (ho, "essential_ratio",
+          h.essential_ratio);
+      json_object_set_double_member (ho, "enhanced_ratio", h.enhanced_ratio);
+      json_object_set_double_member (ho, "loss", h.loss);
+      json_object_set_double_member (ho, "essential_loss", h.essential_loss);
+      json_object_set_double_member (ho, "transcoder_ratio", h.rate_ratio);
+      json_object_set_int_member (ho, "unhealthy_samples",
+          ps->unhealthy_samples);
+      json_object_set_int_member (ho, "samples", ps->samples);
+      json_object_set_object_member (o, "health", ho);
+    }
+  }
+  return o;
+}
+
+/* The end of a session's output before the end of the video (SIGTERM):
+ * the muxer's inputs get EOS, so it finishes its file, playlist or stream
+ * (the merge, cut in the middle of a frame, would fail); without a muxer
+ * the sources end their streams. */
+static gboolean
+mux_pad_eos (GstElement * e, GstPad * pad, gpointer data)
+{
+  gst_pad_send_event (pad, gst_event_new_eos ());
+  return TRUE;
+}
+
+void
+end_session_output (ProxySession * ps)
+{
+  if (ps->out_mux) {
+    gst_element_foreach_sink_pad (ps->out_mux, mux_pad_eos, NULL);
+    return;
+  }
+  if (ps->ess_src)
+    gst_element_send_event (ps->ess_src, gst_event_new_eos ());
+  if (ps->enh_src)
+    gst_element_send_event (ps->enh_src, gst_event_new_eos ());
+}
+
+void
+twoflow_proxy_session_init (void)
+{
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_session_debug, "twoflow-proxy-session", 0,
+      "twoflow-proxy: a session: its control connection, its PLAY and events, its report");
+  info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) json_object_unref);
+}
