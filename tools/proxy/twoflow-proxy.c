@@ -58,12 +58,11 @@
 #include "twoflow-proxy-rtsp.h"
 #include "twoflow-proxy-rtsp-media.h"
 #include "twoflow-proxy-fetch.h"
+#include "twoflow-proxy-web.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_debug
 
-
-#include "twoflow-proxy-web.c"
 
 int
 main (int argc, char **argv)
