@@ -193,6 +193,205 @@ array_max (JsonObject * o, const gchar * member)
   return m;
 }
 
+/* --- the essential flow's receiver: one builder per transport ---------- */
+
+/* ERAP: erapsrc, its buffer from the flow's rates: cTCP's largest segment
+ * rate, or its 1 s peak (a resent burst) when higher; data only from the
+ * server: a third address cannot take the session over, keyed or not */
+static void
+essential_erap (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  ps->ess_src = make (bin, "erapsrc", "ess_src");
+  g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
+      "caps", NULL, "buffer-size", rcvbuf_for_rate (MAX (array_max
+              (ps->info, "essential_segment_rates"),
+              twoflow_json_get_int (ps->info, "essential_peak_rate", 0))),
+      "accept-host", peer_ip, NULL);
+  if (ps->erap_key)
+    g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
+  /* behind NAT: it says hello to the port PLAY's reply names, from its
+   * own socket; it starts then (ready_cb) */
+  if (opt_nat)
+    gst_element_set_locked_state (ps->ess_src, TRUE);
+}
+
+/* cTCP/TCP over TLS (docs/security.md): we are the TLS client and check
+ * the server's certificate as for the control connection (CA and the
+ * name we dialled, or the pin), then prove ourselves with a per-session
+ * token sent in PLAY */
+static void
+essential_ctcp_tls (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  ps->ess_token = twoflow_random_hex (32);
+  ps->ess_src = make (bin, "ctcpsrc", "ess_src");
+  g_object_set (ps->ess_src, "tls", TRUE, "tls-ca-file", opt_tls_ca,
+      "tls-pin", opt_tls_pin, "tls-server-name", server_host, "tls-token",
+      ps->ess_token, NULL);
+  if (opt_nat) {
+    /* connects to the port PLAY's reply names (ready_cb) */
+    g_object_set (ps->ess_src, "listen", FALSE, "host", server_host, NULL);
+    gst_element_set_locked_state (ps->ess_src, TRUE);
+  } else {
+    /* only the server (the control connection's peer) may connect: a
+     * stranger connecting first cannot hold the source */
+    g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+        "accept-host", peer_ip, NULL);
+  }
+}
+
+/* plaintext (--insecure) behind NAT: the proxy connects to the port
+ * PLAY's reply names; the source starts then (ready_cb) */
+static void
+essential_tcp_nat (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  ps->ess_src = make (bin, "tcpclientsrc", "ess_src");
+  g_object_set (ps->ess_src, "host", server_host, NULL);
+  gst_element_set_locked_state (ps->ess_src, TRUE);
+}
+
+/* plaintext (--insecure) listening: ctcpsrc without TLS, a plain TCP
+ * receiver as tcpserversrc, which takes the server's connection only (a
+ * stranger connecting first is closed, not served) */
+static void
+essential_ctcp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  ps->ess_src = make (bin, "ctcpsrc", "ess_src");
+  g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
+      "accept-host", peer_ip, NULL);
+}
+
+typedef void (*EssentialBuilder) (GstBin * bin, ProxySession * ps,
+    const gchar * peer_ip);
+
+/* The builder of this proxy's essential receiver: by --essential,
+ * --insecure and --nat */
+static EssentialBuilder
+essential_builder (void)
+{
+  if (g_str_equal (opt_essential, "erap"))
+    return essential_erap;
+  if (!opt_insecure)
+    return essential_ctcp_tls;
+  if (opt_nat)
+    return essential_tcp_nat;
+  return essential_ctcp;
+}
+
+/* --arrivals: every essential record's arrival to the file */
+static void
+arrivals_start (ProxySession * ps)
+{
+  GstPad *sp;
+
+  ps->arrivals = fopen (opt_arrivals, "w");
+  if (!ps->arrivals) {
+    g_printerr ("cannot write %s\n", opt_arrivals);
+    return;
+  }
+  sp = gst_element_get_static_pad (ps->ess_src, "src");
+  fprintf (ps->arrivals, "# arrival_us frame segment type dts_ns bytes\n");
+  ps->arrivals_parser = gst_twoflow_parser_new ();
+  gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER, arrivals_probe, ps,
+      NULL);
+  gst_object_unref (sp);
+}
+
+/* --- the enhanced flow's receiver: rUDP ---------------------------------- */
+
+/* rudpsrc ! rtpjitterbuffer ! rtpgstdepay; returns the depayloader */
+static GstElement *
+enhanced_rudp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  GstElement *jb, *depay;
+  GstCaps *caps;
+  JsonArray *lv = json_object_get_array_member (ps->info, "levels");
+  GString *levels = g_string_new ("<");
+  guint i;
+
+  ps->enh_src = make (bin, "rudpsrc", "enh_src");
+  ps->enh_port = opt_enhanced_ports > 0 ?
+      opt_enhanced_ports + (gint) (port_index % 100) : free_udp_port ();
+  caps = gst_caps_from_string ("application/x-rtp,media=application,"
+      "clock-rate=90000,encoding-name=X-GST");
+  /* from the flow's rates: its 1 s peak, or the smoothed window rate
+   * when that is higher */
+  g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
+      "buffer-size", rcvbuf_for_rate (MAX (twoflow_json_get_int (ps->info,
+                  "enhanced_peak_rate", 0), twoflow_json_get_int (ps->info,
+                  "enhanced_smoothed_peak_rate", 0))), "accept-host", peer_ip,
+      NULL);
+  if (ps->srtp_key)
+    g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
+  /* behind NAT: as the ERAP source, hello first, started by ready_cb */
+  if (opt_nat)
+    gst_element_set_locked_state (ps->enh_src, TRUE);
+  gst_caps_unref (caps);
+  for (i = 0; lv && i < json_array_get_length (lv); i++)
+    g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
+        i ? "," : "", json_array_get_int_element (lv, i) * 8);     /* bit/s */
+  g_string_append (levels, ">");
+  gst_util_set_object_arg (G_OBJECT (ps->enh_src), "levels", levels->str);
+  g_string_free (levels, TRUE);
+  add_count_probe (ps->enh_src, &ps->enh_bytes);
+  jb = make (bin, "rtpjitterbuffer", NULL);
+  /* a smoothed enhanced flow comes up to the smoothing lead ahead of
+   * its playback: the jitterbuffer is its playout buffer (docs/system.md,
+   * "Enhanced-flow smoothing") */
+  ps->playout_ms = opt_jitter_ms;
+  if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate", ""),
+          "smooth") == 0)
+    ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
+            "smoothing_lead", 0) * 1000);
+  /* a constant session total sends the flow further ahead in quiet
+   * stretches: the buffer covers the longest wait */
+  else if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate",
+              ""), "total") == 0)
+    ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
+            "playout_depth", 0) * 1000);
+  g_object_set (jb, "latency", ps->playout_ms, NULL);
+  /* lost packets are asked for again (rudpsrc sends the jitterbuffer's
+   * requests to rudpsink as RTCP NACKs), while the playout buffer
+   * leaves time for it; only the gaps (not the next packet it expects:
+   * the smoothed flow's timestamps run ahead of its arrivals), a few
+   * times at most */
+  g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
+      "rtx-max-retries", 8, NULL);
+  ps->jitterbuffer = jb;
+  depay = make (bin, "rtpgstdepay", NULL);
+  gst_element_link_many (ps->enh_src, jb, depay, NULL);
+  return depay;
+}
+
+/* --- the merge ----------------------------------------------------------- */
+
+/* essential ! queue and the enhanced flow into twoflowmerge, with the
+ * video's prefix when the session starts at its beginning; returns the
+ * merge */
+static GstElement *
+merge_flows (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
+{
+  GstElement *q, *depay;
+  gchar *prefix = prefix_path (ps->video);
+
+  q = make (bin, "queue", NULL);
+  g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+      "max-size-bytes", 0, NULL);
+  ps->merge = make (bin, "twoflowmerge", "merge");
+  g_object_set (ps->merge, "latency",
+      (guint64) opt_latency_ms * GST_MSECOND, NULL);
+  /* the prefix is the video's first segment: not for a later start */
+  if (ps->start <= 0 && g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
+    g_object_set (ps->merge, "prefix-location", prefix, NULL);
+    twoflow_store_touch (prefix);       /* its last use, for the LRU */
+  }
+  g_free (prefix);
+  depay = enhanced_rudp (bin, ps, peer_ip);
+  gst_element_link_many (ps->ess_src, q, NULL);
+  gst_element_link_pads (q, "src", ps->merge, "essential");
+  gst_element_link_pads (depay, "src", ps->merge, "enhanced");
+  return ps->merge;
+}
+
 /* The receiving bin: its "src" ghost pad gives the merged elementary
  * stream (or, pre-staging, the essential flow's bytes), its sometimes pad
  * "audio" the audio track. */
@@ -200,7 +399,7 @@ GstElement *
 build_receive_bin (ProxySession * ps)
 {
   GstBin *bin = GST_BIN (gst_bin_new (NULL));
-  GstElement *q, *out;
+  GstElement *out;
   GstPad *pad;
   gboolean erap = g_str_equal (opt_essential, "erap");
   gchar *peer_ip = control_peer_ip (ps->conn);
@@ -210,155 +409,17 @@ build_receive_bin (ProxySession * ps)
     ps->erap_key = twoflow_random_hex (32);
     ps->srtp_key = twoflow_random_hex (46);
   }
-  if (erap) {
-    ps->ess_src = make (bin, "erapsrc", "ess_src");
-    /* from the flow's rates: cTCP's largest segment rate, or its 1 s
-     * peak (a resent burst) when higher; data only from the server: a
-     * third address cannot take the session over, keyed or not */
-    g_object_set (ps->ess_src, "address", "0.0.0.0", "port", 0,
-        "caps", NULL, "buffer-size", rcvbuf_for_rate (MAX (array_max
-                (ps->info, "essential_segment_rates"),
-                twoflow_json_get_int (ps->info, "essential_peak_rate", 0))),
-        "accept-host", peer_ip, NULL);
-    if (ps->erap_key)
-      g_object_set (ps->ess_src, "key", ps->erap_key, NULL);
-    /* behind NAT: it says hello to the port PLAY's reply names, from its
-     * own socket; it starts then (ready_cb) */
-    if (opt_nat)
-      gst_element_set_locked_state (ps->ess_src, TRUE);
-  } else if (!opt_insecure) {
-    /* cTCP/TCP over TLS (docs/security.md): we are the TLS client and
-     * check the server's certificate as for the control connection (CA
-     * and the name we dialled, or the pin), then prove ourselves with a
-     * per-session token sent in PLAY */
-    ps->ess_token = twoflow_random_hex (32);
-    ps->ess_src = make (bin, "ctcpsrc", "ess_src");
-    g_object_set (ps->ess_src, "tls", TRUE, "tls-ca-file", opt_tls_ca,
-        "tls-pin", opt_tls_pin, "tls-server-name", server_host, "tls-token",
-        ps->ess_token, NULL);
-    if (opt_nat) {
-      /* connects to the port PLAY's reply names (ready_cb) */
-      g_object_set (ps->ess_src, "listen", FALSE, "host", server_host, NULL);
-      gst_element_set_locked_state (ps->ess_src, TRUE);
-    } else {
-      /* only the server (the control connection's peer) may connect: a
-       * stranger connecting first cannot hold the source */
-      g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
-          "accept-host", peer_ip, NULL);
-    }
-  } else if (opt_nat) {
-    /* behind NAT: the proxy connects to the port PLAY's reply names; the
-     * source starts then (ready_cb) */
-    ps->ess_src = make (bin, "tcpclientsrc", "ess_src");
-    g_object_set (ps->ess_src, "host", server_host, NULL);
-    gst_element_set_locked_state (ps->ess_src, TRUE);
-  } else {
-    /* plaintext (--insecure) listening: ctcpsrc without TLS, a plain TCP
-     * receiver as tcpserversrc, which takes the server's connection only
-     * (a stranger connecting first is closed, not served) */
-    ps->ess_src = make (bin, "ctcpsrc", "ess_src");
-    g_object_set (ps->ess_src, "host", "0.0.0.0", "port", 0,
-        "accept-host", peer_ip, NULL);
-  }
+  essential_builder () (bin, ps, peer_ip);
   /* fixed port ranges let a network emulator tell the flows apart */
   if (opt_essential_ports > 0 && !(opt_nat && !erap))
     g_object_set (ps->ess_src, "port", opt_essential_ports + port_index % 100,
         NULL);
   add_count_probe (ps->ess_src, &ps->ess_bytes);
-  if (opt_arrivals && !ps->prestage) {
-    ps->arrivals = fopen (opt_arrivals, "w");
-    if (ps->arrivals) {
-      GstPad *sp = gst_element_get_static_pad (ps->ess_src, "src");
-
-      fprintf (ps->arrivals, "# arrival_us frame segment type dts_ns bytes\n");
-      ps->arrivals_parser = gst_twoflow_parser_new ();
-      gst_pad_add_probe (sp, GST_PAD_PROBE_TYPE_BUFFER, arrivals_probe, ps,
-          NULL);
-      gst_object_unref (sp);
-    } else {
-      g_printerr ("cannot write %s\n", opt_arrivals);
-    }
-  }
-
-  if (ps->prestage) {
-    out = ps->ess_src;
-  } else {
-    GstElement *jb, *depay;
-    GstCaps *caps;
-    gchar *prefix = prefix_path (ps->video);
-    JsonArray *lv = json_object_get_array_member (ps->info, "levels");
-    GString *levels = g_string_new ("<");
-    guint i;
-
-    q = make (bin, "queue", NULL);
-    g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
-        "max-size-bytes", 0, NULL);
-    ps->merge = make (bin, "twoflowmerge", "merge");
-    g_object_set (ps->merge, "latency",
-        (guint64) opt_latency_ms * GST_MSECOND, NULL);
-    /* the prefix is the video's first segment: not for a later start */
-    if (ps->start <= 0 && g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
-      g_object_set (ps->merge, "prefix-location", prefix, NULL);
-      twoflow_store_touch (prefix);     /* its last use, for the LRU */
-    }
-    g_free (prefix);
-
-    ps->enh_src = make (bin, "rudpsrc", "enh_src");
-    ps->enh_port = opt_enhanced_ports > 0 ?
-        opt_enhanced_ports + (gint) (port_index % 100) : free_udp_port ();
-    caps = gst_caps_from_string ("application/x-rtp,media=application,"
-        "clock-rate=90000,encoding-name=X-GST");
-    /* from the flow's rates: its 1 s peak, or the smoothed window rate
-     * when that is higher */
-    g_object_set (ps->enh_src, "port", ps->enh_port, "caps", caps,
-        "buffer-size", rcvbuf_for_rate (MAX (twoflow_json_get_int (ps->info,
-                    "enhanced_peak_rate", 0), twoflow_json_get_int (ps->info,
-                    "enhanced_smoothed_peak_rate", 0))), "accept-host", peer_ip,
-        NULL);
-    if (ps->srtp_key)
-      g_object_set (ps->enh_src, "key", ps->srtp_key, NULL);
-    /* behind NAT: as the ERAP source, hello first, started by ready_cb */
-    if (opt_nat)
-      gst_element_set_locked_state (ps->enh_src, TRUE);
-    gst_caps_unref (caps);
-    for (i = 0; lv && i < json_array_get_length (lv); i++)
-      g_string_append_printf (levels, "%s(guint64)%" G_GINT64_FORMAT,
-          i ? "," : "", json_array_get_int_element (lv, i) * 8);   /* bit/s */
-    g_string_append (levels, ">");
-    gst_util_set_object_arg (G_OBJECT (ps->enh_src), "levels", levels->str);
-    g_string_free (levels, TRUE);
-    add_count_probe (ps->enh_src, &ps->enh_bytes);
-    jb = make (bin, "rtpjitterbuffer", NULL);
-    /* a smoothed enhanced flow comes up to the smoothing lead ahead of
-     * its playback: the jitterbuffer is its playout buffer (docs/system.md,
-     * "Enhanced-flow smoothing") */
-    ps->playout_ms = opt_jitter_ms;
-    if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate", ""),
-            "smooth") == 0)
-      ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
-              "smoothing_lead", 0) * 1000);
-    /* a constant session total sends the flow further ahead in quiet
-     * stretches: the buffer covers the longest wait */
-    else if (g_strcmp0 (twoflow_json_get_string (ps->info, "enhanced_rate",
-                ""), "total") == 0)
-      ps->playout_ms += (guint) (twoflow_json_get_double (ps->info,
-              "playout_depth", 0) * 1000);
-    g_object_set (jb, "latency", ps->playout_ms, NULL);
-    /* lost packets are asked for again (rudpsrc sends the jitterbuffer's
-     * requests to rudpsink as RTCP NACKs), while the playout buffer
-     * leaves time for it; only the gaps (not the next packet it expects:
-     * the smoothed flow's timestamps run ahead of its arrivals), a few
-     * times at most */
-    g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
-        "rtx-max-retries", 8, NULL);
-    ps->jitterbuffer = jb;
-    depay = make (bin, "rtpgstdepay", NULL);
-    gst_element_link_many (ps->ess_src, q, NULL);
-    gst_element_link_pads (q, "src", ps->merge, "essential");
-    gst_element_link_many (ps->enh_src, jb, depay, NULL);
-    gst_element_link_pads (depay, "src", ps->merge, "enhanced");
-    out = ps->merge;
-  }
+  if (opt_arrivals && !ps->prestage)
+    arrivals_start (ps);
+  out = ps->prestage ? ps->ess_src : merge_flows (bin, ps, peer_ip);
+  GST_DEBUG ("session %u: %s receiver%s", ps->id, opt_essential,
+      ps->prestage ? " (essential flow only)" : "s and the merge");
   pad = gst_element_get_static_pad (out, "src");
   if (ps->merge)
     gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_frames_probe, ps,
@@ -381,7 +442,6 @@ build_receive_bin (ProxySession * ps)
   g_free (peer_ip);
   return ps->bin;
 }
-
 void
 twoflow_proxy_receiver_init (void)
 {
