@@ -453,7 +453,7 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   gst_element_sync_state_with_parent (recv);
   /* PLAY now when the receivers listen, so the answer says where the
    * session starts; else as usual, once they do */
-  if (ready_cb (ps) == G_SOURCE_CONTINUE)
+  if (!proxy_session_play_now (ps))
     proxy_session_start (ps);
 
 done:

@@ -207,11 +207,9 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
 {
   ProxySession *ps = user_data;
   GError *err = NULL;
-  gchar *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM
-      (source), res, NULL, &err);
   JsonObject *ev;
 
-  if (line == NULL) {
+  if (!control_read_finish (G_DATA_INPUT_STREAM (source), res, &ev, &err)) {
     if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
       g_print ("proxy session %u: control connection closed\n", ps->id);
       /* the datagrams and bytes already on their way get 2 s */
@@ -222,8 +220,6 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
     g_clear_error (&err);
     return;
   }
-  ev = twoflow_json_from_line (line, NULL);
-  g_free (line);
   if (g_atomic_int_get (&ps->replaced) || g_atomic_int_get (&ps->released)) {
     if (ev)
       json_object_unref (ev);
@@ -264,8 +260,7 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
 static void
 read_event (ProxySession * ps)
 {
-  g_data_input_stream_read_line_async (ps->in, G_PRIORITY_DEFAULT,
-      ps->cancel, event_cb, ps);
+  control_read_async (ps->in, ps->cancel, event_cb, ps);
 }
 
 /* Behind NAT (--nat), once PLAY's reply names the server's ports: the
@@ -302,35 +297,29 @@ nat_start (ProxySession * ps, const TwoflowPlayReply * r)
   return TRUE;
 }
 
-/* The receivers listen once the bin has started; then the server may
- * connect: send PLAY. */
-gboolean
-ready_cb (gpointer user_data)
+/* The receivers' essential port (0: not listening yet; 1 behind NAT, where
+ * the server names the ports) */
+static gint
+essential_port (ProxySession * ps)
 {
-  ProxySession *ps = user_data;
   gint ess_port = 0;
-  TwoflowPlayRequest play;
-  TwoflowPlayReply pr;
-  JsonObject *req, *r;
-  GError *err = NULL;
-  gboolean nat = opt_nat;
 
-  if (g_atomic_int_get (&ps->released)) {
-    ps->ready_timer = 0;        /* set up and let go before its receivers
-                                 * were ready: release_idle frees it */
-    return G_SOURCE_REMOVE;
-  }
-  if (nat)
-    ess_port = 1;               /* the server names the ports */
-  else if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
+  if (opt_nat)
+    return 1;
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (ps->ess_src),
           "current-port"))
     g_object_get (ps->ess_src, "current-port", &ess_port, NULL);
   else
     g_object_get (ps->ess_src, "port", &ess_port, NULL);
-  if (ess_port <= 0 || (ps->enh_src && !nat
-          && !GST_OBJECT_FLAG_IS_SET (ps->enh_src, GST_BASE_SRC_FLAG_STARTED)))
-    return G_SOURCE_CONTINUE;
-  ps->ready_timer = 0;
+  return ess_port;
+}
+
+/* PLAY: where the receivers listen, the session's keys, where it starts */
+static JsonObject *
+play_request_new (ProxySession * ps, gint ess_port)
+{
+  TwoflowPlayRequest play;
+  gboolean nat = opt_nat;
 
   twoflow_play_request_init (&play);
   video_request (&play.v, ps->video);
@@ -363,24 +352,29 @@ ready_cb (gpointer user_data)
     }
   }
   /* (the strings are borrowed: play is not cleared) */
-  req = twoflow_play_request_to_json (&play);
-  r = control_request (ps->in, ps->out, req, &err);
-  json_object_unref (req);
-  ps->play_sent = TRUE;
+  return twoflow_play_request_to_json (&play);
+}
+
+/* PLAY's answer (@r, or NULL and @err): the flows start (behind NAT they
+ * are opened from here), the playback clock and the playout buffer from
+ * what the server says; then its events are read. */
+static void
+play_answered (ProxySession * ps, JsonObject * r, GError * err)
+{
+  TwoflowPlayReply pr;
+
   if (!r) {
     g_print ("proxy session %u: PLAY failed: %s\n", ps->id, err->message);
     GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ, ("%s", err->message),
         (NULL));
-    g_clear_error (&err);
-    return G_SOURCE_REMOVE;
+    return;
   }
   twoflow_play_reply_from_json (r, &pr);
-  json_object_unref (r);
   ps->server_session = pr.session;
-  if (nat && !nat_start (ps, &pr)) {
+  if (opt_nat && !nat_start (ps, &pr)) {
     GST_ELEMENT_ERROR (ps->bin, RESOURCE, OPEN_READ,
         ("server does not support --nat"), (NULL));
-    return G_SOURCE_REMOVE;
+    return;
   }
   ps->started_us = g_get_monotonic_time ();
   /* the smoothed reservation runs from here, when the flows start */
@@ -422,7 +416,81 @@ ready_cb (gpointer user_data)
       pr.lead, pr.smoothing ? "smoothed" : "at its peak rate",
       ps->playout_ms, ps->peak_rate);
   read_event (ps);
-  return G_SOURCE_REMOVE;
+}
+
+static void
+play_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  ProxySession *ps = user_data;
+  GError *err = NULL;
+  JsonObject *r = control_request_finish (res, &err);
+
+  /* cancelled: the session was freed (do not touch it) or replaced */
+  if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+    g_error_free (err);
+    return;
+  }
+  if (g_atomic_int_get (&ps->released)) {
+    GST_DEBUG ("session %u: PLAY answered after its media went", ps->id);
+  } else {
+    play_answered (ps, r, err);
+  }
+  if (r)
+    json_object_unref (r);
+  g_clear_error (&err);
+}
+
+/* The receivers listen once the bin has started; then the server may
+ * connect: PLAY, asynchronously on the main loop, blocking in an RTSP
+ * client's thread (@wait: a seek, whose answer says where it starts).
+ * FALSE: not listening yet. */
+static gboolean
+session_play (ProxySession * ps, gboolean wait)
+{
+  gint ess_port = essential_port (ps);
+  JsonObject *req, *r;
+  GError *err = NULL;
+
+  if (ess_port <= 0 || (ps->enh_src && !opt_nat
+          && !GST_OBJECT_FLAG_IS_SET (ps->enh_src, GST_BASE_SRC_FLAG_STARTED)))
+    return FALSE;
+  ps->ready_timer = 0;
+  req = play_request_new (ps, ess_port);
+  ps->play_sent = TRUE;
+  GST_DEBUG ("session %u: PLAY %s", ps->id, wait ? "(blocking)" : "");
+  if (!wait) {
+    control_request_async (ps->in, ps->out, req, ps->cancel, play_cb, ps);
+    json_object_unref (req);
+    return TRUE;
+  }
+  r = control_request (ps->in, ps->out, req, &err);
+  json_object_unref (req);
+  play_answered (ps, r, err);
+  if (r)
+    json_object_unref (r);
+  g_clear_error (&err);
+  return TRUE;
+}
+
+static gboolean
+ready_cb (gpointer user_data)
+{
+  ProxySession *ps = user_data;
+
+  if (g_atomic_int_get (&ps->released)) {
+    ps->ready_timer = 0;        /* set up and let go before its receivers
+                                 * were ready: release_idle frees it */
+    return G_SOURCE_REMOVE;
+  }
+  return session_play (ps, FALSE) ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
+}
+
+/* A seek's new session: PLAY now when its receivers listen, so the answer
+ * says where it starts; FALSE: they do not listen yet */
+gboolean
+proxy_session_play_now (ProxySession * ps)
+{
+  return session_play (ps, TRUE);
 }
 
 void

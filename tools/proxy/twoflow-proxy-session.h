@@ -100,7 +100,7 @@ void proxy_session_free (ProxySession * ps);
 ProxySession *proxy_session_new (const gchar * video, gboolean prestage, GError ** error);
 gchar *prefix_path (const gchar * video);
 gint64 counter_get (gint64 * counter);
-gboolean ready_cb (gpointer user_data);
+gboolean proxy_session_play_now (ProxySession * ps);
 void proxy_session_start (ProxySession * ps);
 JsonObject *proxy_session_report (ProxySession * ps);
 void end_session_output (ProxySession * ps);
