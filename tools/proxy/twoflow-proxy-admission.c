@@ -261,6 +261,7 @@ admission_check (const gchar * video, JsonObject * info, const gchar * stage,
   json_object_set_string_member (log, "stage", stage);
   if (!d.admit)
     json_object_set_string_member (log, "reason", d.reason);
+  GST_DEBUG ("%s at %s: %s", video, stage, d.admit ? "admitted" : d.reason);
   log_json ("ADMISSION", log);
   if (decision_hook)
     decision_hook (log);

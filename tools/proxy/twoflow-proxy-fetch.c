@@ -58,6 +58,7 @@ fetch_bus_cb (GstBus * bus, GstMessage * msg, gpointer data)
   ProxySession *ps = data;
 
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS) {
+    GST_DEBUG ("fetch of %s: end of the output", ps->video);
     /* the output can be complete a moment before the server says done:
      * its final stats (what it sent) are wanted for the delivery
      * accounting, for up to 3 s */

@@ -120,7 +120,7 @@ recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al)
   if (gst_pad_link (pad, sink) == GST_PAD_LINK_OK)
     al->linked = TRUE;
   else
-    g_printerr ("cannot link the merged audio\n");
+    GST_ERROR_OBJECT (recv, "cannot link the merged audio");
   gst_object_unref (sink);
 }
 

@@ -432,7 +432,7 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   gst_bin_add (GST_BIN (top), recv);
   gpad = gst_element_get_static_pad (recv, "src");
   if (gst_pad_link (gpad, vsink) != GST_PAD_LINK_OK)
-    g_printerr ("RTSP seek: cannot link the new session's video\n");
+    GST_ERROR ("seek: cannot link the new session's video");
   gst_object_unref (gpad);
   gst_object_unref (vsink);
   if (asink)

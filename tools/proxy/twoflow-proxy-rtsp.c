@@ -138,6 +138,7 @@ release_session (gpointer data, GObject * where_the_media_was)
   ProxySession *ps = data;
 
   g_rec_mutex_lock (&rtsp_lock);
+  GST_DEBUG ("session %u: its media is gone", ps->id);
   gst_twoflow_admission_remove (admission, ps->id);
   if (ps->ready_timer || ps->play_sent)
     ps->end_report = proxy_session_report (ps);

@@ -157,6 +157,7 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
             "audio_codec", NULL));
   g_hash_table_replace (info_cache, g_strdup (video),
       json_object_ref (ps->info));
+  GST_DEBUG ("session %u: %s (%s), INFO received", ps->id, video, ps->kind);
   if (session_hooks.added)
     session_hooks.added (ps);
   return ps;
@@ -211,7 +212,7 @@ event_cb (GObject * source, GAsyncResult * res, gpointer user_data)
 
   if (!control_read_finish (G_DATA_INPUT_STREAM (source), res, &ev, &err)) {
     if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-      g_print ("proxy session %u: control connection closed\n", ps->id);
+      GST_INFO ("session %u: control connection closed", ps->id);
       /* the datagrams and bytes already on their way get 2 s */
       if (g_strcmp0 (ps->kind, "fetch") == 0 && !ps->server_done
           && !ps->closed_timer)
@@ -277,8 +278,8 @@ nat_start (ProxySession * ps, const TwoflowPlayReply * r)
 
   if (ess <= 0 || ess > 65535 || (ps->enh_src && (enh <= 0 || enh > 65535))
       || ((erap || ps->enh_src) && hello_id < 0)) {
-    g_print ("proxy session %u: PLAY reply without essential_port, "
-        "enhanced_port or hello_id\n", ps->id);
+    GST_WARNING ("session %u: PLAY reply without essential_port, "
+        "enhanced_port or hello_id", ps->id);
     return FALSE;
   }
   if (erap)
