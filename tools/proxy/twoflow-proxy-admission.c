@@ -18,31 +18,13 @@
 #include "config.h"
 #endif
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <glib-unix.h>
-#include <glib/gstdio.h>
 #include <gst/gst.h>
-#include <gst/rtsp-server/rtsp-server.h>
-#include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-protocol.h"
-#include "twoflowtls.h"
-#include "twoflow-config.h"
-#include "twoflow-daemon.h"
-#include "twoflow-log.h"
-#include "twoflow-store.h"
 #include "twoflow-proxy-options.h"
-#include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
 #include "twoflow-proxy-admission.h"
-#include "twoflow-proxy-receiver.h"
-#include "twoflow-proxy-output.h"
-#include "twoflow-proxy-rtsp.h"
-#include "twoflow-proxy-rtsp-media.h"
-#include "twoflow-proxy-fetch.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_admission_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_admission_debug
@@ -56,14 +38,14 @@ admission_set_decision_hook (void (*hook) (JsonObject * log))
   decision_hook = hook;
 }
 
-GstClockTime
+static GstClockTime
 admission_now (void)
 {
   return g_get_monotonic_time () * GST_USECOND;
 }
 
 /* One progress event of the server: a sample for measured admission. */
-void
+static void
 update_measurement (ProxySession * ps, JsonObject * ev)
 {
   GstTwoflowAdmissionSample sample = { 0, };
@@ -270,9 +252,43 @@ admission_check (const gchar * video, JsonObject * info, const gchar * stage,
   return d.admit;
 }
 
+/* the smoothed reservation runs from here, when the flows start */
+static void
+admission_started (ProxySession * ps)
+{
+  gst_twoflow_admission_set_start (admission, ps->id, admission_now ());
+}
+
+/* the measured health (measured admission's view) at the end */
+static void
+admission_report (ProxySession * ps, JsonObject * o)
+{
+  GstTwoflowAdmissionHealth h;
+  JsonObject *ho;
+
+  if (!gst_twoflow_admission_get_health (admission, ps->id, &h))
+    return;
+  ho = json_object_new ();
+  json_object_set_boolean_member (ho, "healthy", h.healthy);
+  json_object_set_double_member (ho, "essential_rate", h.essential_rate);
+  json_object_set_double_member (ho, "enhanced_rate", h.enhanced_rate);
+  json_object_set_double_member (ho, "essential_ratio", h.essential_ratio);
+  json_object_set_double_member (ho, "enhanced_ratio", h.enhanced_ratio);
+  json_object_set_double_member (ho, "loss", h.loss);
+  json_object_set_double_member (ho, "essential_loss", h.essential_loss);
+  json_object_set_double_member (ho, "transcoder_ratio", h.rate_ratio);
+  json_object_set_int_member (ho, "unhealthy_samples", ps->unhealthy_samples);
+  json_object_set_int_member (ho, "samples", ps->samples);
+  json_object_set_object_member (o, "health", ho);
+}
+
 void
 twoflow_proxy_admission_init (void)
 {
+  static const ProxySessionHooks hooks = { NULL, NULL, admission_started,
+    update_measurement, admission_report
+  };
+
   GST_DEBUG_CATEGORY_INIT (twoflow_proxy_admission_debug, "twoflow-proxy-admission", 0,
       "twoflow-proxy: admission control of its sessions");
   admission = gst_twoflow_admission_new (opt_measured ?
@@ -282,4 +298,5 @@ twoflow_proxy_admission_init (void)
   gst_twoflow_admission_set_basis (admission,
       g_strcmp0 (opt_admission_rate, "peak") == 0 ?
       GST_TWOFLOW_ADMISSION_BASIS_PEAK : GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
+  proxy_session_add_hooks (&hooks);
 }

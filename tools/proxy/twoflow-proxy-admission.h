@@ -23,8 +23,6 @@ extern GstTwoflowAdmission *admission;
 /* who keeps the last decisions (the HTTP side's /status) */
 void admission_set_decision_hook (void (*hook) (JsonObject * log));
 
-GstClockTime admission_now (void);
-void update_measurement (ProxySession * ps, JsonObject * ev);
 void admission_add (ProxySession * ps);
 gboolean admission_check (const gchar * video, JsonObject * info, const gchar * stage,
     gchar ** reason);

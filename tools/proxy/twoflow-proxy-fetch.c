@@ -11,30 +11,17 @@
 #include "config.h"
 #endif
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <gst/gst.h>
-#include <gst/rtsp-server/rtsp-server.h>
-#include <gst/twoflow/twoflowframe.h>
-#include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-protocol.h"
-#include "twoflowtls.h"
-#include "twoflow-config.h"
-#include "twoflow-daemon.h"
-#include "twoflow-log.h"
 #include "twoflow-store.h"
 #include "twoflow-proxy-options.h"
-#include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
+#include "twoflow-proxy-report.h"
 #include "twoflow-proxy-admission.h"
 #include "twoflow-proxy-receiver.h"
 #include "twoflow-proxy-output.h"
-#include "twoflow-proxy-rtsp.h"
-#include "twoflow-proxy-rtsp-media.h"
 #include "twoflow-proxy-fetch.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_fetch_debug);

@@ -17,6 +17,10 @@
 
 G_BEGIN_DECLS
 
+/* the RTSP client threads' admission decisions and session set-ups take
+ * turns */
+extern GRecMutex rtsp_lock;
+
 GType twoflow_pipeline_get_type (void);
 GType twoflow_media_get_type (void);
 
@@ -25,6 +29,10 @@ gboolean seek_target (ProxySession * ps, gdouble * t, gint64 duration);
 gboolean range_start (gdouble * t);
 GstElement *stand_in_source (gboolean eos);
 GstElement *describe_stand_in (const gchar * video);
+/* a media's session is let go (a weak reference's notify: a media's end,
+ * a seek's replaced session) and freed in the main loop */
+void release_session (gpointer data, GObject * where_the_media_was);
+void media_unprepared (GstRTSPMedia * media, gpointer data);
 void twoflow_proxy_rtsp_media_init (void);
 
 G_END_DECLS

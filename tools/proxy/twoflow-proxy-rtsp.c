@@ -17,31 +17,18 @@
 #include "config.h"
 #endif
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <glib-unix.h>
-#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
-#include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
-#include "twoflow-protocol.h"
 #include "twoflowtls.h"
-#include "twoflow-config.h"
-#include "twoflow-daemon.h"
-#include "twoflow-log.h"
-#include "twoflow-store.h"
 #include "twoflow-proxy-options.h"
-#include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
 #include "twoflow-proxy-admission.h"
 #include "twoflow-proxy-receiver.h"
 #include "twoflow-proxy-output.h"
 #include "twoflow-proxy-rtsp.h"
 #include "twoflow-proxy-rtsp-media.h"
-#include "twoflow-proxy-fetch.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_rtsp_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_rtsp_debug
@@ -66,9 +53,9 @@ video_from_path (const gchar * path)
 /* RTSP viewers are served by a pool of client threads (one thread
  * serialised them: the second of two simultaneous viewers waited for the
  * first one's media to prepare); their admission decisions and session
- * set-ups (short: the INFO is cached) still take turns, as before. */
+ * set-ups (short: the INFO is cached) still take turns, as before
+ * (rtsp_lock). */
 #define RTSP_CLIENT_THREADS 64
-GRecMutex rtsp_lock;
 
 /* DESCRIBE's path (gst-rtsp-server asks the mount points for it; SETUP and
  * PLAY ask the client): /video/NAME/ for /video/NAME, so the stand-in a
@@ -105,58 +92,8 @@ twoflow_mounts_init (TwoflowMounts * m)
 {
 }
 
-/* The session's report and its memory, in the main loop: its callbacks
- * (ready_cb, event_cb, the timers) run there, so it is freed there. */
-static gboolean
-release_idle (gpointer data)
-{
-  ProxySession *ps = data;
 
-  g_rec_mutex_lock (&rtsp_lock);
-  if (!ps->end_report) {
-    /* set up, never played: no server session to report */
-    g_print ("proxy session %u: released (never played)\n", ps->id);
-  } else {
-    log_json ("SESSION-END", ps->end_report);
-    json_object_unref (ps->end_report);
-    g_print ("proxy session %u: released; %.2f Mbit/s reserved\n",
-        ps->id, gst_twoflow_admission_reserved (admission) / 1e6);
-  }
-  proxy_session_free (ps);
-  g_rec_mutex_unlock (&rtsp_lock);
-  return G_SOURCE_REMOVE;
-}
 
-/* The media of @ps is going, in whatever thread lets it go (a client's,
- * on TEARDOWN or a closed connection): its reservation ends and its
- * report is taken now, while its elements still exist; the session is
- * freed in the main loop (freeing it here raced with a server event
- * still to be dispatched there), which ignores it from now on. */
-void
-release_session (gpointer data, GObject * where_the_media_was)
-{
-  ProxySession *ps = data;
-
-  g_rec_mutex_lock (&rtsp_lock);
-  GST_DEBUG ("session %u: its media is gone", ps->id);
-  gst_twoflow_admission_remove (admission, ps->id);
-  if (ps->ready_timer || ps->play_sent)
-    ps->end_report = proxy_session_report (ps);
-  g_atomic_int_set (&ps->released, 1);
-  g_rec_mutex_unlock (&rtsp_lock);
-  g_idle_add (release_idle, ps);
-}
-
-static void
-media_unprepared (GstRTSPMedia * media, gpointer data)
-{
-  ProxySession *ps = g_object_get_data (G_OBJECT (media), "twoflow-session");
-  if (ps) {
-    g_object_weak_unref (G_OBJECT (media), release_session, ps);
-    g_object_set_data (G_OBJECT (media), "twoflow-session", NULL);
-    release_session (ps, NULL);
-  }
-}
 
 /* Over UDP the end of the stream is an RTCP BYE on a socket of its own;
  * ffmpeg stops at the BYE and dropped the last two frames still waiting in

@@ -17,11 +17,6 @@
 
 G_BEGIN_DECLS
 
-/* the RTSP client threads' admission decisions and session set-ups take
- * turns */
-extern GRecMutex rtsp_lock;
-
-void release_session (gpointer data, GObject * where_the_media_was);
 GstRTSPServer *rtsp_start (GError ** error);
 void twoflow_proxy_rtsp_init (void);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy — a session: its control connection, its PLAY and events, its report
+/* twoflow-proxy — a session: its control connection, its PLAY and events
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -10,7 +10,10 @@
 #ifndef __TWOFLOW_PROXY_SESSION_H__
 #define __TWOFLOW_PROXY_SESSION_H__
 
+#include <stdio.h>
+#include <gio/gio.h>
 #include <gst/gst.h>
+#include <gst/twoflow/twoflowframe.h>
 #include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
@@ -86,14 +89,22 @@ G_LOCK_EXTERN (counters);
 /* video name -> JsonObject (INFO reply), for DESCRIBE and admission */
 extern GHashTable *info_cache;
 
-/* who keeps the list of running sessions (the HTTP side) */
+/* What the modules above want to know of every session (the HTTP side
+ * keeps the list, admission measures them); any member NULL */
 typedef struct
 {
   void (*added) (ProxySession * ps);
   void (*removed) (ProxySession * ps);
+  /* PLAY answered: the flows start */
+  void (*started) (ProxySession * ps);
+  /* a progress event of the server, once a second */
+  void (*progress) (ProxySession * ps, JsonObject * ev);
+  /* its report being made (twoflow-proxy-report.c): what it adds */
+  void (*report) (ProxySession * ps, JsonObject * report);
 } ProxySessionHooks;
 
-void proxy_session_set_hooks (const ProxySessionHooks * hooks);
+void proxy_session_add_hooks (const ProxySessionHooks * hooks);
+void proxy_session_notify_report (ProxySession * ps, JsonObject * report);
 
 void log_json (const gchar * tag, JsonObject * obj);
 void proxy_session_free (ProxySession * ps);
@@ -102,7 +113,6 @@ gchar *prefix_path (const gchar * video);
 gint64 counter_get (gint64 * counter);
 gboolean proxy_session_play_now (ProxySession * ps);
 void proxy_session_start (ProxySession * ps);
-JsonObject *proxy_session_report (ProxySession * ps);
 void end_session_output (ProxySession * ps);
 void twoflow_proxy_session_init (void);
 

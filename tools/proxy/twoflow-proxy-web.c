@@ -18,31 +18,19 @@
 #include "config.h"
 #endif
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <gst/gst.h>
-#include <gst/rtsp-server/rtsp-server.h>
-#include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
 #include "twoflow-protocol.h"
-#include "twoflowtls.h"
-#include "twoflow-config.h"
-#include "twoflow-daemon.h"
-#include "twoflow-log.h"
 #include "twoflow-store.h"
 #include "twoflow-proxy-options.h"
 #include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
+#include "twoflow-proxy-report.h"
 #include "twoflow-proxy-admission.h"
 #include "twoflow-proxy-receiver.h"
 #include "twoflow-proxy-output.h"
-#include "twoflow-proxy-rtsp.h"
-#include "twoflow-proxy-rtsp-media.h"
-#include "twoflow-proxy-fetch.h"
 #include "twoflow-proxy-web.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_web_debug);
@@ -400,7 +388,7 @@ twoflow_proxy_web_init (void)
   GST_DEBUG_CATEGORY_INIT (twoflow_proxy_web_debug, "twoflow-proxy-web", 0,
       "twoflow-proxy: the HTTP side");
 
-  proxy_session_set_hooks (&hooks);
+  proxy_session_add_hooks (&hooks);
   admission_set_decision_hook (web_note_decision);
 }
 

@@ -22,36 +22,30 @@
  *
  * The parts, each with its debug category (GST_DEBUG=twoflow-proxy*:5):
  * options (twoflow-proxy-options.c), the control client (-control.c), a
- * session with its PLAY, events and report (-session.c), admission
- * control (-admission.c), the receiving bin, one builder per transport
- * (-receiver.c), the output's muxing (-output.c), RTSP viewers (-rtsp.c,
- * the media factory; -rtsp-media.c, the media and its seeking), --fetch
- * and --prestage (-fetch.c), the HTTP side with HLS (-web.c, twoflow-hls.c);
- * this file starts them.
+ * session with its PLAY and events (-session.c) and its report
+ * (-report.c), admission control (-admission.c), the receiving bin, one
+ * builder per transport (-receiver.c), the output's muxing (-output.c),
+ * RTSP viewers (-rtsp.c, the media factory; -rtsp-media.c, the media and
+ * its seeking), --fetch and --prestage (-fetch.c), the HTTP side with HLS
+ * (-web.c, twoflow-hls.c); this file starts them. A module talks to the
+ * ones above it through hooks (ProxySessionHooks: admission measures the
+ * sessions, the HTTP side lists them).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <glib-unix.h>
-#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
-#include <gst/twoflow/twoflowframe.h>
 #include <gst/twoflow/twoflowadmission.h>
-#include <gst/twoflow/twoflowdelivery.h>
-#include "twoflow-protocol.h"
-#include "twoflowtls.h"
 #include "twoflow-config.h"
 #include "twoflow-daemon.h"
-#include "twoflow-log.h"
-#include "twoflow-store.h"
 #include "twoflow-proxy-options.h"
 #include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
+#include "twoflow-proxy-report.h"
 #include "twoflow-proxy-admission.h"
 #include "twoflow-proxy-receiver.h"
 #include "twoflow-proxy-output.h"
@@ -89,6 +83,7 @@ main (int argc, char **argv)
       "twoflow proxy");
   twoflow_proxy_control_init ();
   twoflow_proxy_session_init ();
+  twoflow_proxy_report_init ();
   twoflow_proxy_admission_init ();
   twoflow_proxy_receiver_init ();
   twoflow_proxy_output_init ();
