@@ -24,6 +24,9 @@
 #include <gst/twoflow/twoflowadmission.h>
 #include "twoflow-protocol.h"
 #include "twoflow-store.h"
+#include "twoflow-http.h"
+#include "twoflow-metrics.h"
+#include "twoflow-hls.h"
 #include "twoflow-proxy-options.h"
 #include "twoflow-proxy-control.h"
 #include "twoflow-proxy-session.h"
@@ -35,11 +38,6 @@
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_web_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_web_debug
-
-#include "twoflow-http.h"
-#include "twoflow-metrics.h"
-#include "twoflow-store.h"
-#include "twoflow-hls.h"
 
 static GList *live_sessions;    /* ProxySession, all kinds */
 static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
