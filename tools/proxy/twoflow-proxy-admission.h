@@ -24,8 +24,8 @@ extern GstTwoflowAdmission *admission;
 void admission_set_decision_hook (void (*hook) (JsonObject * log));
 
 void admission_add (ProxySession * ps);
-gboolean admission_check (const gchar * video, JsonObject * info, const gchar * stage,
-    gchar ** reason);
+gboolean admission_check (const gchar * video, JsonObject * info,
+    const gchar * stage, gchar ** reason);
 void twoflow_proxy_admission_init (void);
 
 G_END_DECLS

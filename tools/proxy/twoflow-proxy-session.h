@@ -108,7 +108,8 @@ void proxy_session_notify_report (ProxySession * ps, JsonObject * report);
 
 void log_json (const gchar * tag, JsonObject * obj);
 void proxy_session_free (ProxySession * ps);
-ProxySession *proxy_session_new (const gchar * video, gboolean prestage, GError ** error);
+ProxySession *proxy_session_new (const gchar * video, gboolean prestage,
+    GError ** error);
 gchar *prefix_path (const gchar * video);
 gint64 counter_get (gint64 * counter);
 gboolean proxy_session_play_now (ProxySession * ps);
