@@ -289,8 +289,8 @@ twoflow_proxy_admission_init (void)
     update_measurement, admission_report
   };
 
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_admission_debug, "twoflow-proxy-admission", 0,
-      "twoflow-proxy: admission control of its sessions");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_admission_debug,
+      "twoflow-proxy-admission", 0, "twoflow-proxy: admission control");
   admission = gst_twoflow_admission_new (opt_measured ?
       GST_TWOFLOW_ADMISSION_MEASURED : opt_wan_capacity > 0 ?
       GST_TWOFLOW_ADMISSION_CONFIGURED : GST_TWOFLOW_ADMISSION_NONE,

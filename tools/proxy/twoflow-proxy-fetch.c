@@ -229,6 +229,6 @@ fetch_signal_cb (gpointer data)
 void
 twoflow_proxy_fetch_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_fetch_debug, "twoflow-proxy-fetch", 0,
-      "twoflow-proxy: --fetch and --prestage: one session into a file");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_fetch_debug,
+      "twoflow-proxy-fetch", 0, "twoflow-proxy: --fetch and --prestage");
 }

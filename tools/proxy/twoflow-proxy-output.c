@@ -422,6 +422,6 @@ missing:
 void
 twoflow_proxy_output_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_output_debug, "twoflow-proxy-output", 0,
-      "twoflow-proxy: a session's output: parsers, audio, the muxer");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_output_debug,
+      "twoflow-proxy-output", 0, "twoflow-proxy: a session's output");
 }

@@ -430,6 +430,6 @@ build_receive_bin (ProxySession * ps)
 void
 twoflow_proxy_receiver_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_receiver_debug, "twoflow-proxy-receiver", 0,
-      "twoflow-proxy: the receiving bin: the two flows' receivers and the merge");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_receiver_debug,
+      "twoflow-proxy-receiver", 0, "twoflow-proxy: the receiving bin");
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy — the RTSP media: seeking, the SDP's range, DESCRIBE's stand-in
+/* twoflow-proxy — the RTSP media: seeking, the SDP's range, DESCRIBE's
+ * stand-in
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -514,6 +515,6 @@ done:
 void
 twoflow_proxy_rtsp_media_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_rtsp_media_debug, "twoflow-proxy-rtsp-media", 0,
-      "twoflow-proxy: the RTSP media: seeking, the SDP's range, DESCRIBE's stand-in");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_rtsp_media_debug,
+      "twoflow-proxy-rtsp-media", 0, "twoflow-proxy: the RTSP media");
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy — the RTSP media: seeking, the SDP's range, DESCRIBE's stand-in
+/* twoflow-proxy — the RTSP media: seeking, the SDP's range, DESCRIBE's
+ * stand-in
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy — RTSP viewers: gst-rtsp-server's media factory, mounts and client hooks
+/* twoflow-proxy — RTSP viewers: gst-rtsp-server's media factory, mounts
+ * and client hooks
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or
@@ -558,6 +559,6 @@ rtsp_start (GError ** error)
 void
 twoflow_proxy_rtsp_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_rtsp_debug, "twoflow-proxy-rtsp", 0,
-      "twoflow-proxy: RTSP viewers: gst-rtsp-server's media factory, mounts and client hooks");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_rtsp_debug,
+      "twoflow-proxy-rtsp", 0, "twoflow-proxy: RTSP viewers");
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy — RTSP viewers: gst-rtsp-server's media factory, mounts and client hooks
+/* twoflow-proxy — RTSP viewers: gst-rtsp-server's media factory, mounts
+ * and client hooks
  * Copyright (C) 2026 twoflow developers
  *
  * This library is free software; you can redistribute it and/or

@@ -527,8 +527,8 @@ end_session_output (ProxySession * ps)
 void
 twoflow_proxy_session_init (void)
 {
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_session_debug, "twoflow-proxy-session", 0,
-      "twoflow-proxy: a session: its control connection, its PLAY and events, its report");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_session_debug,
+      "twoflow-proxy-session", 0, "twoflow-proxy: a session");
   info_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) json_object_unref);
 }

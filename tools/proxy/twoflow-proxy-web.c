@@ -383,8 +383,8 @@ twoflow_proxy_web_init (void)
 {
   ProxySessionHooks hooks = { web_session_added, web_session_removed };
 
-  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_web_debug, "twoflow-proxy-web", 0,
-      "twoflow-proxy: the HTTP side");
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_web_debug,
+      "twoflow-proxy-web", 0, "twoflow-proxy: the HTTP side");
 
   proxy_session_add_hooks (&hooks);
   admission_set_decision_hook (web_note_decision);
