@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * Admission control of the proxy, sans-IO (see twoflowadmission.h).
+ * Admission control of the proxy, sans-IO (see twoflow-admission.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow — the delivery accounting (twoflowdelivery.h). */
+/* twoflow — the delivery accounting (twoflow-delivery.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif

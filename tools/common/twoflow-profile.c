@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * The profile of a video, sans-IO (see twoflowprofile.h).
+ * The profile of a video, sans-IO (see twoflow-profile.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

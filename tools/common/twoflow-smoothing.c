@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * Enhanced-flow smoothing, sans-IO (see twoflowsmoothing.h).
+ * Enhanced-flow smoothing, sans-IO (see twoflow-smoothing.h).
  *
  * The model (docs/system.md, "Enhanced-flow smoothing"): the server's
  * live source releases enhanced frame i at its decode time r_i (relative

@@ -1,15 +1,43 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* twoflow-proxy's HTTP side (included by twoflow-proxy.c, whose sessions,
- * receive bin and muxing it reuses): HLS of the merged video and audio
- * (MPEG-TS segments, twoflow-hls.c) kept under --hls-dir, live while the merge
- * runs and as VoD once EXT-X-ENDLIST is written; the status of the sessions
- * (/status), Prometheus metrics (/metrics), the video list (/videos) and the
- * web page; the prefix store's size limit; a clean shutdown. */
+/* twoflow-proxy — the HTTP side: HLS, /status, /metrics, /videos, the page
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+/*
+ * HLS of the merged video and audio (MPEG-TS segments, twoflow-hls.c)
+ * kept under --hls-dir, live while the merge runs and as VoD once
+ * EXT-X-ENDLIST is written; the status of the sessions (/status),
+ * Prometheus metrics (/metrics), the video list (/videos) and the web
+ * page; a clean shutdown (SIGTERM) and SIGHUP's reload.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 
+#include <stdlib.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+#include "twoflow-admission.h"
+#include "twoflow-protocol.h"
+#include "twoflow-store.h"
 #include "twoflow-http.h"
 #include "twoflow-metrics.h"
-#include "twoflow-store.h"
 #include "twoflow-hls.h"
+#include "twoflow-proxy-options.h"
+#include "twoflow-proxy-control.h"
+#include "twoflow-proxy-session.h"
+#include "twoflow-proxy-report.h"
+#include "twoflow-proxy-admission.h"
+#include "twoflow-proxy-receiver.h"
+#include "twoflow-proxy-output.h"
+#include "twoflow-proxy-web.h"
+
+GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_web_debug);
+#define GST_CAT_DEFAULT twoflow_proxy_web_debug
 
 static GList *live_sessions;    /* ProxySession, all kinds */
 static GQueue decisions = G_QUEUE_INIT; /* the last admission decisions */
@@ -348,7 +376,21 @@ web_hls_growing (const gchar * video, const gchar * file, gpointer data)
   return j && j->hls && twoflow_hls_growing (j->hls, file);
 }
 
-static void
+/* The list of sessions and the last admission decisions (kept also when
+ * nothing serves them: a fetch) */
+void
+twoflow_proxy_web_init (void)
+{
+  ProxySessionHooks hooks = { web_session_added, web_session_removed };
+
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_web_debug,
+      "twoflow-proxy-web", 0, "twoflow-proxy: the HTTP side");
+
+  proxy_session_add_hooks (&hooks);
+  admission_set_decision_hook (web_note_decision);
+}
+
+void
 web_start (void)
 {
   TwoflowHttpHooks hooks = { web_metrics, web_status, web_videos,
@@ -397,7 +439,7 @@ end_session_streams (gpointer data, gpointer unused)
   end_session_output (data);
 }
 
-static gboolean
+gboolean
 web_shutdown (gpointer loop)
 {
   if (shutting_down)
@@ -411,7 +453,7 @@ web_shutdown (gpointer loop)
 }
 
 /* SIGHUP: forget the videos' INFO (the server's list is read anew) */
-static gboolean
+gboolean
 web_reload (gpointer data)
 {
   g_hash_table_remove_all (info_cache);

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow-proxy — a session's output: parsers, audio, the muxer
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+/*
+ * What the merged video and audio go into: a container by the fetch's
+ * file name, MPEG-TS for RTSP and HLS; audio a muxer cannot carry
+ * transcoded to AAC, MPEG-1/2 video to H.264 for browsers and MP4.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/gst.h>
+#include "twoflow-proxy-session.h"
+#include "twoflow-proxy-output.h"
+
+GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_output_debug);
+#define GST_CAT_DEFAULT twoflow_proxy_output_debug
+
+
+/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv"
+ * or "es" (the merged video elementary stream, no audio); otherwise by the
+ * codec (MPEG-1/2: TS, H.264: Matroska). */
+const gchar *
+container_for (const gchar * path, const gchar * codec)
+{
+  gchar *lower = g_ascii_strdown (path, -1);
+  const gchar *c = NULL;
+  const gchar *ext = strrchr (lower, '.');
+
+  if (ext) {
+    if (g_str_equal (ext, ".ts") || g_str_equal (ext, ".m2ts")
+        || g_str_equal (ext, ".mts"))
+      c = "ts";
+    else if (g_str_equal (ext, ".mp4") || g_str_equal (ext, ".m4v")
+        || g_str_equal (ext, ".mov"))
+      c = "mp4";
+    else if (g_str_equal (ext, ".mkv") || g_str_equal (ext, ".mka"))
+      c = "mkv";
+    else if (g_str_equal (ext, ".m2v") || g_str_equal (ext, ".m1v")
+        || g_str_equal (ext, ".mpv") || g_str_equal (ext, ".h264")
+        || g_str_equal (ext, ".264") || g_str_equal (ext, ".es")
+        || g_str_equal (ext, ".twf"))
+      c = "es";
+  }
+  g_free (lower);
+  if (c)
+    return c;
+  return g_strcmp0 (codec, "h264") == 0 ? "mkv" : "ts";
+}
+
+static const gchar *
+audio_parser_for (const gchar * codec)
+{
+  if (g_str_equal (codec, "aac"))
+    return "aacparse";
+  if (g_str_has_prefix (codec, "mp") && strlen (codec) == 3)
+    return "mpegaudioparse";
+  if (g_str_equal (codec, "ac3") || g_str_equal (codec, "eac3"))
+    return "ac3parse";
+  if (g_str_equal (codec, "opus"))
+    return "opusparse";
+  if (g_str_equal (codec, "flac"))
+    return "flacparse";
+  return "identity";
+}
+
+static void recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al);
+static void recv_no_more_pads (GstElement * recv, AudioLink * al);
+
+/* the receiving bin's audio pad, when it comes, to the audio branch */
+void
+connect_audio_link (GstElement * recv, AudioLink * al)
+{
+  al->linked = FALSE;
+  g_signal_connect (recv, "pad-added", G_CALLBACK (recv_pad_added), al);
+  g_signal_connect (recv, "no-more-pads", G_CALLBACK (recv_no_more_pads), al);
+}
+
+static void
+recv_pad_added (GstElement * recv, GstPad * pad, AudioLink * al)
+{
+  GstPad *sink;
+
+  if (!g_str_equal (GST_PAD_NAME (pad), "audio"))
+    return;
+  /* a session started later (seeking): its running times continue from
+   * its start, as the video's (twoflow_seek) */
+  gst_pad_set_offset (pad, GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT
+              (recv), "twoflow-offset-ms")) * GST_MSECOND);
+  sink = gst_element_get_static_pad (al->aqueue, "sink");
+  if (gst_pad_link (pad, sink) == GST_PAD_LINK_OK)
+    al->linked = TRUE;
+  else
+    GST_ERROR_OBJECT (recv, "cannot link the merged audio");
+  gst_object_unref (sink);
+}
+
+/* The merge has all its pads and no audio came: end the audio branch so
+ * the muxer goes on with the video alone. */
+static void
+recv_no_more_pads (GstElement * recv, AudioLink * al)
+{
+  GstPad *sink;
+  GstSegment seg;
+
+  if (al->linked)
+    return;
+  g_print ("no audio from the merge: video only\n");
+  sink = gst_element_get_static_pad (al->aqueue, "sink");
+  gst_pad_send_event (sink, gst_event_new_stream_start ("twoflow-no-audio"));
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  gst_pad_send_event (sink, gst_event_new_segment (&seg));
+  gst_pad_send_event (sink, gst_event_new_eos ());
+  gst_object_unref (sink);
+}
+
+static GstElement *
+add_el (GstBin * bin, const gchar * factory, const gchar * name)
+{
+  GstElement *e = gst_element_factory_make (factory, name);
+
+  if (e == NULL) {
+    g_printerr ("missing element %s\n", factory);
+    return NULL;
+  }
+  gst_bin_add (bin, e);
+  return e;
+}
+
+/* The caps of an audio codec as the server names it (audio_codec_name). */
+static GstCaps *
+audio_codec_caps (const gchar * codec)
+{
+  if (g_str_equal (codec, "aac"))
+    return gst_caps_from_string ("audio/mpeg, mpegversion=(int)4");
+  if (g_str_has_prefix (codec, "mp") && strlen (codec) == 3)
+    return gst_caps_from_string ("audio/mpeg, mpegversion=(int)1");
+  {
+    gchar *name = g_strconcat ("audio/x-", codec, NULL);
+    GstCaps *caps = gst_caps_new_empty_simple (name);
+
+    g_free (name);
+    return caps;
+  }
+}
+
+/* Whether a sink pad template of @factory takes @caps. */
+static gboolean
+factory_takes (const gchar * factory, const GstCaps * caps)
+{
+  GstElementFactory *f = gst_element_factory_find (factory);
+  gboolean takes = f && gst_element_factory_can_sink_any_caps (f, caps);
+
+  if (f)
+    gst_object_unref (f);
+  return takes;
+}
+
+/* The best-ranked audio decoder for @caps (NULL: none). */
+static GstElementFactory *
+audio_decoder_for (const GstCaps * caps)
+{
+  GList *all = gst_element_factory_list_get_elements
+      (GST_ELEMENT_FACTORY_TYPE_DECODER | GST_ELEMENT_FACTORY_TYPE_MEDIA_AUDIO,
+      GST_RANK_MARGINAL);
+  GList *fit = gst_element_factory_list_filter (all, caps, GST_PAD_SINK,
+      FALSE);
+  GstElementFactory *best = NULL;
+
+  fit = g_list_sort (fit, gst_plugin_feature_rank_compare_func);
+  if (fit)
+    best = gst_object_ref (fit->data);
+  gst_plugin_feature_list_free (fit);
+  gst_plugin_feature_list_free (all);
+  return best;
+}
+
+/* Whether @container (its muxer @mux_factory) carries @codec so that it
+ * plays back whole. Not where GStreamer 1.22's muxer takes the caps but
+ * writes it wrong, nor where the viewers cannot decode it:
+ * - mp4mux writes Opus's dOps box with OpusHead's little-endian fields as
+ *   they are (pre-skip 312 reads as 14337 samples: decoders drop 0.3 s);
+ * - HLS is for browsers: hls.js 1.5's MPEG-TS demuxer takes ADTS AAC and
+ *   MPEG audio, AC-3 only where the browser's MSE does (not Chromium), and
+ *   no Opus (stream type 6 without an AC-3 descriptor is skipped), so the
+ *   page played such videos silent. mpegtsmux itself carries Opus (the
+ *   segments of twoflow-hls.c decode whole with ffmpeg). */
+static gboolean
+mux_carries (const gchar * mux_factory, const gchar * container,
+    const gchar * codec, const GstCaps * caps)
+{
+  if (g_str_equal (container, "hls"))
+    return g_str_equal (codec, "aac") || (g_str_has_prefix (codec, "mp")
+        && strlen (codec) == 3);
+  if (g_str_equal (mux_factory, "mp4mux") && g_str_equal (codec, "opus"))
+    return FALSE;
+  return factory_takes (mux_factory, caps);
+}
+
+/* When @container's muxer cannot carry @codec (GStreamer 1.22: E-AC-3,
+ * FLAC, Vorbis in MPEG-TS or MP4 ...; mux_carries), the audio is
+ * transcoded to AAC:
+ * parser ! decoder ! audioconvert ! audioresample ! avenc_aac ! aacparse.
+ * Returns the last element of that chain (NULL: not needed, or @error). */
+static GstElement *
+audio_transcode (GstBin * bin, GstElement * aparse, const gchar * codec,
+    const gchar * mux_factory, const gchar * container, GError ** error)
+{
+  GstCaps *caps = audio_codec_caps (codec);
+  GstElementFactory *dec;
+  GstElement *d, *conv, *res, *enc, *parse;
+
+  if (mux_carries (mux_factory, container, codec, caps)) {
+    gst_caps_unref (caps);
+    return NULL;
+  }
+  dec = audio_decoder_for (caps);
+  gst_caps_unref (caps);
+  if (dec == NULL) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "%s audio cannot go into %s and no decoder for it is installed",
+        codec, container);
+    return NULL;
+  }
+  d = gst_element_factory_create (dec, NULL);
+  conv = add_el (bin, "audioconvert", NULL);
+  res = add_el (bin, "audioresample", NULL);
+  enc = add_el (bin, "avenc_aac", NULL);
+  parse = add_el (bin, "aacparse", NULL);
+  if (d)
+    gst_bin_add (bin, d);
+  if (!d || !conv || !res || !enc || !parse
+      || !gst_element_link_many (aparse, d, conv, res, enc, parse, NULL)) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "%s audio cannot go into %s and cannot be transcoded to AAC",
+        codec, container);
+    gst_object_unref (dec);
+    return NULL;
+  }
+  g_print ("audio: %s cannot go into %s (%s): transcoded to AAC (%s ! "
+      "avenc_aac)\n", codec, container, mux_factory,
+      GST_OBJECT_NAME (dec));
+  gst_object_unref (dec);
+  return parse;
+}
+
+/* MPEG-1/2 video for the browsers' HLS (and for MP4: no muxer of
+ * GStreamer 1.22 writes MPEG-2 video into MP4): @vparse ! decoder !
+ * videoconvert ! x264enc (a key frame every 2 s, HLS's target duration) !
+ * h264parse ! @stream_format caps; returns the last element, linked (NULL:
+ * missing). */
+/* avdec_mpeg2video (libav 5.1) gives two frames of an open GOP's start the
+ * same PTS (0.245 s twice, none at 0.165 s, from a file as from the
+ * merge); x264enc then returns a frame without PTS and mp4mux fails ("Buffer
+ * has no PTS"). A frame whose PTS is missing or not after the previous one
+ * gets the previous one's end. */
+static GstPadProbeReturn
+increasing_pts_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *last = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime pts = GST_BUFFER_PTS (buf), dur = GST_BUFFER_DURATION (buf);
+
+  if (GST_CLOCK_TIME_IS_VALID (*last) && (!GST_CLOCK_TIME_IS_VALID (pts)
+          || pts <= *last)) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_PTS (buf) = pts = *last + (GST_CLOCK_TIME_IS_VALID (dur) ?
+        dur : 1);
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+  }
+  if (GST_CLOCK_TIME_IS_VALID (pts))
+    *last = pts;
+  return GST_PAD_PROBE_OK;
+}
+
+static GstElement *
+hls_h264_encoder (GstBin * bin, GstElement * vparse,
+    const gchar * stream_format)
+{
+  GstElement *dec = add_el (bin, "avdec_mpeg2video", NULL);
+  GstElement *conv = add_el (bin, "videoconvert", NULL);
+  GstElement *enc = add_el (bin, "x264enc", NULL);
+  GstElement *parse = add_el (bin, "h264parse", NULL);
+  GstElement *caps = add_el (bin, "capsfilter", NULL);
+  GstCaps *c;
+
+  if (!dec || !conv || !enc || !parse || !caps)
+    return NULL;
+  gst_util_set_object_arg (G_OBJECT (enc), "speed-preset", "veryfast");
+  gst_util_set_object_arg (G_OBJECT (enc), "pass", "qual");
+  g_object_set (enc, "quantizer", 21, "key-int-max", 50, "bframes", 0,
+      NULL);
+  g_object_set (parse, "config-interval", -1, NULL);
+  c = gst_caps_new_simple ("video/x-h264", "stream-format", G_TYPE_STRING,
+      stream_format, "alignment", G_TYPE_STRING, "au", NULL);
+  g_object_set (caps, "caps", c, NULL);
+  gst_caps_unref (c);
+  if (!gst_element_link_many (vparse, dec, conv, enc, parse, caps, NULL))
+    return NULL;
+  {
+    GstPad *src = gst_element_get_static_pad (dec, "src");
+    GstClockTime *last = g_new (GstClockTime, 1);
+
+    *last = GST_CLOCK_TIME_NONE;
+    gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, increasing_pts_probe,
+        last, g_free);
+    gst_object_unref (src);
+  }
+  return caps;
+}
+
+/* recv's video (and audio) through parsers into a @container muxer, which
+ * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
+ * stream with SPS/PPS before every IDR frame, so a viewer can start at any
+ * key frame. */
+GstElement *
+build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
+    const gchar * container, GError ** error)
+{
+  gboolean h264 = g_strcmp0 (ps->video_codec, "h264") == 0;
+  gboolean hls_transcoded;
+  GstElement *mux, *vq, *vparse, *vcaps = NULL;
+  GstPad *pad;
+
+  gboolean hls = g_str_equal (container, "hls");
+  /* HLS: MPEG-TS segments (twoflow-hls.c cuts mpegtsmux's output) */
+  const gchar *mux_factory = g_str_equal (container, "mp4") ? "mp4mux" :
+      g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux";
+
+  mux = add_el (bin, mux_factory, "mux");
+  vq = add_el (bin, "queue", NULL);
+  vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
+  if (!mux || !vq || !vparse)
+    goto missing;
+  hls_transcoded = (hls || g_str_equal (container, "mp4")) && !h264;
+  if (hls_transcoded) {
+    /* browsers decode no MPEG-1/2 video: the HLS copy (made once per
+     * video and cached with its segments) is H.264; mp4mux takes no
+     * MPEG-1/2 video */
+    vcaps = hls_h264_encoder (bin, vparse, hls ? "byte-stream" : "avc");
+    if (!vcaps)
+      goto missing;
+    g_print ("%s: %s video transcoded to H.264 (x264enc)\n",
+        hls ? "HLS (for browsers)" : "MP4 (mp4mux takes no MPEG-1/2 video)",
+        ps->video_codec);
+  } else if (h264) {
+    g_object_set (vparse, "config-interval", -1, NULL);
+    if (g_str_equal (container, "ts") || hls) {
+      GstCaps *c = gst_caps_from_string ("video/x-h264,"
+          "stream-format=byte-stream,alignment=au");
+      vcaps = add_el (bin, "capsfilter", NULL);
+      g_object_set (vcaps, "caps", c, NULL);
+      gst_caps_unref (c);
+    }
+  }
+  g_object_set (vq, "max-size-buffers", 0, "max-size-time", (guint64) 0,
+      "max-size-bytes", 0, NULL);
+  if (!gst_element_link_pads (recv, "src", vq, "sink")
+      || !gst_element_link (vq, vparse)
+      || (vcaps && !hls_transcoded && !gst_element_link (vparse, vcaps))
+      || !gst_element_link_pads (vcaps ? vcaps : vparse, "src", mux, NULL)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "%s video cannot go into %s", ps->video_codec, container);
+    return NULL;
+  }
+  if (ps->audio_out) {
+    AudioLink *al = g_new0 (AudioLink, 1);
+    GstElement *aparse, *alast;
+    GError *terr = NULL;
+
+    al->aqueue = add_el (bin, "queue", NULL);
+    aparse = add_el (bin, audio_parser_for (ps->audio_codec), NULL);
+    if (!al->aqueue || !aparse) {
+      g_free (al);
+      goto missing;
+    }
+    g_object_set (al->aqueue, "max-size-buffers", 0, "max-size-time",
+        (guint64) 0, "max-size-bytes", 0, NULL);
+    gst_element_link (al->aqueue, aparse);
+    alast = audio_transcode (bin, aparse, ps->audio_codec, mux_factory,
+        container, &terr);
+    if (terr) {
+      g_free (al);
+      g_propagate_error (error, terr);
+      return NULL;
+    }
+    if (alast == NULL) {
+      alast = aparse;
+      g_print ("audio: %s carried as is into %s\n", ps->audio_codec,
+          container);
+    }
+    pad = gst_element_get_static_pad (alast, "src");
+    if (!gst_element_link_pads (alast, "src", mux, NULL)) {
+      gst_object_unref (pad);
+      g_free (al);
+      g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+          "%s audio cannot go into %s", ps->audio_codec, container);
+      return NULL;
+    }
+    gst_object_unref (pad);
+    g_object_set_data_full (G_OBJECT (bin), "twoflow-audio-link", al,
+        g_free);
+    connect_audio_link (recv, al);
+  }
+  ps->out_mux = mux;
+  return mux;
+
+missing:
+  g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+      "missing elements for the %s output", container);
+  return NULL;
+}
+
+void
+twoflow_proxy_output_init (void)
+{
+  GST_DEBUG_CATEGORY_INIT (twoflow_proxy_output_debug,
+      "twoflow-proxy-output", 0, "twoflow-proxy: a session's output");
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow-proxy — a session's output: parsers, audio, the muxer
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+#ifndef __TWOFLOW_PROXY_OUTPUT_H__
+#define __TWOFLOW_PROXY_OUTPUT_H__
+
+#include <gst/gst.h>
+#include <json-glib/json-glib.h>
+#include "twoflow-proxy-session.h"
+
+G_BEGIN_DECLS
+
+/* the audio branch: the receiving bin's "audio" pad when it comes (a
+ * seek's new bin is linked to the same one) */
+typedef struct
+{
+  GstElement *aqueue;
+  gboolean linked;
+} AudioLink;
+
+const gchar *container_for (const gchar * path, const gchar * codec);
+void connect_audio_link (GstElement * recv, AudioLink * al);
+GstElement *build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
+    const gchar * container, GError ** error);
+void twoflow_proxy_output_init (void);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow-proxy — RTSP viewers: gst-rtsp-server's media factory, mounts
+ * and client hooks
+ * Copyright (C) 2026 twoflow developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ */
+#ifndef __TWOFLOW_PROXY_RTSP_H__
+#define __TWOFLOW_PROXY_RTSP_H__
+
+#include <gst/gst.h>
+#include <json-glib/json-glib.h>
+#include <gst/rtsp-server/rtsp-server.h>
+#include "twoflow-proxy-session.h"
+
+G_BEGIN_DECLS
+
+GstRTSPServer *rtsp_start (GError ** error);
+void twoflow_proxy_rtsp_init (void);
+
+G_END_DECLS
+#endif
