@@ -16,6 +16,7 @@
 #include <gst/gst.h>
 #include <gst/tag/tag.h>
 #include "twoflow-server-source.h"
+#include "twoflow-server-dts.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_server_source_debug);
 #define GST_CAT_DEFAULT twoflow_server_source_debug
@@ -36,6 +37,7 @@ typedef struct
   GArray *keyframes;            /* KeyFrame */
   GArray *audio_pts;            /* GstClockTime: the audio buffers' PTS */
   guint64 video_buffers;
+  DtsState *dts;                /* the video's: its timestamps' shift */
 } StartState;
 
 static GstPadProbeReturn
@@ -63,8 +65,9 @@ audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   StartState *ss = user_data;
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
 
-  if (GST_BUFFER_PTS_IS_VALID (buf)
-      && GST_BUFFER_PTS (buf) < ss->start)
+  /* the start is a video PTS, moved with the video's DTS (dts_probe) */
+  if (GST_BUFFER_PTS_IS_VALID (buf) && GST_BUFFER_PTS (buf) +
+      (ss->dts ? dts_state_shift (ss->dts) : 0) < ss->start)
     return GST_PAD_PROBE_DROP;
   return GST_PAD_PROBE_OK;
 }
@@ -88,9 +91,12 @@ keyframe_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     if (ev) {
       const GstSegment *seg;
       gst_event_parse_segment (ev, &seg);
+      /* the pad's sticky segment is the demuxer's, before dts_probe
+       * moved it and the timestamps */
       k.rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, d);
       if (!GST_CLOCK_TIME_IS_VALID (k.rt))
         k.rt = 0;
+      k.rt -= MIN (k.rt, dts_state_shift (ss->dts));
       gst_event_unref (ev);
     }
     g_array_append_val (ss->keyframes, k);
@@ -212,6 +218,7 @@ static void
 media_link_free (MediaLink * ml)
 {
   g_mutex_clear (&ml->lock);
+  dts_state_free (ml->ss.dts);
   g_free (ml->video_track);
   g_free (ml->audio_track);
   g_string_free (ml->seen, TRUE);
@@ -450,10 +457,15 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     gst_object_unref (qsrc);
     if (target)
       gst_object_unref (target);
-    if (video)
+    if (video) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
           g_new0 (GstClockTime, 1), g_free);
+      /* before the start and the index: both see the DTS and shift the
+       * sessions give the frames */
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+          GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, dts_probe, ml->ss.dts, NULL);
+    }
     if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);
@@ -530,6 +542,7 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->split = split;
   ml->ss.start = start;
   ml->ss.offset = start_rt;
+  ml->ss.dts = dts_state_new ();
   if (index) {
     ml->ss.keyframes = index->keyframes;
     ml->ss.audio_pts = index->audio_pts;
@@ -601,6 +614,7 @@ media_source_seen_streams (GstElement * parsebin)
 void
 twoflow_server_source_init (void)
 {
+  twoflow_server_dts_init ();
   GST_DEBUG_CATEGORY_INIT (twoflow_server_source_debug,
       "twoflow-server-source", 0, "twoflow-server: media input (parsebin)");
 }

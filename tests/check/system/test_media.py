@@ -7,7 +7,8 @@ AAC, Opus, MP3, MP2 or AC-3, a PTS wrap, open GOPs, interlaced H.264) goes
 through twoflow-server and twoflow-proxy:
 
 * fetch to a container (by the output's extension): ffprobe finds a video
-  and an audio stream; decoded video frames = the source's; decoded audio
+  and an audio stream; decoded video frames = the source's; the pictures'
+  PTS span the source's time (Matroska's B frames have no DTS); decoded audio
   duration within 50 ms of the source's; audio start - video start within
   one frame of the source's; no more decode errors than the source's;
 * RTSP, recorded by ffmpeg over TCP and over UDP (and by GStreamer's
@@ -40,7 +41,7 @@ SEGMENT = "1"
 # corpus file -> fetch outputs (extension decides the container)
 GOOD = {
     "h264-aac.mp4": ["mp4", "ts"],
-    "h264-aac.mkv": ["mkv"],
+    "h264-aac.mkv": ["mkv", "mp4"],
     # Opus: transcoded to AAC for MP4 (mp4mux 1.22 writes a dOps box that
     # loses 0.3 s of audio), the whole duration kept
     "h264-opengop-opus.mkv": ["mkv", "mp4"],
@@ -75,6 +76,12 @@ def media_facts(path):
     v = ffprobe(path, "-select_streams", "v:0", "-count_frames",
                 "-show_entries", "stream=nb_read_frames", timeout=60).get("streams", [{}])
     f["frames"] = int(v[0].get("nb_read_frames", 0) or 0) if v else 0
+    # the time the pictures span (first to last PTS): a Matroska source's
+    # B-frame video has no DTS, which an MP4 once took for twice its length
+    pts = [float(p["pts_time"]) for p in ffprobe(
+        path, "-select_streams", "v:0", "-show_entries", "packet=pts_time").get(
+            "packets", []) if p.get("pts_time") not in (None, "N/A")]
+    f["span"] = max(pts) - min(pts) if pts else 0.0
     a = ffprobe(path, "-select_streams", "a:0", "-show_entries",
                 "frame=nb_samples:stream=sample_rate")
     rate = int((a.get("streams") or [{}])[0].get("sample_rate", 0) or 0)
@@ -148,6 +155,8 @@ def compare(what, src, got, video=None):
           f"(source {src['audio']})")
     check(got["frames"] == src["frames"],
           f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
+    check(abs(got["span"] - src["span"]) <= 0.045,
+          f"{what}: the pictures span {got['span']:.3f} s (source {src['span']:.3f} s)")
     check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.050,
           f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
           f"{src['audio_duration']:.3f} s)")
