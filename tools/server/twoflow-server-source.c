@@ -117,6 +117,28 @@ audio_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* the scan: the running time of a stream's first buffer, in the
+ * demuxer's segment (before the probes below move timestamps) */
+static GstPadProbeReturn
+first_rt_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *rt = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0);
+  GstClockTime t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+
+  if (ev && GST_CLOCK_TIME_IS_VALID (t)) {
+    const GstSegment *seg;
+    gst_event_parse_segment (ev, &seg);
+    *rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, t);
+  }
+  if (ev)
+    gst_event_unref (ev);
+  return GST_CLOCK_TIME_IS_VALID (*rt) ? GST_PAD_PROBE_REMOVE :
+      GST_PAD_PROBE_OK;
+}
+
 /* A demuxer's edit list can start the video later than the audio: qtdemux
  * sends an empty segment for the gap, then one whose base (running time)
  * is past its start (position). twoflowsplit moves the audio into the
@@ -189,6 +211,7 @@ typedef struct
    * on, so the split waits for the audio */
   GstElement *audio_queue;
   guint audio_pending;
+  VideoIndex *index;            /* the scan's; NULL in sessions */
 } MediaLink;
 
 static void parsebin_no_more_pads (GstElement * parsebin, gpointer user_data);
@@ -354,6 +377,9 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 
   pb = GST_ELEMENT (gst_pad_get_parent (pad));
   if (take) {
+    if (ml->index)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
+          &ml->index->first_audio_rt, NULL);
     link_to (ml->audio_queue, pad);
     if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
@@ -457,6 +483,10 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     gst_object_unref (qsrc);
     if (target)
       gst_object_unref (target);
+    if (ml->index)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
+          video ? &ml->index->first_video_rt : &ml->index->first_audio_rt,
+          NULL);
     if (video) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
@@ -544,6 +574,8 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->ss.offset = start_rt;
   ml->ss.dts = dts_state_new ();
   if (index) {
+    ml->index = index;
+    index->first_video_rt = index->first_audio_rt = GST_CLOCK_TIME_NONE;
     ml->ss.keyframes = index->keyframes;
     ml->ss.audio_pts = index->audio_pts;
   }
