@@ -117,6 +117,30 @@ audio_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Audio wholly before its segment's start is dropped: an MP4 edit list
+ * skips the encoder's priming (an AAC frame of 1024 samples) that way, and
+ * the split, which moves the audio into the video's positions, gave that
+ * frame the next one's time (a zero-length sample in an MP4, 21 ms more
+ * audio than the source plays). */
+static GstPadProbeReturn
+audio_clip_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *ev;
+  gboolean before = FALSE;
+
+  if (!GST_BUFFER_PTS_IS_VALID (buf) || !GST_BUFFER_DURATION_IS_VALID (buf))
+    return GST_PAD_PROBE_OK;
+  if ((ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0))) {
+    const GstSegment *seg;
+    gst_event_parse_segment (ev, &seg);
+    before = seg->format == GST_FORMAT_TIME && seg->rate > 0
+        && GST_BUFFER_PTS (buf) + GST_BUFFER_DURATION (buf) <= seg->start;
+    gst_event_unref (ev);
+  }
+  return before ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
 /* the scan: the running time of a stream's first buffer, in the
  * demuxer's segment (before the probes below move timestamps) */
 static GstPadProbeReturn
@@ -377,6 +401,8 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 
   pb = GST_ELEMENT (gst_pad_get_parent (pad));
   if (take) {
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_clip_probe,
+        NULL, NULL);
     if (ml->index)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
           &ml->index->first_audio_rt, NULL);
@@ -483,6 +509,9 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     gst_object_unref (qsrc);
     if (target)
       gst_object_unref (target);
+    if (!video)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_clip_probe,
+          NULL, NULL);
     if (ml->index)
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
           video ? &ml->index->first_video_rt : &ml->index->first_audio_rt,
