@@ -29,6 +29,9 @@
 #                         not in the system test: GStreamer's psdemux loses
 #                         this file's first sequence header (ffmpeg reads
 #                         it), so nothing GStreamer parses from it decodes
+#   h264-vfr.mp4          ffmpeg: libx264 (B frames) at 25 then 15 fps (a
+#                         variable frame rate, its reordering delay grows)
+#                         + AAC: an MP4 fetch keeps the last picture
 #   h264-aac-12s.mp4      as h264-aac.mp4, 12 s (a key frame every second):
 #                         seeking (RTSP Range, tests/system/test_seek.py)
 # and the bad inputs (served to check the error paths):
@@ -139,6 +142,19 @@ if [ ! -s "$dir/h264-eac3.ts" ]; then
     -c:v libx264 -preset ultrafast -bf 2 -g 25 -b:v 600k \
     -c:a eac3 -b:a 192k -ac 2 -f mpegts "$dir/h264-eac3.ts.part"
   mv "$dir/h264-eac3.ts.part" "$dir/h264-eac3.ts"
+fi
+
+# variable frame rate: 1.6 s at 25 fps, 1.4 s at 15 fps, joined by the
+# concat filter and encoded with their own timestamps
+if [ ! -s "$dir/h264-vfr.mp4" ]; then
+  ffmpeg -v error -y -f lavfi -i "testsrc2=size=320x240:rate=25:duration=1.6" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=1.6" \
+    -f lavfi -i "testsrc2=size=320x240:rate=15:duration=1.4" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=1.4" \
+    -filter_complex "[0:v][1:a][2:v][3:a]concat=n=2:v=1:a=1[v][a]" \
+    -map "[v]" -map "[a]" -vsync vfr -c:v libx264 -preset ultrafast -bf 2 \
+    -g 25 -pix_fmt yuv420p -c:a aac -b:a 128k -f mp4 "$dir/h264-vfr.mp4.part"
+  mv "$dir/h264-vfr.mp4.part" "$dir/h264-vfr.mp4"
 fi
 
 make bad-audio-only.mp4 mp4mux name=m ! filesink \

@@ -7,12 +7,15 @@ AAC, Opus, MP3, MP2 or AC-3, a PTS wrap, open GOPs, interlaced H.264) goes
 through twoflow-server and twoflow-proxy:
 
 * fetch to a container (by the output's extension): ffprobe finds a video
-  and an audio stream; decoded video frames = the source's; decoded audio
+  and an audio stream; decoded video frames = the source's; the pictures'
+  PTS span the source's time (Matroska's B frames have no DTS); decoded audio
   duration within 50 ms of the source's; audio start - video start within
   one frame of the source's; no more decode errors than the source's;
 * RTSP, recorded by ffmpeg over TCP and over UDP (and by GStreamer's
   rtspsrc over TCP for one file): the same frame count, audio present, no
-  more decode errors than the source's;
+  more decode errors than the source's; rtspsrc ! decodebin plays a file
+  whose audio starts 1.5 s before its video with all of the audio and
+  the source's A/V offset;
 * bad input (a truncated MP4, an audio-only MP4, a text file named .mp4):
   the fetch fails with the reason, the RTSP viewer gets it in DESCRIBE's
   answer, the server logs it, and a good file is served afterwards;
@@ -22,6 +25,7 @@ through twoflow-server and twoflow-proxy:
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR
 """
+import json
 import os
 import re
 import shutil
@@ -40,7 +44,7 @@ SEGMENT = "1"
 # corpus file -> fetch outputs (extension decides the container)
 GOOD = {
     "h264-aac.mp4": ["mp4", "ts"],
-    "h264-aac.mkv": ["mkv"],
+    "h264-aac.mkv": ["mkv", "mp4"],
     # Opus: transcoded to AAC for MP4 (mp4mux 1.22 writes a dOps box that
     # loses 0.3 s of audio), the whole duration kept
     "h264-opengop-opus.mkv": ["mkv", "mp4"],
@@ -54,6 +58,8 @@ GOOD = {
     "h264-eac3.ts": ["ts", "mp4", "mkv"],
     # the video 1.5 s after the audio: the audio before it is kept
     "h264-late-video.mp4": ["mkv", "ts"],
+    # 25 then 15 fps: mp4mux's edit list once ended before the last picture
+    "h264-vfr.mp4": ["mp4"],
 }
 BAD = {
     "bad-truncated.mp4": "no playable streams",
@@ -75,6 +81,12 @@ def media_facts(path):
     v = ffprobe(path, "-select_streams", "v:0", "-count_frames",
                 "-show_entries", "stream=nb_read_frames", timeout=60).get("streams", [{}])
     f["frames"] = int(v[0].get("nb_read_frames", 0) or 0) if v else 0
+    # the time the pictures span (first to last PTS): a Matroska source's
+    # B-frame video has no DTS, which an MP4 once took for twice its length
+    pts = [float(p["pts_time"]) for p in ffprobe(
+        path, "-select_streams", "v:0", "-show_entries", "packet=pts_time").get(
+            "packets", []) if p.get("pts_time") not in (None, "N/A")]
+    f["span"] = max(pts) - min(pts) if pts else 0.0
     a = ffprobe(path, "-select_streams", "a:0", "-show_entries",
                 "frame=nb_samples:stream=sample_rate")
     rate = int((a.get("streams") or [{}])[0].get("sample_rate", 0) or 0)
@@ -132,6 +144,59 @@ if m is None or m.type != Gst.MessageType.EOS:
 """
 
 
+# GStreamer's client decoding: the audio it decodes (s) and where the
+# first picture comes after the first audio (s), as JSON
+RTSPSRC_DECODE = """
+import json, sys, gi
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst
+Gst.init(None)
+p = Gst.parse_launch(f"rtspsrc location={sys.argv[1]} protocols=tcp ! decodebin name=d")
+got = {"samples": 0, "rate": 0, "audio_pts": None, "video_pts": None}
+def probe(pad, info, kind):
+    b = info.get_buffer()
+    if kind == "audio":
+        s = pad.get_current_caps().get_structure(0)
+        got["rate"] = s.get_value("rate")
+        got["samples"] += b.get_size() // (s.get_value("channels") * 4 if
+                                           s.get_value("format") == "F32LE" else
+                                           s.get_value("channels") * 2)
+    key = kind + "_pts"
+    if got[key] is None and b.pts != Gst.CLOCK_TIME_NONE:
+        got[key] = b.pts
+    return Gst.PadProbeReturn.OK
+def added(_d, pad):
+    kind = pad.query_caps(None).get_structure(0).get_name().split("/")[0]
+    sink = Gst.ElementFactory.make("fakesink", None)
+    sink.set_property("sync", False)
+    p.add(sink)
+    sink.sync_state_with_parent()
+    pad.link(sink.get_static_pad("sink"))
+    if kind in ("audio", "video"):
+        sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, probe, kind)
+p.get_by_name("d").connect("pad-added", added)
+p.set_state(Gst.State.PLAYING)
+m = p.get_bus().timed_pop_filtered(60 * Gst.SECOND,
+                                   Gst.MessageType.EOS | Gst.MessageType.ERROR)
+p.set_state(Gst.State.NULL)
+ok = m is not None and m.type == Gst.MessageType.EOS
+print(json.dumps({"ok": ok, "audio": got["samples"] / got["rate"] if got["rate"] else 0,
+                  "offset": (got["video_pts"] - got["audio_pts"]) / Gst.SECOND
+                  if None not in (got["video_pts"], got["audio_pts"]) else None}))
+"""
+
+
+def rtspsrc_decode(url):
+    """rtspsrc ! decodebin plays url: {ok, audio (s), offset (s from the
+    first audio to the first picture)}."""
+    res = subprocess.run(["/usr/bin/python3", "-c", RTSPSRC_DECODE, url],
+                         capture_output=True, text=True, timeout=90)
+    try:
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"ok": False, "audio": 0, "offset": None, "error": res.stderr[-300:]}
+
+
 def rtspsrc_record(url, out):
     """GStreamer's RTSP client records the stream to its end (the first
     EOS or error on the bus; gst-launch also failed on rtspsrc's PAUSE
@@ -148,6 +213,8 @@ def compare(what, src, got, video=None):
           f"(source {src['audio']})")
     check(got["frames"] == src["frames"],
           f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
+    check(abs(got["span"] - src["span"]) <= 0.045,
+          f"{what}: the pictures span {got['span']:.3f} s (source {src['span']:.3f} s)")
     check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.050,
           f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
           f"{src['audio_duration']:.3f} s)")
@@ -209,6 +276,10 @@ def main():
             check(res.returncode == 0 and got is not None,
                   f"fetch {name} -> .{ext}: exit {res.returncode} "
                   f"{res.stderr.strip()[-200:]}")
+            # an edit list's skipped audio (AAC priming) is not sent: it took
+            # the next frame's time, a zero-length sample in mp4mux
+            check("zero duration" not in res.stderr,
+                  f"fetch {name} -> .{ext}: no zero-length sample")
             if got is not None:
                 compare(f"fetch {name} -> .{ext}", sources[name], got,
                         "h264" if ext == "mp4" and sources[name]["video"] in
@@ -271,6 +342,19 @@ def main():
               and got["audio"] == sources[name]["audio"],
               f"RTSP {name} with rtspsrc: {got['frames']} frames, audio {got['audio']} "
               f"({err})")
+
+        # the audio before the first picture reaches GStreamer's client too
+        # (its tsdemux timestamps nothing before the first PCR: the proxy
+        # puts the PCR on the audio then)
+        name = "h264-late-video.mp4"
+        got = rtspsrc_decode(f"rtsp://127.0.0.1:{rport}/video/{name}")
+        src = sources[name]
+        check(got["ok"] and abs(got["audio"] - src["audio_duration"]) <= 0.1
+              and got["offset"] is not None
+              and abs(got["offset"] + src["av_offset"]) <= 0.08,
+              f"RTSP {name} decoded by rtspsrc: audio {got['audio']:.3f} s (source "
+              f"{src['audio_duration']:.3f} s), the first picture {got['offset']} s "
+              f"after the audio (source {-src['av_offset']:.3f} s) {got.get('error', '')}")
 
         check(proxy.poll() is None, f"proxy still running after the viewers "
               f"(exit {proxy.returncode})")

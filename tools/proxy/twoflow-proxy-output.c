@@ -18,6 +18,7 @@
 
 #include <string.h>
 #include <gst/gst.h>
+#include "twoflow-control.h"
 #include "twoflow-proxy-session.h"
 #include "twoflow-proxy-output.h"
 
@@ -317,6 +318,43 @@ hls_h264_encoder (GstBin * bin, GstElement * vparse,
   return caps;
 }
 
+/* mp4mux (1.22) gives the last sample its buffer's duration and the edit
+ * list the samples' total: when the reordering delay (PTS - DTS) grows
+ * along the file, as with frame rates that change, the edit ended before
+ * the last picture and players dropped it. Each buffer's duration is what
+ * the last one needs: the presentation's end so far less its DTS, less
+ * the first picture's delay (the edit's start). */
+typedef struct
+{
+  GstClockTime first_pts, first_dts, end;
+} Mp4Durations;
+
+static GstPadProbeReturn
+mp4_duration_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Mp4Durations *m = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime pts = GST_BUFFER_PTS (buf), dts = GST_BUFFER_DTS (buf), d;
+
+  if (!GST_CLOCK_TIME_IS_VALID (pts) || !GST_CLOCK_TIME_IS_VALID (dts))
+    return GST_PAD_PROBE_OK;
+  if (!GST_CLOCK_TIME_IS_VALID (m->first_pts)) {
+    m->first_pts = pts;
+    m->first_dts = dts;
+  }
+  m->first_pts = MIN (m->first_pts, pts);
+  m->end = MAX (m->end, pts + (GST_BUFFER_DURATION_IS_VALID (buf) ?
+          GST_BUFFER_DURATION (buf) : 0));
+  d = m->end - m->first_pts + m->first_dts;
+  if (d > dts && (!GST_BUFFER_DURATION_IS_VALID (buf)
+          || d - dts > GST_BUFFER_DURATION (buf))) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_DURATION (buf) = d - dts;
+    GST_PAD_PROBE_INFO_DATA (info) = buf;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 /* recv's video (and audio) through parsers into a @container muxer, which
  * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
  * stream with SPS/PPS before every IDR frame, so a viewer can start at any
@@ -371,6 +409,15 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
         "%s video cannot go into %s", ps->video_codec, container);
     return NULL;
   }
+  if (g_str_equal (mux_factory, "mp4mux")) {
+    Mp4Durations *m = g_new0 (Mp4Durations, 1);
+    GstPad *vsrc = gst_element_get_static_pad (vcaps ? vcaps : vparse, "src");
+
+    m->first_pts = GST_CLOCK_TIME_NONE;
+    gst_pad_add_probe (vsrc, GST_PAD_PROBE_TYPE_BUFFER, mp4_duration_probe,
+        m, g_free);
+    gst_object_unref (vsrc);
+  }
   if (ps->audio_out) {
     AudioLink *al = g_new0 (AudioLink, 1);
     GstElement *aparse, *alast;
@@ -404,6 +451,17 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
       g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
           "%s audio cannot go into %s", ps->audio_codec, container);
       return NULL;
+    }
+    /* audio before the first picture: the PCR on the audio's PID, or
+     * GStreamer's tsdemux (rtspsrc) has no clock for it and drops it */
+    if (g_str_equal (mux_factory, "mpegtsmux")
+        && twoflow_json_get_double (ps->info, "audio_lead", 0) > 0) {
+      GstPad *mp = gst_pad_get_peer (pad);
+      GstStructure *map = gst_structure_new ("prog-map", "PCR_1",
+          G_TYPE_STRING, GST_PAD_NAME (mp), NULL);
+      g_object_set (mux, "prog-map", map, NULL);
+      gst_structure_free (map);
+      gst_object_unref (mp);
     }
     gst_object_unref (pad);
     g_object_set_data_full (G_OBJECT (bin), "twoflow-audio-link", al,

@@ -468,6 +468,15 @@ video_info_to_json (VideoInfo * v, JsonObject * o)
   json_object_set_int_member (o, "audio_records", v->audio_records);
   json_object_set_int_member (o, "audio_bytes", v->audio_bytes);
   json_object_set_int_member (o, "audio_mean_rate", v->audio_mean);
+  /* how long the audio starts before the first picture (the proxy's
+   * MPEG-TS carries the clock on the audio then) */
+  if (GST_CLOCK_TIME_IS_VALID (v->index.first_video_rt)
+      && GST_CLOCK_TIME_IS_VALID (v->index.first_audio_rt)
+      && v->index.first_audio_rt < v->index.first_video_rt)
+    json_object_set_double_member (o, "audio_lead",
+        (v->index.first_video_rt - v->index.first_audio_rt) / 1e9);
+  else
+    json_object_set_double_member (o, "audio_lead", 0);
   if (v->video_track)
     json_object_set_string_member (o, "video_track", v->video_track);
   if (v->audio_track)

@@ -16,6 +16,7 @@
 #include <gst/gst.h>
 #include <gst/tag/tag.h>
 #include "twoflow-server-source.h"
+#include "twoflow-server-dts.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_server_source_debug);
 #define GST_CAT_DEFAULT twoflow_server_source_debug
@@ -36,6 +37,7 @@ typedef struct
   GArray *keyframes;            /* KeyFrame */
   GArray *audio_pts;            /* GstClockTime: the audio buffers' PTS */
   guint64 video_buffers;
+  DtsState *dts;                /* the video's: its timestamps' shift */
 } StartState;
 
 static GstPadProbeReturn
@@ -63,8 +65,9 @@ audio_start_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   StartState *ss = user_data;
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
 
-  if (GST_BUFFER_PTS_IS_VALID (buf)
-      && GST_BUFFER_PTS (buf) < ss->start)
+  /* the start is a video PTS, moved with the video's DTS (dts_probe) */
+  if (GST_BUFFER_PTS_IS_VALID (buf) && GST_BUFFER_PTS (buf) +
+      (ss->dts ? dts_state_shift (ss->dts) : 0) < ss->start)
     return GST_PAD_PROBE_DROP;
   return GST_PAD_PROBE_OK;
 }
@@ -88,9 +91,12 @@ keyframe_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     if (ev) {
       const GstSegment *seg;
       gst_event_parse_segment (ev, &seg);
+      /* the pad's sticky segment is the demuxer's, before dts_probe
+       * moved it and the timestamps */
       k.rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, d);
       if (!GST_CLOCK_TIME_IS_VALID (k.rt))
         k.rt = 0;
+      k.rt -= MIN (k.rt, dts_state_shift (ss->dts));
       gst_event_unref (ev);
     }
     g_array_append_val (ss->keyframes, k);
@@ -109,6 +115,52 @@ audio_index_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 
   g_array_append_val (ss->audio_pts, t);
   return GST_PAD_PROBE_OK;
+}
+
+/* Audio wholly before its segment's start is dropped: an MP4 edit list
+ * skips the encoder's priming (an AAC frame of 1024 samples) that way, and
+ * the split, which moves the audio into the video's positions, gave that
+ * frame the next one's time (a zero-length sample in an MP4, 21 ms more
+ * audio than the source plays). */
+static GstPadProbeReturn
+audio_clip_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *ev;
+  gboolean before = FALSE;
+
+  if (!GST_BUFFER_PTS_IS_VALID (buf) || !GST_BUFFER_DURATION_IS_VALID (buf))
+    return GST_PAD_PROBE_OK;
+  if ((ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0))) {
+    const GstSegment *seg;
+    gst_event_parse_segment (ev, &seg);
+    before = seg->format == GST_FORMAT_TIME && seg->rate > 0
+        && GST_BUFFER_PTS (buf) + GST_BUFFER_DURATION (buf) <= seg->start;
+    gst_event_unref (ev);
+  }
+  return before ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+}
+
+/* the scan: the running time of a stream's first buffer, in the
+ * demuxer's segment (before the probes below move timestamps) */
+static GstPadProbeReturn
+first_rt_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstClockTime *rt = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstEvent *ev = gst_pad_get_sticky_event (pad, GST_EVENT_SEGMENT, 0);
+  GstClockTime t = GST_BUFFER_PTS_IS_VALID (buf) ? GST_BUFFER_PTS (buf) :
+      GST_BUFFER_DTS (buf);
+
+  if (ev && GST_CLOCK_TIME_IS_VALID (t)) {
+    const GstSegment *seg;
+    gst_event_parse_segment (ev, &seg);
+    *rt = gst_segment_to_running_time (seg, GST_FORMAT_TIME, t);
+  }
+  if (ev)
+    gst_event_unref (ev);
+  return GST_CLOCK_TIME_IS_VALID (*rt) ? GST_PAD_PROBE_REMOVE :
+      GST_PAD_PROBE_OK;
 }
 
 /* A demuxer's edit list can start the video later than the audio: qtdemux
@@ -183,6 +235,7 @@ typedef struct
    * on, so the split waits for the audio */
   GstElement *audio_queue;
   guint audio_pending;
+  VideoIndex *index;            /* the scan's; NULL in sessions */
 } MediaLink;
 
 static void parsebin_no_more_pads (GstElement * parsebin, gpointer user_data);
@@ -212,6 +265,7 @@ static void
 media_link_free (MediaLink * ml)
 {
   g_mutex_clear (&ml->lock);
+  dts_state_free (ml->ss.dts);
   g_free (ml->video_track);
   g_free (ml->audio_track);
   g_string_free (ml->seen, TRUE);
@@ -347,6 +401,11 @@ audio_language_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 
   pb = GST_ELEMENT (gst_pad_get_parent (pad));
   if (take) {
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_clip_probe,
+        NULL, NULL);
+    if (ml->index)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
+          &ml->index->first_audio_rt, NULL);
     link_to (ml->audio_queue, pad);
     if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_start_probe,
@@ -450,10 +509,22 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     gst_object_unref (qsrc);
     if (target)
       gst_object_unref (target);
-    if (video)
+    if (!video)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, audio_clip_probe,
+          NULL, NULL);
+    if (ml->index)
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, first_rt_probe,
+          video ? &ml->index->first_video_rt : &ml->index->first_audio_rt,
+          NULL);
+    if (video) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
           GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, video_timebase_probe,
           g_new0 (GstClockTime, 1), g_free);
+      /* before the start and the index: both see the DTS and shift the
+       * sessions give the frames */
+      gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+          GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, dts_probe, ml->ss.dts, NULL);
+    }
     if (ml->ss.start > 0) {
       gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
           video ? start_probe : audio_start_probe, &ml->ss, NULL);
@@ -530,7 +601,10 @@ make_media_source (GstElement * pipe, const gchar * path,
   ml->split = split;
   ml->ss.start = start;
   ml->ss.offset = start_rt;
+  ml->ss.dts = dts_state_new ();
   if (index) {
+    ml->index = index;
+    index->first_video_rt = index->first_audio_rt = GST_CLOCK_TIME_NONE;
     ml->ss.keyframes = index->keyframes;
     ml->ss.audio_pts = index->audio_pts;
   }
@@ -601,6 +675,7 @@ media_source_seen_streams (GstElement * parsebin)
 void
 twoflow_server_source_init (void)
 {
+  twoflow_server_dts_init ();
   GST_DEBUG_CATEGORY_INIT (twoflow_server_source_debug,
       "twoflow-server-source", 0, "twoflow-server: media input (parsebin)");
 }

@@ -21,6 +21,9 @@ typedef struct
 {
   GArray *keyframes;
   GArray *audio_pts;
+  /* the running times of the first picture (in decode order) and the
+   * first audio buffer (NONE: none), the source's A/V offset */
+  GstClockTime first_video_rt, first_audio_rt;
 } VideoIndex;
 
 /* a key frame of the scan's index: its PTS and the video buffers (frames,

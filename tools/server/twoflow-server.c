@@ -35,7 +35,8 @@
  * a control connection and its requests (-client.c; the requests are
  * tools/common/twoflow-protocol.h), the session pool (-pool.c), a
  * session's pipelines (-media.c) and rate control (-ratectl.c), the
- * media input (-source.c), the catalog of videos (-catalog.c) and their
+ * media input (-source.c) with the decode timestamps a container gives
+ * no video (-dts.c), the catalog of videos (-catalog.c) and their
  * schedules (-schedule.c), address validation (-validation.c), the HTTP
  * side (-web.c); this file starts them.
  */
