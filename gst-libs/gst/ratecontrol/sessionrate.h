@@ -41,8 +41,8 @@
  * target x (1 - excess / drain-time), at least a quarter of it and the
  * code floor (set_code_floor(): below it the transcoder drops frames),
  * so that the backlog drains within drain-time; on a clean path the sender may instead
- * send faster (catchup_rate: its rate + the excess backlog / drain-time, at
- * most the target).
+ * send faster (catchup_rate: its rate + the backlog beyond a quarter of
+ * the budget / drain-time, at most twice the target).
  *
  * Inputs: per transport (a "source", 0..GST_TWOFLOW_SESSION_RATE_MAX_SOURCES-1)
  * its RTT samples and its cumulative counters (packets sent or expected,
