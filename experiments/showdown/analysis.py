@@ -210,13 +210,27 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
     # frame of the same size next in decode order (live sources re-stamp:
     # the receiver's PTS can jitter), else by the PTS offset
     off_arr = align(parsed, arr)
+    # tsdemux re-times the frames after a gap in the video (no PCR while
+    # the merge dropped 39 H.264 frames, 1.6 s: the decode put the frames
+    # after it 1.14 s early, where the file's PES and the receiver's
+    # parser had them right): where the decode's PTS of a coded frame is
+    # more than 100 ms off the receiver's, the receiver's counts
+    fix = {}
+    j = 0
+    for mono, pts, dts, size in arr:
+        for jj in range(j, min(len(parsed), j + 12)):
+            if parsed[jj][2] == size and parsed[jj][0] >= 0:
+                if pts >= 0 and abs(pts + off_arr - parsed[jj][0]) > 100_000_000:
+                    fix[parsed[jj][0]] = pts + off_arr
+                j = jj + 1
+                break
     A = np.full(ref.n, -1, dtype=np.int64)
     j = 0
     for mono, pts, dts, size in arr:
         pt = None
         for jj in range(j, min(len(parsed), j + 12)):
             if parsed[jj][2] == size and parsed[jj][0] >= 0:
-                pt, j = parsed[jj][0], jj + 1
+                pt, j = fix.get(parsed[jj][0], parsed[jj][0]), jj + 1
                 break
         if pt is None and pts >= 0:
             pt = pts + off_arr
@@ -227,7 +241,7 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
             A[k] = mono
     Y = [None] * ref.n
     for pt, y in frames:
-        k = ref.index_of(pt - off_ref)
+        k = ref.index_of(fix.get(pt, pt) - off_ref)
         if k is not None and Y[k] is None:
             Y[k] = y
     have = [k for k in range(ref.n) if A[k] >= 0]
