@@ -214,14 +214,21 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
     # the merge dropped 39 H.264 frames, 1.6 s: the decode put the frames
     # after it 1.14 s early, where the file's PES and the receiver's
     # parser had them right): where the decode's PTS of a coded frame is
-    # more than 100 ms off the receiver's, the receiver's counts
+    # more than 100 ms off the receiver's, the receiver's counts, on the
+    # decode's timeline as the first frame (before any gap) puts it (the
+    # offset align() finds is the most frequent one: after a gap in the
+    # first GOP, the re-timed one)
+    off_first = off_arr
+    if arr and parsed and arr[0][3] == parsed[0][2] and arr[0][1] >= 0 \
+            and parsed[0][0] >= 0:
+        off_first = parsed[0][0] - arr[0][1]
     fix = {}
     j = 0
     for mono, pts, dts, size in arr:
         for jj in range(j, min(len(parsed), j + 12)):
             if parsed[jj][2] == size and parsed[jj][0] >= 0:
-                if pts >= 0 and abs(pts + off_arr - parsed[jj][0]) > 100_000_000:
-                    fix[parsed[jj][0]] = pts + off_arr
+                if pts >= 0 and abs(pts + off_first - parsed[jj][0]) > 100_000_000:
+                    fix[parsed[jj][0]] = pts + off_first
                 j = jj + 1
                 break
     A = np.full(ref.n, -1, dtype=np.int64)
