@@ -201,11 +201,6 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
                    stall_s=ref.n * FRAME_NS / 1e9, startup_s=None,
                    late=0, missing=ref.n, note="no frames")
         return out
-    # decoded timeline -> reference: by content, over the first pictures
-    offs = []
-    for pt, y in frames[:12]:
-        offs.append(pt - int(ref.pts[ref.best_match(y)]))
-    off_ref = mode(offs)
     # arrival time per display index: each arrival is the decode's coded
     # frame of the same size next in decode order (live sources re-stamp:
     # the receiver's PTS can jitter), else by the PTS offset
@@ -231,6 +226,12 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
                     fix[parsed[jj][0]] = pts + off_first
                 j = jj + 1
                 break
+    # decoded timeline (re-timed frames put back) -> reference: by
+    # content, over the first pictures
+    offs = []
+    for pt, y in frames[:12]:
+        offs.append(fix.get(pt, pt) - int(ref.pts[ref.best_match(y)]))
+    off_ref = mode(offs)
     A = np.full(ref.n, -1, dtype=np.int64)
     j = 0
     for mono, pts, dts, size in arr:
