@@ -201,22 +201,44 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
                    stall_s=ref.n * FRAME_NS / 1e9, startup_s=None,
                    late=0, missing=ref.n, note="no frames")
         return out
-    # decoded timeline -> reference: by content, over the first pictures
-    offs = []
-    for pt, y in frames[:12]:
-        offs.append(pt - int(ref.pts[ref.best_match(y)]))
-    off_ref = mode(offs)
     # arrival time per display index: each arrival is the decode's coded
     # frame of the same size next in decode order (live sources re-stamp:
     # the receiver's PTS can jitter), else by the PTS offset
     off_arr = align(parsed, arr)
+    # tsdemux re-times the frames after a gap in the video (no PCR while
+    # the merge dropped 39 H.264 frames, 1.6 s: the decode put the frames
+    # after it 1.14 s early, where the file's PES and the receiver's
+    # parser had them right): where the decode's PTS of a coded frame is
+    # more than 100 ms off the receiver's, the receiver's counts, on the
+    # decode's timeline as the first frame (before any gap) puts it (the
+    # offset align() finds is the most frequent one: after a gap in the
+    # first GOP, the re-timed one)
+    off_first = off_arr
+    if arr and parsed and arr[0][3] == parsed[0][2] and arr[0][1] >= 0 \
+            and parsed[0][0] >= 0:
+        off_first = parsed[0][0] - arr[0][1]
+    fix = {}
+    j = 0
+    for mono, pts, dts, size in arr:
+        for jj in range(j, min(len(parsed), j + 12)):
+            if parsed[jj][2] == size and parsed[jj][0] >= 0:
+                if pts >= 0 and abs(pts + off_first - parsed[jj][0]) > 100_000_000:
+                    fix[parsed[jj][0]] = pts + off_first
+                j = jj + 1
+                break
+    # decoded timeline (re-timed frames put back) -> reference: by
+    # content, over the first pictures
+    offs = []
+    for pt, y in frames[:12]:
+        offs.append(fix.get(pt, pt) - int(ref.pts[ref.best_match(y)]))
+    off_ref = mode(offs)
     A = np.full(ref.n, -1, dtype=np.int64)
     j = 0
     for mono, pts, dts, size in arr:
         pt = None
         for jj in range(j, min(len(parsed), j + 12)):
             if parsed[jj][2] == size and parsed[jj][0] >= 0:
-                pt, j = parsed[jj][0], jj + 1
+                pt, j = fix.get(parsed[jj][0], parsed[jj][0]), jj + 1
                 break
         if pt is None and pts >= 0:
             pt = pts + off_arr
@@ -227,7 +249,7 @@ def analyse(ref, stream, codec, arrivals_path, t_req, playout_ms=0.0,
             A[k] = mono
     Y = [None] * ref.n
     for pt, y in frames:
-        k = ref.index_of(pt - off_ref)
+        k = ref.index_of(fix.get(pt, pt) - off_ref)
         if k is not None and Y[k] is None:
             Y[k] = y
     have = [k for k in range(ref.n) if A[k] >= 0]

@@ -351,6 +351,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    * * output-bitrate (guint64): bit/s of the output over the same number of frames
    * * target-bitrate (guint64): effective target now (0 before any input)
    * * floor-bitrate (guint64): bit/s of the frames kept by #GstRateTranscoder:keep
+   * * lowest-bitrate (guint64): MPEG-1/2: the lowest target met without
+   *   dropping B frames, from the rate model (0: not known, or H.264)
    * * quantizer (gdouble): quantizer of the last re-encoded frame (0 none
    *   yet; H.264: x264's QP)
    * * mean-quantizer (gdouble): mean over the re-encoded frames of the window
@@ -492,6 +494,7 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "output-bitrate", G_TYPE_UINT64, (guint64) s.output_bitrate,
       "target-bitrate", G_TYPE_UINT64, (guint64) s.target_bitrate,
       "floor-bitrate", G_TYPE_UINT64, (guint64) s.floor_bitrate,
+      "lowest-bitrate", G_TYPE_UINT64, (guint64) s.lowest_bitrate,
       "quantizer", G_TYPE_DOUBLE, s.quantizer,
       "mean-quantizer", G_TYPE_DOUBLE, s.mean_quantizer,
       "passthrough", G_TYPE_BOOLEAN, s.passthrough,

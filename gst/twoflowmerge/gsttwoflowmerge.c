@@ -88,6 +88,7 @@ enum
   PROP_MAX_RECORDS,
   PROP_PREFIX_LOCATION,
   PROP_LATENCY,
+  PROP_FIRST_HOLD,
   PROP_DROP_DEPENDENT,
   PROP_STATS,
 };
@@ -227,6 +228,22 @@ gst_twoflow_merge_class_init (GstTwoflowMergeClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   /**
+   * GstTwoflowMerge:first-hold:
+   *
+   * How long the first frame waits at most for the frame after it, on the
+   * element's clock (0: it goes at once). Shown alone it freezes the
+   * picture until the next one comes: an H.264 fetch's first I frame came
+   * through the essential flow ~0.4 s before the enhanced flow's playout
+   * buffer let the second frame go.
+   */
+  g_object_class_install_property (gobject_class, PROP_FIRST_HOLD,
+      g_param_spec_uint64 ("first-hold", "First hold",
+          "Nanoseconds the first frame waits at most for the frame after it (0 = not at all)",
+          0, G_MAXUINT64, 0,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstTwoflowMerge:drop-dependent:
    *
    * Drop the frames that predict from a missing or dropped reference, so a
@@ -318,6 +335,7 @@ merger_config (GstTwoflowMerge * self, GstTwoflowMergerConfig * config)
   config->max_essential_bytes = self->max_essential_bytes;
   config->max_records = self->max_records;
   config->latency = self->latency;
+  config->first_hold = self->first_hold;
   config->drop_dependent = self->drop_dependent;
 }
 
@@ -456,6 +474,9 @@ gst_twoflow_merge_set_property (GObject * object, guint prop_id,
     case PROP_LATENCY:
       self->latency = g_value_get_uint64 (value);
       break;
+    case PROP_FIRST_HOLD:
+      self->first_hold = g_value_get_uint64 (value);
+      break;
     case PROP_DROP_DEPENDENT:
       self->drop_dependent = g_value_get_boolean (value);
       break;
@@ -491,6 +512,9 @@ gst_twoflow_merge_get_property (GObject * object, guint prop_id,
       break;
     case PROP_LATENCY:
       g_value_set_uint64 (value, self->latency);
+      break;
+    case PROP_FIRST_HOLD:
+      g_value_set_uint64 (value, self->first_hold);
       break;
     case PROP_DROP_DEPENDENT:
       g_value_set_boolean (value, self->drop_dependent);

@@ -47,6 +47,7 @@ struct _GstTwoflowMerge {
   guint max_records;
   gchar *prefix_location;
   GstClockTime latency;
+  GstClockTime first_hold;
   gboolean drop_dependent;
 
   /* under lock */

@@ -362,8 +362,13 @@ merge_flows (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
   g_object_set (q, "max-size-buffers", 0, "max-size-time", (guint64) 0,
       "max-size-bytes", 0, NULL);
   ps->merge = make (bin, "twoflowmerge", "merge");
+  /* the first frame waits (up to 1 s) for the second: an H.264 video's
+   * first I frame came through the essential flow ~0.4 s before the
+   * enhanced flow's playout buffer let the second one go, and a player
+   * starting at it froze for 2-3 frames (the showdown) */
   g_object_set (ps->merge, "latency",
-      (guint64) opt_latency_ms * GST_MSECOND, NULL);
+      (guint64) opt_latency_ms * GST_MSECOND, "first-hold",
+      (guint64) GST_SECOND, NULL);
   /* the prefix is the video's first segment: not for a later start */
   if (ps->start <= 0 && g_file_test (prefix, G_FILE_TEST_IS_REGULAR)) {
     g_object_set (ps->merge, "prefix-location", prefix, NULL);

@@ -91,6 +91,9 @@ session_stats (Session * s)
     json_object_set_int_member (r, "decreases-ecn", rs.decreases_ecn);
     json_object_set_int_member (r, "decreases-loss", rs.decreases_loss);
     json_object_set_int_member (r, "updates", rs.updates);
+    json_object_set_int_member (r, "code-target", rs.code_target);
+    json_object_set_int_member (r, "lateness", rs.lateness);
+    json_object_set_int_member (r, "lateness-cuts", rs.lateness_cuts);
     json_object_set_int_member (r, "target-changes", s->rc_changes);
     json_object_set_int_member (r, "transport-events", s->rc_events);
     json_object_set_object_member (o, "rate_controller", r);
@@ -610,11 +613,13 @@ build_enhanced (Session * s, GError ** error)
       s->transcoder = tc;
       /* under the session rate controller the frames between the
        * transcoder and the (syncing) sender are coded under an old target
-       * when the path changes: hold a quarter second of them, not the
-       * queue's default second (capacity drop: the enhanced flow went on
-       * at its old rate for ~2 s) */
+       * when the path changes: hold 100 ms of them, not the queue's
+       * default second (capacity drop: the enhanced flow went on at its
+       * old rate for ~2 s; with 250 ms the H.264 step's frames still
+       * arrived up to 0.5 s late); a late frame is caught up by the
+       * lateness rule's catch-up */
       if (g_str_equal (opt_rate_controller, "session") && !s->total)
-        g_object_set (q, "max-size-time", (guint64) 250 * GST_MSECOND,
+        g_object_set (q, "max-size-time", (guint64) 100 * GST_MSECOND,
             "max-size-buffers", 0, "max-size-bytes", 0, NULL);
     }
     gst_util_set_object_arg (G_OBJECT (split), "policy",

@@ -61,6 +61,7 @@ gint opt_rc_tcp_floor = 1;
 gdouble opt_rc_headroom = 1.25;
 gint64 opt_rc_min_bitrate = 0;
 gint opt_rc_pace_cap = 1;
+gdouble opt_rc_lateness = -1;            /* ms; < 0: half the playout lead */
 GTlsCertificate *tls_cert;
 GTlsDatabase *tls_client_ca;
 TwoflowTokens *tokens;
@@ -196,6 +197,12 @@ static GOptionEntry entries[] = {
         "smoothed enhanced sender at what the path delivers less the "
         "essential flow's share (1, default; 0: the schedule's rate "
         "only)", "0|1"},
+  {"rc-lateness", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_lateness,
+      "Session rate controller: lateness budget in ms — what waits at the "
+        "enhanced sender plus the path's queueing delay beyond it lowers "
+        "the transcoder's target while the path is congested, or lets the "
+        "sender catch up on a clean path (default -1: half the playout "
+        "lead; 0: off)", "MS"},
   {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
       "Config file (GKeyFile, group [twoflow-server], keys named like the "
         "long options; options given here override it)", "FILE"},

@@ -60,6 +60,9 @@ rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
   ess = rs->source_delivered[RC_SRC_ESSENTIAL];
   share = s->info->mean_rate ?
       (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  /* (the target, not the lateness rule's coding target: a cap that
+   * followed the cut made the backlog that deepens the cut, down to the
+   * transcoder's floor) */
   cap = MAX (path - ess, share * rs->target);
   return (guint64) MAX (cap, ENHANCED_MTU * 8 * 10.0);
 }
@@ -81,6 +84,21 @@ rc_enhanced_rate (Session * s, guint64 target)
   return s->info->levels[GST_TWOFLOW_PROFILE_N_LEVELS - 1];
 }
 
+/* The transcoder's target: the controller's coding target (the target
+ * less the lateness rule's cut) */
+static void
+rc_set_code (Session * s, guint64 code)
+{
+  if (code == s->rc_code)
+    return;
+  s->rc_code = code;
+  /* at or above the controller's ceiling: the input's rate (passthrough
+   * without the first GOP's decoding delay) */
+  if (s->transcoder)
+    g_object_set (s->transcoder, "target-bitrate",
+        code >= s->rc_max ? (guint64) 0 : code, NULL);
+}
+
 static void
 rc_apply (Session * s, guint64 target)
 {
@@ -88,11 +106,7 @@ rc_apply (Session * s, guint64 target)
 
   s->rc_target = target;
   s->rc_changes++;
-  /* at or above the controller's ceiling: the input's rate (passthrough
-   * without the first GOP's decoding delay) */
-  if (s->transcoder)
-    g_object_set (s->transcoder, "target-bitrate",
-        target >= s->rc_max ? (guint64) 0 : target, NULL);
+  rc_set_code (s, gst_twoflow_session_rate_get_code_target (s->rc));
   gst_twoflow_session_rate_get_stats (s->rc, &rs);
   if (s->rc_pace && s->enh_sink) {
     guint64 r = rc_enhanced_rate (s, target);
@@ -109,11 +123,69 @@ rc_apply (Session * s, guint64 target)
   g_print ("session %u: rate-control t=%.2f target=%" G_GUINT64_FORMAT
       " delay-rate=%" G_GUINT64_FORMAT " tcp-rate=%" G_GUINT64_FORMAT
       " delivered=%" G_GUINT64_FORMAT " qdelay=%.1fms p=%.4f loss=%.4f %s"
-      " enh-rate=%" G_GUINT64_FORMAT "\n",
+      " enh-rate=%" G_GUINT64_FORMAT " code=%" G_GUINT64_FORMAT
+      " lateness=%.0fms\n",
       s->id, (g_get_monotonic_time () - s->started_us) / 1e6, target,
       rs.delay_rate, rs.tcp_rate, rs.delivered_rate, rs.qdelay / 1e6,
       rs.loss_event_rate, rs.loss_fraction,
-      gst_twoflow_session_rate_state_name (rs.state), s->enh_rate_now);
+      gst_twoflow_session_rate_state_name (rs.state), s->enh_rate_now,
+      rs.code_target, rs.lateness / 1e6);
+}
+
+/* The controller's state and the sender's queue at every tick (debug) */
+static void
+rc_log_state (Session * s)
+{
+  GstStructure *st;
+
+  if (s->enh_sink && GST_LEVEL_DEBUG <= _gst_debug_min
+      && (st = get_stats (s->enh_sink))) {
+    guint64 qb = 0;
+    GstTwoflowSessionRateStats rs;
+
+    gst_structure_get_uint64 (st, "queued-bytes", &qb);
+    gst_twoflow_session_rate_get_stats (s->rc, &rs);
+    GST_DEBUG ("session %u: t=%.2f state=%s target=%" G_GUINT64_FORMAT
+        " delivered=%" G_GUINT64_FORMAT " ess=%" G_GUINT64_FORMAT
+        " qdelay=%.1fms enh-rate=%" G_GUINT64_FORMAT " sched=%"
+        G_GUINT64_FORMAT " queued=%" G_GUINT64_FORMAT " (%.0f ms) code=%"
+        G_GUINT64_FORMAT " catchup=%" G_GUINT64_FORMAT, s->id,
+        (g_get_monotonic_time () - s->started_us) / 1e6,
+        gst_twoflow_session_rate_state_name (rs.state), rs.target,
+        rs.delivered_rate, rs.source_delivered[RC_SRC_ESSENTIAL],
+        rs.qdelay / 1e6, s->enh_rate_now, s->sched_rate, qb,
+        s->enh_rate_now ? qb * 8e3 / s->enh_rate_now : 0.0, rs.code_target,
+        rs.catchup_rate);
+    gst_structure_free (st);
+  }
+}
+
+/* The lateness rule's inputs: the transcoder's floor and what waits at
+ * the smoothed sender */
+static void
+rc_feed_lateness (Session * s, GstClockTime now)
+{
+  GstStructure *st;
+
+  /* the lateness rule's floor: the transcoder's lowest rate without
+   * dropping frames, 10 % above */
+  if (s->transcoder && (st = get_stats (s->transcoder))) {
+    guint64 lowest = 0;
+
+    gst_structure_get_uint64 (st, "lowest-bitrate", &lowest);
+    gst_twoflow_session_rate_set_code_floor (s->rc, lowest * 11 / 10);
+    gst_structure_free (st);
+  }
+  /* the lateness rule's input: what waits at the smoothed sender */
+  if (s->smooth && !s->total && s->enh_sink && s->enh_playing
+      && !s->enh_done && (st = get_stats (s->enh_sink))) {
+    guint64 qb = 0;
+
+    gst_structure_get_uint64 (st, "queued-bytes", &qb);
+    gst_twoflow_session_rate_handle_backlog (s->rc, RC_SRC_ENHANCED, qb,
+        s->enh_rate_now, now);
+    gst_structure_free (st);
+  }
 }
 
 /* Every --rc-interval: the transports' counters in, the target out. */
@@ -141,9 +213,13 @@ rc_tick (gpointer user_data)
     if (sent > 0) {
       gst_twoflow_session_rate_handle_counters (s->rc, RC_SRC_ESSENTIAL,
           sent / mss + retr, retr, acked, now);
-      if (srtt > 0)
+      /* (an idle socket's SRTT is its last one: a sample only when
+       * something was acked since, else a queue long gone stayed fresh
+       * and held the target down after the capacity returned) */
+      if (srtt > 0 && acked != s->rc_ess_acked)
         gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
             now);
+      s->rc_ess_acked = acked;
     }
     gst_structure_free (st);
   }
@@ -198,16 +274,24 @@ rc_tick (gpointer user_data)
     }
     gst_structure_free (st);
   }
+  rc_feed_lateness (s, now);
   if (gst_twoflow_session_rate_poll (s->rc, now, &target))
     rc_apply (s, target);
-  if (s->smooth && s->enh_sink && opt_rc_pace_cap) {
+  else
+    rc_set_code (s, gst_twoflow_session_rate_get_code_target (s->rc));
+  rc_log_state (s);
+  if (s->smooth && s->enh_sink) {
     GstTwoflowSessionRateStats rs;
     guint64 cap;
 
     gst_twoflow_session_rate_get_stats (s->rc, &rs);
-    cap = rc_enhanced_cap (s, &rs);
-    if (cap != s->rc_cap) {
+    cap = opt_rc_pace_cap ? rc_enhanced_cap (s, &rs) : 0;
+    /* (the catch-up rate changes with the backlog: in steps of 5 %) */
+    if (cap != s->rc_cap || (rs.catchup_rate == 0) != (s->rc_catchup == 0)
+        || rs.catchup_rate > s->rc_catchup * 1.05
+        || rs.catchup_rate < s->rc_catchup * 0.95) {
       s->rc_cap = cap;
+      s->rc_catchup = rs.catchup_rate;
       enh_set_rate (s, s->sched_rate);
     }
   }
@@ -235,8 +319,15 @@ rc_start (Session * s)
   c.increase = opt_rc_increase;
   c.loss_threshold = opt_rc_loss_threshold;
   c.tcp_floor = opt_rc_tcp_floor != 0;
+  /* the lateness budget: half what the proxy's playout buffer holds ahead
+   * (the smoothing lead; the rest is the path's base delay and jitter) */
+  if (opt_rc_lateness >= 0)
+    c.lateness_budget = opt_rc_lateness * GST_MSECOND;
+  else if (s->smooth && !s->total)
+    c.lateness_budget = s->smoothing_lead / 2 * GST_SECOND;
   s->rc = gst_twoflow_session_rate_new (&c);
   s->rc_target = s->rc_max;
+  s->rc_code = s->rc_max;
   s->rc_timer = g_timeout_add (opt_rc_interval, rc_tick, s);
 }
 
@@ -248,6 +339,11 @@ enh_set_rate (Session * s, guint64 sched_rate)
    * rate change late, the next tick sets it again) */
   guint64 cap = s->rc_cap;
   guint64 rate = cap ? MIN (sched_rate, cap) : sched_rate;
+
+  /* a clean path and a backlog beyond the lateness budget (a late start,
+   * a drop's leftovers): faster than the schedule until it is gone */
+  if (!cap && s->rc_catchup > rate)
+    rate = s->rc_catchup;
 
   s->sched_rate = sched_rate;
   if (rate > 0 && rate != s->enh_rate_now && s->enh_sink) {

@@ -71,9 +71,12 @@ typedef struct
   guint64 rc_rtx_base;
   guint64 rc_enh_expected, rc_enh_lost, rc_enh_delivered;
   guint64 rc_enh_rr_lost;
+  guint64 rc_ess_acked;         /* cTCP's bytes acked at the last tick */
   guint64 sched_rate;           /* the pacing its schedule asks for */
   guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
   guint64 rc_cap;               /* the controller's cap on it (0: none) */
+  guint64 rc_catchup;           /* its catch-up rate (0: none) */
+  guint64 rc_code;              /* the coding target last applied, bit/s */
   gboolean enh_playing;         /* the enhanced pipeline reached PLAYING */
   gint64 started_us;
   /* essential "tcp": segment s is released at release_base + s·T */

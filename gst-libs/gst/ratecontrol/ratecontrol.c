@@ -809,6 +809,17 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     s->disposable_bitrate = by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE];
     s->dropping_tail = rc->tail;
   }
+  /* the target below which B frames go (decide()'s condition, the model
+   * error left out) */
+  s->lowest_bitrate = 0;
+  if (!rc->layers && in_rate > 0) {
+    gdouble reenc = in_rate - s->floor_bitrate;
+
+    if (reenc > 0 && by_type[IDX_B] > 0)
+      s->lowest_bitrate = s->floor_bitrate + reenc * rc->k[IDX_B] *
+          source_q (rc, IDX_B, 0, FALSE) / (GST_TWOFLOW_RATE_CONTROL_Q_MAX *
+          DROP_ON);
+  }
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;

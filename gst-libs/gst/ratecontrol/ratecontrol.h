@@ -78,6 +78,9 @@ typedef struct {
   gboolean dropping_tail;       /* H.264 keep=i: dropping to the GOP's end */
   gdouble disposable_bitrate;   /* H.264 drop mode: bit/s of pictures
                                  * nothing references (nal_ref_idc = 0) */
+  gdouble lowest_bitrate;       /* re-encoding: the lowest target met
+                                 * without dropping B frames, bit/s (0:
+                                 * not known) */
 } GstTwoflowRateControlStats;
 
 /* H.264 under keep=i|ip (essential frames byte-identical): instead of

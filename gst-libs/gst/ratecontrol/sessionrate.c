@@ -36,6 +36,10 @@
 #define NEAR_TIME 1.0
 /* raw loss fractions over fewer packets say nothing */
 #define MIN_LOSS_PACKETS 20
+/* the delivered rate's recent minimum: over this many updates */
+#define N_XR 10
+/* the lateness rule's deepest cut of the coding target */
+#define LATENESS_MIN_FACTOR 0.25
 
 static const gdouble weights[N_INTERVALS] =
     { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
@@ -54,6 +58,9 @@ typedef struct {
   /* its queueing delay at the last updates (the trend), oldest first */
   GstClockTime qd_t[N_QD], qd_v[N_QD];
   guint n_qd, qd_head;
+  /* the sender's backlog (bytes) and rate (bit/s), at backlog_time */
+  guint64 backlog, backlog_rate;
+  GstClockTime backlog_time;    /* NONE: none */
   /* delivered bytes, cumulative, oldest first */
   DeliveredSample del[N_DELIVERED];
   guint n_del, del_head;
@@ -84,7 +91,10 @@ struct _GstTwoflowSessionRate {
   GstClockTime hold_until;
   GstClockTime last_congestion; /* NONE: never */
 
-  guint64 target, reported;
+  guint64 target, reported, code_target, code_floor;
+  /* the delivered rate at the last N_XR updates (0: none) */
+  gdouble xr_hist[N_XR];
+  guint xr_head;
   GstTwoflowSessionRateStats st;
 };
 
@@ -118,6 +128,8 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->c.delivery_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW;
   if (sr->c.min_rtt_window == 0)
     sr->c.min_rtt_window = GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW;
+  if (sr->c.drain_time == 0)
+    sr->c.drain_time = GST_TWOFLOW_SESSION_RATE_DEFAULT_DRAIN_TIME;
   if (sr->c.decrease <= 0 || sr->c.decrease >= 1)
     sr->c.decrease = GST_TWOFLOW_SESSION_RATE_DEFAULT_DECREASE;
   if (sr->c.increase < 0)
@@ -128,6 +140,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].min_cur = GST_CLOCK_TIME_NONE;
     sr->src[i].min_prev = GST_CLOCK_TIME_NONE;
     sr->src[i].min_bucket_start = GST_CLOCK_TIME_NONE;
+    sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
   sr->event_start = GST_CLOCK_TIME_NONE;
@@ -138,6 +151,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
   sr->x_delay = sr->c.initial_bitrate ? sr->c.initial_bitrate :
       sr->c.max_bitrate;
   sr->target = (guint64) sr->x_delay;
+  sr->code_target = sr->target;
   sr->reported = 0;
   sr->st.min_target = G_MAXUINT64;
   sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_START;
@@ -444,6 +458,88 @@ gst_twoflow_session_rate_handle_loss_event (GstTwoflowSessionRate * sr,
   note_loss (sr, now);
 }
 
+void
+gst_twoflow_session_rate_handle_backlog (GstTwoflowSessionRate * sr,
+    guint source, guint64 bytes, guint64 rate, GstClockTime now)
+{
+  Source *s;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES)
+    return;
+  s = &sr->src[source];
+  s->backlog = bytes;
+  s->backlog_rate = rate;
+  s->backlog_time = now;
+}
+
+void
+gst_twoflow_session_rate_set_code_floor (GstTwoflowSessionRate * sr,
+    guint64 bitrate)
+{
+  sr->code_floor = bitrate;
+}
+
+/* The lateness rule (sessionrate.h): the coding target and the sender's
+ * catch-up rate from the backlogs and the queueing delay, after the
+ * target's update. */
+static void
+lateness_rule (GstTwoflowSessionRate * sr, GstClockTime now,
+    GstClockTime qdelay)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+  GstClockTime backlog_t = 0, lateness;
+  gdouble excess, drain = c->drain_time / 1e9, catchup = 0;
+  guint i;
+
+  sr->code_target = sr->target;
+  sr->st.catchup_rate = 0;
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    Source *s = &sr->src[i];
+    GstClockTime bt;
+
+    if (!GST_CLOCK_TIME_IS_VALID (s->backlog_time)
+        || now > s->backlog_time + FRESH || s->backlog_rate == 0)
+      continue;
+    bt = gst_util_uint64_scale (s->backlog * 8, GST_SECOND, s->backlog_rate);
+    if (bt > backlog_t)
+      backlog_t = bt;
+    /* a clean path: what waits beyond a quarter of the budget goes
+     * within drain-time (a CBR sender near the flow's mean rate kept
+     * 100-200 ms of it in the showdown, a quarter of its lead) */
+    if (bt > c->lateness_budget / 4)
+      catchup = MAX (catchup, s->backlog_rate + (bt - c->lateness_budget / 4)
+          / 1e9 * s->backlog_rate / drain);
+  }
+  lateness = backlog_t + qdelay;
+  sr->st.lateness = lateness;
+  if (c->lateness_budget == 0)
+    return;
+  if (catchup > 0 && sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
+      && sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_HOLD)
+    /* (up to twice the target: a server stalled for 0.9 s under load
+     * took 4 s to catch up at the target, and the frames of those
+     * seconds came up to 0.8 s late) */
+    sr->st.catchup_rate = (guint64) MIN (catchup, 2.0 * sr->target);
+  if (lateness <= c->lateness_budget)
+    return;
+  excess = (lateness - c->lateness_budget) / 1e9;
+  if (sr->st.state == GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
+      || sr->st.state == GST_TWOFLOW_SESSION_RATE_STATE_HOLD) {
+    /* the path carries no more: code less, so the backlog drains (sent at
+     * the old rate it arrived up to 1.2 s late in the showdown's step) */
+    gdouble f = MAX (1.0 - excess / drain, LATENESS_MIN_FACTOR);
+    gdouble lowest = MAX (c->min_bitrate ? c->min_bitrate :
+        c->packet_size * 8.0 / LOWEST_INTERVAL, sr->code_floor);
+
+    /* (below the code floor the transcoder drops B frames: each pair a
+     * frozen picture, 36-42 per run in the MPEG-2 step) */
+    sr->code_target = (guint64) MAX (sr->target * f, MIN (lowest,
+            sr->target));
+    if (sr->code_target < sr->target)
+      sr->st.lateness_cuts++;
+  }
+}
+
 /* ------------------------------------------------------------------ */
 
 static void
@@ -565,7 +661,28 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
       else
         floor_rate = MIN (floor_rate, xr);
     }
+    /* a queue longer than the lateness budget: below what gets through
+     * (its minimum over the last updates: the rate measured from the
+     * receiver's reports swung 1.0-2.0 Mbit/s on a 1.5 Mbit/s link), so
+     * that it drains within drain-time. Held at the delivered rate, the
+     * showdown's MPEG-2 step kept the 80-packet queue full (640 ms at
+     * 1.5 Mbit/s) for 1.6-10 s. Beside TCP on a link of a few Mbit/s the
+     * queue of a drop-tail bottleneck is shorter than the budget (190 ms
+     * at 5 Mbit/s), and the share the equation gives is kept. */
+    if (xr > 0 && c->lateness_budget > 0 && qdelay > c->lateness_budget
+        && (congested || now < sr->hold_until)) {
+      gdouble f = MAX (1.0 - (qdelay - c->lateness_budget) / 1e9 /
+          (c->drain_time / 1e9), MAX_CUT);
+      gdouble low = xr;
+
+      for (i = 0; i < N_XR; i++)
+        if (sr->xr_hist[i] > 0 && sr->xr_hist[i] < low)
+          low = sr->xr_hist[i];
+      floor_rate = MIN (floor_rate, f * low);
+    }
   }
+  sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
+  sr->xr_head = (sr->xr_head + 1) % N_XR;
 
   if (congested || now < sr->hold_until)
     sr->last_congestion = now;
@@ -596,14 +713,17 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     /* (a clean path is one whose RTT says so: without a fresh sample —
      * a transport that reports losses only, ERAP — the controller sees a
      * queue only when it overflows, and probes at the plain pace) */
-    gdouble clean = any_rtt && GST_CLOCK_TIME_IS_VALID (sr->last_congestion)
+    gdouble since = GST_CLOCK_TIME_IS_VALID (sr->last_congestion)
         && now > sr->last_congestion ? (now - sr->last_congestion) / 1e9 : 0;
+    gdouble clean = any_rtt ? since : 0;
 
     /* near the rate of the last congestion: additively, but for a second
-     * of clean path only (after that the capacity has grown: in the
-     * showdown's step the additive phase cost 0.7 s of the 3) */
+     * without congestion only (after that the capacity has grown: in the
+     * showdown's step the additive phase cost 0.7 s of the 3; counted
+     * with or without an RTT: once the essential flow had sent the
+     * clip's last segment, the additive phase lasted to the clip's end) */
     if (sr->x_cong > 0 && sr->x_delay < NEAR_FACTOR * sr->x_cong
-        && clean < NEAR_TIME) {
+        && since < NEAR_TIME) {
       gdouble resp = r + RESPONSE_EXTRA / 1e9;
       sr->x_delay += c->packet_size * 8.0 * dt / (resp * resp);
       sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_NEAR;
@@ -651,6 +771,8 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
       (guint64) floor_rate;
   sr->st.min_target = MIN (sr->st.min_target, sr->target);
   sr->st.max_target = MAX (sr->st.max_target, sr->target);
+  lateness_rule (sr, now, any_rtt ? qdelay : 0);
+  sr->st.code_target = sr->code_target;
 }
 
 gboolean
@@ -687,12 +809,19 @@ gst_twoflow_session_rate_get_target (GstTwoflowSessionRate * sr)
   return sr->target;
 }
 
+guint64
+gst_twoflow_session_rate_get_code_target (GstTwoflowSessionRate * sr)
+{
+  return sr->code_target;
+}
+
 void
 gst_twoflow_session_rate_get_stats (GstTwoflowSessionRate * sr,
     GstTwoflowSessionRateStats * st)
 {
   *st = sr->st;
   st->target = sr->target;
+  st->code_target = sr->code_target;
   st->srtt = GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt : 0;
   if (st->min_target == G_MAXUINT64)
     st->min_target = 0;

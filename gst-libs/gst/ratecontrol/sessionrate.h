@@ -32,6 +32,18 @@
  *   Beside TCP the queue never empties, the delay model keeps backing off,
  *   and the session keeps what the equation says a TCP flow would get.
  *
+ * The lateness rule (lateness-budget > 0): what is sent now was coded
+ * earlier, so a drop of the path leaves a backlog coded at the old rate at
+ * the sender, and the frames behind it arrive late. The lateness of what
+ * leaves now is estimated as the sender's backlog over its rate plus the
+ * path's queueing delay; beyond the budget, while the path is congested
+ * (or the decrease's queue drains), the coding target (code_target) is the
+ * target x (1 - excess / drain-time), at least a quarter of it and the
+ * code floor (set_code_floor(): below it the transcoder drops frames),
+ * so that the backlog drains within drain-time; on a clean path the sender may instead
+ * send faster (catchup_rate: its rate + the backlog beyond a quarter of
+ * the budget / drain-time, at most twice the target).
+ *
  * Inputs: per transport (a "source", 0..GST_TWOFLOW_SESSION_RATE_MAX_SOURCES-1)
  * its RTT samples and its cumulative counters (packets sent or expected,
  * packets lost, bytes delivered, ECN-capable and CE-marked packets), and
@@ -58,6 +70,7 @@ G_BEGIN_DECLS
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_UPDATE_INTERVAL (100 * GST_MSECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW (500 * GST_MSECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW (30 * GST_SECOND)
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_DRAIN_TIME (1 * GST_SECOND)
 
 typedef struct {
   guint64 min_bitrate;          /* never below (bit/s; 0: a packet per second) */
@@ -72,6 +85,12 @@ typedef struct {
   GstClockTime update_interval;
   GstClockTime delivery_window; /* delivered rate measured over */
   GstClockTime min_rtt_window;  /* base RTT kept this long */
+  /* the lateness rule (0: none): data waiting at the sender (its backlog,
+   * handle_backlog()) plus the path's queueing delay beyond this budget
+   * lowers the coding target (congested, hold) or lets the sender catch
+   * up (clean path), within drain_time */
+  GstClockTime lateness_budget;
+  GstClockTime drain_time;
 } GstTwoflowSessionRateConfig;
 
 typedef enum {
@@ -101,6 +120,11 @@ typedef struct {
   guint64 decreases_qdelay, decreases_ecn, decreases_loss;
   guint64 updates;              /* poll() updates */
   guint64 min_target, max_target;       /* since the start, bit/s */
+  /* the lateness rule */
+  GstClockTime lateness;        /* sender backlog + queueing delay */
+  guint64 code_target;          /* what to code, bit/s (<= target) */
+  guint64 catchup_rate;         /* the sender may send this (0: its own) */
+  guint64 lateness_cuts;        /* updates with code_target < target */
 } GstTwoflowSessionRateStats;
 
 typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
@@ -138,6 +162,18 @@ TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_loss_event (GstTwoflowSessionRate * sr,
     guint source, GstClockTime srtt, GstClockTime now);
 
+/* What waits at transport @source's sender at @now: @bytes queued, sent
+ * at @rate bit/s (the lateness rule's input). */
+TWOFLOW_RATECONTROL_API
+void gst_twoflow_session_rate_handle_backlog (GstTwoflowSessionRate * sr,
+    guint source, guint64 bytes, guint64 rate, GstClockTime now);
+
+/* The lateness rule never codes below this (bit/s; 0: a quarter of the
+ * target): what the transcoder needs not to drop frames. */
+TWOFLOW_RATECONTROL_API
+void gst_twoflow_session_rate_set_code_floor (GstTwoflowSessionRate * sr,
+    guint64 bitrate);
+
 /* Runs the updates due by @now; TRUE (and *@target) when the target
  * changed since the last TRUE. */
 TWOFLOW_RATECONTROL_API
@@ -147,6 +183,9 @@ gboolean gst_twoflow_session_rate_poll (GstTwoflowSessionRate * sr,
 GstClockTime gst_twoflow_session_rate_next_wakeup (GstTwoflowSessionRate * sr);
 TWOFLOW_RATECONTROL_API
 guint64 gst_twoflow_session_rate_get_target (GstTwoflowSessionRate * sr);
+/* The target less the lateness rule's cut (= target without the rule) */
+TWOFLOW_RATECONTROL_API
+guint64 gst_twoflow_session_rate_get_code_target (GstTwoflowSessionRate * sr);
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_get_stats (GstTwoflowSessionRate * sr,
     GstTwoflowSessionRateStats * st);

@@ -50,6 +50,7 @@ struct _GstTwoflowMerger
   gchar *audio_caps;
   gboolean audio_announced;     /* AUDIO_CAPS was polled */
   gboolean video_out;           /* a frame was polled */
+  GstClockTime hold_start;      /* the first frame held since, NONE: not */
 
   gboolean started;
   guint32 next_frame_no;
@@ -84,6 +85,7 @@ gst_twoflow_merger_config_init (GstTwoflowMergerConfig * config)
   config->max_records = DEFAULT_MAX_RECORDS;
   config->latency = 0;
   config->drop_dependent = TRUE;
+  config->first_hold = 0;
 }
 
 static void
@@ -162,6 +164,7 @@ gst_twoflow_merger_new (const GstTwoflowMergerConfig * config)
   m->wait_start = GST_CLOCK_TIME_NONE;
   m->discont = TRUE;
   m->segment_start = GST_CLOCK_TIME_NONE;
+  m->hold_start = GST_CLOCK_TIME_NONE;
   g_queue_init (&m->audio);
   m->audio_next_in = m->audio_next_out = GST_TWOFLOW_NO_FRAME;
   gst_twoflow_damage_init (&m->damage);
@@ -566,6 +569,50 @@ next_video (GstTwoflowMerger * m, GstClockTime now, Record ** video,
   return GST_TWOFLOW_MERGER_WAIT;
 }
 
+/* Whether frame @n is waiting in @in. */
+static gboolean
+input_has (Input * in, guint32 n)
+{
+  GSequenceIter *it;
+
+  for (it = g_sequence_get_begin_iter (in->frames);
+      !g_sequence_iter_is_end (it); it = g_sequence_iter_next (it)) {
+    Record *r = g_sequence_get (it);
+
+    if (r->hdr.frame_no >= n)
+      return r->hdr.frame_no == n;
+  }
+  return FALSE;
+}
+
+/* first-hold: whether the first frame (next_frame_no) still waits for the
+ * one after it at @now */
+static gboolean
+hold_first (GstTwoflowMerger * m, GstClockTime now)
+{
+  guint32 n = m->next_frame_no + 1;
+
+  if (m->config.first_hold == 0 || m->video_out)
+    return FALSE;
+  /* the second frame is there, or will never be */
+  if ((m->frame_count != GST_TWOFLOW_NO_FRAME && n >= m->frame_count)
+      || input_has (&m->essential, n) || input_has (&m->enhanced, n)
+      || ((m->essential.eos || m->essential.end) && m->enhanced.eos)
+      || (input_passed (&m->enhanced, n) && (m->essential.eos
+              || m->essential.end || input_head (&m->essential) > n
+              || g_sequence_get_length (m->essential.frames) > 1))) {
+    m->hold_start = GST_CLOCK_TIME_NONE;
+    return FALSE;
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (m->hold_start))
+    m->hold_start = now;
+  if (now >= m->hold_start + m->config.first_hold) {
+    m->hold_start = GST_CLOCK_TIME_NONE;
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static GstBuffer *
 output_buffer (Record * r)
 {
@@ -601,6 +648,8 @@ gst_twoflow_merger_poll (GstTwoflowMerger * m, GstClockTime now,
   }
 
   action = next_video (m, now, &video, &from);
+  if (action == GST_TWOFLOW_MERGER_FRAME && hold_first (m, now))
+    action = GST_TWOFLOW_MERGER_WAIT;
   if (action == GST_TWOFLOW_MERGER_WAIT)
     return out->action = action;
   if (action == GST_TWOFLOW_MERGER_MISSING) {
@@ -681,6 +730,8 @@ gst_twoflow_merger_poll (GstTwoflowMerger * m, GstClockTime now,
 GstClockTime
 gst_twoflow_merger_next_wakeup (GstTwoflowMerger * m)
 {
+  if (!m->error && !m->video_out && GST_CLOCK_TIME_IS_VALID (m->hold_start))
+    return m->hold_start + m->config.first_hold;
   if (m->error || m->wait_frame != m->next_frame_no
       || !waiting_for_enhanced (m))
     return GST_CLOCK_TIME_NONE;

@@ -41,6 +41,11 @@ typedef struct {
   /* records (frames of both flows and audio) that may wait at once; more
    * is GST_TWOFLOW_MERGER_FULL; 0: no limit */
   guint max_records;
+  /* the first frame waits this long at most for the frame after it (0:
+   * it goes at once): alone, it freezes the picture until the next one
+   * comes (an H.264 fetch's essential I frame came ~0.4 s before the
+   * enhanced flow's first frame left the playout buffer) */
+  GstClockTime first_hold;
 } GstTwoflowMergerConfig;
 
 /* What a waiting record is counted as besides its payload (its buffer,

@@ -447,6 +447,94 @@ GST_START_TEST (test_hold_floor)
 
 GST_END_TEST;
 
+/* The lateness rule: what waits at the sender plus the queueing delay,
+ * beyond the budget. On a clean path the sender may catch up (a backlog
+ * beyond a quarter of the budget goes within drain-time); while the path
+ * is congested the coding target is cut (never below a quarter of the
+ * target, nor the code floor) and, with a queue beyond the budget, the
+ * TCP floor is below what gets through, so that the queue drains. */
+GST_START_TEST (test_lateness)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRate *sr;
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, lost = 0, t;
+  GstClockTime now;
+  guint i;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 3750000;
+  c.lateness_budget = 250 * MS;
+  sr = gst_twoflow_session_rate_new (&c);
+  for (i = 1; i <= 150; i++) {
+    /* 0-5 s: 3 Mbit/s gets through, no queue; 5-10 s: a backlog of
+     * 0.8 s at the sender (150 kB at 1.5 Mbit/s); 10-12 s: 1.5 Mbit/s
+     * gets through, a queue of 100 ms, and the backlog; 12-15 s: a queue
+     * of 500 ms and one loss (the equation's floor) */
+    gboolean dip = i > 100;
+    guint q = i <= 100 ? 0 : i <= 120 ? 100 : 500;
+    guint64 backlog = i > 50 ? 150000 : 0;
+
+    now = i * 100 * MS;
+    packets += dip ? 13 : 27;
+    if (i == 121)
+      lost++;
+    gst_twoflow_session_rate_handle_rtt (sr, 0, (40 + q) * MS, now);
+    gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
+        packets * PKT, now);
+    gst_twoflow_session_rate_handle_backlog (sr, 1, backlog, 1500000, now);
+    if (i == 131)
+      gst_twoflow_session_rate_set_code_floor (sr, 600000);
+    gst_twoflow_session_rate_poll (sr, now, &t);
+    gst_twoflow_session_rate_get_stats (sr, &st);
+    GST_LOG ("%.1f s %s target %" G_GUINT64_FORMAT " code %" G_GUINT64_FORMAT
+        " catch-up %" G_GUINT64_FORMAT " lateness %" GST_TIME_FORMAT
+        " tcp %" G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT, now / 1e9,
+        gst_twoflow_session_rate_state_name (st.state), st.target,
+        st.code_target, st.catchup_rate, GST_TIME_ARGS (st.lateness),
+        st.tcp_rate, st.delivered_rate);
+    fail_unless (st.code_target <= st.target);
+    fail_unless_equals_uint64 (st.code_target,
+        gst_twoflow_session_rate_get_code_target (sr));
+    if (i > 10 && i <= 50) {
+      /* nothing waits: nothing to do */
+      fail_unless_equals_uint64 (st.code_target, st.target);
+      fail_unless_equals_uint64 (st.catchup_rate, 0);
+    } else if (i > 60 && i <= 100) {
+      /* clean: catch up (1.5 + (0.8 - 0.0625) x 1.5 Mbit/s per s), no cut */
+      fail_unless_equals_uint64 (st.code_target, st.target);
+      fail_unless (st.catchup_rate > 2500000
+          && st.catchup_rate <= 2 * st.target,
+          "%.1f s: catch-up %" G_GUINT64_FORMAT, now / 1e9, st.catchup_rate);
+    } else if (i > 102 && i <= 130 && (st.state ==
+            GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
+            || st.state == GST_TWOFLOW_SESSION_RATE_STATE_HOLD)) {
+      /* 0.9 s late, 0.65 s beyond the budget: coded at 0.35 x target
+       * (0.4 x from 12 s: a quarter at least) */
+      fail_unless_equals_uint64 (st.catchup_rate, 0);
+      fail_unless (st.code_target <= 0.41 * st.target
+          && st.code_target >= 0.25 * st.target - 1, "%.1f s: code %"
+          G_GUINT64_FORMAT " target %" G_GUINT64_FORMAT, now / 1e9,
+          st.code_target, st.target);
+    }
+    if (i > 131 && (st.state == GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
+            || st.state == GST_TWOFLOW_SESSION_RATE_STATE_HOLD)) {
+      /* the code floor */
+      fail_unless (st.code_target >= MIN (600000, st.target));
+      /* a queue beyond the budget: the floor below what gets through */
+      fail_unless (st.tcp_rate < 0.8 * st.delivered_rate, "%.1f s: floor %"
+          G_GUINT64_FORMAT " delivered %" G_GUINT64_FORMAT, now / 1e9,
+          st.tcp_rate, st.delivered_rate);
+      fail_unless (st.target < st.delivered_rate);
+    }
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless (st.lateness_cuts > 0);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 /* beside a Reno flow (greedy session: the video's rate above the link):
  * about the fair share, neither starved nor starving */
 GST_START_TEST (test_tcp_share)
@@ -528,6 +616,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_capacity_step);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
+  tcase_add_test (tc, test_lateness);
   tcase_add_test (tc, test_tcp_share);
   tcase_add_test (tc, test_ecn);
   return s;

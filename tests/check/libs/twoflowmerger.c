@@ -276,6 +276,59 @@ GST_START_TEST (test_in_order)
 
 GST_END_TEST;
 
+/* first-hold: the first frame waits for the one after it (at most
+ * first-hold on the caller's clock), so a viewer does not see it alone
+ * until the enhanced flow's playout buffer lets the second one go. */
+GST_START_TEST (test_first_hold)
+{
+  GstTwoflowMergerConfig c;
+  GstTwoflowMerger *m;
+  const GstClockTime t0 = 5 * GST_SECOND;
+
+  gst_twoflow_merger_config_init (&c);
+  c.first_hold = 500 * MS;
+  m = gst_twoflow_merger_new (&c);
+  caps (m, ESS);
+  caps (m, ENH);
+  frame (m, ESS, 0, t0, GST_TWOFLOW_MERGER_OK);
+  /* the essential flow moves on (the next I): frame 1 can still come */
+  frame (m, ESS, 12, t0, GST_TWOFLOW_MERGER_OK);
+  expect (m, t0, GST_TWOFLOW_MERGER_WAIT, 0);
+  fail_unless_equals_uint64 (gst_twoflow_merger_next_wakeup (m),
+      t0 + 500 * MS);
+  expect (m, t0 + 300 * MS, GST_TWOFLOW_MERGER_WAIT, 0);
+  /* the second frame: both go */
+  frame (m, ENH, 1, t0 + 400 * MS, GST_TWOFLOW_MERGER_OK);
+  expect (m, t0 + 400 * MS, GST_TWOFLOW_MERGER_FRAME, 0);
+  expect (m, t0 + 400 * MS, GST_TWOFLOW_MERGER_FRAME, 1);
+  expect (m, t0 + 400 * MS, GST_TWOFLOW_MERGER_WAIT, 0);
+  gst_twoflow_merger_free (m);
+
+  /* no second frame: the first goes after first-hold */
+  m = gst_twoflow_merger_new (&c);
+  caps (m, ESS);
+  frame (m, ESS, 0, t0, GST_TWOFLOW_MERGER_OK);
+  expect (m, t0, GST_TWOFLOW_MERGER_WAIT, 0);
+  expect (m, t0 + 500 * MS - 1, GST_TWOFLOW_MERGER_WAIT, 0);
+  expect (m, t0 + 500 * MS, GST_TWOFLOW_MERGER_FRAME, 0);
+  fail_unless_equals_uint64 (gst_twoflow_merger_next_wakeup (m),
+      GST_CLOCK_TIME_NONE);
+  gst_twoflow_merger_free (m);
+
+  /* the second frame will never come (the enhanced flow is past it): no
+   * wait */
+  m = gst_twoflow_merger_new (&c);
+  caps (m, ESS);
+  caps (m, ENH);
+  frame (m, ESS, 0, t0, GST_TWOFLOW_MERGER_OK);
+  frame (m, ESS, 12, t0, GST_TWOFLOW_MERGER_OK);
+  frame (m, ENH, 2, t0, GST_TWOFLOW_MERGER_OK);
+  expect (m, t0, GST_TWOFLOW_MERGER_FRAME, 0);
+  gst_twoflow_merger_free (m);
+}
+
+GST_END_TEST;
+
 /* A late enhanced frame is waited for exactly `latency` from the moment
  * its turn came with the essential flow past it, on the caller's clock. */
 GST_START_TEST (test_latency_exact)
@@ -742,6 +795,7 @@ twoflowmerger_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_in_order);
   tcase_add_test (tc, test_latency_exact);
+  tcase_add_test (tc, test_first_hold);
   tcase_add_test (tc, test_latency_zero);
   tcase_add_test (tc, test_missing_typed);
   tcase_add_test (tc, test_duplicates);
