@@ -22,7 +22,10 @@ the defended behaviour (docs/security.md, "Attacks and what stops them").
   * every listening socket (control, HTTP, RTSP) has a backlog >= 128;
   * RTSP admission is taken and the server session started at PLAY: 50
     DESCRIBEs and a SETUP never played hold no capacity and no server
-    session (a real viewer is served), the SETUP's media is released.
+    session (a real viewer is served), the SETUP's media is released;
+  * a control server that accepts and never answers: the proxy's /videos
+    and HLS start wait for it (502, 503 with the reason) while its main
+    loop still answers /healthz at once.
 
   test_attacks.py SERVER PROXY
 """
@@ -477,6 +480,90 @@ def main():
                 stalled.kill()
                 stalled.wait()
             stalled.stdout.close()
+
+        # 10. a control server that accepts and never answers: /videos and
+        # an HLS start wait for it (until their timeouts: 502, 503 with the
+        # reason) while the proxy's main loop serves /healthz at once
+        mute = socket.socket()
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(16)
+        mute.settimeout(0.2)
+        held, quiet = [], threading.Event()
+
+        def accept_all():
+            while not quiet.is_set():
+                try:
+                    held.append(mute.accept()[0])
+                except OSError:
+                    pass
+        acceptor = threading.Thread(target=accept_all)
+        acceptor.start()
+        mhttp = free_port()
+        mp = subprocess.Popen(
+            [proxy_exe, "--server", f"127.0.0.1:{mute.getsockname()[1]}",
+             "--insecure", "--rtsp-port", str(free_port()), "--http-port",
+             str(mhttp), "--hls-dir", os.path.join(work, "hls-mute"),
+             "--prefix-dir", os.path.join(work, "prefix-mute")],
+            stdout=open(os.path.join(work, "mute-proxy.log"), "w"),
+            stderr=subprocess.STDOUT)
+        answers = {}
+
+        def waiting_get(name, path):
+            t0 = time.monotonic()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{mhttp}{path}",
+                                            timeout=60) as r:
+                    answers[name] = (r.status, r.read())
+            except urllib.error.HTTPError as e:
+                answers[name] = (e.code, e.read())
+            except OSError as e:
+                answers[name] = (None, str(e).encode())
+            answers[name] += (time.monotonic() - t0,)
+        try:
+            wait_port(mhttp)
+            waiters = [threading.Thread(target=waiting_get, args=a) for a in
+                       (("videos", "/videos"),
+                        ("hls", "/hls/long.m2v/index.m3u8"),
+                        ("hls again", "/hls/long.m2v/index.m3u8"))]
+            for w in waiters:
+                w.start()
+            for _ in range(100):        # all three reached the mute server
+                if len(held) >= 2:
+                    break
+                time.sleep(0.05)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            health = http_get(f"http://127.0.0.1:{mhttp}/healthz")
+            took = time.monotonic() - t0
+            for w in waiters:
+                w.join(60)
+            # the blocking proxy held its loop 5 s for /videos and 10 s per
+            # HLS start; 4 s leaves a loaded machine room
+            check(health == 200 and took < 4 and len(held) == 2,
+                  f"/healthz while /videos and an HLS start wait on a control "
+                  f"server that never answers: {health} in {took:.2f} s "
+                  f"({len(held)} control connections: /videos and the HLS video)")
+            got = {k: (v[0], v[1].decode(errors="replace").strip())
+                   for k, v in answers.items()}
+            check(got.get("videos", (0, ""))[0] == 502
+                  and "timed out" in got["videos"][1]
+                  and all(got.get(k, (0, ""))[0] == 503
+                          and "timed out" in got[k][1]
+                          for k in ("hls", "hls again")),
+                  f"then /videos 502 and both playlist requests 503 with the "
+                  f"reason: {got}")
+        finally:
+            quiet.set()
+            acceptor.join()
+            mp.terminate()
+            try:
+                mp.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                mp.kill()
+                mp.wait()
+            for s in held:
+                s.close()
+            mute.close()
     finally:
         for s in servers:
             s.stop()

@@ -298,7 +298,7 @@ done:
 
 static void
 serve_growing (SoupServerMessage * msg, const gchar * video,
-    const gchar * name, const gchar * file)
+    const gchar * name, const gchar * file, gboolean paused)
 {
   Grow *g = g_new0 (Grow, 1);
   SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
@@ -318,8 +318,79 @@ serve_growing (SoupServerMessage * msg, const gchar * video,
   soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
   g->finished_id = g_signal_connect (msg, "finished",
       G_CALLBACK (grow_finished), g);
-  soup_server_message_pause (msg);
+  if (!paused)
+    soup_server_message_pause (msg);
   g_timeout_add (40, grow_cb, g);
+}
+
+static void
+reply_not_found (SoupServerMessage * msg)
+{
+  reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
+      g_strdup ("not found\n"), 10);
+}
+
+/* @name of @video, its run started (@paused: @msg waited for that) */
+static void
+hls_serve (SoupServerMessage * msg, const gchar * video, const gchar * name,
+    const gchar * file, gint64 msn, gboolean paused)
+{
+  /* a blocking playlist reload (LL-HLS _HLS_msn, the playlist says
+   * CAN-BLOCK-RELOAD while it grows): answered once the playlist lists
+   * that segment, so hls.js hears of the next segment when it opens
+   * instead of a reload interval later */
+  if (g_str_equal (name, "index.m3u8") && !playlist_ready (file, msn)) {
+    Wait *w = g_new0 (Wait, 1);
+    w->msg = g_object_ref (msg);
+    w->file = g_strdup (file);
+    w->video = g_strdup (video);
+    w->msn = msn;
+    w->tries = msn >= 0 ? 500 : 300;    /* 20 s / 30 s */
+    if (!paused)
+      soup_server_message_pause (msg);
+    g_timeout_add (msn >= 0 ? 40 : 100, wait_cb, w);
+    return;
+  }
+  if (hooks.hls_growing && hooks.hls_growing (video, name, hooks.data)) {
+    serve_growing (msg, video, name, file, paused);
+    return;
+  }
+  if (!serve_file (msg, file))
+    reply_not_found (msg);
+  if (paused)
+    soup_server_message_unpause (msg);
+}
+
+/* a playlist request waiting for its video's run to start (hls_ensure):
+ * the main loop serves the others meanwhile */
+typedef struct
+{
+  SoupServerMessage *msg;
+  gchar *video, *name, *file;
+  gint64 msn;
+} Ensure;
+
+static void
+hls_ensured (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  Ensure *e = user_data;
+  GError *err = NULL;
+
+  if (hooks.hls_ensure_finish (res, &err)) {
+    hls_serve (e->msg, e->video, e->name, e->file, e->msn, TRUE);
+  } else {
+    gchar *t = g_strdup_printf ("%s\n", err->message);
+    reply_text (e->msg, strstr (err->message, "no such") ?
+        SOUP_STATUS_NOT_FOUND : SOUP_STATUS_SERVICE_UNAVAILABLE,
+        "text/plain", t, strlen (t));
+    g_clear_error (&err);
+    soup_server_message_unpause (e->msg);
+  }
+  g_object_unref (e->msg);
+  g_free (e->video);
+  g_free (e->name);
+  g_free (e->file);
+  g_free (e);
 }
 
 static void
@@ -327,56 +398,55 @@ handle_hls (SoupServerMessage * msg, const gchar * path, GHashTable * query)
 {
   gchar **parts = g_strsplit (path + strlen ("/hls/"), "/", -1);
   gchar *video = NULL, *file = NULL;
-  GError *err = NULL;
+  const gchar *m = query ? g_hash_table_lookup (query, "_HLS_msn") : NULL;
+  gint64 msn = m ? g_ascii_strtoll (m, NULL, 10) : -1;
 
   if (g_strv_length (parts) != 2 || !safe_name (parts[1])) {
-    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
-        g_strdup ("not found\n"), 10);
+    reply_not_found (msg);
     goto done;
   }
   video = g_uri_unescape_string (parts[0], NULL);
   if (!safe_name (video)) {
-    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
-        g_strdup ("not found\n"), 10);
+    reply_not_found (msg);
     goto done;
   }
   file = g_build_filename (hls_dir, video, parts[1], NULL);
-  if (g_str_equal (parts[1], "index.m3u8")) {
-    if (hooks.hls_ensure && !hooks.hls_ensure (video, hooks.data, &err)) {
-      gchar *t = g_strdup_printf ("%s\n", err->message);
-      reply_text (msg, strstr (err->message, "no such") ?
-          SOUP_STATUS_NOT_FOUND : SOUP_STATUS_SERVICE_UNAVAILABLE,
-          "text/plain", t, strlen (t));
-      g_clear_error (&err);
-      goto done;
-    }
-    /* a blocking playlist reload (LL-HLS _HLS_msn, the playlist says
-     * CAN-BLOCK-RELOAD while it grows): answered once the playlist lists
-     * that segment, so hls.js hears of the next segment when it opens
-     * instead of a reload interval later */
-    const gchar *m = query ? g_hash_table_lookup (query, "_HLS_msn") : NULL;
-    gint64 msn = m ? g_ascii_strtoll (m, NULL, 10) : -1;
-    if (!playlist_ready (file, msn)) {
-      Wait *w = g_new0 (Wait, 1);
-      w->msg = g_object_ref (msg);
-      w->file = g_strdup (file);
-      w->video = g_strdup (video);
-      w->msn = msn;
-      w->tries = msn >= 0 ? 500 : 300;  /* 20 s / 30 s */
-      soup_server_message_pause (msg);
-      g_timeout_add (msn >= 0 ? 40 : 100, wait_cb, w);
-      goto done;
-    }
+  if (g_str_equal (parts[1], "index.m3u8") && hooks.hls_ensure) {
+    Ensure *e = g_new0 (Ensure, 1);
+
+    e->msg = g_object_ref (msg);
+    e->video = g_strdup (video);
+    e->name = g_strdup (parts[1]);
+    e->file = g_strdup (file);
+    e->msn = msn;
+    soup_server_message_pause (msg);
+    hooks.hls_ensure (video, hooks.data, hls_ensured, e);
+    goto done;
   }
-  if (hooks.hls_growing && hooks.hls_growing (video, parts[1], hooks.data))
-    serve_growing (msg, video, parts[1], file);
-  else if (!serve_file (msg, file))
-    reply_text (msg, SOUP_STATUS_NOT_FOUND, "text/plain",
-        g_strdup ("not found\n"), 10);
+  hls_serve (msg, video, parts[1], file, msn, FALSE);
 done:
   g_free (video);
   g_free (file);
   g_strfreev (parts);
+}
+
+/* /videos, answered once the program has the list */
+static void
+videos_done (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  SoupServerMessage *msg = user_data;
+  GError *err = NULL;
+  gchar *t = hooks.videos_finish (res, &err);
+
+  if (t) {
+    reply_text (msg, SOUP_STATUS_OK, "application/json", t, strlen (t));
+  } else {
+    t = g_strdup_printf ("%s\n", err->message);
+    reply_text (msg, SOUP_STATUS_BAD_GATEWAY, "text/plain", t, strlen (t));
+    g_clear_error (&err);
+  }
+  soup_server_message_unpause (msg);
+  g_object_unref (msg);
 }
 
 static void
@@ -405,15 +475,8 @@ handler (SoupServer * srv, SoupServerMessage * msg, const char *path,
     gchar *t = hooks.status (hooks.data);
     reply_text (msg, SOUP_STATUS_OK, "application/json", t, strlen (t));
   } else if (g_str_equal (path, "/videos") && hooks.videos) {
-    GError *err = NULL;
-    gchar *t = hooks.videos (hooks.data, &err);
-    if (t) {
-      reply_text (msg, SOUP_STATUS_OK, "application/json", t, strlen (t));
-    } else {
-      t = g_strdup_printf ("%s\n", err->message);
-      reply_text (msg, SOUP_STATUS_BAD_GATEWAY, "text/plain", t, strlen (t));
-      g_clear_error (&err);
-    }
+    soup_server_message_pause (msg);
+    hooks.videos (hooks.data, videos_done, g_object_ref (msg));
   } else if (g_str_has_prefix (path, "/hls/") && hls_dir) {
     handle_hls (msg, path, query);
   } else if (www_dir && (g_str_equal (path, "/")

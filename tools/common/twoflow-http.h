@@ -6,7 +6,7 @@
 #ifndef TWOFLOW_HTTP_H
 #define TWOFLOW_HTTP_H
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -17,12 +17,15 @@ typedef struct
   void (*metrics) (struct _TwoflowMetrics * m, gpointer data);
   /* JSON text of /status */
   gchar *(*status) (gpointer data);
-  /* JSON text of /videos (NULL + @error: 502) */
-  gchar *(*videos) (gpointer data, GError ** error);
+  /* JSON text of /videos, asynchronous: the request waits, the others
+   * are served (NULL + @error: 502) */
+  void (*videos) (gpointer data, GAsyncReadyCallback callback,
+      gpointer user_data);
   /* HLS: make sure @video's playlist is (or will soon be) in @hls_dir/@video
-   * (a live session starts, or the cached one is served) */
-  gboolean (*hls_ensure) (const gchar * video, gpointer data,
-      GError ** error);
+   * (a live session starts, or the cached one is served), asynchronous
+   * (FALSE + @error: 404 if its message says "no such", else 503) */
+  void (*hls_ensure) (const gchar * video, gpointer data,
+      GAsyncReadyCallback callback, gpointer user_data);
   gpointer data;
   /* HLS: TRUE while @file of @video is still being written: it is sent as
    * it grows (chunked) until it is complete */
@@ -31,6 +34,9 @@ typedef struct
   /* HLS: why @video's run failed (NULL: it did not; freed by the caller):
    * a request waiting for its playlist gets it at once, not a bare 503 */
   gchar *(*hls_failure) (const gchar * video, gpointer data);
+  /* the results of videos and hls_ensure */
+  gchar *(*videos_finish) (GAsyncResult * res, GError ** error);
+  gboolean (*hls_ensure_finish) (GAsyncResult * res, GError ** error);
 } TwoflowHttpHooks;
 
 /* HTTP basic authentication on every path but /healthz (call before

@@ -185,20 +185,116 @@ control_read_finish (GDataInputStream * in, GAsyncResult * res,
   return TRUE;
 }
 
-GSocketConnection *
-control_connect (guint timeout, GError ** error)
+/* the asynchronous connection: the socket client's connect (TLS included),
+ * then AUTH with --token; the client's timeout bounds each step as in
+ * control_connect */
+static GSocketClient *
+control_client_new (guint timeout, GError ** error)
 {
   GSocketClient *client = g_socket_client_new ();
-  GSocketConnection *conn = NULL;
   TwoflowTlsClientConfig tls = { NULL, opt_tls_ca, opt_tls_pin,
     opt_tls_cert, opt_tls_key
   };
 
   g_socket_client_set_timeout (client, timeout);
-  if (opt_insecure || twoflow_tls_socket_client_configure (client, &tls, error))
+  if (!opt_insecure && !twoflow_tls_socket_client_configure (client, &tls,
+          error))
+    g_clear_object (&client);
+  return client;
+}
+
+static void
+connect_auth_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *err = NULL;
+  JsonObject *r = control_request_finish (res, &err);
+
+  if (r) {
+    json_object_unref (r);
+    g_task_return_pointer (task, g_object_ref (g_task_get_task_data (task)),
+        g_object_unref);
+  } else {
+    /* the server's refusal: as control_connect's */
+    if (g_error_matches (err, G_IO_ERROR, G_IO_ERROR_FAILED))
+      err->code = G_IO_ERROR_PERMISSION_DENIED;
+    g_io_stream_close (g_task_get_task_data (task), NULL, NULL);
+    g_task_return_error (task, err);
+  }
+  g_object_unref (task);
+}
+
+static void
+connect_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *err = NULL;
+  GSocketConnection *conn =
+      g_socket_client_connect_to_host_finish (G_SOCKET_CLIENT (source), res,
+      &err);
+  GDataInputStream *in;
+  JsonObject *req;
+
+  GST_DEBUG ("control connection to %s:%d: %s", server_host, server_port,
+      conn ? "open" : "failed");
+  if (!conn) {
+    g_task_return_error (task, err);
+    g_object_unref (task);
+    return;
+  }
+  if (!opt_token) {
+    g_task_return_pointer (task, conn, g_object_unref);
+    g_object_unref (task);
+    return;
+  }
+  g_task_set_task_data (task, conn, g_object_unref);
+  in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
+          (conn)));
+  g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (in),
+      FALSE);
+  req = twoflow_auth_request_to_json (opt_token);
+  control_request_async (in, g_io_stream_get_output_stream (G_IO_STREAM
+          (conn)), req, g_task_get_cancellable (task), connect_auth_cb, task);
+  json_object_unref (req);
+  g_object_unref (in);
+}
+
+void
+control_connect_async (guint timeout, GCancellable * cancellable,
+    GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  GError *err = NULL;
+  GSocketClient *client = control_client_new (timeout, &err);
+
+  g_task_set_source_tag (task, control_connect_async);
+  if (!client) {
+    g_task_return_error (task, err);
+    g_object_unref (task);
+    return;
+  }
+  g_socket_client_connect_to_host_async (client, server_host, server_port,
+      cancellable, connect_cb, task);
+  g_object_unref (client);
+}
+
+GSocketConnection *
+control_connect_finish (GAsyncResult * res, GError ** error)
+{
+  g_return_val_if_fail (g_task_is_valid (res, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (res), error);
+}
+
+GSocketConnection *
+control_connect (guint timeout, GError ** error)
+{
+  GSocketClient *client = control_client_new (timeout, error);
+  GSocketConnection *conn = NULL;
+
+  if (client)
     conn = g_socket_client_connect_to_host (client, server_host, server_port,
         NULL, error);
-  g_object_unref (client);
+  g_clear_object (&client);
   if (conn && opt_token) {
     GDataInputStream *in =
         g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM

@@ -19,9 +19,14 @@ G_BEGIN_DECLS
 
 /* A control connection to the server: TLS as configured (--tls-ca,
  * --tls-pin, --tls-cert; none with --insecure) and AUTH with --token.
- * Blocks up to @timeout s: for the RTSP client threads and the HTTP
- * side's /videos. */
+ * Blocks up to @timeout s: for the RTSP client threads and fetch. */
 GSocketConnection *control_connect (guint timeout, GError ** error);
+/* and asynchronous, on the caller's thread-default main context: the main
+ * loop's HLS runs and /videos (@cancellable: the request going away) */
+void control_connect_async (guint timeout, GCancellable * cancellable,
+    GAsyncReadyCallback callback, gpointer user_data);
+GSocketConnection *control_connect_finish (GAsyncResult * res,
+    GError ** error);
 
 /* One request and its reply (the server's events before it skipped; a
  * reply without "ok" is an error "server: ..."). Blocking: */

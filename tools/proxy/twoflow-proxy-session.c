@@ -114,13 +114,10 @@ video_request (TwoflowVideoRequest * v, const gchar * video)
   v->segment_duration = opt_segment;
 }
 
-ProxySession *
-proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
+static ProxySession *
+session_alloc (const gchar * video, gboolean prestage)
 {
   ProxySession *ps = g_new0 (ProxySession, 1);
-  GSocketAddress *la;
-  TwoflowVideoRequest vr = { 0, };
-  JsonObject *req;
 
   ps->created_us = g_get_monotonic_time ();
   ps->id = next_session_id++;
@@ -128,9 +125,17 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->prestage = prestage;
   ps->kind = prestage ? "prestage" : "rtsp";
   ps->start_frames = ps->start_audio = -1;
-  ps->conn = control_connect (10, error);
-  if (!ps->conn)
-    goto fail;
+  return ps;
+}
+
+/* the connection (@conn taken) and its streams; the INFO request */
+static JsonObject *
+session_take_conn (ProxySession * ps, GSocketConnection * conn)
+{
+  GSocketAddress *la;
+  TwoflowVideoRequest vr = { 0, };
+
+  ps->conn = conn;
   ps->in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
           (ps->conn)));
   ps->out = g_io_stream_get_output_stream (G_IO_STREAM (ps->conn));
@@ -139,13 +144,15 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
   ps->local_addr = g_inet_address_to_string (g_inet_socket_address_get_address
       (G_INET_SOCKET_ADDRESS (la)));
   g_object_unref (la);
+  video_request (&vr, ps->video);
+  return twoflow_info_request_to_json (&vr);
+}
 
-  video_request (&vr, video);
-  req = twoflow_info_request_to_json (&vr);
-  ps->info = control_request (ps->in, ps->out, req, error);
-  json_object_unref (req);
-  if (!ps->info)
-    goto fail;
+/* INFO's reply (@info taken): the session's codecs and peak rate */
+static void
+session_take_info (ProxySession * ps, JsonObject * info)
+{
+  ps->info = info;
   ps->peak_rate = twoflow_json_get_int (ps->info, "peak_rate", 0);
   ps->video_codec = g_strdup (twoflow_json_get_string (ps->info, "codec",
           "mpeg2"));
@@ -153,15 +160,109 @@ proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
           "none") != 0)
     ps->audio_codec = g_strdup (twoflow_json_get_string (ps->info,
             "audio_codec", NULL));
-  g_hash_table_replace (info_cache, g_strdup (video),
+  g_hash_table_replace (info_cache, g_strdup (ps->video),
       json_object_ref (ps->info));
-  GST_DEBUG ("session %u: %s (%s), INFO received", ps->id, video, ps->kind);
+  GST_DEBUG ("session %u: %s (%s), INFO received", ps->id, ps->video,
+      ps->kind);
   SESSION_HOOKS (added, ps);
-  return ps;
+}
 
-fail:
-  proxy_session_free (ps);
-  return NULL;
+ProxySession *
+proxy_session_new (const gchar * video, gboolean prestage, GError ** error)
+{
+  ProxySession *ps = session_alloc (video, prestage);
+  GSocketConnection *conn = control_connect (10, error);
+  JsonObject *req, *info;
+
+  if (!conn) {
+    proxy_session_free (ps);
+    return NULL;
+  }
+  req = session_take_conn (ps, conn);
+  info = control_request (ps->in, ps->out, req, error);
+  json_object_unref (req);
+  if (!info) {
+    proxy_session_free (ps);
+    return NULL;
+  }
+  session_take_info (ps, info);
+  return ps;
+}
+
+/* the asynchronous one: the task holds the session until INFO's reply */
+typedef struct
+{
+  ProxySession *ps;
+} SessionHold;
+
+static void
+session_hold_free (SessionHold * h)
+{
+  if (h->ps)
+    proxy_session_free (h->ps);
+  g_free (h);
+}
+
+static void
+session_info_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *err = NULL;
+  JsonObject *info = control_request_finish (res, &err);
+  SessionHold *h = g_task_get_task_data (task);
+  ProxySession *ps = h->ps;
+
+  if (!info) {
+    g_task_return_error (task, err);
+  } else {
+    /* the session is the caller's now */
+    h->ps = NULL;
+    session_take_info (ps, info);
+    g_task_return_pointer (task, ps, (GDestroyNotify) proxy_session_free);
+  }
+  g_object_unref (task);
+}
+
+static void
+session_connected_cb (GObject * source, GAsyncResult * res,
+    gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *err = NULL;
+  GSocketConnection *conn = control_connect_finish (res, &err);
+  ProxySession *ps = ((SessionHold *) g_task_get_task_data (task))->ps;
+  JsonObject *req;
+
+  if (!conn) {
+    g_task_return_error (task, err);
+    g_object_unref (task);
+    return;
+  }
+  req = session_take_conn (ps, conn);
+  control_request_async (ps->in, ps->out, req, g_task_get_cancellable (task),
+      session_info_cb, task);
+  json_object_unref (req);
+}
+
+void
+proxy_session_new_async (const gchar * video, gboolean prestage,
+    GCancellable * cancellable, GAsyncReadyCallback callback,
+    gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  SessionHold *h = g_new0 (SessionHold, 1);
+
+  h->ps = session_alloc (video, prestage);
+  g_task_set_source_tag (task, proxy_session_new_async);
+  g_task_set_task_data (task, h, (GDestroyNotify) session_hold_free);
+  control_connect_async (10, cancellable, session_connected_cb, task);
+}
+
+ProxySession *
+proxy_session_new_finish (GAsyncResult * res, GError ** error)
+{
+  g_return_val_if_fail (g_task_is_valid (res, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (res), error);
 }
 
 gchar *

@@ -110,6 +110,11 @@ void log_json (const gchar * tag, JsonObject * obj);
 void proxy_session_free (ProxySession * ps);
 ProxySession *proxy_session_new (const gchar * video, gboolean prestage,
     GError ** error);
+/* the same on the main loop: connect and INFO asynchronously (an HLS run) */
+void proxy_session_new_async (const gchar * video, gboolean prestage,
+    GCancellable * cancellable, GAsyncReadyCallback callback,
+    gpointer user_data);
+ProxySession *proxy_session_new_finish (GAsyncResult * res, GError ** error);
 gchar *prefix_path (const gchar * video);
 gint64 counter_get (gint64 * counter);
 gboolean proxy_session_play_now (ProxySession * ps);

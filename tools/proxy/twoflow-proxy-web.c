@@ -176,47 +176,80 @@ web_metrics (TwoflowMetrics * m, gpointer data)
   twoflow_metrics_proxy_sessions (m, all);
 }
 
-static gchar *
-web_videos (gpointer data, GError ** error)
+/* /videos: the server's LIST on a connection of its own, asynchronous
+ * (5 s for each step, TLS and AUTH as configured); the task's data is the
+ * connection once open */
+static void
+videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
 {
-  GSocketConnection *conn;
-  GDataInputStream *in;
-  JsonObject *req, *r = NULL;
-  gchar *t = NULL;
+  GTask *task = user_data;
+  GError *err = NULL;
+  JsonObject *r = control_request_finish (res, &err), *o;
+  JsonArray *v;
 
-  conn = control_connect (5, error);    /* TLS and AUTH as configured */
-  if (!conn)
-    return NULL;
+  g_io_stream_close (g_task_get_task_data (task), NULL, NULL);
+  if (!r) {
+    g_task_return_error (task, err);
+    g_object_unref (task);
+    return;
+  }
+  o = json_object_new ();
+  v = json_object_has_member (r, "videos") ?
+      json_array_ref (json_object_get_array_member (r, "videos")) :
+      json_array_new ();
+  json_object_set_array_member (o, "videos", v);
+  /* the server's catalog: which cannot play, and why */
+  json_object_set_object_member (o, "unsupported",
+      json_object_has_member (r, "unsupported") ?
+      json_object_ref (json_object_get_object_member (r, "unsupported")) :
+      json_object_new ());
+  json_object_set_array_member (o, "checking",
+      json_object_has_member (r, "checking") ?
+      json_array_ref (json_object_get_array_member (r, "checking")) :
+      json_array_new ());
+  g_task_return_pointer (task, twoflow_json_to_line (o), g_free);
+  json_object_unref (o);
+  json_object_unref (r);
+  g_object_unref (task);
+}
+
+static void
+videos_connected (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *err = NULL;
+  GSocketConnection *conn = control_connect_finish (res, &err);
+  GDataInputStream *in;
+  JsonObject *req;
+
+  if (!conn) {
+    g_task_return_error (task, err);
+    g_object_unref (task);
+    return;
+  }
+  g_task_set_task_data (task, conn, g_object_unref);
   in = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM
           (conn)));
   req = twoflow_simple_request_to_json (TWOFLOW_REQUEST_LIST, 0);
-  if (twoflow_control_send (g_io_stream_get_output_stream (G_IO_STREAM (conn)),
-          req, error))
-    r = twoflow_control_recv (in, NULL, error);
+  control_request_async (in, g_io_stream_get_output_stream (G_IO_STREAM
+          (conn)), req, NULL, videos_listed, task);
   json_object_unref (req);
-  if (r) {
-    JsonObject *o = json_object_new ();
-    JsonArray *v = json_object_has_member (r, "videos") ?
-        json_array_ref (json_object_get_array_member (r, "videos")) :
-        json_array_new ();
-    json_object_set_array_member (o, "videos", v);
-    /* the server's catalog: which cannot play, and why */
-    json_object_set_object_member (o, "unsupported",
-        json_object_has_member (r, "unsupported") ?
-        json_object_ref (json_object_get_object_member (r, "unsupported")) :
-        json_object_new ());
-    json_object_set_array_member (o, "checking",
-        json_object_has_member (r, "checking") ?
-        json_array_ref (json_object_get_array_member (r, "checking")) :
-        json_array_new ());
-    t = twoflow_json_to_line (o);
-    json_object_unref (o);
-    json_object_unref (r);
-  }
   g_object_unref (in);
-  g_io_stream_close (G_IO_STREAM (conn), NULL, NULL);
-  g_object_unref (conn);
-  return t;
+}
+
+static void
+web_videos (gpointer data, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+
+  g_task_set_source_tag (task, web_videos);
+  control_connect_async (5, NULL, videos_connected, task);
+}
+
+static gchar *
+web_videos_finish (GAsyncResult * res, GError ** error)
+{
+  return g_task_propagate_pointer (G_TASK (res), error);
 }
 
 /* ------------------------------------------------------------------ HLS */
@@ -228,6 +261,10 @@ typedef struct
   GstElement *pipe;
   TwoflowHls *hls;
   guint watch;
+  /* its session being set up (connect, INFO): the playlist requests that
+   * wait for it (GTask) */
+  gboolean starting;
+  GList *waiting;
 } HlsJob;
 
 static void
@@ -306,20 +343,100 @@ web_hls_failure (const gchar * video, gpointer data)
   return g_strdup (g_hash_table_lookup (hls_failures, video));
 }
 
-static gboolean
-web_hls_ensure (const gchar * video, gpointer data, GError ** error)
+/* the requests waiting for @j's start: told it started, or why not
+ * (@err taken; then the job is gone) */
+static void
+hls_job_started (HlsJob * j, GError * err)
 {
-  gchar *dir = g_build_filename (opt_hls_dir, video, NULL);
-  gchar *done = g_build_filename (dir, "complete", NULL);
+  GList *waiting = j->waiting, *l;
+
+  j->waiting = NULL;
+  j->starting = FALSE;
+  if (err) {
+    twoflow_store_remove_tree (j->dir);
+    g_hash_table_remove (hls_jobs, j->video);
+  }
+  for (l = waiting; l; l = l->next) {
+    if (err)
+      g_task_return_error (l->data, g_error_copy (err));
+    else
+      g_task_return_boolean (l->data, TRUE);
+    g_object_unref (l->data);
+  }
+  g_list_free (waiting);
+  g_clear_error (&err);
+}
+
+/* the session's INFO came: admission, then the pipeline runs */
+static void
+hls_session_cb (GObject * source, GAsyncResult * res, gpointer user_data)
+{
+  HlsJob *j = user_data;
+  GError *err = NULL;
   gchar *reason = NULL;
-  gboolean cached = g_file_test (done, G_FILE_TEST_EXISTS);
-  HlsJob *j;
   GstElement *recv, *mux, *files;
 
+  j->ps = proxy_session_new_finish (res, &err);
+  if (!j->ps)
+    goto fail;
+  j->ps->kind = "hls";
+  if (!admission_check (j->video, j->ps->info, "session", &reason)) {
+    g_set_error (&err, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
+    g_free (reason);
+    goto fail;
+  }
+  admission_add (j->ps);
+  j->pipe = gst_pipeline_new ("hls");
+  recv = build_receive_bin (j->ps);
+  gst_bin_add (GST_BIN (j->pipe), recv);
+  mux = build_mux (GST_BIN (j->pipe), j->ps, recv, "hls", &err);
+  if (!mux)
+    goto fail;
+  files = gst_element_factory_make ("multifilesink", NULL);
+  gst_bin_add (GST_BIN (j->pipe), files);
+  if (!gst_element_link (mux, files)) {
+    g_set_error (&err, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
+        "HLS: mpegtsmux cannot feed multifilesink");
+    goto fail;
+  }
+  /* 2 s segments (cut at the first key frame from there) */
+  j->hls = twoflow_hls_new (j->dir, 2 * GST_SECOND, mux, files, &err);
+  if (!j->hls)
+    goto fail;
+  j->watch = gst_bus_add_watch (GST_ELEMENT_BUS (j->pipe), hls_bus_cb, j);
+  gst_element_set_state (j->pipe, GST_STATE_PLAYING);
+  proxy_session_start (j->ps);
+  g_print ("HLS %s: live into %s\n", j->video, j->dir);
+  hls_job_started (j, NULL);
+  return;
+
+fail:
+  hls_job_started (j, err);
+}
+
+static void
+web_hls_ensure (const gchar * video, gpointer data,
+    GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+  gchar *dir = g_build_filename (opt_hls_dir, video, NULL);
+  gchar *done = g_build_filename (dir, "complete", NULL);
+  gboolean cached = g_file_test (done, G_FILE_TEST_EXISTS);
+  HlsJob *j = g_hash_table_lookup (hls_jobs, video);
+
   g_free (done);
-  if (cached || g_hash_table_contains (hls_jobs, video)) {
+  g_task_set_source_tag (task, web_hls_ensure);
+  if (j && j->starting) {
+    /* asked again while it starts: answered with the first */
+    j->waiting = g_list_append (j->waiting, task);
     g_free (dir);
-    return TRUE;
+    return;
+  }
+  if (cached || j) {
+    g_task_return_boolean (task, TRUE);
+    g_object_unref (task);
+    g_free (dir);
+    return;
   }
   /* a run that did not finish: start again */
   g_hash_table_remove (hls_failures, video);
@@ -328,44 +445,17 @@ web_hls_ensure (const gchar * video, gpointer data, GError ** error)
   j = g_new0 (HlsJob, 1);
   j->video = g_strdup (video);
   j->dir = dir;
-  j->ps = proxy_session_new (video, FALSE, error);
-  if (!j->ps)
-    goto fail;
-  j->ps->kind = "hls";
-  if (!admission_check (video, j->ps->info, "session", &reason)) {
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
-    g_free (reason);
-    goto fail;
-  }
-  admission_add (j->ps);
-  j->pipe = gst_pipeline_new ("hls");
-  recv = build_receive_bin (j->ps);
-  gst_bin_add (GST_BIN (j->pipe), recv);
-  mux = build_mux (GST_BIN (j->pipe), j->ps, recv, "hls", error);
-  if (!mux)
-    goto fail;
-  files = gst_element_factory_make ("multifilesink", NULL);
-  gst_bin_add (GST_BIN (j->pipe), files);
-  if (!gst_element_link (mux, files)) {
-    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-        "HLS: mpegtsmux cannot feed multifilesink");
-    goto fail;
-  }
-  /* 2 s segments (cut at the first key frame from there) */
-  j->hls = twoflow_hls_new (dir, 2 * GST_SECOND, mux, files, error);
-  if (!j->hls)
-    goto fail;
-  j->watch = gst_bus_add_watch (GST_ELEMENT_BUS (j->pipe), hls_bus_cb, j);
+  j->starting = TRUE;
+  j->waiting = g_list_append (NULL, task);
   g_hash_table_insert (hls_jobs, g_strdup (video), j);
-  gst_element_set_state (j->pipe, GST_STATE_PLAYING);
-  proxy_session_start (j->ps);
-  g_print ("HLS %s: live into %s\n", video, dir);
-  return TRUE;
+  /* the job stays in hls_jobs while it starts: freed only from there */
+  proxy_session_new_async (video, FALSE, NULL, hls_session_cb, j);
+}
 
-fail:
-  twoflow_store_remove_tree (dir);
-  hls_job_free (j);
-  return FALSE;
+static gboolean
+web_hls_ensure_finish (GAsyncResult * res, GError ** error)
+{
+  return g_task_propagate_boolean (G_TASK (res), error);
 }
 
 static gboolean
@@ -393,8 +483,11 @@ twoflow_proxy_web_init (void)
 void
 web_start (void)
 {
-  TwoflowHttpHooks hooks = { web_metrics, web_status, web_videos,
-    web_hls_ensure, NULL, web_hls_growing, web_hls_failure
+  TwoflowHttpHooks hooks = {
+    .metrics = web_metrics,.status = web_status,
+    .videos = web_videos,.videos_finish = web_videos_finish,
+    .hls_ensure = web_hls_ensure,.hls_ensure_finish = web_hls_ensure_finish,
+    .hls_growing = web_hls_growing,.hls_failure = web_hls_failure
   };
   GError *err = NULL;
 
