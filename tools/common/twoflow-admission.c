@@ -217,7 +217,7 @@ gst_twoflow_admission_add (GstTwoflowAdmission * a, guint id,
 /**
  * gst_twoflow_admission_add_rates:
  * @rates: its peak and smoothed rates (copied)
- * @now: when it starts (the time base of decide_rates())
+ * @now: when it starts (the time base of handle_candidate_rates())
  *
  * Records an admitted session; it stays until removed.
  */
@@ -450,30 +450,32 @@ gst_twoflow_admission_get_health (GstTwoflowAdmission * a, guint id,
 }
 
 /**
- * gst_twoflow_admission_decide:
+ * gst_twoflow_admission_handle_candidate:
  * @peak_rate: bit/s of the candidate (its video's peak)
  * @out: (out caller-allocates): the decision; free @out->reason
  *
- * decide_rates() for a candidate known by its peak rate only, at time 0.
+ * handle_candidate_rates() for a candidate known by its peak rate only,
+ * at time 0.
  */
 void
-gst_twoflow_admission_decide (GstTwoflowAdmission * a, guint64 peak_rate,
-    GstTwoflowAdmissionDecision * out)
+gst_twoflow_admission_handle_candidate (GstTwoflowAdmission * a,
+    guint64 peak_rate, GstTwoflowAdmissionDecision * out)
 {
   GstTwoflowAdmissionRates r = { 0, };
 
   r.peak_rate = peak_rate;
-  gst_twoflow_admission_decide_rates (a, &r, 0, out);
+  gst_twoflow_admission_handle_candidate_rates (a, &r, 0, out);
 }
 
 /**
- * gst_twoflow_admission_decide_rates:
+ * gst_twoflow_admission_handle_candidate_rates:
  * @rates: the candidate's rates
  * @now: in the time base of add_rates()
  * @out: (out caller-allocates): the decision; free @out->reason
  *
- * Decides whether a new session fits. Configured mode, peak basis: iff
- * its peak rate <= capacity - the admitted sessions' peak rates.
+ * A new session asks to be admitted: decides at once whether it fits.
+ * Configured mode, peak basis: iff its peak rate <= capacity - the
+ * admitted sessions' peak rates.
  * Smoothed basis: iff at every instant from @now until both of its flows
  * run (its first segment, its first enhanced window), its smoothed rate
  * plus the admitted sessions' smoothed rates in force fit the capacity.
@@ -481,7 +483,7 @@ gst_twoflow_admission_decide (GstTwoflowAdmission * a, guint64 peak_rate,
  * healthy. It does not add it: the caller adds it once it is set up.
  */
 void
-gst_twoflow_admission_decide_rates (GstTwoflowAdmission * a,
+gst_twoflow_admission_handle_candidate_rates (GstTwoflowAdmission * a,
     const GstTwoflowAdmissionRates * rates, GstClockTime now,
     GstTwoflowAdmissionDecision * out)
 {

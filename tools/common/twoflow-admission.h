@@ -5,10 +5,11 @@
  * capacity's residual, or, on a pipe without guarantees, by the measured
  * health of the sessions already admitted. The proxy feeds it progress
  * samples with the current time and asks it for decisions.
- * Verbs (docs/architecture.md): handle_sample(…, now) for the input;
- * decide() and decide_rates() are queries answered at once for one
- * request. No timer: it never acts between calls, so it has no poll() and
- * no next_wakeup().
+ * Verbs (docs/architecture.md): handle_sample(…, now) for the measured
+ * input; handle_candidate() and handle_candidate_rates(…, now) for a new
+ * session asking to be admitted, answered at once with the decision. No
+ * timer: it never acts between calls, so it has no poll() and no
+ * next_wakeup().
  */
 #ifndef __GST_TWOFLOW_ADMISSION_H__
 #define __GST_TWOFLOW_ADMISSION_H__
@@ -83,7 +84,8 @@ typedef struct {
   gboolean healthy;
 } GstTwoflowAdmissionHealth;
 
-/* What decide() found; the strings are static or owned by the caller. */
+/* What handle_candidate() found; the strings are static or owned by the
+ * caller. */
 typedef struct {
   gboolean admit;
   GstTwoflowAdmissionMode mode;
@@ -124,9 +126,9 @@ gboolean gst_twoflow_admission_session_health (GstTwoflowAdmission * a,
 gboolean gst_twoflow_admission_get_health (GstTwoflowAdmission * a,
     guint id, GstTwoflowAdmissionHealth * health);
 
-void gst_twoflow_admission_decide (GstTwoflowAdmission * a, guint64 peak_rate,
-    GstTwoflowAdmissionDecision * out);
-void gst_twoflow_admission_decide_rates (GstTwoflowAdmission * a,
+void gst_twoflow_admission_handle_candidate (GstTwoflowAdmission * a,
+    guint64 peak_rate, GstTwoflowAdmissionDecision * out);
+void gst_twoflow_admission_handle_candidate_rates (GstTwoflowAdmission * a,
     const GstTwoflowAdmissionRates * rates, GstClockTime now,
     GstTwoflowAdmissionDecision * out);
 const gchar * gst_twoflow_admission_mode_to_string (

@@ -221,7 +221,8 @@ admission_check (const gchar * video, JsonObject * info, const gchar * stage,
 
   rates_from_info (info, video, &r);
   peak = r.peak_rate;
-  gst_twoflow_admission_decide_rates (admission, &r, admission_now (), &d);
+  gst_twoflow_admission_handle_candidate_rates (admission, &r,
+      admission_now (), &d);
   rates_clear (&r);
   json_object_set_string_member (log, "video", video);
   json_object_set_int_member (log, "peak_rate", peak);

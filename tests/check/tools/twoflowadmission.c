@@ -14,18 +14,18 @@ GST_START_TEST (test_configured)
   GstStructure *st;
   guint64 v;
 
-  gst_twoflow_admission_decide (a, 4990000, &d);
+  gst_twoflow_admission_handle_candidate (a, 4990000, &d);
   fail_unless (d.admit);
   fail_unless (d.reason == NULL);
   fail_unless_equals_float (d.residual, 10000000);
   gst_twoflow_admission_add (a, 1, "a.mp4", 4990000);
-  gst_twoflow_admission_decide (a, 4990000, &d);
+  gst_twoflow_admission_handle_candidate (a, 4990000, &d);
   fail_unless (d.admit);
   gst_twoflow_admission_add (a, 2, "b.ts", 130000);
   fail_unless_equals_uint64 (gst_twoflow_admission_reserved (a), 5120000);
 
   /* 4.99 > 4.88 residual: refused with the figures in the reason */
-  gst_twoflow_admission_decide (a, 4990000, &d);
+  gst_twoflow_admission_handle_candidate (a, 4990000, &d);
   fail_if (d.admit);
   fail_unless_equals_int (d.sessions, 2);
   fail_unless_equals_float (d.residual, 4880000);
@@ -36,7 +36,7 @@ GST_START_TEST (test_configured)
   /* a departure frees its reservation */
   fail_unless (gst_twoflow_admission_remove (a, 1));
   fail_if (gst_twoflow_admission_remove (a, 1));
-  gst_twoflow_admission_decide (a, 4990000, &d);
+  gst_twoflow_admission_handle_candidate (a, 4990000, &d);
   fail_unless (d.admit);
 
   st = gst_twoflow_admission_get_stats (a);
@@ -85,13 +85,13 @@ GST_START_TEST (test_measured)
 
   /* 30 % loss from the start: one sample is no interval yet */
   feed (a, 7, &s, 1, 30, &now);
-  gst_twoflow_admission_decide (a, 1000000, &d);
+  gst_twoflow_admission_handle_candidate (a, 1000000, &d);
   fail_unless (d.admit);
   feed (a, 7, &s, 1, 30, &now);
   fail_if (gst_twoflow_admission_session_health (a, 7, &rate, &loss, &ratio));
   fail_unless_equals_float (rate, 1000000);
   fail_unless_equals_float (loss, 0.30);
-  gst_twoflow_admission_decide (a, 1000000, &d);
+  gst_twoflow_admission_handle_candidate (a, 1000000, &d);
   fail_if (d.admit);
   fail_unless_equals_string (d.reason, "session 7 (movie.mp4) is off its "
       "targets: loss 30.0% (enhanced), 0.0% (essential), received 100% "
@@ -107,7 +107,7 @@ GST_START_TEST (test_measured)
   fail_unless (gst_twoflow_admission_session_health (a, 7, NULL, &loss,
           NULL));
   fail_unless_equals_float (loss, 0);
-  gst_twoflow_admission_decide (a, 1000000, &d);
+  gst_twoflow_admission_handle_candidate (a, 1000000, &d);
   fail_unless (d.admit);
 
   /* the transcoder backing off below 90 % of its input */
@@ -170,7 +170,7 @@ GST_START_TEST (test_smoothed)
   rates_init (&r);
   /* on peak rates only one of them fits (1 Mbit/s each) */
   for (i = 0; i < 5; i++) {
-    gst_twoflow_admission_decide_rates (a, &r, now, &d);
+    gst_twoflow_admission_handle_candidate_rates (a, &r, now, &d);
     if (!d.admit)
       break;
     gst_twoflow_admission_add_rates (a, i, "sw.txt", &r, now);
@@ -184,7 +184,7 @@ GST_START_TEST (test_smoothed)
   /* on smoothed rates, 5 sessions arriving 20 s apart all fit */
   gst_twoflow_admission_set_basis (a, GST_TWOFLOW_ADMISSION_BASIS_SMOOTHED);
   for (i = 0; i < 5; i++) {
-    gst_twoflow_admission_decide_rates (a, &r, now, &d);
+    gst_twoflow_admission_handle_candidate_rates (a, &r, now, &d);
     fail_unless (d.admit, "session %u: %s", i, d.reason);
     /* what it needs until both flows run: segment 0 (100 kbit/s) and,
      * from 50 s on, its first window (250) */
@@ -200,7 +200,7 @@ GST_START_TEST (test_smoothed)
   /* a sixth does not fit: 1.87 - 1.25 = 0.62 now, but 50 s later, when
    * its enhanced flow starts, all five send both flows (session 4 in its
    * 300 kbit/s window): 1.87 - 1.80 = 0.07 < 0.35 */
-  gst_twoflow_admission_decide_rates (a, &r, now, &d);
+  gst_twoflow_admission_handle_candidate_rates (a, &r, now, &d);
   fail_if (d.admit);
   fail_unless (g_str_has_prefix (d.reason, "WAN capacity exhausted: smoothed "
           "rate 0.35 Mbit/s > residual "), "%s", d.reason);
@@ -208,7 +208,7 @@ GST_START_TEST (test_smoothed)
   g_free (d.reason);
   /* with one session gone it fits: 1.45 + 0.35 <= 1.87 at every instant */
   fail_unless (gst_twoflow_admission_remove (a, 0));
-  gst_twoflow_admission_decide_rates (a, &r, now, &d);
+  gst_twoflow_admission_handle_candidate_rates (a, &r, now, &d);
   fail_unless (d.admit, "%s", d.reason);
   fail_unless_equals_float (d.residual, cap - 1450000.0);
   /* past their schedules (a session running late) the admitted keep
@@ -275,7 +275,7 @@ GST_START_TEST (test_measured_targets)
   fail_unless_equals_float (h.enhanced_ratio, 1.0);
   fail_unless_equals_float (h.essential_rate, 400000);
   fail_unless_equals_float (h.enhanced_rate, 300000);
-  gst_twoflow_admission_decide (a, 1, &d);
+  gst_twoflow_admission_handle_candidate (a, 1, &d);
   fail_unless (d.admit);
 
   /* the essential flow falls to 80 % of its target: off target once the
@@ -287,7 +287,7 @@ GST_START_TEST (test_measured_targets)
   fail_unless (gst_twoflow_admission_get_health (a, 1, &h));
   fail_if (h.healthy);
   fail_unless_equals_float (h.essential_ratio, 0.88);
-  gst_twoflow_admission_decide (a, 1, &d);
+  gst_twoflow_admission_handle_candidate (a, 1, &d);
   fail_if (d.admit);
   fail_unless (strstr (d.reason, "received 88% (essential) and 100% "
           "(enhanced)") != NULL, "%s", d.reason);
@@ -344,7 +344,7 @@ GST_START_TEST (test_none)
   GstTwoflowAdmissionDecision d;
 
   gst_twoflow_admission_add (a, 1, "x", G_MAXUINT32);
-  gst_twoflow_admission_decide (a, G_MAXUINT32, &d);
+  gst_twoflow_admission_handle_candidate (a, G_MAXUINT32, &d);
   fail_unless (d.admit);
   fail_unless_equals_string (gst_twoflow_admission_mode_to_string (d.mode),
       "none");
