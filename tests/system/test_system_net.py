@@ -81,6 +81,7 @@ def main():
                                      "--tls-ca", os.path.join(certs, "ca.pem"),
                                      "--token", token,
                                      "--segment-duration", "1", "--measured",
+                                     "--http-port", "8080",
                                      "--prefix-dir", os.path.join(work, "prefix")],
                                     stdout=plog, stderr=subprocess.STDOUT)
             time.sleep(1.0)
@@ -88,7 +89,16 @@ def main():
             first = tb.client.popen(["/usr/bin/python3", "-c", VIEWER % url, "25"],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     text=True)
-            time.sleep(6.0)
+            # the second viewer once the first session has been measured
+            # off its targets (a fixed 6 s was too short under load)
+            for _ in range(60):
+                st = tb.client.run(["curl", "-s", "-m", "5",
+                                    f"http://{tb.client.ip}:8080/status"],
+                                   check=False).stdout
+                if '"unhealthy_samples":' in st.replace(" ", "") and \
+                        '"unhealthy_samples":0' not in st.replace(" ", ""):
+                    break
+                time.sleep(0.5)
             second = tb.client.run(["/usr/bin/python3", "-c", VIEWER % url, "15"],
                                    timeout=30, check=False)
             out1 = first.communicate(timeout=60)[0]

@@ -299,7 +299,13 @@ def main():
         th = threading.Thread(target=lambda: get(
             f"http://127.0.0.1:{hport}/hls/{video}/index.m3u8"), daemon=True)
         th.start()
-        time.sleep(1.5)
+        # the run has begun once its playlist names a segment (a fixed
+        # wait saw none under load)
+        pl = os.path.join(work, "hls", video, "index.m3u8")
+        for _ in range(300):
+            if os.path.exists(pl) and ".ts" in open(pl).read():
+                break
+            time.sleep(0.1)
         sm = metrics(sport)
         names = {s.name for f in sm.values() for s in f.samples}
         check({"twoflow_server_session_retransmissions_total",
@@ -307,7 +313,6 @@ def main():
               "server metrics: retransmissions and late segments of the live session")
         proxy.send_signal(signal.SIGTERM)
         check(proxy.wait(10) == 0, "SIGTERM during an HLS run: the proxy exits 0")
-        pl = os.path.join(work, "hls", video, "index.m3u8")
         body = open(pl).read() if os.path.exists(pl) else ""
         check("#EXT-X-ENDLIST" in body and not os.path.exists(
             os.path.join(work, "hls", video, "complete")),
