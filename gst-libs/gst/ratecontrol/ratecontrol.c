@@ -33,9 +33,13 @@
 #define DEFAULT_DURATION 40000000       /* 25 fps when the caller knows none */
 /* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the
  * target by this much, and come back when a quantizer this far below it
- * would do. */
+ * would do. That is judged on a k measured at Q_MAX or within Q_PROBE of
+ * it: at coarse quantizers a B frame shrinks much faster than 1/q (most of
+ * its blocks are skipped), so a k learnt at a fine one, or the prior,
+ * would drop frames the codec can still carry. */
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
+#define Q_PROBE 2
 
 /* per-type arrays are indexed I = 0, P = 1, B = 2 */
 enum
@@ -93,6 +97,7 @@ struct _GstTwoflowRateControl
   guint pending_backoffs;       /* reacted to before the input rate was known */
   gdouble k[N_TYPES];
   gboolean k_seen[N_TYPES];
+  gint k_q[N_TYPES];            /* quantizer k was last learnt at, 0 never */
   gdouble qsrc_avg[N_TYPES];
   gdouble deficit;              /* bits emitted - bits budgeted */
   gboolean dropping;
@@ -210,6 +215,7 @@ gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc)
   for (t = 0; t < N_TYPES; t++) {
     rc->k[t] = K_INIT;
     rc->k_seen[t] = FALSE;
+    rc->k_q[t] = 0;
     rc->qsrc_avg[t] = 0;
   }
   rc->deficit = 0;
@@ -518,8 +524,20 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
    * by a margin, B frames (never references) go first. */
   need = ratio > 0 ? rc->k[IDX_B] * source_q (rc, IDX_B, 0,
       FALSE) / ratio : G_MAXDOUBLE;
-  if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON)
-    rc->dropping = TRUE;
+  if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON) {
+    /* degrade quality before frame rate: until a B frame has been coded
+     * at the coarsest quantizer the need is a guess; code them there
+     * (no guess when the target leaves nothing for them) */
+    if (ratio <= 0 ||
+        rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE)
+      rc->dropping = TRUE;
+    else if (type == IDX_B && !is_kept (rc, type)) {
+      d.action = GST_TWOFLOW_RATE_CONTROL_ENCODE;
+      d.q = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
+      d.budget_bits = bytes * 8.0 * CLAMP (base, 0.0, 1.0);
+      return d;
+    }
+  }
   else if (rc->dropping && need < GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_OFF)
     rc->dropping = FALSE;
 
@@ -680,9 +698,15 @@ gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
             if (!rc->k_seen[t])
               rc->k[t] = k;
           rc->k_seen[type] = TRUE;
+        } else if (d->q >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
+            rc->k_q[type] < GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE) {
+          /* the first measurement at the coarse end replaces those made
+           * at fine quantizers: k is not the same there */
+          rc->k[type] = k;
         } else {
           rc->k[type] = 0.5 * rc->k[type] + 0.5 * k;
         }
+        rc->k_q[type] = d->q;
       }
       lim = effective_target (rc, input_rate (rc, NULL)) * REPAY_S;
       rc->deficit = CLAMP (rc->deficit, -lim, lim);

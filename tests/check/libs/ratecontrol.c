@@ -630,6 +630,74 @@ GST_START_TEST (test_decide_early)
 GST_END_TEST;
 
 
+/* A codec whose pictures shrink faster than 1/q at coarse quantizers (as
+ * MPEG-2's B frames do, most blocks skipped): k learnt at a fine
+ * quantizer says B frames cannot meet a low target even at Q_MAX, the
+ * codec can. Issue 28 item 3: quality goes down before frames are
+ * dropped; the B frames are coded at the coarse end, not dropped, and the
+ * output still meets the target. */
+static gsize
+steep_encoder (gsize s, gint q)
+{
+  gdouble out = 0.8 * s * 4 / q;
+
+  return (gsize) (q > 8 ? out * 8 / q : out);
+}
+
+GST_START_TEST (test_quality_before_frame_rate)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.06;
+  gdouble bits = 0;
+  guint i, dropped = 0, encoded_b = 0, counted = 0;
+  GstTwoflowRateControlStats st;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  /* first a little under the input: k is learnt at fine quantizers */
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.9));
+  for (i = 0; i < 10 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i == 4 * GOP)
+      gst_twoflow_rate_control_set_target (rc, (guint64) target);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    if (i < 4 * GOP && i > GOP && t != GST_TWOFLOW_PICTURE_I)
+      fail_unless (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE && d.q <= 8,
+          "frame %u: action %d q %d before the drop", i, d.action, d.q);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        steep_encoder (size_of (t), d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (i >= 4 * GOP) {
+      if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+        dropped++;
+      if (t == GST_TWOFLOW_PICTURE_B &&
+          d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE)
+        encoded_b++;
+    }
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+    if (i >= 7 * GOP) {
+      bits += out * 8.0;
+      counted++;
+    }
+  }
+  gst_twoflow_rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (dropped, 0);
+  fail_unless_equals_int (encoded_b, 6 * 9);
+  fail_if (st.dropping_b);
+  fail_unless (fabs (bits / (counted * DUR / 1e9) / target - 1) < 0.1,
+      "out %.0f target %.0f", bits / (counted * DUR / 1e9), target);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 /* H.264 drop mode (keep=i|ip): the synthetic IPBB stream with every B
  * disposable (nal_ref_idc = 0) and every P a tail reference (keep=i).
  * Returns the output bit/s over frames 150..449 and the dropped counts. */
@@ -729,6 +797,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_keep_and_floor);
   tcase_add_test (tc, test_keep_ip);
   tcase_add_test (tc, test_drop_b_hysteresis);
+  tcase_add_test (tc, test_quality_before_frame_rate);
   tcase_add_test (tc, test_drop_layers);
   return s;
 }
