@@ -40,6 +40,7 @@
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
 #define Q_PROBE 2
+#define DROP_SLACK_S 0.25     /* overshoot allowed before B frames go */
 
 /* per-type arrays are indexed I = 0, P = 1, B = 2 */
 enum
@@ -527,9 +528,12 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
   if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON) {
     /* degrade quality before frame rate: until a B frame has been coded
      * at the coarsest quantizer the need is a guess; code them there
-     * (no guess when the target leaves nothing for them) */
+     * (no guess when the target leaves nothing for them), and go on doing
+     * so while the overshoot stays within DROP_SLACK_S of the target: a
+     * dip of the target for a few hundred ms costs some bits, not frames */
     if (ratio <= 0 ||
-        rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE)
+        (rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
+            rc->deficit > t * DROP_SLACK_S))
       rc->dropping = TRUE;
     else if (type == IDX_B && !is_kept (rc, type)) {
       d.action = GST_TWOFLOW_RATE_CONTROL_ENCODE;

@@ -698,6 +698,65 @@ GST_START_TEST (test_quality_before_frame_rate)
 
 GST_END_TEST;
 
+/* A dip of the target below what Q_MAX gives, 0.2 s long (as the session
+ * controller's first step after a capacity drop): B frames are coded at
+ * the coarsest quantizer, none dropped, the overshoot small; a dip that
+ * lasts drops them. */
+static guint
+dip_drops (guint dip_frames, gdouble * overshoot_bits)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble reenc = stream_rate () - i_rate;
+  guint i, dropped = 0;
+  const guint start = 4 * GOP + 2;
+
+  *overshoot_bits = 0;
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate + reenc * 0.3));
+  for (i = 0; i < 8 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i == start)
+      gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate +
+              reenc * 0.05));
+    if (i == start + dip_frames)
+      gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate +
+              reenc * 0.3));
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        (gsize) (0.8 * size_of (t) * 4 / d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    if (i >= start && i < start + dip_frames && t != GST_TWOFLOW_PICTURE_I)
+      *overshoot_bits += out * 8.0 - size_of (t) * 8.0 * 0.05;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+  }
+  gst_twoflow_rate_control_free (rc);
+  return dropped;
+}
+
+GST_START_TEST (test_brief_dip_keeps_frames)
+{
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble low = i_rate + (stream_rate () - i_rate) * 0.05;
+  gdouble over;
+
+  fail_unless_equals_int (dip_drops (5, &over), 0);
+  /* within the slack: a quarter second of the low target */
+  fail_unless (over > 0 && over < low * 0.25, "overshoot %.0f", over);
+  fail_unless (dip_drops (4 * GOP, &over) > 0);
+}
+
+GST_END_TEST;
+
 /* H.264 drop mode (keep=i|ip): the synthetic IPBB stream with every B
  * disposable (nal_ref_idc = 0) and every P a tail reference (keep=i).
  * Returns the output bit/s over frames 150..449 and the dropped counts. */
@@ -798,6 +857,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_keep_ip);
   tcase_add_test (tc, test_drop_b_hysteresis);
   tcase_add_test (tc, test_quality_before_frame_rate);
+  tcase_add_test (tc, test_brief_dip_keeps_frames);
   tcase_add_test (tc, test_drop_layers);
   return s;
 }
