@@ -484,6 +484,24 @@ source_q (GstTwoflowRateControl * rc, guint type, gdouble qsrc, gboolean learn)
   return rc->qsrc_avg[type] > 0 ? rc->qsrc_avg[type] : QSRC_DEFAULT;
 }
 
+/* bit/s the re-encoded frames would take all coded at Q_MAX: the codec's
+ * floor above floor_rate. Judged on all re-encoded types, not on B frames
+ * alone: at coarse quantizers MPEG-2 P frames shrink to a few % of their
+ * source while B frames stay at ~15 % (headers, vectors), and B frames
+ * can use the share the P frames leave. */
+static gdouble
+codec_floor_rate (GstTwoflowRateControl * rc, const gdouble by_type[N_TYPES])
+{
+  gdouble r = 0;
+  guint x;
+
+  for (x = 0; x < N_TYPES; x++)
+    if (!is_kept (rc, x))
+      r += by_type[x] * rc->k[x] * source_q (rc, x, 0, FALSE) /
+          GST_TWOFLOW_RATE_CONTROL_Q_MAX;
+  return r;
+}
+
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
@@ -522,9 +540,10 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
   ratio = budget / reenc;
 
   /* Instant relief: when even the coarsest quantizer would miss the target
-   * by a margin, B frames (never references) go first. */
-  need = ratio > 0 ? rc->k[IDX_B] * source_q (rc, IDX_B, 0,
-      FALSE) / ratio : G_MAXDOUBLE;
+   * by a margin, B frames (never references) go first. need is the
+   * quantizer that would meet the budget, in the 1/q model. */
+  need = budget > 0 ? GST_TWOFLOW_RATE_CONTROL_Q_MAX *
+      codec_floor_rate (rc, by_type) / budget : G_MAXDOUBLE;
   if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON) {
     /* degrade quality before frame rate: until a B frame has been coded
      * at the coarsest quantizer the need is a guess; code them there
@@ -844,9 +863,8 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     gdouble reenc = in_rate - s->floor_bitrate;
 
     if (reenc > 0 && by_type[IDX_B] > 0)
-      s->lowest_bitrate = s->floor_bitrate + reenc * rc->k[IDX_B] *
-          source_q (rc, IDX_B, 0, FALSE) / (GST_TWOFLOW_RATE_CONTROL_Q_MAX *
-          DROP_ON);
+      s->lowest_bitrate = s->floor_bitrate +
+          codec_floor_rate (rc, by_type) / DROP_ON;
   }
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;

@@ -757,6 +757,63 @@ GST_START_TEST (test_brief_dip_keeps_frames)
 
 GST_END_TEST;
 
+/* What the MPEG-2 transcoder logs at 640x360: from quantizer 7 up a B
+ * frame stays at ~15 % of its source (headers, vectors), a P frame keeps
+ * shrinking. The codec's floor is that of all re-encoded frames: the B
+ * frames fit beside the P frames at a target B frames alone would miss. */
+static gsize
+mpeg2_like_encoder (GstTwoflowPictureType t, gsize s, gint q)
+{
+  gdouble out = 0.8 * s * 4 / q;
+
+  if (t == GST_TWOFLOW_PICTURE_B)
+    return (gsize) (q >= 7 ? 0.15 * s : out);
+  return (gsize) (q > 8 ? out * 8 / q : out);
+}
+
+GST_START_TEST (test_floor_of_all_types)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.13;
+  GstTwoflowRateControlStats st;
+  gdouble bits = 0;
+  guint i, dropped = 0, counted = 0;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) target);
+  for (i = 0; i < 12 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        mpeg2_like_encoder (t, size_of (t), d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+    if (i >= 6 * GOP) {
+      bits += out * 8.0;
+      counted++;
+    }
+  }
+  gst_twoflow_rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (dropped, 0);
+  fail_unless (st.lowest_bitrate < target, "lowest %.0f target %.0f",
+      st.lowest_bitrate, target);
+  fail_unless (fabs (bits / (counted * DUR / 1e9) / target - 1) < 0.1,
+      "out %.0f target %.0f", bits / (counted * DUR / 1e9), target);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 /* H.264 drop mode (keep=i|ip): the synthetic IPBB stream with every B
  * disposable (nal_ref_idc = 0) and every P a tail reference (keep=i).
  * Returns the output bit/s over frames 150..449 and the dropped counts. */
@@ -858,6 +915,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_drop_b_hysteresis);
   tcase_add_test (tc, test_quality_before_frame_rate);
   tcase_add_test (tc, test_brief_dip_keeps_frames);
+  tcase_add_test (tc, test_floor_of_all_types);
   tcase_add_test (tc, test_drop_layers);
   return s;
 }
