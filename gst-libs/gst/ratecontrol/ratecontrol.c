@@ -34,9 +34,9 @@
 /* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the
  * target by this much, and come back when a quantizer this far below it
  * would do. That is judged on a k measured at Q_MAX or within Q_PROBE of
- * it: at coarse quantizers a B frame shrinks much faster than 1/q (most of
- * its blocks are skipped), so a k learnt at a fine one, or the prior,
- * would drop frames the codec can still carry. */
+ * it: a B frame's size does not follow 1/q (MPEG-2 at 640x360: 7.5 kB at
+ * q 5, 1-2 kB anywhere from 7 to 31), so a k learnt at a fine quantizer,
+ * or the prior, misjudges what the coarsest one gives. */
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
 #define Q_PROBE 2
