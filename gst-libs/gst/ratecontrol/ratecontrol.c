@@ -33,9 +33,14 @@
 #define DEFAULT_DURATION 40000000       /* 25 fps when the caller knows none */
 /* B frames are dropped when even GST_TWOFLOW_RATE_CONTROL_Q_MAX misses the
  * target by this much, and come back when a quantizer this far below it
- * would do. */
+ * would do. That is judged on a k measured at Q_MAX or within Q_PROBE of
+ * it: a B frame's size does not follow 1/q (MPEG-2 at 640x360: 7.5 kB at
+ * q 5, 1-2 kB anywhere from 7 to 31), so a k learnt at a fine quantizer,
+ * or the prior, misjudges what the coarsest one gives. */
 #define DROP_ON 1.25
 #define DROP_OFF 0.85
+#define Q_PROBE 2
+#define DROP_SLACK_S 0.25     /* overshoot allowed before B frames go */
 
 /* per-type arrays are indexed I = 0, P = 1, B = 2 */
 enum
@@ -93,6 +98,7 @@ struct _GstTwoflowRateControl
   guint pending_backoffs;       /* reacted to before the input rate was known */
   gdouble k[N_TYPES];
   gboolean k_seen[N_TYPES];
+  gint k_q[N_TYPES];            /* quantizer k was last learnt at, 0 never */
   gdouble qsrc_avg[N_TYPES];
   gdouble deficit;              /* bits emitted - bits budgeted */
   gboolean dropping;
@@ -210,6 +216,7 @@ gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc)
   for (t = 0; t < N_TYPES; t++) {
     rc->k[t] = K_INIT;
     rc->k_seen[t] = FALSE;
+    rc->k_q[t] = 0;
     rc->qsrc_avg[t] = 0;
   }
   rc->deficit = 0;
@@ -477,6 +484,24 @@ source_q (GstTwoflowRateControl * rc, guint type, gdouble qsrc, gboolean learn)
   return rc->qsrc_avg[type] > 0 ? rc->qsrc_avg[type] : QSRC_DEFAULT;
 }
 
+/* bit/s the re-encoded frames would take all coded at Q_MAX: the codec's
+ * floor above floor_rate. Judged on all re-encoded types, not on B frames
+ * alone: at coarse quantizers MPEG-2 P frames shrink to a few % of their
+ * source while B frames stay at ~15 % (headers, vectors), and B frames
+ * can use the share the P frames leave. */
+static gdouble
+codec_floor_rate (GstTwoflowRateControl * rc, const gdouble by_type[N_TYPES])
+{
+  gdouble r = 0;
+  guint x;
+
+  for (x = 0; x < N_TYPES; x++)
+    if (!is_kept (rc, x))
+      r += by_type[x] * rc->k[x] * source_q (rc, x, 0, FALSE) /
+          GST_TWOFLOW_RATE_CONTROL_Q_MAX;
+  return r;
+}
+
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
@@ -515,11 +540,27 @@ gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
   ratio = budget / reenc;
 
   /* Instant relief: when even the coarsest quantizer would miss the target
-   * by a margin, B frames (never references) go first. */
-  need = ratio > 0 ? rc->k[IDX_B] * source_q (rc, IDX_B, 0,
-      FALSE) / ratio : G_MAXDOUBLE;
-  if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON)
-    rc->dropping = TRUE;
+   * by a margin, B frames (never references) go first. need is the
+   * quantizer that would meet the budget, in the 1/q model. */
+  need = budget > 0 ? GST_TWOFLOW_RATE_CONTROL_Q_MAX *
+      codec_floor_rate (rc, by_type) / budget : G_MAXDOUBLE;
+  if (!rc->dropping && need > GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_ON) {
+    /* degrade quality before frame rate: until a B frame has been coded
+     * at the coarsest quantizer the need is a guess; code them there
+     * (no guess when the target leaves nothing for them), and go on doing
+     * so while the overshoot stays within DROP_SLACK_S of the target: a
+     * dip of the target for a few hundred ms costs some bits, not frames */
+    if (ratio <= 0 ||
+        (rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
+            rc->deficit > t * DROP_SLACK_S))
+      rc->dropping = TRUE;
+    else if (type == IDX_B && !is_kept (rc, type)) {
+      d.action = GST_TWOFLOW_RATE_CONTROL_ENCODE;
+      d.q = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
+      d.budget_bits = bytes * 8.0 * CLAMP (base, 0.0, 1.0);
+      return d;
+    }
+  }
   else if (rc->dropping && need < GST_TWOFLOW_RATE_CONTROL_Q_MAX * DROP_OFF)
     rc->dropping = FALSE;
 
@@ -680,9 +721,15 @@ gst_twoflow_rate_control_handle_output (GstTwoflowRateControl * rc,
             if (!rc->k_seen[t])
               rc->k[t] = k;
           rc->k_seen[type] = TRUE;
+        } else if (d->q >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
+            rc->k_q[type] < GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE) {
+          /* the first measurement at the coarse end replaces those made
+           * at fine quantizers: k is not the same there */
+          rc->k[type] = k;
         } else {
           rc->k[type] = 0.5 * rc->k[type] + 0.5 * k;
         }
+        rc->k_q[type] = d->q;
       }
       lim = effective_target (rc, input_rate (rc, NULL)) * REPAY_S;
       rc->deficit = CLAMP (rc->deficit, -lim, lim);
@@ -816,9 +863,8 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     gdouble reenc = in_rate - s->floor_bitrate;
 
     if (reenc > 0 && by_type[IDX_B] > 0)
-      s->lowest_bitrate = s->floor_bitrate + reenc * rc->k[IDX_B] *
-          source_q (rc, IDX_B, 0, FALSE) / (GST_TWOFLOW_RATE_CONTROL_Q_MAX *
-          DROP_ON);
+      s->lowest_bitrate = s->floor_bitrate +
+          codec_floor_rate (rc, by_type) / DROP_ON;
   }
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;

@@ -630,6 +630,190 @@ GST_START_TEST (test_decide_early)
 GST_END_TEST;
 
 
+/* A codec whose pictures shrink faster than 1/q at coarse quantizers (as
+ * MPEG-2's B frames do, most blocks skipped): k learnt at a fine
+ * quantizer says B frames cannot meet a low target even at Q_MAX, the
+ * codec can. Issue 28 item 3: quality goes down before frames are
+ * dropped; the B frames are coded at the coarse end, not dropped, and the
+ * output still meets the target. */
+static gsize
+steep_encoder (gsize s, gint q)
+{
+  gdouble out = 0.8 * s * 4 / q;
+
+  return (gsize) (q > 8 ? out * 8 / q : out);
+}
+
+GST_START_TEST (test_quality_before_frame_rate)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.06;
+  gdouble bits = 0;
+  guint i, dropped = 0, encoded_b = 0, counted = 0;
+  GstTwoflowRateControlStats st;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  /* first a little under the input: k is learnt at fine quantizers */
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.9));
+  for (i = 0; i < 10 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i == 4 * GOP)
+      gst_twoflow_rate_control_set_target (rc, (guint64) target);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    if (i < 4 * GOP && i > GOP && t != GST_TWOFLOW_PICTURE_I)
+      fail_unless (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE && d.q <= 8,
+          "frame %u: action %d q %d before the drop", i, d.action, d.q);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        steep_encoder (size_of (t), d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (i >= 4 * GOP) {
+      if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+        dropped++;
+      if (t == GST_TWOFLOW_PICTURE_B &&
+          d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE)
+        encoded_b++;
+    }
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+    if (i >= 7 * GOP) {
+      bits += out * 8.0;
+      counted++;
+    }
+  }
+  gst_twoflow_rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (dropped, 0);
+  fail_unless_equals_int (encoded_b, 6 * 9);
+  fail_if (st.dropping_b);
+  fail_unless (fabs (bits / (counted * DUR / 1e9) / target - 1) < 0.1,
+      "out %.0f target %.0f", bits / (counted * DUR / 1e9), target);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* A dip of the target below what Q_MAX gives, 0.2 s long (as the session
+ * controller's first step after a capacity drop): B frames are coded at
+ * the coarsest quantizer, none dropped, the overshoot small; a dip that
+ * lasts drops them. */
+static guint
+dip_drops (guint dip_frames, gdouble * overshoot_bits)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble reenc = stream_rate () - i_rate;
+  guint i, dropped = 0;
+  const guint start = 4 * GOP + 2;
+
+  *overshoot_bits = 0;
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate + reenc * 0.3));
+  for (i = 0; i < 8 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i == start)
+      gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate +
+              reenc * 0.05));
+    if (i == start + dip_frames)
+      gst_twoflow_rate_control_set_target (rc, (guint64) (i_rate +
+              reenc * 0.3));
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        (gsize) (0.8 * size_of (t) * 4 / d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    if (i >= start && i < start + dip_frames && t != GST_TWOFLOW_PICTURE_I)
+      *overshoot_bits += out * 8.0 - size_of (t) * 8.0 * 0.05;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+  }
+  gst_twoflow_rate_control_free (rc);
+  return dropped;
+}
+
+GST_START_TEST (test_brief_dip_keeps_frames)
+{
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble low = i_rate + (stream_rate () - i_rate) * 0.05;
+  gdouble over;
+
+  fail_unless_equals_int (dip_drops (5, &over), 0);
+  /* within the slack: a quarter second of the low target */
+  fail_unless (over > 0 && over < low * 0.25, "overshoot %.0f", over);
+  fail_unless (dip_drops (4 * GOP, &over) > 0);
+}
+
+GST_END_TEST;
+
+/* What the MPEG-2 transcoder logs at 640x360: from quantizer 7 up a B
+ * frame stays at ~15 % of its source (headers, vectors), a P frame keeps
+ * shrinking. The codec's floor is that of all re-encoded frames: the B
+ * frames fit beside the P frames at a target B frames alone would miss. */
+static gsize
+mpeg2_like_encoder (GstTwoflowPictureType t, gsize s, gint q)
+{
+  gdouble out = 0.8 * s * 4 / q;
+
+  if (t == GST_TWOFLOW_PICTURE_B)
+    return (gsize) (q >= 7 ? 0.15 * s : out);
+  return (gsize) (q > 8 ? out * 8 / q : out);
+}
+
+GST_START_TEST (test_floor_of_all_types)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.13;
+  GstTwoflowRateControlStats st;
+  gdouble bits = 0;
+  guint i, dropped = 0, counted = 0;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) target);
+  for (i = 0; i < 12 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        mpeg2_like_encoder (t, size_of (t), d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+    if (i >= 6 * GOP) {
+      bits += out * 8.0;
+      counted++;
+    }
+  }
+  gst_twoflow_rate_control_get_stats (rc, &st);
+  fail_unless_equals_int (dropped, 0);
+  fail_unless (st.lowest_bitrate < target, "lowest %.0f target %.0f",
+      st.lowest_bitrate, target);
+  fail_unless (fabs (bits / (counted * DUR / 1e9) / target - 1) < 0.1,
+      "out %.0f target %.0f", bits / (counted * DUR / 1e9), target);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 /* H.264 drop mode (keep=i|ip): the synthetic IPBB stream with every B
  * disposable (nal_ref_idc = 0) and every P a tail reference (keep=i).
  * Returns the output bit/s over frames 150..449 and the dropped counts. */
@@ -729,6 +913,9 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_keep_and_floor);
   tcase_add_test (tc, test_keep_ip);
   tcase_add_test (tc, test_drop_b_hysteresis);
+  tcase_add_test (tc, test_quality_before_frame_rate);
+  tcase_add_test (tc, test_brief_dip_keeps_frames);
+  tcase_add_test (tc, test_floor_of_all_types);
   tcase_add_test (tc, test_drop_layers);
   return s;
 }
