@@ -99,18 +99,10 @@ def big_rcvbuf(s, size=8 << 20):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
 
 
-def ready(a):
-    """--ready: says so on stderr once the socket is bound, so a caller
-    sends only then (a fixed wait loses the first packets under load)."""
-    if a.ready:
-        print("ready", file=sys.stderr, flush=True)
-
-
 def cmd_recv(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     big_rcvbuf(s)
     s.bind(("0.0.0.0", a.port))
-    ready(a)
     recv = stamped(s)
     pkts = []
     start = time.monotonic()
@@ -149,7 +141,6 @@ def cmd_echo(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     big_rcvbuf(s)
     s.bind(("0.0.0.0", a.port))
-    ready(a)
     recv = stamped(s)
     end = time.monotonic() + a.duration if a.duration else None
     while end is None or time.monotonic() < end:
@@ -224,13 +215,9 @@ def main(argv=None):
                    "last packet")
     p.add_argument("--count", type=int)
     p.add_argument("--out")
-    p.add_argument("--ready", action="store_true",
-                   help="print 'ready' on stderr once bound")
     p = sub.add_parser("echo")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--duration", type=float)
-    p.add_argument("--ready", action="store_true",
-                   help="print 'ready' on stderr once bound")
     p = sub.add_parser("ping")
     p.add_argument("--to", required=True)
     p.add_argument("--port", type=int, required=True)

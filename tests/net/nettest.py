@@ -9,7 +9,6 @@ on PYTHONPATH (by hand: sudo env PYTHONPATH=python python3 tests/net/...).
 
 import json
 import os
-import select
 import subprocess
 import sys
 import time
@@ -46,13 +45,6 @@ def expect(cond, what, *values):
         raise Failure(msg)
 
 
-def wait_ready(p, timeout=60):
-    """Waits for a udptool started with --ready to have bound its socket."""
-    if not select.select([p.stderr], [], [], timeout)[0] or \
-            p.stderr.readline().strip() != "ready":
-        raise Failure("udptool did not bind within %d s" % timeout)
-
-
 def wait_bound(host, port, proto="udp", timeout=60):
     """Waits until something in host listens on port (udp or tcp): a
     receiver that starts slowly on a loaded machine (gst-launch loading
@@ -70,10 +62,9 @@ def wait_bound(host, port, proto="udp", timeout=60):
 
 def udp_recv(host, port, *args):
     """Starts a udptool receiver in host; collect() returns its JSON."""
-    p = host.popen(UDPTOOL + ["recv", "--port", str(port), "--ready"] +
-                   [str(a) for a in args],
-                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_ready(p)
+    p = host.popen(UDPTOOL + ["recv", "--port", str(port)] +
+                   [str(a) for a in args], stdout=subprocess.PIPE, text=True)
+    wait_bound(host, port)
     return p
 
 

@@ -7,7 +7,7 @@ import json
 import statistics
 import subprocess
 
-from nettest import Testbed, Link, expect, main, UDPTOOL, wait_ready
+from nettest import Testbed, Link, expect, main, UDPTOOL, wait_bound
 
 # port: (fwd one-way ms, rev one-way ms); None = default class
 CLASSES = {7000: (None, None), 7001: (5, 5), 7002: (40, 40),
@@ -22,9 +22,9 @@ def test():
                delay_classes={7001: 5, 7002: 40, "7003-7004": 25, 7005: 10})
     with Testbed(fwd=fwd, rev=rev) as tb:
         for port in CLASSES:
-            wait_ready(tb.server.popen(
-                UDPTOOL + ["echo", "--port", str(port), "--duration", "30",
-                           "--ready"], stderr=subprocess.PIPE, text=True))
+            tb.server.popen(UDPTOOL + ["echo", "--port", str(port),
+                                       "--duration", "30"])
+            wait_bound(tb.server, port)
         # all classes probed at once: they share the bottleneck
         pings = {}
         for port in CLASSES:
