@@ -22,6 +22,10 @@
  *   not enough, the tail of the GOP (from a reference picture to the next
  *   I frame). The decisions are the rate control core's
  *   (gst_twoflow_rate_control_decide_drop()).
+ *
+ * keep=i's re-encoding of the non-essential pictures is in
+ * gstratetranscoder-h264-keep.c. A codec behind the ops table of
+ * gstratetranscoder-codec.h.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -31,9 +35,8 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <gst/twoflow/twoflowframe.h>
-#include "gstratetranscoder.h"
+#include "gstratetranscoder-h264.h"
 
-GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
 #define GST_CAT_DEFAULT rate_transcoder_debug
 
 /* x264 look-ahead, in frames; with its B frames and the decoder's reorder
@@ -45,15 +48,6 @@ GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
  * leaves GOPs up to 10% under the target, 1 s up to 10% over (x264's
  * average bitrate mode repays its first GOP's miss) */
 #define RT_H264_VBV_S 0.75
-
-static GstFlowReturn keep_drain (GstRateTranscoder * self);
-static void keep_reset (GstRateTranscoder * self);
-
-guint
-rt_h264_delay_frames (void)
-{
-  return RT_H264_LOOKAHEAD + RT_H264_BFRAMES + RT_H264_DECODER_DELAY;
-}
 
 /* --- parameter sets --------------------------------------------------- */
 
@@ -160,7 +154,7 @@ collect_nal (const guint8 * nal, gsize len, gpointer user)
 
 /* The SPS and PPS a source buffer carries, as the stream writes them. */
 static void
-remember_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
+remember_param_sets (RtH264 * self, const guint8 * d, gsize size)
 {
   NalCollect c = { g_byte_array_new (), self->nal_length_size, TRUE, FALSE };
 
@@ -173,8 +167,8 @@ remember_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
   }
 }
 
-static gboolean
-has_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
+gboolean
+rt_h264_has_param_sets (RtH264 * self, const guint8 * d, gsize size)
 {
   NalCollect c = { g_byte_array_new (), 0, TRUE, FALSE };
 
@@ -183,9 +177,10 @@ has_param_sets (GstRateTranscoder * self, const guint8 * d, gsize size)
   return c.found;
 }
 
-void
-rt_h264_set_caps (GstRateTranscoder * self, const GstStructure * s)
+static void
+h264_set_caps (GstRateTranscoderCodecState * state, const GstStructure * s)
 {
+  RtH264 *self = (RtH264 *) state;
   const gchar *fmt = gst_structure_get_string (s, "stream-format");
   const GValue *v = gst_structure_get_value (s, "codec_data");
   GstBuffer *cd = v && G_VALUE_HOLDS (v, GST_TYPE_BUFFER) ?
@@ -225,7 +220,7 @@ rt_h264_set_caps (GstRateTranscoder * self, const GstStructure * s)
     gst_buffer_unmap (cd, &map);
   }
   if (self->h264_avc && self->nal_length_size == 0) {
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+    GST_ELEMENT_WARNING (self->element, STREAM, FORMAT, (NULL),
         ("stream-format=avc without a valid codec_data, passing through"));
     self->h264_unsupported = TRUE;
   }
@@ -233,8 +228,8 @@ rt_h264_set_caps (GstRateTranscoder * self, const GstStructure * s)
 
 /* --- codecs ----------------------------------------------------------- */
 
-static gboolean
-h264_open_decoder (GstRateTranscoder * self)
+gboolean
+rt_h264_open_decoder (RtH264 * self)
 {
   const AVCodec *codec = avcodec_find_decoder (AV_CODEC_ID_H264);
 
@@ -263,14 +258,26 @@ h264_open_decoder (GstRateTranscoder * self)
   return self->pkt != NULL;
 }
 
-static guint64
-current_target (GstRateTranscoder * self, gboolean * reduce)
+/* the rate control core's generation: the rate change a decision is
+ * taken under */
+guint
+rt_h264_generation (RtH264 * self)
+{
+  GstTwoflowRateControl *rc = gst_rate_transcoder_lock (self->element);
+  guint gen = gst_twoflow_rate_control_get_generation (rc);
+
+  gst_rate_transcoder_unlock (self->element);
+  return gen;
+}
+
+guint64
+rt_h264_current_target (RtH264 * self, gboolean * reduce)
 {
   GstTwoflowRateControlStats s;
 
-  GST_OBJECT_LOCK (self);
-  gst_twoflow_rate_control_get_stats (self->rc, &s);
-  GST_OBJECT_UNLOCK (self);
+  gst_twoflow_rate_control_get_stats (gst_rate_transcoder_lock
+      (self->element), &s);
+  gst_rate_transcoder_unlock (self->element);
   if (reduce)
     *reduce = s.input_bitrate > 0 && s.target_bitrate > 0 &&
         s.target_bitrate < s.input_bitrate;
@@ -286,13 +293,14 @@ set_encoder_rate (AVCodecContext * c, guint64 bitrate)
 }
 
 static gboolean
-h264_open_encoder (GstRateTranscoder * self, const AVFrame * f)
+h264_open_encoder (RtH264 * self, const AVFrame * f)
 {
   const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
   AVCodecContext *c;
   AVDictionary *opts = NULL;
-  guint64 target = current_target (self, NULL);
-  gchar *params;
+  guint64 target = rt_h264_current_target (self, NULL);
+  gchar *params, *preset;
+  gint fps_n, fps_d;
 
   self->h264_reconfig = codec != NULL;
   if (!codec)
@@ -307,10 +315,11 @@ h264_open_encoder (GstRateTranscoder * self, const AVFrame * f)
   c->height = f->height;
   c->pix_fmt = f->format;
   c->sample_aspect_ratio = f->sample_aspect_ratio;
+  gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
   c->framerate = (AVRational) {
-  self->fps_n, self->fps_d};
+  fps_n, fps_d};
   c->time_base = (AVRational) {
-  self->fps_d, self->fps_n};
+  fps_d, fps_n};
   c->color_primaries = f->color_primaries;
   c->color_trc = f->color_trc;
   c->colorspace = f->colorspace;
@@ -322,7 +331,9 @@ h264_open_encoder (GstRateTranscoder * self, const AVFrame * f)
   c->keyint_min = 1;
   set_encoder_rate (c, target);
   if (self->h264_reconfig) {
-    av_dict_set (&opts, "preset", self->preset ? self->preset : "veryfast", 0);
+    preset = gst_rate_transcoder_dup_preset (self->element);
+  av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
+  g_free (preset);
     av_dict_set (&opts, "forced-idr", "1", 0);
     c->max_b_frames = RT_H264_BFRAMES;
     params = g_strdup_printf ("rc-lookahead=%d:sync-lookahead=0:"
@@ -340,15 +351,16 @@ h264_open_encoder (GstRateTranscoder * self, const AVFrame * f)
   self->enc_n = 0;
   self->enc_bitrate = target;
   self->h264_force_idr = TRUE;
-  GST_INFO_OBJECT (self, "%s encoder open at %" G_GUINT64_FORMAT " bit/s",
+  GST_INFO_OBJECT (self->element,
+      "%s encoder open at %" G_GUINT64_FORMAT " bit/s",
       codec->name, target);
   return TRUE;
 }
 
 /* --- output ----------------------------------------------------------- */
 
-static GstFlowReturn
-push_out (GstRateTranscoder * self, GstBuffer * out)
+GstFlowReturn
+rt_h264_push_out (RtH264 * self, GstBuffer * out)
 {
   out = gst_buffer_make_writable (out);
   /* decode timestamps stay increasing across switches between source and
@@ -359,35 +371,21 @@ push_out (GstRateTranscoder * self, GstBuffer * out)
     GST_BUFFER_DTS (out) = self->last_dts_out + 1;
   if (GST_BUFFER_DTS_IS_VALID (out))
     self->last_dts_out = GST_BUFFER_DTS (out);
-  if (self->discont) {
-    GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DISCONT);
-    self->discont = FALSE;
-  } else {
-    GST_BUFFER_FLAG_UNSET (out, GST_BUFFER_FLAG_DISCONT);
-  }
-  GST_OBJECT_LOCK (self);
-  self->frames_out++;
-  GST_OBJECT_UNLOCK (self);
-  return gst_pad_push (self->srcpad, out);
+  return gst_rate_transcoder_push (self->element, out, TRUE);
 }
 
-static void
-account (GstRateTranscoder * self, GstTwoflowPictureType type,
+void
+rt_h264_account (RtH264 * self, GstTwoflowPictureType type,
     const GstTwoflowRateControlDecision * d, gsize in_bytes, gsize out_bytes,
     GstClockTime dur)
 {
-  GST_OBJECT_LOCK (self);
-  gst_twoflow_rate_control_handle_output (self->rc, type, d, in_bytes, 0,
-      out_bytes, GST_CLOCK_TIME_IS_VALID (dur) ? dur :
-      gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n));
-  GST_OBJECT_UNLOCK (self);
-  if (type != GST_TWOFLOW_PICTURE_NONE)
-    gst_rate_transcoder_note_reaction (self, d->generation);
+  gst_rate_transcoder_account (self->element, type, d, in_bytes, 0,
+      out_bytes, dur, type != GST_TWOFLOW_PICTURE_NONE, FALSE);
 }
 
 /* the encoder's packets, with the source's timestamps */
 static GstFlowReturn
-h264_receive_packets (GstRateTranscoder * self)
+h264_receive_packets (RtH264 * self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   AVPacket *pkt = self->pkt;
@@ -440,13 +438,14 @@ h264_receive_packets (GstRateTranscoder * self)
     GST_BUFFER_DURATION (out) = dur;
     if (type != GST_TWOFLOW_PICTURE_I)
       GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DELTA_UNIT);
-    GST_LOG_OBJECT (self, "encoded picture %" G_GINT64_FORMAT " type %d qp %d"
+    GST_LOG_OBJECT (self->element,
+        "encoded picture %" G_GINT64_FORMAT " type %d qp %d"
         " %d bytes", pkt->pts, type, d.q, pkt->size);
     d.budget_bits = gst_buffer_get_size (out) * 8.0;
-    account (self, type, &d, 0, gst_buffer_get_size (out), dur);
+    rt_h264_account (self, type, &d, 0, gst_buffer_get_size (out), dur);
     av_packet_unref (pkt);
     if (ret == GST_FLOW_OK)
-      ret = push_out (self, out);
+      ret = rt_h264_push_out (self, out);
     else
       gst_buffer_unref (out);
   }
@@ -455,7 +454,7 @@ h264_receive_packets (GstRateTranscoder * self)
 
 /* Drain the encoder and close it (the next re-encoding opens a new one). */
 static GstFlowReturn
-h264_close_encoder (GstRateTranscoder * self)
+h264_close_encoder (RtH264 * self)
 {
   GstFlowReturn ret;
 
@@ -468,17 +467,15 @@ h264_close_encoder (GstRateTranscoder * self)
 }
 
 static GstFlowReturn
-h264_encode (GstRateTranscoder * self, AVFrame * frame)
+h264_encode (RtH264 * self, AVFrame * frame)
 {
   guint64 target;
   guint64 idx;
   GstFlowReturn ret;
   guint gen;
 
-  GST_OBJECT_LOCK (self);
-  gen = gst_twoflow_rate_control_get_generation (self->rc);
-  GST_OBJECT_UNLOCK (self);
-  target = current_target (self, NULL);
+  gen = rt_h264_generation (self);
+  target = rt_h264_current_target (self, NULL);
 
   if (self->enc && target > 0 && target != self->enc_bitrate) {
     if (self->h264_reconfig) {
@@ -486,7 +483,8 @@ h264_encode (GstRateTranscoder * self, AVFrame * frame)
        * picture, no new IDR */
       set_encoder_rate (self->enc, target);
       self->enc_bitrate = target;
-      GST_DEBUG_OBJECT (self, "encoder reconfigured to %" G_GUINT64_FORMAT
+      GST_DEBUG_OBJECT (self->element,
+          "encoder reconfigured to %" G_GUINT64_FORMAT
           " bit/s", target);
     } else {
       /* no reconfiguration: start a new encoder from an IDR */
@@ -496,7 +494,7 @@ h264_encode (GstRateTranscoder * self, AVFrame * frame)
     }
   }
   if (!self->enc && !h264_open_encoder (self, frame)) {
-    GST_ELEMENT_WARNING (self, LIBRARY, INIT, (NULL),
+    GST_ELEMENT_WARNING (self->element, LIBRARY, INIT, (NULL),
         ("cannot open an H.264 encoder (libx264 or libopenh264) for this "
             "stream, passing it through"));
     self->h264_unsupported = TRUE;
@@ -507,13 +505,14 @@ h264_encode (GstRateTranscoder * self, AVFrame * frame)
   self->h264_ring[idx % RT_MAP_SIZE].pts = frame->pts;
   self->h264_ring[idx % RT_MAP_SIZE].dur = frame->pkt_duration > 0 ?
       (GstClockTime) frame->pkt_duration :
-      gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n);
+      gst_rate_transcoder_frame_duration (self->element);
   frame->pts = idx;
   frame->pict_type = (self->h264_force_idr || frame->key_frame) ?
       AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
   self->h264_force_idr = FALSE;
   if (avcodec_send_frame (self->enc, frame) < 0)
-    GST_WARNING_OBJECT (self, "encoder refused picture %" G_GUINT64_FORMAT,
+    GST_WARNING_OBJECT (self->element,
+        "encoder refused picture %" G_GUINT64_FORMAT,
         idx);
   return h264_receive_packets (self);
 }
@@ -521,7 +520,7 @@ h264_encode (GstRateTranscoder * self, AVFrame * frame)
 /* Pictures out of the decoder, in presentation order: those after what was
  * passed go to the encoder while re-encoding. */
 static GstFlowReturn
-h264_receive_frames (GstRateTranscoder * self)
+h264_receive_frames (RtH264 * self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
   AVFrame *frame = av_frame_alloc ();
@@ -540,7 +539,7 @@ h264_receive_frames (GstRateTranscoder * self)
 
 /* Empty the decoder (to be reused after) and send all to the encoder. */
 static GstFlowReturn
-h264_drain_decoder (GstRateTranscoder * self)
+h264_drain_decoder (RtH264 * self)
 {
   GstFlowReturn ret;
 
@@ -553,12 +552,12 @@ h264_drain_decoder (GstRateTranscoder * self)
 }
 
 GstFlowReturn
-rt_h264_drain (GstRateTranscoder * self)
+rt_h264_drain (RtH264 * self)
 {
   GstFlowReturn ret = GST_FLOW_OK;
 
   if (self->kr_active || !g_queue_is_empty (&self->kr_pending))
-    ret = keep_drain (self);
+    ret = rt_h264_keep_drain (self);
   self->kr_active = FALSE;
   avcodec_free_context (&self->kenc);
   if (ret == GST_FLOW_OK)
@@ -575,12 +574,15 @@ rt_h264_drain (GstRateTranscoder * self)
   return ret;
 }
 
-void
-rt_h264_reset (GstRateTranscoder * self)
+static void
+h264_reset (GstRateTranscoderCodecState * state)
 {
-  keep_reset (self);
+  RtH264 *self = (RtH264 *) state;
+
+  rt_h264_keep_reset (self);
   avcodec_free_context (&self->enc);
   avcodec_free_context (&self->dec);
+  av_packet_free (&self->pkt);
   self->h264_encoding = FALSE;
   self->h264_force_idr = FALSE;
   self->h264_unsupported = FALSE;
@@ -595,8 +597,8 @@ rt_h264_reset (GstRateTranscoder * self)
 
 /* Pass a source buffer; @prepend_ps: put the source's parameter sets in
  * front of it (an IDR that follows the encoder's own). */
-static GstFlowReturn
-h264_pass (GstRateTranscoder * self, GstBuffer * buf, gboolean prepend_ps)
+GstFlowReturn
+rt_h264_pass (RtH264 * self, GstBuffer * buf, gboolean prepend_ps)
 {
   if (prepend_ps && self->param_sets) {
     gsize n = g_bytes_get_size (self->param_sets);
@@ -610,20 +612,22 @@ h264_pass (GstRateTranscoder * self, GstBuffer * buf, gboolean prepend_ps)
       (!GST_CLOCK_TIME_IS_VALID (self->max_passed_pts) ||
           GST_BUFFER_PTS (buf) > self->max_passed_pts))
     self->max_passed_pts = GST_BUFFER_PTS (buf);
-  return push_out (self, buf);
+  return rt_h264_push_out (self, buf);
 }
 
 /* keep=i|ip: essential pictures byte-identical, the rest dropped in order
  * of least damage */
 static GstFlowReturn
-h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
+h264_chain_drop (RtH264 * self, GstBuffer * buf,
     const GstTwoflowPictureInfo * info, gsize size, GstClockTime dur,
     guint64 now, gboolean prepend_ps)
 {
+  GstTwoflowRateControl *rc;
   GstTwoflowRateControlLayer layer;
   GstTwoflowRateControlDecision d;
   gboolean kept = info->type == GST_TWOFLOW_PICTURE_I ||
-      (self->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_IP && info->reference) ||
+      (gst_rate_transcoder_get_keep (self->element) ==
+          GST_TWOFLOW_RATE_CONTROL_KEEP_IP && info->reference) ||
       info->sequence_header;
 
   if (kept)
@@ -641,38 +645,38 @@ h264_chain_drop (GstRateTranscoder * self, GstBuffer * buf,
     self->tail_dropped = FALSE;
   }
 
-  GST_OBJECT_LOCK (self);
-  self->now = now;
-  gst_twoflow_rate_control_handle_input_layer (self->rc, info->type, layer,
+  rc = gst_rate_transcoder_lock_input (self->element, now);
+  gst_twoflow_rate_control_handle_input_layer (rc, info->type, layer,
       size, dur, now);
-  d = gst_twoflow_rate_control_decide_drop (self->rc, info->type, layer, size);
+  d = gst_twoflow_rate_control_decide_drop (rc, info->type, layer, size);
+  gst_rate_transcoder_unlock (self->element);
   if (!kept && GST_CLOCK_TIME_IS_VALID (self->leading_before) &&
       GST_BUFFER_PTS_IS_VALID (buf) &&
       GST_BUFFER_PTS (buf) < self->leading_before)
     d.action = GST_TWOFLOW_RATE_CONTROL_DROP;
-  GST_OBJECT_UNLOCK (self);
 
   if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP) {
     if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL)
       self->tail_dropped = TRUE;
-    GST_LOG_OBJECT (self, "dropping %s picture of %" G_GSIZE_FORMAT " bytes "
+    GST_LOG_OBJECT (self->element,
+        "dropping %s picture of %" G_GSIZE_FORMAT " bytes "
         "(layer %d)", info->type == GST_TWOFLOW_PICTURE_B ? "B" : "P", size,
         layer);
-    account (self, info->type, &d, size, 0, dur);
+    rt_h264_account (self, info->type, &d, size, 0, dur);
     /* in its place an event: twoflowsplit still numbers the frames after
      * it as the essential flow's split (of the unaltered source) does */
-    gst_pad_push_event (self->srcpad, gst_twoflow_event_new_dropped
+    gst_rate_transcoder_push_event (self->element, gst_twoflow_event_new_dropped
         (info->type, info->reference, GST_BUFFER_PTS (buf),
             GST_BUFFER_DTS (buf), dur));
     gst_buffer_unref (buf);
     return GST_FLOW_OK;
   }
-  account (self, info->type, &d, size, size, dur);
-  return h264_pass (self, buf, prepend_ps);
+  rt_h264_account (self, info->type, &d, size, size, dur);
+  return rt_h264_pass (self, buf, prepend_ps);
 }
 
-static void
-send_packet (GstRateTranscoder * self, GstBuffer * buf, GstMapInfo * map,
+void
+rt_h264_send_packet (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     GstClockTime dur)
 {
   if (av_new_packet (self->pkt, map->size) < 0)
@@ -683,607 +687,36 @@ send_packet (GstRateTranscoder * self, GstBuffer * buf, GstMapInfo * map,
   self->pkt->dts = AV_NOPTS_VALUE;
   self->pkt->duration = dur;
   if (avcodec_send_packet (self->dec, self->pkt) < 0) {
-    GST_OBJECT_LOCK (self);
-    self->decode_errors++;
-    GST_OBJECT_UNLOCK (self);
-    GST_WARNING_OBJECT (self, "picture does not decode");
+    gst_rate_transcoder_count_decode_error (self->element);
+    GST_WARNING_OBJECT (self->element, "picture does not decode");
   }
   av_packet_unref (self->pkt);
 }
 
-/* --- keep=i: re-encoding the non-essential pictures ------------------- */
-
-/* Below this many bits per pixel and frame the encoder's budget for the
- * non-essential pictures is under what x264 needs for skipped pictures at
- * that size: the GOP's tail is dropped instead. */
-#define RT_H264_KEEP_MIN_BPP 0.005
-/* keep=i's VBV buffer, in seconds of its rate: its pictures share the link
- * with the essential flow right after a capacity drop, when a burst of
- * the encoder's (its first pictures, each run's intra picture) arrives
- * late; measured in the showdown's step: 0.75 s gave 48 late frames */
-#define RT_H264_KEEP_VBV_S 0.25
-
-static void
-keep_set_rate (AVCodecContext * c, guint64 bitrate)
-{
-  c->bit_rate = bitrate;
-  c->rc_max_rate = bitrate;
-  c->rc_buffer_size = (gint) MIN (bitrate * RT_H264_KEEP_VBV_S, G_MAXINT);
-}
-
-typedef struct
-{
-  GstBuffer *buf;               /* the source's picture */
-  GstTwoflowPictureInfo info;
-  GstTwoflowH264SourcePicture sp;
-  GstClockTime pts, dur;
-  gboolean leading;             /* shown before the I decoded before it */
-} RtKeepPic;
-
-static void
-keep_pic_free (RtKeepPic * k)
-{
-  gst_buffer_unref (k->buf);
-  g_free (k);
-}
-
-static GstClockTime
-keep_next_dts (GstRateTranscoder * self, GstClockTime fallback)
-{
-  GstClockTime *p = g_queue_pop_head (&self->kr_dts);
-  GstClockTime dts = p ? *p : fallback;
-
-  g_free (p);
-  return dts;
-}
-
-static void
-keep_push_dropped (GstRateTranscoder * self, RtKeepPic * k, GstClockTime dts)
-{
-  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_DROP };
-
-  GST_OBJECT_LOCK (self);
-  d.generation = gst_twoflow_rate_control_get_generation (self->rc);
-  GST_OBJECT_UNLOCK (self);
-  account (self, k->info.type, &d, gst_buffer_get_size (k->buf), 0, k->dur);
-  gst_pad_push_event (self->srcpad, gst_twoflow_event_new_dropped
-      (k->info.type, k->info.reference, k->pts, dts, k->dur));
-}
-
-/* the source's picture, byte-identical */
+/* keep=none: passing the source's pictures or re-encoding them, switching
+ * at I/P pictures (to re-encoding) and source IDRs (back to passing) */
 static GstFlowReturn
-keep_push_source (GstRateTranscoder * self, RtKeepPic * k, GstClockTime dts)
+h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
+    const GstTwoflowPictureInfo * info, gsize size, GstClockTime dur,
+    guint64 now)
 {
-  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS };
-  GstBuffer *out = gst_buffer_ref (k->buf);
-  gsize size = gst_buffer_get_size (out);
-  gboolean ps = self->kr_prepend_ps && k->info.idr;
-
-  GST_OBJECT_LOCK (self);
-  d.generation = gst_twoflow_rate_control_get_generation (self->rc);
-  GST_OBJECT_UNLOCK (self);
-  d.budget_bits = size * 8.0;
-  account (self, k->info.type, &d, size, size, k->dur);
-  if (k->info.reference)
-    self->kr_last_fn = k->sp.frame_num;
-  if (ps)
-    self->kr_prepend_ps = FALSE;
-  if (GST_CLOCK_TIME_IS_VALID (dts)) {
-    out = gst_buffer_make_writable (out);
-    GST_BUFFER_DTS (out) = dts;
-  }
-  return h264_pass (self, out, ps);
-}
-
-static gboolean
-keep_open_encoder (GstRateTranscoder * self, const AVFrame * f,
-    guint64 bitrate)
-{
-  const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
-  AVCodecContext *c;
-  AVDictionary *opts = NULL;
-  gchar *params;
-
-  if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
-          f->format != AV_PIX_FMT_YUVJ420P))
-    return FALSE;
-  c = avcodec_alloc_context3 (codec);
-  if (!c)
-    return FALSE;
-  c->width = f->width;
-  c->height = f->height;
-  c->pix_fmt = f->format;
-  c->sample_aspect_ratio = f->sample_aspect_ratio;
-  c->framerate = (AVRational) {
-  self->fps_n, self->fps_d};
-  c->time_base = (AVRational) {
-  self->fps_d, self->fps_n};
-  c->thread_count = 1;
-  c->gop_size = 100000;
-  c->keyint_min = 1;
-  c->max_b_frames = 0;
-  keep_set_rate (c, bitrate);
-  av_dict_set (&opts, "preset", self->preset ? self->preset : "veryfast", 0);
-  av_dict_set (&opts, "forced-idr", "1", 0);
-  av_dict_set (&opts, "tune", "zerolatency", 0);
-  /* one picture in, one out, each predicting from the one before only:
-   * the receiver's reference list then holds the same picture first */
-  params = g_strdup_printf ("rc-lookahead=0:sync-lookahead=0:mbtree=0:"
-      "bframes=0:ref=1:weightp=0:repeat-headers=1:annexb=1:scenecut=0:"
-      "sliced-threads=0:log=0%s%s",
-      *gst_twoflow_h264_splice_x264_params (self->splice) ? ":" : "",
-      gst_twoflow_h264_splice_x264_params (self->splice));
-  av_dict_set (&opts, "x264-params", params, 0);
-  g_free (params);
-  if (avcodec_open2 (c, codec, &opts) < 0) {
-    av_dict_free (&opts);
-    avcodec_free_context (&c);
-    return FALSE;
-  }
-  av_dict_free (&opts);
-  self->kenc = c;
-  self->kenc_n = 0;
-  self->kenc_bitrate = bitrate;
-  GST_INFO_OBJECT (self, "keep=i: encoder for the non-essential pictures "
-      "open at %" G_GUINT64_FORMAT " bit/s", bitrate);
-  return TRUE;
-}
-
-/* The budget of the non-essential pictures, in the encoder's own time
- * (it sees only them, at the source's frame rate); 0 below the floor. */
-static guint64
-keep_encoder_rate (GstRateTranscoder * self, const AVFrame * f)
-{
-  GstTwoflowRateControlStats s;
-  gdouble share, rate, floor;
-
-  GST_OBJECT_LOCK (self);
-  gst_twoflow_rate_control_get_stats (self->rc, &s);
-  GST_OBJECT_UNLOCK (self);
-  share = s.gop_length > 1 ? (s.gop_length - 1.0) / s.gop_length : 1.0;
-  rate = (s.target_bitrate - s.floor_bitrate) / share;
-  /* before a whole GOP was seen the floor is one I frame over a short
-   * window: a guess instead of the floor */
-  if (s.gop_length == 0)
-    rate = MAX (rate, s.target_bitrate / 2);
-  floor = RT_H264_KEEP_MIN_BPP * f->width * f->height * self->fps_n /
-      MAX (self->fps_d, 1);
-  return rate >= floor ? (guint64) rate : 0;
-}
-
-static GstFlowReturn
-keep_encode (GstRateTranscoder * self, RtKeepPic * k, AVFrame * frame,
-    GstClockTime dts)
-{
-  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_ENCODE };
-  guint64 rate = keep_encoder_rate (self, frame);
-  GByteArray *out;
-  GstBuffer *buf;
-  guint fn;
-  gsize n;
-  guint8 *sd;
-  gint err;
-
-  if (rate == 0) {
-    GST_DEBUG_OBJECT (self, "keep=i: budget below the codec's floor, "
-        "dropping to the next I");
-    self->kr_tail = TRUE;
-  }
-  if (self->kr_tail) {
-    keep_push_dropped (self, k, dts);
-    return GST_FLOW_OK;
-  }
-  if (!self->kenc && !keep_open_encoder (self, frame, rate)) {
-    GST_ELEMENT_WARNING (self, LIBRARY, INIT, (NULL),
-        ("cannot open libx264 for the non-essential pictures, dropping "
-            "them instead"));
-    self->kr_unsupported = TRUE;
-    self->kr_tail = TRUE;
-    keep_push_dropped (self, k, dts);
-    return GST_FLOW_OK;
-  }
-  if (rate != self->kenc_bitrate) {
-    keep_set_rate (self->kenc, rate);
-    self->kenc_bitrate = rate;
-  }
-  GST_OBJECT_LOCK (self);
-  d.generation = gst_twoflow_rate_control_get_generation (self->rc);
-  GST_OBJECT_UNLOCK (self);
-  frame->pts = self->kenc_n++;
-  /* x264 cannot predict from the source's pictures (its references are
-   * its own reconstructions): each run after an essential picture starts
-   * with an intra picture */
-  frame->pict_type = self->kr_intra ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
-  if ((err = avcodec_send_frame (self->kenc, frame)) < 0 ||
-      (err = avcodec_receive_packet (self->kenc, self->pkt)) < 0) {
-    GST_WARNING_OBJECT (self, "keep=i: encoder gave no picture (%s)",
-        av_err2str (err));
-    self->kr_tail = TRUE;
-    keep_push_dropped (self, k, dts);
-    return GST_FLOW_OK;
-  }
-  fn = (self->kr_last_fn + 1) &
-      ((1u << gst_twoflow_h264_splice_log2_max_frame_num (self->splice)) - 1);
-  out = g_byte_array_new ();
-  if (!gst_twoflow_h264_splice_rewrite (self->splice, self->pkt->data, self->pkt->size,
-          fn, k->sp.poc_lsb, self->nal_length_size, out)) {
-    GST_WARNING_OBJECT (self, "keep=i: encoded picture cannot be spliced, "
-        "dropping to the next I");
-    g_byte_array_unref (out);
-    av_packet_unref (self->pkt);
-    self->kr_tail = TRUE;
-    keep_push_dropped (self, k, dts);
-    return GST_FLOW_OK;
-  }
-  sd = av_packet_get_side_data (self->pkt, AV_PKT_DATA_QUALITY_STATS, &n);
-  if (sd && n >= 4)
-    d.q = GST_READ_UINT32_LE (sd) / FF_QP2LAMBDA;
-  av_packet_unref (self->pkt);
-  self->kr_intra = FALSE;
-  self->kr_last_fn = fn;
-
-  n = out->len;
-  buf = gst_buffer_new_wrapped (g_byte_array_free (out, FALSE), n);
-  GST_BUFFER_PTS (buf) = k->pts;
-  GST_BUFFER_DTS (buf) = dts;
-  GST_BUFFER_DURATION (buf) = k->dur;
-  GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
-  /* an intra picture standing for the source's P: the split numbers and
-   * types it as that */
-  gst_buffer_add_twoflow_picture_meta (buf, k->info.type, TRUE);
-  d.budget_bits = n * 8.0;
-  GST_LOG_OBJECT (self, "keep=i: picture %" GST_TIME_FORMAT " re-encoded, "
-      "%" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes, frame_num %u",
-      GST_TIME_ARGS (k->pts), n, gst_buffer_get_size (k->buf), fn);
-  account (self, k->info.type, &d, 0, n, k->dur);
-  return push_out (self, buf);
-}
-
-/* One pending picture out, in presentation order. */
-static GstFlowReturn
-keep_output (GstRateTranscoder * self, RtKeepPic * k, AVFrame * frame)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-
-  if (k->leading) {
-    /* numbered after its I, as in the source's decode order */
-    g_queue_push_tail (&self->kr_after_i, k);
-    return GST_FLOW_OK;
-  }
-  if (k->info.type == GST_TWOFLOW_PICTURE_I) {
-    ret = keep_push_source (self, k, keep_next_dts (self, GST_CLOCK_TIME_NONE));
-    self->kr_intra = TRUE;
-    self->kr_tail = FALSE;
-    while (!g_queue_is_empty (&self->kr_after_i)) {
-      RtKeepPic *l = g_queue_pop_head (&self->kr_after_i);
-
-      keep_push_dropped (self, l, keep_next_dts (self, l->pts));
-      keep_pic_free (l);
-    }
-  } else if (!frame || !k->info.reference) {
-    /* undecoded, or nothing may predict from it (the encoder's next
-     * picture would) */
-    keep_push_dropped (self, k, keep_next_dts (self, k->pts));
-  } else {
-    ret = keep_encode (self, k, frame, keep_next_dts (self, k->pts));
-  }
-  keep_pic_free (k);
-  return ret;
-}
-
-static GstFlowReturn
-keep_receive_frames (GstRateTranscoder * self)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-  AVFrame *frame = av_frame_alloc ();
-
-  while (avcodec_receive_frame (self->dec, frame) == 0) {
-    GstClockTime pts = frame->pts;
-    GList *l;
-
-    if (!self->kr_active || frame->pts == AV_NOPTS_VALUE ||
-        (GST_CLOCK_TIME_IS_VALID (self->max_passed_pts) &&
-            pts <= self->max_passed_pts)) {
-      av_frame_unref (frame);
-      continue;
-    }
-    /* pictures shown before this one that never came out of the decoder */
-    while ((l = self->kr_pending.head)) {
-      RtKeepPic *k = l->data;
-
-      if (k->pts >= pts)
-        break;
-      g_queue_pop_head (&self->kr_pending);
-      if (ret == GST_FLOW_OK)
-        ret = keep_output (self, k, NULL);
-      else
-        keep_pic_free (k);
-    }
-    for (l = self->kr_pending.head; l; l = l->next)
-      if (((RtKeepPic *) l->data)->pts == pts)
-        break;
-    if (l) {
-      RtKeepPic *k = l->data;
-
-      g_queue_delete_link (&self->kr_pending, l);
-      if (ret == GST_FLOW_OK)
-        ret = keep_output (self, k, frame);
-      else
-        keep_pic_free (k);
-    }
-    av_frame_unref (frame);
-  }
-  av_frame_free (&frame);
-  return ret;
-}
-
-/* Everything the decoder holds out, then what it never gave back. */
-static GstFlowReturn
-keep_drain (GstRateTranscoder * self)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-
-  if (self->dec && self->kr_active) {
-    avcodec_send_packet (self->dec, NULL);
-    ret = keep_receive_frames (self);
-    avcodec_flush_buffers (self->dec);
-  }
-  while (!g_queue_is_empty (&self->kr_pending)) {
-    RtKeepPic *k = g_queue_pop_head (&self->kr_pending);
-
-    if (ret == GST_FLOW_OK)
-      ret = keep_output (self, k, NULL);
-    else
-      keep_pic_free (k);
-  }
-  g_queue_clear_full (&self->kr_after_i, (GDestroyNotify) keep_pic_free);
-  g_queue_clear_full (&self->kr_dts, g_free);
-  self->kr_tail = FALSE;
-  self->kr_intra = TRUE;
-  return ret;
-}
-
-static void
-keep_reset (GstRateTranscoder * self)
-{
-  g_queue_clear_full (&self->kr_pending, (GDestroyNotify) keep_pic_free);
-  g_queue_clear_full (&self->kr_after_i, (GDestroyNotify) keep_pic_free);
-  g_queue_clear_full (&self->kr_dts, g_free);
-  avcodec_free_context (&self->kenc);
-  g_clear_pointer (&self->splice, gst_twoflow_h264_splice_free);
-  self->kr_unsupported = FALSE;
-  self->kr_active = FALSE;
-  self->kr_intra = TRUE;
-  self->kr_tail = FALSE;
-  self->kr_prepend_ps = FALSE;
-  self->kr_last_fn = 0;
-  self->kr_last_i_pts = GST_CLOCK_TIME_NONE;
-}
-
-/* keep=i: essential (I) pictures byte-identical; while the target is below
- * the input, the others re-encoded at the rest of the target, in
- * presentation order out of the decoder (each run after an I starting
- * with an intra picture), spliced into the source's sequence. Passing
- * through comes back at a source IDR. */
-static GstFlowReturn
-h264_chain_keep (GstRateTranscoder * self, GstBuffer * buf, GstMapInfo * map,
-    const GstTwoflowPictureInfo * info, const GstTwoflowH264SourcePicture * spic,
-    gsize size, GstClockTime dur, guint64 now)
-{
-  GstTwoflowRateControlLayer layer;
-  GstFlowReturn ret = GST_FLOW_OK;
-  gboolean reduce;
-
-  if (info->type == GST_TWOFLOW_PICTURE_I)
-    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT;
-  else if (!info->reference)
-    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE;
-  else
-    layer = GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL;
-  GST_OBJECT_LOCK (self);
-  self->now = now;
-  gst_twoflow_rate_control_handle_input_layer (self->rc, info->type, layer,
-      size, dur, now);
-  GST_OBJECT_UNLOCK (self);
-  current_target (self, &reduce);
-
-  if (!self->dec && !h264_open_decoder (self)) {
-    gst_buffer_unmap (buf, map);
-    gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (self, LIBRARY, INIT, (NULL),
-        ("cannot open the H.264 decoder"));
-    return GST_FLOW_ERROR;
-  }
-
-  if (info->idr && self->kr_active) {
-    /* nothing after an IDR predicts from before it: the run ends here */
-    ret = keep_drain (self);
-    if (!reduce) {
-      GST_INFO_OBJECT (self, "keep=i: no reduction needed, passing from "
-          "this IDR");
-      self->kr_active = FALSE;
-      self->max_passed_pts = GST_CLOCK_TIME_NONE;
-    }
-  }
-  if (!self->kr_active && reduce && info->type != GST_TWOFLOW_PICTURE_B) {
-    /* what was passed is a presentation-order prefix: the decoder's
-     * pictures after it are this one and those after */
-    GST_INFO_OBJECT (self, "keep=i: re-encoding the non-essential pictures "
-        "from this %s picture", info->type == GST_TWOFLOW_PICTURE_I ?
-        "I" : "P");
-    self->kr_active = TRUE;
-    self->kr_intra = TRUE;
-    self->kr_tail = FALSE;
-  }
-  if (info->type == GST_TWOFLOW_PICTURE_I)
-    self->kr_last_i_pts = GST_BUFFER_PTS (buf);
-
-  if (!self->kr_active) {
-    GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS };
-
-    GST_OBJECT_LOCK (self);
-    d.generation = gst_twoflow_rate_control_get_generation (self->rc);
-    GST_OBJECT_UNLOCK (self);
-    d.budget_bits = size * 8.0;
-    account (self, info->type, &d, size, size, dur);
-    if (info->reference)
-      self->kr_last_fn = spic->frame_num;
-    if (ret == GST_FLOW_OK)
-      ret = h264_pass (self, gst_buffer_ref (buf), self->kr_prepend_ps &&
-          info->idr);
-    if (info->idr)
-      self->kr_prepend_ps = FALSE;
-  } else {
-    RtKeepPic *k = g_new0 (RtKeepPic, 1);
-    GstClockTime *dts = g_new (GstClockTime, 1);
-
-    k->buf = gst_buffer_ref (buf);
-    k->info = *info;
-    k->sp = *spic;
-    k->pts = GST_BUFFER_PTS (buf);
-    k->dur = dur;
-    k->leading = info->type != GST_TWOFLOW_PICTURE_I &&
-        GST_CLOCK_TIME_IS_VALID (self->kr_last_i_pts) &&
-        k->pts < self->kr_last_i_pts;
-    g_queue_push_tail (&self->kr_pending, k);
-    *dts = GST_BUFFER_DTS (buf);
-    g_queue_push_tail (&self->kr_dts, dts);
-  }
-
-  send_packet (self, buf, map, dur);
-  gst_buffer_unmap (buf, map);
-  gst_buffer_unref (buf);
-  if (ret == GST_FLOW_OK)
-    ret = keep_receive_frames (self);
-  else
-    keep_receive_frames (self);
-  return ret;
-}
-
-GstFlowReturn
-rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
-{
+  GstTwoflowRateControl *rc;
   gboolean sent = FALSE;
-  GstTwoflowPictureInfo info;
-  GstMapInfo map;
-  GstClockTime dur, ts;
-  guint64 now;
-  gsize size;
   gboolean reduce, pass;
   GstFlowReturn ret = GST_FLOW_OK;
   GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_PASS };
   guint gen;
 
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
-    return push_out (self, buf);
-  size = map.size;
-  if (!gst_twoflow_picture_parser_parse (self->picture_parser, map.data,
-          map.size, &info)) {
-    if (!self->h264_avc)
-      remember_param_sets (self, map.data, map.size);
-    gst_buffer_unmap (buf, &map);
-    GST_DEBUG_OBJECT (self, "buffer without a picture, passed");
-    return push_out (self, buf);
-  }
-  if (!self->h264_avc && info.sequence_header)
-    remember_param_sets (self, map.data, map.size);
-
-  dur = GST_BUFFER_DURATION (buf);
-  if (!GST_CLOCK_TIME_IS_VALID (dur))
-    dur = gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n);
-  ts = GST_BUFFER_DTS_IS_VALID (buf) ? GST_BUFFER_DTS (buf) :
-      GST_BUFFER_PTS (buf);
-  now = GST_CLOCK_TIME_IS_VALID (ts) ?
-      gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, ts) :
-      GST_CLOCK_TIME_NONE;
-  GST_OBJECT_LOCK (self);
-  if (!GST_CLOCK_TIME_IS_VALID (now))
-    now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
-  GST_OBJECT_UNLOCK (self);
-
-  /* keep=i: the non-essential pictures re-encoded when the target asks
-   * for less (set while keep=none re-encodes: from the next source IDR) */
-  if (self->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I && !self->kr_unsupported
-      && (!self->h264_encoding || info.idr) && GST_BUFFER_PTS_IS_VALID (buf)) {
-    GstTwoflowH264SourcePicture spic;
-    const gchar *why = NULL;
-
-    if (!self->splice) {
-      self->splice = gst_twoflow_h264_splice_new ();
-      /* avc: the SPS/PPS of codec_data */
-      if (self->param_sets)
-        gst_twoflow_h264_splice_parse_source (self->splice,
-            g_bytes_get_data (self->param_sets, NULL),
-            g_bytes_get_size (self->param_sets), self->nal_length_size,
-            &spic, NULL);
-    }
-    /* the pictures re-encoded before an IDR leave first, spliced under
-     * the SPS they belong to (the IDR may bring another) */
-    if (info.idr && self->kr_active) {
-      ret = keep_drain (self);
-      if (ret != GST_FLOW_OK) {
-        gst_buffer_unmap (buf, &map);
-        gst_buffer_unref (buf);
-        return ret;
-      }
-    }
-    if (gst_twoflow_h264_splice_parse_source (self->splice, map.data, map.size,
-            self->nal_length_size, &spic, &why) && !why) {
-      if (self->h264_encoding) {
-        ret = rt_h264_drain (self);
-        self->kr_prepend_ps = self->enc_n > 0 &&
-            !has_param_sets (self, map.data, map.size);
-        self->enc_n = 0;
-        if (ret != GST_FLOW_OK) {
-          gst_buffer_unmap (buf, &map);
-          gst_buffer_unref (buf);
-          return ret;
-        }
-      }
-      return h264_chain_keep (self, buf, &map, &info, &spic, size, dur, now);
-    }
-    if (why) {
-      GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED, (NULL),
-          ("keep=i re-encodes the non-essential pictures only in sequences "
-              "it can splice into (this one has %s): dropping them instead",
-              why));
-      self->kr_unsupported = TRUE;
-    }
-  }
-
-  /* keep=i|ip: no codecs. Set while re-encoding, it applies from the next
-   * source IDR (the receiver's references are the encoder's until then) */
-  if (self->keep != GST_TWOFLOW_RATE_CONTROL_KEEP_NONE &&
-      (!self->h264_encoding || info.idr)) {
-    gboolean ps = FALSE;
-
-    if (self->h264_encoding || self->dec) {
-      ret = rt_h264_drain (self);
-      ps = self->enc_n > 0 && !has_param_sets (self, map.data, map.size);
-      self->enc_n = 0;
-    }
-    gst_buffer_unmap (buf, &map);
-    if (ret != GST_FLOW_OK) {
-      gst_buffer_unref (buf);
-      return ret;
-    }
-    return h264_chain_drop (self, buf, &info, size, dur, now, ps);
-  }
-
-  GST_OBJECT_LOCK (self);
-  self->now = now;
-  gen = gst_twoflow_rate_control_get_generation (self->rc);
-  gst_twoflow_rate_control_handle_input (self->rc, info.type, size, dur, now);
-  if (gst_twoflow_rate_control_get_generation (self->rc) != gen) {
-    self->pending_generation =
-        gst_twoflow_rate_control_get_generation (self->rc);
-    self->pending_since = g_get_monotonic_time ();
-  }
-  GST_OBJECT_UNLOCK (self);
-  current_target (self, &reduce);
+  rc = gst_rate_transcoder_lock_input (self->element, now);
+  gen = gst_twoflow_rate_control_get_generation (rc);
+  gst_twoflow_rate_control_handle_input (rc, info->type, size, dur, now);
+  if (gst_twoflow_rate_control_get_generation (rc) != gen)
+    gst_rate_transcoder_start_reaction_locked (self->element);
+  gst_rate_transcoder_unlock (self->element);
+  rt_h264_current_target (self, &reduce);
 
   if (!GST_BUFFER_PTS_IS_VALID (buf) && !self->h264_unsupported) {
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT, (NULL),
+    GST_ELEMENT_WARNING (self->element, STREAM, FORMAT, (NULL),
         ("H.264 input without PTS cannot be re-encoded, passing through"));
     self->h264_unsupported = TRUE;
   }
@@ -1297,22 +730,22 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
     }
   }
 
-  if (!self->dec && !h264_open_decoder (self)) {
-    gst_buffer_unmap (buf, &map);
+  if (!self->dec && !rt_h264_open_decoder (self)) {
+    gst_buffer_unmap (buf, map);
     gst_buffer_unref (buf);
-    GST_ELEMENT_ERROR (self, LIBRARY, INIT, (NULL),
+    GST_ELEMENT_ERROR (self->element, LIBRARY, INIT, (NULL),
         ("cannot open the H.264 decoder"));
     return GST_FLOW_ERROR;
   }
   /* until the decoder has seen a picture, its format is not known: the
    * first picture is decoded before it is decided on */
   if (self->dec->pix_fmt == AV_PIX_FMT_NONE) {
-    send_packet (self, buf, &map, dur);
+    rt_h264_send_packet (self, buf, map, dur);
     sent = TRUE;
   }
   if (reduce && !self->h264_encoding && self->dec->pix_fmt !=
       AV_PIX_FMT_YUV420P && self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P) {
-    GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED, (NULL),
+    GST_ELEMENT_WARNING (self->element, STREAM, NOT_IMPLEMENTED, (NULL),
         ("re-encoding takes 8-bit 4:2:0 H.264 only (this is %s), passing "
             "through", av_get_pix_fmt_name (self->dec->pix_fmt) ?
             av_get_pix_fmt_name (self->dec->pix_fmt) : "unknown"));
@@ -1320,7 +753,7 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
     reduce = FALSE;
   }
 
-  if (self->h264_encoding && !reduce && info.idr) {
+  if (self->h264_encoding && !reduce && info->idr) {
     /* back to the source's bits from its IDR: the encoder's pictures
      * before it leave first */
     ret = h264_drain_decoder (self);
@@ -1328,39 +761,40 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
       ret = h264_close_encoder (self);
     self->h264_encoding = FALSE;
     self->max_passed_pts = GST_CLOCK_TIME_NONE;
-    GST_INFO_OBJECT (self, "no reduction needed: passing through from IDR");
+    GST_INFO_OBJECT (self->element,
+        "no reduction needed: passing through from IDR");
     pass = TRUE;
   } else if (!self->h264_encoding && reduce &&
-      info.type != GST_TWOFLOW_PICTURE_B) {
+      info->type != GST_TWOFLOW_PICTURE_B) {
     /* everything passed so far is a presentation-order prefix: the
      * encoder takes over from here, with an IDR */
     self->h264_encoding = TRUE;
     self->h264_force_idr = TRUE;
-    GST_INFO_OBJECT (self, "re-encoding from this %s picture",
-        info.type == GST_TWOFLOW_PICTURE_I ? "I" : "P");
+    GST_INFO_OBJECT (self->element, "re-encoding from this %s picture",
+        info->type == GST_TWOFLOW_PICTURE_I ? "I" : "P");
     pass = FALSE;
   } else {
     pass = !self->h264_encoding;
   }
 
   if (pass) {
-    gboolean ps = self->enc_n > 0 && info.idr &&
-        !has_param_sets (self, map.data, map.size);
+    gboolean ps = self->enc_n > 0 && info->idr &&
+        !rt_h264_has_param_sets (self, map->data, map->size);
 
     self->enc_n = 0;
-    d.generation = gst_twoflow_rate_control_get_generation (self->rc);
+    d.generation = rt_h264_generation (self);
     d.budget_bits = size * 8.0;
-    account (self, info.type, &d, size, size, dur);
+    rt_h264_account (self, info->type, &d, size, size, dur);
     gst_buffer_ref (buf);
     if (ret == GST_FLOW_OK)
-      ret = h264_pass (self, buf, ps);
+      ret = rt_h264_pass (self, buf, ps);
     else
       gst_buffer_unref (buf);
   }
 
   if (!sent)
-    send_packet (self, buf, &map, dur);
-  gst_buffer_unmap (buf, &map);
+    rt_h264_send_packet (self, buf, map, dur);
+  gst_buffer_unmap (buf, map);
   gst_buffer_unref (buf);
   if (ret == GST_FLOW_OK)
     ret = h264_receive_frames (self);
@@ -1368,3 +802,117 @@ rt_h264_chain (GstRateTranscoder * self, GstBuffer * buf)
     h264_receive_frames (self);
   return ret;
 }
+
+/* keep=i|ip, no codecs: true when the frame was taken */
+static gboolean
+h264_chain_keep_drop (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
+    const GstTwoflowPictureInfo * info, gsize size, GstClockTime dur,
+    guint64 now, GstFlowReturn * result)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  /* keep=i|ip: no codecs. Set while re-encoding, it applies from the next
+   * source IDR (the receiver's references are the encoder's until then) */
+  if (gst_rate_transcoder_get_keep (self->element) !=
+      GST_TWOFLOW_RATE_CONTROL_KEEP_NONE &&
+      (!self->h264_encoding || info->idr)) {
+    gboolean ps = FALSE;
+
+    if (self->h264_encoding || self->dec) {
+      ret = rt_h264_drain (self);
+      ps = self->enc_n > 0 &&
+          !rt_h264_has_param_sets (self, map->data, map->size);
+      self->enc_n = 0;
+    }
+    gst_buffer_unmap (buf, map);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref (buf);
+      *result = ret;
+      return TRUE;
+    }
+    *result = h264_chain_drop (self, buf, info, size, dur, now, ps);
+    return TRUE;
+  }
+
+  return FALSE;
+}
+
+static GstFlowReturn
+h264_handle_frame (GstRateTranscoderCodecState * state, GstBuffer * buf,
+    GstClockTime dur, guint64 now)
+{
+  RtH264 *self = (RtH264 *) state;
+  GstTwoflowPictureInfo info;
+  GstMapInfo map;
+  GstFlowReturn ret;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return rt_h264_push_out (self, buf);
+  if (!gst_twoflow_picture_parser_parse (self->picture_parser, map.data,
+          map.size, &info)) {
+    if (!self->h264_avc)
+      remember_param_sets (self, map.data, map.size);
+    gst_buffer_unmap (buf, &map);
+    GST_DEBUG_OBJECT (self->element, "buffer without a picture, passed");
+    return rt_h264_push_out (self, buf);
+  }
+  if (!self->h264_avc && info.sequence_header)
+    remember_param_sets (self, map.data, map.size);
+
+  if (rt_h264_keep_handle_frame (self, buf, &map, &info, map.size, dur, now,
+          &ret))
+    return ret;
+  if (h264_chain_keep_drop (self, buf, &map, &info, map.size, dur, now, &ret))
+    return ret;
+  return h264_chain_reencode (self, buf, &map, &info, map.size, dur, now);
+}
+
+/* --- the ops table ---------------------------------------------------- */
+
+static GstRateTranscoderCodecState *
+h264_start (GstRateTranscoder * element)
+{
+  RtH264 *self = g_new0 (RtH264, 1);
+
+  self->element = element;
+  self->picture_parser =
+      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H264);
+  g_queue_init (&self->kr_pending);
+  g_queue_init (&self->kr_dts);
+  g_queue_init (&self->kr_after_i);
+  h264_reset ((GstRateTranscoderCodecState *) self);
+  return (GstRateTranscoderCodecState *) self;
+}
+
+static void
+h264_stop (GstRateTranscoderCodecState * state)
+{
+  RtH264 *self = (RtH264 *) state;
+
+  h264_reset (state);
+  gst_twoflow_picture_parser_free (self->picture_parser);
+  g_clear_pointer (&self->param_sets, g_bytes_unref);
+  g_clear_pointer (&self->dec_extradata, g_bytes_unref);
+  g_free (self);
+}
+
+static GstFlowReturn
+h264_drain (GstRateTranscoderCodecState * state)
+{
+  return rt_h264_drain ((RtH264 *) state);
+}
+
+const GstRateTranscoderCodec gst_rate_transcoder_codec_h264 = {
+  .name = "h264",
+  .caps = "video/x-h264, stream-format = (string) { byte-stream, avc }, "
+      "alignment = (string) au",
+  /* x264's look-ahead and B frames, the decoder's reordering */
+  .latency_frames = RT_H264_LOOKAHEAD + RT_H264_BFRAMES +
+      RT_H264_DECODER_DELAY,
+  .start = h264_start,
+  .stop = h264_stop,
+  .set_caps = h264_set_caps,
+  .handle_frame = h264_handle_frame,
+  .drain = h264_drain,
+  .reset = h264_reset,
+};

@@ -112,13 +112,9 @@
 #include "config.h"
 #endif
 
-#include <string.h>
-#include <gst/codecparsers/gstmpegvideoparser.h>
 #include <gst/twoflow/networkcongestion.h>
-#include <gst/twoflow/twoflowframe.h>
-#include <libavutil/video_enc_params.h>
-#include <libavutil/opt.h>
 #include "gstratetranscoder.h"
+#include "gstratetranscoder-codec.h"
 
 GST_DEBUG_CATEGORY (rate_transcoder_debug);
 #define GST_CAT_DEFAULT rate_transcoder_debug
@@ -130,18 +126,6 @@ GST_DEBUG_CATEGORY (rate_transcoder_debug);
 #define DEFAULT_RECOVERY 50000
 #define DEFAULT_EVENTS GST_NETWORK_CONGESTION_ALL
 #define DEFAULT_KEEP GST_TWOFLOW_RATE_CONTROL_KEEP_NONE
-
-/* Longest run of B frames the encoder is set up for; each one is a frame
- * of encoder delay. Longer runs make the element pass the stream through. */
-#define RT_MAX_B_FRAMES 3
-
-/* Frames a re-encoded picture spends in the codecs: the encoder buffers
- * RT_MAX_B_FRAMES pictures to reorder them, the decoder holds a reference
- * until the next one arrives and a B picture until the encoder has its
- * backward reference; whatever the GOP, a picture leaves when the frame
- * RT_REENCODE_DELAY after it in decode order arrives. The latency the
- * element reports. */
-#define RT_REENCODE_DELAY (RT_MAX_B_FRAMES + 1)
 
 enum
 {
@@ -158,43 +142,48 @@ enum
 };
 
 #define DEFAULT_PRESET "veryfast"
-
-/* the output side of a frame */
-typedef enum
+/* Private to this file: the codecs see the element through the services
+ * of gstratetranscoder-codec.h only. */
+struct _GstRateTranscoder
 {
-  FRAME_DECODING,               /* its decision waits for the decoder */
-  FRAME_ENCODING,               /* its output waits for the encoder */
-  FRAME_READY,                  /* decision known and output (if any) ready */
-} FrameState;
+  GstElement parent;
 
-/* A frame is pushed once it is READY and every frame before it has been
- * pushed, but kept until the decoder has returned it too, so that its
- * picture still reaches the encoder (decided at input, a passed frame
- * leaves before it is decoded). */
-typedef struct
-{
-  guint64 index;
-  GstBuffer *in;
-  GstBuffer *out;               /* re-encoded picture */
-  GstTwoflowPictureType type;
-  gboolean has_picture;
-  FrameState state;
-  gboolean in_decoder;          /* the decoder still owes its picture */
-  gboolean pushed;              /* pushed or dropped: output side done */
-  GstTwoflowRateControlDecision decision;
-  gdouble qsrc;
-  GstClockTime pts;             /* synthesized when the input has none */
-} RtFrame;
+  GstPad *sinkpad;
+  GstPad *srcpad;
 
-#define MPEG_CAPS "video/mpeg, mpegversion = (int) { 1, 2 }, " \
-    "systemstream = (boolean) false, parsed = (boolean) true; " \
-    "video/x-h264, stream-format = (string) { byte-stream, avc }, " \
-    "alignment = (string) au"
+  /* properties and rate control, under the object lock (events come from
+   * downstream's thread) */
+  guint64 min_bitrate;
+  guint64 max_bitrate;
+  gdouble backoff;
+  guint64 recovery;
+  guint events;
+  GstTwoflowRateControlKeep keep;
+  gchar *preset;                /* x264 preset */
+  GstTwoflowRateControl *rc;
+  GstClockTime now;             /* running time of the last input frame */
+  guint pending_generation;     /* generation of the last reaction */
+  gint64 pending_since;         /* monotonic us of that reaction, 0 none */
+  guint64 last_latency, max_latency;
+  guint64 decode_errors;
+  guint64 frames_out;
+  gint fps_n, fps_d;            /* also read by latency queries */
+  GstClockTime latency;         /* what the element adds, reported */
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (MPEG_CAPS));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
-    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (MPEG_CAPS));
+  /* streaming state, under the stream lock */
+  const GstRateTranscoderCodec *codec;       /* the selected codec */
+  GstRateTranscoderCodecState *codec_state;
+  GstSegment segment;
+  gboolean discont;             /* the next buffer out is DISCONT */
+};
+
+/* The codecs, in the order their caps appear in the pad templates; the
+ * first one is selected until a CAPS event says otherwise. H.265 and AV1
+ * (issue 27) are one more table each. */
+static const GstRateTranscoderCodec *const codecs[] = {
+  &gst_rate_transcoder_codec_mpeg2,
+  &gst_rate_transcoder_codec_h264,
+};
 
 #define gst_rate_transcoder_parent_class parent_class
 G_DEFINE_TYPE (GstRateTranscoder, gst_rate_transcoder, GST_TYPE_ELEMENT);
@@ -241,6 +230,8 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstCaps *caps;
+  guint i;
 
   GST_DEBUG_CATEGORY_INIT (rate_transcoder_debug, "ratetranscoder", 0,
       "MPEG rate transcoder");
@@ -385,8 +376,14 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
           "Rate and reaction statistics (application/x-ratetranscoder-stats)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
+  caps = gst_caps_new_empty ();
+  for (i = 0; i < G_N_ELEMENTS (codecs); i++)
+    gst_caps_append (caps, gst_caps_from_string (codecs[i]->caps));
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref (caps);
   gst_element_class_set_static_metadata (element_class,
       "MPEG and H.264 rate transcoder", "Codec/Converter/Video",
       "Re-encodes MPEG-1/2 and H.264 video (or drops disposable H.264 "
@@ -403,7 +400,10 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
 static void
 gst_rate_transcoder_init (GstRateTranscoder * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  GstElementClass *klass = GST_ELEMENT_GET_CLASS (self);
+
+  self->sinkpad = gst_pad_new_from_template
+      (gst_element_class_get_pad_template (klass, "sink"), "sink");
   gst_pad_set_chain_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_chain));
   gst_pad_set_event_function (self->sinkpad,
@@ -412,7 +412,8 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   GST_PAD_SET_PROXY_ALLOCATION (self->sinkpad);
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  self->srcpad = gst_pad_new_from_template
+      (gst_element_class_get_pad_template (klass, "src"), "src");
   gst_pad_set_event_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_rate_transcoder_src_event));
   gst_pad_set_query_function (self->srcpad,
@@ -428,13 +429,7 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   self->events = DEFAULT_EVENTS;
   self->keep = DEFAULT_KEEP;
   self->preset = g_strdup (DEFAULT_PRESET);
-  self->max_passed_pts = GST_CLOCK_TIME_NONE;
-  self->last_dts_out = GST_CLOCK_TIME_NONE;
-  self->leading_before = GST_CLOCK_TIME_NONE;
   self->rc = gst_twoflow_rate_control_new ();
-  /* MPEG-1 and MPEG-2 pictures parse alike */
-  self->picture_parser =
-      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_MPEG2);
   gst_twoflow_rate_control_set_target (self->rc, DEFAULT_TARGET_BITRATE);
   gst_twoflow_rate_control_set_limits (self->rc, self->min_bitrate,
       self->max_bitrate);
@@ -443,23 +438,13 @@ gst_rate_transcoder_init (GstRateTranscoder * self)
   gst_twoflow_rate_control_set_events (self->rc, self->events);
   gst_twoflow_rate_control_set_keep (self->rc, self->keep);
 
-  self->mpegversion = 2;
   self->fps_n = 25;
   self->fps_d = 1;
-  self->latency = gst_util_uint64_scale (RT_REENCODE_DELAY * GST_SECOND,
-      self->fps_d, self->fps_n);
   gst_segment_init (&self->segment, GST_FORMAT_TIME);
-  g_queue_init (&self->frames);
-  self->kr_last_i_pts = GST_CLOCK_TIME_NONE;
-  self->kr_intra = TRUE;
-}
-
-static void
-rt_frame_free (RtFrame * f)
-{
-  gst_clear_buffer (&f->in);
-  gst_clear_buffer (&f->out);
-  g_free (f);
+  self->codec = codecs[0];
+  self->codec_state = self->codec->start (self);
+  self->latency = gst_util_uint64_scale (self->codec->latency_frames *
+      GST_SECOND, self->fps_d, self->fps_n);
 }
 
 static void
@@ -467,19 +452,15 @@ gst_rate_transcoder_finalize (GObject * object)
 {
   GstRateTranscoder *self = GST_RATE_TRANSCODER (object);
 
-  g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
-  rt_h264_reset (self);
+  self->codec->stop (self->codec_state);
   gst_twoflow_rate_control_free (self->rc);
-  gst_twoflow_picture_parser_free (self->picture_parser);
-  g_clear_pointer (&self->param_sets, g_bytes_unref);
-  g_clear_pointer (&self->dec_extradata, g_bytes_unref);
   g_free (self->preset);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 /* --- properties ------------------------------------------------------- */
 
-GstStructure *
+static GstStructure *
 gst_rate_transcoder_stats (GstRateTranscoder * self)
 {
   GstTwoflowRateControlStats s;
@@ -510,7 +491,7 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "frames-dropped-b", G_TYPE_UINT64, s.frames_dropped_by_type[2],
       "dropping-tail", G_TYPE_BOOLEAN, s.dropping_tail,
       "disposable-bitrate", G_TYPE_UINT64, (guint64) s.disposable_bitrate,
-      "codec", G_TYPE_STRING, self->h264 ? "h264" : "mpeg",
+      "codec", G_TYPE_STRING, self->codec->name,
       "decode-errors", G_TYPE_UINT64, self->decode_errors,
       "events", G_TYPE_UINT64, events,
       "events-rexmt", G_TYPE_UINT64, s.events[0],
@@ -524,28 +505,6 @@ gst_rate_transcoder_stats (GstRateTranscoder * self)
       "max-reaction-latency", G_TYPE_UINT64, self->max_latency, NULL);
   GST_OBJECT_UNLOCK (self);
   return st;
-}
-
-/* A frame decided under @generation was pushed: if it is the first one
- * coded under a pending rate change, that change's reaction latency is
- * known; post the stats. */
-void
-gst_rate_transcoder_note_reaction (GstRateTranscoder * self, guint generation)
-{
-  gboolean post = FALSE;
-
-  GST_OBJECT_LOCK (self);
-  if (self->pending_since && generation >= self->pending_generation) {
-    self->last_latency = (g_get_monotonic_time () - self->pending_since) * 1000;
-    self->max_latency = MAX (self->max_latency, self->last_latency);
-    self->pending_since = 0;
-    post = TRUE;
-  }
-  GST_OBJECT_UNLOCK (self);
-  if (post)
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_element (GST_OBJECT (self),
-            gst_rate_transcoder_stats (self)));
 }
 
 static void
@@ -642,573 +601,152 @@ gst_rate_transcoder_get_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
-/* --- codecs ----------------------------------------------------------- */
+/* --- services to the codecs (gstratetranscoder-codec.h) ------------- */
 
-static void
-close_codecs (GstRateTranscoder * self)
+GstTwoflowRateControl *
+gst_rate_transcoder_lock (GstRateTranscoder * self)
 {
-  avcodec_free_context (&self->dec);
-  avcodec_free_context (&self->enc);
-  av_packet_free (&self->pkt);
-}
-
-static gboolean
-open_decoder (GstRateTranscoder * self)
-{
-  const AVCodec *codec;
-
-  codec = avcodec_find_decoder (self->mpegversion == 1 ?
-      AV_CODEC_ID_MPEG1VIDEO : AV_CODEC_ID_MPEG2VIDEO);
-  if (!codec)
-    return FALSE;
-  self->dec = avcodec_alloc_context3 (codec);
-  if (!self->dec)
-    return FALSE;
-  self->dec->thread_count = 1;
-  /* the source quantizer per macroblock feeds the rate model */
-  self->dec->export_side_data |= AV_CODEC_EXPORT_DATA_VIDEO_ENC_PARAMS;
-  if (avcodec_open2 (self->dec, codec, NULL) < 0) {
-    avcodec_free_context (&self->dec);
-    return FALSE;
-  }
-  self->pkt = av_packet_alloc ();
-  return self->pkt != NULL;
-}
-
-static gboolean
-open_encoder (GstRateTranscoder * self, const AVFrame * f)
-{
-  const AVCodec *codec;
-  AVCodecContext *c;
-  gint i;
-
-  codec = avcodec_find_encoder (self->mpegversion == 1 ?
-      AV_CODEC_ID_MPEG1VIDEO : AV_CODEC_ID_MPEG2VIDEO);
-  if (!codec)
-    return FALSE;
-  if (f->format != AV_PIX_FMT_YUV420P &&
-      !(self->mpegversion == 2 && f->format == AV_PIX_FMT_YUV422P))
-    return FALSE;
-  c = avcodec_alloc_context3 (codec);
-  if (!c)
-    return FALSE;
-  c->width = f->width;
-  c->height = f->height;
-  c->pix_fmt = f->format;
-  c->sample_aspect_ratio = f->sample_aspect_ratio;
-  c->framerate = (AVRational) {
-  self->fps_n, self->fps_d};
-  c->time_base = (AVRational) {
-  self->fps_d, self->fps_n};
-  c->color_primaries = f->color_primaries;
-  c->color_trc = f->color_trc;
-  c->colorspace = f->colorspace;
-  c->thread_count = 1;
-  /* our rate control: one quantizer per frame, from AVFrame.quality */
-  c->flags |= AV_CODEC_FLAG_QSCALE;
-  c->global_quality = GST_TWOFLOW_RATE_CONTROL_Q_KEEP * FF_QP2LAMBDA;
-  c->qmin = GST_TWOFLOW_RATE_CONTROL_Q_MIN;
-  c->qmax = GST_TWOFLOW_RATE_CONTROL_Q_MAX;
-  /* picture types are forced per frame; the encoder must never insert an
-   * I frame of its own nor pick its own B frame count */
-  c->max_b_frames = RT_MAX_B_FRAMES;
-  c->gop_size = 600;
-  av_opt_set_int (c->priv_data, "b_strategy", 0, 0);
-  if (self->mpegversion == 2 && f->interlaced_frame)
-    c->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
-  /* the source's matrices, so re-encoded pictures decode right after a
-   * kept sequence header */
-  if (self->custom_intra) {
-    c->intra_matrix = av_malloc (64 * sizeof (uint16_t));
-    for (i = 0; i < 64; i++)
-      c->intra_matrix[i] = self->intra_matrix[i];
-  }
-  if (self->custom_inter) {
-    c->inter_matrix = av_malloc (64 * sizeof (uint16_t));
-    for (i = 0; i < 64; i++)
-      c->inter_matrix[i] = self->inter_matrix[i];
-  }
-  if (avcodec_open2 (c, codec, NULL) < 0) {
-    avcodec_free_context (&c);
-    return FALSE;
-  }
-  self->enc = c;
-  return TRUE;
-}
-
-/* --- frame queue ------------------------------------------------------ */
-
-static RtFrame *
-find_frame (GstRateTranscoder * self, guint64 index)
-{
-  RtFrame *head = g_queue_peek_head (&self->frames);
-
-  if (!head || index < head->index || index >= self->next_index)
-    return NULL;
-  return g_queue_peek_nth (&self->frames, index - head->index);
-}
-
-static void
-frame_decided (GstRateTranscoder * self, RtFrame * f,
-    GstTwoflowRateControlAction action)
-{
-  f->decision.action = action;
-  f->state = FRAME_READY;
-}
-
-/* Give up re-encoding: everything not yet decided passes through. */
-static void
-go_broken (GstRateTranscoder * self)
-{
-  GList *l;
-
-  self->broken = TRUE;
-  for (l = self->frames.head; l; l = l->next) {
-    RtFrame *f = l->data;
-
-    if (f->pushed)
-      continue;
-    if (f->state != FRAME_READY)
-      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-    else if (f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE && !f->out)
-      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-  }
-  avcodec_free_context (&self->enc);
-}
-
-/* Forget frames that are both pushed and returned by the decoder (or,
- * should the decoder hold on to one for far too long, pushed at all). */
-static void
-release_done (GstRateTranscoder * self)
-{
-  RtFrame *f;
-
-  while ((f = g_queue_peek_head (&self->frames)) && f->pushed &&
-      (!f->in_decoder || self->next_index - f->index > RT_MAP_SIZE / 2)) {
-    g_queue_pop_head (&self->frames);
-    rt_frame_free (f);
-  }
-}
-
-/* Push, in decode order, every frame whose output is ready. */
-static GstFlowReturn
-push_ready (GstRateTranscoder * self)
-{
-  GstFlowReturn ret = GST_FLOW_OK;
-  RtFrame *f;
-
-  while (ret == GST_FLOW_OK && (f = find_frame (self, self->next_out)) &&
-      f->state == FRAME_READY) {
-    GstBuffer *out = NULL;
-    GstEvent *dropped = NULL;
-    GstMessage *msg = NULL;
-    gsize in_size = gst_buffer_get_size (f->in);
-    gsize out_size = f->out ? gst_buffer_get_size (f->out) : 0;
-    GstClockTime dur = GST_BUFFER_DURATION (f->in);
-
-    switch (f->decision.action) {
-      case GST_TWOFLOW_RATE_CONTROL_PASS:
-        out = gst_buffer_ref (f->in);
-        break;
-      case GST_TWOFLOW_RATE_CONTROL_ENCODE:
-        out = f->out;
-        f->out = NULL;
-        gst_buffer_copy_into (out, f->in, GST_BUFFER_COPY_FLAGS |
-            GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
-        break;
-      case GST_TWOFLOW_RATE_CONTROL_DROP:
-        break;
-    }
-    if (out && !GST_BUFFER_PTS_IS_VALID (out)
-        && GST_CLOCK_TIME_IS_VALID (f->pts)) {
-      out = gst_buffer_make_writable (out);
-      GST_BUFFER_PTS (out) = f->pts;
-    }
-
-    GST_OBJECT_LOCK (self);
-    gst_twoflow_rate_control_handle_output (self->rc, f->type, &f->decision,
-        in_size, f->qsrc, out_size,
-        GST_CLOCK_TIME_IS_VALID (dur) ? dur : gst_util_uint64_scale (GST_SECOND,
-            self->fps_d, self->fps_n));
-    if (self->pending_since && f->has_picture
-        && f->decision.generation >= self->pending_generation) {
-      self->last_latency =
-          (g_get_monotonic_time () - self->pending_since) * 1000;
-      self->max_latency = MAX (self->max_latency, self->last_latency);
-      self->pending_since = 0;
-      msg = (GstMessage *) 1;   /* post once unlocked */
-    }
-    if (out)
-      self->frames_out++;
-    GST_OBJECT_UNLOCK (self);
-    if (msg)
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_element (GST_OBJECT (self),
-              gst_rate_transcoder_stats (self)));
-
-    GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT " type %d action %d q %d "
-        "%" G_GSIZE_FORMAT " -> %" G_GSIZE_FORMAT, f->index, f->type,
-        f->decision.action, f->decision.q, in_size,
-        out ? gst_buffer_get_size (out) : 0);
-    /* the frame may stay until the decoder returns it: only its type and
-     * decision are needed then */
-    f->pushed = TRUE;
-    /* a dropped picture leaves an event in its place: twoflowsplit still
-     * numbers the frames after it as the essential flow's split does */
-    if (f->decision.action == GST_TWOFLOW_RATE_CONTROL_DROP && f->has_picture)
-      dropped = gst_twoflow_event_new_dropped (f->type,
-          f->type != GST_TWOFLOW_PICTURE_B, f->pts,
-          GST_BUFFER_DTS (f->in), dur);
-    gst_clear_buffer (&f->in);
-    gst_clear_buffer (&f->out);
-    self->next_out++;
-
-    if (out) {
-      if (self->discont) {
-        out = gst_buffer_make_writable (out);
-        GST_BUFFER_FLAG_SET (out, GST_BUFFER_FLAG_DISCONT);
-        self->discont = FALSE;
-      } else if (GST_BUFFER_FLAG_IS_SET (out, GST_BUFFER_FLAG_DISCONT)) {
-        out = gst_buffer_make_writable (out);
-        GST_BUFFER_FLAG_UNSET (out, GST_BUFFER_FLAG_DISCONT);
-      }
-      ret = gst_pad_push (self->srcpad, out);
-    } else if (dropped) {
-      gst_pad_push_event (self->srcpad, dropped);
-    }
-  }
-  release_done (self);
-  return ret;
-}
-
-/* No reduction is needed any more: the frames still waiting for the codecs
- * leave as they came, now, instead of holding back the passthrough frames
- * behind them (they were to be re-encoded; the encoder still gets them). */
-static void
-release_pending (GstRateTranscoder * self)
-{
-  guint64 i;
-
-  for (i = self->next_out; i < self->next_index; i++) {
-    RtFrame *f = find_frame (self, i);
-
-    if (f && f->state != FRAME_READY) {
-      GST_DEBUG_OBJECT (self, "frame %" G_GUINT64_FORMAT " passed instead",
-          f->index);
-      GST_OBJECT_LOCK (self);
-      f->decision = gst_twoflow_rate_control_pass_decision (self->rc, f->type,
-          gst_buffer_get_size (f->in));
-      GST_OBJECT_UNLOCK (self);
-      f->state = FRAME_READY;
-    }
-  }
-}
-
-static void
-receive_packets (GstRateTranscoder * self)
-{
-  AVPacket *pkt = self->pkt;
-
-  while (self->enc && avcodec_receive_packet (self->enc, pkt) == 0) {
-    const RtEncEntry *e = &self->enc_map[(guint64) pkt->pts % RT_MAP_SIZE];
-    RtFrame *f = find_frame (self, e->index);
-    gsize n;
-    guint8 *sd = av_packet_get_side_data (pkt, AV_PKT_DATA_QUALITY_STATS, &n);
-    /* indexed by GstTwoflowPictureType */
-    static const gint av_types[] = { AV_PICTURE_TYPE_NONE, AV_PICTURE_TYPE_I,
-      AV_PICTURE_TYPE_P, AV_PICTURE_TYPE_B
-    };
-
-    /* checked for every picture, also those whose packet is discarded */
-    if (sd && n >= 5 && sd[4] != av_types[e->type]) {
-      /* the encoder did not follow the forced type: structures differ */
-      GST_ELEMENT_WARNING (self, STREAM, ENCODE, (NULL),
-          ("encoder changed a picture type, passing frames through up to "
-              "the next I frame"));
-      av_packet_unref (pkt);
-      go_broken (self);
-      return;
-    }
-    if (f && f->state == FRAME_ENCODING) {
-      f->out = gst_buffer_new_memdup (pkt->data, pkt->size);
-      f->state = FRAME_READY;
-    }
-    av_packet_unref (pkt);
-  }
-}
-
-static gdouble
-frame_qsrc (const AVFrame * frame)
-{
-  AVFrameSideData *sd =
-      av_frame_get_side_data (frame, AV_FRAME_DATA_VIDEO_ENC_PARAMS);
-  AVVideoEncParams *par;
-  gdouble sum = 0;
-  guint i;
-
-  if (!sd)
-    return 0;
-  par = (AVVideoEncParams *) sd->data;
-  if (par->nb_blocks == 0)
-    return par->qp;
-  for (i = 0; i < par->nb_blocks; i++)
-    sum += par->qp + av_video_enc_params_block (par, i)->delta_qp;
-  return sum / par->nb_blocks;
-}
-
-/* A frame the encoder cannot take: pass it, if not decided already. */
-static void
-pass_undecided (GstRateTranscoder * self, RtFrame * f)
-{
-  if (f->state == FRAME_DECODING)
-    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-}
-
-/* A picture left the decoder (display order): decide, unless decided at
- * input, and feed the encoder, which keeps its references in step with
- * the source whatever is done with its output. */
-static void
-handle_decoded (GstRateTranscoder * self, AVFrame * frame)
-{
-  /* indexed by GstTwoflowPictureType */
-  static const gint av_types[] = { AV_PICTURE_TYPE_NONE, AV_PICTURE_TYPE_I,
-    AV_PICTURE_TYPE_P, AV_PICTURE_TYPE_B
-  };
-  RtFrame *f = find_frame (self, (guint64) frame->pts);
-  gboolean corrupt, decide;
-
-  if (!f || !f->in_decoder)
-    return;
-  f->in_decoder = FALSE;
-  decide = f->state == FRAME_DECODING;
-
-  corrupt = frame->decode_error_flags || (frame->flags & AV_FRAME_FLAG_CORRUPT);
-  f->qsrc = frame_qsrc (frame);
   GST_OBJECT_LOCK (self);
-  if (corrupt)
-    self->decode_errors++;
-  if (!decide)
-    gst_twoflow_rate_control_handle_source_quantizer (self->rc, f->type,
-        f->qsrc);
-  GST_OBJECT_UNLOCK (self);
-
-  if (self->broken) {
-    pass_undecided (self, f);
-    return;
-  }
-
-  if (self->enc && (self->enc->width != frame->width ||
-          self->enc->height != frame->height ||
-          self->enc->pix_fmt != frame->format)) {
-    if (f->type != GST_TWOFLOW_PICTURE_I) {
-      pass_undecided (self, f);
-      return;
-    }
-    /* new picture size at an I frame: start a new encoder */
-    avcodec_send_frame (self->enc, NULL);
-    receive_packets (self);
-    avcodec_free_context (&self->enc);
-  }
-  if (!self->enc) {
-    if (f->type != GST_TWOFLOW_PICTURE_I) {
-      /* an encoder must start on an I frame to keep the types */
-      pass_undecided (self, f);
-      return;
-    }
-    if (!open_encoder (self, frame)) {
-      GST_ELEMENT_WARNING (self, LIBRARY, INIT, (NULL),
-          ("cannot open the MPEG encoder for %dx%d format %d, passing through",
-              frame->width, frame->height, frame->format));
-      go_broken (self);
-      return;
-    }
-  }
-
-  if (decide) {
-    GST_OBJECT_LOCK (self);
-    f->decision = gst_twoflow_rate_control_decide (self->rc, f->type,
-        gst_buffer_get_size (f->in), f->qsrc);
-    GST_OBJECT_UNLOCK (self);
-    if (corrupt && f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE)
-      f->decision.action = GST_TWOFLOW_RATE_CONTROL_PASS;
-  }
-
-  frame->pict_type = av_types[f->type];
-  frame->key_frame = f->type == GST_TWOFLOW_PICTURE_I;
-  frame->quality = f->decision.q * FF_QP2LAMBDA;
-  frame->pts = self->enc_count;
-  self->enc_map[self->enc_count % RT_MAP_SIZE].index = f->index;
-  self->enc_map[self->enc_count % RT_MAP_SIZE].type = f->type;
-  self->enc_count++;
-  /* side data of the source must not steer the encoder */
-  av_frame_remove_side_data (frame, AV_FRAME_DATA_VIDEO_ENC_PARAMS);
-
-  if (avcodec_send_frame (self->enc, frame) < 0) {
-    GST_ELEMENT_WARNING (self, STREAM, ENCODE, (NULL),
-        ("encoder refused a frame, passing frames through up to the next "
-            "I frame"));
-    go_broken (self);
-    return;
-  }
-  if (decide)
-    f->state =
-        f->decision.action ==
-        GST_TWOFLOW_RATE_CONTROL_ENCODE ? FRAME_ENCODING : FRAME_READY;
-  receive_packets (self);
+  return self->rc;
 }
 
-static void
-receive_frames (GstRateTranscoder * self)
+GstTwoflowRateControl *
+gst_rate_transcoder_lock_input (GstRateTranscoder * self, guint64 now)
 {
-  AVFrame *frame = av_frame_alloc ();
-
-  while (self->dec && avcodec_receive_frame (self->dec, frame) == 0) {
-    handle_decoded (self, frame);
-    av_frame_unref (frame);
-  }
-  av_frame_free (&frame);
-}
-
-/* Frames the decoder will never return (undecodable, or B frames of an
- * open GOP at the start of the stream) pass through. */
-static void
-mark_undecoded (GstRateTranscoder * self, RtFrame * f)
-{
-  if (f && f->in_decoder) {
-    GST_DEBUG_OBJECT (self, "frame %" G_GUINT64_FORMAT " not decoded",
-        f->index);
-    f->in_decoder = FALSE;
-    pass_undecided (self, f);
-  }
-}
-
-/* Empty both codecs (EOS): every queued frame becomes ready. */
-static GstFlowReturn
-drain (GstRateTranscoder * self)
-{
-  GList *l;
-
-  if (self->dec) {
-    avcodec_send_packet (self->dec, NULL);
-    receive_frames (self);
-    avcodec_free_context (&self->dec);
-  }
-  if (self->enc) {
-    avcodec_send_frame (self->enc, NULL);
-    receive_packets (self);
-    avcodec_free_context (&self->enc);
-  }
-  for (l = self->frames.head; l; l = l->next) {
-    RtFrame *f = l->data;
-
-    f->in_decoder = FALSE;
-    if (f->state != FRAME_READY)
-      frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-  }
-  self->have_last_ref = FALSE;
-  return push_ready (self);
-}
-
-static void
-reset_stream (GstRateTranscoder * self)
-{
-  rt_h264_reset (self);
-  close_codecs (self);
-  g_queue_clear_full (&self->frames, (GDestroyNotify) rt_frame_free);
-  self->next_index = 0;
-  self->next_out = 0;
-  self->enc_count = 0;
-  self->gop_dts = GST_CLOCK_TIME_NONE;
-  self->seen_gop_header = FALSE;
-  self->unsupported = FALSE;
-  self->have_last_ref = FALSE;
-  self->b_run = 0;
-  self->broken = FALSE;
-  self->discont = TRUE;
   GST_OBJECT_LOCK (self);
-  gst_twoflow_rate_control_reset (self->rc);
-  self->pending_since = 0;
+  self->now = now;
+  return self->rc;
+}
+
+void
+gst_rate_transcoder_unlock (GstRateTranscoder * self)
+{
   GST_OBJECT_UNLOCK (self);
 }
 
-/* --- input parsing ---------------------------------------------------- */
-
-static void
-load_matrices (GstRateTranscoder * self, gboolean load_intra,
-    const guint8 * intra, gboolean load_inter, const guint8 * inter)
+void
+gst_rate_transcoder_start_reaction_locked (GstRateTranscoder * self)
 {
-  guint8 raster[64];
-
-  if (load_intra) {
-    gst_mpeg_video_quant_matrix_get_raster_from_zigzag (raster, intra);
-    if (self->enc && (!self->custom_intra ||
-            memcmp (raster, self->intra_matrix, 64))
-        && !self->matrices_warned) {
-      GST_WARNING_OBJECT (self, "quantiser matrices changed mid-stream");
-      self->matrices_warned = TRUE;
-    }
-    memcpy (self->intra_matrix, raster, 64);
-    self->custom_intra = TRUE;
-  }
-  if (load_inter) {
-    gst_mpeg_video_quant_matrix_get_raster_from_zigzag (raster, inter);
-    memcpy (self->inter_matrix, raster, 64);
-    self->custom_inter = TRUE;
-  }
+  self->pending_generation = gst_twoflow_rate_control_get_generation (self->rc);
+  self->pending_since = g_get_monotonic_time ();
 }
 
-/* Picture type of a parsed picture (and the matrices it loads). */
-static gboolean
-parse_picture (GstRateTranscoder * self, const guint8 * data, gsize size,
-    GstTwoflowPictureType * type, gint * tref, gboolean * gop)
+void
+gst_rate_transcoder_account (GstRateTranscoder * self,
+    GstTwoflowPictureType type, const GstTwoflowRateControlDecision * d,
+    gsize in_bytes, gdouble qsrc, gsize out_bytes, GstClockTime duration,
+    gboolean picture, gboolean counted)
 {
-  GstTwoflowPictureInfo info;
-  gboolean found = gst_twoflow_picture_parser_parse (self->picture_parser,
-      data, size, &info);
+  gboolean post = FALSE;
 
-  /* a sequence header resets both to the defaults unless loaded */
-  if (info.sequence_header)
-    self->custom_intra = self->custom_inter = FALSE;
-  load_matrices (self, info.load_intra_matrix, info.intra_matrix,
-      info.load_non_intra_matrix, info.non_intra_matrix);
-  *gop = info.gop_header;
-  if (found) {
-    *type = info.type;
-    *tref = info.temporal_reference;
+  GST_OBJECT_LOCK (self);
+  gst_twoflow_rate_control_handle_output (self->rc, type, d, in_bytes, qsrc,
+      out_bytes, GST_CLOCK_TIME_IS_VALID (duration) ? duration :
+      gst_util_uint64_scale (GST_SECOND, self->fps_d, self->fps_n));
+  /* the first frame coded under a pending rate change: its reaction
+   * latency is known */
+  if (picture && self->pending_since &&
+      d->generation >= self->pending_generation) {
+    self->last_latency = (g_get_monotonic_time () - self->pending_since) * 1000;
+    self->max_latency = MAX (self->max_latency, self->last_latency);
+    self->pending_since = 0;
+    post = TRUE;
   }
-  return found;
+  if (counted)
+    self->frames_out++;
+  GST_OBJECT_UNLOCK (self);
+  if (post)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_rate_transcoder_stats (self)));
 }
 
+GstFlowReturn
+gst_rate_transcoder_push (GstRateTranscoder * self, GstBuffer * buf,
+    gboolean count)
+{
+  if (self->discont) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+    self->discont = FALSE;
+  } else if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT)) {
+    buf = gst_buffer_make_writable (buf);
+    GST_BUFFER_FLAG_UNSET (buf, GST_BUFFER_FLAG_DISCONT);
+  }
+  if (count) {
+    GST_OBJECT_LOCK (self);
+    self->frames_out++;
+    GST_OBJECT_UNLOCK (self);
+  }
+  return gst_pad_push (self->srcpad, buf);
+}
+
+void
+gst_rate_transcoder_push_event (GstRateTranscoder * self, GstEvent * event)
+{
+  gst_pad_push_event (self->srcpad, event);
+}
+
+void
+gst_rate_transcoder_count_decode_error (GstRateTranscoder * self)
+{
+  GST_OBJECT_LOCK (self);
+  self->decode_errors++;
+  GST_OBJECT_UNLOCK (self);
+}
+
+void
+gst_rate_transcoder_get_framerate (GstRateTranscoder * self, gint * n,
+    gint * d)
+{
+  GST_OBJECT_LOCK (self);
+  *n = self->fps_n;
+  *d = self->fps_d;
+  GST_OBJECT_UNLOCK (self);
+}
+
+GstClockTime
+gst_rate_transcoder_frame_duration (GstRateTranscoder * self)
+{
+  gint n, d;
+
+  gst_rate_transcoder_get_framerate (self, &n, &d);
+  return gst_util_uint64_scale (GST_SECOND, d, n);
+}
+
+GstTwoflowRateControlKeep
+gst_rate_transcoder_get_keep (GstRateTranscoder * self)
+{
+  GstTwoflowRateControlKeep keep;
+
+  GST_OBJECT_LOCK (self);
+  keep = self->keep;
+  GST_OBJECT_UNLOCK (self);
+  return keep;
+}
+
+gchar *
+gst_rate_transcoder_dup_preset (GstRateTranscoder * self)
+{
+  gchar *preset;
+
+  GST_OBJECT_LOCK (self);
+  preset = g_strdup (self->preset);
+  GST_OBJECT_UNLOCK (self);
+  return preset;
+}
+
+/* --- streaming -------------------------------------------------------- */
+
+/* The stream's time for the codec: a frame's duration (the caps' frame
+ * rate's without one) and the running time of its decode timestamp (the
+ * previous frame's plus its duration without one). */
 static GstFlowReturn
 gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 {
   GstRateTranscoder *self = GST_RATE_TRANSCODER (parent);
-  RtFrame *f;
-  GstMapInfo map;
   GstClockTime ts, dur;
   guint64 now;
-  gint tref = 0;
-  gboolean gop = FALSE;
-  GstTwoflowRateControlEarly early;
-  guint gen;
-
-  if (self->h264)
-    return rt_h264_chain (self, buf);
-
-  f = g_new0 (RtFrame, 1);
-  f->index = self->next_index++;
-  f->in = buf;
-  f->state = FRAME_DECODING;
-  f->pts = GST_BUFFER_PTS (buf);
-  f->decision.action = GST_TWOFLOW_RATE_CONTROL_PASS;
-  g_queue_push_tail (&self->frames, f);
-
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
-    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-    return push_ready (self);
-  }
-  f->has_picture = parse_picture (self, map.data, map.size, &f->type, &tref,
-      &gop);
 
   dur = GST_BUFFER_DURATION (buf);
   if (!GST_CLOCK_TIME_IS_VALID (dur))
@@ -1218,138 +756,72 @@ gst_rate_transcoder_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
   now = GST_CLOCK_TIME_IS_VALID (ts) ?
       gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, ts) :
       GST_CLOCK_TIME_NONE;
-
-  if (!f->has_picture) {
-    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
-        ("buffer of %" G_GSIZE_FORMAT " bytes without a picture header, "
-            "passed through", map.size));
-    gst_buffer_unmap (buf, &map);
-    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-    return push_ready (self);
-  }
-
-  /* An elementary stream read from a file has DTS only. Pictures of a GOP
-   * are shown in temporal_reference order, the first one a frame after
-   * the GOP's first picture is decoded. */
-  if (gop || (f->type == GST_TWOFLOW_PICTURE_I && !self->seen_gop_header)) {
-    self->seen_gop_header |= gop;
-    self->gop_dts = GST_BUFFER_DTS (buf);
-  }
-  if (!GST_BUFFER_PTS_IS_VALID (buf) && GST_CLOCK_TIME_IS_VALID (self->gop_dts))
-    f->pts = self->gop_dts + (tref + 1) * dur;
-
   GST_OBJECT_LOCK (self);
   if (!GST_CLOCK_TIME_IS_VALID (now))
     now = GST_CLOCK_TIME_IS_VALID (self->now) ? self->now + dur : 0;
-  self->now = now;
-  gen = gst_twoflow_rate_control_get_generation (self->rc);
-  gst_twoflow_rate_control_handle_input (self->rc, f->type, map.size, dur, now);
-  if (gst_twoflow_rate_control_get_generation (self->rc) != gen) {
-    /* backoffs that came before the first frame took effect just now */
-    self->pending_generation =
-        gst_twoflow_rate_control_get_generation (self->rc);
-    self->pending_since = g_get_monotonic_time ();
-    GST_INFO_OBJECT (self, "early backoffs applied: target now %"
-        G_GUINT64_FORMAT, gst_twoflow_rate_control_get_target (self->rc));
-  }
-  /* a frame that is passed whatever the decoder says leaves at once */
-  early = gst_twoflow_rate_control_decide_early (self->rc, f->type, map.size,
-      &f->decision);
   GST_OBJECT_UNLOCK (self);
-  if (early != GST_TWOFLOW_RATE_CONTROL_EARLY_NONE)
-    f->state = FRAME_READY;
-  if (early == GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH)
-    release_pending (self);
 
-  if (f->type == GST_TWOFLOW_PICTURE_B) {
-    if (++self->b_run > RT_MAX_B_FRAMES && !self->unsupported) {
-      GST_ELEMENT_WARNING (self, STREAM, NOT_IMPLEMENTED, (NULL),
-          ("more than %d B frames in a row, passing the stream through",
-              RT_MAX_B_FRAMES));
-      self->unsupported = TRUE;
-      go_broken (self);
-    }
-  } else {
-    self->b_run = 0;
-  }
+  return self->codec->handle_frame (self->codec_state, buf, dur, now);
+}
 
-  /* after damage, start again clean at the next I frame */
-  if (self->broken && !self->unsupported && f->type == GST_TWOFLOW_PICTURE_I) {
-    GST_INFO_OBJECT (self, "resuming re-encoding at frame %" G_GUINT64_FORMAT,
-        f->index);
-    self->broken = FALSE;
-    self->have_last_ref = FALSE;
-    if (self->dec)
-      avcodec_flush_buffers (self->dec);
-  }
+static void
+reset_stream (GstRateTranscoder * self)
+{
+  self->codec->reset (self->codec_state);
+  self->discont = TRUE;
+  GST_OBJECT_LOCK (self);
+  gst_twoflow_rate_control_reset (self->rc);
+  self->pending_since = 0;
+  GST_OBJECT_UNLOCK (self);
+}
 
-  if (self->broken) {
-    gst_buffer_unmap (buf, &map);
-    frame_decided (self, f, GST_TWOFLOW_RATE_CONTROL_PASS);
-    return push_ready (self);
-  }
+/* A CAPS event: the codec that takes them (the one before drained and
+ * stopped), and the latency its delay makes at their frame rate. */
+static void
+set_caps (GstRateTranscoder * self, GstCaps * caps)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+  const GstRateTranscoderCodec *codec = self->codec;
+  GstClockTime latency;
+  gboolean changed;
+  gint n, d;
+  guint i;
 
-  if (!self->dec && !open_decoder (self)) {
-    gst_buffer_unmap (buf, &map);
-    GST_ELEMENT_ERROR (self, LIBRARY, INIT, (NULL),
-        ("cannot open the MPEG-%d decoder", self->mpegversion));
-    return GST_FLOW_ERROR;
-  }
+  for (i = 0; i < G_N_ELEMENTS (codecs); i++) {
+    GstCaps *c = gst_caps_from_string (codecs[i]->caps);
+    gboolean match = gst_structure_has_name (s,
+        gst_structure_get_name (gst_caps_get_structure (c, 0)));
 
-  if (av_new_packet (self->pkt, map.size) < 0) {
-    gst_buffer_unmap (buf, &map);
-    return GST_FLOW_ERROR;
-  }
-  memcpy (self->pkt->data, map.data, map.size);
-  gst_buffer_unmap (buf, &map);
-  self->pkt->pts = self->pkt->dts = f->index;
-  f->in_decoder = TRUE;
-  /* a frame decided already leaves before the codecs' work on it */
-  if (f->state == FRAME_READY) {
-    GstFlowReturn ret = push_ready (self);
-
-    if (ret != GST_FLOW_OK) {
-      f->in_decoder = FALSE;
-      av_packet_unref (self->pkt);
-      return ret;
-    }
-  }
-  if (avcodec_send_packet (self->dec, self->pkt) < 0) {
-    GST_OBJECT_LOCK (self);
-    self->decode_errors++;
-    GST_OBJECT_UNLOCK (self);
-    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
-        ("frame %" G_GUINT64_FORMAT " does not decode, passed through",
-            f->index));
-  }
-  av_packet_unref (self->pkt);
-  receive_frames (self);
-
-  /* the decoder returns a reference picture when the next one arrives,
-   * a B picture at once */
-  if (f->type == GST_TWOFLOW_PICTURE_B) {
-    mark_undecoded (self, f);
-  } else {
-    if (self->have_last_ref)
-      mark_undecoded (self, find_frame (self, self->last_ref));
-    self->last_ref = f->index;
-    self->have_last_ref = TRUE;
-  }
-
-  /* this many frames waiting means the codecs are not returning what we
-   * give */
-  while (self->next_index - self->next_out > RT_MAP_SIZE / 2) {
-    RtFrame *head = find_frame (self, self->next_out);
-
-    if (!head || head->state == FRAME_READY)
+    gst_caps_unref (c);
+    if (match) {
+      codec = codecs[i];
       break;
-    GST_WARNING_OBJECT (self, "frame %" G_GUINT64_FORMAT " stuck, passing",
-        head->index);
-    frame_decided (self, head, GST_TWOFLOW_RATE_CONTROL_PASS);
-    push_ready (self);
+    }
   }
+  if (codec != self->codec) {
+    GST_INFO_OBJECT (self, "codec %s", codec->name);
+    self->codec->drain (self->codec_state);
+    self->codec->stop (self->codec_state);
+    self->codec_state = codec->start (self);
+    GST_OBJECT_LOCK (self);
+    self->codec = codec;
+    GST_OBJECT_UNLOCK (self);
+  }
+  self->codec->set_caps (self->codec_state, s);
 
-  return push_ready (self);
+  if (gst_structure_get_fraction (s, "framerate", &n, &d) && n > 0 && d > 0) {
+    latency = gst_util_uint64_scale (self->codec->latency_frames *
+        GST_SECOND, d, n);
+    GST_OBJECT_LOCK (self);
+    self->fps_n = n;
+    self->fps_d = d;
+    changed = latency != self->latency;
+    self->latency = latency;
+    GST_OBJECT_UNLOCK (self);
+    if (changed)
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_latency (GST_OBJECT (self)));
+  }
 }
 
 /* --- events ----------------------------------------------------------- */
@@ -1363,47 +835,9 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_CAPS:{
       GstCaps *caps;
-      GstStructure *s;
-      gint v, n, d;
 
       gst_event_parse_caps (event, &caps);
-      s = gst_caps_get_structure (caps, 0);
-      if (gst_structure_has_name (s, "video/x-h264") != self->h264) {
-        /* the other codec: a new parser, new codecs */
-        if (self->h264)
-          rt_h264_drain (self);
-        else
-          drain (self);
-        close_codecs (self);
-        self->h264 = !self->h264;
-        gst_twoflow_picture_parser_free (self->picture_parser);
-        self->picture_parser = gst_twoflow_picture_parser_new (self->h264 ?
-            GST_TWOFLOW_CODEC_H264 : GST_TWOFLOW_CODEC_MPEG2);
-      }
-      if (self->h264)
-        rt_h264_set_caps (self, s);
-      if (gst_structure_get_int (s, "mpegversion", &v) &&
-          v != self->mpegversion) {
-        drain (self);
-        close_codecs (self);
-        self->mpegversion = v;
-      }
-      if (gst_structure_get_fraction (s, "framerate", &n, &d) && n > 0 && d > 0) {
-        GstClockTime latency = gst_util_uint64_scale ((self->h264 ?
-                rt_h264_delay_frames () : RT_REENCODE_DELAY) * GST_SECOND, d,
-            n);
-        gboolean changed;
-
-        GST_OBJECT_LOCK (self);
-        self->fps_n = n;
-        self->fps_d = d;
-        changed = latency != self->latency;
-        self->latency = latency;
-        GST_OBJECT_UNLOCK (self);
-        if (changed)
-          gst_element_post_message (GST_ELEMENT (self),
-              gst_message_new_latency (GST_OBJECT (self)));
-      }
+      set_caps (self, caps);
       break;
     }
     case GST_EVENT_SEGMENT:
@@ -1412,10 +846,7 @@ gst_rate_transcoder_sink_event (GstPad * pad, GstObject * parent,
         gst_segment_init (&self->segment, GST_FORMAT_TIME);
       break;
     case GST_EVENT_EOS:
-      if (self->h264)
-        rt_h264_drain (self);
-      else
-        drain (self);
+      self->codec->drain (self->codec_state);
       break;
     case GST_EVENT_FLUSH_STOP:
       reset_stream (self);

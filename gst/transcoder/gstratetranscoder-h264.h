@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow
+ * ratetranscoder, H.264: the codec's state, shared by its two files
+ * (gstratetranscoder-h264.c: keep=none re-encoding and keep=i|ip
+ * dropping; gstratetranscoder-h264-keep.c: keep=i's re-encoding of the
+ * non-essential pictures). Private to the H.264 codec.
+ */
+#ifndef __GST_RATE_TRANSCODER_H264_H__
+#define __GST_RATE_TRANSCODER_H264_H__
+
+#include <libavcodec/avcodec.h>
+#include <gst/picturetype/picturetype.h>
+#include <gst/picturetype/h264splice.h>
+#include "gstratetranscoder-codec.h"
+
+G_BEGIN_DECLS
+
+/* encoder picture number -> timestamps ring size; > any codec delay */
+#define RT_MAP_SIZE 64
+
+/* under the element's stream lock */
+typedef struct
+{
+  GstRateTranscoder *element;
+  GstTwoflowPictureParser *picture_parser;
+  AVCodecContext *dec;
+  AVCodecContext *enc;
+  AVPacket *pkt;
+
+  gboolean h264_avc;            /* stream-format=avc (length prefixes) */
+  guint nal_length_size;        /* avc: bytes of a NAL length prefix */
+  GBytes *dec_extradata;        /* avc: the avcC record for the decoder */
+  GBytes *param_sets;           /* the source's SPS/PPS as the output's
+                                 * stream-format carries them */
+  gboolean h264_encoding;       /* output comes from the encoder */
+  gboolean h264_force_idr;      /* the next encoded picture is an IDR */
+  gboolean h264_unsupported;    /* re-encoding impossible: pass through */
+  gboolean h264_reconfig;       /* the encoder takes bitrate changes */
+  GstClockTime max_passed_pts;  /* decoded pictures up to it were passed */
+  GstClockTime last_dts_out;
+  guint64 enc_n;                /* pictures given to this encoder */
+  guint64 enc_bitrate;          /* bit rate configured on the encoder */
+  guint enc_generation;         /* rate-control generation it codes under */
+  gboolean tail_dropped;        /* a reference was dropped in this GOP */
+  GstClockTime leading_before;  /* drop open-GOP leading pictures before */
+  struct
+  {
+    GstClockTime pts, dur;
+  } h264_ring[RT_MAP_SIZE];     /* by encoder picture number */
+
+  /* keep=i: non-essential pictures re-encoded
+   * (gstratetranscoder-h264-keep.c) */
+  GstTwoflowH264Splice *splice;
+  gboolean kr_unsupported;      /* cannot splice: dropping as before */
+  gboolean kr_active;           /* re-encoding (else passing) */
+  gboolean kr_intra;            /* the next re-encoded picture starts a run */
+  gboolean kr_tail;             /* below the codec floor: dropping to the
+                                 * next I */
+  gboolean kr_prepend_ps;       /* the next essential picture takes the
+                                 * source's SPS/PPS in front */
+  guint kr_last_fn;             /* frame_num of the last reference out */
+  GstClockTime kr_last_i_pts;   /* PTS of the last I in decode order */
+  GQueue kr_pending;            /* RtKeepPic, decode order */
+  GQueue kr_dts;                /* their DTS, given out in output order */
+  GQueue kr_after_i;            /* leading pictures dropped after their I */
+  AVCodecContext *kenc;
+  guint64 kenc_n;
+  guint64 kenc_bitrate;
+} RtH264;
+
+/* gstratetranscoder-h264.c */
+gboolean rt_h264_open_decoder (RtH264 * self);
+guint rt_h264_generation (RtH264 * self);
+guint64 rt_h264_current_target (RtH264 * self, gboolean * reduce);
+void rt_h264_account (RtH264 * self, GstTwoflowPictureType type,
+    const GstTwoflowRateControlDecision * d, gsize in_bytes, gsize out_bytes,
+    GstClockTime dur);
+GstFlowReturn rt_h264_push_out (RtH264 * self, GstBuffer * out);
+GstFlowReturn rt_h264_pass (RtH264 * self, GstBuffer * buf,
+    gboolean prepend_ps);
+void rt_h264_send_packet (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
+    GstClockTime dur);
+gboolean rt_h264_has_param_sets (RtH264 * self, const guint8 * d, gsize size);
+GstFlowReturn rt_h264_drain (RtH264 * self);
+
+/* gstratetranscoder-h264-keep.c */
+/* keep=i: takes the frame when it re-encodes or passes it (returns TRUE,
+ * the buffer then consumed and unmapped, @ret set) */
+gboolean rt_h264_keep_handle_frame (RtH264 * self, GstBuffer * buf,
+    GstMapInfo * map, const GstTwoflowPictureInfo * info, gsize size,
+    GstClockTime dur, guint64 now, GstFlowReturn * ret);
+GstFlowReturn rt_h264_keep_drain (RtH264 * self);
+void rt_h264_keep_reset (RtH264 * self);
+
+G_END_DECLS
+
+#endif
