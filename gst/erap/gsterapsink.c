@@ -1871,7 +1871,7 @@ gst_erap_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
     return GST_FLOW_ERROR;
   }
   idle = gst_erap_sender_is_idle (sink->sender);
-  gst_erap_sender_push (sink->sender, bytes, now_locked (sink));
+  gst_erap_sender_handle_message (sink->sender, bytes, now_locked (sink));
   g_bytes_unref (bytes);
   if (!idle && sink->timer) {
     /* already sending: the timer and the ACKs take it from here; serving
@@ -1909,7 +1909,7 @@ wait_acknowledged (GstErapSink * sink)
   }
   ensure_clock_locked (sink);
   now = now_locked (sink);
-  gst_erap_sender_push_eos (sink->sender, now);
+  gst_erap_sender_handle_eos (sink->sender, now);
   service_and_unlock (sink, now, TRUE);
 
   g_mutex_lock (&sink->lock);

@@ -21,7 +21,7 @@
  *   nothing references (nal_ref_idc = 0), and under keep=i, when that is
  *   not enough, the tail of the GOP (from a reference picture to the next
  *   I frame). The decisions are the rate control core's
- *   (gst_twoflow_rate_control_decide_drop()).
+ *   (gst_twoflow_rate_control_handle_drop_candidate()).
  *
  * keep=i's re-encoding of the non-essential pictures is in
  * gstratetranscoder-h264-keep.c. A codec behind the ops table of
@@ -648,7 +648,8 @@ h264_chain_drop (RtH264 * self, GstBuffer * buf,
   rc = gst_rate_transcoder_lock_input (self->element, now);
   gst_twoflow_rate_control_handle_input_layer (rc, info->type, layer,
       size, dur, now);
-  d = gst_twoflow_rate_control_decide_drop (rc, info->type, layer, size);
+  d = gst_twoflow_rate_control_handle_drop_candidate (rc, info->type, layer,
+      size);
   gst_rate_transcoder_unlock (self->element);
   if (!kept && GST_CLOCK_TIME_IS_VALID (self->leading_before) &&
       GST_BUFFER_PTS_IS_VALID (buf) &&

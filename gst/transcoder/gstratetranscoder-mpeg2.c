@@ -337,7 +337,7 @@ release_pending (RtMpeg2 * self)
       GST_DEBUG_OBJECT (self->element, "frame %" G_GUINT64_FORMAT
           " passed instead", f->index);
       rc = gst_rate_transcoder_lock (self->element);
-      f->decision = gst_twoflow_rate_control_pass_decision (rc, f->type,
+      f->decision = gst_twoflow_rate_control_get_pass_decision (rc, f->type,
           gst_buffer_get_size (f->in));
       gst_rate_transcoder_unlock (self->element);
       f->state = FRAME_READY;
@@ -468,7 +468,7 @@ handle_decoded (RtMpeg2 * self, AVFrame * frame)
 
   if (decide) {
     rc = gst_rate_transcoder_lock (self->element);
-    f->decision = gst_twoflow_rate_control_decide (rc, f->type,
+    f->decision = gst_twoflow_rate_control_handle_decoded (rc, f->type,
         gst_buffer_get_size (f->in), f->qsrc);
     gst_rate_transcoder_unlock (self->element);
     if (corrupt && f->decision.action == GST_TWOFLOW_RATE_CONTROL_ENCODE)
@@ -637,7 +637,7 @@ input_frame (RtMpeg2 * self, RtFrame * f, gsize size, GstClockTime dur,
     GST_INFO_OBJECT (self->element, "early backoffs applied: target now %"
         G_GUINT64_FORMAT, gst_twoflow_rate_control_get_target (rc));
   }
-  early = gst_twoflow_rate_control_decide_early (rc, f->type, size,
+  early = gst_twoflow_rate_control_handle_parsed (rc, f->type, size,
       &f->decision);
   gst_rate_transcoder_unlock (self->element);
   if (early != GST_TWOFLOW_RATE_CONTROL_EARLY_NONE)

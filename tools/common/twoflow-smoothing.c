@@ -109,7 +109,7 @@ gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm)
 }
 
 /**
- * gst_twoflow_smoothing_add_frame:
+ * gst_twoflow_smoothing_handle_frame:
  * @dts: decode time (any origin: the first frame of either flow is 0)
  * @bytes: what the flow's sender counts for it (enhanced: see
  *   gst_twoflow_smoothing_wire_bytes(); essential: the record's bytes)
@@ -117,7 +117,7 @@ gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm)
  * Adds one frame of either flow, in any order, before compute().
  */
 void
-gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm, GstClockTime dts,
+gst_twoflow_smoothing_handle_frame (GstTwoflowSmoothing * sm, GstClockTime dts,
     guint64 bytes, gboolean essential)
 {
   Frame f = { dts, bytes, essential };
@@ -522,7 +522,7 @@ gst_twoflow_smoothing_get_rates (GstTwoflowSmoothing * sm, guint * n_windows)
 
 /**
  * gst_twoflow_smoothing_window_at:
- * @dts: a record's decode time, in the time base of add_frame()
+ * @dts: a record's decode time, in the time base of handle_frame()
  *
  * Returns: the window a record with this decode time is released in
  *   (clamped to the schedule)

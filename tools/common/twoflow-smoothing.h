@@ -11,7 +11,7 @@
  * total (essential + enhanced) constant: the enhanced flow gets what the
  * essential flow leaves of one constant rate R, and is sent ahead of its
  * release (its sender reads the stored video as fast as it may send).
- * A pure function of the video (docs/architecture.md): add_frame() the
+ * A pure function of the video (docs/architecture.md): handle_frame() the
  * scan, compute() once, then read the schedule; no clock, no timer.
  */
 #ifndef __GST_TWOFLOW_SMOOTHING_H__
@@ -55,7 +55,7 @@ GstTwoflowSmoothing * gst_twoflow_smoothing_new_from (
     gdouble headroom);
 void gst_twoflow_smoothing_free (GstTwoflowSmoothing * sm);
 
-void gst_twoflow_smoothing_add_frame (GstTwoflowSmoothing * sm,
+void gst_twoflow_smoothing_handle_frame (GstTwoflowSmoothing * sm,
     GstClockTime dts, guint64 bytes, gboolean essential);
 void gst_twoflow_smoothing_compute (GstTwoflowSmoothing * sm);
 void gst_twoflow_smoothing_compute_total (GstTwoflowSmoothing * sm,

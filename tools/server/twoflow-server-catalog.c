@@ -103,7 +103,7 @@ scan_probe (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
         && GST_CLOCK_TIME_IS_VALID (hdr.dts) ? hdr.dts : hdr.pts;
 
     if (GST_CLOCK_TIME_IS_VALID (t))
-      gst_twoflow_smoothing_add_frame (st->smoothing, t, ess ? map.size :
+      gst_twoflow_smoothing_handle_frame (st->smoothing, t, ess ? map.size :
           gst_twoflow_smoothing_wire_bytes (map.size, ENHANCED_MTU), ess);
   }
   g_mutex_unlock (&st->lock);

@@ -451,7 +451,8 @@ invalid:
 }
 
 gboolean
-gst_erap_sender_push (GstErapSender * s, GBytes * msg, GstClockTime now)
+gst_erap_sender_handle_message (GstErapSender * s, GBytes * msg,
+    GstClockTime now)
 {
   gsize size, off = 0, maxp;
 
@@ -477,7 +478,7 @@ gst_erap_sender_push (GstErapSender * s, GBytes * msg, GstClockTime now)
 }
 
 void
-gst_erap_sender_push_eos (GstErapSender * s, GstClockTime now)
+gst_erap_sender_handle_eos (GstErapSender * s, GstClockTime now)
 {
   if (s->eos)
     return;

@@ -101,11 +101,11 @@ void gst_erap_sender_free (GstErapSender * s);
 /* Queues one message (fragmented to the MTU). Takes a reference to @msg.
  * Returns FALSE after end of stream. */
 TWOFLOW_ERAP_API
-gboolean gst_erap_sender_push (GstErapSender * s, GBytes * msg,
+gboolean gst_erap_sender_handle_message (GstErapSender * s, GBytes * msg,
     GstClockTime now);
-/* Queues the in-band end of stream after everything pushed so far. */
+/* Queues the in-band end of stream after every message so far. */
 TWOFLOW_ERAP_API
-void gst_erap_sender_push_eos (GstErapSender * s, GstClockTime now);
+void gst_erap_sender_handle_eos (GstErapSender * s, GstClockTime now);
 
 TWOFLOW_ERAP_API
 GstErapAckResult gst_erap_sender_handle_ack (GstErapSender * s,

@@ -503,7 +503,7 @@ codec_floor_rate (GstTwoflowRateControl * rc, const gdouble by_type[N_TYPES])
 }
 
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_decoded (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
 {
   guint type = type_index (ptype);
@@ -604,7 +604,7 @@ pass:
 }
 
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_get_pass_decision (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes)
 {
   guint type = type_index (ptype);
@@ -619,7 +619,7 @@ gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
 }
 
 GstTwoflowRateControlEarly
-gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_parsed (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, GstTwoflowRateControlDecision * d)
 {
   guint type = type_index (ptype);
@@ -629,7 +629,7 @@ gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
 
   g_return_val_if_fail (type < N_TYPES, GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
 
-  /* the same test gst_twoflow_rate_control_decide() starts with */
+  /* the same test gst_twoflow_rate_control_handle_decoded() starts with */
   in_rate = input_rate (rc, by_type);
   if (rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I)
     floor_rate = by_type[IDX_I];
@@ -638,17 +638,17 @@ gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
   pass = in_rate <= 0 || effective_target (rc, in_rate) >= in_rate;
   /* Early in the first GOP the input rate is a guess from a frame or two
    * (the decoder, a few frames later, knows more): with a bound to compare
-   * it with, leave that test to gst_twoflow_rate_control_decide(). */
+   * it with, leave that test to gst_twoflow_rate_control_handle_decoded(). */
   if (rate_is_prior (rc) && (rc->target > 0 || rc->max_bitrate > 0))
     pass = FALSE;
   else if (pass || in_rate - floor_rate <= 0) {
     rc->passthrough = pass;
     rc->dropping = FALSE;
-    *d = gst_twoflow_rate_control_pass_decision (rc, ptype, bytes);
+    *d = gst_twoflow_rate_control_get_pass_decision (rc, ptype, bytes);
     return GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH;
   }
   if (is_kept (rc, type)) {
-    *d = gst_twoflow_rate_control_pass_decision (rc, ptype, bytes);
+    *d = gst_twoflow_rate_control_get_pass_decision (rc, ptype, bytes);
     return GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT;
   }
   return GST_TWOFLOW_RATE_CONTROL_EARLY_NONE;
@@ -774,7 +774,7 @@ gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
 }
 
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_decide_drop (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_drop_candidate (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, GstTwoflowRateControlLayer layer, gsize bytes)
 {
   guint type = type_index (ptype);
@@ -856,7 +856,7 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     s->disposable_bitrate = by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE];
     s->dropping_tail = rc->tail;
   }
-  /* the target below which B frames go (decide()'s condition, the model
+  /* the target below which B frames go (handle_decoded()'s condition, the model
    * error left out) */
   s->lowest_bitrate = 0;
   if (!rc->layers && in_rate > 0) {

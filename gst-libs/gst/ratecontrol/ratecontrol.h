@@ -4,9 +4,15 @@
  * codec of its own). It is told about every input frame, every congestion
  * event and every output frame, with the stream time they belong to, and
  * decides per frame whether to pass the original bits, re-encode at a
- * quantizer, or drop it. It keeps no timers (additive recovery advances
- * with the input frames' times), so it has no poll() or next_wakeup().
- * See docs/transcoder.md.
+ * quantizer, or drop it.
+ * Verbs (docs/architecture.md): handle_congestion(…, now) and
+ * handle_input(…, now) / handle_input_layer(…, now) take what happened;
+ * a frame that asks for its decision is an input answered at once
+ * (handle_parsed() before decoding, handle_decoded() after it,
+ * handle_drop_candidate() in H.264 drop mode); handle_source_quantizer()
+ * and handle_output() report the outcome. No timer: it never acts between
+ * calls (additive recovery advances with the input frames' times), so it
+ * has no poll() and no next_wakeup(). See docs/transcoder.md.
  */
 #ifndef __GST_TWOFLOW_RATE_CONTROL_H__
 #define __GST_TWOFLOW_RATE_CONTROL_H__
@@ -31,9 +37,10 @@ typedef enum {
   GST_TWOFLOW_RATE_CONTROL_DROP,        /* emit nothing (B frames only) */
 } GstTwoflowRateControlAction;
 
-/* What gst_twoflow_rate_control_decide_early() could tell before decoding. */
+/* What gst_twoflow_rate_control_handle_parsed() could tell before
+ * decoding. */
 typedef enum {
-  /* decide with gst_twoflow_rate_control_decide() */
+  /* decide with gst_twoflow_rate_control_handle_decoded() */
   GST_TWOFLOW_RATE_CONTROL_EARLY_NONE,
   /* no reduction needed: pass */
   GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH,
@@ -150,37 +157,38 @@ TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes, guint64 duration, guint64 now);
 
-/* Decide what to do with a frame of @bytes source bytes whose source
- * quantiser_scale (1..112, mean over its macroblocks, as the decoder
- * reports it) was @qsrc; 0 if unknown. */
+/* A frame left the decoder: its decision (what to do with a frame of
+ * @bytes source bytes whose source quantiser_scale, 1..112, mean over its
+ * macroblocks as the decoder reports it, was @qsrc; 0 if unknown). */
 TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_decide (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_decoded (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes, gdouble qsrc);
 
 /* At input, in decode order, before the frame is decoded (after
  * gst_twoflow_rate_control_handle_input()): can its source bits leave at
  * once? They can while no reduction is needed (the effective target is at
  * or above the input's rate) or when @type is kept; @d is then the PASS
- * decision. Otherwise decide with gst_twoflow_rate_control_decide() once
- * the frame is decoded. */
+ * decision. Otherwise its decision comes from
+ * gst_twoflow_rate_control_handle_decoded() once the frame is decoded. */
 TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlEarly
-gst_twoflow_rate_control_decide_early (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_parsed (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes,
     GstTwoflowRateControlDecision * d);
 
 /* The decision that passes a frame's source bits (and gives the encoder
  * the quantizer that keeps its reference close to the source), for a frame
- * whose earlier decision is overridden. */
+ * whose earlier decision is overridden. A pure accessor: it changes
+ * nothing in the core. */
 TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_pass_decision (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_get_pass_decision (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, gsize bytes);
 
 /* The source quantiser_scale of a frame decided without
- * gst_twoflow_rate_control_decide(), once decoded: it keeps the per-type
- * means the model falls back on up to date. */
+ * gst_twoflow_rate_control_handle_decoded(), once decoded: it keeps the
+ * per-type means the model falls back on up to date. */
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_rate_control_handle_source_quantizer (GstTwoflowRateControl *
     rc, GstTwoflowPictureType type, gdouble qsrc);
@@ -209,7 +217,7 @@ void gst_twoflow_rate_control_handle_input_layer (GstTwoflowRateControl * rc,
  * gst_twoflow_rate_control_handle_output(). */
 TWOFLOW_RATECONTROL_API
 GstTwoflowRateControlDecision
-gst_twoflow_rate_control_decide_drop (GstTwoflowRateControl * rc,
+gst_twoflow_rate_control_handle_drop_candidate (GstTwoflowRateControl * rc,
     GstTwoflowPictureType type, GstTwoflowRateControlLayer layer, gsize bytes);
 
 TWOFLOW_RATECONTROL_API

@@ -182,7 +182,7 @@ send_n (GstErapSender * s, GstClockTime now, guint n, GArray * sent)
   guint i;
 
   for (i = 0; i < n; i++)
-    gst_erap_sender_push (s, m, now);
+    gst_erap_sender_handle_message (s, m, now);
   for (i = 0; i < n;) {
     if (gst_erap_sender_poll (s, now, &p)) {
       if (sent)
@@ -355,7 +355,7 @@ traj_sim_proto (Traj * t, guint n_msgs, GstErapProtocol proto)
   sim->user_data = t;
   t->last_ipg = gst_erap_sender_get_cc (sim->sender)->ipg;
   for (i = 0; i < n_msgs; i++)
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
   g_bytes_unref (m);
   return sim;
 }
@@ -431,7 +431,7 @@ GST_START_TEST (test_no_increase_when_rate_unused)
 
   /* one packet per 50 ms while the rate allows one per 10 ms */
   for (i = 0; i < 100; i++) {
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
     erap_sim_run_until (sim, sim->now + 50 * MS);
   }
   fail_unless_equals_int (t.increases, 0);
@@ -458,8 +458,8 @@ GST_START_TEST (test_retransmission_new_seqno_same_appseq)
   t.sent = g_array_new (FALSE, FALSE, sizeof (GstErapOutPacket));
   t.drop_seq = g_hash_table_new (NULL, NULL);
   g_hash_table_add (t.drop_seq, GUINT_TO_POINTER (6));  /* appSeq 5 */
-  gst_erap_sender_push (sim->sender, m, sim->now);
-  gst_erap_sender_push_eos (sim->sender, sim->now);
+  gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  gst_erap_sender_handle_eos (sim->sender, sim->now);
   erap_sim_run_until (sim, sim->now + 5 * GST_SECOND);
 
   for (i = 0; i < t.sent->len; i++) {
@@ -511,8 +511,8 @@ GST_START_TEST (test_idle_resume_keeps_rate)
   /* a minute of silence: no timer fires, the rate is kept */
   sim->now += 60 * GST_SECOND;
   t0 = sim->now;
-  gst_erap_sender_push (sim->sender, m, sim->now);
-  gst_erap_sender_push (sim->sender, m, sim->now);
+  gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  gst_erap_sender_handle_message (sim->sender, m, sim->now);
   fail_unless (gst_erap_sender_poll (sim->sender, sim->now, &p));
   fail_if (gst_erap_sender_poll (sim->sender, sim->now, &p));
   fail_unless (gst_erap_sender_get_cc (sim->sender)->ipg == ipg);
@@ -583,10 +583,10 @@ run_lossy (gdouble loss, GstClockTime outage, guint64 max_reorder,
     m = g_bytes_new_take (d, n);
     g_byte_array_append (expect, d, n);
     g_array_append_val (sizes, n);
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
     g_bytes_unref (m);
   }
-  gst_erap_sender_push_eos (sim->sender, sim->now);
+  gst_erap_sender_handle_eos (sim->sender, sim->now);
   erap_sim_run_until (sim, sim->now + 600 * GST_SECOND);
 
   gst_erap_sender_get_stats (sim->sender, &st);
@@ -900,7 +900,7 @@ steady_step (ErapSim * sim, gpointer ud)
   /* never run dry, never hold much: the sender is greedy */
   if (gst_erap_sender_queued_bytes (sim->sender) < 256 * 1024)
     for (i = 0; i < 64; i++)
-      gst_erap_sender_push (sim->sender, st->msg, sim->now);
+      gst_erap_sender_handle_message (sim->sender, st->msg, sim->now);
 }
 
 /* Goodput in packets/s over [warm, warm + measure] s of virtual time. */
@@ -1522,7 +1522,7 @@ pair_times (guint64 seed, gdouble * ipg)
   sim->sent = pairs_sent;
   sim->user_data = &pr;
   for (i = 0; i < 2000; i++)
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
   erap_sim_run_until (sim, sim->now + 60 * GST_SECOND);
   *ipg = gst_erap_sender_get_cc (sim->sender)->ipg;
   fail_unless (gst_erap_sender_is_idle (sim->sender));
@@ -1954,8 +1954,8 @@ GST_START_TEST (test_optimistic_ack_ignored)
   sender_config (&cfg, 1000, 0.001);
   s = gst_erap_sender_new (&cfg);
   memset (data, 0, sizeof (data));
-  gst_erap_sender_push (s, g_bytes_new (data, sizeof (data)), now);
-  gst_erap_sender_push_eos (s, now);
+  gst_erap_sender_handle_message (s, g_bytes_new (data, sizeof (data)), now);
+  gst_erap_sender_handle_eos (s, now);
   while (gst_erap_sender_poll (s, now, &out))
     sent++;
   fail_unless (sent >= 1 && sent < 5);
@@ -2219,10 +2219,10 @@ GST_START_TEST (test_rap_lossy_link_exactly_once)
       d[j] = g_rand_int (rand);
     g_byte_array_append (expect, d, n);
     m = g_bytes_new_take (d, n);
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
     g_bytes_unref (m);
   }
-  gst_erap_sender_push_eos (sim->sender, sim->now);
+  gst_erap_sender_handle_eos (sim->sender, sim->now);
   erap_sim_run_until (sim, sim->now + 600 * GST_SECOND);
   gst_erap_sender_get_stats (sim->sender, &st);
   fail_unless (sim->eos);
@@ -2290,7 +2290,7 @@ GST_START_TEST (test_scheduler_used_bandwidth)
 
   /* (1) backlogged for 2 s: the payload rate, 492/500 of the datagrams' */
   for (i = 0; i < 2000; i++)
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
   erap_sim_run_until (sim, sim->now + 1900 * MS);
   gst_erap_sender_get_stats (sim->sender, &st);
   fail_unless (st.active);
@@ -2321,7 +2321,7 @@ GST_START_TEST (test_scheduler_used_bandwidth)
   /* (3) application-limited: 200 messages/s while 1000 are allowed; the
    * scheduler sees the 200 */
   for (i = 0; i < 300; i++) {
-    gst_erap_sender_push (sim->sender, m, sim->now);
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
     erap_sim_run_until (sim, sim->now + 5 * MS);
   }
   gst_erap_sender_get_stats (sim->sender, &st);

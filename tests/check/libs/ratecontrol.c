@@ -69,7 +69,7 @@ run (GstTwoflowRateControl * rc, guint first, guint n, gdouble k_true, Run * r)
     gsize out = 0;
 
     gst_twoflow_rate_control_handle_input (rc, t, s, DUR, (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, s, 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, s, 8);
     switch (d.action) {
       case GST_TWOFLOW_RATE_CONTROL_PASS:
         out = s;
@@ -271,7 +271,7 @@ early_events (const guint64 * at, guint n, guint64 min_bitrate, gdouble * rate)
     if (gst_twoflow_rate_control_get_generation (rc) != g)
       break;
     /* until then the frames pass as they came */
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+    fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc, t,
             size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
     gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8,
         size_of (t), DUR);
@@ -420,7 +420,8 @@ GST_START_TEST (test_generation_bumps)
   gst_twoflow_rate_control_handle_congestion (rc, GST_NETWORK_CONGESTION_LOSS,
       0, G_MAXUINT64, 2 * GOP * (guint64) DUR);
   fail_unless (gst_twoflow_rate_control_get_generation (rc) > g);
-  d = gst_twoflow_rate_control_decide (rc, GST_TWOFLOW_PICTURE_B, 15000, 8);
+  d = gst_twoflow_rate_control_handle_decoded (rc, GST_TWOFLOW_PICTURE_B, 15000,
+      8);
   fail_unless_equals_int (d.generation,
       gst_twoflow_rate_control_get_generation (rc));
   gst_twoflow_rate_control_free (rc);
@@ -447,7 +448,7 @@ GST_START_TEST (test_keep_and_floor)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
     if (t == GST_TWOFLOW_PICTURE_I) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
@@ -492,7 +493,7 @@ GST_START_TEST (test_keep_ip)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
     if (t != GST_TWOFLOW_PICTURE_B) {
       fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     } else if (i > GOP) {
@@ -531,8 +532,8 @@ GST_END_TEST;
 
 /* The decision at input, before decoding: pass at once while no reduction
  * is needed or for kept types, otherwise wait for
- * gst_twoflow_rate_control_decide(). */
-GST_START_TEST (test_decide_early)
+ * gst_twoflow_rate_control_handle_decoded(). */
+GST_START_TEST (test_handle_parsed)
 {
   GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
   GstTwoflowRateControlStats st;
@@ -546,7 +547,7 @@ GST_START_TEST (test_decide_early)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+    fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc, t,
             size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
     fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
     /* the encoder's copy of a reference stays close to the source */
@@ -569,22 +570,22 @@ GST_START_TEST (test_decide_early)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc, t,
+    fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc, t,
             size_of (t), &d), GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
   }
   gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+  fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc,
           GST_TWOFLOW_PICTURE_I, 60000, &d),
       GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
   fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+  fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc,
           GST_TWOFLOW_PICTURE_P, 30000, &d),
       GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
   gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_IP);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+  fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc,
           GST_TWOFLOW_PICTURE_P, 30000, &d),
       GST_TWOFLOW_RATE_CONTROL_EARLY_KEPT);
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+  fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc,
           GST_TWOFLOW_PICTURE_B, 15000, &d),
       GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
 
@@ -592,7 +593,7 @@ GST_START_TEST (test_decide_early)
   fail_unless (gst_twoflow_rate_control_handle_congestion (rc,
           GST_NETWORK_CONGESTION_RATE, (guint64) (stream_rate () * 2),
           G_MAXUINT64, 3 * GOP * DUR));
-  fail_unless_equals_int (gst_twoflow_rate_control_decide_early (rc,
+  fail_unless_equals_int (gst_twoflow_rate_control_handle_parsed (rc,
           GST_TWOFLOW_PICTURE_B, 15000, &d),
       GST_TWOFLOW_RATE_CONTROL_EARLY_PASSTHROUGH);
   fail_unless_equals_int (d.generation,
@@ -611,7 +612,7 @@ GST_START_TEST (test_decide_early)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    e = gst_twoflow_rate_control_decide_early (rc, t, size_of (t), &d);
+    e = gst_twoflow_rate_control_handle_parsed (rc, t, size_of (t), &d);
     if (i == 0) {
       fail_unless_equals_int (e, GST_TWOFLOW_RATE_CONTROL_EARLY_NONE);
     } else if (i == GOP) {
@@ -620,7 +621,8 @@ GST_START_TEST (test_decide_early)
   }
 
   /* an overridden decision passes the source at no cost to the budget */
-  d = gst_twoflow_rate_control_pass_decision (rc, GST_TWOFLOW_PICTURE_P, 30000);
+  d = gst_twoflow_rate_control_get_pass_decision (rc, GST_TWOFLOW_PICTURE_P,
+      30000);
   fail_unless_equals_int (d.action, GST_TWOFLOW_RATE_CONTROL_PASS);
   fail_unless_equals_int (d.q, GST_TWOFLOW_RATE_CONTROL_Q_KEEP);
   fail_unless_equals_int (d.budget_bits, 30000 * 8);
@@ -666,7 +668,7 @@ GST_START_TEST (test_quality_before_frame_rate)
       gst_twoflow_rate_control_set_target (rc, (guint64) target);
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
     if (i < 4 * GOP && i > GOP && t != GST_TWOFLOW_PICTURE_I)
       fail_unless (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE && d.q <= 8,
           "frame %u: action %d q %d before the drop", i, d.action, d.q);
@@ -728,7 +730,7 @@ dip_drops (guint dip_frames, gdouble * overshoot_bits)
               reenc * 0.3));
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
     out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
         (gsize) (0.8 * size_of (t) * 4 / d.q) : d.action ==
         GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
@@ -790,7 +792,7 @@ GST_START_TEST (test_floor_of_all_types)
 
     gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
         (guint64) i * DUR);
-    d = gst_twoflow_rate_control_decide (rc, t, size_of (t), 8);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
     out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
         mpeg2_like_encoder (t, size_of (t), d.q) : d.action ==
         GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
@@ -839,7 +841,8 @@ run_layers (gdouble fraction, gboolean tail_layer, gboolean disposable,
       layer = GST_TWOFLOW_RATE_CONTROL_LAYER_TAIL;
     gst_twoflow_rate_control_handle_input_layer (rc, t, layer, size_of (t),
         DUR, i * DUR);
-    d = gst_twoflow_rate_control_decide_drop (rc, t, layer, size_of (t));
+    d = gst_twoflow_rate_control_handle_drop_candidate (rc, t, layer,
+        size_of (t));
     fail_if (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE);
     /* never an essential frame */
     if (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_KEPT)
@@ -901,7 +904,7 @@ ratecontrol_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_passthrough_when_target_above_input);
-  tcase_add_test (tc, test_decide_early);
+  tcase_add_test (tc, test_handle_parsed);
   tcase_add_test (tc, test_converges_to_target);
   tcase_add_test (tc, test_backoff_and_dedup);
   tcase_add_test (tc, test_min_and_backoff_factor);

@@ -24,9 +24,9 @@ GST_START_TEST (test_hand_checked)
   const guint64 *r;
   guint n;
 
-  gst_twoflow_smoothing_add_frame (sm, 900 * MS, 10000, FALSE);
-  gst_twoflow_smoothing_add_frame (sm, 0, 500, TRUE);   /* the origin */
-  gst_twoflow_smoothing_add_frame (sm, 1500 * MS, 300, TRUE);
+  gst_twoflow_smoothing_handle_frame (sm, 900 * MS, 10000, FALSE);
+  gst_twoflow_smoothing_handle_frame (sm, 0, 500, TRUE);   /* the origin */
+  gst_twoflow_smoothing_handle_frame (sm, 1500 * MS, 300, TRUE);
   gst_twoflow_smoothing_compute (sm);
   r = gst_twoflow_smoothing_get_rates (sm, &n);
   fail_unless_equals_int (n, 1);
@@ -44,9 +44,9 @@ GST_START_TEST (test_hand_checked)
    * raised to the least rate that ends it at 1.9 s: 9,000 bytes in 0.9 s,
    * 80 kbit/s */
   sm = gst_twoflow_smoothing_new (GST_SECOND, GST_SECOND, 1.0);
-  gst_twoflow_smoothing_add_frame (sm, 0, 500, TRUE);
-  gst_twoflow_smoothing_add_frame (sm, 900 * MS, 10000, FALSE);
-  gst_twoflow_smoothing_add_frame (sm, 1950 * MS, 300, FALSE);
+  gst_twoflow_smoothing_handle_frame (sm, 0, 500, TRUE);
+  gst_twoflow_smoothing_handle_frame (sm, 900 * MS, 10000, FALSE);
+  gst_twoflow_smoothing_handle_frame (sm, 1950 * MS, 300, FALSE);
   r = gst_twoflow_smoothing_get_rates (sm, &n);
   fail_unless_equals_int (n, 2);
   fail_unless_equals_uint64 (r[0], 80000);
@@ -82,7 +82,7 @@ GST_START_TEST (test_cbr_input)
   guint n, i;
 
   for (i = 0; i < 250; i++)     /* 10 s of 1,000-byte frames: 200 kbit/s */
-    gst_twoflow_smoothing_add_frame (sm, i * FRAME, 1000, FALSE);
+    gst_twoflow_smoothing_handle_frame (sm, i * FRAME, 1000, FALSE);
   r = gst_twoflow_smoothing_get_rates (sm, &n);
   gst_twoflow_smoothing_get_info (sm, &in);
   fail_unless_equals_int (n, 5);
@@ -109,10 +109,10 @@ GST_START_TEST (test_segment_rates)
   guint64 *r;
   guint n;
 
-  gst_twoflow_smoothing_add_frame (sm, 0, 95000, TRUE);
-  gst_twoflow_smoothing_add_frame (sm, 4 * GST_SECOND, 95000, TRUE);
-  gst_twoflow_smoothing_add_frame (sm, 12 * GST_SECOND, 19000, TRUE);
-  gst_twoflow_smoothing_add_frame (sm, 13 * GST_SECOND, 7777, FALSE);
+  gst_twoflow_smoothing_handle_frame (sm, 0, 95000, TRUE);
+  gst_twoflow_smoothing_handle_frame (sm, 4 * GST_SECOND, 95000, TRUE);
+  gst_twoflow_smoothing_handle_frame (sm, 12 * GST_SECOND, 19000, TRUE);
+  gst_twoflow_smoothing_handle_frame (sm, 13 * GST_SECOND, 7777, FALSE);
   r = gst_twoflow_smoothing_segment_rates (sm, 10 * GST_SECOND, 0.05, &n);
   fail_unless_equals_int (n, 2);
   /* 190,000 B in 10 s over 0.95: 160,000 bit/s; 19,000 B: 16,000 */
@@ -241,7 +241,7 @@ check_trace (GArray * tr, GstClockTime window, GstClockTime lead,
 
   for (i = 0; i < tr->len; i++) {
     TFrame *f = &g_array_index (tr, TFrame, i);
-    gst_twoflow_smoothing_add_frame (sm, f->dts, f->bytes, f->essential);
+    gst_twoflow_smoothing_handle_frame (sm, f->dts, f->bytes, f->essential);
     if (!f->essential)
       enh_total += f->bytes;
   }
@@ -461,7 +461,7 @@ check_total (GArray * tr, GstClockTime window, GstClockTime lead,
 
   for (i = 0; i < tr->len; i++) {
     TFrame *f = &g_array_index (tr, TFrame, i);
-    gst_twoflow_smoothing_add_frame (sm, f->dts, f->bytes, f->essential);
+    gst_twoflow_smoothing_handle_frame (sm, f->dts, f->bytes, f->essential);
     if (!f->essential)
       enh_bits += f->bytes * 8;
   }

@@ -36,8 +36,8 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   c.initial_rate = 100000000;
   s = gst_erap_sender_new (&c);
   for (i = 0; i < 8; i++)
-    gst_erap_sender_push (s, m, now);
-  gst_erap_sender_push_eos (s, now);
+    gst_erap_sender_handle_message (s, m, now);
+  gst_erap_sender_handle_eos (s, now);
   drain (s, now);
 
   while (off + 4 <= size) {
