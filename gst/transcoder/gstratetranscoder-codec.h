@@ -25,8 +25,9 @@ G_BEGIN_DECLS
 /* A codec's private state; each codec defines its own struct. */
 typedef struct _GstRateTranscoderCodecState GstRateTranscoderCodecState;
 
-/* All called from the streaming thread (the element's stream lock held),
- * never with the object lock held. */
+/* Called serialized with the data flow (the streaming thread, or init,
+ * finalize and state changes while nothing flows), never with the object
+ * lock held. */
 typedef struct _GstRateTranscoderCodec
 {
   /* the stats' "codec" field */
