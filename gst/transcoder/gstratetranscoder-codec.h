@@ -30,7 +30,9 @@ typedef struct _GstRateTranscoderCodecState GstRateTranscoderCodecState;
  * lock held. */
 typedef struct _GstRateTranscoderCodec
 {
-  /* the stats' "codec" field */
+  /* the stats' "codec" field; what a codec does reaches the rest of the
+   * stats through gst_rate_transcoder_account() (the rate control core's
+   * counters and rates) and gst_rate_transcoder_count_decode_error() */
   const gchar *name;
   /* the caps it takes, as in the pad templates (the output keeps them);
    * the first structure's name selects the codec on a CAPS event */
