@@ -169,7 +169,8 @@ def run_one(args, build, n, mode, factor, workdir):
     row = {
         "n": n, "mode": mode, "factor": factor, "pipe": args.pipe,
         "size_by": args.pipe, "policy": args.policy,
-        "enhanced_rate": args.enhanced_rate,
+        # (the server's auto is total for these traces)
+        "enhanced_rate": "total" if args.enhanced_rate == "auto" else args.enhanced_rate,
         "smoothing_window": args.smoothing_window,
         "server_rt": args.server_rt,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
