@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+# GStreamer keeps global allocations until exit: leak checks would only
+# report those (the typelib's introspection dump, the unit tests, the
+# fuzzers); the sanitizer runtime need not come first in the link order.
+ASAN_NOLEAKS=detect_leaks=0:verify_asan_link_order=0
 
 scripts/build.sh build
 
@@ -22,9 +26,8 @@ prebuild_log=$(mktemp)
     meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
       -Dc_args=-fno-sanitize=alignment -Dbenchmarks=disabled
   fi
-  # the typelib's introspection dump runs an ASan binary: GStreamer's
-  # global allocations are no leak (see below)
-  ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 nice -n 10 \
+  # (the typelib's introspection dump runs an ASan binary)
+  ASAN_OPTIONS=$ASAN_NOLEAKS nice -n 10 \
     ninja -C build-asan \
     $(scripts/ninja-targets.py build-asan --suite unit --suite fuzz)
   if [ "$FUZZ_SECONDS" -gt 0 ]; then
@@ -49,9 +52,8 @@ trap - EXIT
 [ "$prebuild_rc" = 0 ]
 
 echo "== unit tests under -Db_sanitize=address,undefined"
-# GStreamer keeps global allocations until exit: leak checks would only
-# report those. UBSan findings are fatal.
-ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 \
+# UBSan findings are fatal.
+ASAN_OPTIONS=$ASAN_NOLEAKS \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --suite unit --suite fuzz --print-errorlogs
 
@@ -64,8 +66,8 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
     corpus="$fuzzlog/$name.corpus"
     mkdir "$corpus"
     cp -r tests/fuzz/*/corpus/. "$corpus"/ 2>/dev/null || true
-    # leaks: see above; the run fails on any crash or sanitizer report
-    (cd "$corpus" && ASAN_OPTIONS=detect_leaks=0 "$OLDPWD/$target" \
+    # the run fails on any crash or sanitizer report
+    (cd "$corpus" && ASAN_OPTIONS=$ASAN_NOLEAKS "$OLDPWD/$target" \
       -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 . \
       >"$fuzzlog/$name.log" 2>&1; echo $? >"$fuzzlog/$name.rc") &
   done

@@ -22,8 +22,9 @@ Setup (root; traffic only inside the twoflowlab.testbed namespaces):
   and Ethernet headers, swtrace.wire_mean; the paper's pipe is 1.07 x the sum
   of the means), one-way delay 20 ms, drop-tail queue of --queue-ms of
   the capacity.
-* the enhanced flow: paced per smoothing window and sent the smoothing
-  lead ahead (--enhanced-rate smooth, the server's default; window
+* the enhanced flow: the server's default (--enhanced-rate auto: total
+  for these traces), or paced per smoothing window and sent the smoothing
+  lead ahead (--enhanced-rate smooth; window
   --smoothing-window, default the segment duration up to 60 s), with the
   session's total constant (--enhanced-rate total: the enhanced flow read
   ahead at what the essential flow leaves of one constant rate per
@@ -168,7 +169,8 @@ def run_one(args, build, n, mode, factor, workdir):
     row = {
         "n": n, "mode": mode, "factor": factor, "pipe": args.pipe,
         "size_by": args.pipe, "policy": args.policy,
-        "enhanced_rate": args.enhanced_rate,
+        # (the server's auto is total for these traces)
+        "enhanced_rate": "total" if args.enhanced_rate == "auto" else args.enhanced_rate,
         "smoothing_window": args.smoothing_window,
         "server_rt": args.server_rt,
         "capacity_bps": round(capacity), "sum_peak_bps": round(peaks),
@@ -215,7 +217,7 @@ def main():
     ap.add_argument("--pipe", choices=["peak", "mean", "wire-mean"], default="peak",
                     help="capacity = factor x the sum of the peak (1 s) or mean rates "
                     "(records; wire-mean: with the RTP/UDP/IP, TCP/IP and Ethernet headers)")
-    ap.add_argument("--enhanced-rate", choices=["smooth", "total", "peak"], default="smooth",
+    ap.add_argument("--enhanced-rate", choices=["auto", "smooth", "total", "peak"], default="auto",
                     help="the server's pacing of the enhanced flow")
     ap.add_argument("--smoothing-window", type=float, default=0,
                     help="the server's smoothing window (s; 0: its default)")

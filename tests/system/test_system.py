@@ -227,20 +227,23 @@ def main():
                              capture_output=True, text=True, timeout=60)
         rep = result_line(res.stdout, "FETCH-RESULT")
         m = rep["merge"] if rep else {}
+        # a trace is paced at a constant session total by default
+        # (--enhanced-rate auto: total for traces, docs/system.md "Which
+        # pacing is the default"): the enhanced flow is read ahead and
+        # paced, not played at its frames' times, so the fetch ends a
+        # little before the last frame's time (3.96 s) but is no burst
         check(res.returncode == 0 and m.get("output-frames") == 100 and m.get("E_f") == 0
-              and m.get("received-i") == 9 and rep["elapsed"] >= 3.9,
-              f"fetch of a trace: {m}, {rep and rep['elapsed']:.2f} s (live: >= 3.9 s, "
-              f"the last frame's time 3.96 s less the few ms the server's clock "
-              f"starts before the proxy's; a fetch not paced live takes < 1 s)")
-        # the enhanced flow was smoothed (1 s windows of the 1 s segments:
-        # the rate changed with the windows) and the proxy's playout buffer
-        # is the smoothing lead plus the jitter (200 ms): the start-up
-        # ramp's lead (0.5 s, the server's default --startup-lead), which
-        # is the session's lead
+              and m.get("received-i") == 9 and rep["elapsed"] >= 2.5,
+              f"fetch of a trace: {m}, {rep and rep['elapsed']:.2f} s (paced: >= 2.5 s; "
+              f"a fetch not paced takes < 1 s)")
+        # the enhanced flow was paced (the rate changed with the essential
+        # flow's segments), the session's lead is the segment (no start-up
+        # ramp under a constant total) and the proxy's playout buffer is
+        # that lead plus the jitter (200 ms)
         rep = rep or {}
         check(rep.get("smoothing") is True and rep.get("enhanced_rate_changes", 0) >= 1
-              and rep.get("lead") == 0.5 and rep.get("playout_depth_ms") == 700,
-              f"fetch of a trace: smoothed ({rep.get('smoothing')}, "
+              and rep.get("lead") == 1.0 and rep.get("playout_depth_ms") == 1200,
+              f"fetch of a trace: paced ({rep.get('smoothing')}, "
               f"{rep.get('enhanced_rate_changes')} rate changes), lead {rep.get('lead')} s, "
               f"playout buffer {rep.get('playout_depth_ms')} ms")
 

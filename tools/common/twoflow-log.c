@@ -19,6 +19,7 @@ typedef struct
   gint fd;                      /* 1 or 2, or -1: to the journal */
   GLogLevelFlags level;         /* for the journal */
   gchar *text;                  /* with its newline (stdio) or without */
+  gchar *domain;                /* the journal's GLIB_DOMAIN, or NULL */
 } LogLine;
 
 static gboolean to_journal;
@@ -125,13 +126,16 @@ writer_main (gpointer data)
         {"MESSAGE", line->text, -1},
         {"PRIORITY", priority (line->level), -1},
         {"SYSLOG_IDENTIFIER", g_get_prgname (), -1},
+        {"GLIB_DOMAIN", line->domain, -1},
       };
-      g_log_writer_journald (line->level, fields, G_N_ELEMENTS (fields),
-          NULL);
+      /* (the domain last: left out when there is none) */
+      g_log_writer_journald (line->level, fields,
+          G_N_ELEMENTS (fields) - (line->domain ? 0 : 1), NULL);
     } else {
       write_all (line->fd, line->text);
     }
     g_free (line->text);
+    g_free (line->domain);
     g_free (line);
 
     g_mutex_lock (&lock);
@@ -143,7 +147,7 @@ writer_main (gpointer data)
 }
 
 static void
-enqueue (gint fd, GLogLevelFlags level, gchar * text)
+enqueue (gint fd, GLogLevelFlags level, const gchar * domain, gchar * text)
 {
   gsize len = strlen (text);
 
@@ -167,6 +171,7 @@ enqueue (gint fd, GLogLevelFlags level, gchar * text)
     line->fd = fd;
     line->level = level;
     line->text = text;
+    line->domain = g_strdup (domain);
     g_queue_push_tail (&queue, line);
   }
   queued_bytes += len;
@@ -179,14 +184,14 @@ write_line (GLogLevelFlags level, const gchar * domain, const gchar * message)
 {
   gint fd = (level & (G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG)) ? 1 : 2;
 
-  enqueue (fd, level, format_line (level, domain, message));
+  enqueue (fd, level, NULL, format_line (level, domain, message));
 }
 
 static void
 log_text (GLogLevelFlags level, const gchar * message)
 {
   if (to_journal) {
-    enqueue (-1, level, g_strdup (message));
+    enqueue (-1, level, NULL, g_strdup (message));
   } else {
     write_line (level, NULL, message);
   }
@@ -202,9 +207,6 @@ writer (GLogLevelFlags level, const GLogField * fields, gsize n,
   /* debug and info only with G_MESSAGES_DEBUG, as GLib's own writer */
   if (g_log_writer_default_would_drop (level, NULL))
     return G_LOG_WRITER_HANDLED;
-  if (to_journal &&
-      g_log_writer_journald (level, fields, n, data) == G_LOG_WRITER_HANDLED)
-    return G_LOG_WRITER_HANDLED;
   for (i = 0; i < n; i++) {
     if (g_str_equal (fields[i].key, "MESSAGE") && fields[i].length < 0)
       message = fields[i].value;
@@ -212,7 +214,12 @@ writer (GLogLevelFlags level, const GLogField * fields, gsize n,
         && fields[i].length < 0)
       domain = fields[i].value;
   }
-  write_line (level, domain, message ? message : "");
+  /* the journal too through the queue: a stalled journald must not
+   * block the loop that serves the clients */
+  if (to_journal)
+    enqueue (-1, level, domain, g_strdup (message ? message : ""));
+  else
+    write_line (level, domain, message ? message : "");
   return G_LOG_WRITER_HANDLED;
 }
 
@@ -242,7 +249,7 @@ print_lines (const gchar * text, gboolean err)
     if (!*line)
       continue;                 /* spacing, not a message */
     if (!err && is_record (line)) {
-      enqueue (1, G_LOG_LEVEL_INFO, g_strconcat (line, "\n", NULL));
+      enqueue (1, G_LOG_LEVEL_INFO, NULL, g_strconcat (line, "\n", NULL));
     } else if (err && g_str_has_prefix (line, "warning: ")) {
       log_text (G_LOG_LEVEL_WARNING, line + strlen ("warning: "));
     } else {

@@ -135,9 +135,10 @@ static GOptionEntry entries[] = {
         "HTTP basic authentication: the password is this file's first "
         "line (e.g. a systemd credential)", "FILE"},
   {"enhanced-rate", 0, 0, G_OPTION_ARG_STRING, &opt_enhanced_rate,
-      "Pacing of the enhanced flow (rate_control fixed): smooth (default: "
-        "CBR per smoothing window, sent the smoothing lead ahead), total "
-        "(the session's total rate constant: the enhanced flow read ahead "
+      "Pacing of the enhanced flow (rate_control fixed): auto (default: "
+        "total for frame traces, smooth for media files), smooth (CBR per "
+        "smoothing window, sent the smoothing lead ahead), total (the "
+        "session's total rate constant: the enhanced flow read ahead "
         "and paced at what the essential flow leaves of it, per segment) "
         "or peak (the level above 1.25 x its 1 s peak, as before)", "MODE"},
   {"smoothing-window", 0, 0, G_OPTION_ARG_DOUBLE, &opt_smoothing_window,
@@ -289,7 +290,7 @@ options_check_modes (void)
     return 2;
   }
   if (!opt_enhanced_rate)
-    opt_enhanced_rate = g_strdup ("smooth");
+    opt_enhanced_rate = g_strdup ("auto");
   if (!opt_startup)
     opt_startup = g_strdup ("ramp");
   if ((!g_str_equal (opt_startup, "ramp")
@@ -301,11 +302,12 @@ options_check_modes (void)
     return 2;
   }
   if ((!g_str_equal (opt_enhanced_rate, "smooth")
+          && !g_str_equal (opt_enhanced_rate, "auto")
           && !g_str_equal (opt_enhanced_rate, "peak")
           && !g_str_equal (opt_enhanced_rate, "total"))
       || (opt_smoothing_window != 0 && (opt_smoothing_window < 0.04
               || opt_smoothing_window > 3600))) {
-    g_printerr ("--enhanced-rate smooth|peak|total, --smoothing-window 0 or "
+    g_printerr ("--enhanced-rate auto|smooth|peak|total, --smoothing-window 0 or "
         "0.04..3600 s\n");
     return 2;
   }

@@ -250,7 +250,7 @@ session_plan (Session * s, const TwoflowPlayRequest * req, GError ** error)
    * smoothing_lead ahead of its playback: it starts that much before the
    * lead when it can, and playback moves to the smoothing lead when the
    * lead is shorter (a prefix) */
-  if (pacing_total ()) {
+  if (pacing_total (info)) {
     /* total: the enhanced flow starts with the essential one, its
      * frames due at the playback lead (at least the smoothing lead) */
     s->lead = MAX (s->lead, smoothing_lead_for (s->segment_duration));
@@ -264,10 +264,10 @@ session_plan (Session * s, const TwoflowPlayRequest * req, GError ** error)
     s->sched = video_schedule_for (info, s->segment_duration, 0, 0,
         "ctcp", -1);
   }
-  s->smooth = !g_str_equal (opt_enhanced_rate, "peak")
+  s->smooth = !g_str_equal (pacing_mode (info), "peak")
       && g_str_equal (s->rate_control, "fixed")
       && s->sched->info.n_windows > 0;
-  s->total = s->smooth && pacing_total ();
+  s->total = s->smooth && pacing_total (info);
   s->smoothing_lead = s->smooth ? s->sched->info.lead / 1e9 : 0;
   s->enh_start = MAX (s->lead - s->smoothing_lead, 0);
   s->lead = MAX (s->lead, s->smoothing_lead);

@@ -35,10 +35,28 @@ schedule_free (Schedule * sc)
   g_free (sc);
 }
 
-gboolean
-pacing_total (void)
+/* The enhanced flow's pacing for @v: --enhanced-rate, and under "auto"
+ * (the default) total for a frame trace, smooth for a media file. A
+ * trace has no transcoder to follow the path and is the papers'
+ * provisioned-pipe workload, where only a constant session total keeps
+ * the sum of sessions under the pipe (Table II at wire load 0.935: E_f 0
+ * against 239 per session smoothed); a media file is watched over a path
+ * nobody provisioned, where the smoothed flow paced at play time lets the
+ * transcoder code each frame for the path of its moment, and it starts
+ * with the start-up ramp (docs/system.md, "Which pacing is the
+ * default"). */
+const gchar *
+pacing_mode (const VideoInfo * v)
 {
-  return g_str_equal (opt_enhanced_rate, "total");
+  if (g_str_equal (opt_enhanced_rate, "auto"))
+    return v->is_trace ? "total" : "smooth";
+  return opt_enhanced_rate;
+}
+
+gboolean
+pacing_total (const VideoInfo * v)
+{
+  return g_str_equal (pacing_mode (v), "total");
 }
 
 /* The smoothing lead: --smoothing-lead, default the window */
@@ -63,7 +81,7 @@ Schedule *
 video_schedule_for (VideoInfo * v, gdouble segment_duration, gdouble lead,
     gint skip, const gchar * essential, gdouble slead)
 {
-  gboolean total = pacing_total ();
+  gboolean total = pacing_total (v);
   gdouble w = total ? segment_duration * (g_strcmp0 (essential, "ctcp") == 0
       ? 1 - CTCP_P_HAT : 1) :
       opt_smoothing_window > 0 ? opt_smoothing_window :
@@ -128,7 +146,7 @@ video_startup_from (VideoInfo * v, gdouble segment_duration,
   gchar *key;
   guint i, n;
 
-  if (!g_str_equal (opt_startup, "ramp") || pacing_total ()
+  if (!g_str_equal (opt_startup, "ramp") || pacing_total (v)
       || segment_duration <= 0)
     return NULL;
   if (!v->startups)
@@ -198,7 +216,7 @@ video_schedule (VideoInfo * v, gdouble segment_duration)
 {
   const GstTwoflowStartupPlan *plan = video_startup (v, segment_duration);
 
-  return video_schedule_for (v, segment_duration, pacing_total ()?
+  return video_schedule_for (v, segment_duration, pacing_total (v) ?
       MAX (segment_duration, smoothing_lead_for (segment_duration)) : 0, 0,
       "ctcp", plan ? plan->lead / 1e9 : -1);
 }
@@ -228,7 +246,7 @@ video_info_rates_to_json (VideoInfo * v, JsonObject * o,
   if (!sc)
     sc = video_schedule (v, segment_duration);
 
-  json_object_set_string_member (o, "enhanced_rate", opt_enhanced_rate);
+  json_object_set_string_member (o, "enhanced_rate", pacing_mode (v));
   {
     /* a session without a prefix: playback after this lead, the
      * essential flow's start-up ramp at this rate (0: none, lead T) */

@@ -24,7 +24,8 @@ typedef struct
   GstTwoflowSmoothingInfo info;
 } Schedule;
 
-gboolean pacing_total (void);
+const gchar *pacing_mode (const VideoInfo * v);
+gboolean pacing_total (const VideoInfo * v);
 gdouble smoothing_lead_for (gdouble w);
 Schedule *video_schedule_for (VideoInfo * v, gdouble segment_duration,
     gdouble lead, gint skip, const gchar * essential, gdouble slead);
