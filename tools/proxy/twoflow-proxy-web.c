@@ -184,7 +184,7 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
 {
   GTask *task = user_data;
   GError *err = NULL;
-  JsonObject *r = control_request_finish (res, &err), *o;
+  JsonObject *r = control_request_finish (res, &err), *o, *u;
   JsonArray *v;
 
   g_io_stream_close (g_task_get_task_data (task), NULL, NULL);
@@ -198,11 +198,22 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
       json_array_ref (json_object_get_array_member (r, "videos")) :
       json_array_new ();
   json_object_set_array_member (o, "videos", v);
-  /* the server's catalog: which cannot play, and why */
-  json_object_set_object_member (o, "unsupported",
-      json_object_has_member (r, "unsupported") ?
+  /* the server's catalog: which cannot play, and why; and those the page
+   * cannot show (HLS_NO_AV1) */
+  u = json_object_has_member (r, "unsupported") ?
       json_object_ref (json_object_get_object_member (r, "unsupported")) :
-      json_object_new ());
+      json_object_new ();
+  if (json_object_has_member (r, "codecs")) {
+    JsonObject *codecs = json_object_get_object_member (r, "codecs");
+    GList *names = json_object_get_members (codecs), *l;
+
+    for (l = names; l; l = l->next)
+      if (g_strcmp0 (json_object_get_string_member (codecs, l->data),
+              "av1") == 0 && !json_object_has_member (u, l->data))
+        json_object_set_string_member (u, l->data, HLS_NO_AV1);
+    g_list_free (names);
+  }
+  json_object_set_object_member (o, "unsupported", u);
   json_object_set_array_member (o, "checking",
       json_object_has_member (r, "checking") ?
       json_array_ref (json_object_get_array_member (r, "checking")) :
