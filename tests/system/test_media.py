@@ -28,7 +28,7 @@ make-corpus.sh --new-codecs (libx265 closed and open GOPs with B pyramids,
 Main 10 in MPEG-TS, SVT-AV1 hierarchical, libaom alt-refs, 1080p; AAC or
 Opus) at the programs' defaults: INFO names the codec and counts every
 frame; fetched to .mkv and .mp4 (and .ts for H.265) and played over RTSP
-(H.265 in MPEG-TS, ffmpeg over TCP) every frame and the audio as above; an
+(H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the audio as above; an
 AV1 .ts fetch fails and its RTSP DESCRIBE gets 415, both saying why; the
 page's list (/videos) marks the AV1 files with the reason, and H.265's HLS
 segments hold every frame.
@@ -85,7 +85,8 @@ NEW_CODECS = {
     "av1-aom-aac.mp4": ["mkv"],
     "av1-1080p-opus.mkv": ["mkv"],
 }
-NEW_RTSP = ["h265-aac.mp4", "h265-opengop-main10-aac.ts", "h265-opus.mkv"]
+NEW_RTSP = [("h265-aac.mp4", "tcp"), ("h265-opengop-main10-aac.ts", "tcp"),
+            ("h265-opengop-main10-aac.ts", "udp"), ("h265-opus.mkv", "tcp")]
 AV1_WHY = "no AV1-in-MPEG-TS muxer and no AV1 RTP payloader"
 BAD = {
     "bad-truncated.mp4": "no playable streams",
@@ -320,8 +321,8 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
         def run(job):
             kind, name, ext = job
             if kind == "rtsp":
-                return rtsp_view(f"rtsp://127.0.0.1:{rport}/video/{name}", "tcp",
-                                 os.path.join(work, f"{name}.rtsp.wav"))
+                return rtsp_view(f"rtsp://127.0.0.1:{rport}/video/{name}", ext,
+                                 os.path.join(work, f"{name}.rtsp-{ext}.wav"))
             if kind == "hls":
                 return hls_frames(hport, name, work)
             out = os.path.join(work, f"{name}.{ext}")
@@ -333,7 +334,7 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
 
         jobs = [("fetch", name, ext) for name, exts in NEW_CODECS.items() for ext in exts]
         jobs += [("fetch", "av1-aom-aac.mp4", "ts"), ("hls", "h265-aac.mp4", None)]
-        jobs += [("rtsp", name, None) for name in NEW_RTSP]
+        jobs += [("rtsp", name, t) for name, t in NEW_RTSP]
         results = dict(zip(jobs, side_by_side(run, jobs, 6)))
         for (kind, name, ext), r in results.items():
             if kind != "fetch":
@@ -357,9 +358,9 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
                 compare(what, src, got, audio_tol=0.075 if ext == "mp4"
                         and src["audio"] == "opus" else 0.050)
 
-        for name in NEW_RTSP:
-            got = results[("rtsp", name, None)]
-            src, what = sources[name], f"RTSP {name} over tcp"
+        for name, transport in NEW_RTSP:
+            got = results[("rtsp", name, transport)]
+            src, what = sources[name], f"RTSP {name} over {transport}"
             print(f"     {what}: {got['frames']}/{src['frames']} frames, audio "
                   f"{got['audio_duration']:.3f}/{src['audio_duration']:.3f} s")
             check(got["rc"] == 0 and got["frames"] == src["frames"],
