@@ -83,17 +83,19 @@ av1c_from_codec_data (GstBuffer * cd)
 
   if (!gst_buffer_map (cd, &map, GST_MAP_READ))
     return NULL;
-  if (map.size > 0 && !(map.data[0] & 0x80)) {  /* not av1C's marker bit */
-    out = av1c_make (map.data, map.size);
-    if (!out) {
-      /* qtdemux's: the OBU header (sequence header, has_size_field) back */
-      guint8 *obus = g_malloc (map.size + 1);
+  if (map.size > 1 && map.data[0] < 0x80
+      && (gsize) map.data[0] + 1 == map.size) {
+    /* qtdemux's: one size byte and the sequence header's payload; its OBU
+     * header (sequence header, has_size_field) back in front (told apart
+     * without the parser: it warns of a header it cannot read) */
+    guint8 *obus = g_malloc (map.size + 1);
 
-      obus[0] = (GST_AV1_OBU_SEQUENCE_HEADER << 3) | 0x02;
-      memcpy (obus + 1, map.data, map.size);
-      out = av1c_make (obus, map.size + 1);
-      g_free (obus);
-    }
+    obus[0] = (GST_AV1_OBU_SEQUENCE_HEADER << 3) | 0x02;
+    memcpy (obus + 1, map.data, map.size);
+    out = av1c_make (obus, map.size + 1);
+    g_free (obus);
+  } else if (map.size > 0 && !(map.data[0] & 0x80)) {   /* not av1C's marker */
+    out = av1c_make (map.data, map.size);
   }
   gst_buffer_unmap (cd, &map);
   return out;
