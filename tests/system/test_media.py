@@ -28,10 +28,11 @@ make-corpus.sh --new-codecs (libx265 closed and open GOPs with B pyramids,
 Main 10 in MPEG-TS, SVT-AV1 hierarchical, libaom alt-refs, 1080p; AAC or
 Opus) at the programs' defaults: INFO names the codec and counts every
 frame; fetched to .mkv and .mp4 (and .ts for H.265) and played over RTSP
-(H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the audio as above; an
-AV1 .ts fetch fails and its RTSP DESCRIBE gets 415, both saying why; the
+(H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the
+audio as above; an AV1 .ts fetch fails and its RTSP DESCRIBE gets 415, both saying why; the
 page's list (/videos) marks the AV1 files with the reason, and H.265's HLS
-segments hold every frame.
+segments hold every frame; the server logs that it sends both without a
+transcoder (the fallback, docs/transcoder.md).
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR [--new-codecs]
 """
@@ -395,6 +396,14 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
               f"{src['audio_duration']:.3f} s)")
         check(proxy.poll() is None and server.poll() is None,
               "server and proxy still running")
+        # the fallback: no transcoder for a codec ratetranscoder has no
+        # coder for (docs/transcoder.md, "Codecs without a coder")
+        with open(server_log, errors="replace") as f:
+            sout = f.read()
+        for codec in ("h265", "av1"):
+            check(re.search(rf"session \d+: {codec} video: no coder in ratetranscoder",
+                            sout) is not None,
+                  f"the server sends {codec} without a transcoder, saying so")
     finally:
         for p, log in ((procs[0] if procs else None, server_log),
                        (procs[1] if len(procs) > 1 else None, proxy_log)):
