@@ -391,6 +391,12 @@ hls_session_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   if (!j->ps)
     goto fail;
   j->ps->kind = "hls";
+  if (g_strcmp0 (j->ps->video_codec, "av1") == 0) {
+    /* before admission: it would never play */
+    g_set_error_literal (&err, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        HLS_NO_AV1);
+    goto fail;
+  }
   if (!admission_check (j->video, j->ps->info, "session", &reason)) {
     g_set_error (&err, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
     g_free (reason);
