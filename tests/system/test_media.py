@@ -31,7 +31,8 @@ frame; fetched to .mkv and .mp4 (and .ts for H.265) and played over RTSP
 (H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the
 audio as above; an AV1 .ts fetch fails and its RTSP DESCRIBE gets 415, both saying why; the
 page's list (/videos) marks the AV1 files with the reason, and H.265's HLS
-segments hold every frame; the server logs that it sends both without a
+segments hold every frame (an AV1 playlist: 503 with the reason); the
+server logs that it sends both without a
 transcoder (the fallback, docs/transcoder.md).
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR [--new-codecs]
@@ -45,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -386,6 +388,14 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
         check(all(AV1_WHY in marked.get(n, "") for n in NEW_CODECS if n.startswith("av1"))
               and not any(n in marked for n in NEW_CODECS if n.startswith("h265")),
               f"/videos marks the AV1 files with the reason, not the H.265 ones: {marked}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls/av1-aom-aac.mp4/"
+                                   "index.m3u8", timeout=30).close()
+            status, body = 200, ""
+        except urllib.error.HTTPError as e:
+            status, body = e.code, e.read().decode(errors="replace")
+        check(status == 503 and AV1_WHY in body,
+              f"HLS of an AV1 file: {status} with the reason ({body[:200]})")
         name = "h265-aac.mp4"
         got = results[("hls", name, None)]
         src = sources[name]
