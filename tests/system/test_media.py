@@ -32,8 +32,8 @@ frame; fetched to .mkv and .mp4 (and .ts for H.265) and played over RTSP
 audio as above; an AV1 .ts fetch fails and its RTSP DESCRIBE gets 415, both saying why; the
 page's list (/videos) marks the AV1 files with the reason, and H.265's HLS
 segments hold every frame (an AV1 playlist: 503 with the reason); the
-server logs that it sends both without a
-transcoder (the fallback, docs/transcoder.md).
+server logs that it sends both without a transcoder (the fallback,
+docs/transcoder.md).
 
 usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR [--new-codecs]
 """
