@@ -36,6 +36,14 @@
 #include "twoflow-proxy-output.h"
 #include "twoflow-proxy-web.h"
 
+/* H.265's HLS segments are served (ffmpeg plays the playlist), but the
+ * page's player cannot show them: hls.js 1.5's MPEG-TS demuxer stops at
+ * stream type 0x24 ("Unsupported HEVC in M2TS found", a fragParsingError
+ * per segment, nothing shown in Chromium) */
+#define PAGE_NO_H265 "H.265 video: the page's player (hls.js 1.5) reads no " \
+  "H.265 from MPEG-TS segments; its HLS playlist plays in ffmpeg, or " \
+  "fetch it or play it over RTSP"
+
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_web_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_web_debug
 
@@ -199,7 +207,7 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
       json_array_new ();
   json_object_set_array_member (o, "videos", v);
   /* the server's catalog: which cannot play, and why; and those the page
-   * cannot show (HLS_NO_AV1) */
+   * cannot show (HLS_NO_AV1, PAGE_NO_H265) */
   u = json_object_has_member (r, "unsupported") ?
       json_object_ref (json_object_get_object_member (r, "unsupported")) :
       json_object_new ();
@@ -207,10 +215,14 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
     JsonObject *codecs = json_object_get_object_member (r, "codecs");
     GList *names = json_object_get_members (codecs), *l;
 
-    for (l = names; l; l = l->next)
-      if (g_strcmp0 (json_object_get_string_member (codecs, l->data),
-              "av1") == 0 && !json_object_has_member (u, l->data))
-        json_object_set_string_member (u, l->data, HLS_NO_AV1);
+    for (l = names; l; l = l->next) {
+      const gchar *c = json_object_get_string_member (codecs, l->data);
+      const gchar *why = g_strcmp0 (c, "av1") == 0 ? HLS_NO_AV1 :
+          g_strcmp0 (c, "h265") == 0 ? PAGE_NO_H265 : NULL;
+
+      if (why && !json_object_has_member (u, l->data))
+        json_object_set_string_member (u, l->data, why);
+    }
     g_list_free (names);
   }
   json_object_set_object_member (o, "unsupported", u);
