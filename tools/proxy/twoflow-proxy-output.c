@@ -58,7 +58,8 @@ container_for (const gchar * path, const gchar * codec)
   g_free (lower);
   if (c)
     return c;
-  return codec && !g_str_has_prefix (codec, "mpeg") ? "mkv" : "ts";
+  return g_strcmp0 (codec, "h264") == 0 || g_strcmp0 (codec, "h265") == 0
+      || g_strcmp0 (codec, "av1") == 0 ? "mkv" : "ts";
 }
 
 /* The merged video's parser and, for MPEG-TS, the caps it must give (a
@@ -389,7 +390,7 @@ GstElement *
 build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error)
 {
-  gboolean mpeg = g_str_has_prefix (ps->video_codec, "mpeg");
+  gboolean mpeg;
   gboolean hls_transcoded;
   GstElement *mux, *vq, *vparse, *vcaps = NULL;
   GstPad *pad;
@@ -400,6 +401,9 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
       g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux";
   const gchar *ts_caps, *parser = video_parser_for (ps->video_codec,
       g_str_equal (mux_factory, "mpegtsmux"), &ts_caps);
+
+  /* MPEG-1/2, and what the server names no codec of (as before) */
+  mpeg = g_str_equal (parser, "mpegvideoparse");
 
   if (g_str_equal (ps->video_codec, "av1")
       && g_str_equal (mux_factory, "mpegtsmux")) {

@@ -511,9 +511,9 @@ enh_rtx_time (Session * s)
  * code (H.265, AV1) goes without one (docs/transcoder.md, "Codecs without
  * a coder"): identity in its place, the enhanced flow's pictures as the
  * file has them, no rate adaptation of the server's own; the split still
- * sends the essential pictures ahead (what a congested path leaves of the
- * enhanced flow, the proxy's merge fills from them). The check is by the
- * element's caps, so a coder added to ratetranscoder is used at once. */
+ * sends the essential pictures ahead, reliably (a congested path costs
+ * enhanced pictures only). The check is by the element's caps, so a coder
+ * added to ratetranscoder is used at once. */
 static gboolean
 transcoder_codes (const gchar * codec)
 {
