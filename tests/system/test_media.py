@@ -27,7 +27,8 @@ With --new-codecs (test system-media-codecs) the H.265 and AV1 clips of
 make-corpus.sh --new-codecs (libx265 closed and open GOPs with B pyramids,
 Main 10 in MPEG-TS, SVT-AV1 hierarchical, libaom alt-refs, 1080p; AAC or
 Opus) at the programs' defaults: INFO names the codec and counts every
-frame; fetched to .mkv and .mp4 (and .ts for H.265) and played over RTSP
+frame; fetched to .mkv and .mp4 (and .ts for H.265; .h265 a byte stream
+of the video that decodes whole) and played over RTSP
 (H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the
 audio as above; an AV1 .ts fetch fails and its RTSP DESCRIBE gets 415,
 both saying why; the page's list (/videos) marks the AV1 files with the
@@ -339,7 +340,9 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
                 float(m.group(1)) if m else None
 
         jobs = [("fetch", name, ext) for name, exts in NEW_CODECS.items() for ext in exts]
-        jobs += [("fetch", "av1-aom-aac.mp4", "ts"), ("hls", "h265-aac.mp4", None)]
+        # .h265: the video alone, hvc1 from MP4 made a byte stream
+        jobs += [("fetch", "av1-aom-aac.mp4", "ts"), ("fetch", "h265-aac.mp4", "h265"),
+                 ("hls", "h265-aac.mp4", None)]
         jobs += [("rtsp", name, t) for name, t in NEW_RTSP]
         results = dict(zip(jobs, side_by_side(run, jobs, 6)))
         for (kind, name, ext), r in results.items():
@@ -353,7 +356,12 @@ def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
                 continue
             check(res.returncode == 0 and got is not None,
                   f"{what}: exit {res.returncode} {res.stderr.strip()[-200:]}")
-            if got is not None:
+            if got is not None and ext == "h265":
+                check(got["video"] == "hevc" and got["frames"] == sources[name]["frames"]
+                      and got["errors"] == 0,
+                      f"{what}: {got['video']}, {got['frames']} frames decoded (source "
+                      f"{sources[name]['frames']}), {got['errors']} decode errors")
+            elif got is not None:
                 src = sources[name]
                 print(f"     {what}: {got['frames']}/{src['frames']} frames, audio "
                       f"{got['audio_duration']:.3f}/{src['audio_duration']:.3f} s, "

@@ -28,9 +28,10 @@ GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_output_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_output_debug
 
 
-/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv"
- * or "es" (the merged video elementary stream, no audio); otherwise by the
- * codec (MPEG-1/2: TS, H.264, H.265, AV1: Matroska). */
+/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv",
+ * "annexb" (H.264/H.265 video alone as an Annex B byte stream) or "es"
+ * (the merged video elementary stream as parsed, no audio); otherwise by
+ * the codec (MPEG-1/2: TS, H.264, H.265, AV1: Matroska). */
 const gchar *
 container_for (const gchar * path, const gchar * codec)
 {
@@ -47,11 +48,14 @@ container_for (const gchar * path, const gchar * codec)
       c = "mp4";
     else if (g_str_equal (ext, ".mkv") || g_str_equal (ext, ".mka"))
       c = "mkv";
+    else if ((g_str_equal (ext, ".h264") || g_str_equal (ext, ".264")
+            || g_str_equal (ext, ".h265") || g_str_equal (ext, ".265")
+            || g_str_equal (ext, ".hevc")) && (g_strcmp0 (codec, "h264") == 0
+            || g_strcmp0 (codec, "h265") == 0))
+      c = "annexb";
     else if (g_str_equal (ext, ".m2v") || g_str_equal (ext, ".m1v")
         || g_str_equal (ext, ".mpv") || g_str_equal (ext, ".h264")
-        || g_str_equal (ext, ".264") || g_str_equal (ext, ".h265")
-        || g_str_equal (ext, ".265") || g_str_equal (ext, ".hevc")
-        || g_str_equal (ext, ".obu") || g_str_equal (ext, ".es")
+        || g_str_equal (ext, ".264") || g_str_equal (ext, ".es")
         || g_str_equal (ext, ".twf"))
       c = "es";
   }
@@ -380,6 +384,38 @@ mp4_duration_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     GST_PAD_PROBE_INFO_DATA (info) = buf;
   }
   return GST_PAD_PROBE_OK;
+}
+
+/* H.264/H.265 from MP4 or Matroska merge as they were parsed, length-
+ * prefixed (avc, hvc1): a .h264/.h265 file of them played nowhere. recv's
+ * video through its parser to a byte stream (parameter sets before every
+ * key frame); returns the element to link to the file (NULL: @error). */
+GstElement *
+build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
+    GError ** error)
+{
+  const gchar *ts_caps, *parser = video_parser_for (ps->video_codec, TRUE,
+      &ts_caps);
+  GstElement *parse = add_el (bin, parser, NULL);
+  GstElement *filter = add_el (bin, "capsfilter", NULL);
+  GstCaps *c;
+
+  if (!parse || !filter || !ts_caps) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "no byte stream of %s video", ps->video_codec);
+    return NULL;
+  }
+  g_object_set (parse, "config-interval", -1, NULL);
+  c = gst_caps_from_string (ts_caps);
+  g_object_set (filter, "caps", c, NULL);
+  gst_caps_unref (c);
+  if (!gst_element_link_pads (recv, "src", parse, "sink")
+      || !gst_element_link (parse, filter)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "%s video cannot be made a byte stream", ps->video_codec);
+    return NULL;
+  }
+  return filter;
 }
 
 /* recv's video (and audio) through parsers into a @container muxer, which

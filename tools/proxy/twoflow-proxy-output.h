@@ -35,6 +35,8 @@ const gchar *container_for (const gchar * path, const gchar * codec);
 void connect_audio_link (GstElement * recv, AudioLink * al);
 GstElement *build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error);
+GstElement *build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
+    GError ** error);
 void twoflow_proxy_output_init (void);
 
 G_END_DECLS

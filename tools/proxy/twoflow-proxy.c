@@ -14,8 +14,9 @@
  * twoflowmerge (reading a pre-staged prefix from the prefix store) and
  * serves the result to RTSP viewers (rtsp://HOST:8554/video/NAME, MPEG-TS
  * over RTP, video and audio) or to a file (--fetch: a container chosen by
- * the file's extension, .ts/.mkv/.mp4, with both tracks; .m2v/.h264/.h265/.es:
- * the merged video elementary stream only). Each viewer gets its own server session;
+ * the file's extension, .ts/.mkv/.mp4, with both tracks; .h264/.h265: the
+ * video alone as a byte stream; .m2v/.es: the merged video elementary
+ * stream only). Each viewer gets its own server session;
  * admission control admits it only if its peak rate fits the residual WAN
  * capacity (--wan-capacity) or, in measured mode, if the admitted sessions
  * are near their rates with under 5% loss. See docs/system.md.
