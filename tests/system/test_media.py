@@ -23,7 +23,21 @@ through twoflow-server and twoflow-proxy:
   --audio-track fra/fre/eng/1/none fetch the right one (or none); deu
   fails naming the tracks.
 
-usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR
+With --new-codecs (test system-media-codecs) the H.265 and AV1 clips of
+make-corpus.sh --new-codecs (libx265 closed and open GOPs with B pyramids,
+Main 10 in MPEG-TS, SVT-AV1 hierarchical, libaom alt-refs, 1080p; AAC or
+Opus) at the programs' defaults: INFO names the codec and counts every
+frame; fetched to .mkv and .mp4 (and .ts for H.265; .h265 a byte stream
+of the video that decodes whole) and played over RTSP
+(H.265 in MPEG-TS, ffmpeg over TCP, one over UDP too) every frame and the
+audio as above; an AV1 .ts fetch fails and its RTSP DESCRIBE gets 415,
+both saying why; the page's list (/videos) marks the AV1 files with the
+reason, and the H.265 ones (hls.js 1.5 reads no H.265 from MPEG-TS),
+whose HLS segments hold every frame (an AV1 playlist: 503 with the
+reason); the server logs that it sends both without a transcoder (the
+fallback, docs/transcoder.md).
+
+usage: test_media.py SERVER_EXE PROXY_EXE MAKE_CORPUS CORPUS_DIR [--new-codecs]
 """
 import json
 import os
@@ -34,8 +48,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
-from twoflowlab.checks import check, free_port
+from twoflowlab.checks import check, free_port, wait_port
 from twoflowlab.loopback import (control, ffprobe, finish, side_by_side, start_server,
                                 stop)
 
@@ -61,6 +78,23 @@ GOOD = {
     # 25 then 15 fps: mp4mux's edit list once ended before the last picture
     "h264-vfr.mp4": ["mp4"],
 }
+# make-corpus.sh --new-codecs: file -> fetch outputs, and the RTSP viewers
+NEW_CODECS = {
+    "h265-aac.mp4": ["mkv", "mp4", "ts"],
+    "h265-opengop-main10-aac.ts": ["ts"],
+    # Opus: to AAC for MP4, as with H.264
+    "h265-opus.mkv": ["mkv", "mp4"],
+    "h265-1080p-aac.mp4": ["mp4"],
+    "av1-svt-opus.mkv": ["mkv", "mp4"],
+    # libaom in MP4: qtdemux's AV1 codec_data made av1C again for Matroska
+    "av1-aom-aac.mp4": ["mkv"],
+    "av1-1080p-opus.mkv": ["mkv"],
+}
+NEW_RTSP = [("h265-aac.mp4", "tcp"), ("h265-opengop-main10-aac.ts", "tcp"),
+            ("h265-opengop-main10-aac.ts", "udp"), ("h265-opus.mkv", "tcp")]
+AV1_WHY = "no AV1-in-MPEG-TS muxer and no AV1 RTP payloader"
+# the page's hls.js 1.5 (its HLS playlist is served all the same)
+H265_PAGE_WHY = "reads no H.265 from MPEG-TS segments"
 BAD = {
     "bad-truncated.mp4": "no playable streams",
     "bad-audio-only.mp4": "no video stream",
@@ -206,7 +240,7 @@ def rtspsrc_record(url, out):
     return None if res.returncode == 0 else (res.stdout + res.stderr).strip()[-200:]
 
 
-def compare(what, src, got, video=None):
+def compare(what, src, got, video=None, audio_tol=0.050):
     video = video or src["video"]
     check(got["video"] == video and got["audio"] is not None,
           f"{what}: video {got['video']} (want {video}), audio {got['audio']} "
@@ -215,7 +249,7 @@ def compare(what, src, got, video=None):
           f"{what}: {got['frames']} video frames decoded (source {src['frames']})")
     check(abs(got["span"] - src["span"]) <= 0.045,
           f"{what}: the pictures span {got['span']:.3f} s (source {src['span']:.3f} s)")
-    check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.050,
+    check(abs(got["audio_duration"] - src["audio_duration"]) <= audio_tol,
           f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
           f"{src['audio_duration']:.3f} s)")
     if "av_offset" in got and "av_offset" in src:
@@ -228,8 +262,187 @@ def compare(what, src, got, video=None):
           f"{what}: {got['errors']} decode error lines (source {src['errors']})")
 
 
+def hls_frames(http_port, name, work):
+    """Asks the proxy for name's HLS, waits for its VOD playlist (at most
+    60 s) and counts the video frames and audio seconds of its segments."""
+    base = f"http://127.0.0.1:{http_port}/hls/{urllib.parse.quote(name)}/"
+    playlist = ""
+    for _ in range(120):
+        try:
+            with urllib.request.urlopen(base + "index.m3u8", timeout=10) as r:
+                playlist = r.read().decode()
+        except OSError:
+            pass
+        if "#EXT-X-ENDLIST" in playlist:
+            break
+        time.sleep(0.5)
+    out = os.path.join(work, name + ".hls.ts")
+    with open(out, "wb") as f:
+        for seg in [ln for ln in playlist.splitlines() if ln.endswith(".ts")]:
+            with urllib.request.urlopen(base + seg, timeout=10) as r:
+                f.write(r.read())
+    return media_facts(out) if "#EXT-X-ENDLIST" in playlist else None
+
+
+def new_codecs_main(server_exe, proxy_exe, make_corpus, corpus):
+    """The H.265 and AV1 clips end to end (the module's doc)."""
+    t0 = time.monotonic()
+    res = subprocess.run([make_corpus, "--new-codecs", corpus], capture_output=True,
+                         text=True, timeout=300)
+    check(res.returncode == 0, f"H.265/AV1 corpus made in {time.monotonic() - t0:.1f} s "
+          f"({res.stderr.strip()[-300:]})")
+    work = tempfile.mkdtemp(prefix="twoflow-codecs-")
+    server_log = os.path.join(work, "server.log")
+    proxy_log = os.path.join(work, "proxy.log")
+    procs = []
+    try:
+        rport, hport = free_port(), free_port()
+        server, cport = start_server(server_exe, corpus, server_log)
+        procs.append(server)
+        # the programs' defaults: no tuning flag
+        proxy_base = [proxy_exe, "--server", f"127.0.0.1:{cport}", "--insecure",
+                      "--prefix-dir", os.path.join(work, "prefix")]
+        sources = dict(zip(NEW_CODECS, side_by_side(
+            lambda name: media_facts(os.path.join(corpus, name)), NEW_CODECS)))
+        for name in NEW_CODECS:
+            info = control(cport, {"cmd": "INFO", "video": name}, timeout=60)
+            want = "av1" if name.startswith("av1") else "h265"
+            check(info.get("ok") and info.get("codec") == want
+                  and info.get("frames") == sources[name]["frames"]
+                  and info.get("audio_records", 0) > 0,
+                  f"INFO {name}: {info.get('codec')} (want {want}), {info.get('frames')} "
+                  f"frames (source {sources[name]['frames']}), audio "
+                  f"{info.get('audio_codec')} {info.get('error', '')}")
+
+        proxy = subprocess.Popen(proxy_base + ["--rtsp-port", str(rport),
+                                               "--rtsp-address", "127.0.0.1",
+                                               "--http-port", str(hport),
+                                               "--http-address", "127.0.0.1",
+                                               "--hls-dir", os.path.join(work, "hls")],
+                                 stdout=open(proxy_log, "w"), stderr=subprocess.STDOUT)
+        procs.append(proxy)
+        wait_port(rport)
+
+        # fetches, RTSP viewers and the HLS copy: live-paced 2-3 s clips,
+        # mostly waiting: side by side, six at a time
+        def run(job):
+            kind, name, ext = job
+            if kind == "rtsp":
+                return rtsp_view(f"rtsp://127.0.0.1:{rport}/video/{name}", ext,
+                                 os.path.join(work, f"{name}.rtsp-{ext}.wav"))
+            if kind == "hls":
+                return hls_frames(hport, name, work)
+            out = os.path.join(work, f"{name}.{ext}")
+            res = subprocess.run(proxy_base + ["--fetch", name, "--output", out],
+                                 capture_output=True, text=True, timeout=90)
+            m = re.search(r'"first_frame_s":([0-9.]+)', res.stdout)
+            return res, media_facts(out) if res.returncode == 0 else None, \
+                float(m.group(1)) if m else None
+
+        jobs = [("fetch", name, ext) for name, exts in NEW_CODECS.items() for ext in exts]
+        # .h265: the video alone, hvc1 from MP4 made a byte stream
+        jobs += [("fetch", "av1-aom-aac.mp4", "ts"), ("fetch", "h265-aac.mp4", "h265"),
+                 ("hls", "h265-aac.mp4", None)]
+        jobs += [("rtsp", name, t) for name, t in NEW_RTSP]
+        results = dict(zip(jobs, side_by_side(run, jobs, 6)))
+        for (kind, name, ext), r in results.items():
+            if kind != "fetch":
+                continue
+            res, got, first = r
+            what = f"fetch {name} -> .{ext}"
+            if name.startswith("av1") and ext == "ts":
+                check(res.returncode != 0 and AV1_WHY in res.stderr,
+                      f"{what}: refused with the reason ({res.stderr.strip()[-200:]})")
+                continue
+            check(res.returncode == 0 and got is not None,
+                  f"{what}: exit {res.returncode} {res.stderr.strip()[-200:]}")
+            if got is not None and ext == "h265":
+                check(got["video"] == "hevc" and got["frames"] == sources[name]["frames"]
+                      and got["errors"] == 0,
+                      f"{what}: {got['video']}, {got['frames']} frames decoded (source "
+                      f"{sources[name]['frames']}), {got['errors']} decode errors")
+            elif got is not None:
+                src = sources[name]
+                print(f"     {what}: {got['frames']}/{src['frames']} frames, audio "
+                      f"{got['audio_duration']:.3f}/{src['audio_duration']:.3f} s, "
+                      f"first frame {first} s")
+                # ffmpeg's Opus (its 312-sample pre-skip) re-encoded to AAC
+                # for MP4: + AAC's priming frame (no edit list from mp4mux
+                # 1.22) and the last frame's padding, 51 ms in all
+                compare(what, src, got, audio_tol=0.075 if ext == "mp4"
+                        and src["audio"] == "opus" else 0.050)
+
+        for name, transport in NEW_RTSP:
+            got = results[("rtsp", name, transport)]
+            src, what = sources[name], f"RTSP {name} over {transport}"
+            print(f"     {what}: {got['frames']}/{src['frames']} frames, audio "
+                  f"{got['audio_duration']:.3f}/{src['audio_duration']:.3f} s")
+            check(got["rc"] == 0 and got["frames"] == src["frames"],
+                  f"{what}: exit {got['rc']}, {got['frames']} video frames decoded "
+                  f"(source {src['frames']}) {got['stderr'].strip()[-200:]}")
+            check(abs(got["audio_duration"] - src["audio_duration"]) <= 0.1,
+                  f"{what}: audio {got['audio_duration']:.3f} s decoded (source "
+                  f"{src['audio_duration']:.3f} s)")
+            check(got["errors"] <= src["errors"],
+                  f"{what}: {got['errors']} decode error lines (source {src['errors']})")
+        res = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-rtsp_transport",
+                              "tcp", "-i", f"rtsp://127.0.0.1:{rport}/video/av1-aom-aac.mp4",
+                              "-f", "null", "-"], capture_output=True, text=True, timeout=60)
+        check(res.returncode != 0 and "415" in res.stderr and AV1_WHY in res.stderr,
+              f"RTSP av1-aom-aac.mp4: DESCRIBE answered 415 with the reason "
+              f"({res.stderr.strip()[-200:]})")
+
+        # the page: AV1 marked with the reason; H.265's HLS whole
+        with urllib.request.urlopen(f"http://127.0.0.1:{hport}/videos", timeout=30) as r:
+            listing = json.loads(r.read())
+        marked = listing.get("unsupported", {})
+        check(all(AV1_WHY in marked.get(n, "") for n in NEW_CODECS if n.startswith("av1"))
+              and all(H265_PAGE_WHY in marked.get(n, "") for n in NEW_CODECS
+                      if n.startswith("h265")),
+              f"/videos marks the AV1 and H.265 files with the reason: {marked}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{hport}/hls/av1-aom-aac.mp4/"
+                                   "index.m3u8", timeout=30).close()
+            status, body = 200, ""
+        except urllib.error.HTTPError as e:
+            status, body = e.code, e.read().decode(errors="replace")
+        check(status == 503 and AV1_WHY in body,
+              f"HLS of an AV1 file: {status} with the reason ({body[:200]})")
+        name = "h265-aac.mp4"
+        got = results[("hls", name, None)]
+        src = sources[name]
+        check(got is not None and got["frames"] == src["frames"] and got["video"] == "hevc"
+              and abs(got["audio_duration"] - src["audio_duration"]) <= 0.05,
+              f"HLS {name}: {got and got['frames']} frames (source {src['frames']}), "
+              f"audio {got and round(got['audio_duration'], 3)} s (source "
+              f"{src['audio_duration']:.3f} s)")
+        check(proxy.poll() is None and server.poll() is None,
+              "server and proxy still running")
+        # the fallback: no transcoder for a codec ratetranscoder has no
+        # coder for (docs/transcoder.md, "Codecs without a coder")
+        with open(server_log, errors="replace") as f:
+            sout = f.read()
+        for codec in ("h265", "av1"):
+            check(re.search(rf"session \d+: {codec} video: no coder in ratetranscoder",
+                            sout) is not None,
+                  f"the server sends {codec} without a transcoder, saying so")
+    finally:
+        for p, log in ((procs[0] if procs else None, server_log),
+                       (procs[1] if len(procs) > 1 else None, proxy_log)):
+            if p is not None and p.poll() not in (None, 0, -signal.SIGTERM):
+                with open(log, errors="replace") as f:
+                    print(f"{p.args[0]} exited {p.returncode}; its log ends:\n"
+                          + "".join(f.readlines()[-40:]))
+        stop(procs)
+        if os.environ.get("TWOFLOW_KEEP") is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return finish(t0, "all H.265/AV1 media checks passed")
+
+
 def main():
     server_exe, proxy_exe, make_corpus, corpus = sys.argv[1:5]
+    if "--new-codecs" in sys.argv[5:]:
+        return new_codecs_main(server_exe, proxy_exe, make_corpus, corpus)
     t0 = time.monotonic()
     res = subprocess.run([make_corpus, corpus], capture_output=True, text=True,
                          timeout=300)

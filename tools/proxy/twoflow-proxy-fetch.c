@@ -107,7 +107,9 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
           "kind", "mpeg"), "trace") ? "es" : container_for (final,
       ps->video_codec);
   if (!g_str_equal (container, "es")) {
-    mux = build_mux (GST_BIN (pipe), ps, recv, container, &err);
+    mux = g_str_equal (container, "annexb") ? build_annexb (GST_BIN (pipe),
+        ps, recv, &err) : build_mux (GST_BIN (pipe), ps, recv, container,
+        &err);
     if (!mux) {
       g_printerr ("%s: %s\n", video, err->message);
       g_clear_error (&err);
@@ -118,9 +120,10 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
       return 1;
     }
     gst_element_link (mux, sink);
+    gboolean audio = ps->audio_out && !g_str_equal (container, "annexb");
+
     g_print ("fetch %s: %s video%s%s into %s\n", video, ps->video_codec,
-        ps->audio_out ? " and " : "", ps->audio_out ? ps->audio_codec : "",
-        container);
+        audio ? " and " : "", audio ? ps->audio_codec : "", container);
   } else {
     gst_element_link (recv, sink);
   }

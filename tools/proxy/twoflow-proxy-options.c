@@ -72,8 +72,9 @@ static GOptionEntry entries[] = {
         "is missing the network lost; 3: frames missing without a "
         "network cause; 1: an error)", "NAME"},
   {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output,
-      "Output file of --fetch: .ts, .mkv or .mp4 (video and audio), "
-        ".m2v/.h264/.es (the video elementary stream); other: by codec",
+      "Output file of --fetch: .ts, .mkv or .mp4 (video and audio; AV1: "
+        ".mkv or .mp4), .h264/.h265 (the video alone, a byte stream), "
+        ".m2v/.es (the merged video elementary stream); other: by codec",
         "FILE"},
   {"prestage", 0, 0, G_OPTION_ARG_STRING, &opt_prestage,
       "Store the first segment of a video's essential flow in the prefix "

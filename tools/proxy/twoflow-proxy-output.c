@@ -10,7 +10,9 @@
 /*
  * What the merged video and audio go into: a container by the fetch's
  * file name, MPEG-TS for RTSP and HLS; audio a muxer cannot carry
- * transcoded to AAC, MPEG-1/2 video to H.264 for browsers and MP4.
+ * transcoded to AAC, MPEG-1/2 video to H.264 for browsers and MP4. H.265
+ * goes into all three containers; AV1 into Matroska and MP4 only
+ * (AV1_NO_TS).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -26,9 +28,10 @@ GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_output_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_output_debug
 
 
-/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv"
- * or "es" (the merged video elementary stream, no audio); otherwise by the
- * codec (MPEG-1/2: TS, H.264: Matroska). */
+/* What a fetch writes, by the output file's extension: "ts", "mp4", "mkv",
+ * "annexb" (H.264/H.265 video alone as an Annex B byte stream) or "es"
+ * (the merged video elementary stream as parsed, no audio); otherwise by
+ * the codec (MPEG-1/2: TS, H.264, H.265, AV1: Matroska). */
 const gchar *
 container_for (const gchar * path, const gchar * codec)
 {
@@ -45,6 +48,11 @@ container_for (const gchar * path, const gchar * codec)
       c = "mp4";
     else if (g_str_equal (ext, ".mkv") || g_str_equal (ext, ".mka"))
       c = "mkv";
+    else if ((g_str_equal (ext, ".h264") || g_str_equal (ext, ".264")
+            || g_str_equal (ext, ".h265") || g_str_equal (ext, ".265")
+            || g_str_equal (ext, ".hevc")) && (g_strcmp0 (codec, "h264") == 0
+            || g_strcmp0 (codec, "h265") == 0))
+      c = "annexb";
     else if (g_str_equal (ext, ".m2v") || g_str_equal (ext, ".m1v")
         || g_str_equal (ext, ".mpv") || g_str_equal (ext, ".h264")
         || g_str_equal (ext, ".264") || g_str_equal (ext, ".es")
@@ -54,7 +62,30 @@ container_for (const gchar * path, const gchar * codec)
   g_free (lower);
   if (c)
     return c;
-  return g_strcmp0 (codec, "h264") == 0 ? "mkv" : "ts";
+  return g_strcmp0 (codec, "h264") == 0 || g_strcmp0 (codec, "h265") == 0
+      || g_strcmp0 (codec, "av1") == 0 ? "mkv" : "ts";
+}
+
+/* The merged video's parser and, for MPEG-TS, the caps it must give (a
+ * byte stream, parameter sets before each key frame so a viewer starts at
+ * any of them; NULL: what the muxer negotiates). */
+static const gchar *
+video_parser_for (const gchar * codec, gboolean ts, const gchar ** ts_caps)
+{
+  *ts_caps = NULL;
+  if (g_strcmp0 (codec, "h264") == 0) {
+    if (ts)
+      *ts_caps = "video/x-h264, stream-format=byte-stream, alignment=au";
+    return "h264parse";
+  }
+  if (g_strcmp0 (codec, "h265") == 0) {
+    if (ts)
+      *ts_caps = "video/x-h265, stream-format=byte-stream, alignment=au";
+    return "h265parse";
+  }
+  if (g_strcmp0 (codec, "av1") == 0)
+    return "av1parse";
+  return "mpegvideoparse";
 }
 
 static const gchar *
@@ -355,6 +386,38 @@ mp4_duration_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* H.264/H.265 from MP4 or Matroska merge as they were parsed, length-
+ * prefixed (avc, hvc1): a .h264/.h265 file of them played nowhere. recv's
+ * video through its parser to a byte stream (parameter sets before every
+ * key frame); returns the element to link to the file (NULL: @error). */
+GstElement *
+build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
+    GError ** error)
+{
+  const gchar *ts_caps, *parser = video_parser_for (ps->video_codec, TRUE,
+      &ts_caps);
+  GstElement *parse = add_el (bin, parser, NULL);
+  GstElement *filter = add_el (bin, "capsfilter", NULL);
+  GstCaps *c;
+
+  if (!parse || !filter || !ts_caps) {
+    g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
+        "no byte stream of %s video", ps->video_codec);
+    return NULL;
+  }
+  g_object_set (parse, "config-interval", -1, NULL);
+  c = gst_caps_from_string (ts_caps);
+  g_object_set (filter, "caps", c, NULL);
+  gst_caps_unref (c);
+  if (!gst_element_link_pads (recv, "src", parse, "sink")
+      || !gst_element_link (parse, filter)) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "%s video cannot be made a byte stream", ps->video_codec);
+    return NULL;
+  }
+  return filter;
+}
+
 /* recv's video (and audio) through parsers into a @container muxer, which
  * is returned (its src pad unlinked). For MPEG-TS the H.264 video is a byte
  * stream with SPS/PPS before every IDR frame, so a viewer can start at any
@@ -363,7 +426,7 @@ GstElement *
 build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error)
 {
-  gboolean h264 = g_strcmp0 (ps->video_codec, "h264") == 0;
+  gboolean mpeg;
   gboolean hls_transcoded;
   GstElement *mux, *vq, *vparse, *vcaps = NULL;
   GstPad *pad;
@@ -372,13 +435,25 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
   /* HLS: MPEG-TS segments (twoflow-hls.c cuts mpegtsmux's output) */
   const gchar *mux_factory = g_str_equal (container, "mp4") ? "mp4mux" :
       g_str_equal (container, "mkv") ? "matroskamux" : "mpegtsmux";
+  const gchar *ts_caps, *parser = video_parser_for (ps->video_codec,
+      g_str_equal (mux_factory, "mpegtsmux"), &ts_caps);
 
+  /* MPEG-1/2, and what the server names no codec of (as before) */
+  mpeg = g_str_equal (parser, "mpegvideoparse");
+
+  if (g_str_equal (ps->video_codec, "av1")
+      && g_str_equal (mux_factory, "mpegtsmux")) {
+    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        "AV1 video cannot go into %s: %s", hls ? "HLS (MPEG-TS segments)" :
+        "MPEG-TS", AV1_NO_TS);
+    return NULL;
+  }
   mux = add_el (bin, mux_factory, "mux");
   vq = add_el (bin, "queue", NULL);
-  vparse = add_el (bin, h264 ? "h264parse" : "mpegvideoparse", NULL);
+  vparse = add_el (bin, parser, NULL);
   if (!mux || !vq || !vparse)
     goto missing;
-  hls_transcoded = (hls || g_str_equal (container, "mp4")) && !h264;
+  hls_transcoded = (hls || g_str_equal (container, "mp4")) && mpeg;
   if (hls_transcoded) {
     /* browsers decode no MPEG-1/2 video: the HLS copy (made once per
      * video and cached with its segments) is H.264; mp4mux takes no
@@ -389,11 +464,11 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     g_print ("%s: %s video transcoded to H.264 (x264enc)\n",
         hls ? "HLS (for browsers)" : "MP4 (mp4mux takes no MPEG-1/2 video)",
         ps->video_codec);
-  } else if (h264) {
-    g_object_set (vparse, "config-interval", -1, NULL);
-    if (g_str_equal (container, "ts") || hls) {
-      GstCaps *c = gst_caps_from_string ("video/x-h264,"
-          "stream-format=byte-stream,alignment=au");
+  } else if (!mpeg) {
+    if (!g_str_equal (parser, "av1parse"))
+      g_object_set (vparse, "config-interval", -1, NULL);
+    if (ts_caps) {
+      GstCaps *c = gst_caps_from_string (ts_caps);
       vcaps = add_el (bin, "capsfilter", NULL);
       g_object_set (vcaps, "caps", c, NULL);
       gst_caps_unref (c);

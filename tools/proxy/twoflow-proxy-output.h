@@ -24,10 +24,19 @@ typedef struct
   gboolean linked;
 } AudioLink;
 
+/* Why AV1 has no MPEG-TS output (RTSP, HLS, .ts fetches) */
+#define AV1_NO_TS "GStreamer 1.22 has no AV1-in-MPEG-TS muxer and no AV1 " \
+  "RTP payloader; fetch it to .mkv or .mp4"
+#define RTSP_NO_AV1 "AV1 video cannot be served over RTSP: " AV1_NO_TS
+#define HLS_NO_AV1 "AV1 video has no HLS for this page (its segments are " \
+  "MPEG-TS): " AV1_NO_TS
+
 const gchar *container_for (const gchar * path, const gchar * codec);
 void connect_audio_link (GstElement * recv, AudioLink * al);
 GstElement *build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error);
+GstElement *build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
+    GError ** error);
 void twoflow_proxy_output_init (void);
 
 G_END_DECLS

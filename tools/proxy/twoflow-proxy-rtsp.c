@@ -22,6 +22,7 @@
 #include <gst/gst.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include "twoflow-admission.h"
+#include "twoflow-control.h"
 #include "twoflowtls.h"
 #include "twoflow-proxy-options.h"
 #include "twoflow-proxy-session.h"
@@ -331,6 +332,14 @@ pre_describe_locked (GstRTSPClient * client, GstRTSPContext * ctx)
     }
     proxy_session_free (probe);
     info = g_hash_table_lookup (info_cache, video);
+  }
+  if (g_strcmp0 (twoflow_json_get_string (info, "codec", NULL), "av1") == 0) {
+    /* the RTSP output is MPEG-TS over RTP (rtpmp2tpay) */
+    g_print ("RTSP DESCRIBE %s: %s\n", video, RTSP_NO_AV1);
+    g_object_set_data_full (G_OBJECT (client), "twoflow-reason",
+        g_strdup (RTSP_NO_AV1), g_free);
+    g_free (video);
+    return GST_RTSP_STS_UNSUPPORTED_MEDIA_TYPE;
   }
   {
     /* one mount per video, so SETUP's .../video/NAME/stream=0 matches,

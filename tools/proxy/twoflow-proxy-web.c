@@ -36,6 +36,14 @@
 #include "twoflow-proxy-output.h"
 #include "twoflow-proxy-web.h"
 
+/* H.265's HLS segments are served (ffmpeg plays the playlist), but the
+ * page's player cannot show them: hls.js 1.5's MPEG-TS demuxer stops at
+ * stream type 0x24 ("Unsupported HEVC in M2TS found", a fragParsingError
+ * per segment, nothing shown in Chromium) */
+#define PAGE_NO_H265 "H.265 video: the page's player (hls.js 1.5) reads no " \
+  "H.265 from MPEG-TS segments; its HLS playlist plays in ffmpeg, or " \
+  "fetch it or play it over RTSP"
+
 GST_DEBUG_CATEGORY_STATIC (twoflow_proxy_web_debug);
 #define GST_CAT_DEFAULT twoflow_proxy_web_debug
 
@@ -184,7 +192,7 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
 {
   GTask *task = user_data;
   GError *err = NULL;
-  JsonObject *r = control_request_finish (res, &err), *o;
+  JsonObject *r = control_request_finish (res, &err), *o, *u;
   JsonArray *v;
 
   g_io_stream_close (g_task_get_task_data (task), NULL, NULL);
@@ -198,11 +206,26 @@ videos_listed (GObject * source, GAsyncResult * res, gpointer user_data)
       json_array_ref (json_object_get_array_member (r, "videos")) :
       json_array_new ();
   json_object_set_array_member (o, "videos", v);
-  /* the server's catalog: which cannot play, and why */
-  json_object_set_object_member (o, "unsupported",
-      json_object_has_member (r, "unsupported") ?
+  /* the server's catalog: which cannot play, and why; and those the page
+   * cannot show (HLS_NO_AV1, PAGE_NO_H265) */
+  u = json_object_has_member (r, "unsupported") ?
       json_object_ref (json_object_get_object_member (r, "unsupported")) :
-      json_object_new ());
+      json_object_new ();
+  if (json_object_has_member (r, "codecs")) {
+    JsonObject *codecs = json_object_get_object_member (r, "codecs");
+    GList *names = json_object_get_members (codecs), *l;
+
+    for (l = names; l; l = l->next) {
+      const gchar *c = json_object_get_string_member (codecs, l->data);
+      const gchar *why = g_strcmp0 (c, "av1") == 0 ? HLS_NO_AV1 :
+          g_strcmp0 (c, "h265") == 0 ? PAGE_NO_H265 : NULL;
+
+      if (why && !json_object_has_member (u, l->data))
+        json_object_set_string_member (u, l->data, why);
+    }
+    g_list_free (names);
+  }
+  json_object_set_object_member (o, "unsupported", u);
   json_object_set_array_member (o, "checking",
       json_object_has_member (r, "checking") ?
       json_array_ref (json_object_get_array_member (r, "checking")) :
@@ -380,6 +403,12 @@ hls_session_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   if (!j->ps)
     goto fail;
   j->ps->kind = "hls";
+  if (g_strcmp0 (j->ps->video_codec, "av1") == 0) {
+    /* before admission: it would never play */
+    g_set_error_literal (&err, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
+        HLS_NO_AV1);
+    goto fail;
+  }
   if (!admission_check (j->video, j->ps->info, "session", &reason)) {
     g_set_error (&err, G_IO_ERROR, G_IO_ERROR_BUSY, "rejected: %s", reason);
     g_free (reason);

@@ -14,8 +14,9 @@
  * twoflowmerge (reading a pre-staged prefix from the prefix store) and
  * serves the result to RTSP viewers (rtsp://HOST:8554/video/NAME, MPEG-TS
  * over RTP, video and audio) or to a file (--fetch: a container chosen by
- * the file's extension, .ts/.mkv/.mp4, with both tracks; .m2v/.h264/.es:
- * the merged video elementary stream only). Each viewer gets its own server session;
+ * the file's extension, .ts/.mkv/.mp4, with both tracks; .h264/.h265: the
+ * video alone as a byte stream; .m2v/.es: the merged video elementary
+ * stream only). Each viewer gets its own server session;
  * admission control admits it only if its peak rate fits the residual WAN
  * capacity (--wan-capacity) or, in measured mode, if the admitted sessions
  * are near their rates with under 5% loss. See docs/system.md.
@@ -63,7 +64,7 @@ main (int argc, char **argv)
 {
   static const gchar *const needed[] = { "twoflowmerge", "erapsrc",
     "ctcpsrc", "rudpsrc", "rtpjitterbuffer", "rtpgstdepay", "queue",
-    "mpegvideoparse", "h264parse", "mpegtsmux", "mp4mux", "matroskamux",
+    "mpegvideoparse", "h264parse", "h265parse", "av1parse", "mpegtsmux", "mp4mux", "matroskamux",
     "multifilesink", "rtpmp2tpay", "filesink", NULL
   };
   gint status;

@@ -31,6 +31,8 @@ static GHashTable *video_cache;         /* "path|policy" -> VideoInfo */
 static GHashTable *catalog;     /* "name|size|mtime" -> why it cannot play
                                  * ("": it can); under catalog_lock */
 static GHashTable *catalog_pending;     /* keys being looked at */
+static GHashTable *catalog_codec;       /* "name|size|mtime" -> the video's
+                                         * codec (twoflowframe's names) */
 static GMutex catalog_lock;
 static GThreadPool *catalog_pool;       /* one thread: the catalog's scans */
 
@@ -335,6 +337,28 @@ catalog_key (const gchar * name)
   return key;
 }
 
+/* twoflowframe's name of the video codec of @caps (NULL: none of them) */
+static gchar *
+codec_of_caps (GstCaps * caps)
+{
+  const GstStructure *st = caps ? gst_caps_get_structure (caps, 0) : NULL;
+  gint v = 2;
+
+  if (!st)
+    return NULL;
+  if (gst_structure_has_name (st, "video/mpeg")) {
+    gst_structure_get_int (st, "mpegversion", &v);
+    return g_strdup (v == 1 ? "mpeg1" : "mpeg2");
+  }
+  if (gst_structure_has_name (st, "video/x-h264"))
+    return g_strdup ("h264");
+  if (gst_structure_has_name (st, "video/x-h265"))
+    return g_strdup ("h265");
+  if (gst_structure_has_name (st, "video/x-av1"))
+    return g_strdup ("av1");
+  return NULL;
+}
+
 /* The catalog's scan of one file (@key: catalog_key), in the catalog's
  * thread: whether it demuxes to a video the split takes (its first buffer
  * reaches the split's place), or why not, in the words a session would
@@ -345,7 +369,7 @@ catalog_scan (gpointer data, gpointer unused)
   gchar *key = data;
   gchar *name = g_strndup (key, strchr (key, '|') - key);
   gchar *path = g_build_filename (opt_dir, name, NULL);
-  gchar *reason = NULL;
+  gchar *reason = NULL, *codec = NULL;
   GstElement *pipe, *sink;
   GstPad *pad;
   gint got = 0, waited;
@@ -361,7 +385,6 @@ catalog_scan (gpointer data, gpointer unused)
     pad = gst_element_get_static_pad (sink, "sink");
     gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, catalog_probe, &got,
         NULL);
-    gst_object_unref (pad);
     gst_element_set_state (pipe, GST_STATE_PLAYING);
     for (waited = 0; !g_atomic_int_get (&got) && !reason; waited++) {
       GstMessage *msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipe),
@@ -381,6 +404,14 @@ catalog_scan (gpointer data, gpointer unused)
       if (msg)
         gst_message_unref (msg);
     }
+    if (!reason) {
+      GstCaps *caps = gst_pad_get_current_caps (pad);
+
+      codec = codec_of_caps (caps);
+      if (caps)
+        gst_caps_unref (caps);
+    }
+    gst_object_unref (pad);
     gst_element_set_state (pipe, GST_STATE_NULL);
     gst_object_unref (pipe);
   }
@@ -388,6 +419,8 @@ catalog_scan (gpointer data, gpointer unused)
     g_print ("catalog: %s cannot play: %s\n", name, reason);
   g_mutex_lock (&catalog_lock);
   g_hash_table_remove (catalog_pending, key);
+  if (codec)
+    g_hash_table_insert (catalog_codec, g_strdup (key), codec);
   g_hash_table_insert (catalog, key, reason ? reason : g_strdup (""));
   g_mutex_unlock (&catalog_lock);
   g_free (path);
@@ -398,18 +431,22 @@ catalog_scan (gpointer data, gpointer unused)
  * *@checking: not known yet (its scan is queued: the catalog's thread
  * looks at each file once, so a LIST never waits for a scan). */
 gchar *
-catalog_reason (const gchar * name, gboolean * checking)
+catalog_reason (const gchar * name, gboolean * checking, gchar ** codec)
 {
   gchar *key = catalog_key (name);
   const gchar *known;
   gchar *reason = NULL;
 
   *checking = FALSE;
+  if (codec)
+    *codec = NULL;
   if (!key)
     return g_strdup ("not a regular file");
   g_mutex_lock (&catalog_lock);
   if ((known = g_hash_table_lookup (catalog, key))) {
     reason = *known ? g_strdup (known) : NULL;
+    if (codec)
+      *codec = g_strdup (g_hash_table_lookup (catalog_codec, key));
     g_free (key);
   } else {
     *checking = TRUE;
@@ -435,7 +472,7 @@ catalog_queue_all (void)
 
   while (d && (n = g_dir_read_name (d)))
     if (n[0] != '.')
-      g_free (catalog_reason (n, &checking));
+      g_free (catalog_reason (n, &checking, NULL));
   if (d)
     g_dir_close (d);
 }
@@ -531,6 +568,8 @@ twoflow_server_catalog_init (void)
   GST_DEBUG_CATEGORY_INIT (twoflow_server_catalog_debug,
       "twoflow-server-catalog", 0, "twoflow-server: videos and their scans");
   catalog = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  catalog_codec = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      g_free);
   catalog_pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       NULL);
   catalog_pool = g_thread_pool_new (catalog_scan, NULL, 1, FALSE, NULL);

@@ -49,7 +49,8 @@ VideoInfo *video_scan (const gchar * name, gint policy,
     const gchar * video_track, const gchar * audio_track, GError ** error);
 GstClockTime video_start_pts (VideoInfo * v, gdouble * start,
     guint64 * frames, guint64 * audio, GstClockTime * rt);
-gchar *catalog_reason (const gchar * name, gboolean * checking);
+gchar *catalog_reason (const gchar * name, gboolean * checking,
+    gchar ** codec);
 void catalog_queue_all (void);
 void video_info_to_json (VideoInfo * v, JsonObject * o);
 gchar *levels_string (VideoInfo * v);

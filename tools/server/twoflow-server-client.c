@@ -304,9 +304,9 @@ handle_list (const TwoflowRequest * req, GError ** err)
 {
   GDir *d = g_dir_open (opt_dir, 0, err);
   JsonArray *a, *checking;
-  JsonObject *bad, *r;
+  JsonObject *bad, *r, *codecs;
   const gchar *n;
-  gchar *why;
+  gchar *why, *codec;
   gboolean unknown;
 
   if (!d)
@@ -314,22 +314,28 @@ handle_list (const TwoflowRequest * req, GError ** err)
   a = json_array_new ();
   bad = json_object_new ();
   checking = json_array_new ();
+  codecs = json_object_new ();
   while ((n = g_dir_read_name (d)))
     if (n[0] != '.') {
       json_array_add_string_element (a, n);
       /* the catalog: which of them cannot play, and why (or not known
        * yet) */
-      if ((why = catalog_reason (n, &unknown)))
+      if ((why = catalog_reason (n, &unknown, &codec)))
         json_object_set_string_member (bad, n, why);
       else if (unknown)
         json_array_add_string_element (checking, n);
+      /* the video codec (the proxy's page tells which it cannot show) */
+      if (codec)
+        json_object_set_string_member (codecs, n, codec);
       g_free (why);
+      g_free (codec);
     }
   g_dir_close (d);
   r = twoflow_reply_new (req, TRUE);
   json_object_set_array_member (r, "videos", a);
   json_object_set_object_member (r, "unsupported", bad);
   json_object_set_array_member (r, "checking", checking);
+  json_object_set_object_member (r, "codecs", codecs);
   return r;
 }
 

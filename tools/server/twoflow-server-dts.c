@@ -13,6 +13,7 @@
 #endif
 
 #include <gst/codecparsers/gsth264parser.h>
+#include <gst/codecparsers/gsth265parser.h>
 #include "twoflow-server-dts.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_server_dts_debug);
@@ -23,7 +24,8 @@ GST_DEBUG_CATEGORY_STATIC (twoflow_server_dts_debug);
  * order as their DTS (the MP4 lasts twice as long), mpegtsmux gives the
  * browser's MSE decreasing DTS. Each buffer without one gets a DTS as
  * upstream's h264timestamper makes it: with a reorder depth of d frames
- * (the SPS's num_reorder_frames; MPEG-1/2: 1), the DTS of the n-th frame
+ * (the SPS's num_reorder_frames, H.265's sps_max_num_reorder_pics; MPEG-1/2:
+ * 1; AV1: 0, a temporal unit holds its hidden frames), the DTS of the n-th frame
  * in decode order is the (n-d)-th smallest PTS, which is known once the
  * n-th frame is (no later frame has a smaller rank), never after its PTS
  * and increasing. The first d frames' DTS come before the first PTS: when
@@ -150,6 +152,43 @@ h264_depth (const guint8 * data, gsize size, gboolean avcc)
   return depth;
 }
 
+/* H.265: sps_max_num_reorder_pics of the highest sub-layer, from the
+ * hvcC's SPS (its arrays: type, count, then 16-bit lengths before each
+ * NAL unit; ISO/IEC 14496-15 8.3.3.1); -1: none there */
+static gint
+h265_depth (const guint8 * data, gsize size)
+{
+  GstH265Parser *p = gst_h265_parser_new ();
+  GstH265NalUnit nalu;
+  GstH265SPS sps;
+  gsize off = 23;
+  guint arrays, i, n, k;
+  gint depth = -1;
+
+  arrays = size > 22 ? data[22] : 0;
+  for (i = 0; i < arrays && depth < 0 && off + 3 <= size; i++) {
+    n = GST_READ_UINT16_BE (data + off + 1);
+    off += 3;
+    for (k = 0; k < n && off + 2 <= size; k++) {
+      if (gst_h265_parser_identify_nalu_hevc (p, data, off, size, 2, &nalu)
+          != GST_H265_PARSER_OK)
+        goto done;
+      if (nalu.type == GST_H265_NAL_VPS) {
+        GstH265VPS vps;
+        gst_h265_parser_parse_vps (p, &nalu, &vps);
+      }
+      if (nalu.type == GST_H265_NAL_SPS && depth < 0
+          && gst_h265_parser_parse_sps (p, &nalu, &sps, FALSE) ==
+          GST_H265_PARSER_OK)
+        depth = sps.max_num_reorder_pics[sps.max_sub_layers_minus1];
+      off = nalu.offset + nalu.size;
+    }
+  }
+done:
+  gst_h265_parser_free (p);
+  return depth;
+}
+
 static void
 dts_caps (DtsState * d, GstCaps * caps)
 {
@@ -171,6 +210,17 @@ dts_caps (DtsState * d, GstCaps * caps)
     }
   } else if (gst_structure_has_name (st, "video/mpeg")) {
     d->depth = 1;               /* a B picture waits for one anchor */
+  } else if (gst_structure_has_name (st, "video/x-av1")) {
+    d->depth = 0;               /* temporal units come in display order */
+  } else if (gst_structure_has_name (st, "video/x-h265") && cd
+      && G_VALUE_HOLDS (cd, GST_TYPE_BUFFER)) {
+    GstMapInfo map;
+    GstBuffer *b = gst_value_get_buffer (cd);
+
+    if (gst_buffer_map (b, &map, GST_MAP_READ)) {
+      d->depth = h265_depth (map.data, map.size);
+      gst_buffer_unmap (b, &map);
+    }
   }
 }
 

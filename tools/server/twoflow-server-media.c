@@ -506,6 +506,35 @@ enh_rtx_time (Session * s)
   return (guint64) (MIN (schedule_playout (s->sched) + 1, 60) * GST_SECOND);
 }
 
+/* Whether ratetranscoder codes @codec (its sink template takes the
+ * codec's caps): MPEG-1/2 and H.264 in this tree. A codec it does not
+ * code (H.265, AV1) goes without one (docs/transcoder.md, "Codecs without
+ * a coder"): identity in its place, the enhanced flow's pictures as the
+ * file has them, no rate adaptation of the server's own; the split still
+ * sends the essential pictures ahead, reliably (a congested path costs
+ * enhanced pictures only). The check is by the element's caps, so a coder
+ * added to ratetranscoder is used at once. */
+static gboolean
+transcoder_codes (const gchar * codec)
+{
+  GstElementFactory *f;
+  GstCaps *caps;
+  gboolean codes;
+
+  if (codec == NULL)
+    return FALSE;
+  caps = gst_caps_new_empty_simple (g_str_has_prefix (codec, "mpeg") ?
+      "video/mpeg" : g_str_equal (codec, "h264") ? "video/x-h264" :
+      g_str_equal (codec, "h265") ? "video/x-h265" :
+      g_str_equal (codec, "av1") ? "video/x-av1" : "video/x-unknown");
+  f = gst_element_factory_find ("ratetranscoder");
+  codes = f && gst_element_factory_can_sink_any_caps (f, caps);
+  if (f)
+    gst_object_unref (f);
+  gst_caps_unref (caps);
+  return codes;
+}
+
 gboolean
 build_enhanced (Session * s, GError ** error)
 {
@@ -540,8 +569,7 @@ build_enhanced (Session * s, GError ** error)
    * level rc_enhanced_rate() picks) instead of the receiver */
   s->rc_pace = g_str_equal (s->rate_control, "receiver")
       && g_str_equal (opt_rate_controller, "session") && !s->info->is_trace
-      && s->info->codec && (g_str_has_prefix (s->info->codec, "mpeg")
-      || g_str_equal (s->info->codec, "h264"));
+      && transcoder_codes (s->info->codec);
   gst_util_set_object_arg (G_OBJECT (sink), "rate-control",
       s->rc_pace ? "fixed" : s->rate_control);
   top = s->info->enh_peak / 8 * 5 / 4 * 8;     /* bit/s */
@@ -582,10 +610,14 @@ build_enhanced (Session * s, GError ** error)
   } else {
     GstElement *tc, *split, *fq, *fsink;
     /* MPEG-1/2 and H.264: ratetranscoder keep=i|ip keeps the essential
-     * frames byte-identical to those sent ahead */
-    gboolean transcode = s->info->codec
-        && (g_str_has_prefix (s->info->codec, "mpeg")
-        || g_str_equal (s->info->codec, "h264"));
+     * frames byte-identical to those sent ahead; other codecs: none
+     * (transcoder_codes) */
+    gboolean transcode = transcoder_codes (s->info->codec);
+
+    if (!transcode)
+      g_print ("session %u: %s video: no coder in ratetranscoder, the "
+          "enhanced flow goes as the file has it (no rate adaptation)\n",
+          s->id, s->info->codec ? s->info->codec : "unknown");
 
     if (transcode) {
       tc = make (pipe, "ratetranscoder", "transcoder");

@@ -76,8 +76,8 @@ gchar *opt_config = NULL;
 static GOptionEntry entries[] = {
   {"dir", 'd', 0, G_OPTION_ARG_FILENAME, &opt_dir,
       "Directory of videos (any container GStreamer demuxes: MP4, MKV, TS, "
-        "PS, elementary streams; MPEG-1/2 or H.264 video) and frame traces "
-        "(*.txt)", "DIR"},
+        "PS, elementary streams; MPEG-1/2, H.264, H.265 or AV1 video) and "
+        "frame traces (*.txt)", "DIR"},
   {"port", 'p', 0, G_OPTION_ARG_INT, &opt_port,
       "Control port (default 5500; 0 = any, printed)", "PORT"},
   {"address", 'a', 0, G_OPTION_ARG_STRING, &opt_address,

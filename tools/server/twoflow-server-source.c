@@ -17,6 +17,7 @@
 #include <gst/tag/tag.h>
 #include "twoflow-server-source.h"
 #include "twoflow-server-dts.h"
+#include "twoflow-server-parse.h"
 
 GST_DEBUG_CATEGORY_STATIC (twoflow_server_source_debug);
 #define GST_CAT_DEFAULT twoflow_server_source_debug
@@ -328,7 +329,9 @@ static gboolean
 video_supported (const GstStructure * st)
 {
   return gst_structure_has_name (st, "video/mpeg")
-      || gst_structure_has_name (st, "video/x-h264");
+      || gst_structure_has_name (st, "video/x-h264")
+      || gst_structure_has_name (st, "video/x-h265")
+      || gst_structure_has_name (st, "video/x-av1");
 }
 
 /* A queue before each split pad (the split interleaves audio and video by
@@ -342,7 +345,7 @@ add_to_bin (GstElement * parsebin, const gchar * factory)
   if (g_str_equal (factory, "queue"))
     g_object_set (e, "max-size-buffers", 0, "max-size-time", (guint64) 0,
         "max-size-bytes", 64 * 1024 * 1024, NULL);
-  else
+  else if (g_str_equal (factory, "fakesink"))
     g_object_set (e, "sync", FALSE, "async", FALSE, NULL);
   gst_bin_add (GST_BIN (bin), e);
   gst_element_sync_state_with_parent (e);
@@ -503,7 +506,8 @@ parsebin_pad_added (GstElement * parsebin, GstPad * pad, gpointer user_data)
     e = add_to_bin (parsebin, "queue");
     target = video ? gst_element_get_static_pad (ml->video_next, "sink") :
         gst_element_request_pad_simple (ml->split, "audio");
-    qsrc = gst_element_get_static_pad (e, "src");
+    qsrc = gst_element_get_static_pad (video ? video_parse_chain (e, st) : e,
+        "src");
     if (!target || gst_pad_link (qsrc, target) != GST_PAD_LINK_OK)
       GST_WARNING ("cannot link %s", name);
     gst_object_unref (qsrc);
@@ -562,8 +566,9 @@ parsebin_no_more_pads (GstElement * parsebin, gpointer user_data)
   ml->checked = TRUE;
   if (!ml->video_linked)
     err = g_error_new (GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
-        ml->video_track ? "no video track '%s' (MPEG-1/2 or H.264); the file "
-        "has: %s" : "no video stream (MPEG-1/2 or H.264)%s; the file has: %s",
+        ml->video_track ? "no video track '%s' (MPEG-1/2, H.264, H.265 or AV1);"
+        " the file has: %s" : "no video stream (MPEG-1/2, H.264, H.265 or AV1)"
+        "%s; the file has: %s",
         ml->video_track ? ml->video_track : "",
         ml->seen->len ? ml->seen->str : "no streams");
   else if (ml->split && ml->audio_track && !ml->audio_linked
@@ -676,6 +681,7 @@ void
 twoflow_server_source_init (void)
 {
   twoflow_server_dts_init ();
+  twoflow_server_parse_init ();
   GST_DEBUG_CATEGORY_INIT (twoflow_server_source_debug,
       "twoflow-server-source", 0, "twoflow-server: media input (parsebin)");
 }

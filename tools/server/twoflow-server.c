@@ -9,8 +9,8 @@
  */
 /*
  * Serves a directory of videos (any container parsebin demuxes: MP4/MOV,
- * MKV/WebM, MPEG-TS/PS, elementary streams) with MPEG-1/2 or H.264 video
- * and any audio (the audio travels in the essential flow), and frame traces (*.txt, replayed
+ * MKV/WebM, MPEG-TS/PS, elementary streams) with MPEG-1/2, H.264, H.265 or
+ * AV1 video and any audio (the audio travels in the essential flow), and frame traces (*.txt, replayed
  * by twoflowtracesrc). Proxies ask for a video on a TCP control channel
  * (JSON lines, docs/system.md); per session two pipelines read the video:
  *

@@ -2,7 +2,8 @@
 /* twoflow-server's decode timestamps for PTS-only video
  * (tools/server/twoflow-server-dts.c) on a harnessed identity: the DTS
  * of B-frame video in decode order, the segment and timestamps moved
- * where the first DTS would come before 0, streams with DTS kept
+ * where the first DTS would come before 0, streams with DTS kept; H.265's
+ * depth from the hvcC, AV1's none
  * Copyright (C) 2026 twoflow developers
  */
 #ifdef HAVE_CONFIG_H
@@ -193,6 +194,63 @@ GST_START_TEST (test_dts_h264_assumed_depth)
 
 GST_END_TEST;
 
+/* H.265 in Matroska (hvc1, no DTS): the reorder depth from the hvcC's SPS
+ * (libx265, 4 B frames in a pyramid: sps_max_num_reorder_pics 2, as
+ * ffprobe's has_b_frames says), I0 P4 B2 b1 b3 moved by two frames, each
+ * DTS the (n-2)-th smallest PTS */
+#define HVCC "0101600000009000000000003cf000fcfdf8f800000f03200001001840010c" \
+  "01ffff01600000030090000003000003003c959809210001002a4201010160000003" \
+  "0090000003000003003ca00a080f16595992930bc05a0200000300020000030032" \
+  "1022000100064401c073c189"
+
+GST_START_TEST (test_dts_h265_hvcc_depth)
+{
+  const guint order[] = { 0, 4, 2, 1, 3 };
+  const guint want_dts[] = { 0, 1, 2, 3, 4 };
+  Fixture f;
+  guint i;
+
+  fixture_start (&f, "video/x-h265,stream-format=hvc1,alignment=au,"
+      "framerate=25/1,codec_data=(buffer)" HVCC, 0);
+  for (i = 0; i < G_N_ELEMENTS (order); i++) {
+    GstBuffer *b = push_pull (&f, order[i] * FRAME, GST_CLOCK_TIME_NONE);
+
+    if (i == 0)
+      fail_unless_equals_uint64 (segment_start (&f), 2 * FRAME);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), (order[i] + 2) * FRAME);
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (b), want_dts[i] * FRAME);
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_uint64 (dts_state_shift (f.d), 2 * FRAME);
+  fixture_stop (&f);
+}
+
+GST_END_TEST;
+
+/* AV1 in Matroska: temporal units come in display order (hidden frames
+ * inside them), so each DTS is its PTS and nothing moves */
+GST_START_TEST (test_dts_av1_in_order)
+{
+  Fixture f;
+  guint i;
+
+  fixture_start (&f, "video/x-av1,stream-format=obu-stream,alignment=tu,"
+      "framerate=25/1", 0);
+  for (i = 0; i < 5; i++) {
+    GstBuffer *b = push_pull (&f, i * FRAME, GST_CLOCK_TIME_NONE);
+
+    if (i == 0)
+      fail_unless_equals_uint64 (segment_start (&f), 0);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), i * FRAME);
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (b), i * FRAME);
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_uint64 (dts_state_shift (f.d), 0);
+  fixture_stop (&f);
+}
+
+GST_END_TEST;
+
 static Suite *
 server_dts_suite (void)
 {
@@ -204,6 +262,8 @@ server_dts_suite (void)
   tcase_add_test (tc, test_dts_no_shift_late_start);
   tcase_add_test (tc, test_dts_kept);
   tcase_add_test (tc, test_dts_h264_assumed_depth);
+  tcase_add_test (tc, test_dts_h265_hvcc_depth);
+  tcase_add_test (tc, test_dts_av1_in_order);
   return s;
 }
 
