@@ -93,8 +93,8 @@
  * byte-identical, and floor-bitrate is what is never dropped (the
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
- * H.265 (`video/x-h265`, byte-stream, alignment=au, as h265parse gives
- * it): H.264's machinery with libavcodec's HEVC decoder and libx265
+ * H.265 (`video/x-h265`, byte-stream, hvc1 or hev1, alignment=au; the
+ * output keeps the input's format): H.264's machinery with libavcodec's HEVC decoder and libx265
  * through libavcodec. With keep=none each picture is decoded and
  * re-encoded (average bitrate under a VBV, #GstRateTranscoder:preset the
  * x265 preset; 10 frames of latency). libavcodec's libx265 wrapper cannot
@@ -111,7 +111,15 @@
  * tail up to the next IRAP (H.264's keep=i re-encoding has no H.265
  * counterpart yet).
  *
- * Every dropped picture (MPEG-1/2, H.264 or H.265) leaves a serialized custom
+ * AV1 (`video/x-av1`, obu-stream, alignment=tu, as av1parse gives it):
+ * no codecs. With keep=i|ip the temporal units of key and intra-only
+ * frames (keep=ip: every unit that refreshes a reference slot) and those
+ * with a sequence header leave byte-identical; units refreshing no slot
+ * are dropped first and, with keep=i, below that the tail up to the next
+ * key frame. keep=none does not re-encode AV1 yet: the units pass through,
+ * with a warning.
+ *
+ * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a serialized custom
  * downstream event in its place (gst_twoflow_event_new_dropped():
  * `GstTwoflowDroppedFrame`, its type, reference flag and timestamps), so a
  * twoflowsplit after the element numbers the frames as the split of the
@@ -199,12 +207,12 @@ struct _GstRateTranscoder
 };
 
 /* The codecs, in the order their caps appear in the pad templates; the
- * first one is selected until a CAPS event says otherwise. AV1 (issue 27)
- * is one more table. */
+ * first one is selected until a CAPS event says otherwise. */
 static const GstRateTranscoderCodec *const codecs[] = {
   &gst_rate_transcoder_codec_mpeg2,
   &gst_rate_transcoder_codec_h264,
   &gst_rate_transcoder_codec_h265,
+  &gst_rate_transcoder_codec_av1,
 };
 
 #define gst_rate_transcoder_parent_class parent_class
@@ -383,7 +391,7 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    *   pictures nothing references (H.264 nal_ref_idc = 0; H.265 `_N`
    *   pictures of the highest sub-layer); floor-bitrate is then the
    *   rate of what is never dropped (the input's when nothing is disposable)
-   * * codec (gchararray): "mpeg", "h264" or "h265"
+   * * codec (gchararray): "mpeg", "h264", "h265" or "av1"
    * * decode-errors (guint64): frames passed through because they did not decode
    * * events (guint64): congestion events reacted to or counted
    * * events-rexmt, events-dupack, events-recovered, events-loss, events-rate (guint64)
@@ -411,9 +419,9 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref (caps);
   gst_element_class_set_static_metadata (element_class,
-      "MPEG, H.264 and H.265 rate transcoder", "Codec/Converter/Video",
+      "MPEG, H.264, H.265 and AV1 rate transcoder", "Codec/Converter/Video",
       "Re-encodes MPEG-1/2, H.264 and H.265 video (or drops disposable "
-      "H.264/H.265 pictures) at a bitrate that follows congestion events",
+      "H.264/H.265/AV1 pictures) at a bitrate that follows congestion events",
       "twoflow developers <dev@twoflow.invalid>");
   gst_element_class_add_static_metadata (element_class,
       GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "transcoder.md");
