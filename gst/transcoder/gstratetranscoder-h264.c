@@ -769,11 +769,14 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     rt_h264_send_packet (self, buf, map, dur);
     sent = TRUE;
   }
-  if (reduce && !self->h264_encoding && self->dec->pix_fmt !=
-      AV_PIX_FMT_YUV420P && self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P) {
+  if (reduce && !self->h264_encoding && (self->hevc ?
+          !rt_h265_takes_format (self->dec->pix_fmt) :
+          (self->dec->pix_fmt != AV_PIX_FMT_YUV420P &&
+              self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P))) {
     GST_ELEMENT_WARNING (self->element, STREAM, NOT_IMPLEMENTED, (NULL),
-        ("re-encoding takes 8-bit 4:2:0 %s only (this is %s), passing "
-            "through", self->hevc ? "H.265" : "H.264", av_get_pix_fmt_name (self->dec->pix_fmt) ?
+        ("re-encoding takes %s only (this is %s), passing through",
+            self->hevc ? "the formats libx265 codes" : "8-bit 4:2:0 H.264",
+            av_get_pix_fmt_name (self->dec->pix_fmt) ?
             av_get_pix_fmt_name (self->dec->pix_fmt) : "unknown"));
     self->h264_unsupported = TRUE;
     reduce = FALSE;

@@ -102,6 +102,8 @@ GstFlowReturn rt_h264_drain (RtH264 * self);
 /* gstratetranscoder-h265.c: opens libx265 at the current target for
  * pictures like @f (sets enc, enc_n, enc_bitrate, h264_force_idr) */
 gboolean rt_h265_open_encoder (RtH264 * self, const AVFrame * f);
+/* libx265 codes pictures of this format (4:2:0 to 4:4:4, 8 to 12 bits) */
+gboolean rt_h265_takes_format (enum AVPixelFormat format);
 
 /* gstratetranscoder-h264-keep.c */
 /* keep=i: takes the frame when it re-encodes or passes it (returns TRUE,

@@ -39,6 +39,18 @@
 #define RT_H265_DECODER_DELAY 2
 
 gboolean
+rt_h265_takes_format (enum AVPixelFormat format)
+{
+  const AVCodec *codec = avcodec_find_encoder_by_name ("libx265");
+  const enum AVPixelFormat *p;
+
+  for (p = codec ? codec->pix_fmts : NULL; p && *p != AV_PIX_FMT_NONE; p++)
+    if (*p == format)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
 rt_h265_open_encoder (RtH264 * self, const AVFrame * f)
 {
   const AVCodec *codec = avcodec_find_encoder_by_name ("libx265");
@@ -49,7 +61,7 @@ rt_h265_open_encoder (RtH264 * self, const AVFrame * f)
   gint fps_n, fps_d;
 
   self->h264_reconfig = FALSE;
-  if (!codec || f->format != AV_PIX_FMT_YUV420P || target == 0)
+  if (!codec || !rt_h265_takes_format (f->format) || target == 0)
     return FALSE;
   c = avcodec_alloc_context3 (codec);
   if (!c)

@@ -94,22 +94,22 @@
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
  * H.265 (`video/x-h265`, byte-stream, hvc1 or hev1, alignment=au; the
- * output keeps the input's format): H.264's machinery with libavcodec's HEVC decoder and libx265
- * through libavcodec. With keep=none each picture is decoded and
- * re-encoded (average bitrate under a VBV, #GstRateTranscoder:preset the
- * x265 preset; 10 frames of latency). libavcodec's libx265 wrapper cannot
- * reconfigure an open encoder, so a new target (a congestion event, the
- * property) drains it and opens a new one at the target from the next
- * picture, with an IDR of its own; a target the input's measured rate
- * moves waits for the source's next IRAP (or a move beyond 25%).
- * Passing through resumes at the source's next IDR or BLA. 8-bit 4:2:0
- * only (other formats pass through, with a warning). With keep=i|ip
- * there are no codecs: IRAP pictures (IDR, CRA, BLA; keep=ip: every
- * picture others predict from) leave byte-identical, the sub-layer
- * non-reference pictures (`_N` NAL unit types of the highest temporal
- * sub-layer) are dropped first and, with keep=i, below that the GOP's
- * tail up to the next IRAP (H.264's keep=i re-encoding has no H.265
- * counterpart yet).
+ * output keeps the input's format): H.264's machinery with libavcodec's
+ * HEVC decoder and libx265 through libavcodec. With keep=none each picture
+ * is decoded and re-encoded (average bitrate under a VBV,
+ * #GstRateTranscoder:preset the x265 preset; 10 frames of latency).
+ * libavcodec's libx265 wrapper cannot reconfigure an open encoder, so a
+ * new target (a congestion event, the property) drains it and opens a new
+ * one at the target from the next picture, with an IDR of its own; a
+ * target the input's measured rate moves waits for the source's next IRAP
+ * (or a move beyond 25%). Passing through resumes at the source's next IDR
+ * or BLA. Pictures keep their format (libx265 codes 4:2:0 to 4:4:4, 8 to
+ * 12 bits; others pass through, with a warning). With keep=i|ip there are
+ * no codecs: IRAP pictures (IDR, CRA, BLA; keep=ip: every picture others
+ * predict from) leave byte-identical, the sub-layer non-reference pictures
+ * (`_N` NAL unit types of the highest temporal sub-layer) are dropped
+ * first and, with keep=i, below that the GOP's tail up to the next IRAP
+ * (H.264's keep=i re-encoding has no H.265 counterpart yet).
  *
  * AV1 (`video/x-av1`, obu-stream, alignment=tu, as av1parse gives it):
  * no codecs. With keep=i|ip the temporal units of key and intra-only
@@ -119,11 +119,11 @@
  * key frame. keep=none does not re-encode AV1 yet: the units pass through,
  * with a warning.
  *
- * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a serialized custom
- * downstream event in its place (gst_twoflow_event_new_dropped():
- * `GstTwoflowDroppedFrame`, its type, reference flag and timestamps), so a
- * twoflowsplit after the element numbers the frames as the split of the
- * unaltered source does.
+ * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a
+ * serialized custom downstream event in its place
+ * (gst_twoflow_event_new_dropped(): `GstTwoflowDroppedFrame`, its type,
+ * reference flag and timestamps), so a twoflowsplit after the element
+ * numbers the frames as the split of the unaltered source does.
  *
  * ## Example launch lines
  * |[
