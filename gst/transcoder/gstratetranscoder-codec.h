@@ -10,7 +10,7 @@
  * parser, libavcodec contexts and queues in a private state of its own.
  * The element calls a codec only through its GstRateTranscoderCodec; a
  * codec calls the element only through the gst_rate_transcoder_*()
- * services below. Adding a codec (H.265, AV1: issue 27) is one more table,
+ * services below. Adding a codec is one more table,
  * listed in codecs[] of gstratetranscoder.c.
  */
 #ifndef __GST_RATE_TRANSCODER_CODEC_H__
@@ -65,6 +65,8 @@ typedef struct _GstRateTranscoderCodec
 
 extern const GstRateTranscoderCodec gst_rate_transcoder_codec_mpeg2;
 extern const GstRateTranscoderCodec gst_rate_transcoder_codec_h264;
+extern const GstRateTranscoderCodec gst_rate_transcoder_codec_h265;
+extern const GstRateTranscoderCodec gst_rate_transcoder_codec_av1;
 
 /* --- the element's services to a codec (gstratetranscoder.c) ---------- */
 

@@ -505,6 +505,7 @@ rt_h264_keep_handle_frame (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
    * for less (set while keep=none re-encodes: from the next source IDR) */
   if (gst_rate_transcoder_get_keep (self->element) ==
       GST_TWOFLOW_RATE_CONTROL_KEEP_I && !self->kr_unsupported &&
+      !self->hevc &&
       (!self->h264_encoding || info->idr) && GST_BUFFER_PTS_IS_VALID (buf)) {
     GstTwoflowH264SourcePicture spic;
     const gchar *why = NULL;

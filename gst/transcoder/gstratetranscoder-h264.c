@@ -48,6 +48,9 @@
  * leaves GOPs up to 10% under the target, 1 s up to 10% over (x264's
  * average bitrate mode repays its first GOP's miss) */
 #define RT_H264_VBV_S 0.75
+/* H.265: a target this many times the encoder's (or its inverse) reopens
+ * the encoder before the source's next IRAP */
+#define RT_H265_REOPEN 1.25
 
 /* --- parameter sets --------------------------------------------------- */
 
@@ -120,11 +123,13 @@ typedef struct
   GByteArray *out;
   guint nls;                    /* prefix to write: 0 = start codes */
   gboolean only_param_sets;
+  gboolean hevc;                /* H.265 NAL unit headers */
   gboolean found;
 } NalCollect;
 
-static void
-append_nal (GByteArray * out, guint nls, const guint8 * nal, gsize len)
+void
+rt_h264_append_nal (GByteArray * out, guint nls, const guint8 * nal,
+    gsize len)
 {
   static const guint8 sc[4] = { 0, 0, 0, 1 };
   guint8 pre[4];
@@ -144,19 +149,25 @@ static void
 collect_nal (const guint8 * nal, gsize len, gpointer user)
 {
   NalCollect *c = user;
-  guint t = nal[0] & 0x1f;
 
-  if (c->only_param_sets && t != 7 && t != 8)
-    return;
+  if (c->only_param_sets) {
+    /* H.264 SPS 7, PPS 8; H.265 VPS 32, SPS 33, PPS 34 */
+    guint t = c->hevc ? (nal[0] >> 1) & 0x3f : nal[0] & 0x1f;
+
+    if (c->hevc ? (t < 32 || t > 34) : (t != 7 && t != 8))
+      return;
+  }
   c->found = TRUE;
-  append_nal (c->out, c->nls, nal, len);
+  rt_h264_append_nal (c->out, c->nls, nal, len);
 }
 
 /* The SPS and PPS a source buffer carries, as the stream writes them. */
 static void
 remember_param_sets (RtH264 * self, const guint8 * d, gsize size)
 {
-  NalCollect c = { g_byte_array_new (), self->nal_length_size, TRUE, FALSE };
+  NalCollect c = { g_byte_array_new (), self->nal_length_size, TRUE,
+    self->hevc, FALSE
+  };
 
   foreach_nal (d, size, self->nal_length_size, collect_nal, &c);
   if (c.found) {
@@ -170,7 +181,7 @@ remember_param_sets (RtH264 * self, const guint8 * d, gsize size)
 gboolean
 rt_h264_has_param_sets (RtH264 * self, const guint8 * d, gsize size)
 {
-  NalCollect c = { g_byte_array_new (), 0, TRUE, FALSE };
+  NalCollect c = { g_byte_array_new (), 0, TRUE, self->hevc, FALSE };
 
   foreach_nal (d, size, self->nal_length_size, collect_nal, &c);
   g_byte_array_unref (c.out);
@@ -207,7 +218,8 @@ h264_set_caps (GstRateTranscoderCodecState * state, const GstStructure * s)
           i += 2;
           if (len > map.size - i)
             break;
-          append_nal (out, self->nal_length_size, map.data + i, len);
+          rt_h264_append_nal (out, self->nal_length_size, map.data + i,
+              len);
           i += len;
         }
         n = i < map.size ? map.data[i++] : 0;
@@ -231,7 +243,8 @@ h264_set_caps (GstRateTranscoderCodecState * state, const GstStructure * s)
 gboolean
 rt_h264_open_decoder (RtH264 * self)
 {
-  const AVCodec *codec = avcodec_find_decoder (AV_CODEC_ID_H264);
+  const AVCodec *codec = avcodec_find_decoder (self->hevc ?
+      AV_CODEC_ID_HEVC : AV_CODEC_ID_H264);
 
   if (!codec)
     return FALSE;
@@ -284,8 +297,8 @@ rt_h264_current_target (RtH264 * self, gboolean * reduce)
   return (guint64) s.target_bitrate;
 }
 
-static void
-set_encoder_rate (AVCodecContext * c, guint64 bitrate)
+void
+rt_h264_set_encoder_rate (AVCodecContext * c, guint64 bitrate)
 {
   c->bit_rate = bitrate;
   c->rc_max_rate = bitrate;
@@ -329,7 +342,7 @@ h264_open_encoder (RtH264 * self, const AVFrame * f)
    * the encoder's own */
   c->gop_size = 100000;
   c->keyint_min = 1;
-  set_encoder_rate (c, target);
+  rt_h264_set_encoder_rate (c, target);
   if (self->h264_reconfig) {
     preset = gst_rate_transcoder_dup_preset (self->element);
   av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
@@ -424,7 +437,7 @@ h264_receive_packets (RtH264 * self)
 
     if (self->h264_avc) {
       NalCollect c = { g_byte_array_new (), self->nal_length_size, FALSE,
-        FALSE
+        FALSE, FALSE
       };
 
       foreach_nal (pkt->data, pkt->size, 0, collect_nal, &c);
@@ -481,22 +494,34 @@ h264_encode (RtH264 * self, AVFrame * frame)
     if (self->h264_reconfig) {
       /* libx264 via libavcodec: x264_encoder_reconfig() before this
        * picture, no new IDR */
-      set_encoder_rate (self->enc, target);
+      rt_h264_set_encoder_rate (self->enc, target);
       self->enc_bitrate = target;
       GST_DEBUG_OBJECT (self->element,
           "encoder reconfigured to %" G_GUINT64_FORMAT
           " bit/s", target);
-    } else {
-      /* no reconfiguration: start a new encoder from an IDR */
+    } else if (!self->hevc || gen != self->enc_generation ||
+        (frame->key_frame && (target > self->enc_bitrate * 1.05 ||
+                target * 1.05 < self->enc_bitrate)) ||
+        target > self->enc_bitrate * RT_H265_REOPEN ||
+        target * RT_H265_REOPEN < self->enc_bitrate) {
+      /* no reconfiguration (libopenh264; libx265, whose libavcodec 5.1
+       * wrapper never calls x265_encoder_reconfig()): a new encoder from
+       * an IDR. H.265: at once for a new rate-control generation (a
+       * congestion reaction, a new target) or a large move, else (the
+       * input's measured rate moving the target) at the source's next
+       * IRAP, where the encoder codes an IDR anyway, if it moved more than
+       * 5% (a new x265 starts its average-bitrate control afresh) */
       ret = h264_close_encoder (self);
       if (ret != GST_FLOW_OK)
         return ret;
     }
   }
-  if (!self->enc && !h264_open_encoder (self, frame)) {
+  if (!self->enc && !(self->hevc ? rt_h265_open_encoder (self, frame) :
+          h264_open_encoder (self, frame))) {
     GST_ELEMENT_WARNING (self->element, LIBRARY, INIT, (NULL),
-        ("cannot open an H.264 encoder (libx264 or libopenh264) for this "
-            "stream, passing it through"));
+        ("cannot open %s for this stream, passing it through",
+            self->hevc ? "an H.265 encoder (libx265)" :
+            "an H.264 encoder (libx264 or libopenh264)"));
     self->h264_unsupported = TRUE;
     return GST_FLOW_OK;
   }
@@ -574,11 +599,9 @@ rt_h264_drain (RtH264 * self)
   return ret;
 }
 
-static void
-h264_reset (GstRateTranscoderCodecState * state)
+void
+rt_h264_reset (RtH264 * self)
 {
-  RtH264 *self = (RtH264 *) state;
-
   rt_h264_keep_reset (self);
   avcodec_free_context (&self->enc);
   avcodec_free_context (&self->dec);
@@ -587,6 +610,7 @@ h264_reset (GstRateTranscoderCodecState * state)
   self->h264_force_idr = FALSE;
   self->h264_unsupported = FALSE;
   self->max_passed_pts = GST_CLOCK_TIME_NONE;
+  self->max_in_pts = GST_CLOCK_TIME_NONE;
   self->last_dts_out = GST_CLOCK_TIME_NONE;
   self->tail_dropped = FALSE;
   self->leading_before = GST_CLOCK_TIME_NONE;
@@ -718,7 +742,8 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
 
   if (!GST_BUFFER_PTS_IS_VALID (buf) && !self->h264_unsupported) {
     GST_ELEMENT_WARNING (self->element, STREAM, FORMAT, (NULL),
-        ("H.264 input without PTS cannot be re-encoded, passing through"));
+        ("%s input without PTS cannot be re-encoded, passing through",
+            self->hevc ? "H.265" : "H.264"));
     self->h264_unsupported = TRUE;
   }
 
@@ -735,7 +760,7 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     gst_buffer_unmap (buf, map);
     gst_buffer_unref (buf);
     GST_ELEMENT_ERROR (self->element, LIBRARY, INIT, (NULL),
-        ("cannot open the H.264 decoder"));
+        ("cannot open the %s decoder", self->hevc ? "H.265" : "H.264"));
     return GST_FLOW_ERROR;
   }
   /* until the decoder has seen a picture, its format is not known: the
@@ -744,11 +769,14 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     rt_h264_send_packet (self, buf, map, dur);
     sent = TRUE;
   }
-  if (reduce && !self->h264_encoding && self->dec->pix_fmt !=
-      AV_PIX_FMT_YUV420P && self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P) {
+  if (reduce && !self->h264_encoding && (self->hevc ?
+          !rt_h265_takes_format (self->dec->pix_fmt) :
+          (self->dec->pix_fmt != AV_PIX_FMT_YUV420P &&
+              self->dec->pix_fmt != AV_PIX_FMT_YUVJ420P))) {
     GST_ELEMENT_WARNING (self->element, STREAM, NOT_IMPLEMENTED, (NULL),
-        ("re-encoding takes 8-bit 4:2:0 H.264 only (this is %s), passing "
-            "through", av_get_pix_fmt_name (self->dec->pix_fmt) ?
+        ("re-encoding takes %s only (this is %s), passing through",
+            self->hevc ? "the formats libx265 codes" : "8-bit 4:2:0 H.264",
+            av_get_pix_fmt_name (self->dec->pix_fmt) ?
             av_get_pix_fmt_name (self->dec->pix_fmt) : "unknown"));
     self->h264_unsupported = TRUE;
     reduce = FALSE;
@@ -766,7 +794,11 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
         "no reduction needed: passing through from IDR");
     pass = TRUE;
   } else if (!self->h264_encoding && reduce &&
-      info->type != GST_TWOFLOW_PICTURE_B) {
+      /* H.265's P class holds a pyramid's referenced B pictures too: there
+       * a picture later than any before it */
+      info->type != GST_TWOFLOW_PICTURE_B && (!self->hevc ||
+          !GST_CLOCK_TIME_IS_VALID (self->max_in_pts) ||
+          GST_BUFFER_PTS (buf) > self->max_in_pts)) {
     /* everything passed so far is a presentation-order prefix: the
      * encoder takes over from here, with an IDR */
     self->h264_encoding = TRUE;
@@ -793,6 +825,10 @@ h264_chain_reencode (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
       gst_buffer_unref (buf);
   }
 
+  if (!GST_CLOCK_TIME_IS_VALID (self->max_in_pts) ||
+      (GST_BUFFER_PTS_IS_VALID (buf) &&
+          GST_BUFFER_PTS (buf) > self->max_in_pts))
+    self->max_in_pts = GST_BUFFER_PTS (buf);
   if (!sent)
     rt_h264_send_packet (self, buf, map, dur);
   gst_buffer_unmap (buf, map);
@@ -838,11 +874,10 @@ h264_chain_keep_drop (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
   return FALSE;
 }
 
-static GstFlowReturn
-h264_handle_frame (GstRateTranscoderCodecState * state, GstBuffer * buf,
-    GstClockTime dur, guint64 now)
+GstFlowReturn
+rt_h264_handle_frame (RtH264 * self, GstBuffer * buf, GstClockTime dur,
+    guint64 now)
 {
-  RtH264 *self = (RtH264 *) state;
   GstTwoflowPictureInfo info;
   GstMapInfo map;
   GstFlowReturn ret;
@@ -870,31 +905,55 @@ h264_handle_frame (GstRateTranscoderCodecState * state, GstBuffer * buf,
 
 /* --- the ops table ---------------------------------------------------- */
 
-static GstRateTranscoderCodecState *
-h264_start (GstRateTranscoder * element)
+RtH264 *
+rt_h264_new (GstRateTranscoder * element, gboolean hevc)
 {
   RtH264 *self = g_new0 (RtH264, 1);
 
   self->element = element;
-  self->picture_parser =
-      gst_twoflow_picture_parser_new (GST_TWOFLOW_CODEC_H264);
+  self->hevc = hevc;
+  self->picture_parser = gst_twoflow_picture_parser_new (hevc ?
+      GST_TWOFLOW_CODEC_H265 : GST_TWOFLOW_CODEC_H264);
   g_queue_init (&self->kr_pending);
   g_queue_init (&self->kr_dts);
   g_queue_init (&self->kr_after_i);
-  h264_reset ((GstRateTranscoderCodecState *) self);
-  return (GstRateTranscoderCodecState *) self;
+  rt_h264_reset (self);
+  return self;
+}
+
+void
+rt_h264_free (RtH264 * self)
+{
+  rt_h264_reset (self);
+  gst_twoflow_picture_parser_free (self->picture_parser);
+  g_clear_pointer (&self->param_sets, g_bytes_unref);
+  g_clear_pointer (&self->dec_extradata, g_bytes_unref);
+  g_free (self);
+}
+
+static GstRateTranscoderCodecState *
+h264_start (GstRateTranscoder * element)
+{
+  return (GstRateTranscoderCodecState *) rt_h264_new (element, FALSE);
 }
 
 static void
 h264_stop (GstRateTranscoderCodecState * state)
 {
-  RtH264 *self = (RtH264 *) state;
+  rt_h264_free ((RtH264 *) state);
+}
 
-  h264_reset (state);
-  gst_twoflow_picture_parser_free (self->picture_parser);
-  g_clear_pointer (&self->param_sets, g_bytes_unref);
-  g_clear_pointer (&self->dec_extradata, g_bytes_unref);
-  g_free (self);
+static void
+h264_reset (GstRateTranscoderCodecState * state)
+{
+  rt_h264_reset ((RtH264 *) state);
+}
+
+static GstFlowReturn
+h264_handle_frame (GstRateTranscoderCodecState * state, GstBuffer * buf,
+    GstClockTime dur, guint64 now)
+{
+  return rt_h264_handle_frame ((RtH264 *) state, buf, dur, now);
 }
 
 static GstFlowReturn

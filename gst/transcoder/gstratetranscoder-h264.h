@@ -3,7 +3,10 @@
  * ratetranscoder, H.264: the codec's state, shared by its two files
  * (gstratetranscoder-h264.c: keep=none re-encoding and keep=i|ip
  * dropping; gstratetranscoder-h264-keep.c: keep=i's re-encoding of the
- * non-essential pictures). Private to the H.264 codec.
+ * non-essential pictures). Private to the H.264 codec, and to H.265
+ * (gstratetranscoder-h265.c), which shares its byte-stream machinery:
+ * the same passing, switching and dropping, another decoder and
+ * encoder (libx265), no keep=i splice.
  */
 #ifndef __GST_RATE_TRANSCODER_H264_H__
 #define __GST_RATE_TRANSCODER_H264_H__
@@ -22,14 +25,17 @@ G_BEGIN_DECLS
 typedef struct
 {
   GstRateTranscoder *element;
+  gboolean hevc;                /* H.265 (gstratetranscoder-h265.c) */
   GstTwoflowPictureParser *picture_parser;
   AVCodecContext *dec;
   AVCodecContext *enc;
   AVPacket *pkt;
 
-  gboolean h264_avc;            /* stream-format=avc (length prefixes) */
+  gboolean h264_avc;            /* stream-format=avc (H.265: hvc1, hev1):
+                                 * length prefixes */
   guint nal_length_size;        /* avc: bytes of a NAL length prefix */
-  GBytes *dec_extradata;        /* avc: the avcC record for the decoder */
+  GBytes *dec_extradata;        /* avc: the avcC (hvcC) record for the
+                                 * decoder */
   GBytes *param_sets;           /* the source's SPS/PPS as the output's
                                  * stream-format carries them */
   gboolean h264_encoding;       /* output comes from the encoder */
@@ -37,6 +43,7 @@ typedef struct
   gboolean h264_unsupported;    /* re-encoding impossible: pass through */
   gboolean h264_reconfig;       /* the encoder takes bitrate changes */
   GstClockTime max_passed_pts;  /* decoded pictures up to it were passed */
+  GstClockTime max_in_pts;      /* H.265: the latest PTS of the input */
   GstClockTime last_dts_out;
   guint64 enc_n;                /* pictures given to this encoder */
   guint64 enc_bitrate;          /* bit rate configured on the encoder */
@@ -69,6 +76,15 @@ typedef struct
 } RtH264;
 
 /* gstratetranscoder-h264.c */
+RtH264 *rt_h264_new (GstRateTranscoder * element, gboolean hevc);
+void rt_h264_free (RtH264 * self);
+void rt_h264_reset (RtH264 * self);
+GstFlowReturn rt_h264_handle_frame (RtH264 * self, GstBuffer * buf,
+    GstClockTime dur, guint64 now);
+void rt_h264_set_encoder_rate (AVCodecContext * c, guint64 bitrate);
+/* one NAL unit after a start code (@nls 0) or a @nls-byte length */
+void rt_h264_append_nal (GByteArray * out, guint nls, const guint8 * nal,
+    gsize len);
 gboolean rt_h264_open_decoder (RtH264 * self);
 guint rt_h264_generation (RtH264 * self);
 guint64 rt_h264_current_target (RtH264 * self, gboolean * reduce);
@@ -82,6 +98,12 @@ void rt_h264_send_packet (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     GstClockTime dur);
 gboolean rt_h264_has_param_sets (RtH264 * self, const guint8 * d, gsize size);
 GstFlowReturn rt_h264_drain (RtH264 * self);
+
+/* gstratetranscoder-h265.c: opens libx265 at the current target for
+ * pictures like @f (sets enc, enc_n, enc_bitrate, h264_force_idr) */
+gboolean rt_h265_open_encoder (RtH264 * self, const AVFrame * f);
+/* libx265 codes pictures of this format (4:2:0 to 4:4:4, 8 to 12 bits) */
+gboolean rt_h265_takes_format (enum AVPixelFormat format);
 
 /* gstratetranscoder-h264-keep.c */
 /* keep=i: takes the frame when it re-encodes or passes it (returns TRUE,

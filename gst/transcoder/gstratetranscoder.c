@@ -93,11 +93,37 @@
  * byte-identical, and floor-bitrate is what is never dropped (the
  * input's rate when nothing is disposable). See docs/transcoder.md.
  *
- * Every dropped picture (MPEG-1/2 or H.264) leaves a serialized custom
- * downstream event in its place (gst_twoflow_event_new_dropped():
- * `GstTwoflowDroppedFrame`, its type, reference flag and timestamps), so a
- * twoflowsplit after the element numbers the frames as the split of the
- * unaltered source does.
+ * H.265 (`video/x-h265`, byte-stream, hvc1 or hev1, alignment=au; the
+ * output keeps the input's format): H.264's machinery with libavcodec's
+ * HEVC decoder and libx265 through libavcodec. With keep=none each picture
+ * is decoded and re-encoded (average bitrate under a VBV,
+ * #GstRateTranscoder:preset the x265 preset; 10 frames of latency).
+ * libavcodec's libx265 wrapper cannot reconfigure an open encoder, so a
+ * new target (a congestion event, the property) drains it and opens a new
+ * one at the target from the next picture, with an IDR of its own; a
+ * target the input's measured rate moves waits for the source's next IRAP
+ * (or a move beyond 25%). Passing through resumes at the source's next IDR
+ * or BLA. Pictures keep their format (libx265 codes 4:2:0 to 4:4:4, 8 to
+ * 12 bits; others pass through, with a warning). With keep=i|ip there are
+ * no codecs: IRAP pictures (IDR, CRA, BLA; keep=ip: every picture others
+ * predict from) leave byte-identical, the sub-layer non-reference pictures
+ * (`_N` NAL unit types of the highest temporal sub-layer) are dropped
+ * first and, with keep=i, below that the GOP's tail up to the next IRAP
+ * (H.264's keep=i re-encoding has no H.265 counterpart yet).
+ *
+ * AV1 (`video/x-av1`, obu-stream, alignment=tu, as av1parse gives it):
+ * no codecs. With keep=i|ip the temporal units of key and intra-only
+ * frames (keep=ip: every unit that refreshes a reference slot) and those
+ * with a sequence header leave byte-identical; units refreshing no slot
+ * are dropped first and, with keep=i, below that the tail up to the next
+ * key frame. keep=none does not re-encode AV1 yet: the units pass through,
+ * with a warning.
+ *
+ * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a
+ * serialized custom downstream event in its place
+ * (gst_twoflow_event_new_dropped(): `GstTwoflowDroppedFrame`, its type,
+ * reference flag and timestamps), so a twoflowsplit after the element
+ * numbers the frames as the split of the unaltered source does.
  *
  * ## Example launch lines
  * |[
@@ -106,6 +132,9 @@
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=1280,height=720,framerate=25/1 ! x264enc bitrate=4000 bframes=3 b-adapt=false ! h264parse ! ratetranscoder target-bitrate=2000000 ! h264parse ! matroskamux ! filesink location=out.mkv
  * ]| Re-encodes a 4 Mbit/s H.264 stream at 2 Mbit/s.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=I420,width=640,height=360,framerate=25/1 ! x265enc bitrate=1500 key-int-max=25 ! h265parse ! ratetranscoder target-bitrate=750000 ! h265parse ! matroskamux ! filesink location=out-h265.mkv
+ * ]| Re-encodes a 1.5 Mbit/s H.265 stream at 750 kbit/s.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -159,7 +188,7 @@ struct _GstRateTranscoder
   guint64 recovery;
   guint events;
   GstTwoflowRateControlKeep keep;
-  gchar *preset;                /* x264 preset */
+  gchar *preset;                /* x264/x265 preset */
   GstTwoflowRateControl *rc;
   GstClockTime now;             /* running time of the last input frame */
   guint pending_generation;     /* generation of the last reaction */
@@ -178,11 +207,12 @@ struct _GstRateTranscoder
 };
 
 /* The codecs, in the order their caps appear in the pad templates; the
- * first one is selected until a CAPS event says otherwise. H.265 and AV1
- * (issue 27) are one more table each. */
+ * first one is selected until a CAPS event says otherwise. */
 static const GstRateTranscoderCodec *const codecs[] = {
   &gst_rate_transcoder_codec_mpeg2,
   &gst_rate_transcoder_codec_h264,
+  &gst_rate_transcoder_codec_h265,
+  &gst_rate_transcoder_codec_av1,
 };
 
 #define gst_rate_transcoder_parent_class parent_class
@@ -325,12 +355,14 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
   /**
    * GstRateTranscoder:preset:
    *
-   * H.264 only: the x264 preset the re-encoding uses (keep=none), e.g.
-   * ultrafast, veryfast, medium. Applies from the next encoder opened.
+   * H.264 and H.265: the x264 / x265 preset the re-encoding uses
+   * (keep=none), e.g. ultrafast, veryfast, medium. Applies from the next
+   * encoder opened.
    */
   g_object_class_install_property (gobject_class, PROP_PRESET,
-      g_param_spec_string ("preset", "x264 preset",
-          "H.264: x264 preset of the re-encoding (keep=none)", DEFAULT_PRESET,
+      g_param_spec_string ("preset", "x264/x265 preset",
+          "H.264, H.265: x264/x265 preset of the re-encoding (keep=none)",
+          DEFAULT_PRESET,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   /**
@@ -343,21 +375,23 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    * * target-bitrate (guint64): effective target now (0 before any input)
    * * floor-bitrate (guint64): bit/s of the frames kept by #GstRateTranscoder:keep
    * * lowest-bitrate (guint64): MPEG-1/2: the lowest target met without
-   *   dropping B frames, from the rate model (0: not known, or H.264)
+   *   dropping B frames, from the rate model (0: not known, or H.264/H.265)
    * * quantizer (gdouble): quantizer of the last re-encoded frame (0 none
-   *   yet; H.264: x264's QP)
+   *   yet; H.264, H.265: the encoder's QP)
    * * mean-quantizer (gdouble): mean over the re-encoded frames of the window
    * * passthrough (gboolean): no reduction needed, frames pass untouched
    * * dropping-b (gboolean): B frames are being dropped
    * * gop-length (guint): frames between the last two I frames
    * * frames-in, frames-out, frames-passed, frames-reencoded, frames-dropped (guint64)
    * * frames-dropped-i, frames-dropped-p, frames-dropped-b (guint64): dropped
-   *   frames by picture type (H.264 keep=i|ip drops P and B pictures)
-   * * dropping-tail (gboolean): H.264 keep=i: the GOP's tail is being dropped
-   * * disposable-bitrate (guint64): H.264 keep=i|ip: bit/s of the pictures
-   *   nothing references (nal_ref_idc = 0); floor-bitrate is then the
+   *   frames by picture type (H.264/H.265 keep=i|ip drops P and B pictures)
+   * * dropping-tail (gboolean): H.264/H.265 keep=i: the GOP's tail is being
+   *   dropped
+   * * disposable-bitrate (guint64): H.264/H.265 keep=i|ip: bit/s of the
+   *   pictures nothing references (H.264 nal_ref_idc = 0; H.265 `_N`
+   *   pictures of the highest sub-layer); floor-bitrate is then the
    *   rate of what is never dropped (the input's when nothing is disposable)
-   * * codec (gchararray): "mpeg" or "h264"
+   * * codec (gchararray): "mpeg", "h264", "h265" or "av1"
    * * decode-errors (guint64): frames passed through because they did not decode
    * * events (guint64): congestion events reacted to or counted
    * * events-rexmt, events-dupack, events-recovered, events-loss, events-rate (guint64)
@@ -385,9 +419,9 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
       gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref (caps);
   gst_element_class_set_static_metadata (element_class,
-      "MPEG and H.264 rate transcoder", "Codec/Converter/Video",
-      "Re-encodes MPEG-1/2 and H.264 video (or drops disposable H.264 "
-      "pictures) at a bitrate that follows congestion events",
+      "MPEG, H.264, H.265 and AV1 rate transcoder", "Codec/Converter/Video",
+      "Re-encodes MPEG-1/2, H.264 and H.265 video (or drops disposable "
+      "H.264/H.265/AV1 pictures) at a bitrate that follows congestion events",
       "twoflow developers <dev@twoflow.invalid>");
   gst_element_class_add_static_metadata (element_class,
       GST_ELEMENT_METADATA_DOC_URI, TWOFLOW_DOC_URI_BASE "transcoder.md");

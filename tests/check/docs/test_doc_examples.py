@@ -53,6 +53,8 @@ RUNS = [
     {'steps': [('twoflowtracesrc[1]', 'eos')]},
     {'steps': [('ratetranscoder[0]', 'bounded:5')], 'nonempty': ['out.m2v']},
     {'steps': [('ratetranscoder[1]', 'bounded:5')], 'nonempty': ['out.mkv']},
+    {'steps': [('ratetranscoder[2]', 'bounded:5')],
+     'nonempty': ['out-h265.mkv']},
     # cTCP: the stock receiver and the two senders (10 s of 1 s segments,
     # mpeg2enc's first one took over 6 s on a loaded machine,
     # and 15 s of a 27 kB/s flow: a few seconds of each)

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* twoflow
+ * Tests of ratetranscoder on generated AV1 (issue 27): 320x180 25 fps,
+ * SVT-AV1 through ffmpeg (random access, mini-GOPs of 16 with hidden
+ * frames and unreferenced ones), key frames every 25, 3 s. No codecs in
+ * the element: keep=i|ip drop, keep=none passes.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/app/gstappsink.h>
+#include <gst/twoflow/twoflowframe.h>
+
+#include "transcodertestutil.h"
+
+#define N_FRAMES 75
+#define GOP 25
+
+static gchar *source_path;
+static GPtrArray *source;
+static GstCaps *source_caps;
+static gdouble source_bitrate;
+
+static GPtrArray *
+new_array (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+}
+
+static GstBuffer *
+find_by_pts (GPtrArray * bufs, GstClockTime pts)
+{
+  guint i;
+
+  for (i = 0; i < bufs->len; i++)
+    if (GST_BUFFER_PTS (g_ptr_array_index (bufs, i)) == pts)
+      return g_ptr_array_index (bufs, i);
+  return NULL;
+}
+
+/* bit/s of @bufs over the source's duration (dropped pictures count as
+ * zero bytes) */
+static gdouble
+rate (GPtrArray * bufs, guint from, guint to)
+{
+  gdouble bits = 0;
+  guint i;
+
+  for (i = from; i < to && i < bufs->len; i++)
+    bits += gst_buffer_get_size (g_ptr_array_index (bufs, i)) * 8.0;
+  return bits / ((to - from) / 25.0);
+}
+
+static GstHarness *
+harness_caps (GstCaps * caps)
+{
+  GstHarness *h = gst_harness_new ("ratetranscoder");
+
+  gst_harness_set_src_caps (h, gst_caps_ref (caps));
+  g_object_set (h->element, "recovery", (guint64) 0, NULL);
+  return h;
+}
+
+static GstHarness *
+harness (void)
+{
+  return harness_caps (source_caps);
+}
+
+static void
+push_range_of (GstHarness * h, GPtrArray * in, guint from, guint to,
+    GPtrArray * out)
+{
+  GstBuffer *b;
+  guint i;
+
+  for (i = from; i < to; i++) {
+    fail_unless_equals_int (gst_harness_push (h,
+            gst_buffer_ref (g_ptr_array_index (in, i))), GST_FLOW_OK);
+    while ((b = gst_harness_try_pull (h)))
+      g_ptr_array_add (out, b);
+  }
+}
+
+static void
+push_range (GstHarness * h, guint from, guint to, GPtrArray * out)
+{
+  push_range_of (h, source, from, to, out);
+}
+
+static void
+finish (GstHarness * h, GPtrArray * out)
+{
+  GstBuffer *b;
+
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while ((b = gst_harness_try_pull (h)))
+    g_ptr_array_add (out, b);
+}
+
+static guint64
+stat_u64 (GstHarness * h, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = 0;
+
+  g_object_get (h->element, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+/* Decodes @bufs (caps @caps) with av1parse ! av1dec (libaom), failing on
+ * any error or warning; returns the number of pictures decoded. */
+static guint
+decode_caps (GPtrArray * bufs, GstCaps * caps)
+{
+  GstElement *pipe = gst_parse_launch ("appsrc name=src format=time ! "
+      "av1parse ! av1dec ! appsink name=sink sync=false", NULL);
+  GstElement *src, *sink;
+  GstSample *sample;
+  GstMessage *msg;
+  guint i, n = 0;
+
+  fail_unless (pipe != NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipe), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  g_object_set (src, "caps", caps, NULL);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  for (i = 0; i < bufs->len; i++)
+    gst_app_src_push_buffer (GST_APP_SRC (src),
+        gst_buffer_ref (g_ptr_array_index (bufs, i)));
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    n++;
+    gst_sample_unref (sample);
+  }
+  while ((msg = gst_bus_pop_filtered (GST_ELEMENT_BUS (pipe),
+              GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
+    GError *e;
+
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
+      gst_message_parse_error (msg, &e, NULL);
+    else
+      gst_message_parse_warning (msg, &e, NULL);
+    fail ("decoder said: %s", e->message);
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipe);
+  return n;
+}
+
+static guint
+decode (GPtrArray * bufs)
+{
+  return decode_caps (bufs, source_caps);
+}
+
+/* keep=none: no re-encoding for AV1 yet; every unit passes as it came */
+GST_START_TEST (test_av1_keep_none_passes)
+{
+  GstHarness *h = harness ();
+  GPtrArray *out = new_array ();
+  GstStructure *s;
+  guint i;
+
+  g_object_set (h->element, "target-bitrate",
+      (guint64) (source_bitrate * 0.5), NULL);
+  push_range (h, 0, source->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, source->len);
+  for (i = 0; i < out->len; i++)
+    fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
+            g_ptr_array_index (source, i)), "unit %u differs", i);
+  g_object_get (h->element, "stats", &s, NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "codec"), "av1");
+  gst_structure_free (s);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
+/* keep=i and keep=ip under a low target: the key frames' units (keep=ip:
+ * every unit refreshing a slot) leave byte-identical, the others are
+ * dropped (unreferenced first; keep=i then tails up to the next key
+ * frame) with an event in each one's place; what is left decodes, one
+ * picture per unit. */
+static void
+check_keep (const gchar * keep, gdouble fraction)
+{
+  guint64 target = (guint64) (source_bitrate * fraction);
+  GstHarness *h = harness ();
+  GPtrArray *out = new_array ();
+  guint i, n_events = 0, n_key = 0;
+  gboolean ip = g_str_equal (keep, "ip");
+  GstEvent *ev;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", keep);
+  g_object_set (h->element, "target-bitrate", target, NULL);
+  push_range (h, 0, source->len, out);
+  finish (h, out);
+  fail_unless (out->len < source->len);
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+
+    if (o)
+      fail_unless (transcoder_test_buffers_equal (s, o), "unit %u", i);
+    if (!GST_BUFFER_FLAG_IS_SET (s, GST_BUFFER_FLAG_DELTA_UNIT)) {
+      fail_unless (o != NULL, "key frame %u dropped", i);
+      n_key++;
+    }
+  }
+  while ((ev = gst_harness_try_pull_event (h))) {
+    GstTwoflowPictureType t;
+    gboolean ref;
+    GstClockTime pts;
+
+    if (gst_twoflow_event_parse_dropped (ev, &t, &ref, &pts, NULL, NULL)) {
+      fail_unless (find_by_pts (out, pts) == NULL);
+      if (ip)
+        fail_unless (t == GST_TWOFLOW_PICTURE_B && !ref);
+      n_events++;
+    }
+    gst_event_unref (ev);
+  }
+  fail_unless_equals_int (n_events, source->len - out->len);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped-i"), 0);
+  fail_unless (stat_u64 (h, "frames-dropped-b") > 0);
+  g_print ("AV1 keep=%s at %.0f%%: %u of %u units (%u key frames), %"
+      G_GUINT64_FORMAT " B and %" G_GUINT64_FORMAT " P dropped, %.0f of "
+      "%.0f bit/s\n", keep, fraction * 100, out->len, source->len, n_key,
+      stat_u64 (h, "frames-dropped-b"), stat_u64 (h, "frames-dropped-p"),
+      rate (out, 0, source->len), source_bitrate);
+  fail_unless (n_key >= N_FRAMES / GOP);
+  fail_unless (rate (out, 0, source->len) < source_bitrate * 0.9);
+  fail_unless_equals_int (decode (out), out->len);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+}
+
+GST_START_TEST (test_av1_keep_i)
+{
+  check_keep ("i", 0.35);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_av1_keep_ip)
+{
+  check_keep ("ip", 0.35);
+}
+
+GST_END_TEST;
+
+static void
+load_source (void)
+{
+  gchar *desc = g_strdup_printf ("filesrc location=\"%s\" ! matroskademux "
+      "! av1parse ! video/x-av1,stream-format=obu-stream,alignment=tu ! "
+      "appsink name=sink sync=false", source_path);
+
+  source = transcoder_test_generate (desc, &source_caps);
+  g_free (desc);
+  fail_unless_equals_int (source->len, N_FRAMES);
+  source_bitrate = transcoder_test_bitrate (source);
+}
+
+static void
+unload_source (void)
+{
+  g_clear_pointer (&source, g_ptr_array_unref);
+  gst_clear_caps (&source_caps);
+}
+
+/* SVT-AV1 through ffmpeg: GStreamer 1.22 has no SVT-AV1 element, and
+ * libaom's av1enc is slower by far */
+static void
+make_source (const gchar * path)
+{
+  gchar *frames = g_strdup_printf ("%d", N_FRAMES);
+  gchar *gop = g_strdup_printf ("%d", GOP);
+  const gchar *argv[] = { "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+    "testsrc2=size=320x180:rate=25", "-frames:v", frames, "-c:v",
+    "libsvtav1", "-preset", "12", "-g", gop, "-b:v", "800k",
+    "-svtav1-params", "lp=1", path, NULL
+  };
+  gint status = 1;
+
+  if (!g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_SEARCH_PATH |
+          G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+          NULL, NULL, &status, NULL) || !g_spawn_check_wait_status (status,
+          NULL))
+    g_error ("could not generate %s with ffmpeg -c:v libsvtav1", path);
+  g_free (frames);
+  g_free (gop);
+}
+
+static Suite *
+ratetranscoder_av1_suite (void)
+{
+  Suite *s = suite_create ("ratetranscoder-av1");
+  TCase *tc = tcase_create ("general");
+  const gchar *dir = g_getenv ("TWOFLOW_BUILD_ROOT");
+
+  source_path = g_build_filename (dir ? dir : ".",
+      "ratetranscoder-test-av1.mkv", NULL);
+  make_source (source_path);
+  tcase_add_checked_fixture (tc, load_source, unload_source);
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_av1_keep_none_passes);
+  tcase_add_test (tc, test_av1_keep_i);
+  tcase_add_test (tc, test_av1_keep_ip);
+  return s;
+}
+
+GST_CHECK_MAIN (ratetranscoder_av1);
