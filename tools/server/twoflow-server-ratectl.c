@@ -140,20 +140,21 @@ rc_log_state (Session * s)
 
   if (s->enh_sink && GST_LEVEL_DEBUG <= _gst_debug_min
       && (st = get_stats (s->enh_sink))) {
-    guint64 qb = 0;
+    guint64 qb = 0, rtt = 0;
     GstTwoflowSessionRateStats rs;
 
     gst_structure_get_uint64 (st, "queued-bytes", &qb);
+    gst_structure_get_uint64 (st, "rtt", &rtt);
     gst_twoflow_session_rate_get_stats (s->rc, &rs);
     GST_DEBUG ("session %u: t=%.2f state=%s target=%" G_GUINT64_FORMAT
         " delivered=%" G_GUINT64_FORMAT " ess=%" G_GUINT64_FORMAT
-        " qdelay=%.1fms enh-rate=%" G_GUINT64_FORMAT " sched=%"
+        " qdelay=%.1fms enh-rtt=%.1fms enh-rate=%" G_GUINT64_FORMAT " sched=%"
         G_GUINT64_FORMAT " queued=%" G_GUINT64_FORMAT " (%.0f ms) code=%"
         G_GUINT64_FORMAT " catchup=%" G_GUINT64_FORMAT, s->id,
         (g_get_monotonic_time () - s->started_us) / 1e6,
         gst_twoflow_session_rate_state_name (rs.state), rs.target,
         rs.delivered_rate, rs.source_delivered[RC_SRC_ESSENTIAL],
-        rs.qdelay / 1e6, s->enh_rate_now, s->sched_rate, qb,
+        rs.qdelay / 1e6, rtt / 1e6, s->enh_rate_now, s->sched_rate, qb,
         s->enh_rate_now ? qb * 8e3 / s->enh_rate_now : 0.0, rs.code_target,
         rs.catchup_rate);
     gst_structure_free (st);
@@ -223,17 +224,34 @@ rc_tick (gpointer user_data)
     }
     gst_structure_free (st);
   }
+  /* ERAP: its SRTT (its losses come as events, rc_handle_congestion) */
+  if (s->ess_sink && !s->ess_done && g_str_equal (s->essential, "erap")
+      && (st = get_stats (s->ess_sink))) {
+    guint64 acks = 0, srtt = 0;
+
+    gst_structure_get_uint64 (st, "acks-received", &acks);
+    gst_structure_get_uint64 (st, "srtt", &srtt);
+    /* (fresh only: an ACK came since the last tick; before the first
+     * one the SRTT is the sink's initial-rtt) */
+    if (srtt > 0 && acks > 0 && acks != s->rc_ess_acks)
+      gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
+          now);
+    s->rc_ess_acks = acks;
+    gst_structure_free (st);
+  }
   /* rUDP: the receiver's last report (expected, lost) and its SRTT */
   if (s->enh_sink && s->enh_playing && !s->enh_done
       && (st = get_stats (s->enh_sink))) {
-    guint64 reports = 0, bytes = 0, pkts = 0, srtt = 0, nacked = 0;
+    guint64 reports = 0, bytes = 0, pkts = 0, nacked = 0;
+    guint64 rtt = 0, rtt_samples = 0;
     guint seq = 0;
     gint lost = 0;
 
     gst_structure_get_uint64 (st, "receiver-reports", &reports);
     gst_structure_get_uint64 (st, "bytes-sent", &bytes);
     gst_structure_get_uint64 (st, "packets-sent", &pkts);
-    gst_structure_get_uint64 (st, "srtt", &srtt);
+    gst_structure_get_uint64 (st, "rtt", &rtt);
+    gst_structure_get_uint64 (st, "rtt-samples", &rtt_samples);
     gst_structure_get_uint (st, "receiver-highest-seq", &seq);
     gst_structure_get_int (st, "receiver-lost", &lost);
     /* with retransmission the report's losses are those left after it:
@@ -267,11 +285,17 @@ rc_tick (gpointer user_data)
               s->rc_enh_expected, s->rc_enh_lost, s->rc_enh_delivered, now);
         }
       }
-      /* (its SRTT is not an input: the request waits in the socket until
-       * the pacer reads it, up to a packet interval, and the answer's
-       * delay does not count that wait: measured 40-90 ms too high at
-       * low rates, read as a queue) */
     }
+    /* the receiver's latest RTT sample (one per request, every
+     * feedback-interval: its SRTT, smoothed over 8 of them, lags by
+     * seconds), the path's RTT since the pacer takes the request's
+     * arrival from the kernel (the wait until it reads it, up to a packet
+     * interval, was measured as 40-90 ms of queue at low rates); the only
+     * RTT left once the essential flow has sent its last segment. A new
+     * sample only. */
+    if (rtt > 0 && rtt_samples != s->rc_enh_rtt_samples)
+      gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ENHANCED, rtt, now);
+    s->rc_enh_rtt_samples = rtt_samples;
     gst_structure_free (st);
   }
   rc_feed_lateness (s, now);
