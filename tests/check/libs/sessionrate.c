@@ -99,6 +99,11 @@ typedef struct
   gboolean reno;
   gdouble video;                /* the session's application limit, bit/s */
   GstClockTime duration;
+  /* the server's RTT inputs: source 0's until rtt0_until (0: always; the
+   * essential flow's last segment), and source 1's (the rUDP receiver's
+   * samples) with rtt1 */
+  GstClockTime rtt0_until;
+  gboolean rtt1;
   /* results */
   GstTwoflowSessionRate *sr;
   gdouble tgt[1000];            /* target per 100 ms */
@@ -204,7 +209,10 @@ simulate (Sim * sim)
     /* the server's poll of the transports every 100 ms */
     if (now % (100 * MS) == 0 && now > 0) {
       guint64 t;
-      gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      if (sim->rtt0_until == 0 || now < sim->rtt0_until)
+        gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      if (sim->rtt1)
+        gst_twoflow_session_rate_handle_rtt (sim->sr, 1, last_rtt, now);
       gst_twoflow_session_rate_handle_counters (sim->sr, 0, s_sent, s_lost,
           s_deliv, now);
       if (gst_twoflow_session_rate_poll (sim->sr, now, &t))
@@ -294,6 +302,19 @@ GST_START_TEST (test_random_loss)
 
 GST_END_TEST;
 
+/* the target back at 3 Mbit/s after the capacity returns (20 s), in
+ * updates (0: never) */
+static guint
+back_after_step (const Sim * sim)
+{
+  guint i;
+
+  for (i = 200; i < 300; i++)
+    if (sim->tgt[i] >= 3e6)
+      return i - 200;
+  return 0;
+}
+
 static void
 capacity_step (gdouble loss)
 {
@@ -333,6 +354,37 @@ GST_START_TEST (test_capacity_step)
 {
   capacity_step (0);
   capacity_step (0.01);
+}
+
+GST_END_TEST;
+
+/* The server's essential flow sends its last segment at 17 s, inside the
+ * dip: its RTT stops. Without another RTT source the controller is blind
+ * to the queue from then on (it sees it only through tail drops) and,
+ * without a clean RTT, never accelerates; with the rUDP receiver's
+ * samples (source 1) it takes the capacity back as with one transport. */
+GST_START_TEST (test_step_essential_ends)
+{
+  Sim sim;
+  guint blind, with_rtt;
+
+  sim_init (&sim, cap_step, 0, 3e6, 30);
+  sim.rtt0_until = 17 * GST_SECOND;
+  simulate (&sim);
+  blind = back_after_step (&sim);
+  gst_twoflow_session_rate_free (sim.sr);
+
+  sim_init (&sim, cap_step, 0, 3e6, 30);
+  sim.rtt0_until = 17 * GST_SECOND;
+  sim.rtt1 = TRUE;
+  simulate (&sim);
+  with_rtt = back_after_step (&sim);
+  gst_twoflow_session_rate_free (sim.sr);
+  GST_INFO ("back at 3 Mbit/s %.1f s after the capacity returned with the "
+      "second RTT source, %.1f s without (0: never)", with_rtt / 10.0,
+      blind / 10.0);
+  fail_unless (with_rtt > 0 && with_rtt <= 25, "%u", with_rtt);
+  fail_unless (blind == 0 || blind > with_rtt, "%u vs %u", blind, with_rtt);
 }
 
 GST_END_TEST;
@@ -614,6 +666,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_event_rate);
   tcase_add_test (tc, test_random_loss);
   tcase_add_test (tc, test_capacity_step);
+  tcase_add_test (tc, test_step_essential_ends);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
   tcase_add_test (tc, test_lateness);
