@@ -19,6 +19,12 @@
 #define RESPONSE_EXTRA (100 * GST_MSECOND)
 /* samples older than this are not the path's state any more */
 #define FRESH (1 * GST_SECOND)
+/* nor a transport's last sample this much older than another's: the
+ * essential flow's last one, after its final segment, held a queue long
+ * gone for FRESH while the rUDP receiver's samples said the path was
+ * empty (measured in the showdown's H.264 step: 0.9 s congested, the
+ * sender capped, 89 frames late) */
+#define SUPERSEDED (500 * GST_MSECOND)
 /* the deepest cut of one reaction */
 #define MAX_CUT 0.5
 /* the queueing delay's trend: compared with the value this long ago */
@@ -549,7 +555,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   gdouble dt = (now - sr->last_update) / 1e9;
   gdouble xr = delivered_rate (sr, now);
   gdouble r = rtt_seconds (sr), r_eq;
-  GstClockTime qdelay = 0;
+  GstClockTime qdelay = 0, newest = GST_CLOCK_TIME_NONE;
   guint64 sent = 0, lost = 0;
   gdouble loss_frac = 0, floor_rate = 0, target;
   gboolean congested = FALSE, any_rtt = FALSE, draining = FALSE;
@@ -558,12 +564,19 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   sr->last_update = now;
   sr->st.updates++;
 
-  /* queueing delay: the largest over the transports with a fresh sample */
+  /* queueing delay: the largest over the transports with a fresh sample
+   * (not superseded by another transport's later samples) */
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++)
+    if (GST_CLOCK_TIME_IS_VALID (sr->src[i].rtt_time)
+        && (!GST_CLOCK_TIME_IS_VALID (newest)
+            || sr->src[i].rtt_time > newest))
+      newest = sr->src[i].rtt_time;
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
     Source *s = &sr->src[i];
     GstClockTime m;
 
-    if (!GST_CLOCK_TIME_IS_VALID (s->rtt_time) || now > s->rtt_time + FRESH)
+    if (!GST_CLOCK_TIME_IS_VALID (s->rtt_time) || now > s->rtt_time + FRESH
+        || s->rtt_time + SUPERSEDED < newest)
       continue;
     m = s->min_cur;
     if (GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < m)
@@ -632,7 +645,8 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     r_eq = r;
     for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
       Source *s = &sr->src[i];
-      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH)
+      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH
+          && s->rtt_time + SUPERSEDED >= newest)
         r_eq = MAX (r_eq, s->rtt / 1e9);
     }
     sr->st.loss_event_rate = p;

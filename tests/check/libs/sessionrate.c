@@ -363,6 +363,42 @@ GST_END_TEST;
  * to the queue from then on (it sees it only through tail drops) and,
  * without a clean RTT, never accelerates; with the rUDP receiver's
  * samples (source 1) it takes the capacity back as with one transport. */
+/* A transport's last sample, after it stopped sending, shows a queue;
+ * the other transport's later samples show none: the path is clean once
+ * those are SUPERSEDED (500 ms) newer, not only after FRESH (1 s). */
+GST_START_TEST (test_superseded_rtt)
+{
+  GstTwoflowSessionRate *sr = new_session (3e6);
+  GstTwoflowSessionRateStats st;
+  GstClockTime t;
+  guint64 target;
+
+  for (t = 100 * MS; t <= 5 * GST_SECOND; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 0, 40 * MS, t);
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  /* source 0's last sample holds 60 ms of queue; from then on source 1
+   * alone, clean */
+  gst_twoflow_session_rate_handle_rtt (sr, 0, 100 * MS, t);
+  for (; t <= 5 * GST_SECOND + 400 * MS; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 60 * MS);
+  for (; t <= 5 * GST_SECOND + 700 * MS; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 0);
+  fail_unless (st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_step_essential_ends)
 {
   Sim sim;
@@ -667,6 +703,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_random_loss);
   tcase_add_test (tc, test_capacity_step);
   tcase_add_test (tc, test_step_essential_ends);
+  tcase_add_test (tc, test_superseded_rtt);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
   tcase_add_test (tc, test_lateness);
