@@ -8,7 +8,9 @@
  * Two estimates, the higher wins:
  * - the delay/delivery-rate model (as GCC, draft-ietf-rmcat-gcc, and BBR):
  *   queueing delay = the latest RTT minus the smallest of the last
- *   min-rtt-window, per transport. While it is below qdelay-threshold (no
+ *   min-rtt-window, per transport (the largest over the transports whose
+ *   latest sample is of the last second and not 500 ms older than
+ *   another's). While it is below qdelay-threshold (no
  *   queue of our making or anyone's), no ECN mark came and the raw loss
  *   fraction stays below loss-threshold, the rate grows (additively near
  *   the rate where congestion was last seen, for a second of clean path;
