@@ -32,6 +32,33 @@ get_stats (GstElement * e)
   return s;
 }
 
+/* The enhanced flow's share of what the transcoder makes (its frames
+ * less the essential ones, which the essential flow sends) */
+static gdouble
+rc_enhanced_share (Session * s)
+{
+  return s->info->mean_rate ?
+      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+}
+
+/* The transcoder's rate for a path rate @rate of the controller: the
+ * same while both flows send; once the essential flow has sent its last
+ * segment the path carries the enhanced share of what is coded only, so
+ * rate / share. (Coded at the path's rate, the enhanced flow delivered
+ * share x target, the controller's floor — what gets through while a
+ * queue stands — took the target down to it at every update: beside a
+ * bulk TCP, whose queue never empties, from 1.2 Mbit/s to 64 kbit/s in
+ * 5 s once the rUDP RTT was an input.) */
+static guint64
+rc_to_code (Session * s, guint64 rate)
+{
+  gdouble share = rc_enhanced_share (s);
+
+  if (!s->ess_done || share <= 0.05 || share >= 1.0)
+    return rate;
+  return (guint64) MIN (rate / share, (gdouble) G_MAXUINT64 / 2);
+}
+
 /* The smoothed rUDP sender's cap while the path is congested: what the
  * path delivers to the session less what the essential flow gets — times
  * decrease while the queue grows (so that it drains), as it is while the
@@ -58,8 +85,8 @@ rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
   else
     return 0;
   ess = rs->source_delivered[RC_SRC_ESSENTIAL];
-  share = s->info->mean_rate ?
-      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  /* (once the essential flow is done the enhanced one carries it all) */
+  share = s->ess_done ? 1.0 : rc_enhanced_share (s);
   /* (the target, not the lateness rule's coding target: a cap that
    * followed the cut made the backlog that deepens the cut, down to the
    * transcoder's floor) */
@@ -73,8 +100,7 @@ rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
 static guint64
 rc_enhanced_rate (Session * s, guint64 target)
 {
-  gdouble share = s->info->mean_rate ?
-      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  gdouble share = s->ess_done ? 1.0 : rc_enhanced_share (s);
   guint64 want = target * share * 1.25;
   guint i;
 
@@ -89,6 +115,7 @@ rc_enhanced_rate (Session * s, guint64 target)
 static void
 rc_set_code (Session * s, guint64 code)
 {
+  code = rc_to_code (s, code);
   if (code == s->rc_code)
     return;
   s->rc_code = code;
@@ -171,10 +198,14 @@ rc_feed_lateness (Session * s, GstClockTime now)
   /* the lateness rule's floor: the transcoder's lowest rate without
    * dropping frames, 10 % above */
   if (s->transcoder && (st = get_stats (s->transcoder))) {
-    guint64 lowest = 0;
+    guint64 lowest = 0, floor;
 
     gst_structure_get_uint64 (st, "lowest-bitrate", &lowest);
-    gst_twoflow_session_rate_set_code_floor (s->rc, lowest * 11 / 10);
+    floor = lowest * 11 / 10;
+    /* (in the controller's units: rc_to_code()'s inverse) */
+    if (rc_to_code (s, floor) > floor)
+      floor = (guint64) (floor * rc_enhanced_share (s));
+    gst_twoflow_session_rate_set_code_floor (s->rc, floor);
     gst_structure_free (st);
   }
   /* the lateness rule's input: what waits at the smoothed sender */
