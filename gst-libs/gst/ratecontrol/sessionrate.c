@@ -355,19 +355,11 @@ note_loss (GstTwoflowSessionRate * sr, GstClockTime now)
   sr->st.loss_events++;
 }
 
-void
-gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
-    guint source, GstClockTime rtt, GstClockTime now)
+/* The source's windowed minimum RTT with @rtt; returns it. */
+static GstClockTime
+update_min_rtt (GstTwoflowSessionRate * sr, Source * s, GstClockTime rtt,
+    GstClockTime now)
 {
-  Source *s;
-
-  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
-      || !GST_CLOCK_TIME_IS_VALID (rtt))
-    return;
-  start (sr, now);
-  s = &sr->src[source];
-  s->rtt = rtt;
-  s->rtt_time = now;
   /* the windowed minimum: two buckets of half the window */
   if (!GST_CLOCK_TIME_IS_VALID (s->min_bucket_start)) {
     s->min_bucket_start = now;
@@ -378,10 +370,48 @@ gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
   }
   if (!GST_CLOCK_TIME_IS_VALID (s->min_cur) || rtt < s->min_cur)
     s->min_cur = rtt;
+  return GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < s->min_cur ?
+      s->min_prev : s->min_cur;
+}
+
+/* @rtt is the source's latest sample */
+static void
+take_rtt (GstTwoflowSessionRate * sr, Source * s, GstClockTime rtt,
+    GstClockTime now)
+{
+  s->rtt = rtt;
+  s->rtt_time = now;
   if (!GST_CLOCK_TIME_IS_VALID (sr->srtt))
     sr->srtt = rtt;
   else
     sr->srtt = (7 * sr->srtt + rtt) / 8;
+}
+
+void
+gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now)
+{
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (rtt))
+    return;
+  start (sr, now);
+  update_min_rtt (sr, &sr->src[source], rtt, now);
+  take_rtt (sr, &sr->src[source], rtt, now);
+}
+
+void
+gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now)
+{
+  GstClockTime m;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (rtt))
+    return;
+  start (sr, now);
+  m = update_min_rtt (sr, &sr->src[source], rtt, now);
+  if (rtt <= m + sr->c.qdelay_threshold)
+    take_rtt (sr, &sr->src[source], rtt, now);
 }
 
 void

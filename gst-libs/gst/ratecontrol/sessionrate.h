@@ -146,6 +146,17 @@ void gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime rtt, GstClockTime now);
+/* An RTT sample of transport @source that counts only when it shows no
+ * queue (within qdelay-threshold of the source's minimum; the minimum
+ * follows every sample): a clean path ends a congestion, lets the
+ * increase accelerate and supersedes another transport's older sample,
+ * a queue is left to the other inputs. For a flow that cannot tell its
+ * own queue from a competing flow's: the rUDP receiver's samples beside a
+ * bulk TCP, whose drop-tail queue never empties, read as congestion took
+ * the target to a twentieth of the fair share (the delivered-rate floor). */
+TWOFLOW_RATECONTROL_API
+void gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now);
 /* Cumulative counters of transport @source at @now: packets it sent (or
  * the receiver expected), of which lost, and bytes delivered (acked or
  * received). Counters that go back (a restart) are taken as new. */
