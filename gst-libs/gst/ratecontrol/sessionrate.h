@@ -146,14 +146,19 @@ void gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime rtt, GstClockTime now);
-/* An RTT sample of transport @source that counts only when it shows no
- * queue (within qdelay-threshold of the source's minimum; the minimum
- * follows every sample): a clean path ends a congestion, lets the
- * increase accelerate and supersedes another transport's older sample,
- * a queue is left to the other inputs. For a flow that cannot tell its
- * own queue from a competing flow's: the rUDP receiver's samples beside a
- * bulk TCP, whose drop-tail queue never empties, read as congestion took
- * the target to a twentieth of the fair share (the delivered-rate floor). */
+/* An RTT sample of transport @source that counts when it shows no queue
+ * (within qdelay-threshold of the source's minimum; the minimum follows
+ * every sample) — a clean path ends a congestion, lets the increase
+ * accelerate and supersedes another transport's older sample — or a
+ * queue longer than the lateness budget (250 ms without one), which no
+ * competing TCP's drop-tail queue of a few Mbit/s reaches: then every
+ * sample counts until one shows no queue (the decrease's queue seen
+ * draining), for at most 3 s, after which only clean ones count until one
+ * comes. Any other queue is left to the other inputs. For a flow that
+ * cannot tell its own queue from a competing flow's: the rUDP receiver's
+ * samples beside a bulk TCP, whose queue never empties, read as
+ * congestion took the target to a twentieth of the fair share (the
+ * delivered-rate floor). */
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime rtt, GstClockTime now);

@@ -423,6 +423,33 @@ GST_START_TEST (test_clean_rtt)
   gst_twoflow_session_rate_get_stats (sr, &st);
   fail_unless_equals_uint64 (st.qdelay, 25 * MS);
   fail_unless_equals_uint64 (st.min_rtt, 30 * MS);
+
+  /* a queue beyond 250 ms (no lateness budget) is ours: it counts, and so
+   * does every sample after it until the queue is gone */
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 330 * MS, t);
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 300 * MS);
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 130 * MS, t);
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 100 * MS);
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 35 * MS, t);
+  /* an episode of 3 s: after it, queued samples do not count until a
+   * clean one came (their queue stands: a competing flow's) */
+  {
+    GstClockTime t0 = t + 100 * MS;
+
+    for (t = t0; t < t0 + 4500 * MS; t += 100 * MS) {
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 330 * MS, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+    }
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 0);
   gst_twoflow_session_rate_free (sr);
 }
 
