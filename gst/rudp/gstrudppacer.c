@@ -37,7 +37,10 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
 #include "gstrudppacer.h"
 #include "twoflowservice.h"
 
@@ -377,6 +380,61 @@ handle_hello (GstRudpPacerSession * ses, const guint8 * data, gsize len,
   return TRUE;
 }
 
+/* One datagram of a sink's socket, non-blocking, as
+ * g_socket_receive_from(), and when it arrived (*@arrival, on the clock of
+ * @now): the kernel's receive time (SO_TIMESTAMPNS) taken back from @now
+ * by the time the datagram waited in the socket. The pacer reads the
+ * feedback when it wakes for its own packets, up to a packet interval
+ * late at low rates; the sender core's answer counts that wait in its
+ * delay (RFC 3550's DLSR) only when it knows the arrival, else the
+ * receiver's RTT holds it (measured: 40-90 ms too high below 1 Mbit/s). */
+static gssize
+receive_stamped (GstRudpPacerSession * ses, guint8 * data, gsize size,
+    GSocketAddress ** from, GstClockTime now, GstClockTime * arrival)
+{
+  struct sockaddr_storage ss;
+  struct iovec iov = { data, size };
+  union {
+    struct cmsghdr align;
+    gchar buf[CMSG_SPACE (sizeof (struct timespec))];
+  } ctl;
+  struct msghdr msg;
+  struct cmsghdr *cm;
+  gssize n;
+
+  *from = NULL;
+  *arrival = now;
+  memset (&msg, 0, sizeof (msg));
+  msg.msg_name = &ss;
+  msg.msg_namelen = sizeof (ss);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl.buf;
+  msg.msg_controllen = sizeof (ctl.buf);
+  do
+    n = recvmsg (g_socket_get_fd (ses->socket), &msg, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -1;
+  for (cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPNS
+        && cm->cmsg_len >= CMSG_LEN (sizeof (struct timespec))) {
+      struct timespec ts, rt;
+      GstClockTime stamp, real;
+
+      memcpy (&ts, CMSG_DATA (cm), sizeof (ts));
+      clock_gettime (CLOCK_REALTIME, &rt);
+      stamp = GST_TIMESPEC_TO_TIME (ts);
+      real = GST_TIMESPEC_TO_TIME (rt);
+      /* (a wall clock stepped back, or a wait beyond a second: no stamp) */
+      if (real >= stamp && real - stamp < GST_SECOND && now >= real - stamp)
+        *arrival = now - (real - stamp);
+    }
+  }
+  *from = g_socket_address_new_from_native (&ss, msg.msg_namelen);
+  return n;
+}
+
 /* One poll over the sinks' sockets: the receiver's requests (followed
  * under receiver rate control, read for the stats and answered under
  * fixed), hellos of sinks learning their destination. TRUE when a sink
@@ -415,12 +473,13 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
     GstRudpPacerSession *ses = owners[i];
     guint8 data[1500];
     GSocketAddress *from = NULL;
+    GstClockTime arrival;
     gssize len;
 
     if (!(fds[i].revents & G_IO_IN))
       continue;
-    while ((len = g_socket_receive_from (ses->socket, &from, (gchar *) data,
-                sizeof (data), NULL, NULL)) >= 0) {
+    while ((len = receive_stamped (ses, data, sizeof (data), &from,
+                twoflow_service_now (s), &arrival)) >= 0) {
       if (ses->srtp) {
         gint n = len;
         GstRudpSrtpResult r = gst_rudp_is_rtcp (data, len) ?
@@ -472,7 +531,7 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
         }
       }
       gst_rudp_sender_handle_request (ses->sender, data, len, from,
-          g_object_unref, now);
+          g_object_unref, arrival);
       from = NULL;
     }
     run_sender (s, ses);
@@ -628,6 +687,10 @@ gst_rudp_pacer_add_session (const GstRudpPacerSessionConfig * config,
   ses->params = config->params;
   ses->follow = config->sender.follow;
   ses->socket = g_object_ref (config->socket);
+  /* the feedback's arrival time (receive_stamped) */
+  if (!g_socket_set_option (ses->socket, SOL_SOCKET, SO_TIMESTAMPNS, 1, NULL))
+    GST_WARNING_OBJECT (owner, "no SO_TIMESTAMPNS: the receiver's RTT will "
+        "count the time its feedback waits to be read");
   ses->dest = config->dest ? g_object_ref (config->dest) : NULL;
   ses->srtp = config->srtp;
   ses->hello_id = config->hello_id;

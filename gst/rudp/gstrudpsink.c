@@ -47,6 +47,12 @@
  * * `notices-sent` (guint64): answers to them
  * * `level-changes` (guint64): level switches made
  * * `srtt` (guint64): the receiver's smoothed RTT, ns (0 until known)
+ * * `rtt` (guint64): the receiver's latest RTT sample, ns (0 until known):
+ *   one per notice it got, sent with its next request; the notice's delay
+ *   counts from the request's arrival (the kernel's receive time), so the
+ *   time the request waited to be read is no part of it
+ * * `rtt-samples` (guint64): requests that carried a new sample (older
+ *   receivers send none)
  * * `rtx-requested` (guint64): RTP packets the receiver NACKed (each
  *   sequence number counted once: the losses it saw); `rtx-repeated`
  *   (guint64): NACKs of a number already asked for; `rtx-sent` (guint64):
@@ -815,6 +821,8 @@ gst_rudp_sink_make_stats (GstRudpSink * sink,
       "notices-sent", G_TYPE_UINT64, ss->notices,
       "level-changes", G_TYPE_UINT64, ss->level_changes,
       "srtt", G_TYPE_UINT64, ss->srtt,
+      "rtt", G_TYPE_UINT64, ss->rtt,
+      "rtt-samples", G_TYPE_UINT64, ss->rtt_samples,
       "rtx-requested", G_TYPE_UINT64, ps->rtx_requested,
       "rtx-repeated", G_TYPE_UINT64, ps->rtx_repeated,
       "rtx-sent", G_TYPE_UINT64, ps->rtx_sent,

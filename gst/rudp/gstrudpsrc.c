@@ -877,6 +877,12 @@ send_feedback (GstRudpSrc * src, GstClockTime now)
   /* 0 means "no timestamp" to the sender's echo */
   req.timestamp = MAX (gst_rudp_ntp_short (now), 1);
   req.srtt_us = st.rtt_samples ? st.srtt / GST_USECOND : 0;
+  {
+    GstClockTime rtt = gst_rudp_receiver_take_rtt_sample (src->receiver);
+
+    req.rtt_us = GST_CLOCK_TIME_IS_VALID (rtt) ?
+        (guint32) MAX (MIN (rtt / GST_USECOND, G_MAXUINT32), 1) : 0;
+  }
   src->feedback_sent++;
   buf = gst_rudp_request_write (&req);
   if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
@@ -1300,14 +1306,8 @@ handle_notice (GstRudpSrc * src, const guint8 * data, gsize len,
     return;
   }
   src->notices_received++;
-  if (n.echo_timestamp) {
-    guint32 rtt = gst_rudp_ntp_short (now) - n.echo_timestamp - n.delay;
-
-    /* modulo 2^32 (18 h): anything above a minute is garbage */
-    if (rtt < 60 * 65536)
-      gst_rudp_receiver_handle_rtt_sample (src->receiver,
-          gst_rudp_ntp_short_to_time (rtt));
-  }
+  gst_rudp_receiver_handle_echo (src->receiver, n.echo_timestamp, n.delay,
+      now);
   gst_rudp_receiver_handle_level_applied (src->receiver, n.level, n.since_seq);
   /* the sender's notice crossed the same queues as its RTP (authentic, or
    * from the RTP's sender in plaintext): a CE mark on it is congestion */

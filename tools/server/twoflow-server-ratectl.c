@@ -32,6 +32,33 @@ get_stats (GstElement * e)
   return s;
 }
 
+/* The enhanced flow's share of what the transcoder makes (its frames
+ * less the essential ones, which the essential flow sends) */
+static gdouble
+rc_enhanced_share (Session * s)
+{
+  return s->info->mean_rate ?
+      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+}
+
+/* The transcoder's rate for a path rate @rate of the controller: the
+ * same while both flows send; once the essential flow has sent its last
+ * segment the path carries the enhanced share of what is coded only, so
+ * rate / share. (Coded at the path's rate, the enhanced flow delivered
+ * share x target, the controller's floor — what gets through while a
+ * queue stands — took the target down to it at every update: beside a
+ * bulk TCP, whose queue never empties, from 1.2 Mbit/s to 64 kbit/s in
+ * 5 s once the rUDP RTT was an input.) */
+static guint64
+rc_to_code (Session * s, guint64 rate)
+{
+  gdouble share = rc_enhanced_share (s);
+
+  if (!s->ess_done || share <= 0.05 || share >= 1.0)
+    return rate;
+  return (guint64) MIN (rate / share, (gdouble) G_MAXUINT64 / 2);
+}
+
 /* The smoothed rUDP sender's cap while the path is congested: what the
  * path delivers to the session less what the essential flow gets — times
  * decrease while the queue grows (so that it drains), as it is while the
@@ -58,8 +85,8 @@ rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
   else
     return 0;
   ess = rs->source_delivered[RC_SRC_ESSENTIAL];
-  share = s->info->mean_rate ?
-      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  /* (once the essential flow is done the enhanced one carries it all) */
+  share = s->ess_done ? 1.0 : rc_enhanced_share (s);
   /* (the target, not the lateness rule's coding target: a cap that
    * followed the cut made the backlog that deepens the cut, down to the
    * transcoder's floor) */
@@ -73,8 +100,7 @@ rc_enhanced_cap (Session * s, const GstTwoflowSessionRateStats * rs)
 static guint64
 rc_enhanced_rate (Session * s, guint64 target)
 {
-  gdouble share = s->info->mean_rate ?
-      (gdouble) s->info->enh_mean / s->info->mean_rate : 1.0;
+  gdouble share = s->ess_done ? 1.0 : rc_enhanced_share (s);
   guint64 want = target * share * 1.25;
   guint i;
 
@@ -89,6 +115,7 @@ rc_enhanced_rate (Session * s, guint64 target)
 static void
 rc_set_code (Session * s, guint64 code)
 {
+  code = rc_to_code (s, code);
   if (code == s->rc_code)
     return;
   s->rc_code = code;
@@ -140,20 +167,21 @@ rc_log_state (Session * s)
 
   if (s->enh_sink && GST_LEVEL_DEBUG <= _gst_debug_min
       && (st = get_stats (s->enh_sink))) {
-    guint64 qb = 0;
+    guint64 qb = 0, rtt = 0;
     GstTwoflowSessionRateStats rs;
 
     gst_structure_get_uint64 (st, "queued-bytes", &qb);
+    gst_structure_get_uint64 (st, "rtt", &rtt);
     gst_twoflow_session_rate_get_stats (s->rc, &rs);
     GST_DEBUG ("session %u: t=%.2f state=%s target=%" G_GUINT64_FORMAT
         " delivered=%" G_GUINT64_FORMAT " ess=%" G_GUINT64_FORMAT
-        " qdelay=%.1fms enh-rate=%" G_GUINT64_FORMAT " sched=%"
+        " qdelay=%.1fms enh-rtt=%.1fms enh-rate=%" G_GUINT64_FORMAT " sched=%"
         G_GUINT64_FORMAT " queued=%" G_GUINT64_FORMAT " (%.0f ms) code=%"
         G_GUINT64_FORMAT " catchup=%" G_GUINT64_FORMAT, s->id,
         (g_get_monotonic_time () - s->started_us) / 1e6,
         gst_twoflow_session_rate_state_name (rs.state), rs.target,
         rs.delivered_rate, rs.source_delivered[RC_SRC_ESSENTIAL],
-        rs.qdelay / 1e6, s->enh_rate_now, s->sched_rate, qb,
+        rs.qdelay / 1e6, rtt / 1e6, s->enh_rate_now, s->sched_rate, qb,
         s->enh_rate_now ? qb * 8e3 / s->enh_rate_now : 0.0, rs.code_target,
         rs.catchup_rate);
     gst_structure_free (st);
@@ -170,10 +198,14 @@ rc_feed_lateness (Session * s, GstClockTime now)
   /* the lateness rule's floor: the transcoder's lowest rate without
    * dropping frames, 10 % above */
   if (s->transcoder && (st = get_stats (s->transcoder))) {
-    guint64 lowest = 0;
+    guint64 lowest = 0, floor;
 
     gst_structure_get_uint64 (st, "lowest-bitrate", &lowest);
-    gst_twoflow_session_rate_set_code_floor (s->rc, lowest * 11 / 10);
+    floor = lowest * 11 / 10;
+    /* (in the controller's units: rc_to_code()'s inverse) */
+    if (rc_to_code (s, floor) > floor)
+      floor = (guint64) (floor * rc_enhanced_share (s));
+    gst_twoflow_session_rate_set_code_floor (s->rc, floor);
     gst_structure_free (st);
   }
   /* the lateness rule's input: what waits at the smoothed sender */
@@ -223,17 +255,34 @@ rc_tick (gpointer user_data)
     }
     gst_structure_free (st);
   }
+  /* ERAP: its SRTT (its losses come as events, rc_handle_congestion) */
+  if (s->ess_sink && !s->ess_done && g_str_equal (s->essential, "erap")
+      && (st = get_stats (s->ess_sink))) {
+    guint64 acks = 0, srtt = 0;
+
+    gst_structure_get_uint64 (st, "acks-received", &acks);
+    gst_structure_get_uint64 (st, "srtt", &srtt);
+    /* (fresh only: an ACK came since the last tick; before the first
+     * one the SRTT is the sink's initial-rtt) */
+    if (srtt > 0 && acks > 0 && acks != s->rc_ess_acks)
+      gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
+          now);
+    s->rc_ess_acks = acks;
+    gst_structure_free (st);
+  }
   /* rUDP: the receiver's last report (expected, lost) and its SRTT */
   if (s->enh_sink && s->enh_playing && !s->enh_done
       && (st = get_stats (s->enh_sink))) {
-    guint64 reports = 0, bytes = 0, pkts = 0, srtt = 0, nacked = 0;
+    guint64 reports = 0, bytes = 0, pkts = 0, nacked = 0;
+    guint64 rtt = 0, rtt_samples = 0;
     guint seq = 0;
     gint lost = 0;
 
     gst_structure_get_uint64 (st, "receiver-reports", &reports);
     gst_structure_get_uint64 (st, "bytes-sent", &bytes);
     gst_structure_get_uint64 (st, "packets-sent", &pkts);
-    gst_structure_get_uint64 (st, "srtt", &srtt);
+    gst_structure_get_uint64 (st, "rtt", &rtt);
+    gst_structure_get_uint64 (st, "rtt-samples", &rtt_samples);
     gst_structure_get_uint (st, "receiver-highest-seq", &seq);
     gst_structure_get_int (st, "receiver-lost", &lost);
     /* with retransmission the report's losses are those left after it:
@@ -267,11 +316,20 @@ rc_tick (gpointer user_data)
               s->rc_enh_expected, s->rc_enh_lost, s->rc_enh_delivered, now);
         }
       }
-      /* (its SRTT is not an input: the request waits in the socket until
-       * the pacer reads it, up to a packet interval, and the answer's
-       * delay does not count that wait: measured 40-90 ms too high at
-       * low rates, read as a queue) */
     }
+    /* the receiver's latest RTT sample (one per request, every
+     * feedback-interval: its SRTT, smoothed over 8 of them, lags by
+     * seconds), the path's RTT since the pacer takes the request's
+     * arrival from the kernel (the wait until it reads it, up to a packet
+     * interval, was measured as 40-90 ms of queue at low rates); the only
+     * RTT left once the essential flow has sent its last segment. A new
+     * sample only, and as a clean path only: a queue it shows may be a
+     * competing flow's (beside a bulk TCP the target fell to 0.04-0.38 of
+     * the fair share with its every sample an input) */
+    if (rtt > 0 && rtt_samples != s->rc_enh_rtt_samples)
+      gst_twoflow_session_rate_handle_clean_rtt (s->rc, RC_SRC_ENHANCED, rtt,
+          now);
+    s->rc_enh_rtt_samples = rtt_samples;
     gst_structure_free (st);
   }
   rc_feed_lateness (s, now);

@@ -72,6 +72,8 @@ typedef struct
   guint64 rc_enh_expected, rc_enh_lost, rc_enh_delivered;
   guint64 rc_enh_rr_lost;
   guint64 rc_ess_acked;         /* cTCP's bytes acked at the last tick */
+  guint64 rc_ess_acks;          /* ERAP's ACKs at the last tick */
+  guint64 rc_enh_rtt_samples;   /* rUDP receiver's RTT samples, last tick */
   guint64 sched_rate;           /* the pacing its schedule asks for */
   guint64 startup_rate;         /* bit/s: the essential ramp (0: none) */
   guint64 rc_cap;               /* the controller's cap on it (0: none) */

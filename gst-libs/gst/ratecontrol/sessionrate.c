@@ -19,6 +19,19 @@
 #define RESPONSE_EXTRA (100 * GST_MSECOND)
 /* samples older than this are not the path's state any more */
 #define FRESH (1 * GST_SECOND)
+/* nor a transport's last sample this much older than another's: the
+ * essential flow's last one, after its final segment, held a queue long
+ * gone for FRESH while the rUDP receiver's samples said the path was
+ * empty (measured in the showdown's H.264 step: 0.9 s congested, the
+ * sender capped, 89 frames late) */
+#define SUPERSEDED (500 * GST_MSECOND)
+/* handle_clean_rtt(): a queue beyond the lateness budget (or this, without
+ * one) is ours — a competing TCP's drop-tail queue at a few Mbit/s is
+ * shorter (80 packets: 190 ms at 5 Mbit/s) — and its episode counts until
+ * the queue is gone, for at most EPISODE_MAX (then clean samples only
+ * until the queue is gone once) */
+#define OWN_QUEUE (250 * GST_MSECOND)
+#define EPISODE_MAX (3 * GST_SECOND)
 /* the deepest cut of one reaction */
 #define MAX_CUT 0.5
 /* the queueing delay's trend: compared with the value this long ago */
@@ -55,6 +68,9 @@ typedef struct {
   /* RTT */
   GstClockTime rtt, rtt_time;   /* latest sample, NONE: none */
   GstClockTime min_cur, min_prev, min_bucket_start;
+  /* handle_clean_rtt(): an episode of our queue since (NONE: none) */
+  GstClockTime episode_start;
+  gboolean episode_spent;       /* ended by EPISODE_MAX: wait for clean */
   /* its queueing delay at the last updates (the trend), oldest first */
   GstClockTime qd_t[N_QD], qd_v[N_QD];
   guint n_qd, qd_head;
@@ -140,6 +156,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].min_cur = GST_CLOCK_TIME_NONE;
     sr->src[i].min_prev = GST_CLOCK_TIME_NONE;
     sr->src[i].min_bucket_start = GST_CLOCK_TIME_NONE;
+    sr->src[i].episode_start = GST_CLOCK_TIME_NONE;
     sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
@@ -349,19 +366,11 @@ note_loss (GstTwoflowSessionRate * sr, GstClockTime now)
   sr->st.loss_events++;
 }
 
-void
-gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
-    guint source, GstClockTime rtt, GstClockTime now)
+/* The source's windowed minimum RTT with @rtt; returns it. */
+static GstClockTime
+update_min_rtt (GstTwoflowSessionRate * sr, Source * s, GstClockTime rtt,
+    GstClockTime now)
 {
-  Source *s;
-
-  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
-      || !GST_CLOCK_TIME_IS_VALID (rtt))
-    return;
-  start (sr, now);
-  s = &sr->src[source];
-  s->rtt = rtt;
-  s->rtt_time = now;
   /* the windowed minimum: two buckets of half the window */
   if (!GST_CLOCK_TIME_IS_VALID (s->min_bucket_start)) {
     s->min_bucket_start = now;
@@ -372,10 +381,64 @@ gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
   }
   if (!GST_CLOCK_TIME_IS_VALID (s->min_cur) || rtt < s->min_cur)
     s->min_cur = rtt;
+  return GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < s->min_cur ?
+      s->min_prev : s->min_cur;
+}
+
+/* @rtt is the source's latest sample */
+static void
+take_rtt (GstTwoflowSessionRate * sr, Source * s, GstClockTime rtt,
+    GstClockTime now)
+{
+  s->rtt = rtt;
+  s->rtt_time = now;
   if (!GST_CLOCK_TIME_IS_VALID (sr->srtt))
     sr->srtt = rtt;
   else
     sr->srtt = (7 * sr->srtt + rtt) / 8;
+}
+
+void
+gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now)
+{
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (rtt))
+    return;
+  start (sr, now);
+  update_min_rtt (sr, &sr->src[source], rtt, now);
+  take_rtt (sr, &sr->src[source], rtt, now);
+}
+
+void
+gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now)
+{
+  Source *s;
+  GstClockTime m, own = sr->c.lateness_budget ? sr->c.lateness_budget :
+      OWN_QUEUE;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || rtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (rtt))
+    return;
+  start (sr, now);
+  s = &sr->src[source];
+  m = update_min_rtt (sr, s, rtt, now);
+  if (rtt <= m + sr->c.qdelay_threshold) {
+    s->episode_start = GST_CLOCK_TIME_NONE;
+    s->episode_spent = FALSE;
+  } else if (GST_CLOCK_TIME_IS_VALID (s->episode_start)) {
+    if (now >= s->episode_start + EPISODE_MAX) {
+      s->episode_start = GST_CLOCK_TIME_NONE;
+      s->episode_spent = TRUE;
+      return;
+    }
+  } else if (rtt > m + own && !s->episode_spent) {
+    s->episode_start = now;
+  } else {
+    return;
+  }
+  take_rtt (sr, s, rtt, now);
 }
 
 void
@@ -549,7 +612,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   gdouble dt = (now - sr->last_update) / 1e9;
   gdouble xr = delivered_rate (sr, now);
   gdouble r = rtt_seconds (sr), r_eq;
-  GstClockTime qdelay = 0;
+  GstClockTime qdelay = 0, newest = GST_CLOCK_TIME_NONE;
   guint64 sent = 0, lost = 0;
   gdouble loss_frac = 0, floor_rate = 0, target;
   gboolean congested = FALSE, any_rtt = FALSE, draining = FALSE;
@@ -558,12 +621,19 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   sr->last_update = now;
   sr->st.updates++;
 
-  /* queueing delay: the largest over the transports with a fresh sample */
+  /* queueing delay: the largest over the transports with a fresh sample
+   * (not superseded by another transport's later samples) */
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++)
+    if (GST_CLOCK_TIME_IS_VALID (sr->src[i].rtt_time)
+        && (!GST_CLOCK_TIME_IS_VALID (newest)
+            || sr->src[i].rtt_time > newest))
+      newest = sr->src[i].rtt_time;
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
     Source *s = &sr->src[i];
     GstClockTime m;
 
-    if (!GST_CLOCK_TIME_IS_VALID (s->rtt_time) || now > s->rtt_time + FRESH)
+    if (!GST_CLOCK_TIME_IS_VALID (s->rtt_time) || now > s->rtt_time + FRESH
+        || s->rtt_time + SUPERSEDED < newest)
       continue;
     m = s->min_cur;
     if (GST_CLOCK_TIME_IS_VALID (s->min_prev) && s->min_prev < m)
@@ -632,7 +702,8 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     r_eq = r;
     for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
       Source *s = &sr->src[i];
-      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH)
+      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH
+          && s->rtt_time + SUPERSEDED >= newest)
         r_eq = MAX (r_eq, s->rtt / 1e9);
     }
     sr->st.loss_event_rate = p;

@@ -8,7 +8,9 @@
  * Two estimates, the higher wins:
  * - the delay/delivery-rate model (as GCC, draft-ietf-rmcat-gcc, and BBR):
  *   queueing delay = the latest RTT minus the smallest of the last
- *   min-rtt-window, per transport. While it is below qdelay-threshold (no
+ *   min-rtt-window, per transport (the largest over the transports whose
+ *   latest sample is of the last second and not 500 ms older than
+ *   another's). While it is below qdelay-threshold (no
  *   queue of our making or anyone's), no ECN mark came and the raw loss
  *   fraction stays below loss-threshold, the rate grows (additively near
  *   the rate where congestion was last seen, for a second of clean path;
@@ -143,6 +145,22 @@ void gst_twoflow_session_rate_set_limits (GstTwoflowSessionRate * sr,
 /* An RTT sample of transport @source (its SRTT is fine). */
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime rtt, GstClockTime now);
+/* An RTT sample of transport @source that counts when it shows no queue
+ * (within qdelay-threshold of the source's minimum; the minimum follows
+ * every sample) — a clean path ends a congestion, lets the increase
+ * accelerate and supersedes another transport's older sample — or a
+ * queue longer than the lateness budget (250 ms without one), which no
+ * competing TCP's drop-tail queue of a few Mbit/s reaches: then every
+ * sample counts until one shows no queue (the decrease's queue seen
+ * draining), for at most 3 s, after which only clean ones count until one
+ * comes. Any other queue is left to the other inputs. For a flow that
+ * cannot tell its own queue from a competing flow's: the rUDP receiver's
+ * samples beside a bulk TCP, whose queue never empties, read as
+ * congestion took the target to a twentieth of the fair share (the
+ * delivered-rate floor). */
+TWOFLOW_RATECONTROL_API
+void gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime rtt, GstClockTime now);
 /* Cumulative counters of transport @source at @now: packets it sent (or
  * the receiver expected), of which lost, and bytes delivered (acked or

@@ -71,7 +71,7 @@ put_fb_tmm (GstRTCPBuffer * rtcp, GstRTCPFBType type, guint32 ssrc,
 
 static void
 put_app (GstRTCPBuffer * rtcp, guint subtype, guint32 ssrc, guint level,
-    guint n_levels, guint16 seq, guint32 w1, guint32 w2)
+    guint n_levels, guint16 seq, guint32 w1, guint32 w2, const guint32 * w3)
 {
   GstRTCPPacket p;
   guint8 *d;
@@ -81,8 +81,10 @@ put_app (GstRTCPBuffer * rtcp, guint subtype, guint32 ssrc, guint level,
   gst_rtcp_packet_app_set_subtype (&p, subtype);
   gst_rtcp_packet_app_set_ssrc (&p, ssrc);
   gst_rtcp_packet_app_set_name (&p, GST_RUDP_APP_NAME);
-  gst_rtcp_packet_app_set_data_length (&p, 3);
+  gst_rtcp_packet_app_set_data_length (&p, w3 ? 4 : 3);
   d = gst_rtcp_packet_app_get_data (&p);
+  if (w3)
+    GST_WRITE_UINT32_BE (d + 12, *w3);
   d[0] = level;
   d[1] = n_levels;
   GST_WRITE_UINT16_BE (d + 2, seq);
@@ -108,7 +110,8 @@ gst_rudp_request_write (const GstRudpRequest * req)
         req->bitrate, req->overhead);
   if (req->has_level)
     put_app (&rtcp, GST_RUDP_APP_REQUEST, req->ssrc, req->level,
-        req->n_levels, 0, req->timestamp, req->srtt_us);
+        req->n_levels, 0, req->timestamp, req->srtt_us,
+        req->rtt_us ? &req->rtt_us : NULL);
   gst_rtcp_buffer_unmap (&rtcp);
   return buf;
 }
@@ -128,7 +131,7 @@ gst_rudp_notice_write (const GstRudpNotice * n)
         n->requester_ssrc, n->bitrate, n->overhead);
   if (n->has_level)
     put_app (&rtcp, GST_RUDP_APP_NOTICE, n->ssrc, n->level, n->n_levels,
-        n->since_seq, n->echo_timestamp, n->delay);
+        n->since_seq, n->echo_timestamp, n->delay, NULL);
   gst_rtcp_buffer_unmap (&rtcp);
   return buf;
 }
@@ -144,7 +147,7 @@ typedef struct {
   guint32 tmm_sender, tmm_ssrc, tmm_word;
   gboolean have_app;
   guint32 app_ssrc;
-  guint8 app_d[12];
+  guint8 app_d[16];             /* the fourth word 0 when absent */
 } Parsed;
 
 static gboolean
@@ -198,7 +201,8 @@ parse_compound (GstBuffer * buf, GstRTCPFBType want_fb, guint want_app,
             && gst_rtcp_packet_app_get_data_length (&p) >= 3) {
           out->have_app = TRUE;
           out->app_ssrc = gst_rtcp_packet_app_get_ssrc (&p);
-          memcpy (out->app_d, gst_rtcp_packet_app_get_data (&p), 12);
+          memcpy (out->app_d, gst_rtcp_packet_app_get_data (&p),
+              gst_rtcp_packet_app_get_data_length (&p) >= 4 ? 16 : 12);
         }
         break;
       }
@@ -237,6 +241,7 @@ gst_rudp_request_parse (GstBuffer * buf, GstRudpRequest * req)
     req->n_levels = p.app_d[1];
     req->timestamp = GST_READ_UINT32_BE (p.app_d + 4);
     req->srtt_us = GST_READ_UINT32_BE (p.app_d + 8);
+    req->rtt_us = GST_READ_UINT32_BE (p.app_d + 12);
   }
   return TRUE;
 }

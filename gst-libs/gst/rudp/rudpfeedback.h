@@ -7,7 +7,9 @@
  *           extended highest sequence number)
  *   RTPFB   TMMBR (RFC 5104, FMT 3): the level's rate as maximum bitrate
  *   APP     name "RUDP", subtype 0: level, number of levels, the
- *           receiver's timestamp (NTP short format) and its SRTT in us
+ *           receiver's timestamp (NTP short format), its SRTT in us and,
+ *           in a fourth word when it has one (never from older
+ *           receivers), its RTT sample since the last request in us
  * The sender answers each request with
  *   RR      no report blocks (it receives no RTP)
  *   RTPFB   TMMBN (FMT 4): the bitrate now in force
@@ -54,6 +56,7 @@ typedef struct {
   guint level, n_levels;
   guint32 timestamp;            /* NTP short */
   guint32 srtt_us;
+  guint32 rtt_us;               /* the sample since the last request, 0 none */
 } GstRudpRequest;
 
 typedef struct {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rudpreceiver.h"
+#include "rudpfeedback.h"
 
 /* ------------------------------------------------------------------ */
 
@@ -44,6 +45,7 @@ struct _GstRudpReceiver {
 
   GstClockTime srtt;
   GstClockTime last_rtt;
+  gboolean rtt_fresh;           /* last_rtt not yet taken for a request */
   guint64 rtt_samples;
   gboolean level_changed;
   GstClockTime last_feedback;
@@ -373,11 +375,39 @@ void
 gst_rudp_receiver_handle_rtt_sample (GstRudpReceiver * r, GstClockTime rtt)
 {
   r->last_rtt = rtt;
+  r->rtt_fresh = TRUE;
   if (r->rtt_samples == 0)
     r->srtt = rtt;
   else                          /* Jacobson's gain of 1/8 */
     r->srtt = (7 * r->srtt + rtt) / 8;
   r->rtt_samples++;
+}
+
+GstClockTime
+gst_rudp_receiver_handle_echo (GstRudpReceiver * r, guint32 echo_timestamp,
+    guint32 delay, GstClockTime now)
+{
+  guint32 rtt;
+  GstClockTime t;
+
+  if (echo_timestamp == 0)
+    return GST_CLOCK_TIME_NONE;
+  rtt = gst_rudp_ntp_short (now) - echo_timestamp - delay;
+  /* modulo 2^32 (18 h): anything above a minute is garbage */
+  if (rtt >= 60 * 65536)
+    return GST_CLOCK_TIME_NONE;
+  t = gst_rudp_ntp_short_to_time (rtt);
+  gst_rudp_receiver_handle_rtt_sample (r, t);
+  return t;
+}
+
+GstClockTime
+gst_rudp_receiver_take_rtt_sample (GstRudpReceiver * r)
+{
+  if (!r->rtt_fresh)
+    return GST_CLOCK_TIME_NONE;
+  r->rtt_fresh = FALSE;
+  return r->last_rtt;
 }
 
 /* Ends the round (its loss fraction for the reports). */

@@ -150,6 +150,23 @@ void gst_rudp_receiver_handle_rtcp_ce (GstRudpReceiver * r, GstClockTime now);
 TWOFLOW_RUDP_API
 void gst_rudp_receiver_handle_rtt_sample (GstRudpReceiver * r,
     GstClockTime rtt);
+/* The sender's notice, arrived at @now, echoes the timestamp of one of
+ * our requests (NTP short, gst_rudp_ntp_short() of our clock) and the
+ * @delay (NTP short units) the sender held it between the request's
+ * arrival and the answer: an RTT sample, @now - echo - delay (RFC 3550's
+ * A - LSR - DLSR, modulo 2^32), handled as
+ * gst_rudp_receiver_handle_rtt_sample(). Returns it, or
+ * GST_CLOCK_TIME_NONE (nothing handled) without an echo (0) or when it
+ * is no RTT (above a minute: an old or forged echo). */
+TWOFLOW_RUDP_API
+GstClockTime gst_rudp_receiver_handle_echo (GstRudpReceiver * r,
+    guint32 echo_timestamp, guint32 delay, GstClockTime now);
+/* The latest RTT sample if it is new since the last call (for the next
+ * request: the sender's controller reads the path's queue from it, the
+ * SRTT lags by seconds at a request every feedback-interval), else
+ * GST_CLOCK_TIME_NONE. */
+TWOFLOW_RUDP_API
+GstClockTime gst_rudp_receiver_take_rtt_sample (GstRudpReceiver * r);
 /* The sender's notice: @level is in force from RTP sequence number @seq. */
 TWOFLOW_RUDP_API
 void gst_rudp_receiver_handle_level_applied (GstRudpReceiver * r,

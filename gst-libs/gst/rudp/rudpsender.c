@@ -124,6 +124,10 @@ gst_rudp_sender_handle_request (GstRudpSender * s, const guint8 * data,
     level = s->st.level;
   if (req.has_level)
     s->st.srtt = (GstClockTime) req.srtt_us * GST_USECOND;
+  if (req.has_level && req.rtt_us) {
+    s->st.rtt = (GstClockTime) req.rtt_us * GST_USECOND;
+    s->st.rtt_samples++;
+  }
   if (s->c.follow)
     switch_level (s, level);
 

@@ -47,6 +47,10 @@ typedef struct {
   guint64 notices;              /* notices written */
   guint64 level_changes;
   GstClockTime srtt;            /* the receiver's SRTT, 0 until reported */
+  GstClockTime rtt;             /* the receiver's latest RTT sample (sent
+                                 * once, with the request after it), 0
+                                 * until reported */
+  guint64 rtt_samples;          /* requests that carried one */
   /* the last report block (RFC 3550) of the receiver: */
   guint64 rr_reports;           /* requests that carried one */
   guint32 rr_ext_max_seq;       /* extended highest sequence number */

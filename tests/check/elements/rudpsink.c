@@ -607,6 +607,9 @@ GST_START_TEST (test_receiver_feedback_loop)
   fail_unless (stat_u64 (el (hsink, "rudpsink"), "feedback-received") >= 10);
   /* every request is answered */
   fail_unless (stat_u64 (el (hsink, "rudpsink"), "notices-sent") >= 10);
+  /* and the receiver's RTT samples come back with its next requests */
+  fail_unless (stat_u64 (el (hsink, "rudpsink"), "rtt-samples") >= 5);
+  fail_unless (stat_u64 (el (hsink, "rudpsink"), "rtt") > 0);
 
   producer_stop (&p);
   gst_harness_teardown (hsink);

@@ -1370,9 +1370,21 @@ GST_START_TEST (test_feedback_codec)
   fail_unless (req2.has_level && req2.level == 5 && req2.n_levels == 10);
   fail_unless_equals_int (req2.timestamp, 0xabcdef01);
   fail_unless_equals_int (req2.srtt_us, 23456);
+  fail_unless_equals_int (req2.rtt_us, 0);
   /* a request is not a notice */
   fail_if (gst_rudp_notice_parse (buf, &n2));
   gst_buffer_unref (buf);
+
+  /* with an RTT sample: the APP's fourth word */
+  req.rtt_us = 41234;
+  buf = gst_rudp_request_write (&req);
+  fail_unless_equals_int (gst_buffer_get_size (buf), 32 + 20 + 28);
+  fail_unless (gst_rtcp_buffer_validate (buf));
+  fail_unless (gst_rudp_request_parse (buf, &req2));
+  fail_unless_equals_int (req2.srtt_us, 23456);
+  fail_unless_equals_int (req2.rtt_us, 41234);
+  gst_buffer_unref (buf);
+  req.rtt_us = 0;
 
   /* TMMBR alone (a plain RFC 5104 peer) */
   req.has_level = FALSE;
@@ -1805,6 +1817,105 @@ GST_END_TEST;
 
 /* Generic NACK (retransmission requests): PID + BLP, across the 16-bit
  * wrap; the sender's report of the receiver's RR and follow=FALSE */
+/* The RTT over a request and its notice (RFC 3550's LSR/DLSR), on a
+ * virtual clock: 20 ms each way, the sender reads the request 55 ms after
+ * it arrived (the pacer wakes for its own packets only) and answers at
+ * once. Handled with its arrival time the sender's delay holds the wait
+ * and the receiver measures the path's 40 ms; handled with the time it
+ * was read, the wait counts as queue (95 ms). */
+GST_START_TEST (test_rtt_echo)
+{
+  GstRudpSenderConfig sc;
+  GstRudpReceiverConfig rc;
+  GstRudpSender *s;
+  GstRudpReceiver *r;
+  GstRudpReceiverStats rst;
+  GstRudpSenderStats sst;
+  GstRudpSenderOutput out;
+  GstRudpRequest req = { 0 };
+  GstRudpNotice n;
+  GstClockTime t0 = 10 * GST_SECOND, rtt;
+  guint8 data[1500];
+  gsize len;
+  gboolean by_arrival;
+
+  gst_rudp_sender_config_init (&sc);
+  sc.follow = FALSE;
+  gst_rudp_receiver_config_init (&rc);
+  r = gst_rudp_receiver_new (&rc);
+  for (by_arrival = TRUE;; by_arrival = FALSE) {
+    s = gst_rudp_sender_new (&sc);
+    rtp_sent (s, 0xfeed, 7);
+    req.ssrc = 0x1234;
+    req.media_ssrc = 0xfeed;
+    req.has_level = TRUE;
+    req.n_levels = 10;
+    req.timestamp = gst_rudp_ntp_short (t0);
+    request_bytes (&req, data, &len);
+    fail_unless (gst_rudp_sender_handle_request (s, data, len,
+            g_new0 (gint, 1), peer_free, by_arrival ? t0 + 20 * MS :
+            t0 + 75 * MS));
+    fail_unless (gst_rudp_sender_poll (s, t0 + 75 * MS, &out));
+    fail_unless_equals_int (out.type, GST_RUDP_SENDER_OUTPUT_NOTICE);
+    fail_unless (gst_rudp_notice_parse (out.buffer, &n));
+    gst_buffer_unref (out.buffer);
+    peer_free (out.peer);
+    gst_rudp_sender_free (s);
+    rtt = gst_rudp_receiver_handle_echo (r, n.echo_timestamp, n.delay,
+        t0 + 95 * MS);
+    /* NTP short: 1/65536 s per unit, each of the three rounded */
+    if (by_arrival) {
+      fail_unless (rtt >= 40 * MS - 50 * GST_USECOND
+          && rtt <= 40 * MS + 50 * GST_USECOND, "%" GST_TIME_FORMAT,
+          GST_TIME_ARGS (rtt));
+      gst_rudp_receiver_get_stats (r, &rst);
+      fail_unless_equals_uint64 (rst.rtt_samples, 1);
+      fail_unless_equals_uint64 (rst.srtt, rtt);
+    } else {
+      fail_unless (rtt >= 95 * MS - 50 * GST_USECOND
+          && rtt <= 95 * MS + 50 * GST_USECOND, "%" GST_TIME_FORMAT,
+          GST_TIME_ARGS (rtt));
+      break;
+    }
+    t0 += GST_SECOND;
+  }
+  /* no echo, or an echo from the future (an old or forged notice) */
+  fail_unless_equals_uint64 (gst_rudp_receiver_handle_echo (r, 0, 0,
+          t0), GST_CLOCK_TIME_NONE);
+  fail_unless_equals_uint64 (gst_rudp_receiver_handle_echo (r,
+          gst_rudp_ntp_short (t0 + GST_SECOND), 0, t0), GST_CLOCK_TIME_NONE);
+  gst_rudp_receiver_get_stats (r, &rst);
+  fail_unless_equals_uint64 (rst.rtt_samples, 2);
+  /* the receiver's SRTT (40 ms, then 95: 7/8 + 1/8) and its latest
+   * sample, once, in its next request are the sender's srtt and rtt */
+  fail_unless_equals_uint64 (rst.srtt / GST_MSECOND, (7 * 40 + 95) / 8);
+  s = gst_rudp_sender_new (&sc);
+  req.srtt_us = rst.srtt / GST_USECOND;
+  rtt = gst_rudp_receiver_take_rtt_sample (r);
+  fail_unless (rtt >= 95 * MS - 50 * GST_USECOND
+      && rtt <= 95 * MS + 50 * GST_USECOND);
+  fail_unless_equals_uint64 (gst_rudp_receiver_take_rtt_sample (r),
+      GST_CLOCK_TIME_NONE);
+  req.rtt_us = rtt / GST_USECOND;
+  request_bytes (&req, data, &len);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, g_new0 (gint,
+              1), peer_free, t0));
+  /* the next request has no new sample: the sender keeps the last */
+  req.rtt_us = 0;
+  request_bytes (&req, data, &len);
+  fail_unless (gst_rudp_sender_handle_request (s, data, len, g_new0 (gint,
+              1), peer_free, t0 + 200 * MS));
+  gst_rudp_sender_get_stats (s, &sst);
+  fail_unless_equals_uint64 (sst.srtt, rst.srtt / GST_USECOND * GST_USECOND);
+  fail_unless_equals_uint64 (sst.rtt, rtt / GST_USECOND * GST_USECOND);
+  fail_unless_equals_uint64 (sst.rtt_samples, 1);
+  fail_unless_equals_uint64 (sst.requests, 2);
+  gst_rudp_sender_free (s);
+  gst_rudp_receiver_free (r);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_nack_codec)
 {
   guint16 seqs[] = { 100, 101, 116, 117, 65535, 0, 3 };
@@ -1988,6 +2099,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_receiver_law_tfrc);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
+  tcase_add_test (tc, test_rtt_echo);
   tcase_add_test (tc, test_closed_loop);
   return s;
 }

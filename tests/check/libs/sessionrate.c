@@ -99,6 +99,11 @@ typedef struct
   gboolean reno;
   gdouble video;                /* the session's application limit, bit/s */
   GstClockTime duration;
+  /* the server's RTT inputs: source 0's until rtt0_until (0: always; the
+   * essential flow's last segment), and source 1's with rtt1: 1 every
+   * sample, 2 the clean ones only (the server's rUDP input) */
+  GstClockTime rtt0_until;
+  gint rtt1;
   /* results */
   GstTwoflowSessionRate *sr;
   gdouble tgt[1000];            /* target per 100 ms */
@@ -204,7 +209,12 @@ simulate (Sim * sim)
     /* the server's poll of the transports every 100 ms */
     if (now % (100 * MS) == 0 && now > 0) {
       guint64 t;
-      gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      if (sim->rtt0_until == 0 || now < sim->rtt0_until)
+        gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      if (sim->rtt1 == 1)
+        gst_twoflow_session_rate_handle_rtt (sim->sr, 1, last_rtt, now);
+      else if (sim->rtt1 == 2)
+        gst_twoflow_session_rate_handle_clean_rtt (sim->sr, 1, last_rtt, now);
       gst_twoflow_session_rate_handle_counters (sim->sr, 0, s_sent, s_lost,
           s_deliv, now);
       if (gst_twoflow_session_rate_poll (sim->sr, now, &t))
@@ -294,6 +304,19 @@ GST_START_TEST (test_random_loss)
 
 GST_END_TEST;
 
+/* the target back at 3 Mbit/s after the capacity returns (20 s), in
+ * updates (0: never) */
+static guint
+back_after_step (const Sim * sim)
+{
+  guint i;
+
+  for (i = 200; i < 300; i++)
+    if (sim->tgt[i] >= 3e6)
+      return i - 200;
+  return 0;
+}
+
 static void
 capacity_step (gdouble loss)
 {
@@ -333,6 +356,133 @@ GST_START_TEST (test_capacity_step)
 {
   capacity_step (0);
   capacity_step (0.01);
+}
+
+GST_END_TEST;
+
+/* A transport's last sample, after it stopped sending, shows a queue;
+ * the other transport's later samples show none: the path is clean once
+ * those are SUPERSEDED (500 ms) newer, not only after FRESH (1 s). */
+GST_START_TEST (test_superseded_rtt)
+{
+  GstTwoflowSessionRate *sr = new_session (3e6);
+  GstTwoflowSessionRateStats st;
+  GstClockTime t;
+  guint64 target;
+
+  for (t = 100 * MS; t <= 5 * GST_SECOND; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 0, 40 * MS, t);
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  /* source 0's last sample holds 60 ms of queue; from then on source 1
+   * alone, clean */
+  gst_twoflow_session_rate_handle_rtt (sr, 0, 100 * MS, t);
+  for (; t <= 5 * GST_SECOND + 400 * MS; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 60 * MS);
+  for (; t <= 5 * GST_SECOND + 700 * MS; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_rtt (sr, 1, 40 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 0);
+  fail_unless (st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
+/* A clean-only RTT source: a queue it shows is no input, its minimum
+ * follows every sample, a clean sample is the path's state */
+GST_START_TEST (test_clean_rtt)
+{
+  GstTwoflowSessionRate *sr = new_session (3e6);
+  GstTwoflowSessionRateStats st;
+  GstClockTime t = 100 * MS;
+  guint64 target;
+
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 40 * MS, t);
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  for (t = 200 * MS; t <= 2 * GST_SECOND; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 150 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  /* no queue seen: the 40 ms sample went stale, no congestion */
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 0);
+  fail_unless_equals_uint64 (st.decreases, 0);
+  /* a lower minimum, then samples within the threshold of it count */
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 30 * MS, t);
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 55 * MS, t + 50 * MS);
+  t += 100 * MS;
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 25 * MS);
+  fail_unless_equals_uint64 (st.min_rtt, 30 * MS);
+
+  /* a queue beyond 250 ms (no lateness budget) is ours: it counts, and so
+   * does every sample after it until the queue is gone */
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 330 * MS, t);
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 300 * MS);
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 130 * MS, t);
+  gst_twoflow_session_rate_poll (sr, t, &target);
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 100 * MS);
+  t += 100 * MS;
+  gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 35 * MS, t);
+  /* an episode of 3 s: after it, queued samples do not count until a
+   * clean one came (their queue stands: a competing flow's) */
+  {
+    GstClockTime t0 = t + 100 * MS;
+
+    for (t = t0; t < t0 + 4500 * MS; t += 100 * MS) {
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 330 * MS, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+    }
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  fail_unless_equals_uint64 (st.qdelay, 0);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
+/* The server's essential flow sends its last segment at 17 s, inside the
+ * dip: its RTT stops. Without another RTT source the controller is blind
+ * to the queue from then on (it sees it only through tail drops); with a
+ * second transport's every sample it takes the capacity back as with one;
+ * with its clean samples only (the server's rUDP input) it is back within
+ * the issue's 3 s too. */
+GST_START_TEST (test_step_essential_ends)
+{
+  Sim sim;
+  guint back[3];
+  gint mode;
+
+  for (mode = 0; mode < 3; mode++) {
+    sim_init (&sim, cap_step, 0, 3e6, 30);
+    sim.rtt0_until = 17 * GST_SECOND;
+    sim.rtt1 = mode;
+    simulate (&sim);
+    back[mode] = back_after_step (&sim);
+    gst_twoflow_session_rate_free (sim.sr);
+  }
+  GST_INFO ("back at 3 Mbit/s after the capacity returned: %.1f s without "
+      "a second RTT source, %.1f s with its every sample, %.1f s with its "
+      "clean ones (0: never)", back[0] / 10.0, back[1] / 10.0,
+      back[2] / 10.0);
+  fail_unless (back[1] > 0 && back[1] <= 25, "%u", back[1]);
+  fail_unless (back[0] == 0 || back[0] > back[1], "%u vs %u", back[0],
+      back[1]);
+  fail_unless (back[2] > 0 && back[2] <= 30, "%u", back[2]);
 }
 
 GST_END_TEST;
@@ -614,6 +764,9 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_event_rate);
   tcase_add_test (tc, test_random_loss);
   tcase_add_test (tc, test_capacity_step);
+  tcase_add_test (tc, test_step_essential_ends);
+  tcase_add_test (tc, test_superseded_rtt);
+  tcase_add_test (tc, test_clean_rtt);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
   tcase_add_test (tc, test_lateness);
