@@ -19,6 +19,7 @@
 #include <gst/gst.h>
 #include <gst/ratecontrol/ratecontrol.h>
 #include "gstratetranscoder.h"
+#include <libavcodec/avcodec.h>
 
 G_BEGIN_DECLS
 
@@ -113,6 +114,11 @@ GstClockTime gst_rate_transcoder_frame_duration (GstRateTranscoder * self);
 GstTwoflowRateControlKeep gst_rate_transcoder_get_keep (GstRateTranscoder *
     self);
 gchar *gst_rate_transcoder_dup_preset (GstRateTranscoder * self);
+/* An encoder context for pictures like @f: their size, pixel format and
+ * aspect ratio, the caps' frame rate as rate and time base (each codec
+ * adds colour, threads and rate control); NULL when out of memory. */
+AVCodecContext *gst_rate_transcoder_new_encoder_context (GstRateTranscoder *
+    self, const AVCodec * codec, const AVFrame * f);
 
 GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
 

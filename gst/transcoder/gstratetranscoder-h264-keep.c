@@ -109,23 +109,13 @@ keep_open_encoder (RtH264 * self, const AVFrame * f,
   AVCodecContext *c;
   AVDictionary *opts = NULL;
   gchar *params, *preset;
-  gint fps_n, fps_d;
 
   if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
           f->format != AV_PIX_FMT_YUVJ420P))
     return FALSE;
-  c = avcodec_alloc_context3 (codec);
+  c = gst_rate_transcoder_new_encoder_context (self->element, codec, f);
   if (!c)
     return FALSE;
-  c->width = f->width;
-  c->height = f->height;
-  c->pix_fmt = f->format;
-  c->sample_aspect_ratio = f->sample_aspect_ratio;
-  gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
-  c->framerate = (AVRational) {
-  fps_n, fps_d};
-  c->time_base = (AVRational) {
-  fps_d, fps_n};
   c->thread_count = 1;
   c->gop_size = 100000;
   c->keyint_min = 1;

@@ -58,23 +58,13 @@ rt_h265_open_encoder (RtH264 * self, const AVFrame * f)
   AVDictionary *opts = NULL;
   guint64 target = rt_h264_current_target (self, NULL);
   gchar *params, *preset;
-  gint fps_n, fps_d;
 
   self->h264_reconfig = FALSE;
   if (!codec || !rt_h265_takes_format (f->format) || target == 0)
     return FALSE;
-  c = avcodec_alloc_context3 (codec);
+  c = gst_rate_transcoder_new_encoder_context (self->element, codec, f);
   if (!c)
     return FALSE;
-  c->width = f->width;
-  c->height = f->height;
-  c->pix_fmt = f->format;
-  c->sample_aspect_ratio = f->sample_aspect_ratio;
-  gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
-  c->framerate = (AVRational) {
-  fps_n, fps_d};
-  c->time_base = (AVRational) {
-  fps_d, fps_n};
   c->color_primaries = f->color_primaries;
   c->color_trc = f->color_trc;
   c->colorspace = f->colorspace;

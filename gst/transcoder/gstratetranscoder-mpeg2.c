@@ -145,7 +145,7 @@ open_encoder (RtMpeg2 * self, const AVFrame * f)
 {
   const AVCodec *codec;
   AVCodecContext *c;
-  gint i, fps_n, fps_d;
+  gint i;
 
   codec = avcodec_find_encoder (self->mpegversion == 1 ?
       AV_CODEC_ID_MPEG1VIDEO : AV_CODEC_ID_MPEG2VIDEO);
@@ -154,18 +154,9 @@ open_encoder (RtMpeg2 * self, const AVFrame * f)
   if (f->format != AV_PIX_FMT_YUV420P &&
       !(self->mpegversion == 2 && f->format == AV_PIX_FMT_YUV422P))
     return FALSE;
-  c = avcodec_alloc_context3 (codec);
+  c = gst_rate_transcoder_new_encoder_context (self->element, codec, f);
   if (!c)
     return FALSE;
-  c->width = f->width;
-  c->height = f->height;
-  c->pix_fmt = f->format;
-  c->sample_aspect_ratio = f->sample_aspect_ratio;
-  gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
-  c->framerate = (AVRational) {
-  fps_n, fps_d};
-  c->time_base = (AVRational) {
-  fps_d, fps_n};
   c->color_primaries = f->color_primaries;
   c->color_trc = f->color_trc;
   c->colorspace = f->colorspace;

@@ -770,6 +770,27 @@ gst_rate_transcoder_dup_preset (GstRateTranscoder * self)
   return preset;
 }
 
+AVCodecContext *
+gst_rate_transcoder_new_encoder_context (GstRateTranscoder * self,
+    const AVCodec * codec, const AVFrame * f)
+{
+  AVCodecContext *c = avcodec_alloc_context3 (codec);
+  gint fps_n, fps_d;
+
+  if (!c)
+    return NULL;
+  c->width = f->width;
+  c->height = f->height;
+  c->pix_fmt = f->format;
+  c->sample_aspect_ratio = f->sample_aspect_ratio;
+  gst_rate_transcoder_get_framerate (self, &fps_n, &fps_d);
+  c->framerate = (AVRational) {
+  fps_n, fps_d};
+  c->time_base = (AVRational) {
+  fps_d, fps_n};
+  return c;
+}
+
 /* --- streaming -------------------------------------------------------- */
 
 /* The stream's time for the codec: a frame's duration (the caps' frame
