@@ -605,24 +605,19 @@ lateness_rule (GstTwoflowSessionRate * sr, GstClockTime now,
 
 /* ------------------------------------------------------------------ */
 
-static void
-update (GstTwoflowSessionRate * sr, GstClockTime now)
+/* The queueing delay: the largest over the transports with a fresh
+ * sample (not superseded by another transport's later samples), each
+ * sample also kept for its trend; @draining when one drains. FALSE when
+ * no transport has a fresh sample. */
+static gboolean
+queue_delay (GstTwoflowSessionRate * sr, GstClockTime now,
+    GstClockTime * newest_out, GstClockTime * qdelay_out, gboolean * draining)
 {
   GstTwoflowSessionRateConfig *c = &sr->c;
-  gdouble dt = (now - sr->last_update) / 1e9;
-  gdouble xr = delivered_rate (sr, now);
-  gdouble r = rtt_seconds (sr), r_eq;
   GstClockTime qdelay = 0, newest = GST_CLOCK_TIME_NONE;
-  guint64 sent = 0, lost = 0;
-  gdouble loss_frac = 0, floor_rate = 0, target;
-  gboolean congested = FALSE, any_rtt = FALSE, draining = FALSE;
+  gboolean any_rtt = FALSE;
   guint i;
 
-  sr->last_update = now;
-  sr->st.updates++;
-
-  /* queueing delay: the largest over the transports with a fresh sample
-   * (not superseded by another transport's later samples) */
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++)
     if (GST_CLOCK_TIME_IS_VALID (sr->src[i].rtt_time)
         && (!GST_CLOCK_TIME_IS_VALID (newest)
@@ -648,7 +643,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
         guint idx = (s->qd_head + k - 1) % N_QD;
         if (s->qd_t[idx] + TREND_SPAN <= now) {
           if (q + TREND_EPSILON < s->qd_v[idx] && q > c->qdelay_threshold)
-            draining = TRUE;
+            *draining = TRUE;
           break;
         }
       }
@@ -664,8 +659,20 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     }
     sr->st.min_rtt = m;
   }
+  *newest_out = newest;
+  *qdelay_out = qdelay;
+  return any_rtt;
+}
 
-  /* raw loss over the last N_LOSS_BINS updates */
+/* The raw loss fraction over the last N_LOSS_BINS updates (this one's
+ * counts in), 0 below MIN_LOSS_PACKETS. */
+static gdouble
+raw_loss (GstTwoflowSessionRate * sr)
+{
+  guint64 sent = 0, lost = 0;
+  gdouble loss_frac = 0;
+  guint i;
+
   sr->bin_sent[sr->bin_head] = sr->tick_sent;
   sr->bin_lost[sr->bin_head] = sr->tick_lost;
   sr->bin_head = (sr->bin_head + 1) % N_LOSS_BINS;
@@ -675,88 +682,88 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   }
   if (sent >= MIN_LOSS_PACKETS)
     loss_frac = (gdouble) lost / sent;
+  return loss_frac;
+}
 
-  if (any_rtt && qdelay > c->qdelay_threshold && draining) {
-    /* a queue, but it drains: the last decrease works (GCC's hold) */
-    if (sr->hold_until < now + sr->c.update_interval)
-      sr->hold_until = now + sr->c.update_interval;
-  } else if (any_rtt && qdelay > c->qdelay_threshold) {
-    congested = TRUE;
-    if (now >= sr->hold_until)
-      sr->st.decreases_qdelay++;
-  } else if (sr->tick_ce > 0) {
-    congested = TRUE;
-    if (now >= sr->hold_until)
-      sr->st.decreases_ecn++;
-  } else if (c->loss_threshold > 0 && loss_frac > c->loss_threshold) {
-    congested = TRUE;
-    if (now >= sr->hold_until)
-      sr->st.decreases_loss++;
+/* The TCP-fair floor (RFC 5348's equation; R with the queue the
+ * transports see now), bounded by what gets through (@xr); 0 without
+ * loss intervals or with tcp-floor off. */
+static gdouble
+tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
+    gdouble r, gdouble xr, GstClockTime qdelay, gboolean congested)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+  gdouble floor_rate, r_eq, p;
+  guint i;
+
+  if (!c->tcp_floor || sr->n_intervals == 0)
+    return 0;
+  p = loss_event_rate (sr);
+  r_eq = r;
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    Source *s = &sr->src[i];
+    if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH
+        && s->rtt_time + SUPERSEDED >= newest)
+      r_eq = MAX (r_eq, s->rtt / 1e9);
   }
-  sr->tick_sent = sr->tick_lost = sr->tick_ce = 0;
-
-  /* the TCP-fair floor; R with the queue the transports see now */
-  if (c->tcp_floor && sr->n_intervals > 0) {
-    gdouble p = loss_event_rate (sr);
-
-    r_eq = r;
-    for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
-      Source *s = &sr->src[i];
-      if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH
-          && s->rtt_time + SUPERSEDED >= newest)
-        r_eq = MAX (r_eq, s->rtt / 1e9);
-    }
-    sr->st.loss_event_rate = p;
-    floor_rate = gst_twoflow_tfrc_rate (c->packet_size, r_eq, p);
-    /* RFC 5348: at most twice what gets through. While a queue grows, no
-     * more than what gets through — and when the loss event rate allows
-     * more than twice that (few loss events: a capacity drop, not a
-     * competition), decrease x what gets through: held at the delivered
-     * rate, the floor kept a drop's queue full (measured: a 10 -> 1.5
-     * Mbit/s step overflowed the queue for 1.8 s while the delay model's
-     * rate was at 0.6-0.9 Mbit/s). Beside TCP the equation's rate stays
-     * near the delivered one, and the floor holds it (cut to decrease x
-     * delivered on every queue, the session got 0.57 of its fair share
-     * beside a cubic flow instead of 0.70). */
-    if (xr > 0) {
-      if (!congested && now >= sr->hold_until)
-        floor_rate = MIN (floor_rate, 2 * xr);
-      else if (!congested)
-        /* holding while the queue of a decrease drains: no more than
-         * gets through (at twice that, the target went 1.0 -> 2.6
-         * Mbit/s every few updates inside the showdown's H.264 step,
-         * and the sender's backlog never drained) */
-        floor_rate = MIN (floor_rate, xr);
-      else if (floor_rate > 2 * xr)
-        floor_rate = c->decrease * xr;
-      else
-        floor_rate = MIN (floor_rate, xr);
-    }
-    /* a queue longer than the lateness budget: below what gets through
-     * (its minimum over the last updates: the rate measured from the
-     * receiver's reports swung 1.0-2.0 Mbit/s on a 1.5 Mbit/s link), so
-     * that it drains within drain-time. Held at the delivered rate, the
-     * showdown's MPEG-2 step kept the 80-packet queue full (640 ms at
-     * 1.5 Mbit/s) for 1.6-10 s. Beside TCP on a link of a few Mbit/s the
-     * queue of a drop-tail bottleneck is shorter than the budget (190 ms
-     * at 5 Mbit/s), and the share the equation gives is kept. */
-    if (xr > 0 && c->lateness_budget > 0 && qdelay > c->lateness_budget
-        && (congested || now < sr->hold_until)) {
-      gdouble f = MAX (1.0 - (qdelay - c->lateness_budget) / 1e9 /
-          (c->drain_time / 1e9), MAX_CUT);
-      gdouble low = xr;
-
-      for (i = 0; i < N_XR; i++)
-        if (sr->xr_hist[i] > 0 && sr->xr_hist[i] < low)
-          low = sr->xr_hist[i];
-      floor_rate = MIN (floor_rate, f * low);
-    }
+  sr->st.loss_event_rate = p;
+  floor_rate = gst_twoflow_tfrc_rate (c->packet_size, r_eq, p);
+  /* RFC 5348: at most twice what gets through. While a queue grows, no
+   * more than what gets through — and when the loss event rate allows
+   * more than twice that (few loss events: a capacity drop, not a
+   * competition), decrease x what gets through: held at the delivered
+   * rate, the floor kept a drop's queue full (measured: a 10 -> 1.5
+   * Mbit/s step overflowed the queue for 1.8 s while the delay model's
+   * rate was at 0.6-0.9 Mbit/s). Beside TCP the equation's rate stays
+   * near the delivered one, and the floor holds it (cut to decrease x
+   * delivered on every queue, the session got 0.57 of its fair share
+   * beside a cubic flow instead of 0.70). */
+  if (xr > 0) {
+    if (!congested && now >= sr->hold_until)
+      floor_rate = MIN (floor_rate, 2 * xr);
+    else if (!congested)
+      /* holding while the queue of a decrease drains: no more than
+       * gets through (at twice that, the target went 1.0 -> 2.6
+       * Mbit/s every few updates inside the showdown's H.264 step,
+       * and the sender's backlog never drained) */
+      floor_rate = MIN (floor_rate, xr);
+    else if (floor_rate > 2 * xr)
+      floor_rate = c->decrease * xr;
+    else
+      floor_rate = MIN (floor_rate, xr);
   }
-  sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
-  sr->xr_head = (sr->xr_head + 1) % N_XR;
+  /* a queue longer than the lateness budget: below what gets through
+   * (its minimum over the last updates: the rate measured from the
+   * receiver's reports swung 1.0-2.0 Mbit/s on a 1.5 Mbit/s link), so
+   * that it drains within drain-time. Held at the delivered rate, the
+   * showdown's MPEG-2 step kept the 80-packet queue full (640 ms at
+   * 1.5 Mbit/s) for 1.6-10 s. Beside TCP on a link of a few Mbit/s the
+   * queue of a drop-tail bottleneck is shorter than the budget (190 ms
+   * at 5 Mbit/s), and the share the equation gives is kept. */
+  if (xr > 0 && c->lateness_budget > 0 && qdelay > c->lateness_budget
+      && (congested || now < sr->hold_until)) {
+    gdouble f = MAX (1.0 - (qdelay - c->lateness_budget) / 1e9 /
+        (c->drain_time / 1e9), MAX_CUT);
+    gdouble low = xr;
 
-  if (congested || now < sr->hold_until)
-    sr->last_congestion = now;
+    for (i = 0; i < N_XR; i++)
+      if (sr->xr_hist[i] > 0 && sr->xr_hist[i] < low)
+        low = sr->xr_hist[i];
+    floor_rate = MIN (floor_rate, f * low);
+  }
+  return floor_rate;
+}
+
+/* The delay-based rate (x_delay): a decrease on congestion (at most
+ * halved per reaction), held while a decrease's queue drains, else
+ * additive near the last congestion's rate or multiplicative; within
+ * max-bitrate and the lowest rate. */
+static void
+adapt (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
+    gdouble xr, gboolean any_rtt, gboolean congested, gdouble loss_frac)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+
   if (congested) {
     sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED;
     if (now >= sr->hold_until) {
@@ -822,6 +829,51 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     if (sr->x_delay < lowest)
       sr->x_delay = lowest;
   }
+}
+
+static void
+update (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+  gdouble dt = (now - sr->last_update) / 1e9;
+  gdouble xr = delivered_rate (sr, now);
+  gdouble r = rtt_seconds (sr);
+  GstClockTime qdelay, newest;
+  gdouble loss_frac, floor_rate, target;
+  gboolean congested = FALSE, any_rtt, draining = FALSE;
+  guint i;
+
+  sr->last_update = now;
+  sr->st.updates++;
+  any_rtt = queue_delay (sr, now, &newest, &qdelay, &draining);
+  loss_frac = raw_loss (sr);
+
+  if (any_rtt && qdelay > c->qdelay_threshold && draining) {
+    /* a queue, but it drains: the last decrease works (GCC's hold) */
+    if (sr->hold_until < now + sr->c.update_interval)
+      sr->hold_until = now + sr->c.update_interval;
+  } else if (any_rtt && qdelay > c->qdelay_threshold) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_qdelay++;
+  } else if (sr->tick_ce > 0) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_ecn++;
+  } else if (c->loss_threshold > 0 && loss_frac > c->loss_threshold) {
+    congested = TRUE;
+    if (now >= sr->hold_until)
+      sr->st.decreases_loss++;
+  }
+  sr->tick_sent = sr->tick_lost = sr->tick_ce = 0;
+
+  floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested);
+  sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
+  sr->xr_head = (sr->xr_head + 1) % N_XR;
+
+  if (congested || now < sr->hold_until)
+    sr->last_congestion = now;
+  adapt (sr, now, dt, r, xr, any_rtt, congested, loss_frac);
 
   target = MAX (sr->x_delay, floor_rate);
   if (c->max_bitrate && target > c->max_bitrate)
