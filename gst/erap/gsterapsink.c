@@ -1515,6 +1515,65 @@ ensure_clock_locked (GstErapSink * sink)
   sink->clock = clock ? gst_object_ref (clock) : gst_system_clock_obtain ();
 }
 
+/* The sender core's configuration and Libra's parameters from the
+ * properties (object lock held); @keyed: sealed packets. */
+static void
+sender_config (GstErapSink * sink, gint keyed, GstErapSenderConfig * cfg,
+    GstErapLibraParams * libra)
+{
+  gst_erap_sender_config_init (cfg);
+  /* the core's packets; sealing adds the salt and the tag */
+  cfg->mtu = sink->mtu - (keyed > 0 ? GST_ERAP_DATA_SEAL_OVERHEAD : 0);
+  cfg->initial_rate = sink->initial_rate;
+  cfg->min_rate = sink->min_rate;
+  cfg->max_rate = sink->max_rate;
+  cfg->min_rto = sink->min_rto;
+  cfg->quantum = sink->pacing_quantum;
+  cfg->max_rto = MAX (cfg->max_rto, cfg->min_rto);
+  cfg->protocol = sink->protocol;
+  cfg->report_interval = sink->scheduler_interval;
+  /* the property's nicks are the laws' names */
+  cfg->cc = gst_erap_cc_find (g_enum_get_value (g_type_class_peek
+          (GST_TYPE_ERAP_CONGESTION_CONTROL), sink->cc)->value_nick);
+  *libra = sink->libra;
+  if (libra->seed == 0)
+    libra->seed = ((guint64) g_random_int () << 32) | g_random_int ();
+}
+
+/* A new session's state and counters (sink->lock held). */
+static void
+reset_session_counters (GstErapSink * sink)
+{
+  sink->crypto_exhausted = FALSE;
+  sink->answered = sink->failed = sink->failure_posted = FALSE;
+  sink->acks_seen = 0;
+  sink->last_ack_time = 0;
+  sink->acks_foreign = 0;
+  sink->auth_warned = FALSE;
+  memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));
+  memset (&sink->last_libra, 0, sizeof (sink->last_libra));
+  sink->flushing = FALSE;
+  sink->cork_until = 0;
+  sink->reactions_seen = 0;
+  sink->send_errors = 0;
+  memset (&sink->last, 0, sizeof (sink->last));
+}
+
+/* The peer the packets go to (NULL: learnt from a hello), and its native
+ * form for sendmmsg (sink->lock held). */
+static void
+set_peer (GstErapSink * sink, GInetSocketAddress * peer)
+{
+  if (!peer) {
+    sink->peer = NULL;
+    return;
+  }
+  sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
+  sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
+  g_socket_address_to_native (sink->peer, &sink->peer_native,
+      sizeof (sink->peer_native), NULL);
+}
+
 static gboolean
 gst_erap_sink_start (GstBaseSink * bsink)
 {
@@ -1545,24 +1604,8 @@ gst_erap_sink_start (GstBaseSink * bsink)
     g_clear_error (&err);
     return FALSE;
   }
-  gst_erap_sender_config_init (&cfg);
-  /* the core's packets; sealing adds the salt and the tag */
-  cfg.mtu = sink->mtu - (keyed > 0 ? GST_ERAP_DATA_SEAL_OVERHEAD : 0);
-  cfg.initial_rate = sink->initial_rate;
-  cfg.min_rate = sink->min_rate;
-  cfg.max_rate = sink->max_rate;
-  cfg.min_rto = sink->min_rto;
-  cfg.quantum = sink->pacing_quantum;
-  cfg.max_rto = MAX (cfg.max_rto, cfg.min_rto);
+  sender_config (sink, keyed, &cfg, &libra);
   protocol = sink->protocol;
-  cfg.protocol = protocol;
-  cfg.report_interval = sink->scheduler_interval;
-  /* the property's nicks are the laws' names */
-  cfg.cc = gst_erap_cc_find (g_enum_get_value (g_type_class_peek
-          (GST_TYPE_ERAP_CONGESTION_CONTROL), sink->cc)->value_nick);
-  libra = sink->libra;
-  if (libra.seed == 0)
-    libra.seed = ((guint64) g_random_int () << 32) | g_random_int ();
   host = g_strdup (sink->host);
   port = sink->port;
   bind_address = g_strdup (sink->bind_address);
@@ -1634,25 +1677,12 @@ have_socket:
   sink->bound_port = twoflow_net_local_port (sink->socket);
   memset (&sink->last_hello, 0, sizeof (sink->last_hello));
   sink->last_hellos_unknown = 0;
-  if (learn) {
-    sink->peer = NULL;
-  } else {
-    sink->peer = G_SOCKET_ADDRESS (g_object_ref (peer));
-    sink->peer_native_len = g_socket_address_get_native_size (sink->peer);
-    g_socket_address_to_native (sink->peer, &sink->peer_native,
-        sizeof (sink->peer_native), NULL);
-  }
+  set_peer (sink, learn ? NULL : peer);
   /* RAP sends packet by packet */
   sink->gso = (protocol != GST_ERAP_PROTOCOL_RAP);
   sink->sender = gst_erap_sender_new (&cfg);
   sink->encrypted = keyed > 0;
-  sink->crypto_exhausted = FALSE;
-  sink->answered = sink->failed = sink->failure_posted = FALSE;
-  sink->acks_seen = 0;
-  sink->last_ack_time = 0;
-  sink->acks_foreign = 0;
-  sink->auth_warned = FALSE;
-  memset (&sink->last_crypto, 0, sizeof (sink->last_crypto));
+  reset_session_counters (sink);
   if (keyed > 0) {
     sink->crypto = gst_erap_crypto_new (GST_ERAP_CRYPTO_SENDER, master,
         NULL);
@@ -1673,12 +1703,6 @@ have_socket:
   }
   g_object_unref (peer);
   gst_erap_libra_configure (gst_erap_sender_get_cc (sink->sender), &libra);
-  memset (&sink->last_libra, 0, sizeof (sink->last_libra));
-  sink->flushing = FALSE;
-  sink->cork_until = 0;
-  sink->reactions_seen = 0;
-  sink->send_errors = 0;
-  memset (&sink->last, 0, sizeof (sink->last));
   if (own) {
     sink->ack_cancel = g_cancellable_new ();
     sink->ack_thread = g_thread_new ("erap-rap-acks", rap_ack_thread, sink);
