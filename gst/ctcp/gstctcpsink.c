@@ -1608,6 +1608,58 @@ write_some (GstCtcpSink * self, guint64 max, gchar ** err)
   return n;
 }
 
+/* Until the core's next wakeup (sink->lock held, released while
+ * waiting): the socket's room when a write blocked, the clock otherwise,
+ * new data or EOS when the core has no timer. */
+static void
+wait_for_work (GstCtcpSink * self, GstClockTime now, gboolean blocked)
+{
+  GstClockTime wake = gst_ctcp_sender_next_wakeup (self->core, now);
+
+  if (!GST_CLOCK_TIME_IS_VALID (wake)) {
+    /* idle: no timer, new data or EOS wakes us */
+    if (self->running)
+      g_cond_wait (&self->cond, &self->lock);
+  } else if (blocked) {
+    GSocket *sock = g_object_ref (self->socket);
+
+    g_mutex_unlock (&self->lock);
+    g_socket_condition_timed_wait (sock, G_IO_OUT,
+        MAX (wake - now, GST_MSECOND) / GST_USECOND, self->cancellable,
+        NULL);
+    g_object_unref (sock);
+    g_mutex_lock (&self->lock);
+  } else if (wake > now) {
+    GstClockID id = gst_clock_new_single_shot_id (self->clock, wake);
+
+    self->clock_id = id;
+    g_mutex_unlock (&self->lock);
+    gst_clock_id_wait (id, NULL);
+    g_mutex_lock (&self->lock);
+    self->clock_id = NULL;
+    gst_clock_id_unref (id);
+  }
+}
+
+/* The sending thread's error: connecting, the TLS handshake, or the
+ * connection lost. */
+static void
+post_error (GstCtcpSink * self, const gchar * err, const gchar * peer,
+    gboolean open_failed, gboolean tls_failed)
+{
+  if (open_failed && tls_failed)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("TLS handshake with %s:%u failed", self->conn_host, self->conn_port),
+        ("%s", err));
+  else if (open_failed)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not connect to %s:%u", self->conn_host, self->conn_port),
+        ("%s", err));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Connection to %s lost", peer), ("%s", err));
+}
+
 static gpointer
 gst_ctcp_sink_thread (gpointer data)
 {
@@ -1645,7 +1697,7 @@ gst_ctcp_sink_thread (gpointer data)
     g_cond_wait (&self->cond, &self->lock);
   while (self->running && !failed && self->flow == GST_FLOW_OK
       && self->socket) {
-    GstClockTime now = gst_clock_get_time (self->clock), wake;
+    GstClockTime now = gst_clock_get_time (self->clock);
     GstCtcpSenderOutput out;
     gboolean blocked = FALSE;
     guint events, i;
@@ -1716,49 +1768,16 @@ gst_ctcp_sink_thread (gpointer data)
       continue;
     }
 
-    wake = gst_ctcp_sender_next_wakeup (self->core, now);
-    if (self->kick)
-      continue;
-    if (!GST_CLOCK_TIME_IS_VALID (wake)) {
-      /* idle: no timer, new data or EOS wakes us */
-      if (self->running)
-        g_cond_wait (&self->cond, &self->lock);
-    } else if (blocked) {
-      GSocket *sock = g_object_ref (self->socket);
-
-      g_mutex_unlock (&self->lock);
-      g_socket_condition_timed_wait (sock, G_IO_OUT,
-          MAX (wake - now, GST_MSECOND) / GST_USECOND, self->cancellable,
-          NULL);
-      g_object_unref (sock);
-      g_mutex_lock (&self->lock);
-    } else if (wake > now) {
-      GstClockID id = gst_clock_new_single_shot_id (self->clock, wake);
-
-      self->clock_id = id;
-      g_mutex_unlock (&self->lock);
-      gst_clock_id_wait (id, NULL);
-      g_mutex_lock (&self->lock);
-      self->clock_id = NULL;
-      gst_clock_id_unref (id);
-    }
+    if (!self->kick)
+      wait_for_work (self, now, blocked);
   }
   if (!failed)
     g_cond_broadcast (&self->cond);
   peer = g_strdup (self->peer);
   g_mutex_unlock (&self->lock);
   /* posted without our lock: bus handlers may read the stats */
-  if (err && open_failed && tls_failed)
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-        ("TLS handshake with %s:%u failed", self->conn_host, self->conn_port),
-        ("%s", err));
-  else if (err && open_failed)
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-        ("Could not connect to %s:%u", self->conn_host, self->conn_port),
-        ("%s", err));
-  else if (err)
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Connection to %s lost", peer), ("%s", err));
+  if (err)
+    post_error (self, err, peer, open_failed, tls_failed);
   if (failed) {
     g_mutex_lock (&self->lock);
     self->flow = GST_FLOW_ERROR;
