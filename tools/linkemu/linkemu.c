@@ -1101,15 +1101,11 @@ setup_tables (Emu * e)
   }
 }
 
-int
-main (int argc, char **argv)
+/* The options' defaults, before parse_args. */
+static void
+set_defaults (Emu * e)
 {
-  static Emu emu;
-  Emu *e = &emu;
-  struct epoll_event ev, evs[8];
-  sigset_t mask;
-  int ep, tfd, sfd, d, i, stop = 0;
-  uint64_t end = LE_TIME_NEVER, next_tick, armed = 0;
+  int d;
 
   e->interval_ns = 100 * 1000000ULL;
   e->seed = 1;
@@ -1120,6 +1116,64 @@ main (int argc, char **argv)
     e->cfg[d].limit_pkts = 1000;
     e->cfg[d].red_mean_pkt = 1000;
   }
+}
+
+/* The timer at @wake (at least 1 ns after @now); the time it is armed at. */
+static uint64_t
+arm_timer (int tfd, uint64_t wake, uint64_t now)
+{
+  struct itimerspec its;
+
+  memset (&its, 0, sizeof (its));
+  if (wake <= now)
+    wake = now + 1;
+  its.it_value.tv_sec = wake / 1000000000ULL;
+  its.it_value.tv_nsec = wake % 1000000000ULL;
+  timerfd_settime (tfd, TFD_TIMER_ABSTIME, &its, NULL);
+  return wake;
+}
+
+/* At the end (a signal or --duration): what is due goes out, the last
+ * CSV row and the summary are written, everything is freed. */
+static void
+finish (Emu * e, uint64_t end, uint64_t next_tick)
+{
+  uint64_t t = now_ns ();
+  int d, i;
+
+  if (t > end)
+    t = end;
+  for (d = 0; d < N_DIRS; d++) {
+    le_link_advance (&e->link[d], t);
+    flush_due (e, d, t);
+  }
+  if (t > next_tick - e->interval_ns)
+    csv_row (e, t);
+  write_summary (e, t);
+  if (e->csv && e->csv != stdout)
+    fclose (e->csv);
+  for (d = 0; d < N_DIRS; d++)
+    le_link_clear (&e->link[d], pkt_free, e);
+  for (i = 0; i < 2; i++)
+    close (e->sock[i]);
+  while (e->pool) {
+    LePacket *p = e->pool;
+    e->pool = p->next;
+    free (p);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  static Emu emu;
+  Emu *e = &emu;
+  struct epoll_event ev, evs[8];
+  sigset_t mask;
+  int ep, tfd, sfd, d, i, stop = 0;
+  uint64_t end = LE_TIME_NEVER, next_tick, armed = 0;
+
+  set_defaults (e);
   parse_args (e, argc, argv, 0);
   if (argc < 2) {
     usage (stderr);
@@ -1210,17 +1264,8 @@ main (int argc, char **argv)
       if (w < wake)
         wake = w;
     }
-    if (wake != armed) {
-      struct itimerspec its;
-
-      memset (&its, 0, sizeof (its));
-      if (wake <= now)
-        wake = now + 1;
-      its.it_value.tv_sec = wake / 1000000000ULL;
-      its.it_value.tv_nsec = wake % 1000000000ULL;
-      timerfd_settime (tfd, TFD_TIMER_ABSTIME, &its, NULL);
-      armed = wake;
-    }
+    if (wake != armed)
+      armed = arm_timer (tfd, wake, now);
     n = epoll_wait (ep, evs, 8, -1);
     if (n < 0 && errno != EINTR)
       die ("epoll_wait: %s", strerror (errno));
@@ -1244,29 +1289,6 @@ main (int argc, char **argv)
     }
   }
 
-  {
-    uint64_t t = now_ns ();
-
-    if (t > end)
-      t = end;
-    for (d = 0; d < N_DIRS; d++) {
-      le_link_advance (&e->link[d], t);
-      flush_due (e, d, t);
-    }
-    if (t > next_tick - e->interval_ns)
-      csv_row (e, t);
-    write_summary (e, t);
-  }
-  if (e->csv && e->csv != stdout)
-    fclose (e->csv);
-  for (d = 0; d < N_DIRS; d++)
-    le_link_clear (&e->link[d], pkt_free, e);
-  for (i = 0; i < 2; i++)
-    close (e->sock[i]);
-  while (e->pool) {
-    LePacket *p = e->pool;
-    e->pool = p->next;
-    free (p);
-  }
+  finish (e, end, next_tick);
   return 0;
 }
