@@ -201,12 +201,21 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
 #define RTX_SHARE 8
 #define RTX_BURST (16 * 1400)
 #define RTX_MAX_SENDS 4
+#define RTX_FIRST_WINDOW (100 * GST_MSECOND)
 
 static gboolean
 rtx_budget (GstRudpPacerSession * ses, gsize len)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
   gdouble rate = ses->sent_rate / RTX_SHARE;    /* bytes/s */
+
+  /* in the first second, what was sent so far: at 0 the budget never
+   * refilled there, and beside a full queue the first GOP's losses
+   * outran the bucket (H.264 beside a bulk TCP: 48 frames lost) */
+  if (ses->sent_rate == 0 && GST_CLOCK_TIME_IS_VALID (ses->sent_window_start)
+      && now >= ses->sent_window_start + RTX_FIRST_WINDOW)
+    rate = ses->sent_window_bytes * (gdouble) GST_SECOND /
+        (now - ses->sent_window_start) / RTX_SHARE;
 
   if (!GST_CLOCK_TIME_IS_VALID (ses->rtx_tokens_at))
     ses->rtx_tokens = RTX_BURST;

@@ -1927,6 +1927,56 @@ law_run (GstRudpLaw law, guint every, GstRudpReceiverStats * st)
   return sum / MAX (samples, 1);
 }
 
+/* Retransmission requests: one NACK per packet and SRTT. rtpjitterbuffer
+ * asks every 40 ms until it has measured the retransmissions' round trip;
+ * on a 230 ms path (beside a bulk TCP's queue) its 8 requests all went
+ * before the first resend could be back, and the sender's per-packet
+ * limit and budget went to duplicates. */
+GST_START_TEST (test_receiver_nack_pacing)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiver *r;
+  GstRudpReceiverStats st;
+  GstClockTime t;
+  guint sent = 0;
+
+  gst_rudp_receiver_config_init (&c);
+  r = gst_rudp_receiver_new (&c);
+  /* no RTT sample yet: every request goes */
+  fail_unless (gst_rudp_receiver_nack_due (r, 7, 0));
+  fail_unless (gst_rudp_receiver_nack_due (r, 7, 40 * MS));
+  gst_rudp_receiver_handle_rtt_sample (r, 230 * MS);
+  /* requests every 40 ms for 640 ms: a NACK at most every 230 ms */
+  for (t = 80 * MS; t <= 720 * MS; t += 40 * MS)
+    if (gst_rudp_receiver_nack_due (r, 7, t))
+      sent++;
+  /* at 280 (the one at 40 ms + 230) and 520 */
+  fail_unless_equals_int (sent, 2);
+  /* other packets are not held by it */
+  fail_unless (gst_rudp_receiver_nack_due (r, 8, 700 * MS));
+  /* the packet arrives: asked for, so a retransmission, once */
+  fail_unless (gst_rudp_receiver_take_nacked (r, 7, 750 * MS));
+  fail_if (gst_rudp_receiver_take_nacked (r, 7, 760 * MS));
+  fail_if (gst_rudp_receiver_take_nacked (r, 9, 760 * MS));
+  /* asked for again later (a new gap at the same number): goes at once */
+  fail_unless (gst_rudp_receiver_nack_due (r, 7, 800 * MS));
+  /* a request forgotten after 5 s: its number arriving then is no
+   * retransmission */
+  fail_if (gst_rudp_receiver_take_nacked (r, 8, 6 * GST_SECOND));
+  /* many requests in flight (the old ones pruned on the way): each new
+   * number goes */
+  for (t = 0; t < 2000; t++)
+    fail_unless (gst_rudp_receiver_nack_due (r, (guint16) (1000 + t),
+            10 * GST_SECOND + t * 10 * MS));
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_int (st.nacked_arrived, 1);
+  fail_unless_equals_int (st.nacks_due, 2 + 2 + 1 + 1 + 2000);
+  fail_unless_equals_int (st.nacks_held, 17 - 2);
+  gst_rudp_receiver_free (r);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_receiver_law_tfrc)
 {
   GstRudpReceiverStats st;
@@ -1986,6 +2036,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_feedback_codec);
   tcase_add_test (tc, test_nack_codec);
   tcase_add_test (tc, test_receiver_law_tfrc);
+  tcase_add_test (tc, test_receiver_nack_pacing);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_closed_loop);
