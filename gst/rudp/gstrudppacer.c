@@ -204,7 +204,7 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
 #define RTX_FIRST_WINDOW (100 * GST_MSECOND)
 
 static gboolean
-rtx_budget (GstRudpPacerSession * ses, gsize len)
+rtx_budget (GstRudpPacerSession * ses, gsize len, gsize reserve)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
   gdouble rate = ses->sent_rate / RTX_SHARE;    /* bytes/s */
@@ -223,7 +223,7 @@ rtx_budget (GstRudpPacerSession * ses, gsize len)
     ses->rtx_tokens += rate * (now - ses->rtx_tokens_at) / 1e9;
   ses->rtx_tokens = MIN (ses->rtx_tokens, RTX_BURST);
   ses->rtx_tokens_at = now;
-  if (ses->rtx_tokens < len)
+  if (ses->rtx_tokens < len + reserve)
     return FALSE;
   ses->rtx_tokens -= len;
   return TRUE;
@@ -257,10 +257,20 @@ rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
     /* the resends count, not the requests: a request the budget refused
      * (the path congested) leaves the packet for a later one, which a
      * playout buffer longer than the congestion still has time for */
-    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len)) {
+    /* a packet not resent yet goes first: a repeat (its resend may still
+     * be on its way) only from the upper half of the bucket. A burst
+     * longer than the bucket (19 packets, GE bursts) otherwise waited
+     * while the tokens went to the repeats of its first 16 */
+    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len,
+            e->sends > 0 ? RTX_BURST / 2 : 0)) {
       ses->rtx_skipped++;
+      GST_LOG_OBJECT (ses->owner, "resend of %u skipped: %u sends, budget "
+          "%.0f bytes at %.0f bytes/s", seq, e->sends, ses->rtx_tokens,
+          ses->sent_rate / RTX_SHARE);
       continue;
     }
+    GST_LOG_OBJECT (ses->owner, "resend of %u (%u), budget %.0f bytes", seq,
+        e->sends + 1, ses->rtx_tokens);
     e->sends++;
     if (ses->dest && g_socket_send_to (ses->socket, ses->dest,
             (const gchar *) e->data, e->len, NULL, NULL) >= 0)

@@ -666,7 +666,9 @@ send_nack (GSocket * sock, GSocketAddress * to, guint16 seq)
  * request, which a long playout buffer still has time for. Here the
  * budget is emptied, one packet is asked for 6 times in a row (refused),
  * and asked again once the budget has refilled: it is resent. (Counting
- * the requests, it was never resent after its 5th.) */
+ * the requests, it was never resent after its 5th.) A repeat of a packet
+ * already resent waits while the bucket is below half: the packets not
+ * resent yet go first. */
 GST_START_TEST (test_rtx_budget_keeps_packet)
 {
   GSocket *rx;
@@ -699,14 +701,31 @@ GST_START_TEST (test_rtx_budget_keeps_packet)
       G_GUINT64_FORMAT, stat_u64 (el (h, "rudpsink"), "rtx-requested"),
       stat_u64 (el (h, "rudpsink"), "rtx-sent"),
       stat_u64 (el (h, "rudpsink"), "rtx-missing"));
-  /* packet 25 asked for (again) six times at once: refused */
-  seq = 25;
+  /* packet 70 (beyond the bucket's 44: not resent) asked for (again) six
+   * times at once: refused */
+  seq = 70;
   for (i = 0; i < 6; i++)
     send_nack (rx, sender, seq);
   g_usleep (1500000);
-  /* the budget has refilled: asked again, it goes */
-  while (wait_seq (rx, seq, 50, NULL));
-  sent0 = stat_u64 (el (h, "rudpsink"), "rtx-sent");
+  while (wait_seq (rx, seq, 50, NULL))
+    continue;                   /* drain what was resent */
+  /* the budget has refilled a few packets, less than half the bucket: a
+   * repeat of packet 25 (resent above) is refused, it waits for the
+   * packets not resent yet */
+  {
+    guint64 skipped0 = stat_u64 (el (h, "rudpsink"), "rtx-skipped");
+
+    sent0 = stat_u64 (el (h, "rudpsink"), "rtx-sent");
+    send_nack (rx, sender, 25);
+    for (i = 0; i < 500 && stat_u64 (el (h, "rudpsink"), "rtx-skipped") ==
+        skipped0; i++)
+      g_usleep (10000);
+    fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rtx-skipped"),
+        skipped0 + 1);
+    fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rtx-sent"),
+        sent0);
+  }
+  /* asked again, packet 70 goes */
   send_nack (rx, sender, seq);
   fail_unless (wait_seq (rx, seq, 5000, NULL), "packet %u not resent", seq);
   fail_unless (stat_u64 (el (h, "rudpsink"), "rtx-sent") > sent0);
