@@ -202,6 +202,7 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
 #define RTX_BURST (16 * 1400)
 #define RTX_MAX_SENDS 4
 #define RTX_FIRST_WINDOW (100 * GST_MSECOND)
+#define RTX_RESERVE (2 * 1400)
 
 static gboolean
 rtx_budget (GstRudpPacerSession * ses, gsize len, gsize reserve)
@@ -258,11 +259,13 @@ rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
      * (the path congested) leaves the packet for a later one, which a
      * playout buffer longer than the congestion still has time for */
     /* a packet not resent yet goes first: a repeat (its resend may still
-     * be on its way) only from the upper half of the bucket. A burst
-     * longer than the bucket (19 packets, GE bursts) otherwise waited
-     * while the tokens went to the repeats of its first 16 */
+     * be on its way) leaves RTX_RESERVE in the bucket. A burst longer
+     * than the bucket (19 packets, GE bursts) otherwise waited while the
+     * tokens went to the repeats of its first 16; a reserve of half the
+     * bucket starved the repeats of resends lost beside a bulk TCP,
+     * where the bucket stayed below half */
     if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len,
-            e->sends > 0 ? RTX_BURST / 2 : 0)) {
+            e->sends > 0 ? RTX_RESERVE : 0)) {
       ses->rtx_skipped++;
       GST_LOG_OBJECT (ses->owner, "resend of %u skipped: %u sends, budget "
           "%.0f bytes at %.0f bytes/s", seq, e->sends, ses->rtx_tokens,

@@ -175,7 +175,7 @@ GstClockTime gst_rudp_receiver_next_wakeup (GstRudpReceiver * r);
 /* Retransmission requests (Generic NACKs). Downstream asks for @seq at
  * @now: TRUE when a NACK is to go out; FALSE when the last one for @seq
  * went out less than the SRTT ago (its answer cannot be back yet; before
- * an RTT sample every request goes). */
+ * an RTT sample: initial_rtt). */
 TWOFLOW_RUDP_API
 gboolean gst_rudp_receiver_nack_due (GstRudpReceiver * r, guint16 seq,
     GstClockTime now);

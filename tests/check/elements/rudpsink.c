@@ -667,7 +667,7 @@ send_nack (GSocket * sock, GSocketAddress * to, guint16 seq)
  * budget is emptied, one packet is asked for 6 times in a row (refused),
  * and asked again once the budget has refilled: it is resent. (Counting
  * the requests, it was never resent after its 5th.) A repeat of a packet
- * already resent waits while the bucket is below half: the packets not
+ * already resent leaves two packets in the bucket: the packets not
  * resent yet go first. */
 GST_START_TEST (test_rtx_budget_keeps_packet)
 {
@@ -706,26 +706,27 @@ GST_START_TEST (test_rtx_budget_keeps_packet)
   seq = 70;
   for (i = 0; i < 6; i++)
     send_nack (rx, sender, seq);
-  g_usleep (1500000);
-  while (wait_seq (rx, seq, 50, NULL))
+  /* ~0.6 s: the budget refilled two or three packets, less than a
+   * repeat's reserve: a repeat of packet 25 (resent above) is refused,
+   * packet 71 (not resent yet), asked right after it, goes */
+  g_usleep (600000);
+  while (wait_seq (rx, 25, 50, NULL))
     continue;                   /* drain what was resent */
-  /* the budget has refilled a few packets, less than half the bucket: a
-   * repeat of packet 25 (resent above) is refused, it waits for the
-   * packets not resent yet */
   {
     guint64 skipped0 = stat_u64 (el (h, "rudpsink"), "rtx-skipped");
 
     sent0 = stat_u64 (el (h, "rudpsink"), "rtx-sent");
     send_nack (rx, sender, 25);
-    for (i = 0; i < 500 && stat_u64 (el (h, "rudpsink"), "rtx-skipped") ==
-        skipped0; i++)
-      g_usleep (10000);
+    send_nack (rx, sender, 71);
+    fail_unless (wait_seq (rx, 71, 5000, NULL), "packet 71 not resent");
     fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rtx-skipped"),
         skipped0 + 1);
     fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsink"), "rtx-sent"),
-        sent0);
+        sent0 + 1);
   }
-  /* asked again, packet 70 goes */
+  g_usleep (1500000);
+  /* the budget has refilled: asked again, packet 70 goes */
+  sent0 = stat_u64 (el (h, "rudpsink"), "rtx-sent");
   send_nack (rx, sender, seq);
   fail_unless (wait_seq (rx, seq, 5000, NULL), "packet %u not resent", seq);
   fail_unless (stat_u64 (el (h, "rudpsink"), "rtx-sent") > sent0);
