@@ -97,6 +97,7 @@ struct _GstRudpPacerSession {
   guint64 rtx_sent;
   guint64 rtx_missing;
   guint64 rtx_skipped;
+  guint64 rtx_charged;
   gdouble rtx_tokens;           /* the retransmission budget, bytes */
   GstClockTime rtx_tokens_at;
   gdouble sent_rate;            /* bytes/s sent over the last full second */
@@ -230,6 +231,8 @@ rtx_budget (GstRudpPacerSession * ses, gsize len, gsize reserve)
   return TRUE;
 }
 
+static guint64 flow_rate (GstRudpPacerSession * ses);
+
 static void
 rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
 {
@@ -264,13 +267,24 @@ rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
      * tokens went to the repeats of its first 16; a reserve of half the
      * bucket starved the repeats of resends lost beside a bulk TCP,
      * where the bucket stayed below half */
-    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len,
-            e->sends > 0 ? RTX_RESERVE : 0)) {
+    if (e->sends >= RTX_MAX_SENDS) {
       ses->rtx_skipped++;
-      GST_LOG_OBJECT (ses->owner, "resend of %u skipped: %u sends, budget "
-          "%.0f bytes at %.0f bytes/s", seq, e->sends, ses->rtx_tokens,
-          ses->sent_rate / RTX_SHARE);
       continue;
+    }
+    if (!rtx_budget (ses, e->len, e->sends > 0 ? RTX_RESERVE : 0)) {
+      /* over the budget: the resend takes the place of new packets (the
+       * flow's bucket pays for it), so it counts toward the rate instead
+       * of adding to it. Skipped, beside a bulk TCP's full queue the
+       * flow's first GOP lost packets asked for 8-14 times */
+      if (flow_rate (ses) == 0) {
+        ses->rtx_skipped++;
+        GST_LOG_OBJECT (ses->owner, "resend of %u skipped: %u sends, "
+            "budget %.0f bytes", seq, e->sends, ses->rtx_tokens);
+        continue;
+      }
+      gst_rudp_flow_charge (ses->flow, e->len,
+          twoflow_service_now (ses->service));
+      ses->rtx_charged++;
     }
     GST_LOG_OBJECT (ses->owner, "resend of %u (%u), budget %.0f bytes", seq,
         e->sends + 1, ses->rtx_tokens);
@@ -820,6 +834,7 @@ gst_rudp_pacer_session_get_stats (GstRudpPacerSession * ses,
   st->rtx_sent = ses->rtx_sent;
   st->rtx_missing = ses->rtx_missing;
   st->rtx_skipped = ses->rtx_skipped;
+  st->rtx_charged = ses->rtx_charged;
   st->srtp = ses->srtp != NULL;
   if (ses->dest) {
     GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (ses->dest);

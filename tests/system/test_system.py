@@ -234,12 +234,12 @@ def main():
               f"starts before the proxy's; a fetch not paced live takes < 1 s)")
         # the enhanced flow was smoothed (1 s windows of the 1 s segments:
         # the rate changed with the windows) and the proxy's playout buffer
-        # is the smoothing lead plus the jitter (200 ms): the start-up
+        # is the smoothing lead plus the jitter (400 ms): the start-up
         # ramp's lead (0.5 s, the server's default --startup-lead), which
         # is the session's lead
         rep = rep or {}
         check(rep.get("smoothing") is True and rep.get("enhanced_rate_changes", 0) >= 1
-              and rep.get("lead") == 0.5 and rep.get("playout_depth_ms") == 700,
+              and rep.get("lead") == 0.5 and rep.get("playout_depth_ms") == 900,
               f"fetch of a trace: smoothed ({rep.get('smoothing')}, "
               f"{rep.get('enhanced_rate_changes')} rate changes), lead {rep.get('lead')} s, "
               f"playout buffer {rep.get('playout_depth_ms')} ms")

@@ -50,6 +50,35 @@ GST_START_TEST (test_bucket_rate_and_depth)
 
 GST_END_TEST;
 
+/* Bytes sent outside a flow's queue (a retransmission over its budget)
+ * are charged to its bucket: its next packets wait for them, so the flow
+ * keeps its rate with the resends counted. */
+GST_START_TEST (test_flow_charge)
+{
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f = gst_rudp_scheduler_add_flow (s, 10000, 1000, NULL, 0);
+  GstRudpFlowStats st;
+  GstRudpFlow *got;
+  gpointer pkt;
+  gsize size;
+
+  /* the bucket starts full (1000 bytes); 3000 bytes resent: 2000 owed */
+  gst_rudp_flow_charge (f, 3000, 0);
+  gst_rudp_flow_get_stats (f, 0, &st);
+  fail_unless_equals_int64 (st.bucket_fill, -2000);
+  /* a 500-byte packet then waits until the debt and its own size are
+   * credited: 2500 bytes at 10 kB/s */
+  gst_rudp_flow_push (f, GUINT_TO_POINTER (1), 500);
+  fail_if (gst_rudp_scheduler_poll (s, 200 * MS, &got, &pkt, &size));
+  fail_unless (gst_rudp_scheduler_next_wakeup (s, 200 * MS) >= 250 * MS);
+  fail_unless (gst_rudp_scheduler_poll (s, 250 * MS, &got, &pkt, &size));
+  fail_unless (got == f && size == 500);
+  gst_rudp_scheduler_remove_flow (s, f, NULL);
+  gst_rudp_scheduler_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bucket_debt)
 {
   GstRudpBucket b;
@@ -2020,6 +2049,7 @@ rudp_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_bucket_rate_and_depth);
   tcase_add_test (tc, test_bucket_debt);
+  tcase_add_test (tc, test_flow_charge);
   tcase_add_test (tc, test_scheduler_many_flows);
   tcase_add_test (tc, test_scheduler_wakeups);
   tcase_add_test (tc, test_scheduler_late_wakeup);
