@@ -98,6 +98,8 @@ struct _GstRudpPacerSession {
   guint64 rtx_missing;
   guint64 rtx_skipped;
   guint64 rtx_charged;
+  GstClockTime rtx_last_nack;   /* monotonic, of the last NACK */
+  gboolean lingering;           /* drained, answering NACKs a while */
   gdouble rtx_tokens;           /* the retransmission budget, bytes */
   GstClockTime rtx_tokens_at;
   gdouble sent_rate;            /* bytes/s sent over the last full second */
@@ -204,6 +206,8 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
 #define RTX_MAX_SENDS 4
 #define RTX_FIRST_WINDOW (100 * GST_MSECOND)
 #define RTX_RESERVE (2 * 1400)
+#define RTX_LINGER (1 * GST_SECOND)
+#define RTX_LINGER_QUIET (300 * GST_MSECOND)
 
 static gboolean
 rtx_budget (GstRudpPacerSession * ses, gsize len, gsize reserve)
@@ -237,6 +241,8 @@ static void
 rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
 {
   guint i;
+
+  ses->rtx_last_nack = g_get_monotonic_time () * GST_USECOND;
 
   for (i = 0; i < seqs->len; i++) {
     guint16 seq = g_array_index (seqs, guint16, i);
@@ -434,7 +440,7 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 
     /* fixed rate control: read when the pacer runs anyway (its own
      * packets), at most every FEEDBACK_POLL, with no timer of its own */
-    if (ses->follow || ses->learner)
+    if (ses->follow || ses->learner || ses->lingering)
       need_poll = TRUE;
     else if (!fixed_due)
       continue;
@@ -758,6 +764,28 @@ gst_rudp_pacer_session_drain (GstRudpPacerSession * ses)
   twoflow_service_lock (s);
   while (!ses->flushing && gst_rudp_flow_queued_packets (ses->flow) > 0)
     g_cond_wait (&ses->space, twoflow_service_get_mutex (s));
+  /* the last packets' losses are asked for after they left: answer
+   * NACKs until none came for RTX_LINGER_QUIET, at most RTX_LINGER (the
+   * session ended at once, and the receiver's last frame was lost at 5 %
+   * loss) */
+  if (ses->rtx_time > 0 && !ses->flushing) {
+    gint64 start = g_get_monotonic_time ();
+
+    ses->lingering = TRUE;
+    twoflow_service_kick (s);
+    while (!ses->flushing) {
+      gint64 now = g_get_monotonic_time ();
+      gint64 quiet_from = MAX (start,
+          (gint64) (ses->rtx_last_nack / GST_USECOND));
+      gint64 until = MIN (start + RTX_LINGER / GST_USECOND,
+          quiet_from + RTX_LINGER_QUIET / GST_USECOND);
+
+      if (now >= until)
+        break;
+      g_cond_wait_until (&ses->space, twoflow_service_get_mutex (s), until);
+    }
+    ses->lingering = FALSE;
+  }
   ok = !ses->flushing;
   twoflow_service_unlock (s);
   return ok;

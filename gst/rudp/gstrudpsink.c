@@ -19,7 +19,9 @@
  * Rendering queues the packet and blocks while the sink holds more than
  * #GstRudpSink:max-queue-bytes bytes: an upstream faster than the rate is
  * slowed down (backpressure), nothing is ever dropped. At end of stream
- * the sink posts EOS once every queued packet has left.
+ * the sink posts EOS once every queued packet has left and, with
+ * #GstRudpSink:rtx-time, once no NACK came for 0.3 s (at most 1 s): the
+ * receiver asks for the last packets' losses after they left.
  *
  * With #GstRudpSink:rate-control `receiver` the rate follows a table of
  * rate levels (#GstRudpSink:levels, bit/s) as the receiver (rudpsrc) asks: it
