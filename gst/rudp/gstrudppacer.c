@@ -193,14 +193,15 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
   g_queue_push_tail (&ses->rtx_history, e);
 }
 
-/* A Generic NACK from the receiver: resend what is kept, at once, within
- * a budget: an eighth of what the flow sent over the last second (a
- * bucket of RTX_BURST bytes), each packet at most RTX_MAX_SENDS times
- * (under congestion the repeated requests of a jitterbuffer would
- * otherwise add to the queue that lost them; a share of the configured
- * rate was too much where the path carries less: in a capacity drop a
- * smoothed flow paced at 2.5 Mbit/s resent 0.4 Mbit/s into a 1.5 Mbit/s
- * link). */
+/* A Generic NACK from the receiver: resend what is kept, at once, each
+ * packet at most RTX_MAX_SENDS times. An eighth of what the flow sent over
+ * the last second (a bucket of RTX_BURST bytes) goes as extra load; beyond
+ * it a paced flow's bucket pays (the resends take the place of new
+ * packets, the flow keeps its rate): under congestion the repeated
+ * requests of a jitterbuffer would otherwise add to the queue that lost
+ * them (a share of the configured rate was too much where the path
+ * carries less: in a capacity drop a smoothed flow paced at 2.5 Mbit/s
+ * resent 0.4 Mbit/s into a 1.5 Mbit/s link). */
 #define RTX_SHARE 8
 #define RTX_BURST (16 * 1400)
 #define RTX_MAX_SENDS 4
@@ -264,10 +265,8 @@ rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
     else
       ses->rtx_requested++;
     e->nacked++;
-    /* the resends count, not the requests: a request the budget refused
-     * (the path congested) leaves the packet for a later one, which a
-     * playout buffer longer than the congestion still has time for */
-    /* a packet not resent yet goes first: a repeat (its resend may still
+    /* the resends count, not the requests. Within the budget a packet
+     * not resent yet goes first: a repeat (its resend may still
      * be on its way) leaves RTX_RESERVE in the bucket. A burst longer
      * than the bucket (19 packets, GE bursts) otherwise waited while the
      * tokens went to the repeats of its first 16; a reserve of half the
