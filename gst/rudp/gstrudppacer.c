@@ -100,6 +100,9 @@ struct _GstRudpPacerSession {
   guint64 rtx_sent;
   guint64 rtx_missing;
   guint64 rtx_skipped;
+  guint64 rtx_charged;
+  GstClockTime rtx_last_nack;   /* monotonic, of the last NACK */
+  gboolean lingering;           /* drained, answering NACKs a while */
   gdouble rtx_tokens;           /* the retransmission budget, bytes */
   GstClockTime rtx_tokens_at;
   gdouble sent_rate;            /* bytes/s sent over the last full second */
@@ -193,23 +196,36 @@ rtx_keep (GstRudpPacerSession * ses, const guint8 * data, gsize len, guint16 seq
   g_queue_push_tail (&ses->rtx_history, e);
 }
 
-/* A Generic NACK from the receiver: resend what is kept, at once, within
- * a budget: an eighth of what the flow sent over the last second (a
- * bucket of RTX_BURST bytes), each packet at most RTX_MAX_SENDS times
- * (under congestion the repeated requests of a jitterbuffer would
- * otherwise add to the queue that lost them; a share of the configured
- * rate was too much where the path carries less: in a capacity drop a
- * smoothed flow paced at 2.5 Mbit/s resent 0.4 Mbit/s into a 1.5 Mbit/s
- * link). */
+/* A Generic NACK from the receiver: resend what is kept, at once, each
+ * packet at most RTX_MAX_SENDS times. An eighth of what the flow sent over
+ * the last second (a bucket of RTX_BURST bytes) goes as extra load; beyond
+ * it a paced flow's bucket pays (the resends take the place of new
+ * packets, the flow keeps its rate): under congestion the repeated
+ * requests of a jitterbuffer would otherwise add to the queue that lost
+ * them (a share of the configured rate was too much where the path
+ * carries less: in a capacity drop a smoothed flow paced at 2.5 Mbit/s
+ * resent 0.4 Mbit/s into a 1.5 Mbit/s link). */
 #define RTX_SHARE 8
 #define RTX_BURST (16 * 1400)
 #define RTX_MAX_SENDS 4
+#define RTX_FIRST_WINDOW (100 * GST_MSECOND)
+#define RTX_RESERVE (2 * 1400)
+#define RTX_LINGER (1 * GST_SECOND)
+#define RTX_LINGER_QUIET (300 * GST_MSECOND)
 
 static gboolean
-rtx_budget (GstRudpPacerSession * ses, gsize len)
+rtx_budget (GstRudpPacerSession * ses, gsize len, gsize reserve)
 {
   GstClockTime now = g_get_monotonic_time () * GST_USECOND;
   gdouble rate = ses->sent_rate / RTX_SHARE;    /* bytes/s */
+
+  /* in the first second, what was sent so far: at 0 the budget never
+   * refilled there, and beside a full queue the first GOP's losses
+   * outran the bucket (H.264 beside a bulk TCP: 48 frames lost) */
+  if (ses->sent_rate == 0 && GST_CLOCK_TIME_IS_VALID (ses->sent_window_start)
+      && now >= ses->sent_window_start + RTX_FIRST_WINDOW)
+    rate = ses->sent_window_bytes * (gdouble) GST_SECOND /
+        (now - ses->sent_window_start) / RTX_SHARE;
 
   if (!GST_CLOCK_TIME_IS_VALID (ses->rtx_tokens_at))
     ses->rtx_tokens = RTX_BURST;
@@ -217,16 +233,20 @@ rtx_budget (GstRudpPacerSession * ses, gsize len)
     ses->rtx_tokens += rate * (now - ses->rtx_tokens_at) / 1e9;
   ses->rtx_tokens = MIN (ses->rtx_tokens, RTX_BURST);
   ses->rtx_tokens_at = now;
-  if (ses->rtx_tokens < len)
+  if (ses->rtx_tokens < len + reserve)
     return FALSE;
   ses->rtx_tokens -= len;
   return TRUE;
 }
 
+static guint64 flow_rate (GstRudpPacerSession * ses);
+
 static void
 rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
 {
   guint i;
+
+  ses->rtx_last_nack = g_get_monotonic_time () * GST_USECOND;
 
   for (i = 0; i < seqs->len; i++) {
     guint16 seq = g_array_index (seqs, guint16, i);
@@ -248,13 +268,34 @@ rtx_answer (GstRudpPacerSession * ses, GArray * seqs)
     else
       ses->rtx_requested++;
     e->nacked++;
-    /* the resends count, not the requests: a request the budget refused
-     * (the path congested) leaves the packet for a later one, which a
-     * playout buffer longer than the congestion still has time for */
-    if (e->sends >= RTX_MAX_SENDS || !rtx_budget (ses, e->len)) {
+    /* the resends count, not the requests. Within the budget a packet
+     * not resent yet goes first: a repeat (its resend may still
+     * be on its way) leaves RTX_RESERVE in the bucket. A burst longer
+     * than the bucket (19 packets, GE bursts) otherwise waited while the
+     * tokens went to the repeats of its first 16; a reserve of half the
+     * bucket starved the repeats of resends lost beside a bulk TCP,
+     * where the bucket stayed below half */
+    if (e->sends >= RTX_MAX_SENDS) {
       ses->rtx_skipped++;
       continue;
     }
+    if (!rtx_budget (ses, e->len, e->sends > 0 ? RTX_RESERVE : 0)) {
+      /* over the budget: the resend takes the place of new packets (the
+       * flow's bucket pays for it), so it counts toward the rate instead
+       * of adding to it. Skipped, beside a bulk TCP's full queue the
+       * flow's first GOP lost packets asked for 8-14 times */
+      if (flow_rate (ses) == 0) {
+        ses->rtx_skipped++;
+        GST_LOG_OBJECT (ses->owner, "resend of %u skipped: %u sends, "
+            "budget %.0f bytes", seq, e->sends, ses->rtx_tokens);
+        continue;
+      }
+      gst_rudp_flow_charge (ses->flow, e->len,
+          twoflow_service_now (ses->service));
+      ses->rtx_charged++;
+    }
+    GST_LOG_OBJECT (ses->owner, "resend of %u (%u), budget %.0f bytes", seq,
+        e->sends + 1, ses->rtx_tokens);
     e->sends++;
     if (ses->dest && g_socket_send_to (ses->socket, ses->dest,
             (const gchar *) e->data, e->len, NULL, NULL) >= 0)
@@ -456,7 +497,7 @@ read_feedback (TwoflowService * s, Pacer * p, GstClockTime now)
 
     /* fixed rate control: read when the pacer runs anyway (its own
      * packets), at most every FEEDBACK_POLL, with no timer of its own */
-    if (ses->follow || ses->learner)
+    if (ses->follow || ses->learner || ses->lingering)
       need_poll = TRUE;
     else if (!fixed_due)
       continue;
@@ -785,6 +826,28 @@ gst_rudp_pacer_session_drain (GstRudpPacerSession * ses)
   twoflow_service_lock (s);
   while (!ses->flushing && gst_rudp_flow_queued_packets (ses->flow) > 0)
     g_cond_wait (&ses->space, twoflow_service_get_mutex (s));
+  /* the last packets' losses are asked for after they left: answer
+   * NACKs until none came for RTX_LINGER_QUIET, at most RTX_LINGER (the
+   * session ended at once, and the receiver's last frame was lost at 5 %
+   * loss) */
+  if (ses->rtx_time > 0 && !ses->flushing) {
+    gint64 start = g_get_monotonic_time ();
+
+    ses->lingering = TRUE;
+    twoflow_service_kick (s);
+    while (!ses->flushing) {
+      gint64 now = g_get_monotonic_time ();
+      gint64 quiet_from = MAX (start,
+          (gint64) (ses->rtx_last_nack / GST_USECOND));
+      gint64 until = MIN (start + RTX_LINGER / GST_USECOND,
+          quiet_from + RTX_LINGER_QUIET / GST_USECOND);
+
+      if (now >= until)
+        break;
+      g_cond_wait_until (&ses->space, twoflow_service_get_mutex (s), until);
+    }
+    ses->lingering = FALSE;
+  }
   ok = !ses->flushing;
   twoflow_service_unlock (s);
   return ok;
@@ -861,6 +924,7 @@ gst_rudp_pacer_session_get_stats (GstRudpPacerSession * ses,
   st->rtx_sent = ses->rtx_sent;
   st->rtx_missing = ses->rtx_missing;
   st->rtx_skipped = ses->rtx_skipped;
+  st->rtx_charged = ses->rtx_charged;
   st->srtp = ses->srtp != NULL;
   if (ses->dest) {
     GInetSocketAddress *ia = G_INET_SOCKET_ADDRESS (ses->dest);

@@ -66,7 +66,9 @@ typedef struct {
   guint64 rtx_repeated;         /* NACKed again */
   guint64 rtx_sent;             /* datagrams resent */
   guint64 rtx_missing;          /* NACKed but no longer (or never) kept */
-  guint64 rtx_skipped;          /* NACKed, not resent: over the budget */
+  guint64 rtx_skipped;          /* NACKed, not resent: resent 4 times */
+  guint64 rtx_charged;          /* resent over the budget, paid by the
+                                 * flow's bucket (new packets wait) */
   gboolean srtp;
   gchar *peer;                  /* "address:port", NULL while unknown;
                                  * the caller frees it */

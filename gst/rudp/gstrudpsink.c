@@ -19,7 +19,9 @@
  * Rendering queues the packet and blocks while the sink holds more than
  * #GstRudpSink:max-queue-bytes bytes: an upstream faster than the rate is
  * slowed down (backpressure), nothing is ever dropped. At end of stream
- * the sink posts EOS once every queued packet has left.
+ * the sink posts EOS once every queued packet has left and, with
+ * #GstRudpSink:rtx-time, once no NACK came for 0.3 s (at most 1 s): the
+ * receiver asks for the last packets' losses after they left.
  *
  * With #GstRudpSink:rate-control `receiver` the rate follows a table of
  * rate levels (#GstRudpSink:levels, bit/s) as the receiver (rudpsrc) asks: it
@@ -58,8 +60,11 @@
  *   (guint64): NACKs of a number already asked for; `rtx-sent` (guint64):
  *   packets sent again; `rtx-missing` (guint64): NACKed packets no longer
  *   kept (older than #GstRudpSink:rtx-time) or never sent; `rtx-skipped`
- *   (guint64): NACKed packets not resent (each goes at most 4 times, and
- *   retransmissions at most at an eighth of what the flow sends)
+ *   (guint64): NACKed packets not resent (each goes at most 4 times; an
+ *   unpaced flow also resends at most an eighth of what it sends);
+ *   `rtx-charged` (guint64): resends beyond that eighth, paid by the
+ *   flow's pacing bucket (its next packets wait: they count toward the
+ *   rate)
  * * `receiver-reports` (guint64): receiver requests that carried an RTCP
  *   report block for this flow; from the last one (RFC 3550):
  *   `receiver-highest-seq` (guint, the extended highest sequence number
@@ -828,6 +833,7 @@ gst_rudp_sink_make_stats (GstRudpSink * sink,
       "rtx-sent", G_TYPE_UINT64, ps->rtx_sent,
       "rtx-missing", G_TYPE_UINT64, ps->rtx_missing,
       "rtx-skipped", G_TYPE_UINT64, ps->rtx_skipped,
+      "rtx-charged", G_TYPE_UINT64, ps->rtx_charged,
       "receiver-reports", G_TYPE_UINT64, ss->rr_reports,
       "receiver-highest-seq", G_TYPE_UINT, ss->rr_ext_max_seq,
       "receiver-lost", G_TYPE_INT, ss->rr_lost,

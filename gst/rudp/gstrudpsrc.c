@@ -72,6 +72,8 @@
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
  * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
+ * * `nacks-held` (guint64): retransmission requests not sent: a NACK for
+ *   the same packet went out less than the SRTT before
  * * `loss-events` (guint64), `loss-event-rate` (gdouble), `tfrc-rate`
  *   (guint64, bit/s; 0 before a loss event): #GstRudpSrc:law `tfrc`'s
  *   loss event rate and the equation's rate
@@ -166,6 +168,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <gst/rtp/gstrtpbuffer.h>
 #include <netinet/in.h>
 #include "twoflownet.h"
 #include "twoflowprops.h"
@@ -718,6 +721,7 @@ make_stats (GstRudpSrc * src)
       "level", G_TYPE_UINT, st.level,
       "feedback-sent", G_TYPE_UINT64, src->feedback_sent,
       "nacks-sent", G_TYPE_UINT64, src->nacks_sent,
+      "nacks-held", G_TYPE_UINT64, st.nacks_held,
       "rtx-recovered", G_TYPE_UINT64, src->rtx_recovered,
       "notices-received", G_TYPE_UINT64, src->notices_received,
       "decreases", G_TYPE_UINT64, st.decreases,
@@ -928,7 +932,11 @@ gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event)
   /* rtpjitterbuffer's requests carry no ssrc (an rtpsession adds it) */
   if (!gst_structure_get_uint (st, "ssrc", &ssrc))
     ssrc = src->media_ssrc;
-  if (src->retransmission && src->sender && src->socket) {
+  /* at most one NACK per seq and SRTT: rtpjitterbuffer asks every 40 ms
+   * until it has measured the retransmissions' round trip */
+  if (src->retransmission && src->sender && src->socket && src->receiver
+      && gst_rudp_receiver_nack_due (src->receiver, seq,
+          gst_clock_get_time (src->clock))) {
     guint16 s16 = seq;
     GstBuffer *buf = gst_rudp_nack_write (src->ssrc, ssrc, &s16, 1);
     GstMapInfo map;
@@ -946,7 +954,6 @@ gst_rudp_src_event (GstBaseSrc * bsrc, GstEvent * event)
       if (len > 0 && g_socket_send_to (src->socket, src->sender,
               (const gchar *) data, len, NULL, NULL) >= 0) {
         src->nacks_sent++;
-        src->nacked[s16 >> 3] |= 1 << (s16 & 7);
       }
       gst_buffer_unmap (buf, &map);
     }
@@ -1145,7 +1152,6 @@ gst_rudp_src_start (GstBaseSrc * bsrc)
   src->receiver = gst_rudp_receiver_new (&rc);
   src->feedback_sent = src->notices_received = 0;
   src->nacks_sent = src->rtx_recovered = 0;
-  memset (src->nacked, 0, sizeof (src->nacked));
   src->rtcp_invalid = src->non_rtp = 0;
   src->auth_failures = src->replayed = src->foreign_rtcp = 0;
   g_clear_pointer (&src->srtp, gst_rudp_srtp_free);
@@ -1398,6 +1404,7 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   GstRudpSrc *src = GST_RUDP_SRC (psrc);
   guint8 *data;
   gssize len;
+  gboolean rtx = FALSE;
 
   if (!src->scratch)
     src->scratch = g_malloc (MAX_PACKET);
@@ -1485,14 +1492,13 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     if (!src->srtp)
       src->sender_locked = TRUE;
     src->media_ssrc = GST_READ_UINT32_BE (data + 8);
-    {
-      guint16 sq = GST_READ_UINT16_BE (data + 2);
-
-      if (src->nacked[sq >> 3] & (1 << (sq & 7))) {
-        src->nacked[sq >> 3] &= ~(1 << (sq & 7));
-        src->rtx_recovered++;
-      }
-    }
+    /* a packet asked for again is marked a retransmission: rtpjitterbuffer
+     * then measures the retransmissions' round trip and spaces its
+     * requests by it (unmarked, it never learns it and asks every 40 ms) */
+    rtx = gst_rudp_receiver_take_nacked (src->receiver,
+        GST_READ_UINT16_BE (data + 2), now);
+    if (rtx)
+      src->rtx_recovered++;
     gst_rudp_receiver_handle_packet_ecn (src->receiver,
         GST_READ_UINT16_BE (data + 2), len, ecn, now);
     run_core (src, now);
@@ -1500,6 +1506,8 @@ gst_rudp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     break;
   }
   *outbuf = gst_buffer_new_memdup (data, len);
+  if (rtx)
+    GST_BUFFER_FLAG_SET (*outbuf, GST_RTP_BUFFER_FLAG_RETRANSMISSION);
   return GST_FLOW_OK;
 }
 

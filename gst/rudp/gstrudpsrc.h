@@ -53,7 +53,6 @@ struct _GstRudpSrc {
   guint64 feedback_sent;
   guint64 nacks_sent;           /* Generic NACKs (one per request) */
   guint64 rtx_recovered;        /* NACKed packets that arrived */
-  guint8 nacked[8192];          /* bitmap of NACKed sequence numbers */
   guint64 notices_received;
   guint64 rtcp_invalid;
   guint64 non_rtp;

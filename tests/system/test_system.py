@@ -239,10 +239,10 @@ def main():
         # the enhanced flow was paced (the rate changed with the essential
         # flow's segments), the session's lead is the segment (no start-up
         # ramp under a constant total) and the proxy's playout buffer is
-        # that lead plus the jitter (200 ms)
+        # that lead plus the jitter (400 ms)
         rep = rep or {}
         check(rep.get("smoothing") is True and rep.get("enhanced_rate_changes", 0) >= 1
-              and rep.get("lead") == 1.0 and rep.get("playout_depth_ms") == 1200,
+              and rep.get("lead") == 1.0 and rep.get("playout_depth_ms") == 1400,
               f"fetch of a trace: paced ({rep.get('smoothing')}, "
               f"{rep.get('enhanced_rate_changes')} rate changes), lead {rep.get('lead')} s, "
               f"playout buffer {rep.get('playout_depth_ms')} ms")

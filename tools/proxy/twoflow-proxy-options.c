@@ -36,7 +36,7 @@ gchar *opt_admission_rate = NULL;        /* "smoothed" | "peak" */
 gint opt_rtsp_port = 8554;
 gchar *opt_rtsp_address = NULL;
 gint opt_latency_ms = 0;
-gint opt_jitter_ms = 200;
+gint opt_jitter_ms = 400;
 gint opt_essential_ports = 0;
 gint opt_enhanced_ports = 0;
 gchar *opt_video_track = NULL;
@@ -93,7 +93,7 @@ static GOptionEntry entries[] = {
   {"latency", 0, 0, G_OPTION_ARG_INT, &opt_latency_ms,
       "twoflowmerge latency in ms (0: until the flow moves past)", "MS"},
   {"jitter", 0, 0, G_OPTION_ARG_INT, &opt_jitter_ms,
-      "rtpjitterbuffer latency in ms (default 200)", "MS"},
+      "rtpjitterbuffer latency in ms (default 400)", "MS"},
   {"wan-capacity", 'c', 0, G_OPTION_ARG_DOUBLE, &opt_wan_capacity,
       "Guaranteed WAN capacity in bit/s for admission (0: none)", "BPS"},
   {"measured", 'm', 0, G_OPTION_ARG_NONE, &opt_measured,

@@ -337,10 +337,14 @@ enhanced_rudp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
   /* lost packets are asked for again (rudpsrc sends the jitterbuffer's
    * requests to rudpsink as RTCP NACKs), while the playout buffer
    * leaves time for it; only the gaps (not the next packet it expects:
-   * the smoothed flow's timestamps run ahead of its arrivals), a few
-   * times at most */
+   * the smoothed flow's timestamps run ahead of its arrivals). 16 tries
+   * (rudpsrc sends one NACK per packet and SRTT at most): 8 requests
+   * 40 ms apart ended before a resend lost beside a bulk TCP's queue
+   * (RTT ~230 ms) could be asked for again; without a limit the
+   * jitterbuffer once flooded the server with NACKs (docs/rudp.md,
+   * "Retransmission") */
   g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
-      "rtx-max-retries", 8, NULL);
+      "rtx-max-retries", 16, NULL);
   ps->jitterbuffer = jb;
   depay = make (bin, "rtpgstdepay", NULL);
   gst_element_link_many (ps->enh_src, jb, depay, NULL);

@@ -88,6 +88,12 @@ gst_rudp_bucket_take (GstRudpBucket * b, gsize size)
   return TRUE;
 }
 
+void
+gst_rudp_bucket_charge (GstRudpBucket * b, gsize size)
+{
+  b->tokens -= (gint64) size *NANO;
+}
+
 GstClockTime
 gst_rudp_bucket_ready_time (const GstRudpBucket * b, gsize size)
 {

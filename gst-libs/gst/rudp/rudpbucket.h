@@ -47,6 +47,11 @@ gboolean gst_rudp_bucket_may_send (const GstRudpBucket * b, gsize size);
 /* Takes @size bytes of tokens if gst_rudp_bucket_may_send(). */
 TWOFLOW_RUDP_API
 gboolean gst_rudp_bucket_take (GstRudpBucket * b, gsize size);
+/* Takes @size bytes of tokens whatever the bucket holds, into debt if
+ * need be (bytes that left outside it, a retransmission, still count
+ * toward the rate); call gst_rudp_bucket_fill() first. */
+TWOFLOW_RUDP_API
+void gst_rudp_bucket_charge (GstRudpBucket * b, gsize size);
 /* Earliest time a packet of @size may leave (>= b->last);
  * GST_CLOCK_TIME_NONE at rate 0. */
 TWOFLOW_RUDP_API

@@ -60,7 +60,21 @@ struct _GstRudpReceiver {
   guint64 event_expected;       /* expected count at the open event's start */
   GstClockTime event_start;     /* NONE: no loss event yet */
   guint64 loss_events;
+
+  /* retransmission requests (NACKs) out: seq -> NackEntry, until the
+   * packet arrives or NACK_FORGET passes */
+  GHashTable *nacks;
+  guint64 nacks_due, nacks_held, nacked_arrived;
 };
+
+typedef struct {
+  GstClockTime last;            /* the last NACK for it went out */
+} NackEntry;
+
+/* a request older than this is forgotten (a sequence number comes back
+ * after 65536 packets; a playout buffer is shorter) */
+#define NACK_FORGET (5 * GST_SECOND)
+#define NACK_PRUNE_SIZE 512
 
 static const gdouble tfrc_weights[8] =
     { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
@@ -98,12 +112,14 @@ gst_rudp_receiver_new (const GstRudpReceiverConfig * c)
   r->event_start = GST_CLOCK_TIME_NONE;
   /* the initial level holds from the first packet on */
   r->level_seq = 0;
+  r->nacks = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   return r;
 }
 
 void
 gst_rudp_receiver_free (GstRudpReceiver * r)
 {
+  g_hash_table_unref (r->nacks);
   g_free (r);
 }
 
@@ -668,4 +684,56 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
   st->loss_event_rate = tfrc_p (r);
   st->loss_events = r->loss_events;
   st->tfrc_rate = r->n_intervals ? tfrc_rate (r) : 0;
+  st->nacks_due = r->nacks_due;
+  st->nacks_held = r->nacks_held;
+  st->nacked_arrived = r->nacked_arrived;
+}
+
+static gboolean
+nack_stale (gpointer key, gpointer value, gpointer now)
+{
+  return ((NackEntry *) value)->last + NACK_FORGET <
+      *(GstClockTime *) now;
+}
+
+gboolean
+gst_rudp_receiver_nack_due (GstRudpReceiver * r, guint16 seq,
+    GstClockTime now)
+{
+  NackEntry *e = g_hash_table_lookup (r->nacks, GUINT_TO_POINTER (seq));
+
+  /* the answer to the last NACK cannot be back before a round trip:
+   * asking again sooner only spends the sender's resends and budget on
+   * duplicates (before an RTT sample, the initial RTT: beside a bulk
+   * TCP the flow's first losses were resent 4 times in 150 ms on a
+   * 200 ms path, each packet's limit used up before a resend arrived) */
+  if (e && now < e->last + NACK_FORGET && now < e->last + rtt_of (r)) {
+    r->nacks_held++;
+    return FALSE;
+  }
+  if (!e) {
+    if (g_hash_table_size (r->nacks) >= NACK_PRUNE_SIZE)
+      g_hash_table_foreach_remove (r->nacks, nack_stale, &now);
+    e = g_new0 (NackEntry, 1);
+    g_hash_table_insert (r->nacks, GUINT_TO_POINTER (seq), e);
+  }
+  e->last = now;
+  r->nacks_due++;
+  return TRUE;
+}
+
+gboolean
+gst_rudp_receiver_take_nacked (GstRudpReceiver * r, guint16 seq,
+    GstClockTime now)
+{
+  NackEntry *e = g_hash_table_lookup (r->nacks, GUINT_TO_POINTER (seq));
+  gboolean fresh;
+
+  if (!e)
+    return FALSE;
+  fresh = now < e->last + NACK_FORGET;
+  g_hash_table_remove (r->nacks, GUINT_TO_POINTER (seq));
+  if (fresh)
+    r->nacked_arrived++;
+  return fresh;
 }

@@ -114,6 +114,10 @@ typedef struct {
   gdouble loss_event_rate;      /* p (0: no loss event yet) */
   guint64 loss_events;
   guint64 tfrc_rate;            /* X, bit/s (0: no loss event yet) */
+  /* retransmission requests: */
+  guint64 nacks_due;            /* requests that were to go out */
+  guint64 nacks_held;           /* requests within an SRTT of the last */
+  guint64 nacked_arrived;       /* requested packets that arrived */
 } GstRudpReceiverStats;
 
 /* The ECN field of the IP header (RFC 3168) */
@@ -185,6 +189,18 @@ void gst_rudp_receiver_handle_feedback_sent (GstRudpReceiver * r,
  * (GST_CLOCK_TIME_NONE: nothing until the next packet). */
 TWOFLOW_RUDP_API
 GstClockTime gst_rudp_receiver_next_wakeup (GstRudpReceiver * r);
+/* Retransmission requests (Generic NACKs). Downstream asks for @seq at
+ * @now: TRUE when a NACK is to go out; FALSE when the last one for @seq
+ * went out less than the SRTT ago (its answer cannot be back yet; before
+ * an RTT sample: initial_rtt). */
+TWOFLOW_RUDP_API
+gboolean gst_rudp_receiver_nack_due (GstRudpReceiver * r, guint16 seq,
+    GstClockTime now);
+/* RTP packet @seq arrived at @now: TRUE when a NACK asked for it (a
+ * retransmission, or the original late), forgetting the request. */
+TWOFLOW_RUDP_API
+gboolean gst_rudp_receiver_take_nacked (GstRudpReceiver * r, guint16 seq,
+    GstClockTime now);
 TWOFLOW_RUDP_API
 guint gst_rudp_receiver_get_level (GstRudpReceiver * r);
 TWOFLOW_RUDP_API

@@ -216,6 +216,13 @@ gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth)
   gst_rudp_bucket_set_depth (&f->bucket, depth);
 }
 
+void
+gst_rudp_flow_charge (GstRudpFlow * f, gsize size, GstClockTime now)
+{
+  gst_rudp_bucket_fill (&f->bucket, now);
+  gst_rudp_bucket_charge (&f->bucket, size);
+}
+
 guint64
 gst_rudp_flow_queued_bytes (GstRudpFlow * f)
 {

@@ -96,6 +96,11 @@ TWOFLOW_RUDP_API
 void gst_rudp_flow_set_rate (GstRudpFlow * f, guint64 rate, GstClockTime now);
 TWOFLOW_RUDP_API
 void gst_rudp_flow_set_depth (GstRudpFlow * f, guint64 depth);
+/* @size bytes left for the flow outside its queue at @now (a
+ * retransmission): taken from its bucket, into debt if need be, so its
+ * next packets wait for them and the flow keeps its rate. */
+TWOFLOW_RUDP_API
+void gst_rudp_flow_charge (GstRudpFlow * f, gsize size, GstClockTime now);
 TWOFLOW_RUDP_API
 guint64 gst_rudp_flow_queued_bytes (GstRudpFlow * f);
 TWOFLOW_RUDP_API

@@ -13,6 +13,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/check/gsttestclock.h>
 #include <gst/rudp/rudp.h>
+#include <gst/rtp/gstrtpbuffer.h>
 #include "rudptestutil.h"
 #include "elementstats.h"
 
@@ -64,6 +65,71 @@ wait_rendered (GstElement * sink, guint64 want)
   }
   return frames;
 }
+
+/* A retransmission request goes out as a Generic NACK; the packet asked
+ * for arrives marked as a retransmission (rtpjitterbuffer measures the
+ * round trip of those only), the others do not. */
+GST_START_TEST (test_nack_marks_retransmission)
+{
+  GstHarness *h = gst_harness_new_parse ("rudpsrc port=0 "
+      "caps=\"application/x-rtp,media=application,clock-rate=90000,"
+      "encoding-name=X-GST\"");
+  GSocketAddress *dest;
+  GSocket *s;
+  guint8 data[1500];
+  gssize n;
+  guint nacks = 0, i;
+  GstBuffer *b;
+
+  gst_harness_play (h);
+  s = test_socket (&dest, src_port (el (h, "rudpsrc")));
+  send_buf (s, dest, rudp_make_packet (0xabc, 1000, 200));
+  send_buf (s, dest, rudp_make_packet (0xabc, 1002, 200));
+  for (i = 0; i < 2; i++) {
+    b = gst_harness_pull (h);
+    fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_RTP_BUFFER_FLAG_RETRANSMISSION));
+    gst_buffer_unref (b);
+  }
+  fail_unless (gst_harness_push_upstream_event (h,
+          gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+              gst_structure_new ("GstRTPRetransmissionRequest", "seqnum",
+                  G_TYPE_UINT, 1001, NULL))));
+  /* the NACK at the sender's address (the feedback timer's reports
+   * come there too) */
+  g_socket_set_timeout (s, 20);
+  while (nacks == 0 && (n = g_socket_receive (s, (gchar *) data,
+              sizeof (data), NULL, NULL)) > 0) {
+    GstBuffer *rb = gst_buffer_new_memdup (data, n);
+    GArray *seqs = g_array_new (FALSE, FALSE, sizeof (guint16));
+    guint32 media = 0;
+
+    if (gst_rudp_nack_parse (rb, &media, seqs)) {
+      fail_unless_equals_int (seqs->len, 1);
+      fail_unless_equals_int (g_array_index (seqs, guint16, 0), 1001);
+      fail_unless_equals_int (media, 0xabc);
+      nacks++;
+    }
+    g_array_unref (seqs);
+    gst_buffer_unref (rb);
+  }
+  fail_unless_equals_int (nacks, 1);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "nacks-sent"), 1);
+  send_buf (s, dest, rudp_make_packet (0xabc, 1001, 200));
+  send_buf (s, dest, rudp_make_packet (0xabc, 1003, 200));
+  b = gst_harness_pull (h);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_RTP_BUFFER_FLAG_RETRANSMISSION));
+  gst_buffer_unref (b);
+  b = gst_harness_pull (h);
+  fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_RTP_BUFFER_FLAG_RETRANSMISSION));
+  gst_buffer_unref (b);
+  fail_unless_equals_uint64 (stat_u64 (el (h, "rudpsrc"), "rtx-recovered"),
+      1);
+  g_object_unref (s);
+  g_object_unref (dest);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_loss_and_feedback)
 {
@@ -1111,6 +1177,7 @@ rudpsrc_suite (void)
   tcase_add_test (tc, test_no_wait_behind_playout_buffer);
   tcase_add_test (tc, test_kernel_drops);
   tcase_add_test (tc, test_eos_drains);
+  tcase_add_test (tc, test_nack_marks_retransmission);
   return s;
 }
 

@@ -50,6 +50,35 @@ GST_START_TEST (test_bucket_rate_and_depth)
 
 GST_END_TEST;
 
+/* Bytes sent outside a flow's queue (a retransmission over its budget)
+ * are charged to its bucket: its next packets wait for them, so the flow
+ * keeps its rate with the resends counted. */
+GST_START_TEST (test_flow_charge)
+{
+  GstRudpScheduler *s = gst_rudp_scheduler_new (MS, 0);
+  GstRudpFlow *f = gst_rudp_scheduler_add_flow (s, 10000, 1000, NULL, 0);
+  GstRudpFlowStats st;
+  GstRudpFlow *got;
+  gpointer pkt;
+  gsize size;
+
+  /* the bucket starts full (1000 bytes); 3000 bytes resent: 2000 owed */
+  gst_rudp_flow_charge (f, 3000, 0);
+  gst_rudp_flow_get_stats (f, 0, &st);
+  fail_unless_equals_int64 (st.bucket_fill, -2000);
+  /* a 500-byte packet then waits until the debt and its own size are
+   * credited: 2500 bytes at 10 kB/s */
+  gst_rudp_flow_push (f, GUINT_TO_POINTER (1), 500);
+  fail_if (gst_rudp_scheduler_poll (s, 200 * MS, &got, &pkt, &size));
+  fail_unless (gst_rudp_scheduler_next_wakeup (s, 200 * MS) >= 250 * MS);
+  fail_unless (gst_rudp_scheduler_poll (s, 250 * MS, &got, &pkt, &size));
+  fail_unless (got == f && size == 500);
+  gst_rudp_scheduler_remove_flow (s, f, NULL);
+  gst_rudp_scheduler_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bucket_debt)
 {
   GstRudpBucket b;
@@ -2038,6 +2067,56 @@ law_run (GstRudpLaw law, guint every, GstRudpReceiverStats * st)
   return sum / MAX (samples, 1);
 }
 
+/* Retransmission requests: one NACK per packet and SRTT. rtpjitterbuffer
+ * asks every 40 ms until it has measured the retransmissions' round trip;
+ * on a 230 ms path (beside a bulk TCP's queue) its 8 requests all went
+ * before the first resend could be back, and the sender's per-packet
+ * limit and budget went to duplicates. */
+GST_START_TEST (test_receiver_nack_pacing)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiver *r;
+  GstRudpReceiverStats st;
+  GstClockTime t;
+  guint sent = 0;
+
+  gst_rudp_receiver_config_init (&c);
+  r = gst_rudp_receiver_new (&c);
+  /* no RTT sample yet: held for the initial RTT (100 ms) */
+  fail_unless (gst_rudp_receiver_nack_due (r, 7, 0));
+  fail_if (gst_rudp_receiver_nack_due (r, 7, 40 * MS));
+  gst_rudp_receiver_handle_rtt_sample (r, 230 * MS);
+  /* requests every 40 ms for 640 ms: a NACK at most every 230 ms */
+  for (t = 80 * MS; t <= 720 * MS; t += 40 * MS)
+    if (gst_rudp_receiver_nack_due (r, 7, t))
+      sent++;
+  /* at 240 (the one at 0 + 230), 480 and 720 */
+  fail_unless_equals_int (sent, 3);
+  /* other packets are not held by it */
+  fail_unless (gst_rudp_receiver_nack_due (r, 8, 700 * MS));
+  /* the packet arrives: asked for, so a retransmission, once */
+  fail_unless (gst_rudp_receiver_take_nacked (r, 7, 750 * MS));
+  fail_if (gst_rudp_receiver_take_nacked (r, 7, 760 * MS));
+  fail_if (gst_rudp_receiver_take_nacked (r, 9, 760 * MS));
+  /* asked for again later (a new gap at the same number): goes at once */
+  fail_unless (gst_rudp_receiver_nack_due (r, 7, 800 * MS));
+  /* a request forgotten after 5 s: its number arriving then is no
+   * retransmission */
+  fail_if (gst_rudp_receiver_take_nacked (r, 8, 6 * GST_SECOND));
+  /* many requests in flight (the old ones pruned on the way): each new
+   * number goes */
+  for (t = 0; t < 2000; t++)
+    fail_unless (gst_rudp_receiver_nack_due (r, (guint16) (1000 + t),
+            10 * GST_SECOND + t * 10 * MS));
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_int (st.nacked_arrived, 1);
+  fail_unless_equals_int (st.nacks_due, 1 + 3 + 1 + 1 + 2000);
+  fail_unless_equals_int (st.nacks_held, 1 + 17 - 3);
+  gst_rudp_receiver_free (r);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_receiver_law_tfrc)
 {
   GstRudpReceiverStats st;
@@ -2081,6 +2160,7 @@ rudp_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_bucket_rate_and_depth);
   tcase_add_test (tc, test_bucket_debt);
+  tcase_add_test (tc, test_flow_charge);
   tcase_add_test (tc, test_scheduler_many_flows);
   tcase_add_test (tc, test_scheduler_wakeups);
   tcase_add_test (tc, test_scheduler_late_wakeup);
@@ -2097,6 +2177,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_feedback_codec);
   tcase_add_test (tc, test_nack_codec);
   tcase_add_test (tc, test_receiver_law_tfrc);
+  tcase_add_test (tc, test_receiver_nack_pacing);
   tcase_add_test (tc, test_hello_codec);
   tcase_add_test (tc, test_sender_levels);
   tcase_add_test (tc, test_rtt_echo);
