@@ -809,7 +809,7 @@ gst_rudp_pacer_session_queue (GstRudpPacerSession * ses, GstBuffer * buf)
     gst_buffer_unref (buf);
     return FALSE;
   }
-  gst_rudp_flow_push (ses->flow, buf, size);
+  gst_rudp_flow_handle_packet (ses->flow, buf, size);
   /* a packet into an empty queue may be due at once */
   if (gst_rudp_flow_queued_packets (ses->flow) == 1)
     twoflow_service_kick (s);

@@ -191,7 +191,7 @@ gst_rudp_scheduler_next_wakeup (GstRudpScheduler * s, GstClockTime now)
 }
 
 void
-gst_rudp_flow_push (GstRudpFlow * f, gpointer packet, gsize size)
+gst_rudp_flow_handle_packet (GstRudpFlow * f, gpointer packet, gsize size)
 {
   Item *it = g_new (Item, 1);
 

@@ -89,7 +89,8 @@ GstClockTime gst_rudp_scheduler_next_wakeup (GstRudpScheduler * s,
     GstClockTime now);
 
 TWOFLOW_RUDP_API
-void gst_rudp_flow_push (GstRudpFlow * f, gpointer packet, gsize size);
+void gst_rudp_flow_handle_packet (GstRudpFlow * f, gpointer packet,
+    gsize size);
 TWOFLOW_RUDP_API
 void gst_rudp_flow_flush (GstRudpFlow * f, GDestroyNotify free_packet);
 TWOFLOW_RUDP_API

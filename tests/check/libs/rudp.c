@@ -68,7 +68,7 @@ GST_START_TEST (test_flow_charge)
   fail_unless_equals_int64 (st.bucket_fill, -2000);
   /* a 500-byte packet then waits until the debt and its own size are
    * credited: 2500 bytes at 10 kB/s */
-  gst_rudp_flow_push (f, GUINT_TO_POINTER (1), 500);
+  gst_rudp_flow_handle_packet (f, GUINT_TO_POINTER (1), 500);
   fail_if (gst_rudp_scheduler_poll (s, 200 * MS, &got, &pkt, &size));
   fail_unless (gst_rudp_scheduler_next_wakeup (s, 200 * MS) >= 250 * MS);
   fail_unless (gst_rudp_scheduler_poll (s, 250 * MS, &got, &pkt, &size));
@@ -149,7 +149,7 @@ GST_START_TEST (test_scheduler_many_flows)
     f[i] = gst_rudp_scheduler_add_flow (s, rates[i], 0, GUINT_TO_POINTER (i),
         0);
     for (k = 0; k < rates[i] * 11 / sizes[i]; k++)
-      gst_rudp_flow_push (f[i], NULL, sizes[i]);
+      gst_rudp_flow_handle_packet (f[i], NULL, sizes[i]);
   }
   fail_unless_equals_int (gst_rudp_scheduler_n_flows (s), 4);
   /* run the timer the way the element does: sleep until next_wakeup */
@@ -199,8 +199,8 @@ GST_START_TEST (test_scheduler_wakeups)
   fail_unless_equals_uint64 (gst_rudp_scheduler_next_wakeup (s, 5 * MS),
       GST_CLOCK_TIME_NONE);
   /* a packet into a full bucket may leave at once */
-  gst_rudp_flow_push (f, NULL, 600);
-  gst_rudp_flow_push (f, NULL, 600);
+  gst_rudp_flow_handle_packet (f, NULL, 600);
+  gst_rudp_flow_handle_packet (f, NULL, 600);
   fail_unless_equals_uint64 (gst_rudp_scheduler_next_wakeup (s, 7 * MS),
       7 * MS);
   log->now = 7 * MS;
@@ -221,7 +221,7 @@ GST_START_TEST (test_scheduler_wakeups)
 
   /* rate 0 pauses the flow; a new rate resumes it */
   gst_rudp_flow_set_rate (f, 0, 215 * MS);
-  gst_rudp_flow_push (f, NULL, 600);
+  gst_rudp_flow_handle_packet (f, NULL, 600);
   fail_unless_equals_uint64 (gst_rudp_scheduler_next_wakeup (s, 215 * MS),
       GST_CLOCK_TIME_NONE);
   gst_rudp_flow_set_rate (f, 100000, GST_SECOND);
@@ -307,7 +307,7 @@ GST_START_TEST (test_scheduler_late_wakeup)
   /* automatic: 20 ms of the rate, at least 3000 bytes */
   fail_unless_equals_uint64 (depth, 3000);
   for (k = 0; k < rate * 6 / size; k++)
-    gst_rudp_flow_push (f, NULL, size);
+    gst_rudp_flow_handle_packet (f, NULL, size);
   /* the element's loop: now = clock; tick(now); wait(next_wakeup) */
   while (log.now < 5 * GST_SECOND) {
     GstClockTime next;
@@ -410,7 +410,7 @@ run_held_up (gboolean per_packet, GArray * sent[2])
   for (i = 0; i < 2; i++) {
     f[i] = gst_rudp_scheduler_add_flow (s, rate, 0, GUINT_TO_POINTER (i), 0);
     for (k = 0; k < rate * 3 / 250; k++)
-      gst_rudp_flow_push (f[i], NULL, 250);
+      gst_rudp_flow_handle_packet (f[i], NULL, 250);
   }
   while (clock < 2 * GST_SECOND) {
     GstClockTime next, paid = clock;
@@ -1575,7 +1575,7 @@ closed_loop (guint increase_packets, GstClockTime increase_time,
       g_free (p);
     }
     while (gst_rudp_flow_queued_packets (f) < 4)
-      gst_rudp_flow_push (f, NULL, 1000);
+      gst_rudp_flow_handle_packet (f, NULL, 1000);
     gst_rudp_scheduler_tick (s, sim->now, sim_send, sim);
 
     /* out of the bottleneck, then across the propagation delay */
