@@ -28,6 +28,9 @@ const gchar *container_for (const gchar * path, const gchar * codec);
 void connect_audio_link (GstElement * recv, AudioLink * al);
 GstElement *build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error);
+void startup_mark_pad (ProxySession * ps, const gchar * stage,
+    GstElement * e, const gchar * pad_name);
+void startup_mark_now (ProxySession * ps, const gchar * stage);
 void twoflow_proxy_output_init (void);
 
 G_END_DECLS
