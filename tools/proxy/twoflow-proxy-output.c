@@ -297,6 +297,12 @@ hls_h264_encoder (GstBin * bin, GstElement * vparse,
     return NULL;
   gst_util_set_object_arg (G_OBJECT (enc), "speed-preset", "veryfast");
   gst_util_set_object_arg (G_OBJECT (enc), "pass", "qual");
+  /* a short lookahead and sliced threads: with veryfast's (10 frames, and
+   * frame threads) x264 held ~12 frames back and HLS's first frame of an
+   * MPEG-2 video came ~0.4 s later; tune=zerolatency was as quick but made
+   * the copy 35 % larger, this not (docs/results.md, "Start-up in 2 s") */
+  g_object_set (enc, "rc-lookahead", 2, "sync-lookahead", 0,
+      "sliced-threads", TRUE, NULL);
   g_object_set (enc, "quantizer", 21, "key-int-max", 50, "bframes", 0,
       NULL);
   g_object_set (parse, "config-interval", -1, NULL);
