@@ -28,7 +28,11 @@ second decoded video frames; every viewer plays the whole video. The
 proxies' SESSION-END / FETCH-RESULT give the kernel receive-buffer drops
 (rudpsrc/erapsrc `kernel-drops`) and the frames delivered. One JSON line
 per viewer on stdout (RESULT ...) and, with --out, all of them in a file;
-a table at the end.
+a table at the end. Each row has the 1-minute load average when its
+viewers started (`load`) and, for RTSP and HLS, the proxy's start-up
+timeline (`proxy_startup`: ms from its session's creation to PLAY's
+answer, each flow's first byte, the merge's first frames, the muxer's
+first byte and first second, HLS's first segment byte).
 
 usage: run.py [--build BUILD] [--media DIR] [--videos a.mp4,b.mp4]
     [--kinds fetch,rtsp-ffmpeg,rtsp-rtspsrc,hls,page] [--page-seconds S]
@@ -179,6 +183,7 @@ def proxy_sessions(text):
         dl = r.get("delivery", {})
         out.append({"kind": r.get("kind"), "first_frame_s": r.get("first_frame_s"),
                     "second_frame_s": r.get("second_frame_s"),
+                    "startup": r.get("startup"),
                     "kernel_drops": dl.get("kernel_drops"),
                     "output_frames": dl.get("output_frames"), "frames": dl.get("frames")})
     return out
@@ -226,6 +231,7 @@ def main():
                     if kind != "fetch":
                         proxy, plog = start_proxy(args, ports, env, work,
                                                   f"{kind}-{n}-{video}")
+                    load = os.getloadavg()[0]
                     waits = [viewer(kind, video, args, ports, env, work, i)
                              for i in range(n)]
                     rows = [w() for w in waits]
@@ -236,13 +242,16 @@ def main():
                         plog.close()
                     for i, r in enumerate(rows):
                         r.update(video=video, kind=kind, viewers=n, viewer=i,
-                                 server_args=args.server_arg)
+                                 server_args=args.server_arg, load=round(load, 2))
                         if sessions and r.get("kernel_drops") is None:
                             # HLS: one proxy session for all its viewers
                             s = sessions[min(i, len(sessions) - 1)]
                             r["kernel_drops"] = s["kernel_drops"]
                             r["proxy_first_frame_s"] = s["first_frame_s"]
                             r["proxy_output_frames"] = s["output_frames"]
+                            # where the time went (ms after the proxy's
+                            # session was asked for; docs/system.md)
+                            r["proxy_startup"] = s["startup"]
                         print("RESULT " + json.dumps(r), flush=True)
                         results.append(r)
     finally:

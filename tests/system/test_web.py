@@ -212,6 +212,18 @@ def main():
         check(os.path.exists(done) and b"#EXT-X-ENDLIST" in body and segs
               and b"CAN-BLOCK-RELOAD" not in body,
               f"VoD playlist with EXT-X-ENDLIST, {len(segs)} segments")
+        # where its start-up went (docs/system.md, "Start-up"): every stage
+        # up to the first segment byte seen, in order
+        wait_log(plog, '"kind":"hls"')
+        with open(plog) as f:
+            ends = [json.loads(x.split("SESSION-END", 1)[1]) for x in f
+                    if x.startswith("SESSION-END") and '"kind":"hls"' in x]
+        su = (ends[-1].get("startup") if ends else None) or {}
+        check(0 <= su.get("play_answered", -1) <= su.get("output", -1)
+              and 0 <= su.get("essential", -1) and 0 <= su.get("enhanced", -1)
+              and 0 <= su.get("first_frame", -1) <= su.get("mux", -1)
+              <= su.get("output", -1),
+              f"the HLS session's start-up timeline in its report: {su}")
         if first.get("open"):
             with open(os.path.join(work, "hls", video, first["open"]), "rb") as f:
                 whole = f.read()

@@ -345,10 +345,12 @@ hls_serve (SoupServerMessage * msg, const gchar * video, const gchar * name,
     w->file = g_strdup (file);
     w->video = g_strdup (video);
     w->msn = msn;
-    w->tries = msn >= 0 ? 500 : 300;    /* 20 s / 30 s */
+    /* 20 s / 30 s, looked at every 40 ms: a new video's playlist is
+     * written once the merge's first frames are (a viewer's first wait) */
+    w->tries = msn >= 0 ? 500 : 750;
     if (!paused)
       soup_server_message_pause (msg);
-    g_timeout_add (msn >= 0 ? 40 : 100, wait_cb, w);
+    g_timeout_add (40, wait_cb, w);
     return;
   }
   if (hooks.hls_growing && hooks.hls_growing (video, name, hooks.data)) {

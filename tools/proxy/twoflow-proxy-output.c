@@ -328,6 +328,12 @@ hls_h264_encoder (GstBin * bin, GstElement * vparse,
     return NULL;
   gst_util_set_object_arg (G_OBJECT (enc), "speed-preset", "veryfast");
   gst_util_set_object_arg (G_OBJECT (enc), "pass", "qual");
+  /* a short lookahead and sliced threads: with veryfast's (10 frames, and
+   * frame threads) x264 held ~12 frames back and HLS's first frame of an
+   * MPEG-2 video came ~0.4 s later; tune=zerolatency was as quick but made
+   * the copy 35 % larger, this not (docs/results.md, "Start-up in 2 s") */
+  g_object_set (enc, "rc-lookahead", 2, "sync-lookahead", 0,
+      "sliced-threads", TRUE, NULL);
   g_object_set (enc, "quantizer", 21, "key-int-max", 50, "bframes", 0,
       NULL);
   g_object_set (parse, "config-interval", -1, NULL);
@@ -416,6 +422,146 @@ build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
     return NULL;
   }
   return filter;
+}
+
+/* ------------------------------------------------------------ start-up
+ *
+ * Where a session's start-up time goes (docs/system.md, "Start-up"): when
+ * each stage passed its first buffer, in ms after the session was asked
+ * for (created_us), in its report's "startup" member. */
+
+typedef struct
+{
+  const gchar *name;
+  gint64 us;                    /* monotonic; 0: not yet */
+} StartupMark;
+
+static const gchar *startup_stages[] = {
+  "essential", "enhanced", "jitterbuffer", "mux", "mux_1s", "output", NULL
+};
+
+typedef struct
+{
+  StartupMark marks[G_N_ELEMENTS (startup_stages)];
+  GstClockTime first_pts;       /* the mux's first output */
+} StartupTimes;
+
+/* mux_1s: when the muxer has given out the video's first second (what
+ * ffmpeg's probe wants before it decodes: ~20 frames) */
+static GstPadProbeReturn
+startup_second_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartupTimes *t = data;
+  GstBuffer *b = (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) ?
+      gst_buffer_list_get (GST_PAD_PROBE_INFO_BUFFER_LIST (info), 0) :
+      GST_PAD_PROBE_INFO_BUFFER (info);
+  GstClockTime ts = b ? GST_BUFFER_PTS (b) : GST_CLOCK_TIME_NONE;
+  gboolean done = FALSE;
+
+  if (!GST_CLOCK_TIME_IS_VALID (ts))
+    return GST_PAD_PROBE_OK;
+  G_LOCK (counters);
+  if (!GST_CLOCK_TIME_IS_VALID (t->first_pts))
+    t->first_pts = ts;
+  else if (ts >= t->first_pts + GST_SECOND) {
+    t->marks[4].us = g_get_monotonic_time ();
+    done = TRUE;
+  }
+  G_UNLOCK (counters);
+  return done ? GST_PAD_PROBE_REMOVE : GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+startup_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  StartupMark *m = data;
+
+  G_LOCK (counters);
+  if (!m->us)
+    m->us = g_get_monotonic_time ();
+  G_UNLOCK (counters);
+  return GST_PAD_PROBE_REMOVE;
+}
+
+/* Marks stage @stage of @ps when @e's pad @pad_name (NULL: "src") passes
+ * its first buffer. */
+void
+startup_mark_pad (ProxySession * ps, const gchar * stage, GstElement * e,
+    const gchar * pad_name)
+{
+  StartupTimes *t;
+  GstPad *pad;
+  guint i;
+
+  if (!ps->bin || !e)
+    return;
+  t = g_object_get_data (G_OBJECT (ps->bin), "twoflow-startup");
+  if (!t) {
+    t = g_new0 (StartupTimes, 1);
+    for (i = 0; startup_stages[i]; i++)
+      t->marks[i].name = startup_stages[i];
+    t->first_pts = GST_CLOCK_TIME_NONE;
+    g_object_set_data_full (G_OBJECT (ps->bin), "twoflow-startup", t, g_free);
+  }
+  for (i = 0; startup_stages[i] && !g_str_equal (startup_stages[i], stage);
+      i++);
+  pad = gst_element_get_static_pad (e, pad_name ? pad_name : "src");
+  if (!startup_stages[i] || !pad) {
+    g_clear_object (&pad);
+    return;
+  }
+  if (g_str_equal (stage, "mux_1s"))
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_BUFFER_LIST, startup_second_probe, t, NULL);
+  else
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+        GST_PAD_PROBE_TYPE_BUFFER_LIST, startup_probe, &t->marks[i], NULL);
+  gst_object_unref (pad);
+}
+
+/* Marks the output stage of @ps now (the first byte a viewer was sent, as
+ * the HTTP side sees it). */
+void
+startup_mark_now (ProxySession * ps, const gchar * stage)
+{
+  StartupTimes *t = ps->bin ? g_object_get_data (G_OBJECT (ps->bin),
+      "twoflow-startup") : NULL;
+  guint i;
+
+  for (i = 0; t && startup_stages[i]; i++)
+    if (g_str_equal (startup_stages[i], stage)) {
+      G_LOCK (counters);
+      if (!t->marks[i].us)
+        t->marks[i].us = g_get_monotonic_time ();
+      G_UNLOCK (counters);
+    }
+}
+
+static void
+startup_report (ProxySession * ps, JsonObject * report)
+{
+  StartupTimes *t = ps->bin ? g_object_get_data (G_OBJECT (ps->bin),
+      "twoflow-startup") : NULL;
+  JsonObject *o;
+  guint i;
+
+#define MS(us) ((us) ? ((us) - ps->created_us) / 1000 : -1)
+  if (!t)
+    return;
+  o = json_object_new ();
+  G_LOCK (counters);
+  json_object_set_int_member (o, "play_answered", MS (ps->started_us));
+  for (i = 0; startup_stages[i]; i++) {
+    if (i == 3) {
+      json_object_set_int_member (o, "first_frame", MS (ps->first_frame_us));
+      json_object_set_int_member (o, "second_frame",
+          MS (ps->second_frame_us));
+    }
+    json_object_set_int_member (o, t->marks[i].name, MS (t->marks[i].us));
+  }
+  G_UNLOCK (counters);
+#undef MS
+  json_object_set_object_member (report, "startup", o);
 }
 
 /* recv's video (and audio) through parsers into a @container muxer, which
@@ -544,6 +690,11 @@ build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     connect_audio_link (recv, al);
   }
   ps->out_mux = mux;
+  startup_mark_pad (ps, "essential", ps->ess_src, NULL);
+  startup_mark_pad (ps, "enhanced", ps->enh_src, NULL);
+  startup_mark_pad (ps, "jitterbuffer", ps->jitterbuffer, NULL);
+  startup_mark_pad (ps, "mux", mux, NULL);
+  startup_mark_pad (ps, "mux_1s", mux, NULL);
   return mux;
 
 missing:
@@ -557,4 +708,9 @@ twoflow_proxy_output_init (void)
 {
   GST_DEBUG_CATEGORY_INIT (twoflow_proxy_output_debug,
       "twoflow-proxy-output", 0, "twoflow-proxy: a session's output");
+  {
+    static const ProxySessionHooks hooks = {.report = startup_report };
+
+    proxy_session_add_hooks (&hooks);
+  }
 }

@@ -37,6 +37,9 @@ GstElement *build_mux (GstBin * bin, ProxySession * ps, GstElement * recv,
     const gchar * container, GError ** error);
 GstElement *build_annexb (GstBin * bin, ProxySession * ps, GstElement * recv,
     GError ** error);
+void startup_mark_pad (ProxySession * ps, const gchar * stage,
+    GstElement * e, const gchar * pad_name);
+void startup_mark_now (ProxySession * ps, const gchar * stage);
 void twoflow_proxy_output_init (void);
 
 G_END_DECLS

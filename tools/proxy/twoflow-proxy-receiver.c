@@ -345,6 +345,11 @@ enhanced_rudp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
    * "Retransmission") */
   g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
       "rtx-max-retries", 16, NULL);
+  /* the first packets go on once a few came in order, not a latency
+   * later: the playout buffer only holds back late and lost packets (the
+   * merge's first frame came 0.7 s after the flow's first packet at the
+   * defaults; docs/system.md, "Start-up") */
+  g_object_set (jb, "faststart-min-packets", 4, NULL);
   ps->jitterbuffer = jb;
   depay = make (bin, "rtpgstdepay", NULL);
   gst_element_link_many (ps->enh_src, jb, depay, NULL);

@@ -20,10 +20,12 @@
 
 #include <string.h>
 #include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
 #include <gst/rtsp-server/rtsp-server.h>
 #include "twoflow-admission.h"
 #include "twoflow-control.h"
 #include "twoflowtls.h"
+#include "twoflow-control.h"
 #include "twoflow-proxy-options.h"
 #include "twoflow-proxy-session.h"
 #include "twoflow-proxy-admission.h"
@@ -200,6 +202,7 @@ twoflow_factory_create_pipeline (GstRTSPMediaFactory * factory,
   GstElement *pipeline = g_object_new (twoflow_pipeline_get_type (), NULL);
 
   g_object_set_data (G_OBJECT (pipeline), "twoflow-media", media);
+  g_object_set_data (G_OBJECT (media), "twoflow-pipeline", pipeline);
   gst_rtsp_media_take_pipeline (media, GST_PIPELINE_CAST (pipeline));
   return pipeline;
 }
@@ -426,6 +429,46 @@ play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
   gst_rtsp_message_take_header (msg, GST_RTSP_HDR_RANGE, range);
 }
 
+/* The media's sinks wait for each buffer's running time only, not for
+ * the pipeline's latency on top (ts-offset = -latency): the latency is the
+ * enhanced flow's playout buffer (0.7 s at the defaults), which already
+ * held back what needed it, and waiting it out again held every frame
+ * back that long. A viewer gets each frame as the merge gives it, or at
+ * its running time when the merge is ahead: ffmpeg, which reads ~20 frames
+ * before it decodes, had its first frame ~0.5 s sooner (docs/results.md,
+ * "Start-up in 2 s"). Never ahead of the running time. Not when the audio
+ * starts before the picture (its PCR on the audio): GStreamer 1.22's
+ * MPEG-TS demuxer (rtspsrc) then takes the first picture's time from the
+ * arrivals, and sent as the merge gave it, the picture came 0.6-1.1 s
+ * late against the audio in 4 of 7 runs (2 of 7 synced). */
+static void
+sinks_without_latency (GstRTSPMedia * media, ProxySession * ps)
+{
+  GstElement *pipe = GST_ELEMENT (g_object_get_data (G_OBJECT (media),
+          "twoflow-pipeline"));
+  /* what the receiving bin adds: the jitterbuffer's and the merge's
+   * waits (the pipeline's latency query has no answer yet at PLAY) */
+  GstClockTimeDiff latency = (GstClockTimeDiff) (ps->playout_ms +
+      MAX (opt_latency_ms, 0)) * GST_MSECOND;
+  GstIterator *it;
+  GValue v = G_VALUE_INIT;
+
+  if (!pipe || twoflow_json_get_double (ps->info, "audio_lead", 0) > 0)
+    return;
+  it = gst_bin_iterate_recurse (GST_BIN (pipe));
+  while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object (&v);
+
+    if (GST_IS_BASE_SINK (e))
+      gst_base_sink_set_ts_offset (GST_BASE_SINK (e), -latency);
+    g_value_reset (&v);
+  }
+  g_value_unset (&v);
+  gst_iterator_free (it);
+  GST_DEBUG ("media %p: its sinks wait for running time - %" G_GINT64_FORMAT
+      " ms", media, latency / GST_MSECOND);
+}
+
 /* After a PLAY: a later PLAY with a Range is a seek; after a seek the TCP
  * sink does not wait for the clock (twoflow_seek). */
 static void
@@ -434,8 +477,10 @@ play_request (GstRTSPClient * client, GstRTSPContext * ctx, gpointer data)
   ProxySession *ps = ctx->media ? g_object_get_data (G_OBJECT (ctx->media),
       "twoflow-session") : NULL;
 
-  if (ps)
+  if (ps) {
     ps->rtsp_played = TRUE;
+    sinks_without_latency (ctx->media, ps);
+  }
   /* every PLAY turns it on again */
   if (ps && ps->start > 0)
     gst_rtsp_media_set_rate_control (ctx->media, FALSE);

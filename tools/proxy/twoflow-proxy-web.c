@@ -432,6 +432,7 @@ hls_session_cb (GObject * source, GAsyncResult * res, gpointer user_data)
   j->hls = twoflow_hls_new (j->dir, 2 * GST_SECOND, mux, files, &err);
   if (!j->hls)
     goto fail;
+  startup_mark_pad (j->ps, "output", files, "sink");
   j->watch = gst_bus_add_watch (GST_ELEMENT_BUS (j->pipe), hls_bus_cb, j);
   gst_element_set_state (j->pipe, GST_STATE_PLAYING);
   proxy_session_start (j->ps);
