@@ -335,8 +335,8 @@ h264_open_encoder (RtH264 * self, const AVFrame * f)
   rt_h264_set_encoder_rate (c, target);
   if (self->h264_reconfig) {
     preset = gst_rate_transcoder_dup_preset (self->element);
-  av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
-  g_free (preset);
+    av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
+    g_free (preset);
     av_dict_set (&opts, "forced-idr", "1", 0);
     c->max_b_frames = RT_H264_BFRAMES;
     params = g_strdup_printf ("rc-lookahead=%d:sync-lookahead=0:"
