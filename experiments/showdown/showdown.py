@@ -359,7 +359,7 @@ def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
         if sc.get("schedule"):
             step_up = start_mono + sc["schedule"][-1][0]
         m = analyse(ref, r["stream"], codec, r["arrivals"], r["t_req"],
-                    a.playout_ms, step_up)
+                    a.playout_ms, step_up, retimed_for(system))
         row = {"clip": name, "scenario": scname, "system": system,
                "seed": a.seed, "load1": round(load, 2),
                "wall_s": round(time.monotonic() - t_run, 1),
@@ -389,6 +389,14 @@ def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
     return rows
 
 
+def retimed_for(system):
+    """How far off a decoded frame's PTS is taken as tsdemux's re-timing:
+    twoflow's receiver logs the source's timestamps, the peers' re-stamp
+    (analysis.RETIMED_*)."""
+    from analysis import RETIMED_EXACT_NS, RETIMED_LIVE_NS
+    return RETIMED_EXACT_NS if system.startswith("twoflow") else RETIMED_LIVE_NS
+
+
 def reanalyse(a):
     """Scores the kept runs of an earlier --out again (analysis changes)."""
     sys.path.insert(0, HERE)
@@ -411,7 +419,7 @@ def reanalyse(a):
             continue
         m = analyse(refs[name], stream, codec, os.path.join(wd, "arrivals.txt"),
                     row["t_req_mono"], old["meta"].get("playout_ms", a.playout_ms),
-                    row.get("step_up_mono"))
+                    row.get("step_up_mono"), retimed_for(row["system"]))
         row.update(m)
         rows.append(row)
         log(f"{name} {row['scenario']:10s} {row['system']:13s} shown {m.get('shown')} "
