@@ -98,6 +98,8 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
     g_mkdir_with_parents (opt_prefix_dir, 0755);
   tmp = g_strconcat (final, ".part", NULL);
   pipe = gst_pipeline_new ("fetch");
+  if (!prestage)
+    ps->kind = "fetch";         /* (build_receive_bin reads it) */
   recv = build_receive_bin (ps);
   sink = gst_element_factory_make ("filesink", NULL);
   g_object_set (sink, "location", tmp, NULL);
@@ -129,7 +131,6 @@ run_fetch (const gchar * video, const gchar * output, gboolean prestage)
   }
   ps->loop = g_main_loop_new (NULL, FALSE);
   if (!prestage) {
-    ps->kind = "fetch";
     /* its health is measured (not admitted: a fetch is asked for) */
     admission_add (ps);
   }

@@ -345,11 +345,20 @@ enhanced_rudp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
    * "Retransmission") */
   g_object_set (jb, "do-retransmission", TRUE, "rtx-next-seqnum", FALSE,
       "rtx-max-retries", 16, NULL);
-  /* the first packets go on once a few came in order, not a latency
-   * later: the playout buffer only holds back late and lost packets (the
-   * merge's first frame came 0.7 s after the flow's first packet at the
-   * defaults; docs/system.md, "Start-up") */
-  g_object_set (jb, "faststart-min-packets", 4, NULL);
+  /* RTSP and HLS: the first packets go on once a few came in order, not
+   * a latency later (the merge's first frame came 0.7 s after the flow's
+   * first packet at the defaults; docs/system.md, "Start-up"): their
+   * players buffer on their own. A fetch keeps the whole playout buffer
+   * from the start: whatever plays its output as it comes (a pipe) has
+   * no other, and without it the frames after a capacity drop arrived
+   * up to 0.6 s behind a player started at the first frame (the
+   * showdown's MPEG-2 step: 592-695 of 750 frames, 2-6 s of stall).
+   * Nor RTSP when the audio starts before the picture: rtspsrc's MPEG-TS
+   * demuxer then times the first picture by its arrival (as
+   * sinks_without_latency() says), and its A/V offset came 0.8 s off */
+  if (g_strcmp0 (ps->kind, "hls") == 0 || (g_strcmp0 (ps->kind, "rtsp") == 0
+          && twoflow_json_get_double (ps->info, "audio_lead", 0) <= 0))
+    g_object_set (jb, "faststart-min-packets", 4, NULL);
   ps->jitterbuffer = jb;
   depay = make (bin, "rtpgstdepay", NULL);
   gst_element_link_many (ps->enh_src, jb, depay, NULL);
