@@ -232,13 +232,14 @@ rc_tick (gpointer user_data)
   /* cTCP: the socket's segments, retransmissions, acked bytes, SRTT */
   if (s->ess_sink && !s->ess_done && g_str_equal (s->essential, "ctcp")
       && (st = get_stats (s->ess_sink))) {
-    guint64 sent = 0, acked = 0, retr = 0, srtt = 0;
+    guint64 sent = 0, acked = 0, retr = 0, srtt = 0, rttvar = 0;
     guint mss = 0;
 
     gst_structure_get_uint64 (st, "bytes-sent", &sent);
     gst_structure_get_uint64 (st, "bytes-acked", &acked);
     gst_structure_get_uint64 (st, "retransmissions", &retr);
     gst_structure_get_uint64 (st, "srtt", &srtt);
+    gst_structure_get_uint64 (st, "rttvar", &rttvar);
     gst_structure_get_uint (st, "mss", &mss);
     if (mss == 0)
       mss = 1448;
@@ -249,8 +250,8 @@ rc_tick (gpointer user_data)
        * something was acked since, else a queue long gone stayed fresh
        * and held the target down after the capacity returned) */
       if (srtt > 0 && acked != s->rc_ess_acked)
-        gst_twoflow_session_rate_handle_rtt (s->rc, RC_SRC_ESSENTIAL, srtt,
-            now);
+        gst_twoflow_session_rate_handle_smoothed_rtt (s->rc, RC_SRC_ESSENTIAL,
+            srtt, rttvar, now);
       s->rc_ess_acked = acked;
     }
     gst_structure_free (st);

@@ -32,6 +32,9 @@
  * until the queue is gone once) */
 #define OWN_QUEUE (250 * GST_MSECOND)
 #define EPISODE_MAX (3 * GST_SECOND)
+/* handle_smoothed_rtt(): another transport's latest sample vouches for
+ * the path up to this long (the rUDP receiver's come every 200 ms) */
+#define VOUCH (500 * GST_MSECOND)
 /* the deepest cut of one reaction */
 #define MAX_CUT 0.5
 /* the queueing delay's trend: compared with the value this long ago */
@@ -71,6 +74,9 @@ typedef struct {
   /* handle_clean_rtt(): an episode of our queue since (NONE: none) */
   GstClockTime episode_start;
   gboolean episode_spent;       /* ended by EPISODE_MAX: wait for clean */
+  /* handle_clean_rtt(): the latest sample's time (NONE: none), clean? */
+  GstClockTime sample_time;
+  gboolean sample_clean;
   /* its queueing delay at the last updates (the trend), oldest first */
   GstClockTime qd_t[N_QD], qd_v[N_QD];
   guint n_qd, qd_head;
@@ -157,6 +163,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].min_prev = GST_CLOCK_TIME_NONE;
     sr->src[i].min_bucket_start = GST_CLOCK_TIME_NONE;
     sr->src[i].episode_start = GST_CLOCK_TIME_NONE;
+    sr->src[i].sample_time = GST_CLOCK_TIME_NONE;
     sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
@@ -424,7 +431,9 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
   start (sr, now);
   s = &sr->src[source];
   m = update_min_rtt (sr, s, rtt, now);
-  if (rtt <= m + sr->c.qdelay_threshold) {
+  s->sample_time = now;
+  s->sample_clean = rtt <= m + sr->c.qdelay_threshold;
+  if (s->sample_clean) {
     s->episode_start = GST_CLOCK_TIME_NONE;
     s->episode_spent = FALSE;
   } else if (GST_CLOCK_TIME_IS_VALID (s->episode_start)) {
@@ -439,6 +448,36 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
     return;
   }
   take_rtt (sr, s, rtt, now);
+}
+
+void
+gst_twoflow_session_rate_handle_smoothed_rtt (GstTwoflowSessionRate * sr,
+    guint source, GstClockTime srtt, GstClockTime rttvar, GstClockTime now)
+{
+  Source *s;
+  GstClockTime m;
+  guint i;
+
+  if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || srtt == 0
+      || !GST_CLOCK_TIME_IS_VALID (srtt))
+    return;
+  start (sr, now);
+  s = &sr->src[source];
+  m = update_min_rtt (sr, s, srtt, now);
+  if (GST_CLOCK_TIME_IS_VALID (rttvar) && srtt > m + sr->c.qdelay_threshold
+      && srtt - m <= 2 * rttvar) {
+    for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+      Source *o = &sr->src[i];
+
+      if (i != source && o->sample_clean
+          && GST_CLOCK_TIME_IS_VALID (o->sample_time)
+          && now <= o->sample_time + VOUCH) {
+        sr->st.jitter_rtts++;
+        return;
+      }
+    }
+  }
+  take_rtt (sr, s, srtt, now);
 }
 
 void

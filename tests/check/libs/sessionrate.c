@@ -396,6 +396,56 @@ GST_START_TEST (test_superseded_rtt)
 
 GST_END_TEST;
 
+/* A TCP SRTT spike with a large variation (host scheduling on a loaded
+ * machine: 109 ms, rttvar 51 ms, on a 45 ms path) while the rUDP
+ * receiver's samples show a clean path is jitter: no decrease. The same
+ * spike with no clean sample to vouch for the path, or a queue beyond
+ * twice the variation, is a queue. */
+GST_START_TEST (test_smoothed_rtt_jitter)
+{
+  GstTwoflowSessionRateStats st;
+  gint mode;
+
+  for (mode = 0; mode < 3; mode++) {
+    GstTwoflowSessionRate *sr = new_session (3e6);
+    GstClockTime t;
+    guint64 target;
+
+    for (t = 100 * MS; t <= 3 * GST_SECOND; t += 100 * MS) {
+      gst_twoflow_session_rate_handle_smoothed_rtt (sr, 0, 45 * MS, 5 * MS,
+          t);
+      if (t % (200 * MS) == 0)
+        gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+    }
+    for (; t <= 5 * GST_SECOND; t += 100 * MS) {
+      /* mode 2: a real queue, 120 ms above the minimum, rttvar 20 ms */
+      gst_twoflow_session_rate_handle_smoothed_rtt (sr, 0,
+          mode == 2 ? 165 * MS : 109 * MS, mode == 2 ? 20 * MS : 51 * MS, t);
+      /* mode 1: the rUDP samples show the queue too */
+      if (t % (200 * MS) == 0)
+        gst_twoflow_session_rate_handle_clean_rtt (sr, 1,
+            mode == 1 ? 110 * MS : 41 * MS, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+    }
+    gst_twoflow_session_rate_get_stats (sr, &st);
+    if (mode == 0) {
+      fail_unless_equals_uint64 (st.decreases, 0);
+      fail_unless (st.jitter_rtts >= 15, "%" G_GUINT64_FORMAT, st.jitter_rtts);
+      fail_unless_equals_uint64 (st.target, 3750000);       /* the max */
+    } else {
+      fail_unless (st.decreases_qdelay > 0, "mode %d", mode);
+      /* mode 1: until the rUDP's next sample (200 ms) shows the queue */
+      fail_unless (st.jitter_rtts <= (mode == 1 ? 2 : 0), "mode %d: %"
+          G_GUINT64_FORMAT, mode, st.jitter_rtts);
+      fail_unless (st.target < 3750000);
+    }
+    gst_twoflow_session_rate_free (sr);
+  }
+}
+
+GST_END_TEST;
+
 /* A clean-only RTT source: a queue it shows is no input, its minimum
  * follows every sample, a clean sample is the path's state */
 GST_START_TEST (test_clean_rtt)
@@ -767,6 +817,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_step_essential_ends);
   tcase_add_test (tc, test_superseded_rtt);
   tcase_add_test (tc, test_clean_rtt);
+  tcase_add_test (tc, test_smoothed_rtt_jitter);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
   tcase_add_test (tc, test_lateness);
