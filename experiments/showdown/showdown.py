@@ -54,6 +54,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 from twoflowlab import build_dir  # noqa: E402
+from twoflowlab.checks import wait_log  # noqa: E402
 from twoflowlab.testbed import (GilbertElliott, Link, SkipTest,  # noqa: E402
                                 Testbed, check_environment)
 
@@ -192,7 +193,9 @@ def run_twoflow(tb, system, clip, codec, wd, build, timeout):
         [os.path.join(build, "tools", "server", "twoflow-server"), "--dir", videos,
          "--port", str(PORT_CTL), "--insecure"] + SERVER_ARGS,
         env=gst_env(build, wd), stdout=slog, stderr=subprocess.STDOUT)
-    time.sleep(1.0)
+    # (listening: a fixed second was too short on a loaded machine, the
+    # proxy's connect refused and the run scored 0 frames)
+    wait_log(os.path.join(wd, "server.log"), "control port", proc=server)
     t_req = time.monotonic()
     proxy = tb.client.popen(
         [os.path.join(build, "tools", "proxy", "twoflow-proxy"),

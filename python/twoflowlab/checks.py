@@ -48,6 +48,25 @@ def result_line(out, tag):
     return None
 
 
+def wait_log(path, text, timeout=30, proc=None, count=1):
+    """Waits until the file at path holds text (a server's "control port"
+    line once it listens) count times, at most timeout s or until proc has
+    exited; True when it came. A fixed sleep after starting twoflow-server lost
+    the race on a loaded machine: the proxy's connect was refused."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            with open(path, errors="replace") as f:
+                if f.read().count(text) >= count:
+                    return True
+        except FileNotFoundError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
+
+
 def wait_port(port, tries=100):
     """Waits (about 5 s at most) until 127.0.0.1:port accepts connections."""
     for _ in range(tries):

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import time
 
+from twoflowlab.checks import wait_log
 from twoflowlab.records import tagged
 from twoflowlab.testbed import Testbed
 
@@ -76,7 +77,8 @@ class SystemTestbed:
             + (["--startup", self.startup] if self.startup else [])
             + self.server_args,
             stdout=self.slog, stderr=subprocess.STDOUT)
-        time.sleep(0.5)
+        wait_log(os.path.join(self.workdir, "server.log"), "control port",
+                 proc=self.server)
         return self
 
     def proxy(self, argv):

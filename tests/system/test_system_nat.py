@@ -36,6 +36,7 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
+from twoflowlab.checks import wait_log
 from twoflowlab.checks import check, failures, mpeg2_clip_argv, result_line
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -167,7 +168,7 @@ def main():
                  "--tokens", os.path.join(certs, "tokens")],
                 stdout=slog, stderr=subprocess.STDOUT)
             servers.append(tserver)
-            time.sleep(1.0)
+            wait_log(slog_path, "control port", count=2)
 
             def proxy(ns, prefix, *extra):
                 return subprocess.run(

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
-from twoflowlab.checks import check, failures, mpeg2_clip_argv
+from twoflowlab.checks import check, failures, mpeg2_clip_argv, wait_log
 from twoflowlab.records import tagged
 
 
@@ -76,7 +76,7 @@ def main():
                                       "--tls-key", os.path.join(certs, "server.key"),
                                       "--tokens", os.path.join(certs, "tokens")],
                                      stdout=slog, stderr=subprocess.STDOUT)
-            time.sleep(0.5)
+            wait_log(slog.name, "control port", proc=server)
             proxy = tb.client.popen([proxy_exe, "--server", f"{tb.server.ip}:5500",
                                      "--tls-ca", os.path.join(certs, "ca.pem"),
                                      "--token", token,

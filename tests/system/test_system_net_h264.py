@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
+from twoflowlab.checks import wait_log
 from twoflowlab.records import tagged
 
 FRAMES = 300            # 12 s at 25 fps
@@ -106,7 +107,7 @@ def main():
             server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
                                       "--insecure", "--rate-controller", "events"],
                                      stdout=slog, stderr=subprocess.STDOUT)
-            time.sleep(0.5)
+            wait_log(slog.name, "control port", proc=server)
             t0 = time.monotonic()
             fetch = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
                                    "--segment-duration", "1", "--fetch", "ball.mp4",

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from twoflowlab import testbed as tbm
-from twoflowlab.checks import check, failures
+from twoflowlab.checks import check, failures, wait_log
 from twoflowlab.records import tagged
 
 FRAMES = 375
@@ -71,7 +71,7 @@ def main():
             server = tb.server.popen([server_exe, "--dir", videos, "--port", "5500",
                                       "--insecure"],
                                      stdout=slog, stderr=subprocess.STDOUT)
-            time.sleep(0.5)
+            wait_log(os.path.join(work, "server.log"), "control port", proc=server)
             fetch = tb.client.run([proxy_exe, "--server", f"{tb.server.ip}:5500", "--insecure",
                                    "--segment-duration", "5", "--fetch", "clip.m2v",
                                    "--output", out], timeout=90, check=False)
