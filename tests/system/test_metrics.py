@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
-from twoflowlab.checks import free_port  # noqa: E402
+from twoflowlab.checks import free_port, wait_log  # noqa: E402
 
 failures = []
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
@@ -59,15 +59,6 @@ def get(url, timeout=40):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
 
-
-def wait_log(path, text, timeout=20):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        with open(path) as f:
-            if text in f.read():
-                return True
-        time.sleep(0.1)
-    return False
 
 
 def strict(text):

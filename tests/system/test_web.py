@@ -34,7 +34,7 @@ import urllib.error
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
-from twoflowlab.checks import free_port  # noqa: E402
+from twoflowlab.checks import free_port, wait_log  # noqa: E402
 
 failures = []
 
@@ -78,15 +78,6 @@ def ffprobe(path):
     return {"types": sorted(s["codec_type"] for s in j.get("streams", [])),
             "duration": float(j.get("format", {}).get("duration", 0) or 0)}
 
-
-def wait_log(path, text, timeout=10):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        with open(path) as f:
-            if text in f.read():
-                return True
-        time.sleep(0.1)
-    return False
 
 
 def main():
