@@ -9,7 +9,8 @@
  *
  * keep=none: every unit decoded (libdav1d through libavcodec, libaom
  *   where it is missing) and re-encoded with SVT-AV1 through libavcodec
- *   (libaom-av1 in real-time mode where SVT-AV1 cannot open): low-delay
+ *   (libaom-av1 in real-time mode where SVT-AV1 cannot open, or takes
+ *   not the pictures' format: 4:2:2, 4:4:4, 12 bits): low-delay
  *   prediction (no reordering, no look-ahead), CBR at the target under a
  *   VBV, a key frame with its sequence header every source key-frame
  *   spacing (~1 s without one). AV1 has no reordering between units, so
