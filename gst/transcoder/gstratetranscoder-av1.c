@@ -57,7 +57,7 @@
 #define RT_AV1_ENCODER_DELAY 2
 #define RT_AV1_DECODER_DELAY 0
 /* SVT-AV1's preset (0 slowest - 13 fastest) unless the preset property is
- * a number: 12 re-encodes 720p25 in real time on one core (29 frames/s of
+ * a number: 12 re-encodes 720p25 in real time on one core (26 frames/s of
  * CPU time, bench/transcoder/av1.py; 10: 18) */
 #define RT_AV1_PRESET 12
 /* VBV buffer, in seconds of the target */

@@ -122,11 +122,11 @@
  * frame of its own. Passing through resumes at the source's next key
  * frame. 8 and 10 bits 4:2:0 are re-encoded with SVT-AV1, the other
  * formats libaom codes (4:2:2, 4:4:4, 12 bits) with libaom; others pass
- * through, with a warning. With keep=i|ip there are no codecs: the temporal units
- * of key and intra-only frames (keep=ip: every unit that refreshes a
- * reference slot) and those with a sequence header leave byte-identical;
- * units refreshing no slot are dropped first and, with keep=i, below that
- * the tail up to the next key frame.
+ * through, with a warning. With keep=i|ip there are no codecs: the
+ * temporal units of key and intra-only frames (keep=ip: every unit that
+ * refreshes a reference slot) and those with a sequence header leave
+ * byte-identical; units refreshing no slot are dropped first and, with
+ * keep=i, below that the tail up to the next key frame.
  *
  * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a
  * serialized custom downstream event in its place

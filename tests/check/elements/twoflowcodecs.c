@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: H.265 and AV1 through twoflowsplit and twoflowmerge, on clips
  * made with ffmpeg (libx265: closed and open GOPs, B pyramids, Main 10,
- * hvc1 in MP4, interlaced field pictures; libsvtav1 and libaom: hierarchical references, hidden
- * frames shown by show_existing_frame). */
+ * hvc1 in MP4, interlaced field pictures; libsvtav1 and libaom:
+ * hierarchical references, hidden frames shown by show_existing_frame). */
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
