@@ -47,6 +47,9 @@
 #                         B pyramids + AAC in MPEG-TS
 #   h265-opus.mkv         libx265 open GOPs + Opus, Matroska
 #   h265-1080p-aac.mp4    libx265 1920x1080, B pyramids + AAC (2 s)
+#   h265-interlaced-aac.ts  libx265 interlaced (interlace=tff: 320x240 at
+#                         25 fps coded as 150 field pictures with pic_struct
+#                         SEI), B pyramids + AAC in MPEG-TS
 #   av1-svt-opus.mkv      libsvtav1 hierarchical (mini-GOPs of 8, hidden
 #                         frames shown by show_existing_frame) + Opus
 #   av1-aom-aac.mp4       libaom-av1 alt-ref frames + AAC
@@ -101,6 +104,9 @@ if $new_codecs; then
     -c:a libopus -b:a 96k
   ffmake h265-1080p-aac.mp4 1920x1080 2 $X265 "$GOP:open-gop=0:log-level=error" \
     -tag:v hvc1 -b:v 4M -c:a aac -b:a 128k
+  ffmake h265-interlaced-aac.ts 320x240 3 -vf separatefields \
+    $X265 "keyint=50:min-keyint=50:scenecut=0:bframes=4:b-pyramid=1:open-gop=0:interlace=tff:log-level=error" \
+    -c:a aac -b:a 128k
   ffmake av1-svt-opus.mkv 320x240 3 $SVT -c:a libopus -b:a 96k
   ffmake av1-aom-aac.mp4 320x240 3 -c:v libaom-av1 -cpu-used 8 \
     -lag-in-frames 16 -g 50 -b:v 400k -c:a aac -b:a 128k

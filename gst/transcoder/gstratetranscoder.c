@@ -112,12 +112,21 @@
  * (H.264's keep=i re-encoding has no H.265 counterpart yet).
  *
  * AV1 (`video/x-av1`, obu-stream, alignment=tu, as av1parse gives it):
- * no codecs. With keep=i|ip the temporal units of key and intra-only
- * frames (keep=ip: every unit that refreshes a reference slot) and those
- * with a sequence header leave byte-identical; units refreshing no slot
- * are dropped first and, with keep=i, below that the tail up to the next
- * key frame. keep=none does not re-encode AV1 yet: the units pass through,
- * with a warning.
+ * with keep=none each temporal unit is decoded (libdav1d) and re-encoded
+ * with SVT-AV1 through libavcodec (libaom where SVT-AV1 cannot open):
+ * low-delay prediction, CBR at the target, a key frame with its sequence
+ * header every source key-frame spacing (~1 s without one); 2 frames of
+ * latency. Re-encoding starts at any unit once half a second of input
+ * has measured its rate; libavcodec's libsvtav1 cannot change an open
+ * encoder's rate, so a new target reopens it at the next picture, a key
+ * frame of its own. Passing through resumes at the source's next key
+ * frame. 8 and 10 bits 4:2:0 are re-encoded with SVT-AV1, the other
+ * formats libaom codes (4:2:2, 4:4:4, 12 bits) with libaom; others pass
+ * through, with a warning. With keep=i|ip there are no codecs: the
+ * temporal units of key and intra-only frames (keep=ip: every unit that
+ * refreshes a reference slot) and those with a sequence header leave
+ * byte-identical; units refreshing no slot are dropped first and, with
+ * keep=i, below that the tail up to the next key frame.
  *
  * Every dropped picture (MPEG-1/2, H.264, H.265 or AV1) leaves a
  * serialized custom downstream event in its place
@@ -356,12 +365,14 @@ gst_rate_transcoder_class_init (GstRateTranscoderClass * klass)
    * GstRateTranscoder:preset:
    *
    * H.264 and H.265: the x264 / x265 preset the re-encoding uses
-   * (keep=none), e.g. ultrafast, veryfast, medium. Applies from the next
-   * encoder opened.
+   * (keep=none), e.g. ultrafast, veryfast, medium. AV1: an SVT-AV1
+   * preset number, 0 (slowest) to 13; anything else (the default) is 12.
+   * Applies from the next encoder opened.
    */
   g_object_class_install_property (gobject_class, PROP_PRESET,
       g_param_spec_string ("preset", "x264/x265 preset",
-          "H.264, H.265: x264/x265 preset of the re-encoding (keep=none)",
+          "H.264, H.265: x264/x265 preset of the re-encoding (keep=none); "
+          "AV1: an SVT-AV1 preset number 0-13 (else 12)",
           DEFAULT_PRESET,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

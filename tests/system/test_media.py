@@ -25,7 +25,8 @@ through twoflow-server and twoflow-proxy:
 
 With --new-codecs (test system-media-codecs) the H.265 and AV1 clips of
 make-corpus.sh --new-codecs (libx265 closed and open GOPs with B pyramids,
-Main 10 in MPEG-TS, SVT-AV1 hierarchical, libaom alt-refs, 1080p; AAC or
+Main 10 in MPEG-TS, interlaced field pictures in MPEG-TS, SVT-AV1
+hierarchical, libaom alt-refs, 1080p; AAC or
 Opus) at the programs' defaults: INFO names the codec and counts every
 frame; fetched to .mkv and .mp4 (and .ts for H.265; .h265 a byte stream
 of the video that decodes whole) and played over RTSP
@@ -85,13 +86,16 @@ NEW_CODECS = {
     # Opus: to AAC for MP4, as with H.264
     "h265-opus.mkv": ["mkv", "mp4"],
     "h265-1080p-aac.mp4": ["mp4"],
+    # field pictures (x265 interlace=tff, pic_struct SEI)
+    "h265-interlaced-aac.ts": ["mkv", "ts"],
     "av1-svt-opus.mkv": ["mkv", "mp4"],
     # libaom in MP4: qtdemux's AV1 codec_data made av1C again for Matroska
     "av1-aom-aac.mp4": ["mkv"],
     "av1-1080p-opus.mkv": ["mkv"],
 }
 NEW_RTSP = [("h265-aac.mp4", "tcp"), ("h265-opengop-main10-aac.ts", "tcp"),
-            ("h265-opengop-main10-aac.ts", "udp"), ("h265-opus.mkv", "tcp")]
+            ("h265-opengop-main10-aac.ts", "udp"), ("h265-opus.mkv", "tcp"),
+            ("h265-interlaced-aac.ts", "tcp")]
 AV1_WHY = "no AV1-in-MPEG-TS muxer and no AV1 RTP payloader"
 # the page's hls.js 1.5 (its HLS playlist is served all the same)
 H265_PAGE_WHY = "reads no H.265 from MPEG-TS segments"

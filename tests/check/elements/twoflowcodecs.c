@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow: H.265 and AV1 through twoflowsplit and twoflowmerge, on clips
  * made with ffmpeg (libx265: closed and open GOPs, B pyramids, Main 10,
- * hvc1 in MP4; libsvtav1 and libaom: hierarchical references, hidden
- * frames shown by show_existing_frame). */
+ * hvc1 in MP4, interlaced field pictures; libsvtav1 and libaom:
+ * hierarchical references, hidden frames shown by show_existing_frame). */
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
@@ -399,6 +399,23 @@ GST_START_TEST (test_h265_open_main10)
 
 GST_END_TEST;
 
+/* interlaced: field pictures (pic_struct SEI, field_seq_flag), each an
+ * access unit of its own, through the same checks */
+GST_START_TEST (test_h265_interlaced)
+{
+  gchar *m = twoflow_test_generated_h265_interlaced ();
+  Flows f;
+
+  fail_unless_equals_int (roundtrip (m, "", &f), 100);
+  fail_unless_equals_int (count_type (&f, GST_TWOFLOW_PICTURE_I), 4);
+  fail_unless (count_type (&f, GST_TWOFLOW_PICTURE_B) > 30);
+  flows_clear (&f);
+  common_checks (m);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 /* hvc1: the parameter sets only in the caps' codec_data (hvcC), which
  * the caps record carries; the merged stream decodes in the pipeline */
 GST_START_TEST (test_h265_hvc1)
@@ -550,6 +567,7 @@ twoflowcodecs_suite (void)
   tcase_add_test (tc, test_h265_open_main10);
   tcase_add_test (tc, test_h265_hvc1);
   tcase_add_test (tc, test_h265_hev1);
+  tcase_add_test (tc, test_h265_interlaced);
   tcase_add_test (tc, test_av1_svt);
   tcase_add_test (tc, test_av1_aom);
   tcase_add_test (tc, test_av1_mp4);

@@ -121,6 +121,18 @@ twoflow_test_generated_h265_open10 (void)
       "b-pyramid=1:open-gop=1:log-level=error");
 }
 
+/* 100 field pictures (50 frames separated into fields, x265
+ * interlace=tff: pic_struct SEI, field_seq_flag), closed GOPs of 25
+ * fields, B pyramids of 3 */
+gchar *
+twoflow_test_generated_h265_interlaced (void)
+{
+  return generate_ffmpeg ("testsrc2-100-interlaced.h265",
+      "-vf separatefields -frames:v 100 -c:v libx265 -preset ultrafast "
+      "-x265-params keyint=25:min-keyint=25:scenecut=0:bframes=3:"
+      "b-pyramid=1:open-gop=0:interlace=tff:log-level=error");
+}
+
 /* the open-GOP stream in MP4 (hvc1: parameter sets only in hvcC) */
 gchar *
 twoflow_test_generated_h265_hvc1 (void)

@@ -17,6 +17,7 @@ gchar * twoflow_test_generated_h264 (void);
 gchar * twoflow_test_generated_h265_closed (void);
 gchar * twoflow_test_generated_h265_open10 (void);
 gchar * twoflow_test_generated_h265_hvc1 (void);
+gchar * twoflow_test_generated_h265_interlaced (void);
 gchar * twoflow_test_generated_av1_svt (void);
 gchar * twoflow_test_generated_av1_aom (void);
 gchar * twoflow_test_generated_av1_mp4 (void);
