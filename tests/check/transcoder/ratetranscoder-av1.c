@@ -30,138 +30,22 @@ static GPtrArray *source;
 static GstCaps *source_caps;
 static gdouble source_bitrate;
 
-static GPtrArray *
-new_array (void)
-{
-  return g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-}
-
-static GstBuffer *
-find_by_pts (GPtrArray * bufs, GstClockTime pts)
-{
-  guint i;
-
-  for (i = 0; i < bufs->len; i++)
-    if (GST_BUFFER_PTS (g_ptr_array_index (bufs, i)) == pts)
-      return g_ptr_array_index (bufs, i);
-  return NULL;
-}
-
-/* bit/s of @bufs over the source's duration (dropped pictures count as
- * zero bytes) */
-static gdouble
-rate (GPtrArray * bufs, guint from, guint to)
-{
-  gdouble bits = 0;
-  guint i;
-
-  for (i = from; i < to && i < bufs->len; i++)
-    bits += gst_buffer_get_size (g_ptr_array_index (bufs, i)) * 8.0;
-  return bits / ((to - from) / 25.0);
-}
-
-static GstHarness *
-harness_caps (GstCaps * caps)
-{
-  GstHarness *h = gst_harness_new ("ratetranscoder");
-
-  gst_harness_set_src_caps (h, gst_caps_ref (caps));
-  g_object_set (h->element, "recovery", (guint64) 0, NULL);
-  return h;
-}
-
 static GstHarness *
 harness (void)
 {
-  return harness_caps (source_caps);
-}
-
-static void
-push_range_of (GstHarness * h, GPtrArray * in, guint from, guint to,
-    GPtrArray * out)
-{
-  GstBuffer *b;
-  guint i;
-
-  for (i = from; i < to; i++) {
-    fail_unless_equals_int (gst_harness_push (h,
-            gst_buffer_ref (g_ptr_array_index (in, i))), GST_FLOW_OK);
-    while ((b = gst_harness_try_pull (h)))
-      g_ptr_array_add (out, b);
-  }
+  return transcoder_test_harness (source_caps);
 }
 
 static void
 push_range (GstHarness * h, guint from, guint to, GPtrArray * out)
 {
-  push_range_of (h, source, from, to, out);
+  transcoder_test_push_range (h, source, from, to, out);
 }
 
-static void
-finish (GstHarness * h, GPtrArray * out)
-{
-  GstBuffer *b;
-
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  while ((b = gst_harness_try_pull (h)))
-    g_ptr_array_add (out, b);
-}
-
-static guint64
-stat_u64 (GstHarness * h, const gchar * field)
-{
-  GstStructure *s;
-  guint64 v = 0;
-
-  g_object_get (h->element, "stats", &s, NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
-  gst_structure_free (s);
-  return v;
-}
-
-/* Decodes @bufs (caps @caps) with av1parse ! av1dec (libaom), failing on
- * any error or warning; returns the number of pictures decoded, and in
- * @format (if given) the raw video format. */
 static guint
 decode_caps (GPtrArray * bufs, GstCaps * caps, gchar ** format)
 {
-  GstElement *pipe = gst_parse_launch ("appsrc name=src format=time ! "
-      "av1parse ! av1dec ! appsink name=sink sync=false", NULL);
-  GstElement *src, *sink;
-  GstSample *sample;
-  GstMessage *msg;
-  guint i, n = 0;
-
-  fail_unless (pipe != NULL);
-  src = gst_bin_get_by_name (GST_BIN (pipe), "src");
-  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  g_object_set (src, "caps", caps, NULL);
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  for (i = 0; i < bufs->len; i++)
-    gst_app_src_push_buffer (GST_APP_SRC (src),
-        gst_buffer_ref (g_ptr_array_index (bufs, i)));
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (n++ == 0 && format)
-      *format = g_strdup (gst_structure_get_string (gst_caps_get_structure
-              (gst_sample_get_caps (sample), 0), "format"));
-    gst_sample_unref (sample);
-  }
-  while ((msg = gst_bus_pop_filtered (GST_ELEMENT_BUS (pipe),
-              GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
-    GError *e;
-
-    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
-      gst_message_parse_error (msg, &e, NULL);
-    else
-      gst_message_parse_warning (msg, &e, NULL);
-    fail ("decoder said: %s", e->message);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
-  return n;
+  return transcoder_test_decode (bufs, caps, "av1parse ! av1dec", format);
 }
 
 static guint
@@ -175,14 +59,14 @@ static void
 check_passthrough (guint64 target)
 {
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   GstStructure *s;
   guint i;
 
   if (target)
     g_object_set (h->element, "target-bitrate", target, NULL);
   push_range (h, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
   for (i = 0; i < out->len; i++)
     fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
@@ -190,7 +74,7 @@ check_passthrough (guint64 target)
   g_object_get (h->element, "stats", &s, NULL);
   fail_unless_equals_string (gst_structure_get_string (s, "codec"), "av1");
   gst_structure_free (s);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 0);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
 }
@@ -270,7 +154,7 @@ GST_START_TEST (test_av1_half)
 {
   guint64 target = (guint64) (source_bitrate * 0.5);
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   GArray *keys;
   gdouble r;
   guint i, lag = 0;
@@ -284,9 +168,9 @@ GST_START_TEST (test_av1_half)
     /* what it was (SVT-AV1's threads: more when they fall behind) */
     lag = MAX (lag, i + 1 - out->len);
   }
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"),
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"),
       source->len - MEASURE);
   for (i = 0; i < out->len; i++) {
     fail_unless_equals_uint64 (GST_BUFFER_PTS (g_ptr_array_index (out, i)),
@@ -296,7 +180,7 @@ GST_START_TEST (test_av1_half)
                   i), g_ptr_array_index (source, i)));
   }
   keys = check_key_frames (out);
-  r = rate (out, MEASURE, out->len);
+  r = transcoder_test_rate (out, MEASURE, out->len);
   g_print ("AV1 keep=none at 50%%: %.0f bit/s, target %" G_GUINT64_FORMAT
       " (source %.0f), %u key frames, units held up to %u\n", r, target,
       source_bitrate, keys->len, lag);
@@ -320,7 +204,7 @@ GST_START_TEST (test_av1_event)
   guint64 target = (guint64) (source_bitrate * 0.6), now;
   guint split = 37, i, reopened = 0;
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   GArray *keys;
   gdouble before, after;
 
@@ -332,19 +216,19 @@ GST_START_TEST (test_av1_event)
   g_object_get (h->element, "target-bitrate", &now, NULL);
   fail_unless (now < target * 0.55 && now > target * 0.45);
   push_range (h, split, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "events-loss"), 1);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"),
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "events-loss"), 1);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"),
       source->len - MEASURE);
-  fail_unless (stat_u64 (h, "reaction-latency") > 0,
+  fail_unless (transcoder_test_stat_u64 (h, "reaction-latency") > 0,
       "no picture coded under the new target");
   keys = check_key_frames (out);
   for (i = 0; i < keys->len; i++)
     if (g_array_index (keys, GstClockTime, i) == split * GST_SECOND / 25)
       reopened++;
-  before = rate (out, MEASURE, split);
-  after = rate (out, split, source->len);
+  before = transcoder_test_rate (out, MEASURE, split);
+  after = transcoder_test_rate (out, split, source->len);
   g_print ("AV1 loss event before unit %u (target %" G_GUINT64_FORMAT
       " -> %" G_GUINT64_FORMAT " bit/s): before %.0f bit/s, after %.0f, "
       "%u key frames\n", split, target, now, before, after, keys->len);
@@ -395,7 +279,7 @@ check_format (const gchar * name, const gchar * size, guint frames,
   gchar *path = g_build_filename (dir ? dir : ".", name, NULL);
   gchar *desc, *ff, *got = NULL;
   GstCaps *caps = NULL;
-  GPtrArray *in, *out = new_array ();
+  GPtrArray *in, *out = transcoder_test_new_array ();
   GstHarness *h;
   gdouble in_rate, r;
 
@@ -407,15 +291,15 @@ check_format (const gchar * name, const gchar * size, guint frames,
   in = transcoder_test_generate (desc, &caps);
   fail_unless_equals_int (in->len, frames);
   in_rate = transcoder_test_bitrate (in);
-  h = harness_caps (caps);
+  h = transcoder_test_harness (caps);
   g_object_set (h->element, "target-bitrate", (guint64) (in_rate * 0.5),
       NULL);
-  push_range_of (h, in, 0, in->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, in, 0, in->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, frames);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"),
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"),
       frames - MEASURE);
-  r = rate (out, MEASURE, frames);
+  r = transcoder_test_rate (out, MEASURE, frames);
   g_print ("AV1 %s at 50%%: %.0f bit/s re-encoded for %.0f (source %.0f)\n",
       format, r, in_rate * 0.5, in_rate);
   fail_unless (r < in_rate * 0.5 * over, "%.0f bit/s", r);
@@ -466,7 +350,7 @@ check_keep (const gchar * keep, gdouble fraction)
 {
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   guint i, n_events = 0, n_key = 0;
   gboolean ip = g_str_equal (keep, "ip");
   GstEvent *ev;
@@ -474,11 +358,11 @@ check_keep (const gchar * keep, gdouble fraction)
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", keep);
   g_object_set (h->element, "target-bitrate", target, NULL);
   push_range (h, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless (out->len < source->len);
   for (i = 0; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
 
     if (o)
       fail_unless (transcoder_test_buffers_equal (s, o), "unit %u", i);
@@ -493,7 +377,7 @@ check_keep (const gchar * keep, gdouble fraction)
     GstClockTime pts;
 
     if (gst_twoflow_event_parse_dropped (ev, &t, &ref, &pts, NULL, NULL)) {
-      fail_unless (find_by_pts (out, pts) == NULL);
+      fail_unless (transcoder_test_find_by_pts (out, pts) == NULL);
       if (ip)
         fail_unless (t == GST_TWOFLOW_PICTURE_B && !ref);
       n_events++;
@@ -501,15 +385,15 @@ check_keep (const gchar * keep, gdouble fraction)
     gst_event_unref (ev);
   }
   fail_unless_equals_int (n_events, source->len - out->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped-i"), 0);
-  fail_unless (stat_u64 (h, "frames-dropped-b") > 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped-i"), 0);
+  fail_unless (transcoder_test_stat_u64 (h, "frames-dropped-b") > 0);
   g_print ("AV1 keep=%s at %.0f%%: %u of %u units (%u key frames), %"
       G_GUINT64_FORMAT " B and %" G_GUINT64_FORMAT " P dropped, %.0f of "
       "%.0f bit/s\n", keep, fraction * 100, out->len, source->len, n_key,
-      stat_u64 (h, "frames-dropped-b"), stat_u64 (h, "frames-dropped-p"),
-      rate (out, 0, source->len), source_bitrate);
+      transcoder_test_stat_u64 (h, "frames-dropped-b"), transcoder_test_stat_u64 (h, "frames-dropped-p"),
+      transcoder_test_rate (out, 0, source->len), source_bitrate);
   fail_unless (n_key >= N_FRAMES / GOP);
-  fail_unless (rate (out, 0, source->len) < source_bitrate * 0.9);
+  fail_unless (transcoder_test_rate (out, 0, source->len) < source_bitrate * 0.9);
   fail_unless_equals_int (decode (out), out->len);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);

@@ -28,138 +28,22 @@ static GPtrArray *source;
 static GstCaps *source_caps;
 static gdouble source_bitrate;
 
-static GPtrArray *
-new_array (void)
-{
-  return g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-}
-
-static GstBuffer *
-find_by_pts (GPtrArray * bufs, GstClockTime pts)
-{
-  guint i;
-
-  for (i = 0; i < bufs->len; i++)
-    if (GST_BUFFER_PTS (g_ptr_array_index (bufs, i)) == pts)
-      return g_ptr_array_index (bufs, i);
-  return NULL;
-}
-
-/* bit/s of @bufs over the source's duration (dropped pictures count as
- * zero bytes) */
-static gdouble
-rate (GPtrArray * bufs, guint from, guint to)
-{
-  gdouble bits = 0;
-  guint i;
-
-  for (i = from; i < to && i < bufs->len; i++)
-    bits += gst_buffer_get_size (g_ptr_array_index (bufs, i)) * 8.0;
-  return bits / ((to - from) / 25.0);
-}
-
-static GstHarness *
-harness_caps (GstCaps * caps)
-{
-  GstHarness *h = gst_harness_new ("ratetranscoder");
-
-  gst_harness_set_src_caps (h, gst_caps_ref (caps));
-  g_object_set (h->element, "recovery", (guint64) 0, NULL);
-  return h;
-}
-
 static GstHarness *
 harness (void)
 {
-  return harness_caps (source_caps);
-}
-
-static void
-push_range_of (GstHarness * h, GPtrArray * in, guint from, guint to,
-    GPtrArray * out)
-{
-  GstBuffer *b;
-  guint i;
-
-  for (i = from; i < to; i++) {
-    fail_unless_equals_int (gst_harness_push (h,
-            gst_buffer_ref (g_ptr_array_index (in, i))), GST_FLOW_OK);
-    while ((b = gst_harness_try_pull (h)))
-      g_ptr_array_add (out, b);
-  }
+  return transcoder_test_harness (source_caps);
 }
 
 static void
 push_range (GstHarness * h, guint from, guint to, GPtrArray * out)
 {
-  push_range_of (h, source, from, to, out);
+  transcoder_test_push_range (h, source, from, to, out);
 }
 
-static void
-finish (GstHarness * h, GPtrArray * out)
-{
-  GstBuffer *b;
-
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  while ((b = gst_harness_try_pull (h)))
-    g_ptr_array_add (out, b);
-}
-
-static guint64
-stat_u64 (GstHarness * h, const gchar * field)
-{
-  GstStructure *s;
-  guint64 v = 0;
-
-  g_object_get (h->element, "stats", &s, NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
-  gst_structure_free (s);
-  return v;
-}
-
-/* Decodes @bufs (caps @caps) with h265parse ! avdec_h265, failing on
- * any error or warning; returns the number of pictures decoded, and in
- * @format (if given) the raw video format. */
 static guint
 decode_caps (GPtrArray * bufs, GstCaps * caps, gchar ** format)
 {
-  GstElement *pipe = gst_parse_launch ("appsrc name=src format=time ! "
-      "h265parse ! avdec_h265 ! appsink name=sink sync=false", NULL);
-  GstElement *src, *sink;
-  GstSample *sample;
-  GstMessage *msg;
-  guint i, n = 0;
-
-  fail_unless (pipe != NULL);
-  src = gst_bin_get_by_name (GST_BIN (pipe), "src");
-  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  g_object_set (src, "caps", caps, NULL);
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  for (i = 0; i < bufs->len; i++)
-    gst_app_src_push_buffer (GST_APP_SRC (src),
-        gst_buffer_ref (g_ptr_array_index (bufs, i)));
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (n++ == 0 && format)
-      *format = g_strdup (gst_structure_get_string (gst_caps_get_structure
-              (gst_sample_get_caps (sample), 0), "format"));
-    gst_sample_unref (sample);
-  }
-  while ((msg = gst_bus_pop_filtered (GST_ELEMENT_BUS (pipe),
-              GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
-    GError *e;
-
-    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
-      gst_message_parse_error (msg, &e, NULL);
-    else
-      gst_message_parse_warning (msg, &e, NULL);
-    fail ("decoder said: %s", e->message);
-  }
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipe);
-  return n;
+  return transcoder_test_decode (bufs, caps, "h265parse ! avdec_h265", format);
 }
 
 static guint
@@ -172,12 +56,12 @@ decode (GPtrArray * bufs)
 GST_START_TEST (test_h265_passthrough)
 {
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   GstStructure *s;
   guint i;
 
   push_range (h, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
   for (i = 0; i < out->len; i++)
     fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
@@ -185,7 +69,7 @@ GST_START_TEST (test_h265_passthrough)
   g_object_get (h->element, "stats", &s, NULL);
   fail_unless_equals_string (gst_structure_get_string (s, "codec"), "h265");
   gst_structure_free (s);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 0);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
 }
@@ -198,16 +82,16 @@ GST_START_TEST (test_h265_half)
 {
   guint64 target = (guint64) (source_bitrate * 0.5);
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   guint g;
 
   g_object_set (h->element, "target-bitrate", target, NULL);
   push_range (h, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), source->len);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), source->len);
   for (g = 0; g < N_FRAMES / GOP; g++) {
-    gdouble r = rate (out, g * GOP, (g + 1) * GOP);
+    gdouble r = transcoder_test_rate (out, g * GOP, (g + 1) * GOP);
 
     g_print ("H.265 keep=none at 50%%: GOP %u %.0f bit/s, target %"
         G_GUINT64_FORMAT " (source %.0f)\n", g, r, target, source_bitrate);
@@ -234,23 +118,23 @@ GST_START_TEST (test_h265_half_hvc1)
       "! h265parse ! video/x-h265,stream-format=hvc1,alignment=au ! "
       "appsink name=sink sync=false", source_path);
   GstCaps *caps = NULL;
-  GPtrArray *in = transcoder_test_generate (desc, &caps), *out = new_array ();
-  GstHarness *h = harness_caps (caps);
+  GPtrArray *in = transcoder_test_generate (desc, &caps), *out = transcoder_test_new_array ();
+  GstHarness *h = transcoder_test_harness (caps);
   guint64 target = (guint64) (source_bitrate * 0.5);
   GstBuffer *b;
 
   g_free (desc);
   fail_unless_equals_int (in->len, N_FRAMES);
   g_object_set (h->element, "target-bitrate", target, NULL);
-  push_range_of (h, in, 0, 2 * GOP, out);
+  transcoder_test_push_range (h, in, 0, 2 * GOP, out);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   while ((b = gst_harness_try_pull (h)))
     g_ptr_array_add (out, b);
   fail_unless_equals_int (out->len, 2 * GOP);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 2 * GOP);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 2 * GOP);
   g_print ("H.265 hvc1 keep=none at 50%%: GOP 1 %.0f bit/s, target %"
-      G_GUINT64_FORMAT "\n", rate (out, GOP, 2 * GOP), target);
-  fail_unless (rate (out, GOP, 2 * GOP) < target * 1.15);
+      G_GUINT64_FORMAT "\n", transcoder_test_rate (out, GOP, 2 * GOP), target);
+  fail_unless (transcoder_test_rate (out, GOP, 2 * GOP) < target * 1.15);
   fail_unless_equals_int (decode_caps (out, caps, NULL), 2 * GOP);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
@@ -273,8 +157,8 @@ GST_START_TEST (test_h265_main10)
       "video/x-h265,stream-format=byte-stream,alignment=au ! "
       "appsink name=sink sync=false");
   GstCaps *caps = NULL;
-  GPtrArray *in = transcoder_test_generate (desc, &caps), *out = new_array ();
-  GstHarness *h = harness_caps (caps);
+  GPtrArray *in = transcoder_test_generate (desc, &caps), *out = transcoder_test_new_array ();
+  GstHarness *h = transcoder_test_harness (caps);
   gdouble in_rate = transcoder_test_bitrate (in);
   gchar *format = NULL;
   GstBuffer *b;
@@ -283,12 +167,12 @@ GST_START_TEST (test_h265_main10)
   fail_unless_equals_int (in->len, 30);
   g_object_set (h->element, "target-bitrate", (guint64) (in_rate * 0.5),
       NULL);
-  push_range_of (h, in, 0, in->len, out);
+  transcoder_test_push_range (h, in, 0, in->len, out);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   while ((b = gst_harness_try_pull (h)))
     g_ptr_array_add (out, b);
   fail_unless_equals_int (out->len, 30);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 30);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 30);
   fail_unless (transcoder_test_bitrate (out) < in_rate * 0.8, "%.0f of %.0f",
       transcoder_test_bitrate (out), in_rate);
   fail_unless_equals_int (decode_caps (out, caps, &format), 30);
@@ -311,7 +195,7 @@ GST_START_TEST (test_h265_event)
   guint64 target = (guint64) (source_bitrate * 0.6), now;
   guint split = 37, i, keys = 0, idr = 0;
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   gdouble first, after;
 
   g_object_set (h->element, "target-bitrate", target, NULL);
@@ -322,10 +206,10 @@ GST_START_TEST (test_h265_event)
   g_object_get (h->element, "target-bitrate", &now, NULL);
   fail_unless (now < target * 0.55 && now > target * 0.45);
   push_range (h, split, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "events-loss"), 1);
-  fail_unless (stat_u64 (h, "reaction-latency") > 0,
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "events-loss"), 1);
+  fail_unless (transcoder_test_stat_u64 (h, "reaction-latency") > 0,
       "no picture coded under the new target");
   for (i = 0; i < out->len; i++) {
     GstBuffer *b = g_ptr_array_index (out, i);
@@ -342,13 +226,13 @@ GST_START_TEST (test_h265_event)
   }
   /* from the reopened encoder's IDR to the source's next IRAP, and the
    * source's GOP after it */
-  first = rate (out, split + 1, 2 * GOP);
-  after = rate (out, 2 * GOP, 3 * GOP);
+  first = transcoder_test_rate (out, split + 1, 2 * GOP);
+  after = transcoder_test_rate (out, 2 * GOP, 3 * GOP);
   g_print ("H.265 loss event before frame %u (target %" G_GUINT64_FORMAT
       " -> %" G_GUINT64_FORMAT " bit/s): frames %u-%u %.0f bit/s, GOP 2 "
       "%.0f, reaction latency %" G_GUINT64_FORMAT " ns, %u key frames\n",
       split, target, now, split + 1, 2 * GOP - 1, first, after,
-      stat_u64 (h, "reaction-latency"), keys);
+      transcoder_test_stat_u64 (h, "reaction-latency"), keys);
   /* the rate fell with the target; a new x265 starts its average-bitrate
    * control afresh and undershoots (−14% in its first GOP, measured) */
   fail_unless (after < target * 0.6, "after %.0f", after);
@@ -373,7 +257,7 @@ check_keep (const gchar * keep, gdouble fraction)
 {
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness ();
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   guint i, n_events = 0, n_irap = 0;
   gboolean ip = g_str_equal (keep, "ip");
   GstEvent *ev;
@@ -381,11 +265,11 @@ check_keep (const gchar * keep, gdouble fraction)
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", keep);
   g_object_set (h->element, "target-bitrate", target, NULL);
   push_range (h, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_finish (h, out);
   fail_unless (out->len < source->len);
   for (i = 0; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
 
     if (o)
       fail_unless (transcoder_test_buffers_equal (s, o), "frame %u", i);
@@ -400,7 +284,7 @@ check_keep (const gchar * keep, gdouble fraction)
     GstClockTime pts;
 
     if (gst_twoflow_event_parse_dropped (ev, &t, &ref, &pts, NULL, NULL)) {
-      fail_unless (find_by_pts (out, pts) == NULL);
+      fail_unless (transcoder_test_find_by_pts (out, pts) == NULL);
       /* keep=ip: only what nothing references */
       if (ip)
         fail_unless (t == GST_TWOFLOW_PICTURE_B && !ref);
@@ -409,15 +293,15 @@ check_keep (const gchar * keep, gdouble fraction)
     gst_event_unref (ev);
   }
   fail_unless_equals_int (n_events, source->len - out->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped-i"), 0);
-  fail_unless (stat_u64 (h, "frames-dropped-b") > 0);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped-i"), 0);
+  fail_unless (transcoder_test_stat_u64 (h, "frames-dropped-b") > 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 0);
   g_print ("H.265 keep=%s at %.0f%%: %u of %u pictures (%u IRAPs), %"
       G_GUINT64_FORMAT " B and %" G_GUINT64_FORMAT " P dropped, %.0f of "
       "%.0f bit/s\n", keep, fraction * 100, out->len, source->len, n_irap,
-      stat_u64 (h, "frames-dropped-b"), stat_u64 (h, "frames-dropped-p"),
-      rate (out, 0, source->len), source_bitrate);
-  fail_unless (rate (out, 0, source->len) < source_bitrate * 0.9);
+      transcoder_test_stat_u64 (h, "frames-dropped-b"), transcoder_test_stat_u64 (h, "frames-dropped-p"),
+      transcoder_test_rate (out, 0, source->len), source_bitrate);
+  fail_unless (transcoder_test_rate (out, 0, source->len) < source_bitrate * 0.9);
   fail_unless_equals_int (decode (out), out->len);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
