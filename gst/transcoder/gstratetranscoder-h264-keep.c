@@ -22,10 +22,6 @@
 #define GST_CAT_DEFAULT rate_transcoder_debug
 
 
-/* Below this many bits per pixel and frame the encoder's budget for the
- * non-essential pictures is under what x264 needs for skipped pictures at
- * that size: the GOP's tail is dropped instead. */
-#define RT_H264_KEEP_MIN_BPP 0.005
 /* keep=i's VBV buffer, in seconds of its rate: its pictures share the link
  * with the essential flow right after a capacity drop, when a burst of
  * the encoder's (its first pictures, each run's intra picture) arrives
@@ -169,7 +165,7 @@ keep_encoder_rate (RtH264 * self, const AVFrame * f)
   if (s.gop_length == 0)
     rate = MAX (rate, s.target_bitrate / 2);
   gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
-  floor = RT_H264_KEEP_MIN_BPP * f->width * f->height * fps_n /
+  floor = RT_H264_MIN_BPP * f->width * f->height * fps_n /
       MAX (fps_d, 1);
   return rate >= floor ? (guint64) rate : 0;
 }

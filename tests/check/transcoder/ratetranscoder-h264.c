@@ -25,7 +25,7 @@
 #define WIDTH 1280
 #define HEIGHT 720
 
-static gchar *source_path, *source_nob_path;
+static gchar *source_path, *source_nob_path, *source_ibbp_path;
 static GPtrArray *source;
 static GstCaps *source_caps;
 static gdouble source_bitrate;
@@ -725,6 +725,126 @@ GST_START_TEST (test_h264_keep_ip)
 
 GST_END_TEST;
 
+/* nal_ref_idc of a byte-stream access unit's first slice */
+static guint
+ref_idc (GstBuffer * b)
+{
+  GstMapInfo m;
+  guint r = 0;
+  gsize i;
+
+  gst_buffer_map (b, &m, GST_MAP_READ);
+  for (i = 0; i + 3 < m.size; i++) {
+    if (m.data[i] == 0 && m.data[i + 1] == 0 && m.data[i + 2] == 1) {
+      guint t = m.data[i + 3] & 0x1f;
+
+      if (t == 1 || t == 5) {
+        r = (m.data[i + 3] >> 5) & 3;
+        break;
+      }
+    }
+  }
+  gst_buffer_unmap (b, &m);
+  return r;
+}
+
+/* keep=ip at a target between the floor (I and reference pictures) and
+ * the input: every frame leaves, the reference pictures byte-identical,
+ * the disposable ones re-encoded smaller (typed by their meta as the
+ * source's non-reference pictures); the output decodes without an error,
+ * every reference picture exactly as the source's, the re-encoded ones
+ * near theirs. */
+GST_START_TEST (test_h264_keep_ip_reencode)
+{
+  GstCaps *caps = NULL;
+  GPtrArray *source = load (source_ibbp_path, "byte-stream", &caps);
+  gdouble source_bitrate = transcoder_test_bitrate (source);
+  GstHarness *h = harness (caps);
+  GPtrArray *out = new_array (), *dsrc, *dout, *rs, *ro;
+  guint i, reencoded = 0, disposable = 0;
+  guint64 floor_rate, in_rate;
+  gdouble target = source_bitrate * 0.97, out_rate, db, min_db, ref_db,
+      ref_min;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", "ip");
+  g_object_set (h->element, "target-bitrate", (guint64) target, "recovery",
+      (guint64) 0, NULL);
+  push_range (h, source, 0, source->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, source->len);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  floor_rate = stat_u64 (h, "floor-bitrate");
+  in_rate = stat_u64 (h, "input-bitrate");
+  fail_unless (floor_rate < target && target < in_rate,
+      "floor %" G_GUINT64_FORMAT " target %.0f input %" G_GUINT64_FORMAT,
+      floor_rate, target, in_rate);
+  rs = new_array ();
+  ro = new_array ();
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = g_ptr_array_index (out, i);
+
+    /* decode order kept, timestamps the source's */
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (o), GST_BUFFER_PTS (s));
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (o), GST_BUFFER_DTS (s));
+    if (ref_idc (s) != 0) {
+      fail_unless (transcoder_test_buffers_equal (s, o), "reference %u", i);
+      continue;
+    }
+    disposable++;
+    if (!transcoder_test_buffers_equal (s, o)) {
+      GstTwoflowPictureMeta *m = gst_buffer_get_twoflow_picture_meta (o);
+
+      fail_unless (m != NULL && !m->reference);
+      fail_unless_equals_int (ref_idc (o), 0);
+      fail_unless (gst_buffer_get_size (o) < gst_buffer_get_size (s));
+      reencoded++;
+    }
+  }
+  /* passed: while the rates are measured, and where x264's P picture
+   * came out larger than the source's B */
+  fail_unless (disposable >= 60 && reencoded >= disposable / 2,
+      "%u of %u disposable pictures re-encoded", reencoded, disposable);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), reencoded);
+  out_rate = transcoder_test_bitrate (out);
+  dsrc = decode (source, caps);
+  dout = decode (out, caps);
+  fail_unless_equals_int (dout->len, source->len);
+  /* decoded, the reference pictures are the source's; the re-encoded
+   * ones near theirs */
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = g_ptr_array_index (out, i);
+    GPtrArray *to = ref_idc (s) != 0 ? rs :
+        transcoder_test_buffers_equal (s, o) ? NULL : ro;
+
+    if (to)
+      g_ptr_array_add (to, gst_buffer_ref (find_by_pts (dout,
+                  GST_BUFFER_PTS (s))));
+  }
+  ref_db = psnr (dsrc, rs, &ref_min);
+  db = psnr (dsrc, ro, &min_db);
+  g_print ("H.264 IBBP keep=ip at 97%%: %u of %u disposable pictures "
+      "re-encoded, %.0f bit/s of %.0f (floor %" G_GUINT64_FORMAT
+      "), Y-PSNR re-encoded %.2f dB (min %.2f), references %.2f (min %.2f)\n",
+      reencoded, disposable, out_rate, source_bitrate, floor_rate, db,
+      min_db, ref_db, ref_min);
+  fail_unless (ref_min >= 99.0, "a reference picture decodes differently");
+  fail_unless (out_rate < source_bitrate * 0.97);
+  fail_unless (db > 25.0 && min_db > 20.0, "PSNR %.2f (min %.2f) dB", db,
+      min_db);
+  g_ptr_array_unref (rs);
+  g_ptr_array_unref (ro);
+  g_ptr_array_unref (dsrc);
+  g_ptr_array_unref (dout);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+  g_ptr_array_unref (source);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* No disposable pictures (no B frames) under keep=ip: nothing can go, the
  * floor is the input's rate, the stream passes as it came. */
 GST_START_TEST (test_h264_no_disposable)
@@ -774,7 +894,8 @@ unload_source (void)
 }
 
 static void
-make_source (const gchar * path, guint bframes)
+make_source (const gchar * path, guint bframes, gboolean pyramid,
+    const gchar * motion)
 {
   pid_t pid;
   int status = 0;
@@ -786,13 +907,13 @@ make_source (const gchar * path, guint bframes)
   if (pid == 0) {
     /* (x264 turns the B frames of a scrolling SMPTE pattern into P) */
     gchar *desc = g_strdup_printf ("videotestsrc pattern=zone-plate "
-        "kx2=20 ky2=20 kt2=1 num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
+        "kx2=20 ky2=20 %s num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
         "framerate=25/1 ! x264enc threads=1 bitrate=4000 bframes=%u b-adapt=false "
         "key-int-max=25 speed-preset=veryfast option-string=b-pyramid=%s ! "
         "video/x-h264,profile=high ! "
         "h264parse ! matroskamux ! "
-        "filesink location=\"%s\"", N_FRAMES, WIDTH, HEIGHT, bframes,
-        bframes > 1 ? "normal" : "none", path);
+        "filesink location=\"%s\"", motion, N_FRAMES, WIDTH, HEIGHT, bframes,
+        pyramid ? "normal" : "none", path);
     GstElement *pipe = gst_parse_launch (desc, NULL);
     GstMessage *msg;
 
@@ -817,8 +938,12 @@ ratetranscoder_h264_suite (void)
       "ratetranscoder-test-h264.mkv", NULL);
   source_nob_path = g_build_filename (dir ? dir : ".",
       "ratetranscoder-test-h264-nob.mkv", NULL);
-  make_source (source_path, 3);
-  make_source (source_nob_path, 0);
+  source_ibbp_path = g_build_filename (dir ? dir : ".",
+      "ratetranscoder-test-h264-ibbp.mkv", NULL);
+  make_source (source_path, 3, TRUE, "kt2=1");
+  make_source (source_nob_path, 0, FALSE, "kt2=1");
+  /* IBBP, every B disposable: a floor (I and P) well below the input */
+  make_source (source_ibbp_path, 2, FALSE, "kt2=1 kx=10");
 
   tcase_add_checked_fixture (tc, load_source, unload_source);
   suite_add_tcase (s, tc);
@@ -834,6 +959,7 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_keep_i_reencode);
   tcase_add_test (tc, test_h264_keep_i_reencode_avc);
   tcase_add_test (tc, test_h264_keep_ip);
+  tcase_add_test (tc, test_h264_keep_ip_reencode);
   tcase_add_test (tc, test_h264_no_disposable);
   return s;
 }
