@@ -5,8 +5,9 @@
  * while the target is below the input, the pictures nothing references
  * (nal_ref_idc = 0) are re-encoded instead of dropped. The receiver's
  * references are then exactly the source's, so each disposable picture D
- * is coded by libx264 as a P picture against the last reference R decoded
- * before it (which the receiver still holds): R first as an intra picture
+ * is coded by libx264 as a P picture against one of them, R: the nearest
+ * in presentation time of those the receiver holds (the DPB's sliding
+ * window followed): R first as an intra picture
  * at a fine quantizer (thrown away: it only gives x264 a reconstruction
  * close to R), then D, spliced as a non-reference picture with the
  * source's frame_num and POC and R forced as its one reference. The
@@ -60,9 +61,11 @@ static gboolean
 disp_frame_needed (RtH264 * self, GstClockTime pts)
 {
   GList *l;
+  guint i;
 
-  if (pts == self->ds_ref_pts)
-    return TRUE;
+  for (i = 0; i < self->ds_n_refs; i++)
+    if (pts == self->ds_refs[i].pts)
+      return TRUE;
   for (l = self->ds_pending.head; l; l = l->next) {
     RtDispPic *p = l->data;
 
@@ -312,6 +315,9 @@ disp_output_encoded (RtH264 * self, RtDispPic * p, const AVFrame * fd,
     self->ds_no_encode = TRUE;
   }
   if (out && out->len >= gst_buffer_get_size (p->buf)) {
+    GST_LOG_OBJECT (self->element, "keep=ip: re-encoded picture %"
+        GST_TIME_FORMAT " not smaller than the source's, passed",
+        GST_TIME_ARGS (p->pts));
     g_byte_array_unref (out);
     out = NULL;
   }
@@ -380,8 +386,7 @@ disp_flush (RtH264 * self)
     av_frame_free (&f);
   }
   self->ds_active = FALSE;
-  self->ds_ref_pts = GST_CLOCK_TIME_NONE;
-  self->ds_ref_ok = FALSE;
+  self->ds_n_refs = 0;
   return ret;
 }
 
@@ -412,13 +417,65 @@ rt_h264_disp_reset (RtH264 * self)
   self->ds_active = FALSE;
   self->ds_unsupported = FALSE;
   self->ds_no_encode = FALSE;
-  self->ds_ref_pts = GST_CLOCK_TIME_NONE;
-  self->ds_ref_ok = FALSE;
+  self->ds_n_refs = 0;
+  self->ds_only_last = FALSE;
   self->ds_prepend_ps = FALSE;
   self->ds_disp_share = 0.5;
   self->ds_model = 4.0;
   self->ds_debt = 0;
   self->denc_n = 0;
+}
+
+/* A reference picture: the references the receiver holds after it. The
+ * DPB's sliding window keeps the last max_num_ref_frames short-term
+ * references; memory management commands are followed conservatively. */
+static void
+disp_add_reference (RtH264 * self, const GstTwoflowPictureInfo * info,
+    const GstTwoflowH264SourcePicture * spic, GstClockTime pts)
+{
+  guint keep;
+
+  if (info->idr) {
+    self->ds_n_refs = 0;
+    self->ds_only_last = FALSE;
+  }
+  if (spic->marks_long_term)
+    self->ds_only_last = TRUE;
+  if (spic->marks_unused || !spic->short_term)
+    self->ds_n_refs = 0;
+  if (!spic->short_term)
+    return;
+  keep = self->ds_only_last ? 1 : MIN (spic->num_ref_frames,
+      RT_H264_DISP_MAX_REFS);
+  if (self->ds_n_refs >= keep) {
+    guint drop = self->ds_n_refs - keep + 1;
+
+    memmove (self->ds_refs, self->ds_refs + drop,
+        (self->ds_n_refs - drop) * sizeof (self->ds_refs[0]));
+    self->ds_n_refs -= drop;
+  }
+  self->ds_refs[self->ds_n_refs].pts = pts;
+  self->ds_refs[self->ds_n_refs].frame_num = spic->frame_num;
+  self->ds_n_refs++;
+}
+
+/* The reference nearest in presentation time (the later decoded of two
+ * as near): the best a single reference predicts; -1 none. */
+static gint
+disp_nearest_reference (RtH264 * self, GstClockTime pts)
+{
+  gint best = -1;
+  guint i;
+
+  for (i = 0; i < self->ds_n_refs; i++) {
+    GstClockTime r = self->ds_refs[i].pts;
+    GstClockTime d = r > pts ? r - pts : pts - r;
+
+    if (best < 0 || d <= (self->ds_refs[best].pts > pts ?
+            self->ds_refs[best].pts - pts : pts - self->ds_refs[best].pts))
+      best = i;
+  }
+  return best;
 }
 
 /* Files the picture with the rate control core and decides: passed,
@@ -438,14 +495,14 @@ disp_decide (RtH264 * self, GstBuffer * buf,
   RtDispPic *p = g_new0 (RtDispPic, 1);
   gboolean encode = FALSE;
   gdouble budget = 0;
+  gint r = kept ? -1 : disp_nearest_reference (self, GST_BUFFER_PTS (buf));
 
   rc = gst_rate_transcoder_lock_input (self->element, now);
   gst_twoflow_rate_control_handle_input_layer (rc, info->type, layer, size,
       dur, now);
   gst_rate_transcoder_unlock (self->element);
   self->ds_disp_share = 0.95 * self->ds_disp_share + (kept ? 0 : 0.05);
-  if (!kept && !self->ds_no_encode && self->ds_ref_ok &&
-      GST_CLOCK_TIME_IS_VALID (self->ds_ref_pts))
+  if (!kept && !self->ds_no_encode && r >= 0)
     encode = disp_budget (self, size, &budget);
   rc = gst_rate_transcoder_lock (self->element);
   /* a picture re-encoded is, to the core, one that is not dropped */
@@ -455,20 +512,16 @@ disp_decide (RtH264 * self, GstBuffer * buf,
   if (encode) {
     p->d.action = GST_TWOFLOW_RATE_CONTROL_ENCODE;
     p->d.budget_bits = budget;
-    p->r_pts = self->ds_ref_pts;
-    p->r_fn = self->ds_ref_fn;
+    p->r_pts = self->ds_refs[r].pts;
+    p->r_fn = self->ds_refs[r].frame_num;
   }
   p->buf = gst_buffer_ref (buf);
   p->info = *info;
   p->sp = *spic;
   p->pts = GST_BUFFER_PTS (buf);
   p->dur = dur;
-  if (info->reference) {
-    /* what the next disposable pictures are coded against */
-    self->ds_ref_pts = p->pts;
-    self->ds_ref_fn = spic->frame_num;
-    self->ds_ref_ok = spic->short_term;
-  }
+  if (info->reference)
+    disp_add_reference (self, info, spic, p->pts);
   return p;
 }
 

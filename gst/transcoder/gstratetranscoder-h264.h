@@ -27,6 +27,9 @@ G_BEGIN_DECLS
  * codec's floor): pictures are dropped instead */
 #define RT_H264_MIN_BPP 0.005
 
+/* keep=ip: references a disposable picture may be coded against */
+#define RT_H264_DISP_MAX_REFS 16
+
 /* under the element's stream lock */
 typedef struct
 {
@@ -87,9 +90,15 @@ typedef struct
   gboolean ds_no_encode;        /* re-encoding failed: dropping as before */
   GQueue ds_pending;            /* RtDispPic, decode order */
   GQueue ds_frames;             /* decoded pictures still needed */
-  GstClockTime ds_ref_pts;      /* the last reference in decode order */
-  guint ds_ref_fn;              /* its frame_num */
-  gboolean ds_ref_ok;           /* a short-term reference to name */
+  struct
+  {
+    GstClockTime pts;
+    guint frame_num;
+  } ds_refs[RT_H264_DISP_MAX_REFS];     /* short-term references the
+                                         * receiver holds, decode order */
+  guint ds_n_refs;
+  gboolean ds_only_last;        /* long-term references in use: only the
+                                 * last reference is known to be held */
   gboolean ds_prepend_ps;       /* the next IDR takes the source's SPS/PPS */
   gdouble ds_disp_share;        /* share of the pictures that are
                                  * disposable (moving average) */

@@ -280,13 +280,24 @@ gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * 
          * long-term (IDR flag, MMCO 6), no MMCO 5 (frame_num reset) */
         pic->short_term = nalu.ref_idc != 0 &&
             !(pic->idr && m->long_term_reference_flag);
+        pic->marks_unused = FALSE;
+        pic->marks_long_term = pic->idr && m->long_term_reference_flag;
         if (nalu.ref_idc != 0 && !pic->idr &&
-            m->adaptive_ref_pic_marking_mode_flag)
-          for (k = 0; k < m->n_ref_pic_marking; k++)
-            if (m->ref_pic_marking[k].memory_management_control_operation ==
-                5 || m->ref_pic_marking[k].memory_management_control_operation
-                == 6)
+            m->adaptive_ref_pic_marking_mode_flag) {
+          for (k = 0; k < m->n_ref_pic_marking; k++) {
+            guint op = m->ref_pic_marking[k].memory_management_control_operation;
+
+            if (op == 5 || op == 6)
               pic->short_term = FALSE;
+            if (op == 1)
+              pic->marks_unused = TRUE;
+            else if (op != 5)
+              pic->marks_long_term = TRUE;
+          }
+        }
+        pic->num_ref_frames =
+            sh.pps->sequence->gaps_in_frame_num_value_allowed_flag ? 1 :
+            MAX (sh.pps->sequence->num_ref_frames, 1);
       }
     }
     offset = nalu.offset + nalu.size;

@@ -21,6 +21,13 @@ typedef struct
   gboolean short_term;          /* a reference that stays short-term under
                                  * its frame_num (not long-term, no MMCO 5):
                                  * a spliced picture may name it */
+  gboolean marks_unused;        /* MMCO 1: an earlier short-term reference
+                                 * leaves the DPB */
+  gboolean marks_long_term;     /* long-term references made or dropped
+                                 * (MMCO 2, 3, 4, 6, an IDR's flag) */
+  guint num_ref_frames;         /* the active SPS's max_num_ref_frames (1
+                                 * when frame_num gaps are allowed: then
+                                 * the sliding window is not followed) */
 } GstTwoflowH264SourcePicture;
 
 typedef struct _GstTwoflowH264Splice GstTwoflowH264Splice;
