@@ -152,13 +152,14 @@ disp_budget (RtH264 * self, gsize size, gdouble * budget)
 }
 
 static gboolean
-disp_open_encoder (RtH264 * self, const AVFrame * f)
+disp_open_encoder (RtH264 * self, GstTwoflowH264Splice * splice,
+    const AVFrame * f)
 {
   const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
   AVCodecContext *c;
   AVDictionary *opts = NULL;
   gchar *params, *preset;
-  const gchar *sp = gst_twoflow_h264_splice_x264_params (self->ds_splice);
+  const gchar *sp = gst_twoflow_h264_splice_x264_params (splice);
 
   if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
           f->format != AV_PIX_FMT_YUVJ420P))
@@ -193,8 +194,8 @@ disp_open_encoder (RtH264 * self, const AVFrame * f)
   av_dict_free (&opts);
   self->denc = c;
   self->denc_n = 0;
-  GST_INFO_OBJECT (self->element, "keep=ip: encoder for the disposable "
-      "pictures open");
+  GST_INFO_OBJECT (self->element, "encoder for the disposable pictures "
+      "open");
   return TRUE;
 }
 
@@ -212,26 +213,26 @@ disp_code (RtH264 * self, const AVFrame * src, enum AVPictureType type)
   err = avcodec_send_frame (self->denc, f);
   av_frame_free (&f);
   if (err < 0 || (err = avcodec_receive_packet (self->denc, self->pkt)) < 0) {
-    GST_WARNING_OBJECT (self->element, "keep=ip: encoder gave no picture "
-        "(%s)", av_err2str (err));
+    GST_WARNING_OBJECT (self->element, "encoder for the disposable "
+        "pictures gave none (%s)", av_err2str (err));
     return FALSE;
   }
   return TRUE;
 }
 
-/* D coded against R and spliced (NULL when it cannot be); its quantizer
- * in @q */
-static GByteArray *
-disp_encode (RtH264 * self, RtDispPic * p, const AVFrame * fd,
-    const AVFrame * fr, gint * q)
+GByteArray *
+rt_h264_disp_code (RtH264 * self, GstTwoflowH264Splice * splice,
+    const AVFrame * fd, const AVFrame * fr, gsize src_size,
+    gdouble budget_bits, guint frame_num, guint poc_lsb, guint ref_fn,
+    GstClockTime pts, gint * q)
 {
-  gdouble src_bits = gst_buffer_get_size (p->buf) * 8.0, want, crf, bits;
+  gdouble src_bits = src_size * 8.0, want, crf, bits;
   GByteArray *out;
   gboolean ok;
   guint8 *sd;
   gsize n;
 
-  if (!self->denc && !disp_open_encoder (self, fd))
+  if (!self->denc && !disp_open_encoder (self, splice, fd))
     return NULL;
   if (fd->width != self->denc->width || fd->height != self->denc->height ||
       fr->width != fd->width || fr->height != fd->height ||
@@ -239,7 +240,7 @@ disp_encode (RtH264 * self, RtDispPic * p, const AVFrame * fd,
     return NULL;
   if (!disp_code (self, fr, AV_PICTURE_TYPE_I))
     return NULL;
-  ok = gst_twoflow_h264_splice_take_params (self->ds_splice, self->pkt->data,
+  ok = gst_twoflow_h264_splice_take_params (splice, self->pkt->data,
       self->pkt->size);
   av_packet_unref (self->pkt);
   if (!ok)
@@ -247,17 +248,17 @@ disp_encode (RtH264 * self, RtDispPic * p, const AVFrame * fd,
 
   /* bits ~ source bits · 2^(model − crf/6), the model learnt from the
    * pictures before; what they took over their budget repaid here */
-  want = CLAMP (p->d.budget_bits - 0.5 * self->ds_debt,
-      0.5 * p->d.budget_bits, 2.0 * p->d.budget_bits);
+  want = CLAMP (budget_bits - 0.5 * self->ds_debt, 0.5 * budget_bits,
+      2.0 * budget_bits);
   crf = 6.0 * (self->ds_model - log2 (MAX (want, 8.0) / src_bits));
   crf = CLAMP (crf, RT_H264_DISP_CRF_MIN, RT_H264_DISP_CRF_MAX);
   av_opt_set_double (self->denc->priv_data, "crf", crf, 0);
   if (!disp_code (self, fd, AV_PICTURE_TYPE_P))
     return NULL;
   out = g_byte_array_new ();
-  if (!gst_twoflow_h264_splice_rewrite_nonref (self->ds_splice,
-          self->pkt->data, self->pkt->size, p->sp.frame_num, p->sp.poc_lsb,
-          p->r_fn, self->nal_length_size, out)) {
+  if (!gst_twoflow_h264_splice_rewrite_nonref (splice, self->pkt->data,
+          self->pkt->size, frame_num, poc_lsb, ref_fn, self->nal_length_size,
+          out)) {
     av_packet_unref (self->pkt);
     g_byte_array_unref (out);
     return NULL;
@@ -268,11 +269,10 @@ disp_encode (RtH264 * self, RtDispPic * p, const AVFrame * fd,
   av_packet_unref (self->pkt);
   self->ds_model = 0.5 * self->ds_model +
       0.5 * (log2 (bits / src_bits) + crf / 6.0);
-  self->ds_debt += out->len * 8.0 - p->d.budget_bits;
-  GST_LOG_OBJECT (self->element, "keep=ip: disposable picture %"
-      GST_TIME_FORMAT " re-encoded at crf %.1f: %u of %.0f bytes (budget %.0f)",
-      GST_TIME_ARGS (p->pts), crf, out->len, src_bits / 8,
-      p->d.budget_bits / 8);
+  self->ds_debt += out->len * 8.0 - budget_bits;
+  GST_LOG_OBJECT (self->element, "disposable picture %" GST_TIME_FORMAT
+      " re-encoded at crf %.1f: %u of %.0f bytes (budget %.0f)",
+      GST_TIME_ARGS (pts), crf, out->len, src_bits / 8, budget_bits / 8);
   return out;
 }
 
@@ -304,7 +304,9 @@ disp_output_encoded (RtH264 * self, RtDispPic * p, const AVFrame * fd,
   gint q = 0;
 
   if (fd && fr)
-    out = disp_encode (self, p, fd, fr, &q);
+    out = rt_h264_disp_code (self, self->ds_splice, fd, fr,
+        gst_buffer_get_size (p->buf), p->d.budget_bits, p->sp.frame_num,
+        p->sp.poc_lsb, p->r_fn, p->pts, &q);
   else
     GST_DEBUG_OBJECT (self->element, "keep=ip: picture %" GST_TIME_FORMAT
         " or its reference not decoded, passed", GST_TIME_ARGS (p->pts));

@@ -82,6 +82,9 @@ typedef struct
   AVCodecContext *kenc;
   guint64 kenc_n;
   guint64 kenc_bitrate;
+  AVCodecContext *kdec;         /* decodes kenc's pictures: the receiver's */
+  AVFrame *kr_recv;             /* the receiver's picture of the last
+                                 * reference out (NULL: not known) */
 
   /* keep=ip: disposable pictures re-encoded
    * (gstratetranscoder-h264-disp.c) */
@@ -156,6 +159,14 @@ gboolean rt_h264_disp_handle_frame (RtH264 * self, GstBuffer * buf,
     GstMapInfo * map, const GstTwoflowPictureInfo * info, gsize size,
     GstClockTime dur, guint64 now, GstFlowReturn * ret);
 GstFlowReturn rt_h264_disp_drain (RtH264 * self);
+/* A disposable picture @fd coded against @fr, the picture the receiver
+ * holds for the reference @ref_fn, spliced with @splice as a picture
+ * nothing references (@frame_num, @poc_lsb) to about @budget_bits; NULL
+ * when it cannot be. Its quantizer in @q. */
+GByteArray *rt_h264_disp_code (RtH264 * self, GstTwoflowH264Splice * splice,
+    const AVFrame * fd, const AVFrame * fr, gsize src_size,
+    gdouble budget_bits, guint frame_num, guint poc_lsb, guint ref_fn,
+    GstClockTime pts, gint * q);
 void rt_h264_disp_reset (RtH264 * self);
 
 G_END_DECLS
