@@ -703,8 +703,10 @@ GST_START_TEST (test_h264_keep_i_low)
   g_print ("H.264 keep=i at 40%%: %u reference and %u disposable pictures "
       "re-encoded, %.0f bit/s (target %.0f), Y-PSNR %.2f dB (min %.2f)\n",
       refs, disposable, out_rate, target, db, min_db);
-  fail_unless (out_rate < source_bitrate * 0.6);
-  fail_unless (db > 25.0 && min_db > 16.0, "PSNR %.2f (min %.2f) dB", db,
+  /* measured: +0.4%, 26.2 dB (min 19.9) */
+  fail_unless (fabs (out_rate / target - 1) < 0.15, "%.0f bit/s for %.0f",
+      out_rate, target);
+  fail_unless (db > 24.0 && min_db > 17.0, "PSNR %.2f (min %.2f) dB", db,
       min_db);
   g_ptr_array_unref (dsrc);
   g_ptr_array_unref (dout);
@@ -882,7 +884,9 @@ check_keep_ip_reencode (const gchar * format)
       min_db, ref_db, ref_min);
   fail_unless (ref_min >= 99.0, "a reference picture decodes differently");
   fail_unless (out_rate < source_bitrate * 0.97);
-  fail_unless (db > 25.0 && min_db > 20.0, "PSNR %.2f (min %.2f) dB", db,
+  /* measured: 36.8 dB (min 27.2); 35.5 (min 22.5) coding each against
+   * the last reference decoded instead of the nearest */
+  fail_unless (db > 34.0 && min_db > 24.0, "PSNR %.2f (min %.2f) dB", db,
       min_db);
   g_ptr_array_unref (rs);
   g_ptr_array_unref (ro);
