@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * ratetranscoder, H.264 keep=i: an encoder's pictures spliced into the
+ * ratetranscoder, H.264 keep=i|ip: an encoder's pictures spliced into the
  * source's coded video sequence.
  *
  * The source's essential pictures leave byte-identical, so the re-encoded
  * ones must decode under the source's SPS: each encoder slice is written
  * again with the source's frame_num and POC fields (their widths are the
- * source SPS's), as a non-IDR reference picture, under a PPS of its own
+ * source SPS's), as a non-IDR reference picture (or one nothing
+ * references, nal_ref_idc 0, its one reference named by a list
+ * modification: keep=i|ip's disposable pictures), under a PPS of its own
  * (the encoder's PPS with a free id pointing at the source's SPS; a PPS may
  * change per picture, the SPS only at an IDR). The rest of the slice (the
  * macroblock layer) depends only on what both SPS share (size, 4:2:0 8-bit,
