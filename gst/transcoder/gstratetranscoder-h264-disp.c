@@ -313,7 +313,8 @@ disp_output_encoded (RtH264 * self, RtDispPic * p, const AVFrame * fd,
   if (fd && fr && !out) {
     GST_ELEMENT_WARNING (self->element, LIBRARY, ENCODE, (NULL),
         ("keep=ip cannot re-encode the disposable pictures (no libx264, "
-            "or its picture cannot be spliced): dropping them instead"));
+            "not 8-bit 4:2:0, or its picture cannot be spliced): dropping "
+            "them instead"));
     self->ds_no_encode = TRUE;
   }
   if (out && out->len >= gst_buffer_get_size (p->buf)) {
