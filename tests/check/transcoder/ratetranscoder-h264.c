@@ -157,19 +157,21 @@ psnr (GPtrArray * a, GPtrArray * b, gdouble * min_db)
     GstBuffer *fa = find_by_pts (a, GST_BUFFER_PTS (fb));
     GstMapInfo ma, mb;
     gdouble se = 0, db;
-    gsize k;
+    gsize k, luma;
 
     fail_unless (fa != NULL);
     gst_buffer_map (fa, &ma, GST_MAP_READ);
     gst_buffer_map (fb, &mb, GST_MAP_READ);
-    for (k = 0; k < WIDTH * HEIGHT; k++) {
+    /* I420: the luma plane is two thirds of the frame */
+    luma = ma.size * 2 / 3;
+    for (k = 0; k < luma; k++) {
       gint d = ma.data[k] - mb.data[k];
 
       se += d * d;
     }
     gst_buffer_unmap (fa, &ma);
     gst_buffer_unmap (fb, &mb);
-    db = se > 0 ? 10 * log10 (255.0 * 255.0 * WIDTH * HEIGHT / se) : 99;
+    db = se > 0 ? 10 * log10 (255.0 * 255.0 * luma / se) : 99;
     *min_db = MIN (*min_db, db);
     sum += db;
     n++;
@@ -884,9 +886,10 @@ check_keep_ip_reencode (const gchar * format)
       min_db, ref_db, ref_min);
   fail_unless (ref_min >= 99.0, "a reference picture decodes differently");
   fail_unless (out_rate < source_bitrate * 0.97);
-  /* measured: 36.8 dB (min 27.2); 35.5 (min 22.5) coding each against
-   * the last reference decoded instead of the nearest */
-  fail_unless (db > 34.0 && min_db > 24.0, "PSNR %.2f (min %.2f) dB", db,
+  /* measured: 35.3 dB (min 29.6); at 1280x720 36.8 (min 27.2), and 35.5
+   * (min 22.5) coding each against the last reference decoded instead of
+   * the nearest */
+  fail_unless (db > 33.0 && min_db > 25.0, "PSNR %.2f (min %.2f) dB", db,
       min_db);
   g_ptr_array_unref (rs);
   g_ptr_array_unref (ro);
@@ -965,7 +968,7 @@ unload_source (void)
 
 static void
 make_source (const gchar * path, guint bframes, gboolean pyramid,
-    const gchar * motion)
+    const gchar * motion, guint width, guint height)
 {
   pid_t pid;
   int status = 0;
@@ -978,11 +981,12 @@ make_source (const gchar * path, guint bframes, gboolean pyramid,
     /* (x264 turns the B frames of a scrolling SMPTE pattern into P) */
     gchar *desc = g_strdup_printf ("videotestsrc pattern=zone-plate "
         "kx2=20 ky2=20 %s num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
-        "framerate=25/1 ! x264enc threads=1 bitrate=4000 bframes=%u b-adapt=false "
+        "framerate=25/1 ! x264enc threads=1 bitrate=%u bframes=%u b-adapt=false "
         "key-int-max=25 speed-preset=veryfast option-string=b-pyramid=%s ! "
         "video/x-h264,profile=high ! "
         "h264parse ! matroskamux ! "
-        "filesink location=\"%s\"", motion, N_FRAMES, WIDTH, HEIGHT, bframes,
+        "filesink location=\"%s\"", motion, N_FRAMES, width, height,
+        4000 * width * height / (WIDTH * HEIGHT), bframes,
         pyramid ? "normal" : "none", path);
     GstElement *pipe = gst_parse_launch (desc, NULL);
     GstMessage *msg;
@@ -1010,10 +1014,12 @@ ratetranscoder_h264_suite (void)
       "ratetranscoder-test-h264-nob.mkv", NULL);
   source_ibbp_path = g_build_filename (dir ? dir : ".",
       "ratetranscoder-test-h264-ibbp.mkv", NULL);
-  make_source (source_path, 3, TRUE, "kt2=1");
-  make_source (source_nob_path, 0, FALSE, "kt2=1");
-  /* IBBP, every B disposable: a floor (I and P) well below the input */
-  make_source (source_ibbp_path, 2, FALSE, "kt2=1 kx=10");
+  make_source (source_path, 3, TRUE, "kt2=1", WIDTH, HEIGHT);
+  make_source (source_nob_path, 0, FALSE, "kt2=1", WIDTH, HEIGHT);
+  /* IBBP, every B disposable: a floor (I and P) well below the input;
+   * 640x360 (the transcoding runs twice per disposable picture) */
+  make_source (source_ibbp_path, 2, FALSE, "kt2=1 kx=10", WIDTH / 2,
+      HEIGHT / 2);
 
   tcase_add_checked_fixture (tc, load_source, unload_source);
   suite_add_tcase (s, tc);
