@@ -6,8 +6,12 @@
  * frames) at the target less the I pictures' rate, in presentation order
  * out of the decoder, and spliced into the source's sequence (its
  * frame_num and POC, a PPS of their own); each run after an I starts with
- * an intra picture. Pictures nothing references and open-GOP leading
- * pictures are dropped, the GOP's tail only below the codec's floor.
+ * an intra picture. Pictures nothing references are re-encoded against
+ * the receiver's picture of the reference before them (a second decoder
+ * on the encoder's pictures gives it) and spliced as non-reference
+ * pictures, as keep=ip does (gstratetranscoder-h264-disp.c). Open-GOP
+ * leading pictures are dropped; the pictures nothing references when
+ * even the codec's floor misses the target, the GOP's tail below it.
  * Part of the H.264 codec (gstratetranscoder-h264.h).
  */
 #ifdef HAVE_CONFIG_H
@@ -22,10 +26,6 @@
 #define GST_CAT_DEFAULT rate_transcoder_debug
 
 
-/* Below this many bits per pixel and frame the encoder's budget for the
- * non-essential pictures is under what x264 needs for skipped pictures at
- * that size: the GOP's tail is dropped instead. */
-#define RT_H264_KEEP_MIN_BPP 0.005
 /* keep=i's VBV buffer, in seconds of its rate: its pictures share the link
  * with the essential flow right after a capacity drop, when a burst of
  * the encoder's (its first pictures, each run's intra picture) arrives
@@ -67,9 +67,49 @@ keep_next_dts (RtH264 * self, GstClockTime fallback)
 }
 
 static void
+keep_clear_receiver (RtH264 * self)
+{
+  av_frame_free (&self->kr_recv);
+}
+
+/* The receiver decodes the encoder's picture as the encoder's own decoder
+ * does (the splice changes header fields only) */
+static void
+keep_track_receiver (RtH264 * self, AVPacket * pkt)
+{
+  AVFrame *f;
+
+  keep_clear_receiver (self);
+  if (!self->kdec) {
+    const AVCodec *codec = avcodec_find_decoder (AV_CODEC_ID_H264);
+
+    if (!codec || !(self->kdec = avcodec_alloc_context3 (codec)))
+      return;
+    self->kdec->thread_count = 1;
+    /* one picture in, one out (no B frames) */
+    self->kdec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    if (avcodec_open2 (self->kdec, codec, NULL) < 0) {
+      avcodec_free_context (&self->kdec);
+      return;
+    }
+  }
+  if (avcodec_send_packet (self->kdec, pkt) < 0)
+    return;
+  f = av_frame_alloc ();
+  if (f && avcodec_receive_frame (self->kdec, f) == 0)
+    self->kr_recv = f;
+  else
+    av_frame_free (&f);
+}
+
+static void
 keep_push_dropped (RtH264 * self, RtKeepPic * k, GstClockTime dts)
 {
   GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_DROP };
+
+  /* the receiver's references no longer known */
+  if (k->info.reference)
+    keep_clear_receiver (self);
 
   d.generation = rt_h264_generation (self);
   rt_h264_account (self, k->info.type, &d, gst_buffer_get_size (k->buf), 0,
@@ -150,13 +190,45 @@ keep_open_encoder (RtH264 * self, const AVFrame * f,
   return TRUE;
 }
 
+/* The pictures nothing references are re-encoded too: re-encoding every
+ * non-essential picture at the codec's floor meets the target. Their
+ * share of the non-essential pictures' budget in @fraction. */
+static gboolean
+keep_disposable_on (RtH264 * self, const GstTwoflowRateControlStats * s,
+    gint width, gint height, gdouble * fraction, gdouble * ratio)
+{
+  gdouble share = s->gop_length > 1 ?
+      (s->gop_length - 1.0) / s->gop_length : 1.0;
+  gdouble in = s->input_bitrate - s->floor_bitrate;
+  gdouble avail = s->target_bitrate - s->floor_bitrate;
+  gint fps_n, fps_d;
+
+  /* before a whole GOP was seen the floor is one I frame over a short
+   * window: half of each instead */
+  if (s->gop_length == 0) {
+    in = s->input_bitrate / 2;
+    avail = s->target_bitrate / 2;
+  }
+  if (self->ds_no_encode || s->disposable_bitrate <= 0 || in <= 0)
+    return FALSE;
+  gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
+  if (avail < RT_H264_MIN_BPP * width * height * fps_n / MAX (fps_d, 1) *
+      share)
+    return FALSE;
+  if (fraction)
+    *fraction = CLAMP (s->disposable_bitrate / in, 0.0, 0.9);
+  if (ratio)
+    *ratio = CLAMP (avail / in, 0.0, 1.0);
+  return TRUE;
+}
+
 /* The budget of the non-essential pictures, in the encoder's own time
  * (it sees only them, at the source's frame rate); 0 below the floor. */
 static guint64
 keep_encoder_rate (RtH264 * self, const AVFrame * f)
 {
   GstTwoflowRateControlStats s;
-  gdouble share, rate, floor;
+  gdouble share, rate, floor, fd;
   gint fps_n, fps_d;
 
   gst_twoflow_rate_control_get_stats (gst_rate_transcoder_lock
@@ -164,12 +236,17 @@ keep_encoder_rate (RtH264 * self, const AVFrame * f)
   gst_rate_transcoder_unlock (self->element);
   share = s.gop_length > 1 ? (s.gop_length - 1.0) / s.gop_length : 1.0;
   rate = (s.target_bitrate - s.floor_bitrate) / share;
+  if (keep_disposable_on (self, &s, f->width, f->height, &fd, NULL))
+    /* the disposable pictures take their share, and the encoder sees
+     * only the reference pictures */
+    rate = (s.target_bitrate - s.floor_bitrate) * (1.0 - fd) /
+        MAX (share - self->ds_disp_share, 0.1);
   /* before a whole GOP was seen the floor is one I frame over a short
    * window: a guess instead of the floor */
   if (s.gop_length == 0)
     rate = MAX (rate, s.target_bitrate / 2);
   gst_rate_transcoder_get_framerate (self->element, &fps_n, &fps_d);
-  floor = RT_H264_KEEP_MIN_BPP * f->width * f->height * fps_n /
+  floor = RT_H264_MIN_BPP * f->width * f->height * fps_n /
       MAX (fps_d, 1);
   return rate >= floor ? (guint64) rate : 0;
 }
@@ -240,6 +317,7 @@ keep_encode (RtH264 * self, RtKeepPic * k, AVFrame * frame,
   sd = av_packet_get_side_data (self->pkt, AV_PKT_DATA_QUALITY_STATS, &n);
   if (sd && n >= 4)
     d.q = GST_READ_UINT32_LE (sd) / FF_QP2LAMBDA;
+  keep_track_receiver (self, self->pkt);
   av_packet_unref (self->pkt);
   self->kr_intra = FALSE;
   self->kr_last_fn = fn;
@@ -262,6 +340,65 @@ keep_encode (RtH264 * self, RtKeepPic * k, AVFrame * frame,
   return rt_h264_push_out (self, buf);
 }
 
+/* A picture nothing references, re-encoded against the receiver's picture
+ * of the last reference out (the one before it: the output is in
+ * presentation order), spliced as a non-reference picture; dropped when
+ * that is not known or the target is below the codec's floor for all. */
+static GstFlowReturn
+keep_encode_disposable (RtH264 * self, RtKeepPic * k, AVFrame * frame,
+    GstClockTime dts)
+{
+  GstTwoflowRateControlDecision d = { GST_TWOFLOW_RATE_CONTROL_ENCODE };
+  GstTwoflowRateControlStats s;
+  gsize size = gst_buffer_get_size (k->buf), n;
+  guint mask, fn;
+  gdouble ratio;
+  GByteArray *out = NULL;
+  GstBuffer *buf;
+  gint q = 0;
+
+  gst_twoflow_rate_control_get_stats (gst_rate_transcoder_lock
+      (self->element), &s);
+  gst_rate_transcoder_unlock (self->element);
+  if (self->kr_tail || !self->kr_recv || !self->ds_splice ||
+      !keep_disposable_on (self, &s, frame->width, frame->height, NULL,
+          &ratio)) {
+    GST_LOG_OBJECT (self->element, "keep=i: disposable picture %"
+        GST_TIME_FORMAT " dropped (tail %d, receiver's reference %s)",
+        GST_TIME_ARGS (k->pts), self->kr_tail, self->kr_recv ? "known" :
+        "not known");
+    keep_push_dropped (self, k, dts);
+    return GST_FLOW_OK;
+  }
+  /* its share of what the non-essential pictures may take */
+  d.budget_bits = size * 8.0 * ratio;
+  mask = (1u << gst_twoflow_h264_splice_log2_max_frame_num (self->splice)) -
+      1;
+  fn = (self->kr_last_fn + 1) & mask;
+  out = rt_h264_disp_code (self, self->ds_splice, frame, self->kr_recv, size,
+      d.budget_bits, fn, k->sp.poc_lsb, self->kr_last_fn, k->pts, &q);
+  if (!out) {
+    GST_ELEMENT_WARNING (self->element, LIBRARY, ENCODE, (NULL),
+        ("keep=i cannot re-encode the pictures nothing references (no "
+            "libx264, or its picture cannot be spliced): dropping them "
+            "instead"));
+    self->ds_no_encode = TRUE;
+    keep_push_dropped (self, k, dts);
+    return GST_FLOW_OK;
+  }
+  n = out->len;
+  buf = gst_buffer_new_wrapped (g_byte_array_free (out, FALSE), n);
+  GST_BUFFER_PTS (buf) = k->pts;
+  GST_BUFFER_DTS (buf) = dts;
+  GST_BUFFER_DURATION (buf) = k->dur;
+  GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  gst_buffer_add_twoflow_picture_meta (buf, k->info.type, FALSE);
+  d.generation = rt_h264_generation (self);
+  d.q = q;
+  rt_h264_account (self, k->info.type, &d, 0, n, k->dur);
+  return rt_h264_push_out (self, buf);
+}
+
 /* One pending picture out, in presentation order. */
 static GstFlowReturn
 keep_output (RtH264 * self, RtKeepPic * k, AVFrame * frame)
@@ -275,6 +412,10 @@ keep_output (RtH264 * self, RtKeepPic * k, AVFrame * frame)
   }
   if (k->info.type == GST_TWOFLOW_PICTURE_I) {
     ret = keep_push_source (self, k, keep_next_dts (self, GST_CLOCK_TIME_NONE));
+    /* the receiver's picture of it: the source's, decoded */
+    keep_clear_receiver (self);
+    if (frame)
+      self->kr_recv = av_frame_clone (frame);
     self->kr_intra = TRUE;
     self->kr_tail = FALSE;
     while (!g_queue_is_empty (&self->kr_after_i)) {
@@ -283,10 +424,12 @@ keep_output (RtH264 * self, RtKeepPic * k, AVFrame * frame)
       keep_push_dropped (self, l, keep_next_dts (self, l->pts));
       keep_pic_free (l);
     }
-  } else if (!frame || !k->info.reference) {
-    /* undecoded, or nothing may predict from it (the encoder's next
-     * picture would) */
+  } else if (!frame) {
     keep_push_dropped (self, k, keep_next_dts (self, k->pts));
+  } else if (!k->info.reference) {
+    /* not given to the encoder (its next picture would predict from it) */
+    ret = keep_encode_disposable (self, k, frame, keep_next_dts (self,
+            k->pts));
   } else {
     ret = keep_encode (self, k, frame, keep_next_dts (self, k->pts));
   }
@@ -363,6 +506,7 @@ rt_h264_keep_drain (RtH264 * self)
   g_queue_clear_full (&self->kr_dts, g_free);
   self->kr_tail = FALSE;
   self->kr_intra = TRUE;
+  keep_clear_receiver (self);
   return ret;
 }
 
@@ -373,6 +517,8 @@ rt_h264_keep_reset (RtH264 * self)
   g_queue_clear_full (&self->kr_after_i, (GDestroyNotify) keep_pic_free);
   g_queue_clear_full (&self->kr_dts, g_free);
   avcodec_free_context (&self->kenc);
+  avcodec_free_context (&self->kdec);
+  keep_clear_receiver (self);
   g_clear_pointer (&self->splice, gst_twoflow_h264_splice_free);
   self->kr_unsupported = FALSE;
   self->kr_active = FALSE;
@@ -408,6 +554,8 @@ h264_chain_keep (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
       (self->element, now), info->type, layer, size, dur, now);
   gst_rate_transcoder_unlock (self->element);
   rt_h264_current_target (self, &reduce);
+  self->ds_disp_share = 0.95 * self->ds_disp_share +
+      (layer == GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE ? 0.05 : 0);
 
   if (!self->dec && !rt_h264_open_decoder (self)) {
     gst_buffer_unmap (buf, map);
@@ -509,6 +657,18 @@ rt_h264_keep_handle_frame (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
             g_bytes_get_size (self->param_sets), self->nal_length_size,
             &spic, NULL);
     }
+    /* the splice of the pictures nothing references: their encoder's PPS
+     * is not the reference pictures' */
+    if (!self->ds_splice) {
+      self->ds_splice = gst_twoflow_h264_splice_new ();
+      if (self->param_sets)
+        gst_twoflow_h264_splice_parse_source (self->ds_splice,
+            g_bytes_get_data (self->param_sets, NULL),
+            g_bytes_get_size (self->param_sets), self->nal_length_size,
+            &spic, NULL);
+    }
+    gst_twoflow_h264_splice_parse_source (self->ds_splice, map->data,
+        map->size, self->nal_length_size, &spic, NULL);
     /* the pictures re-encoded before an IDR leave first, spliced under
      * the SPS they belong to (the IDR may bring another) */
     if (info->idr && self->kr_active) {

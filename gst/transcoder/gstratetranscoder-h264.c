@@ -21,7 +21,9 @@
  *   nothing references (nal_ref_idc = 0), and under keep=i, when that is
  *   not enough, the tail of the GOP (from a reference picture to the next
  *   I frame). The decisions are the rate control core's
- *   (gst_twoflow_rate_control_handle_drop_candidate()).
+ *   (gst_twoflow_rate_control_handle_drop_candidate()). keep=ip
+ *   re-encodes the disposable pictures before dropping them
+ *   (gstratetranscoder-h264-disp.c).
  *
  * keep=i's re-encoding of the non-essential pictures is in
  * gstratetranscoder-h264-keep.c. A codec behind the ops table of
@@ -569,10 +571,14 @@ h264_drain_decoder (RtH264 * self)
 GstFlowReturn
 rt_h264_drain (RtH264 * self)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
+  GstFlowReturn ret = rt_h264_disp_drain (self);
 
-  if (self->kr_active || !g_queue_is_empty (&self->kr_pending))
-    ret = rt_h264_keep_drain (self);
+  if (self->kr_active || !g_queue_is_empty (&self->kr_pending)) {
+    if (ret == GST_FLOW_OK)
+      ret = rt_h264_keep_drain (self);
+    else
+      rt_h264_keep_drain (self);
+  }
   self->kr_active = FALSE;
   avcodec_free_context (&self->kenc);
   if (ret == GST_FLOW_OK)
@@ -593,6 +599,7 @@ void
 rt_h264_reset (RtH264 * self)
 {
   rt_h264_keep_reset (self);
+  rt_h264_disp_reset (self);
   avcodec_free_context (&self->enc);
   avcodec_free_context (&self->dec);
   av_packet_free (&self->pkt);
@@ -888,6 +895,9 @@ rt_h264_handle_frame (RtH264 * self, GstBuffer * buf, GstClockTime dur,
   if (rt_h264_keep_handle_frame (self, buf, &map, &info, map.size, dur, now,
           &ret))
     return ret;
+  if (rt_h264_disp_handle_frame (self, buf, &map, &info, map.size, dur, now,
+          &ret))
+    return ret;
   if (h264_chain_keep_drop (self, buf, &map, &info, map.size, dur, now, &ret))
     return ret;
   return h264_chain_reencode (self, buf, &map, &info, map.size, dur, now);
@@ -907,6 +917,8 @@ rt_h264_new (GstRateTranscoder * element, gboolean hevc)
   g_queue_init (&self->kr_pending);
   g_queue_init (&self->kr_dts);
   g_queue_init (&self->kr_after_i);
+  g_queue_init (&self->ds_pending);
+  g_queue_init (&self->ds_frames);
   rt_h264_reset (self);
   return self;
 }

@@ -3,7 +3,8 @@
  * ratetranscoder, H.264: the codec's state, shared by its two files
  * (gstratetranscoder-h264.c: keep=none re-encoding and keep=i|ip
  * dropping; gstratetranscoder-h264-keep.c: keep=i's re-encoding of the
- * non-essential pictures). Private to the H.264 codec, and to H.265
+ * non-essential pictures; gstratetranscoder-h264-disp.c: keep=ip's of the
+ * disposable ones). Private to the H.264 codec, and to H.265
  * (gstratetranscoder-h265.c), which shares its byte-stream machinery:
  * the same passing, switching and dropping, another decoder and
  * encoder (libx265), no keep=i splice.
@@ -20,6 +21,14 @@ G_BEGIN_DECLS
 
 /* encoder picture number -> timestamps ring size; > any codec delay */
 #define RT_MAP_SIZE 64
+
+/* keep=i|ip: below this many bits per pixel and frame a re-encoding's
+ * budget is under what x264 needs for skipped pictures at that size (the
+ * codec's floor): pictures are dropped instead */
+#define RT_H264_MIN_BPP 0.005
+
+/* keep=ip: references a disposable picture may be coded against */
+#define RT_H264_DISP_MAX_REFS 16
 
 /* under the element's stream lock */
 typedef struct
@@ -73,6 +82,34 @@ typedef struct
   AVCodecContext *kenc;
   guint64 kenc_n;
   guint64 kenc_bitrate;
+  AVCodecContext *kdec;         /* decodes kenc's pictures: the receiver's */
+  AVFrame *kr_recv;             /* the receiver's picture of the last
+                                 * reference out (NULL: not known) */
+
+  /* keep=ip: disposable pictures re-encoded
+   * (gstratetranscoder-h264-disp.c) */
+  gboolean ds_active;           /* decoding every picture since an IDR */
+  gboolean ds_unsupported;      /* cannot splice: dropping as before */
+  gboolean ds_no_encode;        /* re-encoding failed: dropping as before */
+  GQueue ds_pending;            /* RtDispPic, decode order */
+  GQueue ds_frames;             /* decoded pictures still needed */
+  struct
+  {
+    GstClockTime pts;
+    guint frame_num;
+  } ds_refs[RT_H264_DISP_MAX_REFS];     /* short-term references the
+                                         * receiver holds, decode order */
+  guint ds_n_refs;
+  gboolean ds_only_last;        /* long-term references in use: only the
+                                 * last reference is known to be held */
+  gboolean ds_prepend_ps;       /* the next IDR takes the source's SPS/PPS */
+  gdouble ds_disp_share;        /* share of the pictures that are
+                                 * disposable (moving average) */
+  gdouble ds_model;             /* log2 (bits / source bits) + crf / 6 */
+  gdouble ds_debt;              /* re-encoded bits - their budget */
+  GstTwoflowH264Splice *ds_splice;
+  AVCodecContext *denc;
+  guint64 denc_n;
 } RtH264;
 
 /* gstratetranscoder-h264.c */
@@ -113,6 +150,24 @@ gboolean rt_h264_keep_handle_frame (RtH264 * self, GstBuffer * buf,
     GstClockTime dur, guint64 now, GstFlowReturn * ret);
 GstFlowReturn rt_h264_keep_drain (RtH264 * self);
 void rt_h264_keep_reset (RtH264 * self);
+
+/* gstratetranscoder-h264-disp.c */
+/* keep=ip: takes the frame when it decodes every picture to re-encode the
+ * disposable ones (returns TRUE, the buffer then consumed and unmapped,
+ * @ret set) */
+gboolean rt_h264_disp_handle_frame (RtH264 * self, GstBuffer * buf,
+    GstMapInfo * map, const GstTwoflowPictureInfo * info, gsize size,
+    GstClockTime dur, guint64 now, GstFlowReturn * ret);
+GstFlowReturn rt_h264_disp_drain (RtH264 * self);
+/* A disposable picture @fd coded against @fr, the picture the receiver
+ * holds for the reference @ref_fn, spliced with @splice as a picture
+ * nothing references (@frame_num, @poc_lsb) to about @budget_bits; NULL
+ * when it cannot be. Its quantizer in @q. */
+GByteArray *rt_h264_disp_code (RtH264 * self, GstTwoflowH264Splice * splice,
+    const AVFrame * fd, const AVFrame * fr, gsize src_size,
+    gdouble budget_bits, guint frame_num, guint poc_lsb, guint ref_fn,
+    GstClockTime pts, gint * q);
+void rt_h264_disp_reset (RtH264 * self);
 
 G_END_DECLS
 

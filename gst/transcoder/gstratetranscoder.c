@@ -86,12 +86,16 @@
  * spliced into the source's sequence (its frame_num and POC, a PPS of
  * their own), each run after an I starting with an intra picture; such a
  * buffer carries a #GstTwoflowPictureMeta with the source picture's type.
- * Pictures nothing references (nal_ref_idc = 0) and open-GOP leading
- * pictures are dropped; the GOP's tail only below the codec's floor
- * (0.005 bit per pixel). With keep=ip there are no codecs: pictures
- * nothing references are dropped; essential pictures leave
- * byte-identical, and floor-bitrate is what is never dropped (the
- * input's rate when nothing is disposable). See docs/transcoder.md.
+ * Pictures nothing references (nal_ref_idc = 0) are re-encoded too, each
+ * as a P picture against the receiver's picture of the reference before
+ * it, spliced as a non-reference picture. Open-GOP leading pictures are
+ * dropped; the pictures nothing references only when re-encoding at the
+ * codec's floor (0.005 bit per pixel) misses the target, the GOP's tail
+ * below it. With keep=ip every reference picture leaves byte-identical
+ * and the pictures nothing references are re-encoded the same way
+ * (against the source's reference nearest in time), dropped only below
+ * the codec's floor; floor-bitrate is the references' rate (the input's
+ * when nothing is disposable). See docs/transcoder.md.
  *
  * H.265 (`video/x-h265`, byte-stream, hvc1 or hev1, alignment=au; the
  * output keeps the input's format): H.264's machinery with libavcodec's

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* twoflow
- * ratetranscoder, H.264 keep=i: an encoder's pictures spliced into the
+ * ratetranscoder, H.264 keep=i|ip: an encoder's pictures spliced into the
  * source's coded video sequence.
  *
  * The source's essential pictures leave byte-identical, so the re-encoded
  * ones must decode under the source's SPS: each encoder slice is written
  * again with the source's frame_num and POC fields (their widths are the
- * source SPS's), as a non-IDR reference picture, under a PPS of its own
+ * source SPS's), as a non-IDR reference picture (or one nothing
+ * references, nal_ref_idc 0, its one reference named by a list
+ * modification: keep=i|ip's disposable pictures), under a PPS of its own
  * (the encoder's PPS with a free id pointing at the source's SPS; a PPS may
  * change per picture, the SPS only at an IDR). The rest of the slice (the
  * macroblock layer) depends only on what both SPS share (size, 4:2:0 8-bit,
@@ -264,7 +266,10 @@ gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * 
       GstH264SliceHdr sh;
 
       if (gst_h264_parser_parse_slice_hdr (sp->src, &nalu, &sh, FALSE,
-              FALSE) == GST_H264_PARSER_OK) {
+              TRUE) == GST_H264_PARSER_OK) {
+        const GstH264DecRefPicMarking *m = &sh.dec_ref_pic_marking;
+        guint k;
+
         found = TRUE;
         if (!sp->have_sps || sp->sps_id != (guint) sh.pps->sequence->id ||
             nalu.type == GST_H264_NAL_SLICE_IDR)
@@ -273,6 +278,28 @@ gst_twoflow_h264_splice_parse_source (GstTwoflowH264Splice * sp, const guint8 * 
         pic->nal_ref_idc = nalu.ref_idc;
         pic->frame_num = sh.frame_num;
         pic->poc_lsb = sh.pic_order_cnt_lsb;
+        /* a reference that stays short-term under its own frame_num: not
+         * long-term (IDR flag, MMCO 6), no MMCO 5 (frame_num reset) */
+        pic->short_term = nalu.ref_idc != 0 &&
+            !(pic->idr && m->long_term_reference_flag);
+        pic->marks_unused = FALSE;
+        pic->marks_long_term = pic->idr && m->long_term_reference_flag;
+        if (nalu.ref_idc != 0 && !pic->idr &&
+            m->adaptive_ref_pic_marking_mode_flag) {
+          for (k = 0; k < m->n_ref_pic_marking; k++) {
+            guint op = m->ref_pic_marking[k].memory_management_control_operation;
+
+            if (op == 5 || op == 6)
+              pic->short_term = FALSE;
+            if (op == 1)
+              pic->marks_unused = TRUE;
+            else if (op != 5)
+              pic->marks_long_term = TRUE;
+          }
+        }
+        pic->num_ref_frames =
+            sh.pps->sequence->gaps_in_frame_num_value_allowed_flag ? 1 :
+            MAX (sh.pps->sequence->num_ref_frames, 1);
       }
     }
     offset = nalu.offset + nalu.size;
@@ -366,6 +393,8 @@ typedef struct
   guint poc_type, poc_lsb, poc_bits;
   gboolean force_one_ref;       /* num_ref_idx_l0_active_minus1 = 0,
                                  * explicitly */
+  gint ref_diff_minus1;         /* >= 0: RefPicList0[0] is the short-term
+                                 * picture CurrPicNum - (this + 1) */
 } HeaderFields;
 
 /* slice_header() of a P or I slice as the encoder writes them (no
@@ -395,7 +424,16 @@ write_header (GstTwoflowH264Splice * sp, GstBitWriter * bw, const GstH264SliceHd
       if (sh->num_ref_idx_active_override_flag)
         put_ue (bw, sh->num_ref_idx_l0_active_minus1);
     }
-    gst_bit_writer_put_bits_uint8 (bw, 0, 1);   /* no list modification */
+    if (f->ref_diff_minus1 >= 0) {
+      /* ref_pic_list_modification_flag_l0, then
+       * modification_of_pic_nums_idc 0 (subtract) and 3 (end) */
+      gst_bit_writer_put_bits_uint8 (bw, 1, 1);
+      put_ue (bw, 0);
+      put_ue (bw, f->ref_diff_minus1);
+      put_ue (bw, 3);
+    } else {
+      gst_bit_writer_put_bits_uint8 (bw, 0, 1); /* no list modification */
+    }
   }
   if (f->nal_ref_idc) {
     if (f->idr) {
@@ -430,9 +468,17 @@ bits_equal (const guint8 * a, const guint8 * b, gsize nbits)
   return rest == 0 || ((a[bytes] ^ b[bytes]) >> (8 - rest)) == 0;
 }
 
+/* where a spliced picture goes in the source's sequence */
+typedef struct
+{
+  guint frame_num, poc_lsb;
+  gboolean nonref;              /* nal_ref_idc 0 */
+  gint ref_frame_num;           /* >= 0: the one reference, by frame_num */
+} Target;
+
 static gboolean
-rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu, guint frame_num,
-    guint poc_lsb, guint nls, GByteArray * out)
+rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu,
+    const Target * t, guint nls, GByteArray * out)
 {
   GstH264SliceHdr sh;
   GstH264SPS *esps;
@@ -468,6 +514,7 @@ rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu, guint frame_num
   f.poc_lsb = sh.pic_order_cnt_lsb;
   f.poc_bits = esps->log2_max_pic_order_cnt_lsb_minus4 + 4;
   f.force_one_ref = FALSE;
+  f.ref_diff_minus1 = -1;
   gst_bit_writer_init (&orig);
   write_header (sp, &orig, &sh, &f);
   hbits = gst_bit_writer_get_size (&orig);
@@ -477,12 +524,25 @@ rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu, guint frame_num
 
   f.idr = FALSE;
   f.pps_id = sp->pps_id;
-  f.frame_num = frame_num & ((1u << sp->log2_max_frame_num) - 1);
+  f.frame_num = t->frame_num & ((1u << sp->log2_max_frame_num) - 1);
   f.frame_num_bits = sp->log2_max_frame_num;
   f.poc_type = sp->poc_type;
-  f.poc_lsb = poc_lsb & ((1u << sp->log2_max_poc_lsb) - 1);
+  f.poc_lsb = t->poc_lsb & ((1u << sp->log2_max_poc_lsb) - 1);
   f.poc_bits = sp->log2_max_poc_lsb;
   f.force_one_ref = TRUE;
+  if (t->nonref)
+    f.nal_ref_idc = 0;
+  if (t->ref_frame_num >= 0) {
+    /* PicNum of a short-term frame: its frame_num, less MaxFrameNum when
+     * above the current one (wrapped) */
+    guint max = 1u << sp->log2_max_frame_num;
+    guint diff = (f.frame_num + max - ((guint) t->ref_frame_num & (max - 1)))
+        & (max - 1);
+
+    if (diff == 0)
+      goto done;
+    f.ref_diff_minus1 = diff - 1;
+  }
   gst_bit_writer_init (&bw);
   write_header (sp, &bw, &sh, &f);
   if (sp->enc_cabac) {
@@ -502,7 +562,7 @@ rewrite_slice (GstTwoflowH264Splice * sp, GstH264NalUnit * nalu, guint frame_num
     copy_bits (&bw, rbsp->data, hbits, end);
     finish_rbsp (&bw);
   }
-  append_nal (out, nls, (nalu->ref_idc << 5) | GST_H264_NAL_SLICE,
+  append_nal (out, nls, (f.nal_ref_idc << 5) | GST_H264_NAL_SLICE,
       gst_bit_writer_get_data (&bw), gst_bit_writer_get_size (&bw) / 8);
   gst_bit_writer_reset (&bw);
   ok = TRUE;
@@ -512,13 +572,15 @@ done:
   return ok;
 }
 
-gboolean
-gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d, gsize size,
-    guint frame_num, guint poc_lsb, guint nls, GByteArray * out)
+/* the encoder's access unit: parameter sets taken, slices rewritten to
+ * @t into @out (@t NULL: slices left out) */
+static gboolean
+rewrite_au (GstTwoflowH264Splice * sp, const guint8 * d, gsize size,
+    const Target * t, guint nls, GByteArray * out)
 {
   GstH264NalUnit nalu;
   GstH264ParserResult res;
-  guint offset = 0, len0 = out->len;
+  guint offset = 0, len0 = out ? out->len : 0;
   gboolean slices = FALSE, pps_written = FALSE;
 
   if (!sp->have_sps || sp->why)
@@ -539,6 +601,10 @@ gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d, gs
         goto fail;
     } else if (nalu.type == GST_H264_NAL_SLICE ||
         nalu.type == GST_H264_NAL_SLICE_IDR) {
+      if (!t) {
+        slices = TRUE;
+        goto next;
+      }
       if (!pps_written) {
         if (!sp->pps_rbsp || sp->pps_id < 0)
           goto fail;
@@ -546,11 +612,12 @@ gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d, gs
             sp->pps_rbsp->data, sp->pps_rbsp->len);
         pps_written = TRUE;
       }
-      if (!rewrite_slice (sp, &nalu, frame_num, poc_lsb, nls, out))
+      if (!rewrite_slice (sp, &nalu, t, nls, out))
         goto fail;
       slices = TRUE;
     }
     /* SEI (the encoder's version string), AUD: left out */
+  next:
     offset = nalu.offset + nalu.size;
     if (res == GST_H264_PARSER_NO_NAL_END)
       break;
@@ -558,6 +625,33 @@ gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d, gs
   if (slices)
     return TRUE;
 fail:
-  g_byte_array_set_size (out, len0);
+  if (out)
+    g_byte_array_set_size (out, len0);
   return FALSE;
+}
+
+gboolean
+gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d,
+    gsize size, guint frame_num, guint poc_lsb, guint nls, GByteArray * out)
+{
+  Target t = { frame_num, poc_lsb, FALSE, -1 };
+
+  return rewrite_au (sp, d, size, &t, nls, out);
+}
+
+gboolean
+gst_twoflow_h264_splice_rewrite_nonref (GstTwoflowH264Splice * sp,
+    const guint8 * d, gsize size, guint frame_num, guint poc_lsb,
+    guint ref_frame_num, guint nls, GByteArray * out)
+{
+  Target t = { frame_num, poc_lsb, TRUE, (gint) ref_frame_num };
+
+  return rewrite_au (sp, d, size, &t, nls, out);
+}
+
+gboolean
+gst_twoflow_h264_splice_take_params (GstTwoflowH264Splice * sp,
+    const guint8 * d, gsize size)
+{
+  return rewrite_au (sp, d, size, NULL, 0, NULL);
 }

@@ -18,6 +18,16 @@ typedef struct
   guint nal_ref_idc;
   guint frame_num;
   guint poc_lsb;                /* pic_order_cnt_type 0 */
+  gboolean short_term;          /* a reference that stays short-term under
+                                 * its frame_num (not long-term, no MMCO 5):
+                                 * a spliced picture may name it */
+  gboolean marks_unused;        /* MMCO 1: an earlier short-term reference
+                                 * leaves the DPB */
+  gboolean marks_long_term;     /* long-term references made or dropped
+                                 * (MMCO 2, 3, 4, 6, an IDR's flag) */
+  guint num_ref_frames;         /* the active SPS's max_num_ref_frames (1
+                                 * when frame_num gaps are allowed: then
+                                 * the sliding window is not followed) */
 } GstTwoflowH264SourcePicture;
 
 typedef struct _GstTwoflowH264Splice GstTwoflowH264Splice;
@@ -54,6 +64,23 @@ const gchar *gst_twoflow_h264_splice_x264_params (GstTwoflowH264Splice * sp);
 TWOFLOW_PICTURETYPE_API
 gboolean gst_twoflow_h264_splice_rewrite (GstTwoflowH264Splice * sp, const guint8 * d,
     gsize size, guint frame_num, guint poc_lsb, guint nls, GByteArray * out);
+
+/* The same as a picture nothing references (nal_ref_idc 0; @frame_num
+ * the previous reference's + 1, as the source's own non-reference picture
+ * there has it), its one reference forced by a reference list
+ * modification to the short-term picture @ref_frame_num: the source's
+ * reference the encoder's reference stood for. */
+TWOFLOW_PICTURETYPE_API
+gboolean gst_twoflow_h264_splice_rewrite_nonref (GstTwoflowH264Splice * sp,
+    const guint8 * d, gsize size, guint frame_num, guint poc_lsb,
+    guint ref_frame_num, guint nls, GByteArray * out);
+
+/* An encoder access unit whose slices are not used (the reference a
+ * non-reference picture is coded against): its SPS/PPS are taken for the
+ * pictures that follow. FALSE when it holds no slice or a bad PPS. */
+TWOFLOW_PICTURETYPE_API
+gboolean gst_twoflow_h264_splice_take_params (GstTwoflowH264Splice * sp,
+    const guint8 * d, gsize size);
 
 G_END_DECLS
 

@@ -906,6 +906,104 @@ GST_START_TEST (test_h264_splice)
 
 GST_END_TEST;
 
+/* An encoder's P picture (coded after an intra picture standing for the
+ * source's reference) spliced as a picture nothing references, for
+ * ratetranscoder keep=ip: nal_ref_idc 0, the source's own non-reference
+ * frame_num and POC, its one reference forced by a list modification to
+ * the source reference asked for; the intra picture only gives the
+ * parameter sets. A reference the splice may name is one that stays
+ * short-term. */
+GST_START_TEST (test_h264_splice_nonref)
+{
+  GPtrArray *src = encode_h264_with ("key-int-max=9 bframes=2 "
+      "b-adapt=false b-pyramid=false", 4);
+  GPtrArray *enc = encode_h264_with ("key-int-max=100 bframes=0 "
+      "option-string=ref=1:weightp=0", 2);
+  GstTwoflowH264Splice *sp = gst_twoflow_h264_splice_new ();
+  GstTwoflowH264SourcePicture pics[4];
+  GstH264NalParser *check = gst_h264_nal_parser_new ();
+  GstH264NalUnit nalu;
+  GByteArray *out = g_byte_array_new ();
+  const gchar *why = NULL;
+  GstMapInfo m;
+  guint i, ref, offset, slices = 0;
+
+  /* decode order I0 P3 b1 b2: the checking parser takes the SPS/PPS */
+  for (i = 0; i < 4; i++) {
+    gst_buffer_map (g_ptr_array_index (src, i), &m, GST_MAP_READ);
+    fail_unless (gst_twoflow_h264_splice_parse_source (sp, m.data, m.size,
+            0, &pics[i], &why));
+    offset = 0;
+    while (i == 0 && gst_h264_parser_identify_nalu (check, m.data, offset,
+            m.size, &nalu) != GST_H264_PARSER_ERROR && nalu.size > 0) {
+      if (nalu.type == GST_H264_NAL_SPS || nalu.type == GST_H264_NAL_PPS)
+        gst_h264_parser_parse_nal (check, &nalu);
+      offset = nalu.offset + nalu.size;
+      if (offset >= m.size)
+        break;
+    }
+    gst_buffer_unmap (g_ptr_array_index (src, i), &m);
+  }
+  fail_unless (why == NULL, "%s", why);
+  fail_unless (pics[0].short_term && pics[1].short_term);
+  fail_unless_equals_int (pics[2].nal_ref_idc, 0);
+  fail_if (pics[2].short_term);
+  fail_unless_equals_int (pics[2].frame_num, pics[1].frame_num + 1);
+
+  /* the intra picture: its parameter sets taken, nothing written */
+  gst_buffer_map (g_ptr_array_index (enc, 0), &m, GST_MAP_READ);
+  fail_unless (gst_twoflow_h264_splice_take_params (sp, m.data, m.size));
+  gst_buffer_unmap (g_ptr_array_index (enc, 0), &m);
+
+  /* the P picture as b1, predicting from P3, then from I0 */
+  for (ref = 0; ref < 2; ref++) {
+    guint want = ref == 0 ? 1 : 0;
+
+    g_byte_array_set_size (out, 0);
+    gst_buffer_map (g_ptr_array_index (enc, 1), &m, GST_MAP_READ);
+    fail_unless (gst_twoflow_h264_splice_rewrite_nonref (sp, m.data, m.size,
+            pics[2].frame_num, pics[2].poc_lsb, pics[want].frame_num, 0,
+            out));
+    gst_buffer_unmap (g_ptr_array_index (enc, 1), &m);
+    offset = 0;
+    while (offset < out->len && gst_h264_parser_identify_nalu (check,
+            out->data, offset, out->len, &nalu) != GST_H264_PARSER_ERROR) {
+      if (nalu.type == GST_H264_NAL_PPS) {
+        gst_h264_parser_parse_nal (check, &nalu);
+      } else {
+        GstH264SliceHdr sh;
+
+        fail_unless_equals_int (nalu.type, GST_H264_NAL_SLICE);
+        fail_unless_equals_int (gst_h264_parser_parse_slice_hdr (check,
+                &nalu, &sh, FALSE, TRUE), GST_H264_PARSER_OK);
+        fail_unless_equals_int (nalu.ref_idc, 0);
+        fail_unless_equals_int (sh.frame_num, pics[2].frame_num);
+        fail_unless_equals_int (sh.pic_order_cnt_lsb, pics[2].poc_lsb);
+        fail_unless (GST_H264_IS_P_SLICE (&sh));
+        fail_unless_equals_int (sh.num_ref_idx_l0_active_minus1, 0);
+        fail_unless (sh.ref_pic_list_modification_flag_l0);
+        fail_unless_equals_int (sh.ref_pic_list_modification_l0[0].
+            modification_of_pic_nums_idc, 0);
+        /* CurrPicNum - (abs_diff_pic_num_minus1 + 1): the reference's */
+        fail_unless_equals_int (sh.frame_num -
+            (sh.ref_pic_list_modification_l0[0].value.
+                abs_diff_pic_num_minus1 + 1), pics[want].frame_num);
+        slices++;
+      }
+      offset = nalu.offset + nalu.size;
+    }
+  }
+  fail_unless_equals_int (slices, 2);
+
+  g_byte_array_unref (out);
+  gst_h264_nal_parser_free (check);
+  gst_twoflow_h264_splice_free (sp);
+  g_ptr_array_unref (src);
+  g_ptr_array_unref (enc);
+}
+
+GST_END_TEST;
+
 static Suite *
 picturetype_suite (void)
 {
@@ -924,6 +1022,7 @@ picturetype_suite (void)
   tcase_add_test (tc, test_h265_temporal_layers);
   tcase_add_test (tc, test_av1);
   tcase_add_test (tc, test_h264_splice);
+  tcase_add_test (tc, test_h264_splice_nonref);
   return s;
 }
 

@@ -25,7 +25,7 @@
 #define WIDTH 1280
 #define HEIGHT 720
 
-static gchar *source_path, *source_nob_path;
+static gchar *source_path, *source_nob_path, *source_ibbp_path;
 static GPtrArray *source;
 static GstCaps *source_caps;
 static gdouble source_bitrate;
@@ -157,19 +157,21 @@ psnr (GPtrArray * a, GPtrArray * b, gdouble * min_db)
     GstBuffer *fa = find_by_pts (a, GST_BUFFER_PTS (fb));
     GstMapInfo ma, mb;
     gdouble se = 0, db;
-    gsize k;
+    gsize k, luma;
 
     fail_unless (fa != NULL);
     gst_buffer_map (fa, &ma, GST_MAP_READ);
     gst_buffer_map (fb, &mb, GST_MAP_READ);
-    for (k = 0; k < WIDTH * HEIGHT; k++) {
+    /* I420: the luma plane is two thirds of the frame */
+    luma = ma.size * 2 / 3;
+    for (k = 0; k < luma; k++) {
       gint d = ma.data[k] - mb.data[k];
 
       se += d * d;
     }
     gst_buffer_unmap (fa, &ma);
     gst_buffer_unmap (fb, &mb);
-    db = se > 0 ? 10 * log10 (255.0 * 255.0 * WIDTH * HEIGHT / se) : 99;
+    db = se > 0 ? 10 * log10 (255.0 * 255.0 * luma / se) : 99;
     *min_db = MIN (*min_db, db);
     sum += db;
     n++;
@@ -215,6 +217,29 @@ stat_u64 (GstHarness * h, const gchar * field)
   fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
   gst_structure_free (s);
   return v;
+}
+
+/* nal_ref_idc of a byte-stream access unit's first slice */
+static guint
+ref_idc (GstBuffer * b)
+{
+  GstMapInfo m;
+  guint r = 0;
+  gsize i;
+
+  gst_buffer_map (b, &m, GST_MAP_READ);
+  for (i = 0; i + 3 < m.size; i++) {
+    if (m.data[i] == 0 && m.data[i + 1] == 0 && m.data[i + 2] == 1) {
+      guint t = m.data[i + 3] & 0x1f;
+
+      if (t == 1 || t == 5) {
+        r = (m.data[i + 3] >> 5) & 3;
+        break;
+      }
+    }
+  }
+  gst_buffer_unmap (b, &m);
+  return r;
 }
 
 GST_START_TEST (test_h264_passthrough)
@@ -548,13 +573,13 @@ GST_START_TEST (test_h264_keep_while_encoding)
 
 GST_END_TEST;
 
-/* Under a low target: keep=ip drops the disposable pictures (nal_ref_idc =
- * 0) and passes the rest byte-identical; keep=i (@reencode) drops the
- * disposable pictures and re-encodes the other non-I ones, its I frames
- * byte-identical. What is left decodes. */
+/* Under a target below the floor (I and reference pictures): keep=ip
+ * drops the disposable pictures (nal_ref_idc = 0), re-encodes nothing and
+ * passes the rest byte-identical. What is left decodes. */
 static void
-check_keep (const gchar * keep, gdouble fraction, gboolean reencode)
+check_keep_ip_below_floor (gdouble fraction)
 {
+  const gchar *keep = "ip";
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness (source_caps);
   GPtrArray *out = new_array (), *d;
@@ -572,16 +597,8 @@ check_keep (const gchar * keep, gdouble fraction, gboolean reencode)
     GstBuffer *s = g_ptr_array_index (source, i);
     GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
 
-    /* every output frame is the source's, byte for byte, or (keep=i) a
-     * re-encoded non-I picture typed as the source's */
-    if (o && reencode && GST_BUFFER_FLAG_IS_SET (s,
-            GST_BUFFER_FLAG_DELTA_UNIT)) {
-      GstTwoflowPictureMeta *m = gst_buffer_get_twoflow_picture_meta (o);
-
-      fail_unless (m != NULL && m->reference);
-      fail_if (transcoder_test_buffers_equal (s, o));
-      kept++;
-    } else if (o) {
+    /* every output frame is the source's, byte for byte */
+    if (o) {
       fail_unless (transcoder_test_buffers_equal (s, o));
       kept++;
     } else {
@@ -622,10 +639,7 @@ check_keep (const gchar * keep, gdouble fraction, gboolean reencode)
   /* only disposable pictures went: nothing a kept picture predicts from */
   fail_unless_equals_uint64 (dropped_p, 0);
   fail_unless_equals_int (events_disposable, source->len - out->len);
-  if (reencode)
-    fail_unless (stat_u64 (h, "frames-reencoded") > 0);
-  else
-    fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
   g_print ("H.264 keep=%s at %.0f%%: %u of %u frames (%" G_GUINT64_FORMAT
       " B, %" G_GUINT64_FORMAT " P dropped), output %.0f bit/s, floor %"
       G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT "\n", keep,
@@ -638,9 +652,68 @@ check_keep (const gchar * keep, gdouble fraction, gboolean reencode)
   g_ptr_array_unref (out);
 }
 
+/* keep=i at 40% on the B-pyramid: every frame leaves, the I frames
+ * byte-identical, the other reference pictures re-encoded (typed by their
+ * meta as references), the disposable ones re-encoded as non-reference
+ * pictures; the output decodes without an error, near the source, at
+ * about the target. */
 GST_START_TEST (test_h264_keep_i_low)
 {
-  check_keep ("i", 0.4, TRUE);
+  gdouble target = source_bitrate * 0.4, out_rate, db, min_db;
+  GstHarness *h = harness (source_caps);
+  GPtrArray *out = new_array (), *dsrc, *dout;
+  guint i, refs = 0, disposable = 0;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
+  g_object_set (h->element, "target-bitrate", (guint64) target, "recovery",
+      (guint64) 0, NULL);
+  push_range (h, source, 0, source->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, source->len);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstTwoflowPictureMeta *m;
+
+    fail_unless (o != NULL, "frame %u missing", i);
+    if (!GST_BUFFER_FLAG_IS_SET (s, GST_BUFFER_FLAG_DELTA_UNIT)) {
+      fail_unless (transcoder_test_buffers_equal (s, o), "I frame %u", i);
+      continue;
+    }
+    /* the first GOP passes while the input rate is measured */
+    if (transcoder_test_buffers_equal (s, o))
+      continue;
+    m = gst_buffer_get_twoflow_picture_meta (o);
+    fail_unless (m != NULL);
+    fail_unless_equals_int (m->reference, ref_idc (s) != 0);
+    fail_unless_equals_int (ref_idc (o) != 0, ref_idc (s) != 0);
+    if (m->reference)
+      refs++;
+    else
+      disposable++;
+  }
+  fail_unless (refs >= 25 && disposable >= 30, "%u reference, %u disposable "
+      "pictures re-encoded", refs, disposable);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"),
+      refs + disposable);
+  out_rate = transcoder_test_bitrate (out);
+  dsrc = decode (source, source_caps);
+  dout = decode (out, source_caps);
+  fail_unless_equals_int (dout->len, source->len);
+  db = psnr (dsrc, dout, &min_db);
+  g_print ("H.264 keep=i at 40%%: %u reference and %u disposable pictures "
+      "re-encoded, %.0f bit/s (target %.0f), Y-PSNR %.2f dB (min %.2f)\n",
+      refs, disposable, out_rate, target, db, min_db);
+  /* measured: +0.4%, 26.2 dB (min 19.9) */
+  fail_unless (fabs (out_rate / target - 1) < 0.15, "%.0f bit/s for %.0f",
+      out_rate, target);
+  fail_unless (db > 24.0 && min_db > 17.0, "PSNR %.2f (min %.2f) dB", db,
+      min_db);
+  g_ptr_array_unref (dsrc);
+  g_ptr_array_unref (dout);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
 }
 
 GST_END_TEST;
@@ -720,7 +793,127 @@ GST_END_TEST;
 
 GST_START_TEST (test_h264_keep_ip)
 {
-  check_keep ("ip", 0.5, FALSE);
+  check_keep_ip_below_floor (0.5);
+}
+
+GST_END_TEST;
+
+/* keep=ip at a target between the floor (I and reference pictures) and
+ * the input: every frame leaves, the reference pictures byte-identical,
+ * the disposable ones re-encoded smaller (typed by their meta as the
+ * source's non-reference pictures); the output decodes without an error,
+ * every reference picture exactly as the source's, the re-encoded ones
+ * near theirs. */
+static void
+check_keep_ip_reencode (const gchar * format)
+{
+  GstCaps *caps = NULL;
+  /* nal_ref_idc read from the byte-stream copy */
+  GPtrArray *bs = load (source_ibbp_path, "byte-stream", NULL);
+  GPtrArray *source = load (source_ibbp_path, format, &caps);
+  gboolean annexb = g_str_equal (format, "byte-stream");
+  gdouble source_bitrate = transcoder_test_bitrate (source);
+  GstHarness *h = harness (caps);
+  GPtrArray *out = new_array (), *dsrc, *dout, *rs, *ro;
+  guint i, reencoded = 0, disposable = 0;
+  guint64 floor_rate, in_rate;
+  gdouble target = source_bitrate * 0.97, out_rate, db, min_db, ref_db,
+      ref_min;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "keep", "ip");
+  g_object_set (h->element, "target-bitrate", (guint64) target, "recovery",
+      (guint64) 0, NULL);
+  push_range (h, source, 0, source->len, out);
+  finish (h, out);
+  fail_unless_equals_int (out->len, source->len);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  floor_rate = stat_u64 (h, "floor-bitrate");
+  in_rate = stat_u64 (h, "input-bitrate");
+  fail_unless (floor_rate < target && target < in_rate,
+      "floor %" G_GUINT64_FORMAT " target %.0f input %" G_GUINT64_FORMAT,
+      floor_rate, target, in_rate);
+  rs = new_array ();
+  ro = new_array ();
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = g_ptr_array_index (out, i);
+
+    /* decode order kept, timestamps the source's */
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (o), GST_BUFFER_PTS (s));
+    fail_unless_equals_uint64 (GST_BUFFER_DTS (o), GST_BUFFER_DTS (s));
+    if (ref_idc (g_ptr_array_index (bs, i)) != 0) {
+      fail_unless (transcoder_test_buffers_equal (s, o), "reference %u", i);
+      continue;
+    }
+    disposable++;
+    if (!transcoder_test_buffers_equal (s, o)) {
+      GstTwoflowPictureMeta *m = gst_buffer_get_twoflow_picture_meta (o);
+
+      fail_unless (m != NULL && !m->reference);
+      if (annexb)
+        fail_unless_equals_int (ref_idc (o), 0);
+      fail_unless (gst_buffer_get_size (o) < gst_buffer_get_size (s));
+      reencoded++;
+    }
+  }
+  /* passed: while the rates are measured, and where x264's P picture
+   * came out larger than the source's B */
+  fail_unless (disposable >= 60 && reencoded >= disposable / 2,
+      "%u of %u disposable pictures re-encoded", reencoded, disposable);
+  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), reencoded);
+  out_rate = transcoder_test_bitrate (out);
+  dsrc = decode (source, caps);
+  dout = decode (out, caps);
+  fail_unless_equals_int (dout->len, source->len);
+  /* decoded, the reference pictures are the source's; the re-encoded
+   * ones near theirs */
+  for (i = 0; i < source->len; i++) {
+    GstBuffer *s = g_ptr_array_index (source, i);
+    GstBuffer *o = g_ptr_array_index (out, i);
+    GPtrArray *to = ref_idc (g_ptr_array_index (bs, i)) != 0 ? rs :
+        transcoder_test_buffers_equal (s, o) ? NULL : ro;
+
+    if (to)
+      g_ptr_array_add (to, gst_buffer_ref (find_by_pts (dout,
+                  GST_BUFFER_PTS (s))));
+  }
+  ref_db = psnr (dsrc, rs, &ref_min);
+  db = psnr (dsrc, ro, &min_db);
+  g_print ("H.264 IBBP (%s) keep=ip at 97%%: %u of %u disposable pictures "
+      "re-encoded, %.0f bit/s of %.0f (floor %" G_GUINT64_FORMAT
+      "), Y-PSNR re-encoded %.2f dB (min %.2f), references %.2f (min %.2f)\n",
+      format, reencoded, disposable, out_rate, source_bitrate, floor_rate, db,
+      min_db, ref_db, ref_min);
+  fail_unless (ref_min >= 99.0, "a reference picture decodes differently");
+  fail_unless (out_rate < source_bitrate * 0.97);
+  /* measured: 35.3 dB (min 29.6); at 1280x720 36.8 (min 27.2), and 35.5
+   * (min 22.5) coding each against the last reference decoded instead of
+   * the nearest */
+  fail_unless (db > 33.0 && min_db > 25.0, "PSNR %.2f (min %.2f) dB", db,
+      min_db);
+  g_ptr_array_unref (rs);
+  g_ptr_array_unref (ro);
+  g_ptr_array_unref (dsrc);
+  g_ptr_array_unref (dout);
+  gst_harness_teardown (h);
+  g_ptr_array_unref (out);
+  g_ptr_array_unref (source);
+  g_ptr_array_unref (bs);
+  gst_caps_unref (caps);
+}
+
+GST_START_TEST (test_h264_keep_ip_reencode)
+{
+  check_keep_ip_reencode ("byte-stream");
+}
+
+GST_END_TEST;
+
+/* the same as stream-format=avc: the spliced pictures length-prefixed,
+ * their PPS in the sample */
+GST_START_TEST (test_h264_keep_ip_reencode_avc)
+{
+  check_keep_ip_reencode ("avc");
 }
 
 GST_END_TEST;
@@ -774,7 +967,8 @@ unload_source (void)
 }
 
 static void
-make_source (const gchar * path, guint bframes)
+make_source (const gchar * path, guint bframes, gboolean pyramid,
+    const gchar * motion, guint width, guint height)
 {
   pid_t pid;
   int status = 0;
@@ -786,13 +980,14 @@ make_source (const gchar * path, guint bframes)
   if (pid == 0) {
     /* (x264 turns the B frames of a scrolling SMPTE pattern into P) */
     gchar *desc = g_strdup_printf ("videotestsrc pattern=zone-plate "
-        "kx2=20 ky2=20 kt2=1 num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
-        "framerate=25/1 ! x264enc threads=1 bitrate=4000 bframes=%u b-adapt=false "
+        "kx2=20 ky2=20 %s num-buffers=%d ! video/x-raw,format=I420,width=%d,height=%d,"
+        "framerate=25/1 ! x264enc threads=1 bitrate=%u bframes=%u b-adapt=false "
         "key-int-max=25 speed-preset=veryfast option-string=b-pyramid=%s ! "
         "video/x-h264,profile=high ! "
         "h264parse ! matroskamux ! "
-        "filesink location=\"%s\"", N_FRAMES, WIDTH, HEIGHT, bframes,
-        bframes > 1 ? "normal" : "none", path);
+        "filesink location=\"%s\"", motion, N_FRAMES, width, height,
+        4000 * width * height / (WIDTH * HEIGHT), bframes,
+        pyramid ? "normal" : "none", path);
     GstElement *pipe = gst_parse_launch (desc, NULL);
     GstMessage *msg;
 
@@ -817,8 +1012,14 @@ ratetranscoder_h264_suite (void)
       "ratetranscoder-test-h264.mkv", NULL);
   source_nob_path = g_build_filename (dir ? dir : ".",
       "ratetranscoder-test-h264-nob.mkv", NULL);
-  make_source (source_path, 3);
-  make_source (source_nob_path, 0);
+  source_ibbp_path = g_build_filename (dir ? dir : ".",
+      "ratetranscoder-test-h264-ibbp.mkv", NULL);
+  make_source (source_path, 3, TRUE, "kt2=1", WIDTH, HEIGHT);
+  make_source (source_nob_path, 0, FALSE, "kt2=1", WIDTH, HEIGHT);
+  /* IBBP, every B disposable: a floor (I and P) well below the input;
+   * 640x360 (the transcoding runs twice per disposable picture) */
+  make_source (source_ibbp_path, 2, FALSE, "kt2=1 kx=10", WIDTH / 2,
+      HEIGHT / 2);
 
   tcase_add_checked_fixture (tc, load_source, unload_source);
   suite_add_tcase (s, tc);
@@ -834,6 +1035,8 @@ ratetranscoder_h264_suite (void)
   tcase_add_test (tc, test_h264_keep_i_reencode);
   tcase_add_test (tc, test_h264_keep_i_reencode_avc);
   tcase_add_test (tc, test_h264_keep_ip);
+  tcase_add_test (tc, test_h264_keep_ip_reencode);
+  tcase_add_test (tc, test_h264_keep_ip_reencode_avc);
   tcase_add_test (tc, test_h264_no_disposable);
   return s;
 }
