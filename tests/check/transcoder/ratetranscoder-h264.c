@@ -44,18 +44,6 @@ load (const gchar * path, const gchar * format, GstCaps ** caps)
 }
 
 
-
-static GstBuffer *
-find_by_pts (GPtrArray * bufs, GstClockTime pts)
-{
-  guint i;
-
-  for (i = 0; i < bufs->len; i++)
-    if (GST_BUFFER_PTS (g_ptr_array_index (bufs, i)) == pts)
-      return g_ptr_array_index (bufs, i);
-  return NULL;
-}
-
 static GstHarness *
 harness (GstCaps * caps)
 {
@@ -63,37 +51,6 @@ harness (GstCaps * caps)
 
   gst_harness_set_src_caps (h, gst_caps_ref (caps));
   return h;
-}
-
-static void
-push_range (GstHarness * h, GPtrArray * in, guint from, guint to,
-    GPtrArray * out)
-{
-  GstBuffer *b;
-  guint i;
-
-  for (i = from; i < to; i++) {
-    fail_unless_equals_int (gst_harness_push (h,
-            gst_buffer_ref (g_ptr_array_index (in, i))), GST_FLOW_OK);
-    while ((b = gst_harness_try_pull (h)))
-      g_ptr_array_add (out, b);
-  }
-}
-
-static void
-finish (GstHarness * h, GPtrArray * out)
-{
-  GstBuffer *b;
-
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  while ((b = gst_harness_try_pull (h)))
-    g_ptr_array_add (out, b);
-}
-
-static GPtrArray *
-new_array (void)
-{
-  return g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
 }
 
 /* Decode @bufs (caps @caps) with avdec_h264, failing on any error or
@@ -109,7 +66,7 @@ decode (GPtrArray * bufs, GstCaps * caps)
   GstBus *bus;
   GstMessage *msg;
   GstSample *sample;
-  GPtrArray *frames = new_array ();
+  GPtrArray *frames = transcoder_test_new_array ();
   guint i;
 
   fail_unless (pipe != NULL);
@@ -154,7 +111,7 @@ psnr (GPtrArray * a, GPtrArray * b, gdouble * min_db)
   *min_db = G_MAXDOUBLE;
   for (i = 0; i < b->len; i++) {
     GstBuffer *fb = g_ptr_array_index (b, i);
-    GstBuffer *fa = find_by_pts (a, GST_BUFFER_PTS (fb));
+    GstBuffer *fa = transcoder_test_find_by_pts (a, GST_BUFFER_PTS (fb));
     GstMapInfo ma, mb;
     gdouble se = 0, db;
     gsize k, luma;
@@ -207,18 +164,6 @@ gop_rates (GPtrArray * bufs)
   return rates;
 }
 
-static guint64
-stat_u64 (GstHarness * h, const gchar * field)
-{
-  GstStructure *s;
-  guint64 v = 0;
-
-  g_object_get (h->element, "stats", &s, NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
-  gst_structure_free (s);
-  return v;
-}
-
 /* nal_ref_idc of a byte-stream access unit's first slice */
 static guint
 ref_idc (GstBuffer * b)
@@ -245,16 +190,16 @@ ref_idc (GstBuffer * b)
 GST_START_TEST (test_h264_passthrough)
 {
   GstHarness *h = harness (source_caps);
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   guint i;
 
-  push_range (h, source, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, 0, source->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
   for (i = 0; i < out->len; i++)
     fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (source, i)), "frame %u differs", i);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 0);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
 }
@@ -266,15 +211,15 @@ check_half (GPtrArray * in, GstCaps * caps)
 {
   guint64 target = (guint64) (transcoder_test_bitrate (in) * 0.5);
   GstHarness *h = harness (caps);
-  GPtrArray *out = new_array (), *dsrc, *dout;
+  GPtrArray *out = transcoder_test_new_array (), *dsrc, *dout;
   GArray *rates;
   gdouble db, min_db;
   guint i;
 
   g_object_set (h->element, "target-bitrate", target, "recovery",
       (guint64) 0, NULL);
-  push_range (h, in, 0, in->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, in, 0, in->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, in->len);
   rates = gop_rates (out);
   fail_unless (rates->len >= 4, "%u GOPs", rates->len);
@@ -288,7 +233,7 @@ check_half (GPtrArray * in, GstCaps * caps)
         target);
   }
   g_array_unref (rates);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), in->len);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), in->len);
   dsrc = decode (in, caps);
   dout = decode (out, caps);
   fail_unless_equals_int (dout->len, in->len);
@@ -332,11 +277,11 @@ run_event (gboolean event, guint split, guint * k)
 {
   guint64 target = (guint64) (source_bitrate * 0.6), now;
   GstHarness *h = harness (source_caps);
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
 
   g_object_set (h->element, "target-bitrate", target, "recovery",
       (guint64) 0, NULL);
-  push_range (h, source, 0, split, out);
+  transcoder_test_push_range (h, source, 0, split, out);
   *k = out->len;
   fail_unless (*k >= 12, "only %u out", *k);
   if (event) {
@@ -347,14 +292,14 @@ run_event (gboolean event, guint split, guint * k)
     fail_unless (now < target * 0.55 && now > target * 0.45);
   }
   /* the next input frame */
-  push_range (h, source, split, split + 1, out);
+  transcoder_test_push_range (h, source, split, split + 1, out);
   if (event) {
-    fail_unless (stat_u64 (h, "reaction-latency") > 0,
+    fail_unless (transcoder_test_stat_u64 (h, "reaction-latency") > 0,
         "no picture coded under the new target after the next frame");
-    fail_unless_equals_uint64 (stat_u64 (h, "events-loss"), 1);
+    fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "events-loss"), 1);
   }
-  push_range (h, source, split + 1, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, split + 1, source->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
   gst_harness_teardown (h);
   return out;
@@ -449,23 +394,23 @@ static void
 check_switch (GPtrArray * in, GstCaps * caps)
 {
   GstHarness *h = harness (caps);
-  GPtrArray *out = new_array (), *d;
+  GPtrArray *out = transcoder_test_new_array (), *d;
   guint i, first_diff = G_MAXUINT, n_key = 0;
   GstClockTime last_dts = GST_CLOCK_TIME_NONE;
 
   g_object_set (h->element, "recovery", (guint64) 0, NULL);
-  push_range (h, in, 0, 30, out);
+  transcoder_test_push_range (h, in, 0, 30, out);
   fail_unless (gst_harness_push_upstream_event (h,
           gst_network_congestion_event_new (GST_NETWORK_CONGESTION_LOSS, 0,
               GST_CLOCK_TIME_NONE, "test")));
-  push_range (h, in, 30, 60, out);
-  fail_unless (stat_u64 (h, "frames-reencoded") > 0);
+  transcoder_test_push_range (h, in, 30, 60, out);
+  fail_unless (transcoder_test_stat_u64 (h, "frames-reencoded") > 0);
   fail_unless (gst_harness_push_upstream_event (h,
           gst_network_congestion_event_new (GST_NETWORK_CONGESTION_RATE,
               (guint64) (source_bitrate * 10), GST_CLOCK_TIME_NONE,
               "test")));
-  push_range (h, in, 60, in->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, in, 60, in->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, in->len);
   for (i = 0; i < out->len; i++) {
     GstBuffer *o = g_ptr_array_index (out, i);
@@ -474,7 +419,7 @@ check_switch (GPtrArray * in, GstCaps * caps)
         !transcoder_test_buffers_equal (o, g_ptr_array_index (in, i)))
       first_diff = i;
     /* every source picture once */
-    fail_unless (find_by_pts (in, GST_BUFFER_PTS (o)) != NULL);
+    fail_unless (transcoder_test_find_by_pts (in, GST_BUFFER_PTS (o)) != NULL);
     if (GST_CLOCK_TIME_IS_VALID (last_dts))
       fail_unless (GST_BUFFER_DTS (o) > last_dts, "DTS %u", i);
     last_dts = GST_BUFFER_DTS (o);
@@ -537,15 +482,15 @@ GST_END_TEST;
 GST_START_TEST (test_h264_keep_while_encoding)
 {
   GstHarness *h = harness (source_caps);
-  GPtrArray *out = new_array (), *d;
+  GPtrArray *out = transcoder_test_new_array (), *d;
   guint i, n_before;
 
   g_object_set (h->element, "target-bitrate", (guint64) (source_bitrate *
           0.4), "recovery", (guint64) 0, NULL);
-  push_range (h, source, 0, 60, out);
+  transcoder_test_push_range (h, source, 0, 60, out);
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
-  push_range (h, source, 60, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, 60, source->len, out);
+  transcoder_test_finish (h, out);
   /* up to frame 74 re-encoded, all there */
   n_before = 0;
   for (i = 0; i < out->len; i++)
@@ -555,7 +500,7 @@ GST_START_TEST (test_h264_keep_while_encoding)
   fail_unless_equals_int (n_before, 75);
   for (i = 75; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
 
     if (i == 75) {
       fail_unless (o != NULL);
@@ -582,7 +527,7 @@ check_keep_ip_below_floor (gdouble fraction)
   const gchar *keep = "ip";
   guint64 target = (guint64) (source_bitrate * fraction);
   GstHarness *h = harness (source_caps);
-  GPtrArray *out = new_array (), *d;
+  GPtrArray *out = transcoder_test_new_array (), *d;
   guint i, kept = 0, events[4] = { 0 }, events_disposable = 0;
   guint64 dropped_b, dropped_p, floor_rate, in_rate;
   GstEvent *ev;
@@ -590,12 +535,12 @@ check_keep_ip_below_floor (gdouble fraction)
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", keep);
   g_object_set (h->element, "target-bitrate", target, "recovery",
       (guint64) 0, NULL);
-  push_range (h, source, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, 0, source->len, out);
+  transcoder_test_finish (h, out);
   fail_unless (out->len < source->len);
   for (i = 0; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
 
     /* every output frame is the source's, byte for byte */
     if (o) {
@@ -615,7 +560,7 @@ check_keep_ip_below_floor (gdouble fraction)
     GstClockTime pts;
 
     if (gst_twoflow_event_parse_dropped (ev, &t, &ref, &pts, NULL, NULL)) {
-      fail_unless (find_by_pts (out, pts) == NULL);
+      fail_unless (transcoder_test_find_by_pts (out, pts) == NULL);
       fail_unless (t == GST_TWOFLOW_PICTURE_B || t == GST_TWOFLOW_PICTURE_P);
       events[t]++;
       if (!ref)
@@ -626,11 +571,11 @@ check_keep_ip_below_floor (gdouble fraction)
   fail_unless_equals_int (events[GST_TWOFLOW_PICTURE_B]
       + events[GST_TWOFLOW_PICTURE_P], source->len - out->len);
   fail_unless (events_disposable > 0);
-  dropped_b = stat_u64 (h, "frames-dropped-b");
-  dropped_p = stat_u64 (h, "frames-dropped-p");
-  floor_rate = stat_u64 (h, "floor-bitrate");
-  in_rate = stat_u64 (h, "input-bitrate");
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped-i"), 0);
+  dropped_b = transcoder_test_stat_u64 (h, "frames-dropped-b");
+  dropped_p = transcoder_test_stat_u64 (h, "frames-dropped-p");
+  floor_rate = transcoder_test_stat_u64 (h, "floor-bitrate");
+  in_rate = transcoder_test_stat_u64 (h, "input-bitrate");
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped-i"), 0);
   fail_unless (dropped_b > 0);
   fail_unless_equals_uint64 (dropped_b + dropped_p, source->len - out->len);
   fail_unless_equals_uint64 (events[GST_TWOFLOW_PICTURE_B], dropped_b);
@@ -639,7 +584,7 @@ check_keep_ip_below_floor (gdouble fraction)
   /* only disposable pictures went: nothing a kept picture predicts from */
   fail_unless_equals_uint64 (dropped_p, 0);
   fail_unless_equals_int (events_disposable, source->len - out->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), 0);
   g_print ("H.264 keep=%s at %.0f%%: %u of %u frames (%" G_GUINT64_FORMAT
       " B, %" G_GUINT64_FORMAT " P dropped), output %.0f bit/s, floor %"
       G_GUINT64_FORMAT ", input %" G_GUINT64_FORMAT "\n", keep,
@@ -661,19 +606,19 @@ GST_START_TEST (test_h264_keep_i_low)
 {
   gdouble target = source_bitrate * 0.4, out_rate, db, min_db;
   GstHarness *h = harness (source_caps);
-  GPtrArray *out = new_array (), *dsrc, *dout;
+  GPtrArray *out = transcoder_test_new_array (), *dsrc, *dout;
   guint i, refs = 0, disposable = 0;
 
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
   g_object_set (h->element, "target-bitrate", (guint64) target, "recovery",
       (guint64) 0, NULL);
-  push_range (h, source, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, 0, source->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped"), 0);
   for (i = 0; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
     GstTwoflowPictureMeta *m;
 
     fail_unless (o != NULL, "frame %u missing", i);
@@ -695,7 +640,7 @@ GST_START_TEST (test_h264_keep_i_low)
   }
   fail_unless (refs >= 25 && disposable >= 30, "%u reference, %u disposable "
       "pictures re-encoded", refs, disposable);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"),
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"),
       refs + disposable);
   out_rate = transcoder_test_bitrate (out);
   dsrc = decode (source, source_caps);
@@ -729,19 +674,19 @@ check_keep_i_reencode (const gchar * format)
   GPtrArray *in = load (source_nob_path, format, &caps);
   gdouble in_rate = transcoder_test_bitrate (in), db, min_db;
   GstHarness *h = harness (caps);
-  GPtrArray *out = new_array (), *dsrc, *dout;
+  GPtrArray *out = transcoder_test_new_array (), *dsrc, *dout;
   guint i, reencoded = 0;
 
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "i");
   g_object_set (h->element, "target-bitrate", (guint64) (in_rate * 0.4),
       "recovery", (guint64) 0, NULL);
-  push_range (h, in, 0, in->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, in, 0, in->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, in->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped"), 0);
   for (i = 0; i < in->len; i++) {
     GstBuffer *s = g_ptr_array_index (in, i);
-    GstBuffer *o = find_by_pts (out, GST_BUFFER_PTS (s));
+    GstBuffer *o = transcoder_test_find_by_pts (out, GST_BUFFER_PTS (s));
 
     fail_unless (o != NULL, "frame %u missing", i);
     if (!GST_BUFFER_FLAG_IS_SET (s, GST_BUFFER_FLAG_DELTA_UNIT))
@@ -751,7 +696,7 @@ check_keep_i_reencode (const gchar * format)
   }
   /* the first GOP passes while the input rate is measured */
   fail_unless (reencoded >= 60, "%u re-encoded", reencoded);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), reencoded);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), reencoded);
   fail_unless (transcoder_test_bitrate (out) < in_rate * 0.7,
       "%.0f of %.0f bit/s", transcoder_test_bitrate (out), in_rate);
   dsrc = decode (in, caps);
@@ -814,7 +759,7 @@ check_keep_ip_reencode (const gchar * format)
   gboolean annexb = g_str_equal (format, "byte-stream");
   gdouble source_bitrate = transcoder_test_bitrate (source);
   GstHarness *h = harness (caps);
-  GPtrArray *out = new_array (), *dsrc, *dout, *rs, *ro;
+  GPtrArray *out = transcoder_test_new_array (), *dsrc, *dout, *rs, *ro;
   guint i, reencoded = 0, disposable = 0;
   guint64 floor_rate, in_rate;
   gdouble target = source_bitrate * 0.97, out_rate, db, min_db, ref_db,
@@ -823,17 +768,17 @@ check_keep_ip_reencode (const gchar * format)
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "ip");
   g_object_set (h->element, "target-bitrate", (guint64) target, "recovery",
       (guint64) 0, NULL);
-  push_range (h, source, 0, source->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, source, 0, source->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, source->len);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
-  floor_rate = stat_u64 (h, "floor-bitrate");
-  in_rate = stat_u64 (h, "input-bitrate");
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped"), 0);
+  floor_rate = transcoder_test_stat_u64 (h, "floor-bitrate");
+  in_rate = transcoder_test_stat_u64 (h, "input-bitrate");
   fail_unless (floor_rate < target && target < in_rate,
       "floor %" G_GUINT64_FORMAT " target %.0f input %" G_GUINT64_FORMAT,
       floor_rate, target, in_rate);
-  rs = new_array ();
-  ro = new_array ();
+  rs = transcoder_test_new_array ();
+  ro = transcoder_test_new_array ();
   for (i = 0; i < source->len; i++) {
     GstBuffer *s = g_ptr_array_index (source, i);
     GstBuffer *o = g_ptr_array_index (out, i);
@@ -860,7 +805,7 @@ check_keep_ip_reencode (const gchar * format)
    * came out larger than the source's B */
   fail_unless (disposable >= 60 && reencoded >= disposable / 2,
       "%u of %u disposable pictures re-encoded", reencoded, disposable);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-reencoded"), reencoded);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-reencoded"), reencoded);
   out_rate = transcoder_test_bitrate (out);
   dsrc = decode (source, caps);
   dout = decode (out, caps);
@@ -874,7 +819,7 @@ check_keep_ip_reencode (const gchar * format)
         transcoder_test_buffers_equal (s, o) ? NULL : ro;
 
     if (to)
-      g_ptr_array_add (to, gst_buffer_ref (find_by_pts (dout,
+      g_ptr_array_add (to, gst_buffer_ref (transcoder_test_find_by_pts (dout,
                   GST_BUFFER_PTS (s))));
   }
   ref_db = psnr (dsrc, rs, &ref_min);
@@ -925,24 +870,24 @@ GST_START_TEST (test_h264_no_disposable)
   GstCaps *caps = NULL;
   GPtrArray *in = load (source_nob_path, "byte-stream", &caps);
   GstHarness *h = harness (caps);
-  GPtrArray *out = new_array ();
+  GPtrArray *out = transcoder_test_new_array ();
   guint64 floor_rate, in_rate;
   guint i;
 
   gst_util_set_object_arg (G_OBJECT (h->element), "keep", "ip");
   g_object_set (h->element, "target-bitrate",
       (guint64) (transcoder_test_bitrate (in) * 0.5), NULL);
-  push_range (h, in, 0, in->len, out);
-  finish (h, out);
+  transcoder_test_push_range (h, in, 0, in->len, out);
+  transcoder_test_finish (h, out);
   fail_unless_equals_int (out->len, in->len);
   for (i = 0; i < out->len; i++)
     fail_unless (transcoder_test_buffers_equal (g_ptr_array_index (out, i),
             g_ptr_array_index (in, i)));
-  floor_rate = stat_u64 (h, "floor-bitrate");
-  in_rate = stat_u64 (h, "input-bitrate");
+  floor_rate = transcoder_test_stat_u64 (h, "floor-bitrate");
+  in_rate = transcoder_test_stat_u64 (h, "input-bitrate");
   fail_unless (in_rate > 0);
   fail_unless_equals_uint64 (floor_rate, in_rate);
-  fail_unless_equals_uint64 (stat_u64 (h, "frames-dropped"), 0);
+  fail_unless_equals_uint64 (transcoder_test_stat_u64 (h, "frames-dropped"), 0);
   gst_harness_teardown (h);
   g_ptr_array_unref (out);
   g_ptr_array_unref (in);
