@@ -127,12 +127,12 @@
  * gst-launch-1.0 videotestsrc ! video/x-raw,width=320,height=240 ! rtpvrawpay ! rudpsink host=127.0.0.1 port=5004 rate=4000000
  * ]| Sends raw video paced at 4 Mbit/s (the source is slowed to that rate).
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=160,height=120,framerate=5/1 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=160,height=120,framerate=5/1 ! rtpgstpay mtu=1000 config-interval=1 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver
  * ]| Lets the receiver choose the rate among the 10 default levels
  * (160 kbit/s to 1.6 Mbit/s); receive it with
  * `gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`
  * |[
- * gst-launch-1.0 videotestsrc is-live=true num-buffers=50 ! video/x-raw,width=160,height=120 ! rtpgstpay mtu=1000 ! rudpsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5008 rate=20000000
+ * gst-launch-1.0 videotestsrc is-live=true num-buffers=50 ! video/x-raw,width=160,height=120 ! rtpgstpay mtu=1000 config-interval=1 ! rudpsink host=192.0.2.7 learn-peer=true hello-id=42 bind-port=5008 rate=20000000
  * ]| Sends to a receiver behind a NAT whose public address is 192.0.2.7,
  * once its hello arrived; the receiver:
  * `gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink`

@@ -152,7 +152,7 @@
  * |[
  * gst-launch-1.0 rudpsrc port=5004 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
  * ]| Receives what
- * `gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=160,height=120,framerate=5/1 ! rtpgstpay mtu=1000 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
+ * `gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=160,height=120,framerate=5/1 ! rtpgstpay mtu=1000 config-interval=1 ! rudpsink host=127.0.0.1 port=5004 rate-control=receiver`
  * sends, choosing its rate.
  * |[
  * gst-launch-1.0 rudpsrc port=0 hello-host=SERVER hello-port=5008 hello-id=42 caps="application/x-rtp,media=application,clock-rate=90000,encoding-name=X-GST" ! rtpjitterbuffer ! rtpgstdepay ! videoconvert ! autovideosink
