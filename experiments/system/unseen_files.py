@@ -29,7 +29,9 @@ frame and the audio (within 50 ms; the page: audio decoded at all) got
 through, the frames span the source's time (within 0.1 s) with its
 picture size and aspect ratio and its A/V offset (within 50 ms), the
 program exited 0 and the first frame came in under 2 s. One JSON line per case
-(RESULT ...), a table at the end, --out FILE for all of it as JSON.
+(RESULT ...; `load`: the 1-minute load average at its start, the machine
+being shared), a table at the end with a summary per path, --out FILE for
+all of it as JSON.
 
   /usr/bin/python3 experiments/system/unseen_files.py [--build build]
       [--media DIR] [--files a,b] [--paths fetch-mp4,rtsp-ffmpeg,...]
@@ -378,6 +380,8 @@ class Lab:
                "src_audio": src["audio"], "src_av_offset": src["av_offset"],
                "src_span": src["span"], "src_size": src["size"]}
         timeout = duration + 120
+        # the machine is shared: the 1-minute load average at the case's start
+        out["load"] = round(os.getloadavg()[0], 2)
         t0 = time.monotonic()
         try:
             if path.startswith("fetch-"):
@@ -638,6 +642,28 @@ def table(rows):
     return "\n".join(lines)
 
 
+def summary(rows):
+    """Per path: passes, passes without the 2 s criterion, first frame
+    median (max), and the load averages the cases ran at."""
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+    lines = ["| path | pass | pass without the 2 s criterion | first frame median (max) s "
+             "| load average |", "|---|---|---|---|---|"]
+    paths = [p for p in PATHS if any(r["path"] == p for r in rows)] + ["all"]
+    for p in paths:
+        rs = [r for r in rows if p in ("all", r["path"])]
+        firsts = [r["first_frame_s"] for r in rs if r.get("first_frame_s") is not None]
+        loads = [r["load"] for r in rs if r.get("load") is not None]
+        no2 = sum(1 for r in rs if r["pass"] or r["why"].startswith("first frame"))
+        lines.append(f"| {p} | {sum(r['pass'] for r in rs)}/{len(rs)} | {no2}/{len(rs)} | "
+                     + (f"{median(firsts):.2f} ({max(firsts):.2f})" if firsts else "-")
+                     + " | " + (f"{min(loads):.1f}–{max(loads):.1f}" if loads else "-")
+                     + " |")
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--rtspsrc":
         ap = argparse.ArgumentParser()
@@ -666,6 +692,7 @@ def main():
         print(table(rows))
         print(f"\n{sum(r['pass'] for r in rows)} passed, "
               f"{sum(not r['pass'] for r in rows)} failed")
+        print(summary(rows))
         return 0
     media = os.path.abspath(args.media or os.path.join(args.build, "experiments",
                                                        "unseen-media"))
@@ -697,6 +724,7 @@ def main():
     print(table(rows))
     print(f"\n{sum(r['pass'] for r in rows)} passed, "
           f"{sum(not r['pass'] for r in rows)} failed")
+    print(summary(rows))
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"sources": src, "listing": lab.listing, "rows": rows}, f, indent=1)
