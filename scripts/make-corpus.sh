@@ -22,6 +22,8 @@
 #   h264-late-video.mp4   x264enc + avenc_aac, the video 1.5 s after the
 #                         audio (an empty edit): the audio before the first
 #                         picture is kept, with the A/V offset
+#   h264-early-audio.mp4  the same with the video 0.6 s after the audio:
+#                         the picture sent that lead early (start-up)
 #   h264-eac3.ts          ffmpeg: libx264 + E-AC-3 in MPEG-TS (DVB-style;
 #                         mpegtsmux and mp4mux of 1.22 cannot carry E-AC-3:
 #                         the proxy transcodes it to AAC for them)
@@ -169,6 +171,12 @@ fi
 make h264-late-video.mp4 mp4mux name=m ! filesink \
   $V timestamp-offset=1500000000 ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
   audiotestsrc num-buffers=211 samplesperbuffer=1024 freq=440 wave=sine ! \
+  $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
+# the video 0.6 s after the audio: a lead the session sends the picture
+# early for (docs/system.md, "Start-up")
+make h264-early-audio.mp4 mp4mux name=m ! filesink \
+  $V timestamp-offset=600000000 ! $VCAPS ! $X264 ! h264parse ! queue ! m. \
+  audiotestsrc num-buffers=169 samplesperbuffer=1024 freq=440 wave=sine ! \
   $ACAPS ! audioconvert ! avenc_aac ! aacparse ! queue ! m.
 # a DVB-style broadcast file: H.264 with E-AC-3 in MPEG-TS (ffmpeg: no
 # E-AC-3 encoder or TS muxing of it in GStreamer 1.22)

@@ -23,6 +23,15 @@ G_BEGIN_DECLS
 /* PLAY's segment duration when it names none, s */
 #define TWOFLOW_DEFAULT_SEGMENT_DURATION 10.0
 
+/* Audio that starts up to this long (s) before a video's first picture
+ * (INFO's audio_lead) goes ahead of the picture at once: the server sends
+ * the picture that lead early, the proxy's RTSP sinks let it go as the
+ * merge gives it. A longer lead keeps its real-time start: the audio's
+ * burst (the MPEG-TS clock is on the audio then) moved rtspsrc's live
+ * timestamps, its A/V offset 70-180 ms off with a 1.5 s lead, 1-8 ms with
+ * 0.7 s (docs/system.md, "Start-up") */
+#define TWOFLOW_AUDIO_LEAD_EARLY_MAX 0.8
+
 typedef enum
 {
   TWOFLOW_REQUEST_UNKNOWN = 0,

@@ -353,11 +353,13 @@ enhanced_rudp (GstBin * bin, ProxySession * ps, const gchar * peer_ip)
    * no other, and without it the frames after a capacity drop arrived
    * up to 0.6 s behind a player started at the first frame (the
    * showdown's MPEG-2 step: 592-695 of 750 frames, 2-6 s of stall).
-   * Nor RTSP when the audio starts before the picture: rtspsrc's MPEG-TS
-   * demuxer then times the first picture by its arrival (as
-   * sinks_without_latency() says), and its A/V offset came 0.8 s off */
+   * Also RTSP when the audio starts up to TWOFLOW_AUDIO_LEAD_EARLY_MAX
+   * before the picture: the server sends the picture that lead early
+   * then, and the RTSP sinks let it go at once (sinks_without_latency);
+   * a longer lead keeps the old wait there */
   if (g_strcmp0 (ps->kind, "hls") == 0 || (g_strcmp0 (ps->kind, "rtsp") == 0
-          && twoflow_json_get_double (ps->info, "audio_lead", 0) <= 0))
+          && twoflow_json_get_double (ps->info, "audio_lead",
+              0) <= TWOFLOW_AUDIO_LEAD_EARLY_MAX))
     g_object_set (jb, "faststart-min-packets", 4, NULL);
   ps->jitterbuffer = jb;
   depay = make (bin, "rtpgstdepay", NULL);

@@ -24,6 +24,7 @@
 #include <gst/rtsp-server/rtsp-server.h>
 #include "twoflow-admission.h"
 #include "twoflow-control.h"
+#include "twoflow-protocol.h"
 #include "twoflowtls.h"
 #include "twoflow-control.h"
 #include "twoflow-proxy-options.h"
@@ -436,11 +437,15 @@ play_range (GstRTSPMedia * media, GstRTSPMessage * msg)
  * back that long. A viewer gets each frame as the merge gives it, or at
  * its running time when the merge is ahead: ffmpeg, which reads ~20 frames
  * before it decodes, had its first frame ~0.5 s sooner (docs/results.md,
- * "Start-up in 2 s"). Never ahead of the running time. Not when the audio
- * starts before the picture (its PCR on the audio): GStreamer 1.22's
- * MPEG-TS demuxer (rtspsrc) then takes the first picture's time from the
- * arrivals, and sent as the merge gave it, the picture came 0.6-1.1 s
- * late against the audio in 4 of 7 runs (2 of 7 synced). */
+ * "Start-up in 2 s"). Never ahead of the running time, but for the audio
+ * before the first picture (INFO's audio_lead; the PCR on the audio): the
+ * first picture leaves as soon as the merge gives it, the audio before it
+ * at once ahead of it. Waiting for its running time held the picture that
+ * lead back (ffmpeg's first frame 2.6-2.9 s after the request with a
+ * 0.7 s lead, 1.3-1.5 s now; rtspsrc's A/V offset 0.692-0.694 s of 0.7).
+ * A lead longer than TWOFLOW_AUDIO_LEAD_EARLY_MAX keeps the old wait
+ * (running time plus latency): sent as the merge gives it, rtspsrc's
+ * live MPEG-TS timing put the picture 70-180 ms off its audio. */
 static void
 sinks_without_latency (GstRTSPMedia * media, ProxySession * ps)
 {
@@ -450,11 +455,13 @@ sinks_without_latency (GstRTSPMedia * media, ProxySession * ps)
    * waits (the pipeline's latency query has no answer yet at PLAY) */
   GstClockTimeDiff latency = (GstClockTimeDiff) (ps->playout_ms +
       MAX (opt_latency_ms, 0)) * GST_MSECOND;
+  gdouble lead = twoflow_json_get_double (ps->info, "audio_lead", 0);
   GstIterator *it;
   GValue v = G_VALUE_INIT;
 
-  if (!pipe || twoflow_json_get_double (ps->info, "audio_lead", 0) > 0)
+  if (!pipe || lead > TWOFLOW_AUDIO_LEAD_EARLY_MAX)
     return;
+  latency += (GstClockTimeDiff) (lead * GST_SECOND);
   it = gst_bin_iterate_recurse (GST_BIN (pipe));
   while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
     GstElement *e = g_value_get_object (&v);

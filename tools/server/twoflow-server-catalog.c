@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <gst/gst.h>
 #include <gst/twoflow/twoflowframe.h>
+#include "twoflow-protocol.h"
 #include "twoflow-server-catalog.h"
 #include "twoflow-server-options.h"
 
@@ -477,6 +478,27 @@ catalog_queue_all (void)
     g_dir_close (d);
 }
 
+/* How long the audio starts before the first picture (0: it does not) */
+GstClockTime
+video_audio_lead (const VideoInfo * v)
+{
+  if (GST_CLOCK_TIME_IS_VALID (v->index.first_video_rt)
+      && GST_CLOCK_TIME_IS_VALID (v->index.first_audio_rt)
+      && v->index.first_audio_rt < v->index.first_video_rt)
+    return v->index.first_video_rt - v->index.first_audio_rt;
+  return 0;
+}
+
+/* The audio lead a session from the start sends ahead of the first
+ * picture: up to TWOFLOW_AUDIO_LEAD_EARLY_MAX (0: none) */
+GstClockTime
+video_audio_lead_early (const VideoInfo * v)
+{
+  GstClockTime a = video_audio_lead (v);
+
+  return a <= TWOFLOW_AUDIO_LEAD_EARLY_MAX * GST_SECOND ? a : 0;
+}
+
 void
 video_info_to_json (VideoInfo * v, JsonObject * o)
 {
@@ -507,13 +529,7 @@ video_info_to_json (VideoInfo * v, JsonObject * o)
   json_object_set_int_member (o, "audio_mean_rate", v->audio_mean);
   /* how long the audio starts before the first picture (the proxy's
    * MPEG-TS carries the clock on the audio then) */
-  if (GST_CLOCK_TIME_IS_VALID (v->index.first_video_rt)
-      && GST_CLOCK_TIME_IS_VALID (v->index.first_audio_rt)
-      && v->index.first_audio_rt < v->index.first_video_rt)
-    json_object_set_double_member (o, "audio_lead",
-        (v->index.first_video_rt - v->index.first_audio_rt) / 1e9);
-  else
-    json_object_set_double_member (o, "audio_lead", 0);
+  json_object_set_double_member (o, "audio_lead", video_audio_lead (v) / 1e9);
   if (v->video_track)
     json_object_set_string_member (o, "video_track", v->video_track);
   if (v->audio_track)

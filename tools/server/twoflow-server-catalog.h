@@ -53,6 +53,8 @@ gchar *catalog_reason (const gchar * name, gboolean * checking,
     gchar ** codec);
 void catalog_queue_all (void);
 void video_info_to_json (VideoInfo * v, JsonObject * o);
+GstClockTime video_audio_lead (const VideoInfo * v);
+GstClockTime video_audio_lead_early (const VideoInfo * v);
 gchar *levels_string (VideoInfo * v);
 guint catalog_n_scanned (void);
 guint catalog_forget_unused (GHashTable * used);

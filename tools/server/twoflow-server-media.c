@@ -660,6 +660,17 @@ build_enhanced (Session * s, GError ** error)
     g_object_set (split, "segment-duration", segdur, NULL);
     g_object_set (fsink, "sync", FALSE, "async", FALSE, NULL);
     g_object_set (sink, "sync", !s->total, NULL);
+    /* audio before the first picture (an edit list): the clock runs from
+     * the audio's start, and the first picture left that lead later than
+     * a video's first picture does (HLS's first frame 0.7 s later); it
+     * leaves as early, the audio before it comes with the essential flow
+     * ahead of it anyway (up to TWOFLOW_AUDIO_LEAD_EARLY_MAX: the
+     * proxy's RTSP sinks then send that audio at once). A seek's session
+     * starts at a key frame; one after a prefix plays from the prefix. */
+    if (!s->total && !s->start_pts && s->skip_segments == 0
+        && video_audio_lead_early (s->info) > 0)
+      g_object_set (sink, "ts-offset",
+          -(gint64) video_audio_lead_early (s->info), NULL);
     make_source (s, pipe, tc, split, "enhanced");
     gst_element_link (tc, split);
     gst_element_link_pads (split, "enhanced", q, "sink");

@@ -175,6 +175,18 @@ video_startup_from (VideoInfo * v, gdouble segment_duration,
     if (ess)
       g_array_append_val (rec, r);
   }
+  /* audio before the first picture: the session's enhanced flow leaves
+   * that lead early (build_enhanced), so the pictures play that much
+   * sooner and the audio before them with the first one */
+  if (!GST_CLOCK_TIME_IS_VALID (from) && video_audio_lead_early (v) > 0) {
+    GstClockTime a = video_audio_lead_early (v);
+
+    for (i = 0; i < rec->len; i++) {
+      GstTwoflowStartupRecord *r = &g_array_index (rec,
+          GstTwoflowStartupRecord, i);
+      r->ts = MAX (r->ts, cfg.start + a) - a;
+    }
+  }
   cfg.segment_duration = segment_duration * GST_SECOND;
   cfg.p_hat = CTCP_P_HAT;
   cfg.factor = opt_startup_factor;
