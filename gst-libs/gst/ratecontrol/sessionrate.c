@@ -433,9 +433,22 @@ static gboolean
 queue_rises (GstTwoflowSessionRate * sr, Source * s, GstClockTime q,
     GstClockTime now)
 {
+  guint i;
+
   if (sr->c.queue_rise <= 0 || !GST_CLOCK_TIME_IS_VALID (s->clean_time)
       || now <= s->clean_time || q <= 2 * sr->c.qdelay_threshold)
     return FALSE;
+  /* (only while no other transport's RTT is fresh: one that takes every
+   * sample sees the queue itself — beside cTCP's SRTT the rule delayed
+   * the first reaction to the showdown's MPEG-2 step) */
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    Source *o = &sr->src[i];
+
+    if (o != s && GST_CLOCK_TIME_IS_VALID (o->rtt_time)
+        && !GST_CLOCK_TIME_IS_VALID (o->sample_time)
+        && now <= o->rtt_time + FRESH)
+      return FALSE;
+  }
   return q / 1e9 >= sr->c.queue_rise * ((now - s->clean_time) / 1e9);
 }
 

@@ -162,7 +162,9 @@ void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
  * draining), for at most 3 s, after which only clean ones count until one
  * comes. So is a queue that rose from a clean sample at queue-rise or
  * faster (our own rate overshooting a drop: a competing TCP grows a
- * queue by a packet per RTT, a few tens of ms per second). Any other
+ * queue by a packet per RTT, a few tens of ms per second) while no other
+ * transport's RTT is fresh (one fed with every sample sees the queue
+ * itself). Any other
  * queue is left to the other inputs. For a flow that
  * cannot tell its own queue from a competing flow's: the rUDP receiver's
  * samples beside a bulk TCP, whose queue never empties, read as
