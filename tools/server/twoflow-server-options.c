@@ -62,6 +62,7 @@ gdouble opt_rc_headroom = 1.25;
 gint64 opt_rc_min_bitrate = 0;
 gint opt_rc_pace_cap = 1;
 gdouble opt_rc_lateness = -1;            /* ms; < 0: half the playout lead */
+gdouble opt_rc_queue_rise = GST_TWOFLOW_SESSION_RATE_DEFAULT_QUEUE_RISE;
 GTlsCertificate *tls_cert;
 GTlsDatabase *tls_client_ca;
 TwoflowTokens *tokens;
@@ -204,6 +205,11 @@ static GOptionEntry entries[] = {
         "the transcoder's target while the path is congested, or lets the "
         "sender catch up on a clean path (default -1: half the playout "
         "lead; 0: off)", "MS"},
+  {"rc-queue-rise", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_queue_rise,
+      "Session rate controller: a queue the rUDP receiver's RTT shows "
+        "rising from an empty path at this many seconds per second or "
+        "faster is the session's own, as one beyond the lateness budget "
+        "(default 0.2; 0: only those)", "F"},
   {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
       "Config file (GKeyFile, group [twoflow-server], keys named like the "
         "long options; options given here override it)", "FILE"},
@@ -324,11 +330,12 @@ options_check_rate_control (void)
       || opt_rc_interval < 10 || opt_rc_interval > 10000 || opt_rc_qdelay <= 0
       || opt_rc_decrease <= 0 || opt_rc_decrease >= 1 || opt_rc_increase < 0
       || opt_rc_loss_threshold < 0 || opt_rc_loss_threshold > 1
-      || opt_rc_headroom < 1 || opt_rc_min_bitrate < 0) {
+      || opt_rc_headroom < 1 || opt_rc_min_bitrate < 0
+      || opt_rc_queue_rise < 0) {
     g_printerr ("--rate-controller session|events, --rc-interval 10..10000 "
         "ms, --rc-qdelay-threshold > 0 ms, --rc-decrease in (0,1), "
         "--rc-increase >= 0, --rc-loss-threshold 0..1, --rc-headroom >= 1, "
-        "--rc-min-bitrate >= 0\n");
+        "--rc-min-bitrate >= 0, --rc-queue-rise >= 0\n");
     return 2;
   }
   return -1;

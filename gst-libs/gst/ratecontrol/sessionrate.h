@@ -73,6 +73,7 @@ G_BEGIN_DECLS
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_DELIVERY_WINDOW (500 * GST_MSECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW (30 * GST_SECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_DRAIN_TIME (1 * GST_SECOND)
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_QUEUE_RISE 0.2
 
 typedef struct {
   guint64 min_bitrate;          /* never below (bit/s; 0: a packet per second) */
@@ -93,6 +94,10 @@ typedef struct {
    * up (clean path), within drain_time */
   GstClockTime lateness_budget;
   GstClockTime drain_time;
+  /* handle_clean_rtt(): a queue that rose from an empty path at this many
+   * seconds of queue per second or faster is ours, as one beyond the
+   * lateness budget (0: off) */
+  gdouble queue_rise;
 } GstTwoflowSessionRateConfig;
 
 typedef enum {
@@ -155,7 +160,12 @@ void gst_twoflow_session_rate_handle_rtt (GstTwoflowSessionRate * sr,
  * competing TCP's drop-tail queue of a few Mbit/s reaches: then every
  * sample counts until one shows no queue (the decrease's queue seen
  * draining), for at most 3 s, after which only clean ones count until one
- * comes. Any other queue is left to the other inputs. For a flow that
+ * comes. So is a queue that rose from a clean sample at queue-rise or
+ * faster (our own rate overshooting a drop: a competing TCP grows a
+ * queue by a packet per RTT, a few tens of ms per second) while no other
+ * transport's RTT is fresh (one fed with every sample sees the queue
+ * itself). Any other
+ * queue is left to the other inputs. For a flow that
  * cannot tell its own queue from a competing flow's: the rUDP receiver's
  * samples beside a bulk TCP, whose queue never empties, read as
  * congestion took the target to a twentieth of the fair share (the

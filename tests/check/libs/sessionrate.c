@@ -104,11 +104,18 @@ typedef struct
    * sample, 2 the clean ones only (the server's rUDP input) */
   GstClockTime rtt0_until;
   gint rtt1;
+  /* the system's delays, in updates of 100 ms: the target reaches the
+   * link this much later (the transcoder and the sender), source 1's
+   * sample reaches the controller this much after its packet (the rUDP
+   * request after the notice) */
+  guint code_lag, rtt1_lag;
   /* results */
   GstTwoflowSessionRate *sr;
   gdouble tgt[1000];            /* target per 100 ms */
   gdouble got[2][1000];         /* delivered bit/s per 100 ms per flow */
+  GstClockTime rtt_hist[1000];  /* the RTT per 100 ms */
   guint64 drops_tail;
+  guint64 drops_from[1000];     /* tail drops per 100 ms */
 } Sim;
 
 static void
@@ -129,7 +136,9 @@ simulate (Sim * sim)
   for (now = 0; now < sim->duration; now += step) {
     guint slot = now / (100 * MS);
     gdouble cap = sim->capacity (now);
-    gdouble rate = MIN ((gdouble) target, sim->video);
+    gdouble rate = MIN (sim->code_lag && slot >= sim->code_lag + 1 ?
+        sim->tgt[MIN (slot - sim->code_lag, 999)] : (gdouble) target,
+        sim->video);
     gint f;
 
     /* senders */
@@ -155,6 +164,8 @@ simulate (Sim * sim)
           p->ack = now + sim->prop + queue.length * PKT * 8 / cap * GST_SECOND
               + 10 * MS;
           sim->drops_tail++;
+          if (slot < 1000)
+            sim->drops_from[slot]++;
           g_queue_push_tail (&flight, p);
         } else {
           g_queue_push_tail (&queue, p);
@@ -211,10 +222,13 @@ simulate (Sim * sim)
       guint64 t;
       if (sim->rtt0_until == 0 || now < sim->rtt0_until)
         gst_twoflow_session_rate_handle_rtt (sim->sr, 0, last_rtt, now);
+      if (slot < 1000)
+        sim->rtt_hist[slot] = last_rtt;
       if (sim->rtt1 == 1)
         gst_twoflow_session_rate_handle_rtt (sim->sr, 1, last_rtt, now);
-      else if (sim->rtt1 == 2)
-        gst_twoflow_session_rate_handle_clean_rtt (sim->sr, 1, last_rtt, now);
+      else if (sim->rtt1 == 2 && slot >= sim->rtt1_lag && slot < 1000)
+        gst_twoflow_session_rate_handle_clean_rtt (sim->sr, 1,
+            sim->rtt_hist[slot - sim->rtt1_lag], now);
       gst_twoflow_session_rate_handle_counters (sim->sr, 0, s_sent, s_lost,
           s_deliv, now);
       if (gst_twoflow_session_rate_poll (sim->sr, now, &t))
@@ -457,7 +471,9 @@ GST_START_TEST (test_clean_rtt)
 
   gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 40 * MS, t);
   gst_twoflow_session_rate_poll (sr, t, &target);
-  for (t = 200 * MS; t <= 2 * GST_SECOND; t += 100 * MS) {
+  /* (0.7 s later: 110 ms in 0.7 s is a slower rise than queue-rise, 0.2 s
+   * per second; test_queue_rise has the fast one) */
+  for (t = 800 * MS; t <= 2 * GST_SECOND; t += 100 * MS) {
     gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 150 * MS, t);
     gst_twoflow_session_rate_poll (sr, t, &target);
   }
@@ -505,6 +521,67 @@ GST_START_TEST (test_clean_rtt)
 
 GST_END_TEST;
 
+/* A clean-only RTT source: a queue that rises from a clean sample at
+ * queue-rise (0.2 s per second) or faster is ours, as one beyond the
+ * lateness budget: it counts, and so do the samples after it until the
+ * queue is gone; a slower rise (a competing TCP's: a packet per RTT) does
+ * not; with queue-rise 0 neither does the fast one. */
+GST_START_TEST (test_queue_rise)
+{
+  GstTwoflowSessionRateStats st;
+  gint mode;
+
+  for (mode = 0; mode < 3; mode++) {
+    GstTwoflowSessionRateConfig c;
+    GstTwoflowSessionRate *sr;
+    GstClockTime t, q, seen_at = GST_CLOCK_TIME_NONE;
+    guint64 target;
+
+    gst_twoflow_session_rate_config_init (&c);
+    c.max_bitrate = 3750000;
+    if (mode == 2)
+      c.queue_rise = 0;
+    sr = gst_twoflow_session_rate_new (&c);
+    for (t = 200 * MS; t <= 3 * GST_SECOND; t += 200 * MS) {
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 40 * MS, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+      gst_twoflow_session_rate_poll (sr, t + 100 * MS, &target);
+    }
+    /* from 3.2 s, a sample every 200 ms (as the rUDP receiver's): mode 0
+     * and 2, 0.5 s of queue per second; mode 1, 0.05 s */
+    for (q = 0; t <= 6 * GST_SECOND; t += 200 * MS) {
+      q += (mode == 1 ? 10 : 100) * MS;
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 40 * MS + q, t);
+      gst_twoflow_session_rate_poll (sr, t, &target);
+      gst_twoflow_session_rate_get_stats (sr, &st);
+      if (st.decreases_qdelay > 0 && !GST_CLOCK_TIME_IS_VALID (seen_at))
+        seen_at = t;
+      gst_twoflow_session_rate_poll (sr, t + 100 * MS, &target);
+    }
+    gst_twoflow_session_rate_get_stats (sr, &st);
+    GST_INFO ("mode %d: queue %.0f ms, seen %.0f ms, first decrease at "
+        "%.1f s, target %" G_GUINT64_FORMAT, mode, q / 1e6, st.qdelay / 1e6,
+        GST_CLOCK_TIME_IS_VALID (seen_at) ? seen_at / 1e9 : -1.0, st.target);
+    if (mode == 1) {
+      /* a slow rise: the clean samples went stale, the queue is left to
+       * the other inputs */
+      fail_unless_equals_uint64 (st.qdelay, 0);
+      fail_unless_equals_uint64 (st.decreases_qdelay, 0);
+    } else {
+      /* every sample counts from the first that counted */
+      fail_unless_equals_uint64 (st.qdelay, q);
+      fail_unless (st.target < 3750000);
+      /* the fast rise from its first sample beyond twice the threshold
+       * (100 ms, 0.2 s after the last clean one); without the rule from
+       * the first beyond 250 ms (300 ms, 0.4 s later) */
+      fail_unless_equals_uint64 (seen_at, mode == 0 ? 3200 * MS : 3600 * MS);
+    }
+    gst_twoflow_session_rate_free (sr);
+  }
+}
+
+GST_END_TEST;
+
 /* The server's essential flow sends its last segment at 17 s, inside the
  * dip: its RTT stops. Without another RTT source the controller is blind
  * to the queue from then on (it sees it only through tail drops); with a
@@ -533,6 +610,64 @@ GST_START_TEST (test_step_essential_ends)
   fail_unless (back[0] == 0 || back[0] > back[1], "%u vs %u", back[0],
       back[1]);
   fail_unless (back[2] > 0 && back[2] <= 30, "%u", back[2]);
+}
+
+GST_END_TEST;
+
+/* The showdown's ERAP step: the essential flow's RTT ends at 3 s (it sends
+ * the clip's essential frames first), the rUDP receiver's clean samples
+ * come 300 ms after their packet, and what the target asks for reaches
+ * the link 800 ms later (the transcoder and the smoothed sender). A
+ * queue seen only beyond 250 ms (queue-rise 0) overflowed the 80-packet
+ * queue again and again through the dip: 157 tail drops after the first
+ * reaction (12-20 s); with queue-rise the rise is seen from ~60 ms of
+ * queue: 70. (What is left comes from the increase, which accelerates
+ * into a rate that reaches the link 0.8 s later: not accelerating beyond
+ * 1.5 x what got through in the last second took it to 34, bounding the
+ * TCP floor by that too to 0 — but in the system, where the transcoder
+ * dropping frames below its floor delivers far less than the target,
+ * the first kept the target at 25 %/s for seconds after a collapse
+ * beside a bulk TCP. The simulation has no sender cap either: in the
+ * system the rUDP sender is capped at what gets through as soon as the
+ * queue is seen.) */
+GST_START_TEST (test_step_lagged)
+{
+  guint64 drops[2];
+  guint back[2];
+  gint mode;
+
+  for (mode = 0; mode < 2; mode++) {
+    GstTwoflowSessionRateConfig c;
+    Sim sim;
+    guint i;
+
+    sim_init (&sim, cap_step, 0, 3e6, 30);
+    gst_twoflow_session_rate_free (sim.sr);
+    gst_twoflow_session_rate_config_init (&c);
+    c.max_bitrate = 3.75e6;
+    if (mode == 1)
+      c.queue_rise = 0;
+    sim.sr = gst_twoflow_session_rate_new (&c);
+    sim.rtt0_until = 3 * GST_SECOND;
+    sim.rtt1 = 2;
+    sim.code_lag = 8;
+    sim.rtt1_lag = 3;
+    simulate (&sim);
+    for (drops[mode] = 0, i = 120; i < 200; i++)
+      drops[mode] += sim.drops_from[i];
+    back[mode] = back_after_step (&sim);
+    for (i = 80; i < 260; i += 2)
+      GST_LOG ("mode %d %4.1f s target %8.0f got %8.0f drops %"
+          G_GUINT64_FORMAT, mode, i / 10.0, sim.tgt[i], sim.got[0][i],
+          sim.drops_from[i] + sim.drops_from[i + 1]);
+    gst_twoflow_session_rate_free (sim.sr);
+  }
+  GST_INFO ("tail drops 12-20 s: %" G_GUINT64_FORMAT " (queue-rise 0: %"
+      G_GUINT64_FORMAT "); target back %.1f s after the capacity (%.1f s)",
+      drops[0], drops[1], back[0] / 10.0, back[1] / 10.0);
+  fail_unless (drops[0] * 2 < drops[1], "%" G_GUINT64_FORMAT " vs %"
+      G_GUINT64_FORMAT, drops[0], drops[1]);
+  fail_unless (back[0] > 0 && back[0] <= 30, "%u", back[0]);
 }
 
 GST_END_TEST;
@@ -817,6 +952,8 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_step_essential_ends);
   tcase_add_test (tc, test_superseded_rtt);
   tcase_add_test (tc, test_clean_rtt);
+  tcase_add_test (tc, test_queue_rise);
+  tcase_add_test (tc, test_step_lagged);
   tcase_add_test (tc, test_smoothed_rtt_jitter);
   tcase_add_test (tc, test_congested_floor);
   tcase_add_test (tc, test_hold_floor);
