@@ -311,9 +311,7 @@ av1_open_svt (RtAv1 * self, const AVFrame * f, guint64 target)
   av_dict_set_int (&opts, "preset", p, 0);
   av_dict_set (&opts, "svtav1-params",
       "pred-struct=1:rc=2:irefresh-type=2:enable-tpl-la=0", 0);
-  if (avcodec_open2 (c, codec, &opts) < 0)
-    avcodec_free_context (&c);
-  av_dict_free (&opts);
+  gst_rate_transcoder_open_encoder (&c, codec, &opts);
   return c;
 }
 
@@ -335,9 +333,7 @@ av1_open_aom (RtAv1 * self, const AVFrame * f, guint64 target)
   av_dict_set (&opts, "usage", "realtime", 0);
   av_dict_set (&opts, "cpu-used", "8", 0);
   av_dict_set (&opts, "lag-in-frames", "0", 0);
-  if (avcodec_open2 (c, codec, &opts) < 0)
-    avcodec_free_context (&c);
-  av_dict_free (&opts);
+  gst_rate_transcoder_open_encoder (&c, codec, &opts);
   return c;
 }
 

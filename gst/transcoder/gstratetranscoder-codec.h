@@ -119,6 +119,10 @@ gchar *gst_rate_transcoder_dup_preset (GstRateTranscoder * self);
  * adds colour, threads and rate control); NULL when out of memory. */
 AVCodecContext *gst_rate_transcoder_new_encoder_context (GstRateTranscoder *
     self, const AVCodec * codec, const AVFrame * f);
+/* avcodec_open2() of *@c with *@opts (freed either way); on failure *@c
+ * is freed and NULL, and FALSE returned. */
+gboolean gst_rate_transcoder_open_encoder (AVCodecContext ** c,
+    const AVCodec * codec, AVDictionary ** opts);
 
 GST_DEBUG_CATEGORY_EXTERN (rate_transcoder_debug);
 

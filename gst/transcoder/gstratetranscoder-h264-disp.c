@@ -155,43 +155,20 @@ static gboolean
 disp_open_encoder (RtH264 * self, GstTwoflowH264Splice * splice,
     const AVFrame * f)
 {
-  const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
+  AVDictionary *opts;
   AVCodecContext *c;
-  AVDictionary *opts = NULL;
-  gchar *params, *preset;
-  const gchar *sp = gst_twoflow_h264_splice_x264_params (splice);
+  gchar *params = g_strdup_printf ("ipratio=%d", RT_H264_DISP_IPRATIO);
 
-  if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
-          f->format != AV_PIX_FMT_YUVJ420P))
-    return FALSE;
-  c = gst_rate_transcoder_new_encoder_context (self->element, codec, f);
+  /* (D predicts from R only) */
+  c = rt_h264_splice_encoder (self, f, splice, params, &opts);
+  g_free (params);
   if (!c)
     return FALSE;
-  c->thread_count = 1;
-  c->gop_size = 100000;
-  c->keyint_min = 1;
-  c->max_b_frames = 0;
-  preset = gst_rate_transcoder_dup_preset (self->element);
-  av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
-  g_free (preset);
-  av_dict_set (&opts, "forced-idr", "1", 0);
-  av_dict_set (&opts, "tune", "zerolatency", 0);
   /* constant rate factor, set per picture from the budget (x264 takes a
    * new one at the next picture) */
   av_dict_set (&opts, "crf", "30", 0);
-  /* one picture in, one out; D predicts from R only */
-  params = g_strdup_printf ("rc-lookahead=0:sync-lookahead=0:mbtree=0:"
-      "bframes=0:ref=1:weightp=0:repeat-headers=1:annexb=1:scenecut=0:"
-      "sliced-threads=0:ipratio=%d:log=0%s%s", RT_H264_DISP_IPRATIO,
-      *sp ? ":" : "", sp);
-  av_dict_set (&opts, "x264-params", params, 0);
-  g_free (params);
-  if (avcodec_open2 (c, codec, &opts) < 0) {
-    av_dict_free (&opts);
-    avcodec_free_context (&c);
+  if (!gst_rate_transcoder_open_encoder (&c, c->codec, &opts))
     return FALSE;
-  }
-  av_dict_free (&opts);
   self->denc = c;
   self->denc_n = 0;
   GST_INFO_OBJECT (self->element, "encoder for the disposable pictures "

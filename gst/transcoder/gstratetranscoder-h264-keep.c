@@ -141,46 +141,53 @@ keep_push_source (RtH264 * self, RtKeepPic * k, GstClockTime dts)
   return rt_h264_pass (self, out, ps);
 }
 
-static gboolean
-keep_open_encoder (RtH264 * self, const AVFrame * f,
-    guint64 bitrate)
+AVCodecContext *
+rt_h264_splice_encoder (RtH264 * self, const AVFrame * f,
+    GstTwoflowH264Splice * splice, const gchar * params, AVDictionary ** opts)
 {
   const AVCodec *codec = avcodec_find_encoder_by_name ("libx264");
+  const gchar *sp = gst_twoflow_h264_splice_x264_params (splice);
   AVCodecContext *c;
-  AVDictionary *opts = NULL;
-  gchar *params, *preset;
+  gchar *all, *preset;
 
+  *opts = NULL;
   if (!codec || (f->format != AV_PIX_FMT_YUV420P &&
           f->format != AV_PIX_FMT_YUVJ420P))
-    return FALSE;
+    return NULL;
   c = gst_rate_transcoder_new_encoder_context (self->element, codec, f);
   if (!c)
-    return FALSE;
+    return NULL;
   c->thread_count = 1;
   c->gop_size = 100000;
   c->keyint_min = 1;
   c->max_b_frames = 0;
-  keep_set_rate (c, bitrate);
   preset = gst_rate_transcoder_dup_preset (self->element);
-  av_dict_set (&opts, "preset", preset ? preset : "veryfast", 0);
+  av_dict_set (opts, "preset", preset ? preset : "veryfast", 0);
   g_free (preset);
-  av_dict_set (&opts, "forced-idr", "1", 0);
-  av_dict_set (&opts, "tune", "zerolatency", 0);
-  /* one picture in, one out, each predicting from the one before only:
-   * the receiver's reference list then holds the same picture first */
-  params = g_strdup_printf ("rc-lookahead=0:sync-lookahead=0:mbtree=0:"
+  av_dict_set (opts, "forced-idr", "1", 0);
+  av_dict_set (opts, "tune", "zerolatency", 0);
+  all = g_strdup_printf ("rc-lookahead=0:sync-lookahead=0:mbtree=0:"
       "bframes=0:ref=1:weightp=0:repeat-headers=1:annexb=1:scenecut=0:"
-      "sliced-threads=0:log=0%s%s",
-      *gst_twoflow_h264_splice_x264_params (self->splice) ? ":" : "",
-      gst_twoflow_h264_splice_x264_params (self->splice));
-  av_dict_set (&opts, "x264-params", params, 0);
-  g_free (params);
-  if (avcodec_open2 (c, codec, &opts) < 0) {
-    av_dict_free (&opts);
-    avcodec_free_context (&c);
+      "sliced-threads=0:%s%slog=0%s%s", params, *params ? ":" : "",
+      *sp ? ":" : "", sp);
+  av_dict_set (opts, "x264-params", all, 0);
+  g_free (all);
+  return c;
+}
+
+static gboolean
+keep_open_encoder (RtH264 * self, const AVFrame * f,
+    guint64 bitrate)
+{
+  AVDictionary *opts;
+  AVCodecContext *c = rt_h264_splice_encoder (self, f, self->splice, "",
+      &opts);
+
+  if (!c)
     return FALSE;
-  }
-  av_dict_free (&opts);
+  keep_set_rate (c, bitrate);
+  if (!gst_rate_transcoder_open_encoder (&c, c->codec, &opts))
+    return FALSE;
   self->kenc = c;
   self->kenc_n = 0;
   self->kenc_bitrate = bitrate;

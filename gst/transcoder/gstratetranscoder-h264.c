@@ -346,12 +346,8 @@ h264_open_encoder (RtH264 * self, const AVFrame * f)
     av_dict_set (&opts, "x264-params", params, 0);
     g_free (params);
   }
-  if (avcodec_open2 (c, codec, &opts) < 0) {
-    av_dict_free (&opts);
-    avcodec_free_context (&c);
+  if (!gst_rate_transcoder_open_encoder (&c, codec, &opts))
     return FALSE;
-  }
-  av_dict_free (&opts);
   self->enc = c;
   self->enc_n = 0;
   self->enc_bitrate = target;

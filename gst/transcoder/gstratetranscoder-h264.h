@@ -163,6 +163,15 @@ GstFlowReturn rt_h264_disp_drain (RtH264 * self);
  * holds for the reference @ref_fn, spliced with @splice as a picture
  * nothing references (@frame_num, @poc_lsb) to about @budget_bits; NULL
  * when it cannot be. Its quantizer in @q. */
+/* libx264 set up for pictures spliced into the source's sequence
+ * (keep=i|ip): 8-bit 4:2:0 only, one picture in and one out, each
+ * predicting from the one before only (the receiver's reference list
+ * then holds the same picture first), IDR on request, the element's
+ * preset (veryfast by default), @params more x264-params ("" none) in
+ * *@opts. Rate control is the caller's; it opens it with
+ * gst_rate_transcoder_open_encoder(). NULL when it cannot. */
+AVCodecContext *rt_h264_splice_encoder (RtH264 * self, const AVFrame * f,
+    GstTwoflowH264Splice * splice, const gchar * params, AVDictionary ** opts);
 GByteArray *rt_h264_disp_code (RtH264 * self, GstTwoflowH264Splice * splice,
     const AVFrame * fd, const AVFrame * fr, gsize src_size,
     gdouble budget_bits, guint frame_num, guint poc_lsb, guint ref_fn,

@@ -85,12 +85,8 @@ rt_h265_open_encoder (RtH264 * self, const AVFrame * f)
       RT_H265_LOOKAHEAD);
   av_dict_set (&opts, "x265-params", params, 0);
   g_free (params);
-  if (avcodec_open2 (c, codec, &opts) < 0) {
-    av_dict_free (&opts);
-    avcodec_free_context (&c);
+  if (!gst_rate_transcoder_open_encoder (&c, codec, &opts))
     return FALSE;
-  }
-  av_dict_free (&opts);
   self->enc = c;
   self->enc_n = 0;
   self->enc_bitrate = target;

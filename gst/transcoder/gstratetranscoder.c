@@ -785,6 +785,18 @@ gst_rate_transcoder_dup_preset (GstRateTranscoder * self)
   return preset;
 }
 
+gboolean
+gst_rate_transcoder_open_encoder (AVCodecContext ** c, const AVCodec * codec,
+    AVDictionary ** opts)
+{
+  gboolean ok = avcodec_open2 (*c, codec, opts) >= 0;
+
+  av_dict_free (opts);
+  if (!ok)
+    avcodec_free_context (c);
+  return ok;
+}
+
 AVCodecContext *
 gst_rate_transcoder_new_encoder_context (GstRateTranscoder * self,
     const AVCodec * codec, const AVFrame * f)
