@@ -49,6 +49,36 @@ function showWhy(name, why) {
     'Cannot play ' + name + ': ' + why : '';
 }
 
+// hls.js 1.5 ends the MediaSource (BUFFER_EOS, endOfStream) only when the
+// segment it buffered last was listed in a playlist with EXT-X-ENDLIST. The
+// proxy's last segment is fetched while the playlist is still EVENT (it is
+// sent as it grows) and the ENDLIST comes as that segment completes: hls.js
+// kept the EVENT playlist's fragment, never ended the stream, and Chromium
+// stopped ~0.07 s before the end (bufferStalledError; clip3s-mp3.mp4 showed
+// 72 of 75 frames). Once the complete playlist's last segment is buffered,
+// the stream ends here.
+function endOfStreamOnLastSegment(hls) {
+  let endSN = null, lastBuffered = null, ended = false;
+  const check = () => {
+    if (!ended && endSN !== null && lastBuffered === endSN) {
+      ended = true;
+      hls.trigger(Hls.Events.BUFFER_EOS, {});
+    }
+  };
+  hls.on(Hls.Events.BUFFER_EOS, () => { ended = true; });
+  hls.on(Hls.Events.LEVEL_UPDATED, (ev, data) => {
+    endSN = data.details.live ? null : data.details.endSN;
+    check();
+  });
+  hls.on(Hls.Events.FRAG_BUFFERED, (ev, data) => {
+    if (data.frag.type !== 'main') return;
+    lastBuffered = data.frag.sn;
+    // a seek back buffers again: hls.js ends the stream itself then
+    if (data.frag.sn !== endSN) ended = false;
+    check();
+  });
+}
+
 function play(name) {
   const src = '/hls/' + encodeURIComponent(name) + '/index.m3u8';
   state.name = name;
@@ -98,6 +128,7 @@ function play(name) {
       if (data.fatal && data.type === Hls.ErrorTypes.MEDIA_ERROR)
         hls.recoverMediaError();
     });
+    endOfStreamOnLastSegment(hls);
     hls.loadSource(src);
     hls.attachMedia(video);
     state.hls = hls;
