@@ -149,6 +149,7 @@ window.twoflowReport = function () {
     video: state.name,
     currentTime: video.currentTime,
     paused: video.paused,
+    ended: video.ended, duration: video.duration,
     width: video.videoWidth, height: video.videoHeight,
     audioCodec: state.audioCodec, videoCodec: state.videoCodec,
     audioDecodedBytes: video.webkitAudioDecodedByteCount || 0,
