@@ -79,6 +79,21 @@ function endOfStreamOnLastSegment(hls) {
   });
 }
 
+// hls.js 1.5 hands a progressive segment to its demuxer in pieces of at
+// least 128 KB (its MIN_CHUNK_SIZE, the fetch loader's highWaterMark): the
+// proxy's first segment arrives at about the video's rate, so the first
+// frame waited for 128 KB of it (0.8 s for mpeg2-mp2-ps.mpg as H.264). Its
+// fragment loader here is hls.js's own (the fetch loader of progressive
+// mode) handing on every piece as it comes.
+function EagerFragmentLoader(config) {
+  const loader = new config.loader(config);
+  const load = loader.load.bind(loader);
+  loader.load = (context, cfg, callbacks) => load(context,
+    Number.isFinite(cfg.highWaterMark) ? { ...cfg, highWaterMark: 0 } : cfg,
+    callbacks);
+  return loader;
+}
+
 function play(name) {
   const src = '/hls/' + encodeURIComponent(name) + '/index.m3u8';
   state.name = name;
@@ -112,7 +127,8 @@ function play(name) {
     // and hls.js plays its frames as they arrive (not once it is complete)
     // (a blocking playlist reload waits up to a segment: 10 s and more)
     const hls = new Hls({ manifestLoadingTimeOut: 40000,
-      levelLoadingTimeOut: 30000, startPosition: 0, progressive: true });
+      levelLoadingTimeOut: 30000, startPosition: 0, progressive: true,
+      fLoader: EagerFragmentLoader });
     hls.on(Hls.Events.BUFFER_CODECS, (ev, data) => {
       if (data.audio) state.audioCodec = data.audio.codec || data.audio.container;
       if (data.video) state.videoCodec = data.video.codec || data.video.container;
