@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The proxy's web page in headless Chromium (suite 'web'): a loopback
 server and proxy, the page opened with ?play=h264-aac.mp4 (hls.js, HLS from
-the proxy); checks that the video's currentTime advances, that a frame is
-painted (the screenshot's video area is not blank: luma variance) and that
-audio is present (hls.js found an audio codec and Chromium decoded audio
-bytes), and that the page lists the videos and shows the session.
+the proxy); checks that the video's currentTime advances and that it plays
+to its end (ended), that a frame is painted (the screenshot's video area is
+not blank: luma variance) and that audio is present (hls.js found an
+audio codec and Chromium decoded audio bytes), and that the page lists the videos and shows the session.
 Skipped (77) without chromium or python3-websocket.
 
   test_page.py SERVER PROXY MAKE_CORPUS CORPUS_DIR PAGE_CHECK
@@ -73,10 +73,11 @@ def main():
             t = [r["currentTime"] for r in reps if r["currentTime"] > 0]
             return len(t) >= 4 and t[-1] - t[0] > 1.5
 
-        # until playback has advanced 1.5 s (3-5 s here; a loaded machine
-        # may take longer to start)
+        # until playback has ended (the 3 s clip: 4-7 s here; a loaded
+        # machine may take longer to start)
         res = pc.run(f"http://127.0.0.1:{hport}/", play="h264-aac.mp4",
-                     seconds=25, screenshot=shot, until=advanced)
+                     seconds=30, screenshot=shot,
+                     until=lambda reps: advanced(reps) and reps[-1].get("ended"))
         reps = res.get("reports", [])
         check(res.get("ok"), f"Chromium drove the page ({res.get('error', 'ok')})")
         playing = [r for r in reps if r["currentTime"] > 0]
@@ -85,6 +86,13 @@ def main():
               and all(b >= a for a, b in zip(times, times[1:])),
               f"currentTime advances: {[round(t, 2) for t in times]}")
         last = reps[-1] if reps else {}
+        # to its end: the page ends the MediaSource once the complete
+        # playlist's last segment is in (hls.js had not when that segment
+        # was listed in the EVENT playlist: Chromium stalled 0.07 s before
+        # the end and never ended)
+        check(last.get("ended") and last.get("currentTime", 0) >= 2.9,
+              f"the page plays to the end: ended {last.get('ended')} at "
+              f"{last.get('currentTime')} s of {last.get('duration')} s")
         # the page times its own start (run.py's page kind reads it):
         # play() to the first frame presented, and the stalls after it
         ff = last.get("firstFrameS")

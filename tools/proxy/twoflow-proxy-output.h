@@ -41,6 +41,7 @@ void startup_mark_pad (ProxySession * ps, const gchar * stage,
     GstElement * e, const gchar * pad_name);
 void startup_mark_now (ProxySession * ps, const gchar * stage);
 void twoflow_proxy_output_init (void);
+void twoflow_proxy_output_preload (void);
 
 G_END_DECLS
 #endif

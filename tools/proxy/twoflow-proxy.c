@@ -113,6 +113,8 @@ main (int argc, char **argv)
   g_print ("\n");
 
   web_start ();
+  /* the transcoders' plugins before the first session needs them */
+  twoflow_proxy_output_preload ();
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, web_shutdown, loop);
   g_unix_signal_add (SIGTERM, web_shutdown, loop);

@@ -49,6 +49,51 @@ function showWhy(name, why) {
     'Cannot play ' + name + ': ' + why : '';
 }
 
+// hls.js 1.5 ends the MediaSource (BUFFER_EOS, endOfStream) only when the
+// segment it buffered last was listed in a playlist with EXT-X-ENDLIST. The
+// proxy's last segment is fetched while the playlist is still EVENT (it is
+// sent as it grows) and the ENDLIST comes as that segment completes: hls.js
+// kept the EVENT playlist's fragment, never ended the stream, and Chromium
+// stopped ~0.07 s before the end (bufferStalledError; clip3s-mp3.mp4 showed
+// 72 of 75 frames). Once the complete playlist's last segment is buffered,
+// the stream ends here.
+function endOfStreamOnLastSegment(hls) {
+  let endSN = null, lastBuffered = null, ended = false;
+  const check = () => {
+    if (!ended && endSN !== null && lastBuffered === endSN) {
+      ended = true;
+      hls.trigger(Hls.Events.BUFFER_EOS, {});
+    }
+  };
+  hls.on(Hls.Events.BUFFER_EOS, () => { ended = true; });
+  hls.on(Hls.Events.LEVEL_UPDATED, (ev, data) => {
+    endSN = data.details.live ? null : data.details.endSN;
+    check();
+  });
+  hls.on(Hls.Events.FRAG_BUFFERED, (ev, data) => {
+    if (data.frag.type !== 'main') return;
+    lastBuffered = data.frag.sn;
+    // a seek back buffers again: hls.js ends the stream itself then
+    if (data.frag.sn !== endSN) ended = false;
+    check();
+  });
+}
+
+// hls.js 1.5 hands a progressive segment to its demuxer in pieces of at
+// least 128 KB (its MIN_CHUNK_SIZE, the fetch loader's highWaterMark): the
+// proxy's first segment arrives at about the video's rate, so the first
+// frame waited for 128 KB of it (0.8 s for mpeg2-mp2-ps.mpg as H.264). Its
+// fragment loader here is hls.js's own (the fetch loader of progressive
+// mode) handing on every piece as it comes.
+function EagerFragmentLoader(config) {
+  const loader = new config.loader(config);
+  const load = loader.load.bind(loader);
+  loader.load = (context, cfg, callbacks) => load(context,
+    Number.isFinite(cfg.highWaterMark) ? { ...cfg, highWaterMark: 0 } : cfg,
+    callbacks);
+  return loader;
+}
+
 function play(name) {
   const src = '/hls/' + encodeURIComponent(name) + '/index.m3u8';
   state.name = name;
@@ -82,7 +127,8 @@ function play(name) {
     // and hls.js plays its frames as they arrive (not once it is complete)
     // (a blocking playlist reload waits up to a segment: 10 s and more)
     const hls = new Hls({ manifestLoadingTimeOut: 40000,
-      levelLoadingTimeOut: 30000, startPosition: 0, progressive: true });
+      levelLoadingTimeOut: 30000, startPosition: 0, progressive: true,
+      fLoader: EagerFragmentLoader });
     hls.on(Hls.Events.BUFFER_CODECS, (ev, data) => {
       if (data.audio) state.audioCodec = data.audio.codec || data.audio.container;
       if (data.video) state.videoCodec = data.video.codec || data.video.container;
@@ -98,6 +144,7 @@ function play(name) {
       if (data.fatal && data.type === Hls.ErrorTypes.MEDIA_ERROR)
         hls.recoverMediaError();
     });
+    endOfStreamOnLastSegment(hls);
     hls.loadSource(src);
     hls.attachMedia(video);
     state.hls = hls;
@@ -118,6 +165,7 @@ window.twoflowReport = function () {
     video: state.name,
     currentTime: video.currentTime,
     paused: video.paused,
+    ended: video.ended, duration: video.duration,
     width: video.videoWidth, height: video.videoHeight,
     audioCodec: state.audioCodec, videoCodec: state.videoCodec,
     audioDecodedBytes: video.webkitAudioDecodedByteCount || 0,
