@@ -545,15 +545,7 @@ rt_h264_disp_handle_frame (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
       return TRUE;
     }
   }
-  if (!self->ds_splice) {
-    self->ds_splice = gst_twoflow_h264_splice_new ();
-    /* avc: the SPS/PPS of codec_data */
-    if (self->param_sets)
-      gst_twoflow_h264_splice_parse_source (self->ds_splice,
-          g_bytes_get_data (self->param_sets, NULL),
-          g_bytes_get_size (self->param_sets), self->nal_length_size,
-          &spic, NULL);
-  }
+  rt_h264_splice_ensure (self, &self->ds_splice);
   gst_twoflow_h264_splice_parse_source (self->ds_splice, map->data,
       map->size, self->nal_length_size, &spic, &why);
   if (why) {

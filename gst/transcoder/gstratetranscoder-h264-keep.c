@@ -141,6 +141,22 @@ keep_push_source (RtH264 * self, RtKeepPic * k, GstClockTime dts)
   return rt_h264_pass (self, out, ps);
 }
 
+void
+rt_h264_splice_ensure (RtH264 * self, GstTwoflowH264Splice ** splice)
+{
+  GstTwoflowH264SourcePicture spic;
+
+  if (*splice)
+    return;
+  *splice = gst_twoflow_h264_splice_new ();
+  /* avc: the SPS/PPS of codec_data */
+  if (self->param_sets)
+    gst_twoflow_h264_splice_parse_source (*splice,
+        g_bytes_get_data (self->param_sets, NULL),
+        g_bytes_get_size (self->param_sets), self->nal_length_size, &spic,
+        NULL);
+}
+
 AVCodecContext *
 rt_h264_splice_encoder (RtH264 * self, const AVFrame * f,
     GstTwoflowH264Splice * splice, const gchar * params, AVDictionary ** opts)
@@ -655,25 +671,10 @@ rt_h264_keep_handle_frame (RtH264 * self, GstBuffer * buf, GstMapInfo * map,
     GstTwoflowH264SourcePicture spic;
     const gchar *why = NULL;
 
-    if (!self->splice) {
-      self->splice = gst_twoflow_h264_splice_new ();
-      /* avc: the SPS/PPS of codec_data */
-      if (self->param_sets)
-        gst_twoflow_h264_splice_parse_source (self->splice,
-            g_bytes_get_data (self->param_sets, NULL),
-            g_bytes_get_size (self->param_sets), self->nal_length_size,
-            &spic, NULL);
-    }
+    rt_h264_splice_ensure (self, &self->splice);
     /* the splice of the pictures nothing references: their encoder's PPS
      * is not the reference pictures' */
-    if (!self->ds_splice) {
-      self->ds_splice = gst_twoflow_h264_splice_new ();
-      if (self->param_sets)
-        gst_twoflow_h264_splice_parse_source (self->ds_splice,
-            g_bytes_get_data (self->param_sets, NULL),
-            g_bytes_get_size (self->param_sets), self->nal_length_size,
-            &spic, NULL);
-    }
+    rt_h264_splice_ensure (self, &self->ds_splice);
     gst_twoflow_h264_splice_parse_source (self->ds_splice, map->data,
         map->size, self->nal_length_size, &spic, NULL);
     /* the pictures re-encoded before an IDR leave first, spliced under

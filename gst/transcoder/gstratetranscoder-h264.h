@@ -163,6 +163,9 @@ GstFlowReturn rt_h264_disp_drain (RtH264 * self);
  * holds for the reference @ref_fn, spliced with @splice as a picture
  * nothing references (@frame_num, @poc_lsb) to about @budget_bits; NULL
  * when it cannot be. Its quantizer in @q. */
+/* *@splice, made (and given codec_data's SPS/PPS, for avc) if it is
+ * not yet */
+void rt_h264_splice_ensure (RtH264 * self, GstTwoflowH264Splice ** splice);
 /* libx264 set up for pictures spliced into the source's sequence
  * (keep=i|ip): 8-bit 4:2:0 only, one picture in and one out, each
  * predicting from the one before only (the receiver's reference list
