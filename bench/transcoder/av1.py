@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h264 import cpu_run, packets, psnr, rates  # noqa: E402
+from benchlib import rates, report  # noqa: E402
 
 SVT_PARAMS = 'pred-struct=1:rc=2:irefresh-type=2:enable-tpl-la=0'
 
@@ -87,49 +87,7 @@ def main():
          gst('rtip.mkv', rt + ['keep=ip'])),
     ]
     skip = fps // 2 + 1     # units passed before re-encoding starts
-    rows = []
-    gop_list = []
-    speeds = []
-    base = None
-    for name, out, cmd in configs:
-        best = min(cpu_run(cmd, env) for _ in range(a.runs))
-        fr = a.frames / best
-        base = base or fr
-        speeds.append(fr)
-        row = [name, '%.1f' % fr, '%.3f' % (fr / base)]
-        if out:
-            path = os.path.join(tmp, out)
-            total, gops, n = rates(path, fps, a.frames)
-            sizes = [int(k['size']) for k in packets(path)]
-            late = sum(sizes[skip:]) * 8 / ((len(sizes) - skip) / fps)
-            worst = max((abs(g / target - 1) for g in gops[1:]), default=0)
-            if n == a.frames:
-                gop_list.append('%s: %s' % (name, ' '.join(
-                    '%+.0f%%' % ((g / target - 1) * 100) for g in gops)))
-            row += ['%.0f' % total, '%+.1f%%' % ((total / target - 1) * 100),
-                    '%+.1f%%' % ((late / target - 1) * 100)
-                    if n == a.frames else '–',
-                    # GOPs of packets count only when no frame is dropped
-                    '%.1f%%' % (worst * 100) if n == a.frames else '–',
-                    str(n), psnr(raw, path)
-                    if n == a.frames else '(frames dropped)']
-        else:
-            row += ['', '', '', '', '', '']
-        rows.append(row)
-    hdr = ['configuration', 'fps', 'vs decode only', 'output bit/s',
-           'vs target', 'from unit %d' % skip, 'worst GOP from the 2nd',
-           'frames', 'Y-PSNR dB']
-    print('| ' + ' | '.join(hdr) + ' |')
-    print('|' + '---|' * len(hdr))
-    for r in rows:
-        print('| ' + ' | '.join(r) + ' |')
-    print('\ninput GOPs, bit/s: ' + ' '.join('%.0f' % g for g in src_gops))
-    print('per GOP against the target:')
-    for g in gop_list:
-        print('  ' + g)
-    print('\nratetranscoder / ffmpeg speed: %.2f' % (speeds[1] / speeds[2]))
-    print('ratetranscoder / ffmpeg output rate: %.3f'
-          % (float(rows[1][3]) / float(rows[2][3])))
+    report(configs, a, env, tmp, raw, src_gops, target, skip=skip, fps=fps)
     subprocess.run(['rm', '-rf', tmp])
 
 

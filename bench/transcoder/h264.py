@@ -24,55 +24,13 @@ Usage: bench/transcoder/h264.py [--build build] [--frames 250]
        [--preset veryfast]
 """
 import argparse
-import json
 import os
-import re
-import resource
 import subprocess
 import sys
 import tempfile
 
-
-def cpu_run(cmd, env=None):
-    """Runs cmd; returns its children's CPU seconds."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def packets(path):
-    out = subprocess.run(['ffprobe', '-v', 'error', '-select_streams', 'v',
-                          '-show_packets', '-show_entries',
-                          'packet=size,flags', '-of', 'json', path],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)['packets']
-
-
-def rates(path, fps, nframes):
-    """(bit/s over the source's duration, [bit/s of each GOP])"""
-    p = packets(path)
-    total = sum(int(k['size']) for k in p) * 8 / (nframes / fps)
-    gops, cur = [], None
-    for k in p:
-        if 'K' in k['flags']:
-            cur = [0, 0]
-            gops.append(cur)
-        if cur is not None:
-            cur[0] += int(k['size']) * 8
-            cur[1] += 1
-    return total, [b * fps / c for b, c in gops if c >= 10], len(p)
-
-
-def psnr(ref, path):
-    # fps=25: a dropped frame's slot shows the frame before it (freeze-aware)
-    r = subprocess.run(['ffmpeg', '-v', 'info', '-nostats', '-i', path, '-i', ref,
-                        '-lavfi', '[0:v]fps=25[o];[o][1:v]psnr', '-f', 'null',
-                        '-'],
-                       capture_output=True, text=True)
-    m = re.search(r'PSNR y:([0-9.inf]+)', r.stderr)
-    return m.group(1) if m else '?'
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import rates, report  # noqa: E402
 
 
 def main():
@@ -143,43 +101,8 @@ def main():
              ['ratetranscoder', 'target-bitrate=%d' % tip, 'recovery=0',
               'preset=' + a.preset, 'keep=ip'])),
     ]
-    targets = {'rti.mkv': ti, 'rtip.mkv': tip}
-    rows = []
-    gop_list = []
-    base = None
-    for name, out, cmd in configs:
-        best = min(cpu_run(cmd, env) for _ in range(a.runs))
-        fr = a.frames / best
-        base = base or fr
-        row = [name, '%.0f' % fr, '%.2f' % (fr / base)]
-        if out:
-            path = os.path.join(tmp, out)
-            t = targets.get(out, target)
-            total, gops, n = rates(path, fps, a.frames)
-            worst = max((abs(g / t - 1) for g in gops[1:]), default=0)
-            if n == a.frames:
-                gop_list.append('%s: %s' % (name, ' '.join(
-                    '%+.0f%%' % ((g / t - 1) * 100) for g in gops)))
-            row += ['%.0f' % total, '%+.1f%%' % ((total / t - 1) * 100),
-                    # GOPs of packets count only when no frame is dropped
-                    '%.1f%%' % (worst * 100) if n == a.frames else '–',
-                    str(n), psnr(raw, path)]
-        else:
-            row += ['', '', '', '', '']
-        rows.append(row)
-    hdr = ['configuration', 'fps', 'vs decode only', 'output bit/s',
-           'vs target', 'worst GOP from the 2nd', 'frames', 'Y-PSNR dB']
-    print('| ' + ' | '.join(hdr) + ' |')
-    print('|' + '---|' * len(hdr))
-    for r in rows:
-        print('| ' + ' | '.join(r) + ' |')
-    print('\ninput GOPs, bit/s: ' + ' '.join('%.0f' % g for g in src_gops))
-    print('per GOP against the target:')
-    for g in gop_list:
-        print('  ' + g)
-    rt = float(rows[1][1])
-    ff = float(rows[2][1])
-    print('\nratetranscoder / ffmpeg speed: %.2f' % (rt / ff))
+    report(configs, a, env, tmp, raw, src_gops, target,
+           targets={'rti.mkv': ti, 'rtip.mkv': tip}, fps=fps)
     subprocess.run(['rm', '-rf', tmp])
 
 

@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h264 import cpu_run, psnr, rates  # noqa: E402
+from benchlib import rates, report  # noqa: E402
 
 
 def main():
@@ -89,45 +89,7 @@ def main():
         ('ratetranscoder keep=ip', 'rtip.mkv',
          gst('rtip.mkv', rt + ['keep=ip'])),
     ]
-    rows = []
-    gop_list = []
-    speeds = []
-    base = None
-    for name, out, cmd in configs:
-        best = min(cpu_run(cmd, env) for _ in range(a.runs))
-        fr = a.frames / best
-        base = base or fr
-        speeds.append(fr)
-        # x265 is slow: a decimal, so that the ratio below is not rounded
-        row = [name, '%.1f' % fr, '%.3f' % (fr / base)]
-        if out:
-            path = os.path.join(tmp, out)
-            total, gops, n = rates(path, fps, a.frames)
-            worst = max((abs(g / target - 1) for g in gops[1:]), default=0)
-            if n == a.frames:
-                gop_list.append('%s: %s' % (name, ' '.join(
-                    '%+.0f%%' % ((g / target - 1) * 100) for g in gops)))
-            row += ['%.0f' % total, '%+.1f%%' % ((total / target - 1) * 100),
-                    # GOPs of packets count only when no frame is dropped
-                    '%.1f%%' % (worst * 100) if n == a.frames else '–',
-                    str(n), psnr(raw, path)
-                    if n == a.frames else '(frames dropped)']
-        else:
-            row += ['', '', '', '', '']
-        rows.append(row)
-    hdr = ['configuration', 'fps', 'vs decode only', 'output bit/s',
-           'vs target', 'worst GOP from the 2nd', 'frames', 'Y-PSNR dB']
-    print('| ' + ' | '.join(hdr) + ' |')
-    print('|' + '---|' * len(hdr))
-    for r in rows:
-        print('| ' + ' | '.join(r) + ' |')
-    print('\ninput GOPs, bit/s: ' + ' '.join('%.0f' % g for g in src_gops))
-    print('per GOP against the target:')
-    for g in gop_list:
-        print('  ' + g)
-    print('\nratetranscoder / ffmpeg speed: %.2f' % (speeds[1] / speeds[2]))
-    print('ratetranscoder / ffmpeg output rate: %.3f'
-          % (float(rows[1][3]) / float(rows[2][3])))
+    report(configs, a, env, tmp, raw, src_gops, target, fps=fps)
     subprocess.run(['rm', '-rf', tmp])
 
 
