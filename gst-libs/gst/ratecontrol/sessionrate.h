@@ -21,7 +21,9 @@
  *   samples of the loss window — those handle_clean_rtt() does not take
  *   too — or loss that persists: above loss-threshold still without the
  *   window's worst loss-burst (a loss burst on a clean path, as
- *   Gilbert-Elliott's, is no congestion; a policer's loss persists).
+ *   Gilbert-Elliott's, is no congestion; a policer's loss persists), or
+ *   that continues, in the latest loss-burst, heavy loss that was
+ *   congestion within the last 2 s.
  *   When a queue builds (or CE marks, or heavy loss) it is set to
  *   decrease x the rate the receiver got over the last delivery-window,
  *   at most once per (SRTT + 100 ms): a capacity drop is followed within
@@ -106,8 +108,10 @@ typedef struct {
   gdouble queue_rise;
   /* heavy loss (above loss_threshold) is congestion only with a queue in
    * some transport's RTT within the loss window, or when it is still
-   * above the threshold without its worst loss_burst (a loss burst on a
-   * clean path is no congestion; 0: every heavy loss is) */
+   * above the threshold without its worst loss_burst, or above it in the
+   * latest loss_burst within 2 s of heavy loss taken as congestion (a
+   * loss burst on a clean path is no congestion; 0: every heavy loss
+   * is) */
   GstClockTime loss_burst;
 } GstTwoflowSessionRateConfig;
 
