@@ -817,10 +817,10 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
     }
   }
   /* (less a standard deviation of the count, sqrt(n): a second of 5 %
-   * random loss reads above 10 % now and then — in a model of the rUDP
-   * reports, 38-54 packets per 200 ms for 30 s, in 8-37 % of the runs
-   * with the one-second fraction alone, 6-20 % without the worst burst,
-   * in none of 200 with the margin; at 7 % in 1-1.5 % of them) */
+   * random loss reads above 10 % now and then — in a Bernoulli model of
+   * the rUDP reports, 38-54 packets per 200 ms for 30 s, in 8-37 % of the
+   * runs with the one-second fraction alone, 6-20 % without the worst
+   * burst, in none of 200 with the margin; at 7 % in 1-1.5 % of them) */
   if (sent - worst_sent >= MIN_LOSS_PACKETS) {
     gdouble l = lost - worst_lost;
 
@@ -833,7 +833,7 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
  * a queue in some transport's RTT samples within the loss window, or
  * loss that persists (@persist, raw_loss()). A burst on a clean path is
  * not: in the showdown's Gilbert-Elliott runs (10 Mbit/s, the session at
- * 2-3 Mbit/s) one burst of 27 packets in 0.1-0.2 s put 11-27 % in the
+ * 2-3 Mbit/s) one burst of 27 packets in 0.1-0.2 s put 12-27 % in the
  * one-second window with the queue at 0-4 ms, and 4-5 decreases took the
  * target to 0.6-2.1 Mbit/s. A drop-tail capacity drop fills its queue
  * before it loses; a policer (or a queue too short to see) loses without
