@@ -63,6 +63,8 @@ gint64 opt_rc_min_bitrate = 0;
 gint opt_rc_pace_cap = 1;
 gdouble opt_rc_lateness = -1;            /* ms; < 0: half the playout lead */
 gdouble opt_rc_queue_rise = GST_TWOFLOW_SESSION_RATE_DEFAULT_QUEUE_RISE;
+gdouble opt_rc_loss_burst =     /* ms */
+    GST_TWOFLOW_SESSION_RATE_DEFAULT_LOSS_BURST / GST_MSECOND;
 GTlsCertificate *tls_cert;
 GTlsDatabase *tls_client_ca;
 TwoflowTokens *tokens;
@@ -210,6 +212,12 @@ static GOptionEntry entries[] = {
         "rising from an empty path at this many seconds per second or "
         "faster is the session's own, as one beyond the lateness budget "
         "(default 0.2; 0: only those)", "F"},
+  {"rc-loss-burst", 0, 0, G_OPTION_ARG_DOUBLE, &opt_rc_loss_burst,
+      "Session rate controller: loss above --rc-loss-threshold is "
+        "congestion only with a queue in the RTTs of the last second, or "
+        "when it stays above the threshold without its worst burst of "
+        "this many ms (a loss burst on a clean path is none; default "
+        "400; 0: all such loss is congestion)", "MS"},
   {"config", 0, 0, G_OPTION_ARG_FILENAME, &opt_config,
       "Config file (GKeyFile, group [twoflow-server], keys named like the "
         "long options; options given here override it)", "FILE"},
@@ -331,11 +339,12 @@ options_check_rate_control (void)
       || opt_rc_decrease <= 0 || opt_rc_decrease >= 1 || opt_rc_increase < 0
       || opt_rc_loss_threshold < 0 || opt_rc_loss_threshold > 1
       || opt_rc_headroom < 1 || opt_rc_min_bitrate < 0
-      || opt_rc_queue_rise < 0) {
+      || opt_rc_queue_rise < 0 || opt_rc_loss_burst < 0) {
     g_printerr ("--rate-controller session|events, --rc-interval 10..10000 "
         "ms, --rc-qdelay-threshold > 0 ms, --rc-decrease in (0,1), "
         "--rc-increase >= 0, --rc-loss-threshold 0..1, --rc-headroom >= 1, "
-        "--rc-min-bitrate >= 0, --rc-queue-rise >= 0\n");
+        "--rc-min-bitrate >= 0, --rc-queue-rise >= 0, "
+        "--rc-loss-burst >= 0 ms\n");
     return 2;
   }
   return -1;

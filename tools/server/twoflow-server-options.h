@@ -55,6 +55,7 @@ extern gint64 opt_rc_min_bitrate;
 extern gint opt_rc_pace_cap;
 extern gdouble opt_rc_lateness;
 extern gdouble opt_rc_queue_rise;
+extern gdouble opt_rc_loss_burst;
 /* the HTTP side (twoflow-server-web.c) */
 extern gint opt_http_port;
 extern gchar *opt_http_address;

@@ -379,6 +379,7 @@ rc_start (Session * s)
   c.loss_threshold = opt_rc_loss_threshold;
   c.tcp_floor = opt_rc_tcp_floor != 0;
   c.queue_rise = opt_rc_queue_rise;
+  c.loss_burst = opt_rc_loss_burst * GST_MSECOND;
   /* the lateness budget: half what the proxy's playout buffer holds ahead
    * (the smoothing lead; the rest is the path's base delay and jitter) */
   if (opt_rc_lateness >= 0)

@@ -16,7 +16,14 @@
  *   the rate where congestion was last seen, for a second of clean path;
  *   multiplicatively, by increase per second, further away or later,
  *   accelerating while the RTT stays clean up to x3 per second); random
- *   loss alone never lowers it.
+ *   loss alone never lowers it. Heavy loss is congestion only with a
+ *   sign of it: a queue (beyond qdelay-threshold) in any transport's RTT
+ *   samples of the loss window — those handle_clean_rtt() does not take
+ *   too — or loss that persists: above loss-threshold still without the
+ *   window's worst loss-burst (a loss burst on a clean path, as
+ *   Gilbert-Elliott's, is no congestion; a policer's loss persists), or
+ *   that continues, in the latest loss-burst, heavy loss that was
+ *   congestion within the last 2 s.
  *   When a queue builds (or CE marks, or heavy loss) it is set to
  *   decrease x the rate the receiver got over the last delivery-window,
  *   at most once per (SRTT + 100 ms): a capacity drop is followed within
@@ -74,6 +81,7 @@ G_BEGIN_DECLS
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_MIN_RTT_WINDOW (30 * GST_SECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_DRAIN_TIME (1 * GST_SECOND)
 #define GST_TWOFLOW_SESSION_RATE_DEFAULT_QUEUE_RISE 0.2
+#define GST_TWOFLOW_SESSION_RATE_DEFAULT_LOSS_BURST (400 * GST_MSECOND)
 
 typedef struct {
   guint64 min_bitrate;          /* never below (bit/s; 0: a packet per second) */
@@ -98,6 +106,13 @@ typedef struct {
    * seconds of queue per second or faster is ours, as one beyond the
    * lateness budget (0: off) */
   gdouble queue_rise;
+  /* heavy loss (above loss_threshold) is congestion only with a queue in
+   * some transport's RTT within the loss window, or when it is still
+   * above the threshold without its worst loss_burst, or above it in the
+   * latest loss_burst within 2 s of heavy loss taken as congestion (a
+   * loss burst on a clean path is no congestion; 0: every heavy loss
+   * is) */
+  GstClockTime loss_burst;
 } GstTwoflowSessionRateConfig;
 
 typedef enum {
@@ -133,6 +148,7 @@ typedef struct {
   guint64 catchup_rate;         /* the sender may send this (0: its own) */
   guint64 lateness_cuts;        /* updates with code_target < target */
   guint64 jitter_rtts;          /* handle_smoothed_rtt(): taken as jitter */
+  guint64 loss_bursts;          /* updates with heavy loss taken as a burst */
 } GstTwoflowSessionRateStats;
 
 typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
