@@ -65,6 +65,9 @@
 #define STANDING_TIME (2 * GST_SECOND)
 /* competing, the rate grows while the session uses this much of it */
 #define COMPETE_USED 1.25
+/* a standing queue is a competitor's when the loss events give a TCP at
+ * most this many times the session's delivered rate */
+#define COMPETE_LOSS 1.5
 
 static const gdouble weights[N_INTERVALS] =
     { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
@@ -801,8 +804,7 @@ equation_rate (GstTwoflowSessionRate * sr, GstClockTime now,
  * (@xr); 0 without loss intervals or with tcp-floor off. */
 static gdouble
 tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
-    gdouble r, gdouble xr, GstClockTime qdelay, gboolean congested,
-    gboolean standing)
+    gdouble r, gdouble xr, GstClockTime qdelay, gboolean congested)
 {
   GstTwoflowSessionRateConfig *c = &sr->c;
   gdouble floor_rate;
@@ -822,14 +824,7 @@ tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
    * delivered on every queue, the session got 0.57 of its fair share
    * beside a cubic flow instead of 0.70). */
   if (xr > 0) {
-    if (standing && floor_rate <= 2 * xr) {
-      /* competing with a flow whose queue the session does not cause
-       * (update()), with loss events that say a TCP would get this rate:
-       * the equation's rate. The delivered rate of an
-       * application-limited session follows its target: bounded by it,
-       * the floor fell with every decrease — beside a bulk TCP, with
-       * ERAP's bytes not counted, from 2.9 Mbit/s to 63 kbit/s in 6 s. */
-    } else if (!congested && now >= sr->hold_until)
+    if (!congested && now >= sr->hold_until)
       floor_rate = MIN (floor_rate, 2 * xr);
     else if (!congested)
       /* holding while the queue of a decrease drains: no more than
@@ -890,7 +885,11 @@ rtt_ambiguous (GstTwoflowSessionRate * sr, GstClockTime now)
 /* Competing with a queue the session does not cause (update()): as a
  * TCP in congestion avoidance, a packet per RTT (+ 100 ms) per RTT, and
  * on a new loss event the decrease (decrease x delivered, at most halved,
- * not below the equation's rate @floor_rate), once per SRTT + 100 ms. */
+ * not below the TCP floor @floor_rate), once per SRTT + 100 ms. The
+ * queue is no reason to back off: the delivered rate of an
+ * application-limited session follows its target, and each decrease to
+ * decrease x that rate took it further down (beside a bulk TCP, with
+ * ERAP's bytes not counted, 2.9 Mbit/s -> 63 kbit/s in 6 s). */
 static void
 compete (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
     gdouble xr, gdouble floor_rate)
@@ -1060,18 +1059,20 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     sr->queue_decreases = 0;
     sr->queue_since = GST_CLOCK_TIME_NONE;
   }
-  /* (and the loss events, if any, say a competition: the equation gives
-   * no more than twice what gets through — few events after a capacity
-   * drop, and a queue that stays, are the session's own) */
+  /* (and the loss events say a competition: the equation gives a TCP
+   * at most COMPETE_LOSS x what gets through. After the showdown's
+   * capacity drop one loss event in 10 s allowed 3 Mbit/s on the 1.5
+   * Mbit/s link, and its queue, 60-190 ms behind the coding delay,
+   * stood through 3 decreases: competing there overflowed the queue
+   * for 9 s) */
   competing = queue_only && sr->queue_decreases >= STANDING_DECREASES
       && now >= sr->queue_since + STANDING_TIME && qdelay <= own
-      && (xr <= 0 || sr->n_intervals == 0
-      || equation_rate (sr, now, newest, r) <= 2 * xr);
+      && xr > 0 && sr->n_intervals > 0
+      && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr;
   competing = competing || (!congested && rtt_ambiguous (sr, now));
   if (queue_decrease && !competing)
     sr->st.decreases_qdelay++;
-  floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested,
-      competing);
+  floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested);
   sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
   sr->xr_head = (sr->xr_head + 1) % N_XR;
 

@@ -34,19 +34,19 @@
  * - competing with a queue the session does not cause: one that stood
  *   through 3 of the delay model's decreases and 2 s without emptying,
  *   within the lateness budget (250 ms without one), without CE or heavy
- *   loss, and with loss events (if any) that give no more than twice the
- *   delivered rate by the equation — a competing TCP's drop-tail queue,
- *   which the session's decreases do not drain —; or, when the newest
+ *   loss, and with loss events for which the equation gives a TCP at
+ *   most 1.5 x the delivered rate — a competing TCP's drop-tail queue,
+ *   which the session's decreases do not drain (after a capacity drop
+ *   one loss event in 10 s allows far more) —; or, when the newest
  *   RTT information is a sample handle_clean_rtt() left out (such a
  *   queue seen by the rUDP receiver). Then the queue is no input: as a
  *   TCP in congestion avoidance the rate grows by a packet per (RTT +
  *   100 ms) per (RTT + 100 ms) while the session uses 0.8 of it (RFC
  *   7661's application-limited flow), and on a new loss event it is set
- *   to decrease x the delivered rate (at most halved), not below the
- *   equation's rate (then not bounded by the delivered rate, which
- *   follows the target of an application-limited session), at most once
- *   per (SRTT + 100 ms). Beside a bulk TCP the delay model backed off on
- *   every sample down to a fortieth of the fair share, or, with the
+ *   to decrease x the delivered rate (at most halved), not below the TCP
+ *   floor, at most once per (SRTT + 100 ms). Beside a bulk TCP the delay
+ *   model backed off on every sample (the delivered rate of an
+ *   application-limited session follows its target down), or, with the
  *   samples left out, grew to the ceiling.
  *
  * The lateness rule (lateness-budget > 0): what is sent now was coded

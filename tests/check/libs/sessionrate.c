@@ -96,6 +96,7 @@ typedef struct
   GstClockTime prop;            /* RTT without queue */
   guint qlimit;                 /* packets */
   gdouble loss;
+  gdouble sess_loss;            /* more, of the session's packets only */
   gboolean reno;
   gdouble video;                /* the session's application limit, bit/s */
   GstClockTime duration;
@@ -155,7 +156,7 @@ simulate (Sim * sim)
         } else {
           inflight++;
         }
-        if (g_rand_double (rand) < sim->loss) {
+        if (g_rand_double (rand) < sim->loss + (f == 0 ? sim->sess_loss : 0)) {
           p->lost = TRUE;
           p->ack = now + sim->prop + 10 * MS;
           g_queue_push_tail (&flight, p);
@@ -891,6 +892,10 @@ bulk_run (Sim * sim, gdouble video, GstClockTime rtt0_until, gboolean rudp,
   GstTwoflowSessionRateConfig c;
 
   sim_init (sim, cap_5m, 0, video, seconds);
+  /* (the simulated session's paced packets seldom meet the full queue
+   * that Reno's bursts overflow; in the showdown its loss event rate
+   * beside a bulk TCP was 0.2-0.8 %) */
+  sim->sess_loss = 0.003;
   gst_twoflow_session_rate_free (sim->sr);
   gst_twoflow_session_rate_config_init (&c);
   c.max_bitrate = 1.42 * video; /* 1.25 x the clip's 1 s peak */
@@ -906,11 +911,10 @@ bulk_run (Sim * sim, gdouble video, GstClockTime rtt0_until, gboolean rudp,
 /* Beside a bulk TCP its standing queue shows in every RTT sample and
  * never drains after the session's decreases: the delay model backs off
  * and off, and the delivered rate of an application-limited session
- * follows its target down. The session has to compete on the TCP-fair
- * terms: after a few decreases with the queue standing the floor is the
- * equation's rate (what a TCP with the session's loss event rate and
- * RTT gets) and the decreases stop there. Without it the target sank
- * below a fifth of the fair share (2.5 Mbit/s). */
+ * follows its target down. After 3 decreases and 2 s with the queue
+ * standing, and loss events that say a competition, the session competes
+ * on TCP's terms: a packet per RTT per RTT, a decrease on a loss event,
+ * the queue no input. */
 GST_START_TEST (test_bulk_standing_queue)
 {
   GstTwoflowSessionRateStats st;
@@ -933,20 +937,25 @@ GST_START_TEST (test_bulk_standing_queue)
       mean (sim.tgt, 100, 400), s, t, st.loss_event_rate,
       st.competing_updates);
   fail_unless (st.competing_updates > 0);
-  fail_unless (lo > 0.4 * 2.5e6, "lowest target %.0f", lo);
-  fail_unless (s > 0.5 * 2.5e6, "session %.0f", s);
+  /* about what the equation gives a TCP at the session's loss event
+   * rate (0.5 %: 1.2-1.4 Mbit/s at 150-200 ms); backing off on the queue
+   * (before), lowest 0.76, session 0.99 Mbit/s at p 0.3 %, and with the
+   * server's delivered rate the enhanced share of it, 63 kbit/s */
+  fail_unless (lo > 0.35 * 2.5e6, "lowest target %.0f", lo);
+  fail_unless (s > 0.45 * 2.5e6, "session %.0f", s);
   gst_twoflow_session_rate_free (sim.sr);
 }
 
 GST_END_TEST;
 
 /* The same once the essential transport's RTT stops (3 s: ERAP has sent
- * the clip's essential frames): the rUDP receiver's samples show the
- * bulk TCP's queue, neither clean nor a queue of ours, and
- * handle_clean_rtt() leaves them out. With no RTT input the delay model
- * grew at 25 %/s to the ceiling (4.26 Mbit/s) while half as much got
- * through; held while the newest sample is such a queue, the target
- * stays near what the path gives the session. */
+ * the clip's essential frames), the video 4 Mbit/s: the rUDP receiver's
+ * samples show the bulk TCP's queue, neither clean nor a queue of ours,
+ * and handle_clean_rtt() leaves them out. With no RTT input the delay
+ * model grew at 25 %/s to the ceiling (5.68 Mbit/s) and the session took
+ * 4 of the 5 Mbit/s; competing while the newest sample is such a queue,
+ * the target stays near what the session uses and the share is near
+ * fair. */
 GST_START_TEST (test_bulk_ambiguous_rtt)
 {
   GstTwoflowSessionRateStats st;
