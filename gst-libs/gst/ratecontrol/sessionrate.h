@@ -31,7 +31,8 @@
  *   and, while a queue grows, by the delivered rate — by decrease x the
  *   delivered rate when the equation allows more than twice it (a
  *   capacity drop: few loss events).
- * - competing with a queue the session does not cause: one that stood
+ * - the delay model, competing with a queue the session does not cause:
+ *   one that stood
  *   through 3 of the delay model's decreases and 2 s without emptying,
  *   within the lateness budget (250 ms without one), without CE or heavy
  *   loss, and with loss events for which the equation gives a TCP at
