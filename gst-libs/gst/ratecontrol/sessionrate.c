@@ -59,6 +59,18 @@
 /* heavy loss in the latest loss-burst this long after heavy loss was
  * last congestion continues it (a policer's next overshoot) */
 #define LOSS_CONTINUE (2 * GST_SECOND)
+/* a queue that stood through this many of the delay model's decreases
+ * and this long since the first (without emptying once, and within the
+ * budget of our own queues) is a competing flow's: a queue the session
+ * causes drains once its decrease reaches the link (the coding delay:
+ * ~0.8 s in the system) */
+#define STANDING_DECREASES 3
+#define STANDING_TIME (2 * GST_SECOND)
+/* competing, the rate grows while the session uses this much of it */
+#define COMPETE_USED 1.25
+/* a standing queue is a competitor's when the loss events give a TCP at
+ * most this many times the session's delivered rate */
+#define COMPETE_LOSS 1.5
 
 static const gdouble weights[N_INTERVALS] =
     { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
@@ -117,6 +129,9 @@ struct _GstTwoflowSessionRate {
   /* the delay model */
   gdouble x_delay;
   gdouble x_cong;               /* delivered rate at the last congestion, 0 none */
+  guint queue_decreases;        /* delay-model decreases since no queue */
+  GstClockTime queue_since;     /* the first of them (NONE: none) */
+  guint64 compete_events;       /* loss events at the last update */
   GstClockTime hold_until;
   GstClockTime last_congestion; /* NONE: never */
   GstClockTime loss_cong_time;  /* heavy loss last congestion (NONE: never) */
@@ -185,6 +200,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
   sr->hold_until = 0;
   sr->last_congestion = GST_CLOCK_TIME_NONE;
   sr->loss_cong_time = GST_CLOCK_TIME_NONE;
+  sr->queue_since = GST_CLOCK_TIME_NONE;
   sr->x_delay = sr->c.initial_bitrate ? sr->c.initial_bitrate :
       sr->c.max_bitrate;
   sr->target = (guint64) sr->x_delay;
@@ -862,21 +878,18 @@ loss_is_congestion (GstTwoflowSessionRate * sr, GstClockTime now,
   return FALSE;
 }
 
-/* The TCP-fair floor (RFC 5348's equation; R with the queue the
- * transports see now), bounded by what gets through (@xr); 0 without
- * loss intervals or with tcp-floor off. */
+/* RFC 5348's equation with the session's loss event rate and R with the
+ * queue the transports see now; G_MAXDOUBLE without loss intervals. */
 static gdouble
-tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
-    gdouble r, gdouble xr, GstClockTime qdelay, gboolean congested)
+equation_rate (GstTwoflowSessionRate * sr, GstClockTime now,
+    GstClockTime newest, gdouble r)
 {
-  GstTwoflowSessionRateConfig *c = &sr->c;
-  gdouble floor_rate, r_eq, p;
+  gdouble r_eq = r, p;
   guint i;
 
-  if (!c->tcp_floor || sr->n_intervals == 0)
-    return 0;
+  if (sr->n_intervals == 0)
+    return G_MAXDOUBLE;
   p = loss_event_rate (sr);
-  r_eq = r;
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
     Source *s = &sr->src[i];
     if (GST_CLOCK_TIME_IS_VALID (s->rtt_time) && now <= s->rtt_time + FRESH
@@ -884,7 +897,22 @@ tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
       r_eq = MAX (r_eq, s->rtt / 1e9);
   }
   sr->st.loss_event_rate = p;
-  floor_rate = gst_twoflow_tfrc_rate (c->packet_size, r_eq, p);
+  return gst_twoflow_tfrc_rate (sr->c.packet_size, r_eq, p);
+}
+
+/* The TCP-fair floor (the equation), bounded by what gets through
+ * (@xr); 0 without loss intervals or with tcp-floor off. */
+static gdouble
+tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
+    gdouble r, gdouble xr, GstClockTime qdelay, gboolean congested)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+  gdouble floor_rate;
+  guint i;
+
+  if (!c->tcp_floor || sr->n_intervals == 0)
+    return 0;
+  floor_rate = equation_rate (sr, now, newest, r);
   /* RFC 5348: at most twice what gets through. While a queue grows, no
    * more than what gets through — and when the loss event rate allows
    * more than twice that (few loss events: a capacity drop, not a
@@ -931,17 +959,88 @@ tcp_floor (GstTwoflowSessionRate * sr, GstClockTime now, GstClockTime newest,
   return floor_rate;
 }
 
-/* The delay-based rate (x_delay): a decrease on congestion (at most
- * halved per reaction), held while a decrease's queue drains, else
- * additive near the last congestion's rate or multiplicative; within
- * max-bitrate and the lowest rate. */
+/* The newest RTT information of the session is a queued sample that
+ * handle_clean_rtt() left out (a queue neither clean nor seen as ours,
+ * such as a competing TCP's) and under FRESH old. */
+static gboolean
+rtt_ambiguous (GstTwoflowSessionRate * sr, GstClockTime now)
+{
+  GstClockTime taken = 0;
+  guint i;
+
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++)
+    if (GST_CLOCK_TIME_IS_VALID (sr->src[i].rtt_time))
+      taken = MAX (taken, sr->src[i].rtt_time);
+  for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
+    Source *s = &sr->src[i];
+
+    if (GST_CLOCK_TIME_IS_VALID (s->sample_time) && !s->sample_clean
+        && s->rtt_time != s->sample_time && now <= s->sample_time + FRESH
+        && s->sample_time >= taken)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* Competing with a queue the session does not cause (update()): as a
+ * TCP in congestion avoidance, a packet per RTT (+ 100 ms) per RTT, and
+ * on a new loss event the decrease (decrease x delivered, at most halved,
+ * not below the TCP floor @floor_rate), once per SRTT + 100 ms. The
+ * queue is no reason to back off: the delivered rate of an
+ * application-limited session follows its target, and each decrease to
+ * decrease x that rate took it further down (beside a bulk TCP, with
+ * ERAP's bytes not counted, 2.9 Mbit/s -> 63 kbit/s in 6 s). */
 static void
-adapt (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
-    gdouble xr, gboolean any_rtt, gboolean congested, gdouble loss_frac)
+compete (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
+    gdouble xr, gdouble floor_rate)
 {
   GstTwoflowSessionRateConfig *c = &sr->c;
 
-  if (congested) {
+  sr->st.competing_updates++;
+  if (sr->st.loss_events > sr->compete_events && now >= sr->hold_until) {
+    gdouble base = xr > 0 ? xr : sr->x_delay;
+    gdouble nx = MAX (c->decrease * base, MAX_CUT * sr->x_delay);
+
+    nx = MAX (nx, floor_rate);
+    if (nx < sr->x_delay)
+      sr->x_delay = nx;
+    sr->x_cong = base;
+    sr->hold_until = now + (GST_CLOCK_TIME_IS_VALID (sr->srtt) ? sr->srtt :
+        100 * GST_MSECOND) + RESPONSE_EXTRA;
+    sr->st.decreases++;
+    sr->st.decreases_loss++;
+    sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED;
+  } else if (now < sr->hold_until) {
+    sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_HOLD;
+  } else {
+    gdouble resp = r + RESPONSE_EXTRA / 1e9;
+
+    if (sr->target > sr->x_delay)
+      sr->x_delay = sr->target;
+    /* (a rate the session does not use is not probed further, as TCP's
+     * window of an application-limited flow, RFC 7661: beside a bulk
+     * TCP, with the rUDP receiver's samples left out, the target went to
+     * the ceiling, 4.3 Mbit/s, while 2 got through) */
+    if (xr <= 0 || sr->x_delay < COMPETE_USED * xr)
+      sr->x_delay += c->packet_size * 8.0 * dt / (resp * resp);
+    sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_NEAR;
+  }
+}
+
+/* The delay-based rate (x_delay): a decrease on congestion (at most
+ * halved per reaction), held while a decrease's queue drains, else
+ * additive near the last congestion's rate or multiplicative; within
+ * max-bitrate and the lowest rate; or, competing, compete(). */
+static void
+adapt (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
+    gdouble xr, gboolean any_rtt, gboolean congested, gdouble loss_frac,
+    gboolean competing, gdouble floor_rate)
+{
+  GstTwoflowSessionRateConfig *c = &sr->c;
+
+  if (competing) {
+    compete (sr, now, dt, r, xr, floor_rate);
+  } else if (congested) {
     sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED;
     if (now >= sr->hold_until) {
       gdouble base = xr > 0 ? xr : sr->x_delay;
@@ -1017,7 +1116,9 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   gdouble r = rtt_seconds (sr);
   GstClockTime qdelay, newest;
   gdouble loss_frac, persist, recent, floor_rate, target;
-  gboolean congested = FALSE, any_rtt, draining = FALSE;
+  gboolean congested = FALSE, any_rtt, draining = FALSE, competing;
+  gboolean queue_decrease = FALSE, queue_only = FALSE;
+  GstClockTime own = c->lateness_budget ? c->lateness_budget : OWN_QUEUE;
   guint i;
 
   sr->last_update = now;
@@ -1027,12 +1128,16 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
 
   if (any_rtt && qdelay > c->qdelay_threshold && draining) {
     /* a queue, but it drains: the last decrease works (GCC's hold) */
+    queue_only = TRUE;
     if (sr->hold_until < now + sr->c.update_interval)
       sr->hold_until = now + sr->c.update_interval;
   } else if (any_rtt && qdelay > c->qdelay_threshold) {
     congested = TRUE;
+    queue_only = sr->tick_ce == 0 && !(c->loss_threshold > 0
+        && loss_frac > c->loss_threshold
+        && loss_is_congestion (sr, now, persist, recent));
     if (now >= sr->hold_until)
-      sr->st.decreases_qdelay++;
+      queue_decrease = TRUE;
   } else if (sr->tick_ce > 0) {
     congested = TRUE;
     if (now >= sr->hold_until)
@@ -1049,13 +1154,44 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   }
   sr->tick_sent = sr->tick_lost = sr->tick_ce = 0;
 
+  /* competing with a queue the session does not cause: one that stood
+   * through STANDING_DECREASES of its decreases without emptying, within
+   * the budget of its own queues (no CE, no heavy loss), or, with no
+   * other RTT, the samples handle_clean_rtt() leaves out (such a queue
+   * seen by the rUDP receiver: without an input the rate grew at 25 %/s
+   * to the ceiling, 4.3 Mbit/s, while 2 got through beside a bulk TCP on
+   * 5 Mbit/s, and the clip passed through into a 2.5 Mbit/s share) */
+  if (!any_rtt || qdelay <= c->qdelay_threshold) {
+    sr->queue_decreases = 0;
+    sr->queue_since = GST_CLOCK_TIME_NONE;
+  }
+  /* (and the loss events say a competition: the equation gives a TCP
+   * at most COMPETE_LOSS x what gets through. After the showdown's
+   * capacity drop one loss event in 10 s allowed 3 Mbit/s on the 1.5
+   * Mbit/s link, and its queue, 60-190 ms behind the coding delay,
+   * stood through 3 decreases: competing there overflowed the queue
+   * for 9 s) */
+  competing = queue_only && sr->queue_decreases >= STANDING_DECREASES
+      && now >= sr->queue_since + STANDING_TIME && qdelay <= own
+      && xr > 0 && sr->n_intervals > 0
+      && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr;
+  competing = competing || (!congested && rtt_ambiguous (sr, now));
+  if (queue_decrease && !competing)
+    sr->st.decreases_qdelay++;
   floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested);
   sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
   sr->xr_head = (sr->xr_head + 1) % N_XR;
 
   if (congested || now < sr->hold_until)
     sr->last_congestion = now;
-  adapt (sr, now, dt, r, xr, any_rtt, congested, loss_frac);
+  adapt (sr, now, dt, r, xr, any_rtt, congested, loss_frac, competing,
+      floor_rate);
+  if (queue_decrease && !competing) {
+    if (sr->queue_decreases++ == 0)
+      sr->queue_since = now;
+  }
+  /* (the loss events before competing are no reason to decrease then) */
+  sr->compete_events = sr->st.loss_events;
 
   target = MAX (sr->x_delay, floor_rate);
   if (c->max_bitrate && target > c->max_bitrate)

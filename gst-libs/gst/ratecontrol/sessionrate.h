@@ -38,8 +38,24 @@
  *   and, while a queue grows, by the delivered rate — by decrease x the
  *   delivered rate when the equation allows more than twice it (a
  *   capacity drop: few loss events).
- *   Beside TCP the queue never empties, the delay model keeps backing off,
- *   and the session keeps what the equation says a TCP flow would get.
+ * - the delay model, competing with a queue the session does not cause:
+ *   one that stood
+ *   through 3 of the delay model's decreases and 2 s without emptying,
+ *   within the lateness budget (250 ms without one), without CE or heavy
+ *   loss, and with loss events for which the equation gives a TCP at
+ *   most 1.5 x the delivered rate — a competing TCP's drop-tail queue,
+ *   which the session's decreases do not drain (after a capacity drop
+ *   one loss event in 10 s allows far more) —; or, when the newest
+ *   RTT information is a sample handle_clean_rtt() left out (such a
+ *   queue seen by the rUDP receiver). Then the queue is no input: as a
+ *   TCP in congestion avoidance the rate grows by a packet per (RTT +
+ *   100 ms) per (RTT + 100 ms) while the session uses 0.8 of it (RFC
+ *   7661's application-limited flow), and on a new loss event it is set
+ *   to decrease x the delivered rate (at most halved), not below the TCP
+ *   floor, at most once per (SRTT + 100 ms). Beside a bulk TCP the delay
+ *   model backed off on every sample (the delivered rate of an
+ *   application-limited session follows its target down), or, with the
+ *   samples left out, grew to the ceiling.
  *
  * The lateness rule (lateness-budget > 0): what is sent now was coded
  * earlier, so a drop of the path leaves a backlog coded at the old rate at
@@ -149,6 +165,7 @@ typedef struct {
   guint64 lateness_cuts;        /* updates with code_target < target */
   guint64 jitter_rtts;          /* handle_smoothed_rtt(): taken as jitter */
   guint64 loss_bursts;          /* updates with heavy loss taken as a burst */
+  guint64 competing_updates;    /* beside a queue not of the session's */
 } GstTwoflowSessionRateStats;
 
 typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
