@@ -549,8 +549,13 @@ gst_twoflow_rate_control_handle_decoded (GstTwoflowRateControl * rc,
      * at the coarsest quantizer the need is a guess; code them there
      * (no guess when the target leaves nothing for them), and go on doing
      * so while the overshoot stays within DROP_SLACK_S of the target: a
-     * dip of the target for a few hundred ms costs some bits, not frames */
-    if (ratio <= 0 ||
+     * dip of the target for a few hundred ms costs some bits, not frames.
+     * "Nothing" is the target's own share (base), not the budget less the
+     * deficit's repayment: one P frame over its share by 110-190 kbit
+     * took the budget below 0 with the target 0.1-0.3 Mbit/s above the I
+     * frames and dropped 10-17 B frames in the showdown's MPEG-2 step,
+     * its overshoot within the slack */
+    if (base <= 0 ||
         (rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
             rc->deficit > t * DROP_SLACK_S))
       rc->dropping = TRUE;
