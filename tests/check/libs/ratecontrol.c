@@ -825,6 +825,60 @@ GST_START_TEST (test_overshoot_repaid_by_quality)
 
 GST_END_TEST;
 
+/* The session controller's coding floor: the target set to 1.1 x the
+ * stats' lowest-bitrate every 100 ms (2-3 frames), as twoflow-server does
+ * when the lateness rule would cut below it. The stream's I frames are
+ * 30 and 90 kB in turn (the showdown's MPEG-2 clip: 15 and 30 kB): over
+ * one window the I frames' rate swings by 2x, and a target set while the
+ * small one was in the window left nothing for the re-encoded frames
+ * once the big one came — B frames dropped at the floor that was to keep
+ * them. Held at its highest over the last 1-2 s of input, none is. */
+GST_START_TEST (test_lowest_bitrate_held)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  guint i, dropped = 0, set = 0;
+  gdouble lo = G_MAXDOUBLE, hi = 0;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.9));
+  for (i = 0; i < 20 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    gsize s = t == GST_TWOFLOW_PICTURE_I ? ((i / GOP) % 2 ? 90000 : 30000) :
+        size_of (t);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i >= 4 * GOP && i % 5 != 2) {
+      GstTwoflowRateControlStats st;
+
+      gst_twoflow_rate_control_get_stats (rc, &st);
+      fail_unless (st.lowest_bitrate > 0);
+      gst_twoflow_rate_control_set_target (rc,
+          (guint64) (st.lowest_bitrate * 1.1));
+      if (i >= 8 * GOP) {
+        lo = MIN (lo, st.lowest_bitrate);
+        hi = MAX (hi, st.lowest_bitrate);
+      }
+      set++;
+    }
+    gst_twoflow_rate_control_handle_input (rc, t, s, DUR, (guint64) i * DUR);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, s, 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ? steep_encoder (s,
+        d.q) : d.action == GST_TWOFLOW_RATE_CONTROL_PASS ? s : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, s, 8, out, DUR);
+  }
+  fail_unless (set > 0);
+  fail_unless_equals_int (dropped, 0);
+  /* steady: the floor does not swing with the I frames */
+  fail_unless (hi < lo * 1.2, "lowest %.0f..%.0f", lo, hi);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 /* What the MPEG-2 transcoder logs at 640x360: from quantizer 7 up a B
  * frame stays at ~15 % of its source (headers, vectors), a P frame keeps
  * shrinking. The codec's floor is that of all re-encoded frames: the B
@@ -985,6 +1039,7 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_quality_before_frame_rate);
   tcase_add_test (tc, test_brief_dip_keeps_frames);
   tcase_add_test (tc, test_overshoot_repaid_by_quality);
+  tcase_add_test (tc, test_lowest_bitrate_held);
   tcase_add_test (tc, test_floor_of_all_types);
   tcase_add_test (tc, test_drop_layers);
   return s;
