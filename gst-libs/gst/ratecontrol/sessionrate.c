@@ -78,10 +78,9 @@ typedef struct {
   GstClockTime sample_time;
   gboolean sample_clean;
   GstClockTime clean_time;      /* the latest clean sample's (NONE: none) */
-  /* handle_smoothed_rtt(): the last SRTT read, when, and how many reads
-   * running it rose at queue-rise or faster */
-  GstClockTime srtt_last, srtt_last_time;
-  guint srtt_rises;
+  /* handle_smoothed_rtt(): the last two SRTT reads, latest first, and
+   * when (NONE: none) */
+  GstClockTime srtt_last[2], srtt_last_time[2];
   /* its queueing delay at the last updates (the trend), oldest first */
   GstClockTime qd_t[N_QD], qd_v[N_QD];
   guint n_qd, qd_head;
@@ -171,7 +170,8 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].episode_start = GST_CLOCK_TIME_NONE;
     sr->src[i].sample_time = GST_CLOCK_TIME_NONE;
     sr->src[i].clean_time = GST_CLOCK_TIME_NONE;
-    sr->src[i].srtt_last_time = GST_CLOCK_TIME_NONE;
+    sr->src[i].srtt_last_time[0] = GST_CLOCK_TIME_NONE;
+    sr->src[i].srtt_last_time[1] = GST_CLOCK_TIME_NONE;
     sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
@@ -493,10 +493,12 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
   take_rtt (sr, s, rtt, now);
 }
 
-/* A smoothed RTT that rose at queue-rise or faster over two reads running
- * is a queue building, not host jitter (a scheduling spike is one jump,
- * then the SRTT decays or stays): no other transport's older sample
- * vouches for the path then. In the showdown's MPEG-2 step cTCP's SRTT
+/* A smoothed RTT that rose at every one of the last two reads, by
+ * queue-rise or faster over both, is a queue building, not host jitter
+ * (a scheduling spike is one jump, then the SRTT decays or stays): no
+ * other transport's older sample vouches for the path then. (Over two
+ * reads: a read's own rise, the SRTT's gain of 1/8 per ACK, swung
+ * 0.14-0.32 s per second while the queue rose 1.4 s per second.) In the showdown's MPEG-2 step cTCP's SRTT
  * went 70 -> 92 -> 107 -> 141 -> 165 -> 192 ms in 0.5 s after the drop,
  * its rttvar rising with it (36 -> 147 ms), while the rUDP receiver's last
  * sample, 0.3-0.4 s old when it comes, still said 40 ms: four reads were
@@ -507,17 +509,18 @@ static gboolean
 srtt_rising (GstTwoflowSessionRate * sr, Source * s, GstClockTime srtt,
     GstClockTime now)
 {
-  if (GST_CLOCK_TIME_IS_VALID (s->srtt_last_time) && now > s->srtt_last_time) {
-    if (sr->c.queue_rise > 0 && srtt > s->srtt_last &&
-        (srtt - s->srtt_last) / 1e9 >=
-        sr->c.queue_rise * ((now - s->srtt_last_time) / 1e9))
-      s->srtt_rises++;
-    else
-      s->srtt_rises = 0;
-  }
-  s->srtt_last = srtt;
-  s->srtt_last_time = now;
-  return s->srtt_rises >= 2;
+  gboolean rising = sr->c.queue_rise > 0
+      && GST_CLOCK_TIME_IS_VALID (s->srtt_last_time[1])
+      && now > s->srtt_last_time[1] && srtt > s->srtt_last[0]
+      && s->srtt_last[0] > s->srtt_last[1]
+      && (srtt - s->srtt_last[1]) / 1e9 >=
+      sr->c.queue_rise * ((now - s->srtt_last_time[1]) / 1e9);
+
+  s->srtt_last[1] = s->srtt_last[0];
+  s->srtt_last_time[1] = s->srtt_last_time[0];
+  s->srtt_last[0] = srtt;
+  s->srtt_last_time[0] = now;
+  return rising;
 }
 
 void
