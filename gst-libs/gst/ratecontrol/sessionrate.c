@@ -446,7 +446,8 @@ queue_rises (GstTwoflowSessionRate * sr, Source * s, GstClockTime q,
   /* (only while no other transport's RTT is fresh: one that takes every
    * sample sees the queue itself — beside cTCP's SRTT the first reaction
    * to the showdown's MPEG-2 step came later with the rule, by 0.2 s in
-   * the median of 5 runs, for a reason not found) */
+   * the median of 5 runs; late reactions were cTCP's rising SRTT taken
+   * for jitter, srtt_rising()) */
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
     Source *o = &sr->src[i];
 
