@@ -499,7 +499,8 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
  * (a scheduling spike is one jump, then the SRTT decays or stays): no
  * other transport's older sample vouches for the path then. (Over two
  * reads: a read's own rise, the SRTT's gain of 1/8 per ACK, swung
- * 0.14-0.32 s per second while the queue rose 1.4 s per second.) In the showdown's MPEG-2 step cTCP's SRTT
+ * 0.14-0.32 s per second while the queue rose 1.4 s per second.) In the
+ * showdown's MPEG-2 step cTCP's SRTT
  * went 70 -> 92 -> 107 -> 141 -> 165 -> 192 ms in 0.5 s after the drop,
  * its rttvar rising with it (36 -> 147 ms), while the rUDP receiver's last
  * sample, 0.3-0.4 s old when it comes, still said 40 ms: four reads were
