@@ -506,7 +506,7 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
  * sample, 0.3-0.4 s old when it comes, still said 40 ms: four reads were
  * taken for jitter, the first reaction came 0.4-0.5 s after the queue
  * began, the 80-packet queue overflowed and the frames after the drop
- * were late (7 of 18 runs of main's code). */
+ * were late (7 of 20 runs of main's code). */
 static gboolean
 srtt_rising (GstTwoflowSessionRate * sr, Source * s, GstClockTime srtt,
     GstClockTime now)
