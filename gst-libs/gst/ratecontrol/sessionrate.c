@@ -78,9 +78,6 @@ typedef struct {
   GstClockTime sample_time;
   gboolean sample_clean;
   GstClockTime clean_time;      /* the latest clean sample's (NONE: none) */
-  /* handle_smoothed_rtt(): the last two SRTT reads, latest first, and
-   * when (NONE: none) */
-  GstClockTime srtt_last[2], srtt_last_time[2];
   /* its queueing delay at the last updates (the trend), oldest first */
   GstClockTime qd_t[N_QD], qd_v[N_QD];
   guint n_qd, qd_head;
@@ -90,6 +87,9 @@ typedef struct {
   /* delivered bytes, cumulative, oldest first */
   DeliveredSample del[N_DELIVERED];
   guint n_del, del_head;
+  /* handle_smoothed_rtt(): the last two SRTT reads, latest first, and
+   * when (NONE: none) */
+  GstClockTime srtt_last[2], srtt_last_time[2];
 } Source;
 
 struct _GstTwoflowSessionRate {
@@ -170,9 +170,9 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].episode_start = GST_CLOCK_TIME_NONE;
     sr->src[i].sample_time = GST_CLOCK_TIME_NONE;
     sr->src[i].clean_time = GST_CLOCK_TIME_NONE;
+    sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
     sr->src[i].srtt_last_time[0] = GST_CLOCK_TIME_NONE;
     sr->src[i].srtt_last_time[1] = GST_CLOCK_TIME_NONE;
-    sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
   sr->event_start = GST_CLOCK_TIME_NONE;
