@@ -41,6 +41,8 @@
 #define DROP_OFF 0.85
 #define Q_PROBE 2
 #define DROP_SLACK_S 0.25     /* overshoot allowed before B frames go */
+/* the stats' lowest-bitrate is the highest of the last 1-2 s of input */
+#define LOWEST_HOLD_NS 1000000000
 
 /* per-type arrays are indexed I = 0, P = 1, B = 2 */
 enum
@@ -108,9 +110,15 @@ struct _GstTwoflowRateControl
   /* H.264 drop mode */
   gboolean layers;              /* frames come with a layer */
   gboolean tail;                /* dropping the GOP's tail up to the next I */
+  /* lowest_rate()'s maximum in this bucket of input and the one before */
+  gdouble lowest_cur, lowest_prev;
+  guint64 lowest_age;           /* ns of input in this bucket */
 
   GstTwoflowRateControlStats stats;
 };
+
+static gdouble lowest_rate (GstTwoflowRateControl * rc, gdouble in_rate,
+    const gdouble by_type[N_TYPES]);
 
 static void
 ring_push (Ring * r, guint type, gsize bytes, guint64 duration, gint q)
@@ -225,6 +233,8 @@ gst_twoflow_rate_control_reset (GstTwoflowRateControl * rc)
   rc->last_q = 0;
   rc->layers = FALSE;
   rc->tail = FALSE;
+  rc->lowest_cur = rc->lowest_prev = 0;
+  rc->lowest_age = 0;
   memset (&rc->stats, 0, sizeof (rc->stats));
 }
 
@@ -453,6 +463,25 @@ gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
   if (rc->pending_backoffs > 0)
     apply_pending_backoffs (rc);
 
+  /* lowest-bitrate held at its maximum over the last 1-2 s: over one
+   * window (whole GOPs, ~0.5 s) the I frames' rate swings with their
+   * sizes (0.31-0.61 Mbit/s in the showdown's MPEG-2 clip, its I frames
+   * 15 and 30 kB in turn), and a target set at the low one met the next
+   * big I frame with nothing left for the re-encoded frames: B frames
+   * dropped (the session controller's coding floor is 1.1 x this) */
+  rc->lowest_age += duration ? duration : DEFAULT_DURATION;
+  if (rc->lowest_age >= LOWEST_HOLD_NS) {
+    rc->lowest_prev = rc->lowest_cur;
+    rc->lowest_cur = 0;
+    rc->lowest_age = 0;
+  }
+  if (!rate_is_prior (rc)) {
+    gdouble by_type[N_TYPES];
+    gdouble in_rate = input_rate (rc, by_type);
+
+    rc->lowest_cur = MAX (rc->lowest_cur, lowest_rate (rc, in_rate, by_type));
+  }
+
   if (rc->have_now && now > rc->last_now && rc->target > 0 &&
       rc->recovery > 0) {
     gdouble c = ceiling (rc, input_rate (rc, NULL));
@@ -502,6 +531,22 @@ codec_floor_rate (GstTwoflowRateControl * rc, const gdouble by_type[N_TYPES])
   return r;
 }
 
+/* The target below which B frames go (handle_decoded()'s condition, the
+ * model error left out); 0: not known, or drop mode */
+static gdouble
+lowest_rate (GstTwoflowRateControl * rc, gdouble in_rate,
+    const gdouble by_type[N_TYPES])
+{
+  gdouble floor_rate =
+      rc->keep == GST_TWOFLOW_RATE_CONTROL_KEEP_I ? by_type[IDX_I] : rc->keep ==
+      GST_TWOFLOW_RATE_CONTROL_KEEP_IP ? by_type[IDX_I] + by_type[IDX_P] : 0;
+
+  if (rc->layers || in_rate <= 0 || in_rate - floor_rate <= 0 ||
+      by_type[IDX_B] <= 0)
+    return 0;
+  return floor_rate + codec_floor_rate (rc, by_type) / DROP_ON;
+}
+
 GstTwoflowRateControlDecision
 gst_twoflow_rate_control_handle_decoded (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, gdouble qsrc)
@@ -549,8 +594,13 @@ gst_twoflow_rate_control_handle_decoded (GstTwoflowRateControl * rc,
      * at the coarsest quantizer the need is a guess; code them there
      * (no guess when the target leaves nothing for them), and go on doing
      * so while the overshoot stays within DROP_SLACK_S of the target: a
-     * dip of the target for a few hundred ms costs some bits, not frames */
-    if (ratio <= 0 ||
+     * dip of the target for a few hundred ms costs some bits, not frames.
+     * "Nothing" is the target's own share (base), not the budget less the
+     * deficit's repayment: one P frame over its share by 110-190 kbit
+     * took the budget below 0 with the target 0.1-0.3 Mbit/s above the I
+     * frames and dropped 10-17 B frames in the showdown's MPEG-2 step,
+     * its overshoot within the slack */
+    if (base <= 0 ||
         (rc->k_q[IDX_B] >= GST_TWOFLOW_RATE_CONTROL_Q_MAX - Q_PROBE &&
             rc->deficit > t * DROP_SLACK_S))
       rc->dropping = TRUE;
@@ -856,16 +906,10 @@ gst_twoflow_rate_control_get_stats (GstTwoflowRateControl * rc,
     s->disposable_bitrate = by_layer[GST_TWOFLOW_RATE_CONTROL_LAYER_DISPOSABLE];
     s->dropping_tail = rc->tail;
   }
-  /* the target below which B frames go (handle_decoded()'s condition, the model
-   * error left out) */
-  s->lowest_bitrate = 0;
-  if (!rc->layers && in_rate > 0) {
-    gdouble reenc = in_rate - s->floor_bitrate;
-
-    if (reenc > 0 && by_type[IDX_B] > 0)
-      s->lowest_bitrate = s->floor_bitrate +
-          codec_floor_rate (rc, by_type) / DROP_ON;
-  }
+  /* the target below which B frames go, held over the last 1-2 s of input
+   * (gst_twoflow_rate_control_handle_input()) */
+  s->lowest_bitrate = MAX (lowest_rate (rc, in_rate, by_type),
+      MAX (rc->lowest_cur, rc->lowest_prev));
   s->quantizer = rc->last_q;
   s->passthrough = rc->passthrough;
   s->dropping_b = rc->dropping;

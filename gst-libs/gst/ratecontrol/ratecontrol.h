@@ -87,7 +87,8 @@ typedef struct {
                                  * nothing references (nal_ref_idc = 0) */
   gdouble lowest_bitrate;       /* re-encoding: the lowest target met
                                  * without dropping B frames, bit/s (0:
-                                 * not known) */
+                                 * not known); the highest over the last
+                                 * 1-2 s of input */
 } GstTwoflowRateControlStats;
 
 /* H.264 under keep=i|ip (essential frames byte-identical): instead of

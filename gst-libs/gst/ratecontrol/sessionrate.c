@@ -105,6 +105,9 @@ typedef struct {
   /* delivered bytes, cumulative, oldest first */
   DeliveredSample del[N_DELIVERED];
   guint n_del, del_head;
+  /* handle_smoothed_rtt(): the last two SRTT reads, latest first, and
+   * when (NONE: none) */
+  GstClockTime srtt_last[2], srtt_last_time[2];
 } Source;
 
 struct _GstTwoflowSessionRate {
@@ -192,6 +195,8 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].clean_time = GST_CLOCK_TIME_NONE;
     sr->src[i].queue_time = GST_CLOCK_TIME_NONE;
     sr->src[i].backlog_time = GST_CLOCK_TIME_NONE;
+    sr->src[i].srtt_last_time[0] = GST_CLOCK_TIME_NONE;
+    sr->src[i].srtt_last_time[1] = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
   sr->event_start = GST_CLOCK_TIME_NONE;
@@ -478,7 +483,8 @@ queue_rises (GstTwoflowSessionRate * sr, Source * s, GstClockTime q,
   /* (only while no other transport's RTT is fresh: one that takes every
    * sample sees the queue itself — beside cTCP's SRTT the first reaction
    * to the showdown's MPEG-2 step came later with the rule, by 0.2 s in
-   * the median of 5 runs, for a reason not found) */
+   * the median of 5 runs; late reactions were cTCP's rising SRTT taken
+   * for jitter, srtt_rising()) */
   for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
     Source *o = &sr->src[i];
 
@@ -527,6 +533,37 @@ gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
   take_rtt (sr, s, rtt, now);
 }
 
+/* A smoothed RTT that rose at every one of the last two reads, by
+ * queue-rise or faster over both, is a queue building, not host jitter
+ * (a scheduling spike is one jump, then the SRTT decays or stays): no
+ * other transport's older sample vouches for the path then. (Over two
+ * reads: a read's own rise, the SRTT's gain of 1/8 per ACK, swung
+ * 0.14-0.32 s per second while the queue rose 1.4 s per second.) In the
+ * showdown's MPEG-2 step cTCP's SRTT
+ * went 70 -> 92 -> 107 -> 141 -> 165 -> 192 ms in 0.5 s after the drop,
+ * its rttvar rising with it (36 -> 147 ms), while the rUDP receiver's last
+ * sample, 0.3-0.4 s old when it comes, still said 40 ms: four reads were
+ * taken for jitter, the first reaction came 0.4-0.5 s after the queue
+ * began, the 80-packet queue overflowed and the frames after the drop
+ * were late (7 of 20 runs of main's code). */
+static gboolean
+srtt_rising (GstTwoflowSessionRate * sr, Source * s, GstClockTime srtt,
+    GstClockTime now)
+{
+  gboolean rising = sr->c.queue_rise > 0
+      && GST_CLOCK_TIME_IS_VALID (s->srtt_last_time[1])
+      && now > s->srtt_last_time[1] && srtt > s->srtt_last[0]
+      && s->srtt_last[0] > s->srtt_last[1]
+      && (srtt - s->srtt_last[1]) / 1e9 >=
+      sr->c.queue_rise * ((now - s->srtt_last_time[1]) / 1e9);
+
+  s->srtt_last[1] = s->srtt_last[0];
+  s->srtt_last_time[1] = s->srtt_last_time[0];
+  s->srtt_last[0] = srtt;
+  s->srtt_last_time[0] = now;
+  return rising;
+}
+
 void
 gst_twoflow_session_rate_handle_smoothed_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime srtt, GstClockTime rttvar, GstClockTime now)
@@ -534,6 +571,7 @@ gst_twoflow_session_rate_handle_smoothed_rtt (GstTwoflowSessionRate * sr,
   Source *s;
   GstClockTime m;
   guint i;
+  gboolean rising;
 
   if (source >= GST_TWOFLOW_SESSION_RATE_MAX_SOURCES || srtt == 0
       || !GST_CLOCK_TIME_IS_VALID (srtt))
@@ -541,8 +579,9 @@ gst_twoflow_session_rate_handle_smoothed_rtt (GstTwoflowSessionRate * sr,
   start (sr, now);
   s = &sr->src[source];
   m = update_min_rtt (sr, s, srtt, now);
+  rising = srtt_rising (sr, s, srtt, now);
   if (GST_CLOCK_TIME_IS_VALID (rttvar) && srtt > m + sr->c.qdelay_threshold
-      && srtt - m <= 2 * rttvar) {
+      && srtt - m <= 2 * rttvar && !rising) {
     for (i = 0; i < GST_TWOFLOW_SESSION_RATE_MAX_SOURCES; i++) {
       Source *o = &sr->src[i];
 

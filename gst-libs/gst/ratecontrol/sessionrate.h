@@ -213,7 +213,10 @@ void gst_twoflow_session_rate_handle_clean_rtt (GstTwoflowSessionRate * sr,
  * sender, the receiver or the link late inflates a TCP SRTT in spikes
  * (measured on a loaded 2-core machine: 109 ms with rttvar 51 ms against
  * 65/7 ms, while the rUDP RTT stayed at the path's): read as a queue it
- * took six decreases; a real queue shows on every flow that crosses it. */
+ * took six decreases; a real queue shows on every flow that crosses it.
+ * Not jitter: an SRTT that rose at each of its last two reads, by
+ * queue-rise or faster over both (a queue building, while the other
+ * transport's sample is still the path's before it). */
 TWOFLOW_RATECONTROL_API
 void gst_twoflow_session_rate_handle_smoothed_rtt (GstTwoflowSessionRate * sr,
     guint source, GstClockTime srtt, GstClockTime rttvar, GstClockTime now);

@@ -759,6 +759,126 @@ GST_START_TEST (test_brief_dip_keeps_frames)
 
 GST_END_TEST;
 
+/* One P frame far over its share (a scene change the model did not see)
+ * while the target leaves the re-encoded frames 5 % of their source, as
+ * in the session controller's dip: the deficit's repayment takes the
+ * budget below 0 for a while, but the target still leaves the frames a
+ * share and the overshoot is within the slack; B frames are coded at the
+ * coarsest quantizer, none dropped (they were, each pair a frozen picture:
+ * the showdown's MPEG-2 step), and the overshoot is repaid by quality. */
+GST_START_TEST (test_overshoot_repaid_by_quality)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  gdouble i_rate = 60000 * 8 / (GOP * DUR / 1e9);
+  gdouble target = i_rate + (stream_rate () - i_rate) * 0.05;
+  const guint spike = 6 * GOP + 4;      /* a P frame */
+  gdouble bits = 0;
+  guint i, dropped = 0, dropped_after = 0, counted = 0;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  /* k learnt a little under the input first, then the low target */
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.9));
+  fail_unless (type_at (spike) == GST_TWOFLOW_PICTURE_P);
+  for (i = 0; i < 10 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i == 2 * GOP)
+      gst_twoflow_rate_control_set_target (rc, (guint64) target);
+    gst_twoflow_rate_control_handle_input (rc, t, size_of (t), DUR,
+        (guint64) i * DUR);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, size_of (t), 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ?
+        steep_encoder (size_of (t), d.q) : d.action ==
+        GST_TWOFLOW_RATE_CONTROL_PASS ? size_of (t) : 0;
+    /* 168 kbit against a share of 12: the overshoot (0.16 of the target
+     * by a second) is over twice the target's 0.5 s share of the
+     * re-encoded frames, within DROP_SLACK_S (0.25) of the target */
+    if (i == spike) {
+      fail_unless (d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE);
+      out = size_of (t) * 7 / 10;
+    }
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP) {
+      dropped++;
+      if (i > spike)
+        dropped_after++;
+    }
+    gst_twoflow_rate_control_handle_output (rc, t, &d, size_of (t), 8, out,
+        DUR);
+    if (i > spike) {
+      bits += out * 8.0;
+      counted++;
+    }
+  }
+  fail_unless_equals_int (dropped_after, 0);
+  fail_unless_equals_int (dropped, 0);
+  /* repaid: what came after the spike, with the spike's excess, near the
+   * target */
+  bits += size_of (GST_TWOFLOW_PICTURE_P) * 7 / 10 * 8.0 -
+      size_of (GST_TWOFLOW_PICTURE_P) * 8.0 * 0.05;
+  fail_unless (bits / (counted * DUR / 1e9) < target * 1.1,
+      "out %.0f target %.0f", bits / (counted * DUR / 1e9), target);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
+/* The session controller's coding floor: the target set to 1.1 x the
+ * stats' lowest-bitrate every 100 ms (2-3 frames), as twoflow-server does
+ * when the lateness rule would cut below it. The stream's I frames are
+ * 30 and 90 kB in turn (the showdown's MPEG-2 clip: 15 and 30 kB): over
+ * one window the I frames' rate swings by 2x, and a target set while the
+ * small one was in the window left nothing for the re-encoded frames
+ * once the big one came — B frames dropped at the floor that was to keep
+ * them. Held at its highest over the last 1-2 s of input, none is. */
+GST_START_TEST (test_lowest_bitrate_held)
+{
+  GstTwoflowRateControl *rc = gst_twoflow_rate_control_new ();
+  guint i, dropped = 0, set = 0;
+  gdouble lo = G_MAXDOUBLE, hi = 0;
+
+  gst_twoflow_rate_control_set_keep (rc, GST_TWOFLOW_RATE_CONTROL_KEEP_I);
+  gst_twoflow_rate_control_set_recovery (rc, 0);
+  gst_twoflow_rate_control_set_target (rc, (guint64) (stream_rate () * 0.9));
+  for (i = 0; i < 20 * GOP; i++) {
+    GstTwoflowPictureType t = type_at (i);
+    gsize s = t == GST_TWOFLOW_PICTURE_I ? ((i / GOP) % 2 ? 90000 : 30000) :
+        size_of (t);
+    GstTwoflowRateControlDecision d;
+    gsize out;
+
+    if (i >= 4 * GOP && i % 5 != 2) {
+      GstTwoflowRateControlStats st;
+
+      gst_twoflow_rate_control_get_stats (rc, &st);
+      fail_unless (st.lowest_bitrate > 0);
+      gst_twoflow_rate_control_set_target (rc,
+          (guint64) (st.lowest_bitrate * 1.1));
+      if (i >= 8 * GOP) {
+        lo = MIN (lo, st.lowest_bitrate);
+        hi = MAX (hi, st.lowest_bitrate);
+      }
+      set++;
+    }
+    gst_twoflow_rate_control_handle_input (rc, t, s, DUR, (guint64) i * DUR);
+    d = gst_twoflow_rate_control_handle_decoded (rc, t, s, 8);
+    out = d.action == GST_TWOFLOW_RATE_CONTROL_ENCODE ? steep_encoder (s,
+        d.q) : d.action == GST_TWOFLOW_RATE_CONTROL_PASS ? s : 0;
+    if (d.action == GST_TWOFLOW_RATE_CONTROL_DROP)
+      dropped++;
+    gst_twoflow_rate_control_handle_output (rc, t, &d, s, 8, out, DUR);
+  }
+  fail_unless (set > 0);
+  fail_unless_equals_int (dropped, 0);
+  /* steady: the floor does not swing with the I frames */
+  fail_unless (hi < lo * 1.2, "lowest %.0f..%.0f", lo, hi);
+  gst_twoflow_rate_control_free (rc);
+}
+
+GST_END_TEST;
+
 /* What the MPEG-2 transcoder logs at 640x360: from quantizer 7 up a B
  * frame stays at ~15 % of its source (headers, vectors), a P frame keeps
  * shrinking. The codec's floor is that of all re-encoded frames: the B
@@ -918,6 +1038,8 @@ ratecontrol_suite (void)
   tcase_add_test (tc, test_drop_b_hysteresis);
   tcase_add_test (tc, test_quality_before_frame_rate);
   tcase_add_test (tc, test_brief_dip_keeps_frames);
+  tcase_add_test (tc, test_overshoot_repaid_by_quality);
+  tcase_add_test (tc, test_lowest_bitrate_held);
   tcase_add_test (tc, test_floor_of_all_types);
   tcase_add_test (tc, test_drop_layers);
   return s;

@@ -480,6 +480,46 @@ GST_START_TEST (test_smoothed_rtt_jitter)
 
 GST_END_TEST;
 
+/* A queue building at a capacity drop: the TCP SRTT rises 25 ms per read
+ * and its rttvar with it (the showdown's MPEG-2 step: 70, 92, 107, 141,
+ * 165, 192 ms, rttvar 36..147), while the rUDP receiver's samples, late,
+ * still say the path is clean. Not jitter: the decrease comes at the
+ * second rising read (it came once the clean samples stopped, 0.4-0.5 s
+ * later, and the 80-packet queue overflowed). A single jump that stays
+ * (test_smoothed_rtt_jitter) is still jitter. */
+GST_START_TEST (test_smoothed_rtt_rising)
+{
+  GstTwoflowSessionRate *sr = new_session (3e6);
+  GstTwoflowSessionRateStats st;
+  GstClockTime t, srtt = 45 * MS;
+  guint64 target;
+
+  for (t = 100 * MS; t <= 3 * GST_SECOND; t += 100 * MS) {
+    gst_twoflow_session_rate_handle_smoothed_rtt (sr, 0, 45 * MS, 5 * MS, t);
+    if (t % (200 * MS) == 0)
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  for (; t <= 3 * GST_SECOND + 300 * MS; t += 100 * MS) {
+    srtt += 25 * MS;
+    gst_twoflow_session_rate_handle_smoothed_rtt (sr, 0, srtt,
+        (srtt - 41 * MS) * 3 / 4 + 5 * MS, t);
+    if (t % (200 * MS) == 0)
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  /* 70 ms (under the threshold's 30 ms of queue), 95 taken: 50 ms in
+   * 0.2 s over two rising reads */
+  fail_unless (st.decreases_qdelay > 0, "jitter-rtts %" G_GUINT64_FORMAT,
+      st.jitter_rtts);
+  fail_unless_equals_uint64 (st.jitter_rtts, 0);
+  fail_unless (st.target < 3750000);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 /* A clean-only RTT source: a queue it shows is no input, its minimum
  * follows every sample, a clean sample is the path's state */
 GST_START_TEST (test_clean_rtt)
@@ -1236,6 +1276,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_step_essential_ends);
   tcase_add_test (tc, test_superseded_rtt);
   tcase_add_test (tc, test_clean_rtt);
+  tcase_add_test (tc, test_smoothed_rtt_rising);
   tcase_add_test (tc, test_queue_rise);
   tcase_add_test (tc, test_step_lagged);
   tcase_add_test (tc, test_smoothed_rtt_jitter);
