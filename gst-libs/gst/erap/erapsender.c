@@ -10,6 +10,14 @@
  * Reliability on top: a lost packet's fragment is sent again under a new
  * seqno with its old appSeq, ahead of new data.
  *
+ * The rate is in bytes: the IPG belongs to a full datagram, and a shorter
+ * one (a small message, a message's tail) is followed by the part of the
+ * IPG its bytes take, IP/UDP header included; the dpthresh test counts
+ * bytes too. A stream of small messages (an H.264 essential flow's audio
+ * frames and I-frame tails average ~600 bytes) thus gets the bit rate of
+ * full datagrams, as TCP, which coalesces them into full segments, does;
+ * paced per packet it got well under half of it at 1 % loss and 200 ms.
+ *
  * The RAP baseline (protocol RAP) is the same machine with RAP's 24-byte
  * header and RAP's timers: ns-2's IPG timer fires every IPG whether the
  * application has data or not, and the RTT timer every SRTT, from the
@@ -32,6 +40,7 @@
 #include "erapring.h"
 
 #define RAP_LOSS_DISTANCE 3     /* later packets received before a hole is a loss */
+#define IP_UDP_OVERHEAD 28      /* IPv4 + UDP header bytes per datagram */
 
 enum {
   H_SENT = 1,
@@ -78,6 +87,7 @@ struct _GstErapSender {
   GstClockTime next_tick;
   GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
+  guint64 dbytes;               /* their bytes, IP/UDP headers included */
   guint64 cluster_end;          /* losses at or below: same cluster */
   guint64 last_lost_seq;        /* for runs of consecutive losses */
   guint64 loss_runs;
@@ -212,6 +222,7 @@ wake (GstErapSender * s, GstClockTime now)
     s->next_send = now;
   s->next_tick = now + TO_NS (s->srtt);
   s->dctr = 0;
+  s->dbytes = 0;
   if (!s->sched_active) {
     /* a new window; a session that paused less than that continues its
      * window */
@@ -495,13 +506,19 @@ run_ticks (GstErapSender * s, GstClockTime now)
   if (!s->active || now < s->next_tick)
     return;
   fill_info (s, now, &info);
-  /* the last SRTT should have carried srtt/ipg packets */
-  info.rate_used = 100.0 * s->dctr * (s->cc->ipg / s->srtt) >=
-      s->cfg.dpthresh;
+  /* the last SRTT should have carried srtt/ipg packets (RAP), or as many
+   * full datagrams' bytes (ERAP) */
+  if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP)
+    info.rate_used = 100.0 * s->dctr * (s->cc->ipg / s->srtt) >=
+        s->cfg.dpthresh;
+  else
+    info.rate_used = 100.0 * s->dbytes * (s->cc->ipg / s->srtt) >=
+        (gdouble) s->cfg.dpthresh * (s->cfg.mtu + IP_UDP_OVERHEAD);
   if (s->cc->ops->tick)
     s->cc->ops->tick (s->cc, &info);
   s->st.ticks++;
   s->dctr = 0;
+  s->dbytes = 0;
   s->next_tick = now + TO_NS (s->srtt);
 }
 
@@ -538,6 +555,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   guint64 appseq;
   gboolean rtx;
   GstClockTime ipg, lag;
+  guint wire;
 
   s->last_poll = now;
   detect_timeouts (s, now);
@@ -600,8 +618,11 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   if (rtx)
     s->st.packets_retransmitted++;
   s->dctr++;
+  wire = s->hlen + f->len + IP_UDP_OVERHEAD;
+  s->dbytes += wire;
 
-  /* pace; when woken late, catch up by at most max_burst packets */
+  /* pace; when woken late, catch up by at most max_burst packets (full
+   * ones' gaps when paced by bytes) */
   if (s->cc->ops->next_gap) {
     GstErapCCInfo info;
 
@@ -610,12 +631,17 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
     info.packet_bytes = s->hlen + f->len;
     /* 0 is allowed here: the next packet leaves back to back */
     ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
+    lag = (GstClockTime) s->cfg.max_burst * ipg;
+  } else if (s->cfg.protocol == GST_ERAP_PROTOCOL_RAP) {
+    /* RAP: one IPG per packet, whatever its size */
+    ipg = MAX (TO_NS (s->cc->ipg), 1);
+    lag = (GstClockTime) s->cfg.max_burst * ipg;
   } else {
-    ipg = TO_NS (s->cc->ipg);
-    if (ipg == 0)
-      ipg = 1;
+    /* the IPG is a full datagram's: a shorter one takes its share */
+    ipg = MAX (TO_NS (s->cc->ipg * wire / (s->cfg.mtu + IP_UDP_OVERHEAD)),
+        1);
+    lag = (GstClockTime) s->cfg.max_burst * MAX (TO_NS (s->cc->ipg), 1);
   }
-  lag = (GstClockTime) s->cfg.max_burst * ipg;
   if (s->next_send + lag < now)
     s->next_send = now - lag;
   s->next_send += ipg;
