@@ -374,8 +374,12 @@ update_rtt (GstErapSender * s, gdouble sample)
    * SRTT timer would spin */
   s->srtt = MAX (s->srtt, 1e-6);
   /* RAP's timeout is 1.2 SRTT + 4 var: keep its 0.2 SRTT floor on the
-   * variance term so a steady RTT does not time out its own ACKs */
-  s->rto = s->srtt + MAX (4 * s->rttvar, 0.2 * s->srtt);
+   * variance term so a steady RTT does not time out its own ACKs; and half
+   * of min-rto: the floor is there for a loaded host's scheduling hiccups,
+   * which do not shrink as the path's RTT grows (at 200 ms, 1.2 SRTT timed
+   * out ACKs 41 ms late: a halving each) */
+  s->rto = s->srtt + MAX (MAX (4 * s->rttvar, 0.2 * s->srtt),
+      NS (s->cfg.min_rto) / 2);
   s->rto = CLAMP (s->rto, NS (s->cfg.min_rto), NS (s->cfg.max_rto));
 }
 

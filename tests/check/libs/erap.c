@@ -2448,6 +2448,48 @@ GST_START_TEST (test_rap_random_loss_long_rtt)
 
 GST_END_TEST;
 
+/* A steady 200 ms RTT, and the receiving host stalls for 60 ms (a loaded
+ * machine's hiccup): the ACKs come late, but the packets were not lost.
+ * With the RTO at 1.2 SRTT (241 ms) they timed out, were resent and cost
+ * a halving; half of min-rto as the least margin over the SRTT waits. */
+GST_START_TEST (test_rto_margin_long_rtt)
+{
+  GstErapSenderConfig c;
+  GstErapReceiverConfig rc;
+  GstErapSenderStats st;
+  GstErapReceiverStats rst;
+  ErapSim *sim;
+  GBytes *m = g_bytes_new_take (g_malloc0 (1392), 1392);
+  guint i;
+
+  gst_erap_sender_config_init (&c);
+  c.mtu = 1400;
+  c.initial_rate = 800000;
+  c.min_rto = 200 * MS;
+  gst_erap_receiver_config_init (&rc);
+  sim = erap_sim_new (&c, &rc, 100 * MS);
+  for (i = 0; i < 2000; i++)
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  sim->stall_start = sim->now + 5 * GST_SECOND;
+  sim->stall_end = sim->stall_start + 60 * MS;
+  erap_sim_run_until (sim, sim->now + 4900 * MS);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  fail_unless_equals_uint64 (st.srtt, 200 * MS);
+  fail_unless (st.rto >= 300 * MS && st.rto < 301 * MS, "%" G_GUINT64_FORMAT,
+      st.rto);
+  erap_sim_run_until (sim, sim->now + 2 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  gst_erap_receiver_get_stats (sim->receiver, &rst);
+  fail_unless (st.acks_received > 300);
+  fail_unless_equals_uint64 (st.timeout_losses, 0);
+  fail_unless_equals_uint64 (st.loss_reactions, 0);
+  fail_unless_equals_uint64 (rst.duplicates, 0);
+  g_bytes_unref (m);
+  erap_sim_free (sim);
+}
+
+GST_END_TEST;
+
 static Suite *
 erap_suite (void)
 {
@@ -2491,6 +2533,7 @@ erap_suite (void)
   tcase_add_test (tc, test_rap_lossy_link_exactly_once);
   tcase_add_test (tc, test_scheduler_used_bandwidth);
   tcase_add_test (tc, test_rap_random_loss_long_rtt);
+  tcase_add_test (tc, test_rto_margin_long_rtt);
   return s;
 }
 
