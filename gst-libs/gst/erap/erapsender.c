@@ -41,6 +41,7 @@
 
 #define RAP_LOSS_DISTANCE 3     /* later packets received before a hole is a loss */
 #define IP_UDP_OVERHEAD 28      /* IPv4 + UDP header bytes per datagram */
+#define TIMED_OUT_SLOTS 64      /* recent timeouts remembered for late ACKs */
 
 enum {
   H_SENT = 1,
@@ -91,6 +92,9 @@ struct _GstErapSender {
   guint64 cluster_end;          /* losses at or below: same cluster */
   guint64 last_lost_seq;        /* for runs of consecutive losses */
   guint64 loss_runs;
+  /* the last timed-out seqnos: their history entries leave the front at
+   * once, and a late ACK must still count as a spurious loss */
+  guint64 timed_out[TIMED_OUT_SLOTS];
   guint64 undo_seq;             /* the timeout behind the first of the
                                  * last reactions, all timeouts; 0: none */
   guint hlen;                   /* data header bytes */
@@ -350,6 +354,7 @@ detect_timeouts (GstErapSender * s, GstClockTime now)
     if (e->sent + rto > now)
       break;
     s->st.timeout_losses++;
+    s->timed_out[q % TIMED_OUT_SLOTS] = q;
     declare_lost (s, q, e, now, TRUE);
   }
   advance_front (s);
@@ -430,6 +435,10 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
     e->status = H_ACKED;
     s->st.spurious_losses++;
     frag_acked (s, e->appseq);
+  } else if (!e && s->timed_out[seq % TIMED_OUT_SLOTS] == (guint64) seq) {
+    /* timed out at the front, its entry gone: a late ACK after all */
+    s->timed_out[seq % TIMED_OUT_SLOTS] = 0;
+    s->st.spurious_losses++;
   }
   /* the timeout that made the last reaction was a late ACK: the packet
    * arrived (its history entry may be gone: lost entries leave the front) */

@@ -2484,6 +2484,17 @@ GST_START_TEST (test_rto_margin_long_rtt)
   fail_unless_equals_uint64 (st.timeout_losses, 0);
   fail_unless_equals_uint64 (st.loss_reactions, 0);
   fail_unless_equals_uint64 (rst.duplicates, 0);
+
+  /* a 250 ms stall is longer than that: the ACKs more than 100 ms late
+   * time out, and come all the same: spurious losses, each resent once */
+  sim->stall_start = sim->now + 100 * MS;
+  sim->stall_end = sim->stall_start + 250 * MS;
+  erap_sim_run_until (sim, sim->now + 2 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  gst_erap_receiver_get_stats (sim->receiver, &rst);
+  fail_unless (st.timeout_losses > 0);
+  fail_unless_equals_uint64 (st.spurious_losses, st.timeout_losses);
+  fail_unless_equals_uint64 (rst.duplicates, st.spurious_losses);
   g_bytes_unref (m);
   erap_sim_free (sim);
 }
