@@ -335,7 +335,7 @@ def step_link(fwd, sc, clip_bps):
 
 def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
     from analysis import analyse
-    sc = SCENARIOS.get(scname) or EXTRA_SCENARIOS[scname]
+    sc = SCENARIOS[scname] if scname in SCENARIOS else EXTRA_SCENARIOS[scname]
     tb.fwd, tb.rev = link_for(sc)
     rows = []
     clip_s = ref.n * FRAME_S

@@ -496,7 +496,8 @@ gst_erap_sink_class_init (GstErapSinkClass * klass)
    * Floor of the retransmission timeout, ns. Losses are normally found
    * from the ACKs within an RTT; the timeout catches the rest. A floor
    * well above scheduling hiccups of a loaded host keeps late ACKs from
-   * reading as losses (spurious rate decreases).
+   * reading as losses (spurious rate decreases). Half of it is also the
+   * least margin of the timeout over the SRTT, for long paths.
    */
   g_object_class_install_property (gobject_class, PROP_MIN_RTO,
       g_param_spec_uint64 ("min-rto", "Minimum RTO",

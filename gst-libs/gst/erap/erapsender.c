@@ -10,6 +10,18 @@
  * Reliability on top: a lost packet's fragment is sent again under a new
  * seqno with its old appSeq, ahead of new data.
  *
+ * After the first loss reaction the rate is in bytes: the IPG belongs to a
+ * full datagram, and a shorter one (a small message, a message's tail) is
+ * followed by the part of the IPG its bytes take, IP/UDP header included;
+ * the dpthresh test counts bytes too. A stream of small messages (an H.264
+ * essential flow's audio frames and I-frame tails average ~600 bytes) thus
+ * gets the bit rate of full datagrams, as TCP, which coalesces them into
+ * full segments, does; paced per packet it got well under half of it at
+ * 1 % loss and 200 ms. Before any loss the rate is the initial one grown
+ * with no congestion signal at all, and stays one IPG per packet: paced
+ * by bytes, a backlogged start of small packets reached a short path's
+ * bottleneck 2.3 times sooner and lost tens of packets in its queue.
+ *
  * The RAP baseline (protocol RAP) is the same machine with RAP's 24-byte
  * header and RAP's timers: ns-2's IPG timer fires every IPG whether the
  * application has data or not, and the RTT timer every SRTT, from the
@@ -32,6 +44,8 @@
 #include "erapring.h"
 
 #define RAP_LOSS_DISTANCE 3     /* later packets received before a hole is a loss */
+#define IP_UDP_OVERHEAD 28      /* IPv4 + UDP header bytes per datagram */
+#define TIMED_OUT_SLOTS 64      /* recent timeouts remembered for late ACKs */
 
 enum {
   H_SENT = 1,
@@ -78,9 +92,13 @@ struct _GstErapSender {
   GstClockTime next_tick;
   GstClockTime last_poll;       /* time of the last poll */
   guint dctr;                   /* packets sent in the current SRTT */
+  guint64 dbytes;               /* their bytes, IP/UDP headers included */
   guint64 cluster_end;          /* losses at or below: same cluster */
   guint64 last_lost_seq;        /* for runs of consecutive losses */
   guint64 loss_runs;
+  /* the last timed-out seqnos: their history entries leave the front at
+   * once, and a late ACK must still count as a spurious loss */
+  guint64 timed_out[TIMED_OUT_SLOTS];
   guint64 undo_seq;             /* the timeout behind the first of the
                                  * last reactions, all timeouts; 0: none */
   guint hlen;                   /* data header bytes */
@@ -212,6 +230,7 @@ wake (GstErapSender * s, GstClockTime now)
     s->next_send = now;
   s->next_tick = now + TO_NS (s->srtt);
   s->dctr = 0;
+  s->dbytes = 0;
   if (!s->sched_active) {
     /* a new window; a session that paused less than that continues its
      * window */
@@ -339,6 +358,7 @@ detect_timeouts (GstErapSender * s, GstClockTime now)
     if (e->sent + rto > now)
       break;
     s->st.timeout_losses++;
+    s->timed_out[q % TIMED_OUT_SLOTS] = q;
     declare_lost (s, q, e, now, TRUE);
   }
   advance_front (s);
@@ -363,8 +383,12 @@ update_rtt (GstErapSender * s, gdouble sample)
    * SRTT timer would spin */
   s->srtt = MAX (s->srtt, 1e-6);
   /* RAP's timeout is 1.2 SRTT + 4 var: keep its 0.2 SRTT floor on the
-   * variance term so a steady RTT does not time out its own ACKs */
-  s->rto = s->srtt + MAX (4 * s->rttvar, 0.2 * s->srtt);
+   * variance term so a steady RTT does not time out its own ACKs; and half
+   * of min-rto: the floor is there for a loaded host's scheduling hiccups,
+   * which do not shrink as the path's RTT grows (at 200 ms, 1.2 SRTT timed
+   * out ACKs 41 ms late: a halving each) */
+  s->rto = s->srtt + MAX (MAX (4 * s->rttvar, 0.2 * s->srtt),
+      NS (s->cfg.min_rto) / 2);
   s->rto = CLAMP (s->rto, NS (s->cfg.min_rto), NS (s->cfg.max_rto));
 }
 
@@ -415,6 +439,10 @@ gst_erap_sender_handle_ack (GstErapSender * s, const GstErapAck * ack,
     e->status = H_ACKED;
     s->st.spurious_losses++;
     frag_acked (s, e->appseq);
+  } else if (!e && s->timed_out[seq % TIMED_OUT_SLOTS] == (guint64) seq) {
+    /* timed out at the front, its entry gone: a late ACK after all */
+    s->timed_out[seq % TIMED_OUT_SLOTS] = 0;
+    s->st.spurious_losses++;
   }
   /* the timeout that made the last reaction was a late ACK: the packet
    * arrived (its history entry may be gone: lost entries leave the front) */
@@ -487,6 +515,13 @@ gst_erap_sender_handle_eos (GstErapSender * s, GstClockTime now)
   wake (s, now);
 }
 
+/* ERAP's rate is in bytes once a loss has measured it (see the top) */
+static gboolean
+by_bytes (GstErapSender * s)
+{
+  return s->cfg.protocol != GST_ERAP_PROTOCOL_RAP && s->st.loss_reactions > 0;
+}
+
 static void
 run_ticks (GstErapSender * s, GstClockTime now)
 {
@@ -495,13 +530,19 @@ run_ticks (GstErapSender * s, GstClockTime now)
   if (!s->active || now < s->next_tick)
     return;
   fill_info (s, now, &info);
-  /* the last SRTT should have carried srtt/ipg packets */
-  info.rate_used = 100.0 * s->dctr * (s->cc->ipg / s->srtt) >=
-      s->cfg.dpthresh;
+  /* the last SRTT should have carried srtt/ipg packets (RAP), or as many
+   * full datagrams' bytes (ERAP) */
+  if (!by_bytes (s))
+    info.rate_used = 100.0 * s->dctr * (s->cc->ipg / s->srtt) >=
+        s->cfg.dpthresh;
+  else
+    info.rate_used = 100.0 * s->dbytes * (s->cc->ipg / s->srtt) >=
+        (gdouble) s->cfg.dpthresh * (s->cfg.mtu + IP_UDP_OVERHEAD);
   if (s->cc->ops->tick)
     s->cc->ops->tick (s->cc, &info);
   s->st.ticks++;
   s->dctr = 0;
+  s->dbytes = 0;
   s->next_tick = now + TO_NS (s->srtt);
 }
 
@@ -538,6 +579,7 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   guint64 appseq;
   gboolean rtx;
   GstClockTime ipg, lag;
+  guint wire;
 
   s->last_poll = now;
   detect_timeouts (s, now);
@@ -600,8 +642,11 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
   if (rtx)
     s->st.packets_retransmitted++;
   s->dctr++;
+  wire = s->hlen + f->len + IP_UDP_OVERHEAD;
+  s->dbytes += wire;
 
-  /* pace; when woken late, catch up by at most max_burst packets */
+  /* pace; when woken late, catch up by at most max_burst packets (full
+   * ones' gaps when paced by bytes) */
   if (s->cc->ops->next_gap) {
     GstErapCCInfo info;
 
@@ -610,12 +655,17 @@ gst_erap_sender_poll (GstErapSender * s, GstClockTime now,
     info.packet_bytes = s->hlen + f->len;
     /* 0 is allowed here: the next packet leaves back to back */
     ipg = TO_NS (s->cc->ops->next_gap (s->cc, &info));
+    lag = (GstClockTime) s->cfg.max_burst * ipg;
+  } else if (!by_bytes (s)) {
+    /* RAP, or no loss yet: one IPG per packet, whatever its size */
+    ipg = MAX (TO_NS (s->cc->ipg), 1);
+    lag = (GstClockTime) s->cfg.max_burst * ipg;
   } else {
-    ipg = TO_NS (s->cc->ipg);
-    if (ipg == 0)
-      ipg = 1;
+    /* the IPG is a full datagram's: a shorter one takes its share */
+    ipg = MAX (TO_NS (s->cc->ipg * wire / (s->cfg.mtu + IP_UDP_OVERHEAD)),
+        1);
+    lag = (GstClockTime) s->cfg.max_burst * MAX (TO_NS (s->cc->ipg), 1);
   }
-  lag = (GstClockTime) s->cfg.max_burst * ipg;
   if (s->next_send + lag < now)
     s->next_send = now - lag;
   s->next_send += ipg;

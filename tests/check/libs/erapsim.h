@@ -44,6 +44,9 @@ struct _ErapSim {
   guint64 queue_drops;
   GstErapProtocol protocol;     /* the sender's: which codec the link reads */
   guint64 ack_bytes;            /* ACK bytes sent by the receiver */
+  /* a hiccup of the receiving host: the ACKs it makes in
+   * [stall_start, stall_end) leave at stall_end */
+  GstClockTime stall_start, stall_end;
 };
 
 typedef struct {
@@ -94,6 +97,8 @@ erap_sim_enqueue (ErapSim * sim, gboolean to_receiver, GBytes * pkt)
   ErapSimEv *ev = g_new0 (ErapSimEv, 1);
 
   ev->at = sim->now + sim->delay;
+  if (!to_receiver && sim->now >= sim->stall_start && sim->now < sim->stall_end)
+    ev->at = sim->stall_end + sim->delay;
   if (to_receiver && sim->rate_bps) {
     GstClockTime start = MAX (sim->now, sim->link_free);
 
