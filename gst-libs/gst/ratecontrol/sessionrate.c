@@ -12,6 +12,7 @@
 #define N_INTERVALS 8
 #define N_DELIVERED 32
 #define N_LOSS_BINS 10          /* of update-interval: the raw loss window */
+#define N_LONG_BINS 30          /* of update-interval: persistence, few packets */
 /* the additive region: up to this much above the rate of the last
  * congestion */
 #define NEAR_FACTOR 1.1
@@ -126,6 +127,8 @@ struct _GstTwoflowSessionRate {
 
   /* raw loss over the last N_LOSS_BINS updates */
   guint64 bin_sent[N_LOSS_BINS], bin_lost[N_LOSS_BINS];
+  guint64 long_sent[N_LONG_BINS], long_lost[N_LONG_BINS];
+  guint long_head;
   guint bin_head;
   guint64 tick_sent, tick_lost, tick_ce;
 
@@ -880,6 +883,27 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
     gdouble l = lost - worst_lost;
 
     *persist = (l - sqrt (l)) / (sent - worst_sent);
+  }
+  /* a session of a few packets per update loses a few: its count's
+   * margin alone kept 15 % random loss at ~30 packets/s (a 150 kbit/s
+   * clip) below the threshold for good. Over N_LONG_BINS, without the
+   * worst loss-burst, half the margin (5 % random loss at 50 packets/s
+   * reads above 10 % there 3.5 standard deviations out) */
+  sr->long_sent[sr->long_head] = sr->tick_sent;
+  sr->long_lost[sr->long_head] = sr->tick_lost;
+  sr->long_head = (sr->long_head + 1) % N_LONG_BINS;
+  {
+    guint64 ls = 0, ll = 0;
+
+    for (i = 0; i < N_LONG_BINS; i++) {
+      ls += sr->long_sent[i];
+      ll += sr->long_lost[i];
+    }
+    if (ls - worst_sent >= 2 * MIN_LOSS_PACKETS && ll >= worst_lost) {
+      gdouble l = ll - worst_lost;
+
+      *persist = MAX (*persist, (l - 0.5 * sqrt (l)) / (ls - worst_sent));
+    }
   }
   return loss_frac;
 }

@@ -852,6 +852,43 @@ GST_START_TEST (test_loss_fluctuates)
 
 GST_END_TEST;
 
+/* Heavy random loss that goes on at a few packets per second (15 % at
+ * 30 packets a second, a clip of ~150 kbit/s, the path clean): congestion,
+ * though no one-second window holds enough losses to clear the margin of
+ * their count (no decrease with the one-second window alone). */
+GST_START_TEST (test_loss_persists_few_packets)
+{
+  GstTwoflowSessionRate *sr = new_session (180000);
+  GstTwoflowSessionRateStats st;
+  GRand *rand = g_rand_new_with_seed (3);
+  guint64 packets = 0, lost = 0, target;
+  GstClockTime t;
+
+  for (t = 100 * MS; t <= 15 * GST_SECOND; t += 100 * MS) {
+    if (t % (200 * MS) == 0) {
+      guint i;
+
+      for (i = 0; i < 6; i++) {
+        packets++;
+        lost += g_rand_double (rand) < 0.15;
+      }
+      gst_twoflow_session_rate_handle_counters (sr, 1, packets, lost,
+          (packets - lost) * PKT, t);
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+    }
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  GST_INFO ("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " lost, "
+      "%" G_GUINT64_FORMAT " loss decreases, %" G_GUINT64_FORMAT " bursts",
+      lost, packets, st.decreases_loss, st.loss_bursts);
+  fail_unless (st.decreases_loss > 0);
+  gst_twoflow_session_rate_free (sr);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
 /* Loss without a queue that goes on (a policer at 0.7 x the session's
  * rate): congestion within a second, though the RTT stays clean. */
 GST_START_TEST (test_loss_persists)
@@ -1290,6 +1327,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_bursts);
   tcase_add_test (tc, test_loss_persists);
   tcase_add_test (tc, test_loss_fluctuates);
+  tcase_add_test (tc, test_loss_persists_few_packets);
   return s;
 }
 
