@@ -809,6 +809,37 @@ GST_START_TEST (test_loss_bursts)
 
 GST_END_TEST;
 
+/* A session at @video bit/s whose rUDP reports (every 200 ms, @n packets
+ * each) lose each packet with probability @p, the RTT clean throughout,
+ * for @duration; its stats at the end. */
+static void
+random_loss_run (gdouble video, guint seed, guint n, gdouble p,
+    GstClockTime duration, GstTwoflowSessionRateStats * st)
+{
+  GstTwoflowSessionRate *sr = new_session (video);
+  GRand *rand = g_rand_new_with_seed (seed);
+  guint64 packets = 0, lost = 0, target;
+  GstClockTime t;
+
+  for (t = 100 * MS; t <= duration; t += 100 * MS) {
+    if (t % (200 * MS) == 0) {
+      guint i;
+
+      for (i = 0; i < n; i++) {
+        packets++;
+        lost += g_rand_double (rand) < p;
+      }
+      gst_twoflow_session_rate_handle_counters (sr, 1, packets, lost,
+          (packets - lost) * PKT, t);
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+    }
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, st);
+  gst_twoflow_session_rate_free (sr);
+  g_rand_free (rand);
+}
+
 /* 5 % random loss as the rUDP receiver reports it (38 packets per 200 ms:
  * H.264's 2.1 Mbit/s) on a clean path, 20 seeds of 30 s: a second now
  * and then reads above 10 %, spread over the second as a policer's would
@@ -820,31 +851,11 @@ GST_START_TEST (test_loss_fluctuates)
   guint seed, decreased = 0;
 
   for (seed = 1; seed <= 20; seed++) {
-    GstTwoflowSessionRate *sr = new_session (3e6);
     GstTwoflowSessionRateStats st;
-    GRand *rand = g_rand_new_with_seed (seed);
-    guint64 packets = 0, lost = 0, target;
-    GstClockTime t;
 
-    for (t = 100 * MS; t <= 30 * GST_SECOND; t += 100 * MS) {
-      if (t % (200 * MS) == 0) {
-        guint i;
-
-        for (i = 0; i < 38; i++) {
-          packets++;
-          lost += g_rand_double (rand) < 0.05;
-        }
-        gst_twoflow_session_rate_handle_counters (sr, 1, packets, lost,
-            (packets - lost) * PKT, t);
-        gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
-      }
-      gst_twoflow_session_rate_poll (sr, t, &target);
-    }
-    gst_twoflow_session_rate_get_stats (sr, &st);
+    random_loss_run (3e6, seed, 38, 0.05, 30 * GST_SECOND, &st);
     if (st.decreases > 0)
       decreased++;
-    gst_twoflow_session_rate_free (sr);
-    g_rand_free (rand);
   }
   GST_INFO ("runs with a decrease: %u of 20", decreased);
   fail_unless_equals_int (decreased, 0);
@@ -858,33 +869,13 @@ GST_END_TEST;
  * their count (no decrease with the one-second window alone). */
 GST_START_TEST (test_loss_persists_few_packets)
 {
-  GstTwoflowSessionRate *sr = new_session (180000);
   GstTwoflowSessionRateStats st;
-  GRand *rand = g_rand_new_with_seed (3);
-  guint64 packets = 0, lost = 0, target;
-  GstClockTime t;
 
-  for (t = 100 * MS; t <= 15 * GST_SECOND; t += 100 * MS) {
-    if (t % (200 * MS) == 0) {
-      guint i;
-
-      for (i = 0; i < 6; i++) {
-        packets++;
-        lost += g_rand_double (rand) < 0.15;
-      }
-      gst_twoflow_session_rate_handle_counters (sr, 1, packets, lost,
-          (packets - lost) * PKT, t);
-      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
-    }
-    gst_twoflow_session_rate_poll (sr, t, &target);
-  }
-  gst_twoflow_session_rate_get_stats (sr, &st);
+  random_loss_run (180000, 3, 6, 0.15, 15 * GST_SECOND, &st);
   GST_INFO ("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " lost, "
       "%" G_GUINT64_FORMAT " loss decreases, %" G_GUINT64_FORMAT " bursts",
-      lost, packets, st.decreases_loss, st.loss_bursts);
+      st.lost, st.packets, st.decreases_loss, st.loss_bursts);
   fail_unless (st.decreases_loss > 0);
-  gst_twoflow_session_rate_free (sr);
-  g_rand_free (rand);
 }
 
 GST_END_TEST;
