@@ -1143,6 +1143,17 @@ bulk_run (Sim * sim, gdouble video, GstClockTime rtt0_until, gboolean rudp,
   simulate (sim);
 }
 
+static void
+bulk_log (Sim * sim)
+{
+  guint i;
+
+  for (i = 0; i < 400; i += 10)
+    GST_LOG ("%4.1f s target %8.0f got %8.0f reno %8.0f rtt %.0f ms",
+        i / 10.0, sim->tgt[i], sim->got[0][i], sim->got[1][i],
+        sim->rtt_hist[i] / 1e6);
+}
+
 /* Beside a bulk TCP its standing queue shows in every RTT sample and
  * never drains after the session's decreases: the delay model backs off
  * and off, and the delivered rate of an application-limited session
@@ -1163,10 +1174,7 @@ GST_START_TEST (test_bulk_standing_queue)
     lo = MIN (lo, sim.tgt[i]);
   s = mean (sim.got[0], 100, 400);
   t = mean (sim.got[1], 100, 400);
-  for (i = 0; i < 400; i += 10)
-    GST_LOG ("%4.1f s target %8.0f got %8.0f reno %8.0f rtt %.0f ms",
-        i / 10.0, sim.tgt[i], sim.got[0][i], sim.got[1][i],
-        sim.rtt_hist[i] / 1e6);
+  bulk_log (&sim);
   GST_INFO ("10-40 s: lowest target %.0f, mean target %.0f, session %.0f, "
       "Reno %.0f bit/s; p %.4f, competing updates %" G_GUINT64_FORMAT, lo,
       mean (sim.tgt, 100, 400), s, t, st.loss_event_rate,
@@ -1204,10 +1212,7 @@ GST_START_TEST (test_bulk_ambiguous_rtt)
     hi = MAX (hi, sim.tgt[i]);
   s = mean (sim.got[0], 100, 400);
   t = mean (sim.got[1], 100, 400);
-  for (i = 0; i < 400; i += 10)
-    GST_LOG ("%4.1f s target %8.0f got %8.0f reno %8.0f rtt %.0f ms",
-        i / 10.0, sim.tgt[i], sim.got[0][i], sim.got[1][i],
-        sim.rtt_hist[i] / 1e6);
+  bulk_log (&sim);
   GST_INFO ("10-40 s: highest target %.0f, mean target %.0f, session %.0f, "
       "Reno %.0f bit/s; competing updates %" G_GUINT64_FORMAT, hi,
       mean (sim.tgt, 100, 400), s, t, st.competing_updates);
