@@ -880,6 +880,37 @@ GST_START_TEST (test_loss_persists_few_packets)
 
 GST_END_TEST;
 
+/* Heavy loss from the session's first report (a bulk TCP's queue stood
+ * before it came: the RTT's minimum holds that queue, the RTT looks
+ * clean), 40 % of the packets for 0.6 s, then none: congestion, not a
+ * burst (taken as a burst, the H.264 clip's first GOP was lost). */
+GST_START_TEST (test_loss_at_start)
+{
+  GstTwoflowSessionRate *sr = new_session (2.1e6);
+  GstTwoflowSessionRateStats st;
+  guint64 packets = 0, lost = 0, target;
+  GstClockTime t;
+
+  for (t = 100 * MS; t <= 5 * GST_SECOND; t += 100 * MS) {
+    if (t % (200 * MS) == 0) {
+      packets += 38;
+      if (t <= 600 * MS)
+        lost += 15;
+      gst_twoflow_session_rate_handle_counters (sr, 1, packets, lost,
+          (packets - lost) * PKT, t);
+      gst_twoflow_session_rate_handle_clean_rtt (sr, 1, 41 * MS, t);
+    }
+    gst_twoflow_session_rate_poll (sr, t, &target);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  GST_INFO ("%" G_GUINT64_FORMAT " loss decreases, %" G_GUINT64_FORMAT
+      " bursts", st.decreases_loss, st.loss_bursts);
+  fail_unless (st.decreases_loss > 0);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 /* Loss without a queue that goes on (a policer at 0.7 x the session's
  * rate): congestion within a second, though the RTT stays clean. */
 GST_START_TEST (test_loss_persists)
@@ -1324,6 +1355,7 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_persists);
   tcase_add_test (tc, test_loss_fluctuates);
   tcase_add_test (tc, test_loss_persists_few_packets);
+  tcase_add_test (tc, test_loss_at_start);
   return s;
 }
 
