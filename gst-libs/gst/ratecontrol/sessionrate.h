@@ -23,7 +23,10 @@
  *   window's worst loss-burst (a loss burst on a clean path, as
  *   Gilbert-Elliott's, is no congestion; a policer's loss persists), or
  *   that continues, in the latest loss-burst, heavy loss that was
- *   congestion within the last 2 s.
+ *   congestion within the last 2 s; for a session of few packets, loss
+ *   that persists over 3 s; and heavy loss before any window showed the
+ *   path clean (the RTT's minimum may hold a queue that stood before the
+ *   session came).
  *   When a queue builds (or CE marks, or heavy loss) it is set to
  *   decrease x the rate the receiver got over the last delivery-window,
  *   at most once per (SRTT + 100 ms): a capacity drop is followed within
