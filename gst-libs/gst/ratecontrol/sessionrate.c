@@ -12,7 +12,8 @@
 #define N_INTERVALS 8
 #define N_DELIVERED 32
 #define N_LOSS_BINS 10          /* of update-interval: the raw loss window */
-#define N_LONG_BINS 30          /* of update-interval: persistence, few packets */
+#define N_LONG_BINS 30          /* of update-interval: persistence, few packets;
+                                 * the bins kept (the raw window: the newest) */
 /* the additive region: up to this much above the rate of the last
  * congestion */
 #define NEAR_FACTOR 1.1
@@ -126,10 +127,8 @@ struct _GstTwoflowSessionRate {
   GstClockTime event_start;     /* NONE: no loss yet */
 
   /* raw loss over the last N_LOSS_BINS updates */
-  guint64 bin_sent[N_LOSS_BINS], bin_lost[N_LOSS_BINS];
-  guint64 long_sent[N_LONG_BINS], long_lost[N_LONG_BINS];
-  guint long_head;
-  guint bin_head;
+  guint64 bin_sent[N_LONG_BINS], bin_lost[N_LONG_BINS];
+  guint bin_head;               /* the next bin written (the oldest) */
   guint64 tick_sent, tick_lost, tick_ce;
 
   /* the delay model */
@@ -826,6 +825,23 @@ queue_delay (GstTwoflowSessionRate * sr, GstClockTime now,
   return any_rtt;
 }
 
+/* The packets sent and lost in the @n update bins from @age updates ago
+ * (0: the newest) back. */
+static void
+loss_bins (GstTwoflowSessionRate * sr, guint age, guint n, guint64 * sent,
+    guint64 * lost)
+{
+  guint j;
+
+  *sent = *lost = 0;
+  for (j = age; j < age + n; j++) {
+    guint idx = (sr->bin_head + 2 * N_LONG_BINS - 1 - j) % N_LONG_BINS;
+
+    *sent += sr->bin_sent[idx];
+    *lost += sr->bin_lost[idx];
+  }
+}
+
 /* The raw loss fraction over the last N_LOSS_BINS updates (this one's
  * counts in), 0 below MIN_LOSS_PACKETS; *@persist: the same without the
  * window's worst loss-burst (the consecutive updates with the most
@@ -835,17 +851,14 @@ queue_delay (GstTwoflowSessionRate * sr, GstClockTime now,
 static gdouble
 raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
 {
-  guint64 sent = 0, lost = 0, worst_sent = 0, worst_lost = 0;
+  guint64 sent, lost, worst_sent = 0, worst_lost = 0, ls, ll;
   gdouble loss_frac = 0;
-  guint i, j, k;
+  guint a, k;
 
   sr->bin_sent[sr->bin_head] = sr->tick_sent;
   sr->bin_lost[sr->bin_head] = sr->tick_lost;
-  sr->bin_head = (sr->bin_head + 1) % N_LOSS_BINS;
-  for (i = 0; i < N_LOSS_BINS; i++) {
-    sent += sr->bin_sent[i];
-    lost += sr->bin_lost[i];
-  }
+  sr->bin_head = (sr->bin_head + 1) % N_LONG_BINS;
+  loss_bins (sr, 0, N_LOSS_BINS, &sent, &lost);
   if (sent >= MIN_LOSS_PACKETS)
     loss_frac = (gdouble) lost / sent;
   sr->loss_window_sent = sent;
@@ -857,23 +870,17 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
   k = (sr->c.loss_burst + sr->c.update_interval - 1) / sr->c.update_interval;
   k = CLAMP (k, 1, N_LOSS_BINS / 2);
   {
-    guint64 rs = 0, rl = 0;
+    guint64 rs, rl;
 
-    for (j = N_LOSS_BINS - k; j < N_LOSS_BINS; j++) {
-      rs += sr->bin_sent[(sr->bin_head + j) % N_LOSS_BINS];
-      rl += sr->bin_lost[(sr->bin_head + j) % N_LOSS_BINS];
-    }
+    loss_bins (sr, 0, k, &rs, &rl);
     if (rs >= MIN_LOSS_PACKETS)
       *recent = (gdouble) rl / rs;
   }
-  /* (in time order: the oldest bin is at bin_head) */
-  for (i = 0; i + k <= N_LOSS_BINS; i++) {
-    guint64 ws = 0, wl = 0;
+  /* (in time order, the oldest first: of equal bursts, the oldest) */
+  for (a = N_LOSS_BINS - k + 1; a-- > 0;) {
+    guint64 ws, wl;
 
-    for (j = i; j < i + k; j++) {
-      ws += sr->bin_sent[(sr->bin_head + j) % N_LOSS_BINS];
-      wl += sr->bin_lost[(sr->bin_head + j) % N_LOSS_BINS];
-    }
+    loss_bins (sr, a, k, &ws, &wl);
     if (wl > worst_lost) {
       worst_lost = wl;
       worst_sent = ws;
@@ -894,21 +901,11 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
    * clip) below the threshold for good. Over N_LONG_BINS, without the
    * worst loss-burst, half the margin (5 % random loss at 50 packets/s
    * reads above 10 % there 3.5 standard deviations out) */
-  sr->long_sent[sr->long_head] = sr->tick_sent;
-  sr->long_lost[sr->long_head] = sr->tick_lost;
-  sr->long_head = (sr->long_head + 1) % N_LONG_BINS;
-  {
-    guint64 ls = 0, ll = 0;
+  loss_bins (sr, 0, N_LONG_BINS, &ls, &ll);
+  if (ls - worst_sent >= 2 * MIN_LOSS_PACKETS && ll >= worst_lost) {
+    gdouble l = ll - worst_lost;
 
-    for (i = 0; i < N_LONG_BINS; i++) {
-      ls += sr->long_sent[i];
-      ll += sr->long_lost[i];
-    }
-    if (ls - worst_sent >= 2 * MIN_LOSS_PACKETS && ll >= worst_lost) {
-      gdouble l = ll - worst_lost;
-
-      *persist = MAX (*persist, (l - 0.5 * sqrt (l)) / (ls - worst_sent));
-    }
+    *persist = MAX (*persist, (l - 0.5 * sqrt (l)) / (ls - worst_sent));
   }
   return loss_frac;
 }
