@@ -232,6 +232,29 @@ def write(outdir, rows, meta):
             print("plot failed:", e)
 
 
+def merge(rows, metas, new_rows, new_metas):
+    """Runs of several commands in one set: a new run replaces the earlier
+    one of its clip, scenario and system (in its place), and a command's
+    meta stays only while some run of it does (runs name theirs in "run",
+    its start time). Returns (rows, metas)."""
+    key = lambda r: (r["clip"], r["scenario"], r["system"])
+    new = {key(r): r for r in new_rows}
+    out = [new.pop(key(r), r) for r in rows] + [r for r in new_rows if key(r) in new]
+    used = {r.get("run") for r in out}
+    keep = [m for m in metas + new_metas
+            if None in used or m.get("started") in used]
+    seen, uniq = set(), []
+    for m in keep:
+        if m.get("started") not in seen:
+            seen.add(m.get("started"))
+            uniq.append(m)
+    return out, uniq
+
+
+def metas_of(d):
+    return d["meta"] if isinstance(d["meta"], list) else [d["meta"]]
+
+
 def sanity(rows):
     """The smoke test's checks: every run measured, numbers in range, and
     every system shows frames on the clean link. (Whether twoflow beats
@@ -289,8 +312,10 @@ def write_doc(path, rows, meta, tag="showdown"):
 
 if __name__ == "__main__":
     # report.py [--doc] SHOWDOWN.JSON...: the tables and plots of the runs
-    # in the JSON files (merged, in order) next to the first one, or with
-    # --doc in experiments/showdown/results/ and docs/results.md's block
+    # in the JSON files (merged in order: a later file's run replaces an
+    # earlier one of the same clip, scenario and system) next to the first
+    # one, or with --doc in experiments/showdown/results/ and
+    # docs/results.md's block
     import sys
     args = sys.argv[1:]
     doc = "--doc" in args
@@ -299,8 +324,7 @@ if __name__ == "__main__":
     for path in files:
         with open(path) as f:
             d = json.load(f)
-        runs += d["runs"]
-        metas += d["meta"] if isinstance(d["meta"], list) else [d["meta"]]
+        runs, metas = merge(runs, metas, d["runs"], metas_of(d))
     meta = metas if len(metas) > 1 else metas[0]
     here = os.path.dirname(os.path.abspath(__file__))
     write(os.path.join(here, "results") if doc else

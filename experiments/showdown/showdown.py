@@ -39,10 +39,12 @@ Beyond those (only when named): cap2 (2 Mbit/s throughout), loss1-rtt200,
   sudo experiments/showdown/showdown.py --reanalyse DIR   (runs kept with --keep)
 
 Writes DIR/showdown.json, showdown.md, showdown-CLIP.png (default DIR
-/tmp/twoflow-showdown); --doc also to experiments/showdown/results/ (the
-other clips' rows kept) and the generated block of docs/results.md,
-"Showdown"; `report.py [--doc] SHOWDOWN.JSON...` redoes the
-tables and plots from a JSON.
+/tmp/twoflow-showdown); --doc also to experiments/showdown/results/ and
+the generated block of docs/results.md, "Showdown", where these runs
+replace the recorded ones of the same clip, scenario and system (the
+others stay: `--systems twoflow-ctcp twoflow-erap --doc` updates twoflow's
+rows beside the recorded peers'); `report.py [--doc] SHOWDOWN.JSON...`
+redoes the tables and plots from JSON files, merged the same way.
 """
 
 import argparse
@@ -375,7 +377,7 @@ def run_scenario(a, tb, scname, clip, name, codec, ref, outdir):
         m = analyse(ref, r["stream"], codec, r["arrivals"], r["t_req"],
                     a.playout_ms, step_up, retimed_for(system))
         row = {"clip": name, "scenario": scname, "system": system,
-               "seed": a.seed, "load1": round(load, 2),
+               "run": a.started, "seed": a.seed, "load1": round(load, 2),
                "wall_s": round(time.monotonic() - t_run, 1),
                "t_req_link_s": round(r["t_req"] - start_mono, 3),
                "t_req_mono": r["t_req"], "step_up_mono": step_up,
@@ -496,7 +498,8 @@ def main():
     import report
     t0 = time.time()
     rows = []
-    meta = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    a.started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    meta = {"started": a.started,
             "load_at_start": os.getloadavg(), "nproc": os.cpu_count(),
             "argv": sys.argv[1:], "playout_ms": a.playout_ms, "seed": a.seed,
             "clips": a.clips,
@@ -519,21 +522,20 @@ def main():
     meta["load_at_end"] = os.getloadavg()
     report.write(a.out, rows, meta)
     if a.doc:
-        # the kept results of the other clips stay (one clip per command is fine)
+        # these runs replace the recorded ones of their clip, scenario and
+        # system; the rest stay (e.g. the peers' rows when only twoflow ran)
         docdir = os.path.join(HERE, "results")
-        kept, metas = [], [meta]
+        kept, metas = [], []
         try:
             with open(os.path.join(docdir, "showdown.json")) as f:
                 old = json.load(f)
-            kept = [r for r in old["runs"] if r["clip"] not in a.clips]
-            if kept:
-                metas = old["meta"] if isinstance(old["meta"], list) else [old["meta"]]
-                metas = [m for m in metas if set(m.get("clips", [])) - set(a.clips)] + [meta]
+            kept, metas = old["runs"], report.metas_of(old)
         except (OSError, ValueError, KeyError):
             pass
-        report.write(docdir, kept + rows, metas if len(metas) > 1 else meta)
-        report.write_doc(os.path.join(ROOT, "docs", "results.md"), kept + rows,
-                         metas if len(metas) > 1 else meta)
+        rows_doc, metas = report.merge(kept, metas, rows, [meta])
+        meta_doc = metas if len(metas) > 1 else meta
+        report.write(docdir, rows_doc, meta_doc)
+        report.write_doc(os.path.join(ROOT, "docs", "results.md"), rows_doc, meta_doc)
     log(f"results in {a.out}/showdown.md ({meta['elapsed_s']} s)")
     if a.check:
         bad = report.sanity(rows)

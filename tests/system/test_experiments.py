@@ -4,8 +4,8 @@
 paper's per-session damage averages (tables.aggregate), the report's
 reading of rows written before them (report_tables.normalise), the
 offered load of the smoothed pacings (report_tables.session_offered), the
-required prefix of prefix_measured.py and the per-segment binning of
-arrivals.py.  Run as SCRIPT SERVER PROXY (the system tests' convention;
+required prefix of prefix_measured.py, the per-segment binning of
+arrivals.py and the showdown report's merging of runs.  Run as SCRIPT SERVER PROXY (the system tests' convention;
 the programs are not used)."""
 import os
 import sys
@@ -14,9 +14,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXP = os.path.join(HERE, "..", "..", "experiments", "system")
 sys.path.insert(0, EXP)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "experiments", "showdown"))
 
 import arrivals  # noqa: E402
 import prefix_measured  # noqa: E402
+import report  # noqa: E402  (the showdown's)
 import report_tables  # noqa: E402
 import tables  # noqa: E402
 
@@ -126,6 +128,23 @@ class Segments(unittest.TestCase):
         self.assertEqual([s["ess_drops"] for s in segs], [3, 0])
         self.assertEqual([s["enh_drops"] for s in segs], [3, 4])
         self.assertEqual([s["ess_bytes"] for s in segs], [100, 50])
+
+
+class ShowdownMerge(unittest.TestCase):
+    def test_new_runs_replace_their_own(self):
+        def run(scenario, system, cmd, shown):
+            return {"clip": "mpeg2", "scenario": scenario, "system": system,
+                    "run": cmd, "shown": shown}
+        old = [run("clean", "twoflow-ctcp", "A", 1), run("clean", "srt-120", "A", 2),
+               run("step", "twoflow-ctcp", "B", 3)]
+        metas = [{"started": "A"}, {"started": "B"}]
+        rows, ms = report.merge(old, metas, [run("step", "twoflow-ctcp", "C", 4),
+                                             run("cap2", "twoflow-ctcp", "C", 5)],
+                                [{"started": "C"}])
+        # replaced in place, the new scenario appended, the peers' row kept
+        self.assertEqual([r["shown"] for r in rows], [1, 2, 4, 5])
+        # B made no run that is left: its meta goes
+        self.assertEqual([m["started"] for m in ms], ["A", "C"])
 
 
 if __name__ == "__main__":
