@@ -87,6 +87,11 @@ EXTRA_SCENARIOS = {
     "loss1-rtt200": {"loss": 0.01, "delay": 100},
     "jitter10": {"jitter": 10},                 # 0-10 ms per packet, in order
     "bulk2-cubic": {"rate": 5e6, "bulk": "cubic", "bulk_flows": 2},
+    # 2 % random loss both ways: ACKs, NACKs and receiver reports lost too
+    "loss2-both": {"loss": 0.02, "rev_loss": 0.02},
+    # a bloated 5 Mbit/s link (500 packets, 1.2 s of queue) beside a bulk
+    # cubic flow that fills it
+    "bloat-cubic": {"rate": 5e6, "bulk": "cubic", "queue": 500},
 }
 PORT_ESS, PORT_ENH, PORT_SRT, PORT_RIST, PORT_TCP, PORT_CTL = 7000, 7100, 7200, 7300, 7400, 5500
 PORT_BULK = 5201
@@ -244,10 +249,10 @@ def run_twoflow(tb, system, clip, codec, wd, build, timeout):
 
 def link_for(sc):
     fwd = Link(rate_bps=sc.get("rate", RATE), delay_ms=sc.get("delay", DELAY),
-               queue_pkts=QUEUE, loss=sc.get("loss", 0.0),
+               queue_pkts=sc.get("queue", QUEUE), loss=sc.get("loss", 0.0),
                ge=GilbertElliott(*sc["ge"]) if "ge" in sc else None,
                schedule=sc.get("schedule"), jitter_ms=sc.get("jitter", 0.0))
-    rev = Link(delay_ms=sc.get("delay", DELAY))
+    rev = Link(delay_ms=sc.get("delay", DELAY), loss=sc.get("rev_loss", 0.0))
     return fwd, rev
 
 
