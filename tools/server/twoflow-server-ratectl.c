@@ -413,11 +413,8 @@ enh_set_rate (Session * s, guint64 sched_rate)
   guint64 rate = cap ? MIN (sched_rate, cap) : sched_rate;
 
   /* a clean path and a backlog beyond the lateness budget (a late start,
-   * a drop's leftovers): faster than the schedule until it is gone; and
-   * above the cap when the controller grants it while congested (the
-   * start beside a queue that stood before the session: the cap
-   * protects no queue of the session's making there) */
-  if (s->rc_catchup > rate)
+   * a drop's leftovers): faster than the schedule until it is gone */
+  if (!cap && s->rc_catchup > rate)
     rate = s->rc_catchup;
 
   s->sched_rate = sched_rate;

@@ -738,17 +738,8 @@ lateness_rule (GstTwoflowSessionRate * sr, GstClockTime now,
   sr->st.lateness = lateness;
   if (c->lateness_budget == 0)
     return;
-  /* (also while congested before any loss window showed the path clean:
-   * the queue stood before the session came — a bulk TCP's — and the
-   * backlog is the frames coded at the source's rate before the first
-   * reaction; held at the sender by the cap they came 0.46-0.82 s late
-   * beside a cubic TCP and their resends after the playout, the H.264
-   * clip's first GOP lost in 3 of 6 runs. After a clean window a queue
-   * with a backlog is the session's own, a capacity drop: the backlog
-   * waits and the coding target is cut) */
-  if (catchup > 0 && (!sr->loss_clean_seen
-          || (sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
-              && sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_HOLD)))
+  if (catchup > 0 && sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
+      && sr->st.state != GST_TWOFLOW_SESSION_RATE_STATE_HOLD)
     /* (up to twice the target: a server stalled for 0.9 s under load
      * took 4 s to catch up at the target, and the frames of those
      * seconds came up to 0.8 s late) */

@@ -911,71 +911,6 @@ GST_START_TEST (test_loss_at_start)
 
 GST_END_TEST;
 
-/* The start beside a queue that stood before the session (a bulk TCP's:
- * the RTT's minimum holds it, heavy loss from the first window): the
- * frames coded at the source's rate before the first reaction wait at
- * the sender, and the lateness rule lets them go faster (catch-up) though
- * the path is congested. Later, once a window showed the path clean, a
- * congestion with a backlog (a capacity drop: a queue of the session's
- * making) gives none: the backlog waits, the coding target is cut. */
-GST_START_TEST (test_catchup_at_start)
-{
-  GstTwoflowSessionRateConfig c;
-  GstTwoflowSessionRate *sr;
-  GstTwoflowSessionRateStats st;
-  guint64 packets = 0, lost = 0, t;
-  GstClockTime now;
-  guint i, start_catchups = 0, start_congested = 0, later_congested = 0;
-
-  gst_twoflow_session_rate_config_init (&c);
-  c.max_bitrate = 4250000;
-  c.lateness_budget = 250 * MS;
-  sr = gst_twoflow_session_rate_new (&c);
-  for (i = 1; i <= 60; i++) {
-    /* 0-1 s: 27 % loss, RTT 230 ms throughout (the queue in the minimum),
-     * 100 kB at the sender's 1.2 Mbit/s (0.67 s); 1-4 s: no loss, nothing
-     * waits; 4-6 s: a queue of 200 ms and the same backlog */
-    gboolean start = i <= 10, later = i > 40;
-
-    now = i * 100 * MS;
-    packets += 30;
-    if (start)
-      lost += 8;
-    gst_twoflow_session_rate_handle_rtt (sr, 0, (later ? 430 : 230) * MS,
-        now);
-    gst_twoflow_session_rate_handle_counters (sr, 0, packets, lost,
-        (packets - lost) * PKT, now);
-    gst_twoflow_session_rate_handle_backlog (sr, 1, start
-        || later ? 100000 : 0, 1200000, now);
-    gst_twoflow_session_rate_poll (sr, now, &t);
-    gst_twoflow_session_rate_get_stats (sr, &st);
-    GST_LOG ("%.1f s %s target %" G_GUINT64_FORMAT " code %" G_GUINT64_FORMAT
-        " catch-up %" G_GUINT64_FORMAT " lateness %" GST_TIME_FORMAT,
-        now / 1e9, gst_twoflow_session_rate_state_name (st.state), st.target,
-        st.code_target, st.catchup_rate, GST_TIME_ARGS (st.lateness));
-    if (st.state != GST_TWOFLOW_SESSION_RATE_STATE_CONGESTED
-        && st.state != GST_TWOFLOW_SESSION_RATE_STATE_HOLD)
-      continue;
-    if (start) {
-      start_congested++;
-      if (st.catchup_rate > 1200000) {
-        start_catchups++;
-        fail_unless (st.catchup_rate <= 2 * st.target);
-      }
-    } else if (later && i > 42) {
-      later_congested++;
-      fail_unless_equals_uint64 (st.catchup_rate, 0);
-    }
-  }
-  GST_INFO ("start: %u congested updates, %u with catch-up; later: %u "
-      "congested", start_congested, start_catchups, later_congested);
-  fail_unless (start_congested > 0 && later_congested > 0);
-  fail_unless_equals_int (start_catchups, start_congested);
-  gst_twoflow_session_rate_free (sr);
-}
-
-GST_END_TEST;
-
 /* Loss without a queue that goes on (a policer at 0.7 x the session's
  * rate): congestion within a second, though the RTT stays clean. */
 GST_START_TEST (test_loss_persists)
@@ -1421,7 +1356,6 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_loss_fluctuates);
   tcase_add_test (tc, test_loss_persists_few_packets);
   tcase_add_test (tc, test_loss_at_start);
-  tcase_add_test (tc, test_catchup_at_start);
   return s;
 }
 
