@@ -1288,7 +1288,12 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * seen by the rUDP receiver: without an input the rate grew at 25 %/s
    * to the ceiling, 4.3 Mbit/s, while 2 got through beside a bulk TCP on
    * 5 Mbit/s, and the clip passed through into a 2.5 Mbit/s share) */
-  if (!any_rtt || qdelay <= c->qdelay_threshold) {
+  /* (gone when a fresh sample shows it gone, or after EPISODE_MAX
+   * without any: beside a 1.2 s queue cTCP's SRTT reads paused for a
+   * second in its loss recovery, and the count started anew twice,
+   * 5 s of decreases each time) */
+  if (any_rtt ? qdelay <= c->qdelay_threshold
+      : !GST_CLOCK_TIME_IS_VALID (newest) || now > newest + EPISODE_MAX) {
     sr->queue_decreases = 0;
     sr->queue_since = GST_CLOCK_TIME_NONE;
     sr->queue_rate = 0;
@@ -1299,18 +1304,18 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * Mbit/s link, and its queue, 60-190 ms behind the coding delay,
    * stood through 3 decreases: competing there overflowed the queue
    * for 9 s) */
-  /* (a queue beyond the budget too, once it stood EPISODE_MAX longer
-   * and does not drain now: an episode of our own queue ends within that,
-   * handle_clean_rtt(); with loss events as above, or none at all — a
-   * drop's queue overflows. Beside a bulk TCP with a 1.2 s queue the
+  /* (a queue beyond the budget too, whatever the loss events, once it
+   * stood EPISODE_MAX longer and does not drain now: an episode of our
+   * own queue ends within that, handle_clean_rtt(); the showdown's step
+   * queues were gone in 2.5 s. Beside a bulk TCP with a 1.2 s queue the
    * delay model went 4.2 -> 0.11 Mbit/s in 15 s, 0.22 of the fair share,
-   * before the session lost a packet) */
+   * before the session lost a packet; and once competing had lowered
+   * what got through, its few loss events failed the bound) */
   competing = queue_only && sr->queue_decreases >= STANDING_DECREASES
       && now >= sr->queue_since + STANDING_TIME && xr > 0
-      && (qdelay <= own ? sr->n_intervals > 0
-      : now >= sr->queue_since + STANDING_TIME + EPISODE_MAX && !draining)
-      && (sr->n_intervals == 0
-      || equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr);
+      && (qdelay > own ? now >= sr->queue_since + STANDING_TIME +
+      EPISODE_MAX && !draining : sr->n_intervals > 0
+      && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr);
   competing = competing || (!congested && rtt_ambiguous (sr, now));
   /* (CUBIC's state lasts while the queue stands or the session competes) */
   if (!competing && sr->queue_decreases == 0) {
