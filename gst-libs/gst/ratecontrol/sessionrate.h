@@ -48,10 +48,11 @@
  *   one) and with loss events for which the equation gives a TCP at
  *   most 1.5 x the delivered rate — a competing TCP's drop-tail queue,
  *   which the session's decreases do not drain (after a capacity drop
- *   one loss event in 10 s allows far more) —, or beyond the budget
- *   once it stood 3 s (EPISODE_MAX) longer and does not drain now, with
- *   such loss events or none (a bloated queue: an episode of our own
- *   ends within 3 s); or, when the newest RTT information is a sample
+ *   one loss event in 10 s allows far more) —, or beyond the budget,
+ *   whatever the loss events, once it stood 3 s (EPISODE_MAX) longer and
+ *   does not drain now (a bloated queue: an episode of our own ends
+ *   within 3 s; the count of decreases survives a gap of the RTT samples
+ *   up to 3 s); or, when the newest RTT information is a sample
  *   handle_clean_rtt() left out (such a queue seen by the rUDP
  *   receiver). Then the queue is no input: the rate grows as CUBIC's
  *   window (RFC 9438) in rate units, C = 0.4 packets/s^3 at the SRTT but
