@@ -73,7 +73,7 @@
 /* competing, the increase is CUBIC's (RFC 9438) in rate units: C = 0.4
  * packets per s^3 at the session's SRTT, but at most this RTT (a queue
  * beyond the lateness budget is a competitor's, and its RTT no pace:
- * at 1.2 s of queue a packet per RTT per RTT grew 12 kbit/s per second) */
+ * at ~1 s of RTT a packet per RTT per RTT grew 7-15 kbit/s per second) */
 #define CUBIC_C 0.4
 #define CUBIC_RTT (250 * GST_MSECOND)
 /* a standing queue is a competitor's when the loss events give a TCP at
@@ -1290,8 +1290,8 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * 5 Mbit/s, and the clip passed through into a 2.5 Mbit/s share) */
   /* (gone when a fresh sample shows it gone, or after EPISODE_MAX
    * without any: beside a 1.2 s queue cTCP's SRTT reads paused for a
-   * second in its loss recovery, and the count started anew twice,
-   * 5 s of decreases each time) */
+   * second in its loss recovery, and the count started anew, another
+   * 5 s of decreases) */
   if (any_rtt ? qdelay <= c->qdelay_threshold
       : !GST_CLOCK_TIME_IS_VALID (newest) || now > newest + EPISODE_MAX) {
     sr->queue_decreases = 0;
