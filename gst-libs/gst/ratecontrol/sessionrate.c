@@ -70,6 +70,12 @@
 #define STANDING_TIME (2 * GST_SECOND)
 /* competing, the rate grows while the session uses this much of it */
 #define COMPETE_USED 1.25
+/* competing, the increase is CUBIC's (RFC 9438) in rate units: C = 0.4
+ * packets per s^3 at the session's SRTT, but at most this RTT (a queue
+ * beyond the lateness budget is a competitor's, and its RTT no pace:
+ * at ~1 s of RTT a packet per RTT per RTT grew 7-15 kbit/s per second) */
+#define CUBIC_C 0.4
+#define CUBIC_RTT (250 * GST_MSECOND)
 /* a standing queue is a competitor's when the loss events give a TCP at
  * most this many times the session's delivered rate */
 #define COMPETE_LOSS 1.5
@@ -137,6 +143,10 @@ struct _GstTwoflowSessionRate {
   guint queue_decreases;        /* delay-model decreases since no queue */
   GstClockTime queue_since;     /* the first of them (NONE: none) */
   guint64 compete_events;       /* loss events at the last update */
+  gdouble queue_rate;           /* delivered at the first of the decreases */
+  /* compete(): CUBIC's epoch (NONE: none), W_max, K (s), the last rate */
+  GstClockTime cubic_epoch;
+  gdouble cubic_max, cubic_k, cubic_last;
   GstClockTime hold_until;
   GstClockTime last_congestion; /* NONE: never */
   GstClockTime loss_cong_time;  /* heavy loss last congestion (NONE: never) */
@@ -211,6 +221,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
   sr->last_congestion = GST_CLOCK_TIME_NONE;
   sr->loss_cong_time = GST_CLOCK_TIME_NONE;
   sr->queue_since = GST_CLOCK_TIME_NONE;
+  sr->cubic_epoch = GST_CLOCK_TIME_NONE;
   sr->x_delay = sr->c.initial_bitrate ? sr->c.initial_bitrate :
       sr->c.max_bitrate;
   sr->target = (guint64) sr->x_delay;
@@ -1062,14 +1073,17 @@ rtt_ambiguous (GstTwoflowSessionRate * sr, GstClockTime now)
   return FALSE;
 }
 
-/* Competing with a queue the session does not cause (update()): as a
- * TCP in congestion avoidance, a packet per RTT (+ 100 ms) per RTT, and
- * on a new loss event the decrease (decrease x delivered, at most halved,
- * not below the TCP floor @floor_rate), once per SRTT + 100 ms. The
- * queue is no reason to back off: the delivered rate of an
- * application-limited session follows its target, and each decrease to
- * decrease x that rate took it further down (beside a bulk TCP, with
- * ERAP's bytes not counted, 2.9 Mbit/s -> 63 kbit/s in 6 s). */
+/* Competing with a queue the session does not cause (update()): on a
+ * new loss event the decrease (decrease x delivered, at most halved, not
+ * below the TCP floor @floor_rate), once per SRTT + 100 ms; else CUBIC's
+ * increase (RFC 9438) in rate units, back towards W_max, the rate at the
+ * last decrease (at the start, what got through when the queue began),
+ * then beyond it, or as a TCP in congestion avoidance (a packet per RTT +
+ * 100 ms per RTT + 100 ms), whichever is higher. The queue is no reason
+ * to back off: the delivered rate of an application-limited session
+ * follows its target, and each decrease to decrease x that rate took it
+ * further down (beside a bulk TCP, with ERAP's bytes not counted, 2.9
+ * Mbit/s -> 63 kbit/s in 6 s). */
 static void
 compete (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
     gdouble xr, gdouble floor_rate)
@@ -1080,7 +1094,12 @@ compete (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
   if (sr->st.loss_events > sr->compete_events && now >= sr->hold_until) {
     gdouble base = xr > 0 ? xr : sr->x_delay;
     gdouble nx = MAX (c->decrease * base, MAX_CUT * sr->x_delay);
+    gdouble w = MAX (sr->x_delay, (gdouble) sr->target);
 
+    /* W_max, with RFC 9438's fast convergence (a lower maximum than the
+     * last one: another flow's share grows) */
+    sr->cubic_max = w < sr->cubic_max ? w * (1 + c->decrease) / 2 : w;
+    sr->cubic_epoch = GST_CLOCK_TIME_NONE;
     nx = MAX (nx, floor_rate);
     if (nx < sr->x_delay)
       sr->x_delay = nx;
@@ -1094,15 +1113,40 @@ compete (GstTwoflowSessionRate * sr, GstClockTime now, gdouble dt, gdouble r,
     sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_HOLD;
   } else {
     gdouble resp = r + RESPONSE_EXTRA / 1e9;
+    gdouble rc = MIN (r, CUBIC_RTT / 1e9);
+    gdouble cr = CUBIC_C * c->packet_size * 8.0 / MAX (rc, 0.001);
+    gdouble nx, t;
 
     if (sr->target > sr->x_delay)
       sr->x_delay = sr->target;
+    /* a new epoch: after a decrease, at the start, or after a decrease
+     * of the delay model outside competing (heavy loss, CE) */
+    if (!GST_CLOCK_TIME_IS_VALID (sr->cubic_epoch)
+        || sr->x_delay < 0.99 * sr->cubic_last) {
+      if (GST_CLOCK_TIME_IS_VALID (sr->cubic_epoch))
+        sr->cubic_max = sr->cubic_last;
+      else if (sr->cubic_max <= 0)
+        sr->cubic_max = MAX (sr->queue_rate, sr->x_delay);
+      sr->cubic_epoch = now;
+      sr->cubic_k = cbrt (MAX (sr->cubic_max - sr->x_delay, 0) / cr);
+    }
     /* (a rate the session does not use is not probed further, as TCP's
      * window of an application-limited flow, RFC 7661: beside a bulk
      * TCP, with the rUDP receiver's samples left out, the target went to
-     * the ceiling, 4.3 Mbit/s, while 2 got through) */
-    if (xr <= 0 || sr->x_delay < COMPETE_USED * xr)
-      sr->x_delay += c->packet_size * 8.0 * dt / (resp * resp);
+     * the ceiling, 4.3 Mbit/s, while 2 got through; the epoch waits) */
+    if (xr <= 0 || sr->x_delay < COMPETE_USED * xr) {
+      t = (now - sr->cubic_epoch) / 1e9 - sr->cubic_k;
+      nx = MAX (sr->x_delay + c->packet_size * 8.0 * dt / (resp * resp),
+          sr->cubic_max + cr * t * t * t);
+      if (xr > 0)
+        nx = MIN (nx, MAX (sr->x_delay, COMPETE_USED * xr));
+      if (c->max_bitrate && nx > c->max_bitrate)
+        nx = c->max_bitrate;
+      sr->x_delay = MAX (sr->x_delay, nx);
+    } else {
+      sr->cubic_epoch += (GstClockTime) (dt * 1e9);
+    }
+    sr->cubic_last = sr->x_delay;
     sr->st.state = GST_TWOFLOW_SESSION_RATE_STATE_NEAR;
   }
 }
@@ -1244,9 +1288,15 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * seen by the rUDP receiver: without an input the rate grew at 25 %/s
    * to the ceiling, 4.3 Mbit/s, while 2 got through beside a bulk TCP on
    * 5 Mbit/s, and the clip passed through into a 2.5 Mbit/s share) */
-  if (!any_rtt || qdelay <= c->qdelay_threshold) {
+  /* (gone when a fresh sample shows it gone, or after EPISODE_MAX
+   * without any: beside a 1.2 s queue cTCP's SRTT reads paused for a
+   * second in its loss recovery, and the count started anew, another
+   * 5 s of decreases) */
+  if (any_rtt ? qdelay <= c->qdelay_threshold
+      : !GST_CLOCK_TIME_IS_VALID (newest) || now > newest + EPISODE_MAX) {
     sr->queue_decreases = 0;
     sr->queue_since = GST_CLOCK_TIME_NONE;
+    sr->queue_rate = 0;
   }
   /* (and the loss events say a competition: the equation gives a TCP
    * at most COMPETE_LOSS x what gets through. After the showdown's
@@ -1254,11 +1304,24 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * Mbit/s link, and its queue, 60-190 ms behind the coding delay,
    * stood through 3 decreases: competing there overflowed the queue
    * for 9 s) */
+  /* (a queue beyond the budget too, whatever the loss events, once it
+   * stood EPISODE_MAX longer and does not drain now: an episode of our
+   * own queue ends within that, handle_clean_rtt(); the showdown's step
+   * queues were gone in 2.5 s. Beside a bulk TCP with a 1.2 s queue the
+   * delay model went 4.2 -> 0.11 Mbit/s in 15 s, 0.22 of the fair share,
+   * before the session lost a packet; and once competing had lowered
+   * what got through, its few loss events failed the bound) */
   competing = queue_only && sr->queue_decreases >= STANDING_DECREASES
-      && now >= sr->queue_since + STANDING_TIME && qdelay <= own
-      && xr > 0 && sr->n_intervals > 0
-      && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr;
+      && now >= sr->queue_since + STANDING_TIME && xr > 0
+      && (qdelay > own ? now >= sr->queue_since + STANDING_TIME +
+      EPISODE_MAX && !draining : sr->n_intervals > 0
+      && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr);
   competing = competing || (!congested && rtt_ambiguous (sr, now));
+  /* (CUBIC's state lasts while the queue stands or the session competes) */
+  if (!competing && sr->queue_decreases == 0) {
+    sr->cubic_epoch = GST_CLOCK_TIME_NONE;
+    sr->cubic_max = 0;
+  }
   if (queue_decrease && !competing)
     sr->st.decreases_qdelay++;
   floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested);
@@ -1270,8 +1333,10 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   adapt (sr, now, dt, r, xr, any_rtt, congested, loss_frac, competing,
       floor_rate);
   if (queue_decrease && !competing) {
-    if (sr->queue_decreases++ == 0)
+    if (sr->queue_decreases++ == 0) {
       sr->queue_since = now;
+      sr->queue_rate = xr > 0 ? xr : sr->x_delay;
+    }
   }
   /* (the loss events before competing are no reason to decrease then) */
   sr->compete_events = sr->st.loss_events;

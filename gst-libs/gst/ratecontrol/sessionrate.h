@@ -44,18 +44,25 @@
  * - the delay model, competing with a queue the session does not cause:
  *   one that stood
  *   through 3 of the delay model's decreases and 2 s without emptying,
- *   within the lateness budget (250 ms without one), without CE or heavy
- *   loss, and with loss events for which the equation gives a TCP at
+ *   without CE or heavy loss, within the lateness budget (250 ms without
+ *   one) and with loss events for which the equation gives a TCP at
  *   most 1.5 x the delivered rate — a competing TCP's drop-tail queue,
  *   which the session's decreases do not drain (after a capacity drop
- *   one loss event in 10 s allows far more) —; or, when the newest
- *   RTT information is a sample handle_clean_rtt() left out (such a
- *   queue seen by the rUDP receiver). Then the queue is no input: as a
- *   TCP in congestion avoidance the rate grows by a packet per (RTT +
- *   100 ms) per (RTT + 100 ms) while the session uses 0.8 of it (RFC
- *   7661's application-limited flow), and on a new loss event it is set
- *   to decrease x the delivered rate (at most halved), not below the TCP
- *   floor, at most once per (SRTT + 100 ms). Beside a bulk TCP the delay
+ *   one loss event in 10 s allows far more) —, or beyond the budget,
+ *   whatever the loss events, once it stood 3 s (EPISODE_MAX) longer and
+ *   does not drain now (a bloated queue: an episode of our own ends
+ *   within 3 s; the count of decreases survives a gap of the RTT samples
+ *   up to 3 s); or, when the newest RTT information is a sample
+ *   handle_clean_rtt() left out (such a queue seen by the rUDP
+ *   receiver). Then the queue is no input: the rate grows as CUBIC's
+ *   window (RFC 9438) in rate units, C = 0.4 packets/s^3 at the SRTT but
+ *   at most 250 ms, back towards the rate at the last decrease (at the
+ *   start, what got through when the queue began; fast convergence), or
+ *   by a packet per (RTT + 100 ms) per (RTT + 100 ms) if that is more,
+ *   while the session uses 0.8 of it (RFC 7661's application-limited
+ *   flow), and on a new loss event it is set to decrease x the delivered
+ *   rate (at most halved), not below the TCP floor, at most once per
+ *   (SRTT + 100 ms). Beside a bulk TCP the delay
  *   model backed off on every sample (the delivered rate of an
  *   application-limited session follows its target down), or, with the
  *   samples left out, grew to the ceiling.

@@ -98,6 +98,7 @@ typedef struct
   gdouble loss;
   gdouble sess_loss;            /* more, of the session's packets only */
   gboolean reno;
+  gdouble reno_cwnd0;           /* Reno's window at the start, 0: 10 */
   gdouble video;                /* the session's application limit, bit/s */
   GstClockTime duration;
   /* the server's RTT inputs: source 0's until rtt0_until (0: always; the
@@ -129,7 +130,7 @@ simulate (Sim * sim)
   gdouble credit_s = 0, service = 0;
   guint64 s_sent = 0, s_lost = 0, s_deliv = 0;
   /* Reno */
-  gdouble cwnd = 10;
+  gdouble cwnd = sim->reno_cwnd0 > 0 ? sim->reno_cwnd0 : 10;
   guint inflight = 0;
   GstClockTime last_halving = 0;
   guint64 target = gst_twoflow_session_rate_get_target (sim->sr);
@@ -1260,6 +1261,113 @@ GST_START_TEST (test_bulk_ambiguous_rtt)
 
 GST_END_TEST;
 
+/* A bloated drop-tail queue (500 packets, 1.2 s at 5 Mbit/s) that a bulk
+ * Reno flow keeps filled: longer than the lateness budget, so every
+ * sample was read as a queue of the session's and the delay model backed
+ * off for good (0.18 Mbit/s in the showdown, 0.22 of the fair share). It
+ * stands STANDING_TIME + EPISODE_MAX through the decreases: a
+ * competitor's, and the session competes, growing as CUBIC in rate units
+ * (a packet per RTT per RTT at 1.2 s is 8 kbit/s per second). */
+GST_START_TEST (test_bloat_standing_queue)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRateStats st;
+  Sim sim;
+  gdouble s, t;
+
+  sim_init (&sim, cap_5m, 0, 3e6, 40);
+  sim.qlimit = 500;
+  sim.sess_loss = 0.003;
+  gst_twoflow_session_rate_free (sim.sr);
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 1.42 * 3e6;
+  c.lateness_budget = 250 * MS;
+  sim.sr = gst_twoflow_session_rate_new (&c);
+  sim.reno = TRUE;
+  /* (the bulk flow came 3 s earlier: its window fills the queue) */
+  sim.reno_cwnd0 = 400;
+  sim.code_lag = 8;
+  simulate (&sim);
+  gst_twoflow_session_rate_get_stats (sim.sr, &st);
+  s = mean (sim.got[0], 100, 400);
+  t = mean (sim.got[1], 100, 400);
+  bulk_log (&sim);
+  GST_INFO ("10-40 s: mean target %.0f, session %.0f, Reno %.0f bit/s; "
+      "p %.4f, competing updates %" G_GUINT64_FORMAT, mean (sim.tgt, 100,
+          400), s, t, st.loss_event_rate, st.competing_updates);
+  fail_unless (st.competing_updates > 0);
+  /* (the session's random loss, 0.4 % of its packets, five times the
+   * showdown's loss event rate, holds it below the fair share here:
+   * 0.58 of it; before, backing off on every sample, 0.12) */
+  fail_unless (s > 0.45 * 2.5e6 && s < 1.3 * 2.5e6, "session %.0f", s);
+  fail_unless (t > 0.5 * 2.5e6, "Reno %.0f", t);
+  gst_twoflow_session_rate_free (sim.sr);
+}
+
+GST_END_TEST;
+
+/* The same on the controller's inputs alone: 1.2 s of a competitor's
+ * queue from 1 s on (the RTT 50 ms -> 1.25 s), what gets through at most
+ * the fair share, 2.5 Mbit/s, no loss for 15 s (the showdown's first
+ * loss came at 15 s), then a loss event every 5 s (a drop-tail
+ * overflow), and no RTT sample at 4-5.5 s. The session competes once
+ * the queue stood STANDING_TIME + EPISODE_MAX (the gap not counted as
+ * the queue gone: counted so, 0.07 of the fair share), and after each
+ * loss event CUBIC's increase takes it back to the rate before within
+ * 4 s (a packet per RTT + 100 ms per RTT + 100 ms: 7 kbit/s per
+ * second). */
+GST_START_TEST (test_bloat_cubic)
+{
+  GstTwoflowSessionRateConfig c;
+  GstTwoflowSessionRateStats st;
+  GstTwoflowSessionRate *sr;
+  GstClockTime now;
+  guint64 sent = 0, lost = 0, deliv = 0;
+  gdouble tgt[300], got = 0;
+  guint i, n = 0;
+
+  gst_twoflow_session_rate_config_init (&c);
+  c.max_bitrate = 1.42 * 3e6;
+  c.lateness_budget = 250 * MS;
+  sr = gst_twoflow_session_rate_new (&c);
+  for (i = 1; i < 300; i++) {
+    gdouble rate = MIN (gst_twoflow_session_rate_get_target (sr), 2.5e6);
+    guint64 pk = rate * 0.1 / 8 / c.packet_size;
+
+    now = i * 100 * MS;
+    /* (no sample at 4-5.5 s: cTCP's SRTT paused in its loss recovery) */
+    if (i < 40 || i >= 55)
+      gst_twoflow_session_rate_handle_rtt (sr, 0, i < 10 ? 50 * MS :
+          1250 * MS, now);
+    sent += pk;
+    deliv += pk * c.packet_size;
+    if (i % 50 == 0 && i >= 150) {
+      sent += 2;
+      lost += 2;
+    }
+    gst_twoflow_session_rate_handle_counters (sr, 0, sent, lost, deliv, now);
+    gst_twoflow_session_rate_poll (sr, now, NULL);
+    tgt[i] = gst_twoflow_session_rate_get_target (sr);
+    if (i % 10 == 0)
+      GST_LOG ("%4.1f s target %8.0f", i / 10.0, tgt[i]);
+  }
+  gst_twoflow_session_rate_get_stats (sr, &st);
+  for (i = 100; i < 300; i++, n++)
+    got += MIN (tgt[i], 2.5e6);
+  got /= n;
+  GST_INFO ("10-30 s: mean %.0f bit/s, competing updates %" G_GUINT64_FORMAT
+      ", p %.4f", got, st.competing_updates, st.loss_event_rate);
+  fail_unless (st.competing_updates > 0);
+  fail_unless (got > 0.8 * 2.5e6, "mean %.0f", got);
+  /* back within 4 s of the loss events at 15, 20 and 25 s */
+  for (i = 150; i <= 250; i += 50)
+    fail_unless (tgt[i + 40] >= 0.95 * MIN (tgt[i - 1], 2.5e6),
+        "%u: %.0f -> %.0f", i, tgt[i - 1], tgt[i + 40]);
+  gst_twoflow_session_rate_free (sr);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_tcp_share)
 {
   Sim sim;
@@ -1350,6 +1458,8 @@ sessionrate_suite (void)
   tcase_add_test (tc, test_tcp_share);
   tcase_add_test (tc, test_bulk_standing_queue);
   tcase_add_test (tc, test_bulk_ambiguous_rtt);
+  tcase_add_test (tc, test_bloat_standing_queue);
+  tcase_add_test (tc, test_bloat_cubic);
   tcase_add_test (tc, test_ecn);
   tcase_add_test (tc, test_loss_bursts);
   tcase_add_test (tc, test_loss_persists);
