@@ -71,7 +71,7 @@
  *   law: the timeout behind it was a late ACK (Libra)
  * * `queue-decreases`, `queue-holds` (guint64): rate decreases, and SRTT
  *   ticks without the increase, on a queue of the session's own making
- *   (its SRTT 50 ms above the smallest RTT, the path seen empty since)
+ *   (its SRTT 100 ms above the smallest RTT, the path seen empty since)
  * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
  * * `bytes-acked` (guint64): payload bytes known delivered
  * * `queued-bytes` (guint64): payload bytes accepted and not yet acked

@@ -165,7 +165,7 @@ gst_erap_sender_config_init (GstErapSenderConfig * c)
   c->max_rto = 10 * GST_SECOND;
   c->dpthresh = 50;
   c->max_burst = 16;
-  c->max_queue_delay = 50 * GST_MSECOND;
+  c->max_queue_delay = 100 * GST_MSECOND;
 }
 
 static gdouble
