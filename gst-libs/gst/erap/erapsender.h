@@ -43,7 +43,9 @@ typedef struct {
   /* ERAP with the rap law: a queue of its own making (the SRTT this far
    * above the smallest RTT, the path seen empty since) is not probed
    * further: the rate holds, and falls by 15 % per SRTT + 100 ms while it
-   * stands (default 100 ms, LEDBAT's target; 0: off, plain RAP) */
+   * stands, not below initial_rate; one that outlives 3 decreases and 2 s
+   * is another flow's (default 100 ms, LEDBAT's target; 0: off, plain
+   * RAP) */
   GstClockTime max_queue_delay;
 } GstErapSenderConfig;
 
