@@ -69,6 +69,9 @@
  *   (declared lost too early)
  * * `reactions-undone` (guint64): of `loss-reactions`, taken back by the
  *   law: the timeout behind it was a late ACK (Libra)
+ * * `queue-decreases`, `queue-holds` (guint64): rate decreases, and SRTT
+ *   ticks without the increase, on a queue of the session's own making
+ *   (its SRTT 100 ms above the smallest RTT, the path seen empty since)
  * * `bytes-sent` (guint64): payload bytes sent, retransmissions included
  * * `bytes-acked` (guint64): payload bytes known delivered
  * * `queued-bytes` (guint64): payload bytes accepted and not yet acked
@@ -757,6 +760,8 @@ make_stats (GstErapSink * sink)
       "timeout-losses", G_TYPE_UINT64, st.timeout_losses,
       "spurious-losses", G_TYPE_UINT64, st.spurious_losses,
       "reactions-undone", G_TYPE_UINT64, st.reactions_undone,
+      "queue-decreases", G_TYPE_UINT64, st.queue_decreases,
+      "queue-holds", G_TYPE_UINT64, st.queue_holds,
       "bytes-sent", G_TYPE_UINT64, st.bytes_sent,
       "bytes-acked", G_TYPE_UINT64, st.bytes_acked,
       "queued-bytes", G_TYPE_UINT64, st.queued_bytes,

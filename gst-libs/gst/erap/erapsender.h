@@ -40,6 +40,13 @@ typedef struct {
                                  * session sends and stops after a whole
                                  * interval without data (0: no reports and
                                  * no timer, 1 s windows closed by polls) */
+  /* ERAP with the rap law: a queue of its own making (the SRTT this far
+   * above the smallest RTT, the path seen empty since) is not probed
+   * further: the rate holds, and falls by 15 % per SRTT + 100 ms while it
+   * stands, not below initial_rate; one that outlives 3 decreases and 2 s
+   * is another flow's (default 100 ms, LEDBAT's target; 0: off, plain
+   * RAP) */
+  GstClockTime max_queue_delay;
 } GstErapSenderConfig;
 
 typedef struct {
@@ -72,6 +79,8 @@ typedef struct {
   guint64 ticks;                /* per-SRTT rate timer runs */
   guint64 idle_wakeups;         /* IPG timer runs with nothing to send (RAP
                                  * baseline only: ERAP's timers are off) */
+  guint64 queue_decreases;      /* rate decreases on a queue of its own */
+  guint64 queue_holds;          /* SRTT ticks without the increase */
 } GstErapSenderStats;
 
 typedef struct {

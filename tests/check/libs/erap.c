@@ -2521,6 +2521,159 @@ GST_START_TEST (test_rto_margin_long_rtt)
 
 GST_END_TEST;
 
+/* The queue rule on the showdown's cap2 link: a backlogged ERAP flow alone
+ * on 2 Mbit/s, 40 ms RTT, an 80-packet drop-tail queue (450 ms). Plain
+ * RAP grows until the queue overflows, again and again; ERAP holds and
+ * decreases once its SRTT shows the queue it built, and still fills the
+ * link. */
+typedef struct {
+  GstClockTime max_queue;       /* the deepest the bottleneck's queue got */
+  GstClockTime delay_at;        /* when the path's delay changes (0: never) */
+  GstClockTime new_delay;
+  GstClockTime probe_at;        /* rate sampled at this time */
+  guint64 probe_rate;
+  GstClockTime next_log;
+  guint64 min_rate;             /* the lowest rate seen */
+} QueueRun;
+
+static void
+queue_step (ErapSim * sim, gpointer ud)
+{
+  QueueRun *r = ud;
+
+  if (sim->link_free > sim->now)
+    r->max_queue = MAX (r->max_queue, sim->link_free - sim->now);
+  if (sim->now >= r->next_log) {
+    GstErapSenderStats st;
+
+    gst_erap_sender_get_stats (sim->sender, &st);
+    GST_LOG ("%" GST_TIME_FORMAT " rate %" G_GUINT64_FORMAT " srtt %"
+        GST_TIME_FORMAT " queue %" GST_TIME_FORMAT " drops %" G_GUINT64_FORMAT
+        " decreases %" G_GUINT64_FORMAT, GST_TIME_ARGS (sim->now), st.rate,
+        GST_TIME_ARGS (st.srtt), GST_TIME_ARGS (sim->link_free > sim->now ?
+            sim->link_free - sim->now : 0), sim->queue_drops,
+        st.queue_decreases);
+    r->next_log = sim->now + 100 * MS;
+    if (r->min_rate == 0 || st.rate < r->min_rate)
+      r->min_rate = st.rate;
+  }
+  /* (the queue builds over a second: 10 ms more every 100 ms) */
+  if (r->delay_at && sim->now >= r->delay_at) {
+    sim->delay = MIN (sim->delay + 10 * MS, r->new_delay);
+    r->delay_at = sim->delay < r->new_delay ? sim->now + 100 * MS : 0;
+  }
+  if (r->probe_at && sim->now >= r->probe_at) {
+    GstErapSenderStats st;
+
+    gst_erap_sender_get_stats (sim->sender, &st);
+    r->probe_rate = st.rate;
+    r->probe_at = 0;
+  }
+}
+
+static ErapSim *
+queue_sim (GstClockTime max_queue_delay, guint64 rate_bps, guint64 max_rate,
+    guint n_msgs, QueueRun * r)
+{
+  GstErapSenderConfig c;
+  GstErapReceiverConfig rc;
+  ErapSim *sim;
+  gsize plen = 1400 - gst_erap_protocol_data_header_size
+      (GST_ERAP_PROTOCOL_ERAP);
+  GBytes *m = g_bytes_new_static (g_malloc0 (plen), plen);
+  guint i;
+
+  sender_config (&c, 1400, 1400 * 8 / 1e6);
+  c.max_queue_delay = max_queue_delay;
+  c.max_rate = max_rate;
+  gst_erap_receiver_config_init (&rc);
+  sim = erap_sim_new (&c, &rc, 20 * MS);
+  sim->rate_bps = rate_bps;
+  sim->overhead = 28;
+  sim->queue_limit_bytes = 80 * 1428;
+  sim->step = queue_step;
+  sim->user_data = r;
+  for (i = 0; i < n_msgs; i++)
+    gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  g_bytes_unref (m);
+  return sim;
+}
+
+GST_START_TEST (test_queue_own)
+{
+  GstErapSenderConfig dc;
+  GstErapSenderStats st;
+  guint pass;
+
+  gst_erap_sender_config_init (&dc);
+  for (pass = 0; pass < 2; pass++) {
+    QueueRun r = { 0 };
+    /* pass 0: plain RAP (the rule off), pass 1: the default */
+    ErapSim *sim = queue_sim (pass ? dc.max_queue_delay : 0, 2000000, 0,
+        4000, &r);
+    GstClockTime t0 = sim->now;
+    gdouble goodput;
+
+    erap_sim_run_until (sim, t0 + 20 * GST_SECOND);
+    gst_erap_sender_get_stats (sim->sender, &st);
+    goodput = sim->delivered->len * 8 / 20.0;
+    GST_INFO ("%s: %" G_GUINT64_FORMAT " tail drops, %" G_GUINT64_FORMAT
+        " loss reactions, %" G_GUINT64_FORMAT " queue decreases, %"
+        G_GUINT64_FORMAT " holds, deepest queue %" GST_TIME_FORMAT
+        ", goodput %.0f", pass ? "queue rule" : "plain RAP", sim->queue_drops,
+        st.loss_reactions, st.queue_decreases, st.queue_holds,
+        GST_TIME_ARGS (r.max_queue), goodput);
+    if (pass == 0) {
+      /* RAP probes into the queue until it overflows, again and again */
+      fail_unless (sim->queue_drops > 20, "%" G_GUINT64_FORMAT,
+          sim->queue_drops);
+      fail_unless (st.loss_reactions >= 3);
+    } else {
+      /* the queue stays short of the limit: no tail drop */
+      fail_unless_equals_int (sim->queue_drops, 0);
+      fail_unless_equals_int (st.loss_reactions, 0);
+      fail_unless (r.max_queue < 400 * MS, "%" GST_TIME_FORMAT,
+          GST_TIME_ARGS (r.max_queue));
+      fail_unless (st.queue_decreases > 0);
+      /* never below the initial rate (1 Mbit/s) for a queue */
+      fail_unless (r.min_rate >= 999000, "%" G_GUINT64_FORMAT, r.min_rate);
+      /* and the link still used (payload of 1428-byte datagrams) */
+      fail_unless (goodput > 0.85 * 2e6 * 1392 / 1428, "%.0f", goodput);
+    }
+    erap_sim_free (sim);
+  }
+}
+
+GST_END_TEST;
+
+/* A queue that is not ERAP's: 160 ms more RTT from 3 s on that ERAP's
+ * decreases do not drain (as a bulk TCP's drop-tail queue). After 3
+ * decreases and 2 s the rule lets go: the rate grows again (plain RAP),
+ * so that beside a TCP ERAP keeps its share. */
+GST_START_TEST (test_queue_other)
+{
+  QueueRun r = { 0 };
+  ErapSim *sim = queue_sim (100 * MS, 0, 8000000, 12000, &r);
+  GstClockTime t0 = sim->now;
+  GstErapSenderStats st;
+
+  r.delay_at = t0 + 3 * GST_SECOND;
+  r.new_delay = 100 * MS;
+  r.probe_at = t0 + 5 * GST_SECOND + 500 * MS;
+  erap_sim_run_until (sim, t0 + 10 * GST_SECOND);
+  gst_erap_sender_get_stats (sim->sender, &st);
+  GST_INFO ("%" G_GUINT64_FORMAT " queue decreases, %" G_GUINT64_FORMAT
+      " holds, rate %" G_GUINT64_FORMAT " at 5.5 s, %" G_GUINT64_FORMAT
+      " at 10 s", st.queue_decreases, st.queue_holds, r.probe_rate, st.rate);
+  fail_unless_equals_int (st.queue_decreases, 3);
+  fail_unless_equals_int (st.loss_reactions, 0);
+  fail_unless (st.rate > 1.3 * r.probe_rate, "%" G_GUINT64_FORMAT,
+      st.rate);
+  erap_sim_free (sim);
+}
+
+GST_END_TEST;
+
 static Suite *
 erap_suite (void)
 {
@@ -2565,6 +2718,8 @@ erap_suite (void)
   tcase_add_test (tc, test_scheduler_used_bandwidth);
   tcase_add_test (tc, test_rap_random_loss_long_rtt);
   tcase_add_test (tc, test_rto_margin_long_rtt);
+  tcase_add_test (tc, test_queue_own);
+  tcase_add_test (tc, test_queue_other);
   return s;
 }
 
