@@ -1175,11 +1175,17 @@ bulk_run (Sim * sim, gdouble video, GstClockTime rtt0_until, gboolean rudp,
   simulate (sim);
 }
 
+/* after a bulk run: the controller's stats and the mean rates of the
+ * session (@s) and of the Reno flow (@t) at 10-40 s, the run logged */
 static void
-bulk_log (Sim * sim)
+bulk_shares (Sim * sim, GstTwoflowSessionRateStats * st, gdouble * s,
+    gdouble * t)
 {
   guint i;
 
+  gst_twoflow_session_rate_get_stats (sim->sr, st);
+  *s = mean (sim->got[0], 100, 400);
+  *t = mean (sim->got[1], 100, 400);
   for (i = 0; i < 400; i += 10)
     GST_LOG ("%4.1f s target %8.0f got %8.0f reno %8.0f rtt %.0f ms",
         i / 10.0, sim->tgt[i], sim->got[0][i], sim->got[1][i],
@@ -1201,12 +1207,9 @@ GST_START_TEST (test_bulk_standing_queue)
   guint i;
 
   bulk_run (&sim, 3e6, 0, FALSE, 40);
-  gst_twoflow_session_rate_get_stats (sim.sr, &st);
+  bulk_shares (&sim, &st, &s, &t);
   for (i = 100; i < 400; i++)
     lo = MIN (lo, sim.tgt[i]);
-  s = mean (sim.got[0], 100, 400);
-  t = mean (sim.got[1], 100, 400);
-  bulk_log (&sim);
   GST_INFO ("10-40 s: lowest target %.0f, mean target %.0f, session %.0f, "
       "Reno %.0f bit/s; p %.4f, competing updates %" G_GUINT64_FORMAT, lo,
       mean (sim.tgt, 100, 400), s, t, st.loss_event_rate,
@@ -1239,12 +1242,9 @@ GST_START_TEST (test_bulk_ambiguous_rtt)
   guint i;
 
   bulk_run (&sim, 4e6, 3 * GST_SECOND, TRUE, 40);
-  gst_twoflow_session_rate_get_stats (sim.sr, &st);
+  bulk_shares (&sim, &st, &s, &t);
   for (i = 100; i < 400; i++)
     hi = MAX (hi, sim.tgt[i]);
-  s = mean (sim.got[0], 100, 400);
-  t = mean (sim.got[1], 100, 400);
-  bulk_log (&sim);
   GST_INFO ("10-40 s: highest target %.0f, mean target %.0f, session %.0f, "
       "Reno %.0f bit/s; competing updates %" G_GUINT64_FORMAT, hi,
       mean (sim.tgt, 100, 400), s, t, st.competing_updates);
@@ -1288,10 +1288,7 @@ GST_START_TEST (test_bloat_standing_queue)
   sim.reno_cwnd0 = 400;
   sim.code_lag = 8;
   simulate (&sim);
-  gst_twoflow_session_rate_get_stats (sim.sr, &st);
-  s = mean (sim.got[0], 100, 400);
-  t = mean (sim.got[1], 100, 400);
-  bulk_log (&sim);
+  bulk_shares (&sim, &st, &s, &t);
   GST_INFO ("10-40 s: mean target %.0f, session %.0f, Reno %.0f bit/s; "
       "p %.4f, competing updates %" G_GUINT64_FORMAT, mean (sim.tgt, 100,
           400), s, t, st.loss_event_rate, st.competing_updates);
