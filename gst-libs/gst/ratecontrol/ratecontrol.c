@@ -451,6 +451,7 @@ gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
     GstTwoflowPictureType ptype, gsize bytes, guint64 duration, guint64 now)
 {
   guint type = type_index (ptype);
+  gdouble by_type[N_TYPES], in_rate;
   g_return_if_fail (type < N_TYPES);
 
   ring_push (&rc->in, type, bytes, duration, 0);
@@ -475,16 +476,13 @@ gst_twoflow_rate_control_handle_input (GstTwoflowRateControl * rc,
     rc->lowest_cur = 0;
     rc->lowest_age = 0;
   }
-  if (!rate_is_prior (rc)) {
-    gdouble by_type[N_TYPES];
-    gdouble in_rate = input_rate (rc, by_type);
-
+  in_rate = input_rate (rc, by_type);
+  if (!rate_is_prior (rc))
     rc->lowest_cur = MAX (rc->lowest_cur, lowest_rate (rc, in_rate, by_type));
-  }
 
   if (rc->have_now && now > rc->last_now && rc->target > 0 &&
       rc->recovery > 0) {
-    gdouble c = ceiling (rc, input_rate (rc, NULL));
+    gdouble c = ceiling (rc, in_rate);
 
     if (rc->target < c) {
       rc->target = MIN (rc->target + rc->recovery * (now - rc->last_now) / 1e9,
