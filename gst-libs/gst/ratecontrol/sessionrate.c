@@ -853,6 +853,15 @@ loss_bins (GstTwoflowSessionRate * sr, guint age, guint n, guint64 * sent,
   }
 }
 
+/* The fraction of @sent that @lost is, less @m standard deviations of
+ * the count (sqrt(lost)): random loss near a threshold reads above it
+ * now and then (raw_loss()) */
+static gdouble
+loss_less_margin (gdouble lost, guint64 sent, gdouble m)
+{
+  return (lost - m * sqrt (lost)) / sent;
+}
+
 /* The raw loss fraction over the last N_LOSS_BINS updates (this one's
  * counts in), 0 below MIN_LOSS_PACKETS; *@persist: the same without the
  * window's worst loss-burst (the consecutive updates with the most
@@ -902,22 +911,17 @@ raw_loss (GstTwoflowSessionRate * sr, gdouble * persist, gdouble * recent)
    * the rUDP reports, 38-54 packets per 200 ms for 30 s, in 8-37 % of the
    * runs with the one-second fraction alone, 6-20 % without the worst
    * burst, in none of 200 with the margin; at 7 % in 1-1.5 % of them) */
-  if (sent - worst_sent >= MIN_LOSS_PACKETS) {
-    gdouble l = lost - worst_lost;
-
-    *persist = (l - sqrt (l)) / (sent - worst_sent);
-  }
+  if (sent - worst_sent >= MIN_LOSS_PACKETS)
+    *persist = loss_less_margin (lost - worst_lost, sent - worst_sent, 1);
   /* a session of a few packets per update loses a few: its count's
    * margin alone kept 15 % random loss at ~30 packets/s (a 150 kbit/s
    * clip) below the threshold for good. Over N_LONG_BINS, without the
    * worst loss-burst, half the margin (5 % random loss at 50 packets/s
    * reads above 10 % there 3.5 standard deviations out) */
   loss_bins (sr, 0, N_LONG_BINS, &ls, &ll);
-  if (ls - worst_sent >= 2 * MIN_LOSS_PACKETS && ll >= worst_lost) {
-    gdouble l = ll - worst_lost;
-
-    *persist = MAX (*persist, (l - 0.5 * sqrt (l)) / (ls - worst_sent));
-  }
+  if (ls - worst_sent >= 2 * MIN_LOSS_PACKETS && ll >= worst_lost)
+    *persist = MAX (*persist, loss_less_margin (ll - worst_lost,
+            ls - worst_sent, 0.5));
   return loss_frac;
 }
 
@@ -949,12 +953,10 @@ loss_is_congestion (GstTwoflowSessionRate * sr, GstClockTime now,
    * a standard deviation of their count, as for persistence (5 % random
    * loss in a first window of 38-76 packets reads above 10 % now and
    * then) */
-  if (!sr->loss_clean_seen && sr->loss_window_sent > 0) {
-    gdouble l = sr->loss_window_lost;
-
-    if ((l - sqrt (l)) / sr->loss_window_sent > sr->c.loss_threshold)
-      return TRUE;
-  }
+  if (!sr->loss_clean_seen && sr->loss_window_sent > 0
+      && loss_less_margin (sr->loss_window_lost, sr->loss_window_sent,
+          1) > sr->c.loss_threshold)
+    return TRUE;
   /* (the overshoots of a drop without a queue to see: with a 3-packet
    * queue, test_capacity_step's dip had 327 tail drops without this, 236
    * with it, 181 with every heavy loss congestion) */
@@ -1322,8 +1324,6 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     sr->cubic_epoch = GST_CLOCK_TIME_NONE;
     sr->cubic_max = 0;
   }
-  if (queue_decrease && !competing)
-    sr->st.decreases_qdelay++;
   floor_rate = tcp_floor (sr, now, newest, r, xr, qdelay, congested);
   sr->xr_hist[sr->xr_head] = xr > 0 ? xr : 0;
   sr->xr_head = (sr->xr_head + 1) % N_XR;
@@ -1333,6 +1333,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   adapt (sr, now, dt, r, xr, any_rtt, congested, loss_frac, competing,
       floor_rate);
   if (queue_decrease && !competing) {
+    sr->st.decreases_qdelay++;
     if (sr->queue_decreases++ == 0) {
       sr->queue_since = now;
       sr->queue_rate = xr > 0 ? xr : sr->x_delay;
