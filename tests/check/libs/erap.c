@@ -491,11 +491,25 @@ GST_START_TEST (test_retransmission_new_seqno_same_appseq)
 
 GST_END_TEST;
 
+/* After a minute of silence two messages of @m: the first leaves at
+ * once, the second waits for the pacing; returns when they came */
+static GstClockTime
+resume_after_silence (ErapSim * sim, GBytes * m)
+{
+  GstErapOutPacket p;
+
+  sim->now += 60 * GST_SECOND;
+  gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  gst_erap_sender_handle_message (sim->sender, m, sim->now);
+  fail_unless (gst_erap_sender_poll (sim->sender, sim->now, &p));
+  fail_if (gst_erap_sender_poll (sim->sender, sim->now, &p));
+  return sim->now;
+}
+
 GST_START_TEST (test_idle_resume_keeps_rate)
 {
   Traj t = { 0 };
   ErapSim *sim = traj_sim (&t, 300);
-  GstErapOutPacket p;
   gdouble ipg;
   GstClockTime t0;
   GBytes *m = g_bytes_new_static ("abc", 3);
@@ -510,12 +524,7 @@ GST_START_TEST (test_idle_resume_keeps_rate)
   fail_unless (ipg < 0.010);
 
   /* a minute of silence: no timer fires, the rate is kept */
-  sim->now += 60 * GST_SECOND;
-  t0 = sim->now;
-  gst_erap_sender_handle_message (sim->sender, m, sim->now);
-  gst_erap_sender_handle_message (sim->sender, m, sim->now);
-  fail_unless (gst_erap_sender_poll (sim->sender, sim->now, &p));
-  fail_if (gst_erap_sender_poll (sim->sender, sim->now, &p));
+  t0 = resume_after_silence (sim, m);
   fail_unless (gst_erap_sender_get_cc (sim->sender)->ipg == ipg);
   /* the second packet is paced by the kept gap: no loss yet, one gap per
    * packet whatever its size */
@@ -533,12 +542,7 @@ GST_START_TEST (test_idle_resume_keeps_rate)
   fail_unless_equals_int (t.decreases, 1);
   fail_unless (gst_erap_sender_is_idle (sim->sender));
   ipg = gst_erap_sender_get_cc (sim->sender)->ipg;
-  sim->now += 60 * GST_SECOND;
-  t0 = sim->now;
-  gst_erap_sender_handle_message (sim->sender, m, sim->now);
-  gst_erap_sender_handle_message (sim->sender, m, sim->now);
-  fail_unless (gst_erap_sender_poll (sim->sender, sim->now, &p));
-  fail_if (gst_erap_sender_poll (sim->sender, sim->now, &p));
+  t0 = resume_after_silence (sim, m);
   hlen = gst_erap_protocol_data_header_size (GST_ERAP_PROTOCOL_ERAP);
   fail_unless_equals_uint64 (gst_erap_sender_next_wakeup (sim->sender),
       t0 + (GstClockTime) (ipg * (hlen + 3 + 28) / (1000 + 28) * GST_SECOND
