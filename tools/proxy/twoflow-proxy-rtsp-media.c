@@ -266,6 +266,42 @@ twoflow_pipeline_send_event (GstElement * element, GstEvent * event)
   return ok;
 }
 
+/* TRUE when @obj is in a receive bin a seek replaced (twoflow_seek) */
+static gboolean
+in_replaced_bin (GstObject * obj)
+{
+  GstObject *o = obj ? gst_object_ref (obj) : NULL;
+  gboolean replaced = FALSE;
+
+  while (o && !replaced) {
+    GstObject *parent = gst_object_get_parent (o);
+
+    replaced = g_object_get_data (G_OBJECT (o), "twoflow-replaced") != NULL;
+    gst_object_unref (o);
+    o = parent;
+  }
+  if (o)
+    gst_object_unref (o);
+  return replaced;
+}
+
+/* A seek's old receive bin ends while its flows are cut: the merge's error
+ * at the cut ("a truncated record") must not reach the media, where any
+ * error puts the media in error and answers the seek's PLAY 503. */
+static void
+twoflow_pipeline_handle_message (GstBin * bin, GstMessage * msg)
+{
+  if ((GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR
+          || GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING)
+      && in_replaced_bin (GST_MESSAGE_SRC (msg))) {
+    GST_DEBUG_OBJECT (bin, "dropping %s from a replaced session's bin",
+        GST_MESSAGE_TYPE_NAME (msg));
+    gst_message_unref (msg);
+    return;
+  }
+  GST_BIN_CLASS (twoflow_pipeline_parent_class)->handle_message (bin, msg);
+}
+
 static void
 twoflow_pipeline_class_init (TwoflowPipelineClass * klass)
 {
@@ -273,6 +309,7 @@ twoflow_pipeline_class_init (TwoflowPipelineClass * klass)
 
   ec->query = twoflow_pipeline_query;
   ec->send_event = twoflow_pipeline_send_event;
+  GST_BIN_CLASS (klass)->handle_message = twoflow_pipeline_handle_message;
 }
 
 static void
@@ -445,8 +482,11 @@ twoflow_seek (GstElement * pipeline, gdouble t)
   g_print ("RTSP seek in %s to %.3f s: proxy session %u replaces %u\n",
       old->video, t, ps->id, old->id);
   /* the old server session ends first (its control connection closes):
-   * its flows' end, seen as errors, must not reach the media */
+   * its flows' end, seen as errors, must not reach the media (events:
+   * old->replaced; its bin's messages: twoflow_pipeline_handle_message) */
   g_atomic_int_set (&old->replaced, 1);
+  g_object_set_data (G_OBJECT (old->bin), "twoflow-replaced",
+      GINT_TO_POINTER (1));
   g_cancellable_cancel (old->cancel);
   if (old->conn)
     g_io_stream_close (G_IO_STREAM (old->conn), NULL, NULL);
