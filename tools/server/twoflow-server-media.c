@@ -97,6 +97,7 @@ session_stats (Session * s)
     json_object_set_int_member (r, "jitter-rtts", rs.jitter_rtts);
     json_object_set_int_member (r, "loss-bursts", rs.loss_bursts);
     json_object_set_int_member (r, "competing-updates", rs.competing_updates);
+    json_object_set_int_member (r, "quiet-updates", rs.quiet_updates);
     json_object_set_int_member (r, "target-changes", s->rc_changes);
     json_object_set_int_member (r, "transport-events", s->rc_events);
     json_object_set_object_member (o, "rate_controller", r);

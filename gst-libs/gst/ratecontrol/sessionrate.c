@@ -79,6 +79,9 @@
 /* a standing queue is a competitor's when the loss events give a TCP at
  * most this many times the session's delivered rate */
 #define COMPETE_LOSS 1.5
+/* a loss-free queue this soon after the session last competed with one
+ * is the same competitor's */
+#define COMPETE_MEMORY (3 * GST_SECOND)
 
 static const gdouble weights[N_INTERVALS] =
     { 1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2 };
@@ -144,6 +147,11 @@ struct _GstTwoflowSessionRate {
   GstClockTime queue_since;     /* the first of them (NONE: none) */
   guint64 compete_events;       /* loss events at the last update */
   gdouble queue_rate;           /* delivered at the first of the decreases */
+  guint64 queue_events;         /* the loss events then */
+  /* the last update competing with a loss-free queue (NONE: none), and
+   * the loss events then */
+  GstClockTime quiet_time;
+  guint64 quiet_events;
   /* compete(): CUBIC's epoch (NONE: none), W_max, K (s), the last rate */
   GstClockTime cubic_epoch;
   gdouble cubic_max, cubic_k, cubic_last;
@@ -214,6 +222,7 @@ gst_twoflow_session_rate_new (const GstTwoflowSessionRateConfig * c)
     sr->src[i].srtt_last_time[1] = GST_CLOCK_TIME_NONE;
   }
   sr->srtt = GST_CLOCK_TIME_NONE;
+  sr->quiet_time = GST_CLOCK_TIME_NONE;
   sr->event_start = GST_CLOCK_TIME_NONE;
   sr->next_update = GST_CLOCK_TIME_NONE;
   sr->last_update = GST_CLOCK_TIME_NONE;
@@ -1243,7 +1252,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   GstClockTime qdelay, newest;
   gdouble loss_frac, persist, recent, floor_rate, target;
   gboolean congested = FALSE, any_rtt, draining = FALSE, competing;
-  gboolean queue_decrease = FALSE, queue_only = FALSE;
+  gboolean queue_decrease = FALSE, queue_only = FALSE, standing, quiet = TRUE;
   GstClockTime own = c->lateness_budget ? c->lateness_budget : OWN_QUEUE;
   guint i;
 
@@ -1313,11 +1322,34 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * delay model went 4.2 -> 0.11 Mbit/s in 15 s, 0.22 of the fair share,
    * before the session lost a packet; and once competing had lowered
    * what got through, its few loss events failed the bound) */
-  competing = queue_only && sr->queue_decreases >= STANDING_DECREASES
-      && now >= sr->queue_since + STANDING_TIME && xr > 0
-      && (qdelay > own ? now >= sr->queue_since + STANDING_TIME +
-      EPISODE_MAX && !draining : sr->n_intervals > 0
+  standing = queue_only && sr->queue_decreases >= STANDING_DECREASES
+      && now >= sr->queue_since + STANDING_TIME && xr > 0;
+  competing = standing && (qdelay > own ? now >= sr->queue_since +
+      STANDING_TIME + EPISODE_MAX && !draining : sr->n_intervals > 0
       && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr);
+  /* a queue within the budget without a loss event since it began too,
+   * as one beyond the budget (the session's own overflows or drains by
+   * then), and a loss-free queue back within COMPETE_MEMORY of that the
+   * same competitor's: beside a bulk BBR flow, which keeps its 30-100 ms
+   * queue without overflowing it, there was no loss event and the delay
+   * model backed off on the queue for 10 s at a time, until BBR's
+   * ProbeRTT emptied it for 200 ms, and again after it (H.264 over cTCP
+   * 0.41-0.69 of the fair share, the clip re-encoded at 44-46 dB) */
+  if (standing && qdelay <= own && !draining
+      && sr->st.loss_events == sr->queue_events
+      && now >= sr->queue_since + STANDING_TIME + EPISODE_MAX) {
+    sr->quiet_time = now;
+    sr->quiet_events = sr->st.loss_events;
+  } else if (!(queue_only && GST_CLOCK_TIME_IS_VALID (sr->quiet_time)
+          && now <= sr->quiet_time + COMPETE_MEMORY
+          && sr->st.loss_events == sr->quiet_events)) {
+    quiet = FALSE;
+  }
+  if (quiet) {
+    sr->quiet_time = now;
+    sr->st.quiet_updates++;
+    competing = TRUE;
+  }
   competing = competing || (!congested && rtt_ambiguous (sr, now));
   /* (CUBIC's state lasts while the queue stands or the session competes) */
   if (!competing && sr->queue_decreases == 0) {
@@ -1337,6 +1369,7 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
     if (sr->queue_decreases++ == 0) {
       sr->queue_since = now;
       sr->queue_rate = xr > 0 ? xr : sr->x_delay;
+      sr->queue_events = sr->st.loss_events;
     }
   }
   /* (the loss events before competing are no reason to decrease then) */

@@ -52,7 +52,11 @@
  *   whatever the loss events, once it stood 3 s (EPISODE_MAX) longer and
  *   does not drain now (a bloated queue: an episode of our own ends
  *   within 3 s; the count of decreases survives a gap of the RTT samples
- *   up to 3 s); or, when the newest RTT information is a sample
+ *   up to 3 s); or within the budget without a loss event since it
+ *   began, once it stood as long and does not drain now (a bulk BBR
+ *   flow's, which does not overflow the queue), and a loss-free queue
+ *   back within 3 s of that (BBR's ProbeRTT empties its queue every
+ *   10 s); or, when the newest RTT information is a sample
  *   handle_clean_rtt() left out (such a queue seen by the rUDP
  *   receiver). Then the queue is no input: the rate grows as CUBIC's
  *   window (RFC 9438) in rate units, C = 0.4 packets/s^3 at the SRTT but
@@ -176,6 +180,7 @@ typedef struct {
   guint64 jitter_rtts;          /* handle_smoothed_rtt(): taken as jitter */
   guint64 loss_bursts;          /* updates with heavy loss taken as a burst */
   guint64 competing_updates;    /* beside a queue not of the session's */
+  guint64 quiet_updates;        /* of those, beside a loss-free queue */
 } GstTwoflowSessionRateStats;
 
 typedef struct _GstTwoflowSessionRate GstTwoflowSessionRate;
