@@ -1252,7 +1252,8 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
   GstClockTime qdelay, newest;
   gdouble loss_frac, persist, recent, floor_rate, target;
   gboolean congested = FALSE, any_rtt, draining = FALSE, competing;
-  gboolean queue_decrease = FALSE, queue_only = FALSE, standing, quiet = TRUE;
+  gboolean queue_decrease = FALSE, queue_only = FALSE;
+  gboolean standing, stood_long, quiet;
   GstClockTime own = c->lateness_budget ? c->lateness_budget : OWN_QUEUE;
   guint i;
 
@@ -1324,8 +1325,9 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * what got through, its few loss events failed the bound) */
   standing = queue_only && sr->queue_decreases >= STANDING_DECREASES
       && now >= sr->queue_since + STANDING_TIME && xr > 0;
-  competing = standing && (qdelay > own ? now >= sr->queue_since +
-      STANDING_TIME + EPISODE_MAX && !draining : sr->n_intervals > 0
+  stood_long = standing && now >= sr->queue_since + STANDING_TIME +
+      EPISODE_MAX && !draining;
+  competing = standing && (qdelay > own ? stood_long : sr->n_intervals > 0
       && equation_rate (sr, now, newest, r) <= COMPETE_LOSS * xr);
   /* a queue within the budget without a loss event since it began too,
    * as one beyond the budget (the session's own overflows or drains by
@@ -1335,17 +1337,13 @@ update (GstTwoflowSessionRate * sr, GstClockTime now)
    * model backed off on the queue for 10 s at a time, until BBR's
    * ProbeRTT emptied it for 200 ms, and again after it (H.264 over cTCP
    * 0.41-0.69 of the fair share, the clip re-encoded at 44-46 dB) */
-  if (standing && qdelay <= own && !draining
-      && sr->st.loss_events == sr->queue_events
-      && now >= sr->queue_since + STANDING_TIME + EPISODE_MAX) {
-    sr->quiet_time = now;
+  quiet = stood_long && qdelay <= own
+      && sr->st.loss_events == sr->queue_events;
+  if (quiet)
     sr->quiet_events = sr->st.loss_events;
-  } else if (!(queue_only && GST_CLOCK_TIME_IS_VALID (sr->quiet_time)
+  if (quiet || (queue_only && GST_CLOCK_TIME_IS_VALID (sr->quiet_time)
           && now <= sr->quiet_time + COMPETE_MEMORY
           && sr->st.loss_events == sr->quiet_events)) {
-    quiet = FALSE;
-  }
-  if (quiet) {
     sr->quiet_time = now;
     sr->st.quiet_updates++;
     competing = TRUE;
