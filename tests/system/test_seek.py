@@ -238,6 +238,10 @@ def main():
               f"the seeked sessions delivered what the server sent from their start: "
               f"{[(d['frames'], d['output_frames'], d['audio_records'], d['audio_output']) for d in seeked]}")
     finally:
+        # a program that died during the run (a crash) fails it, whatever
+        # its clients made of the closed connections
+        for name, p in zip(("twoflow-server", "twoflow-proxy"), procs):
+            check(p.poll() is None, f"{name} ran to the end (exit {p.poll()})")
         for p in procs:
             p.terminate()
             try:

@@ -440,18 +440,36 @@ static const gchar *startup_stages[] = {
   "essential", "enhanced", "jitterbuffer", "mux", "mux_1s", "output", NULL
 };
 
+/* reference-counted (g_rc_box): the session's bin holds one, and each
+ * pad probe one, as the muxer's pads outlive a receive bin a seek
+ * replaces */
 typedef struct
 {
   StartupMark marks[G_N_ELEMENTS (startup_stages)];
   GstClockTime first_pts;       /* the mux's first output */
 } StartupTimes;
 
+typedef struct
+{
+  StartupTimes *times;
+  guint stage;
+} StartupProbe;
+
+static void
+startup_probe_free (gpointer data)
+{
+  StartupProbe *p = data;
+
+  g_rc_box_release (p->times);
+  g_free (p);
+}
+
 /* mux_1s: when the muxer has given out the video's first second (what
  * ffmpeg's probe wants before it decodes: ~20 frames) */
 static GstPadProbeReturn
 startup_second_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
-  StartupTimes *t = data;
+  StartupTimes *t = ((StartupProbe *) data)->times;
   GstBuffer *b = (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) ?
       gst_buffer_list_get (GST_PAD_PROBE_INFO_BUFFER_LIST (info), 0) :
       GST_PAD_PROBE_INFO_BUFFER (info);
@@ -474,7 +492,8 @@ startup_second_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 static GstPadProbeReturn
 startup_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
-  StartupMark *m = data;
+  StartupProbe *p = data;
+  StartupMark *m = &p->times->marks[p->stage];
 
   G_LOCK (counters);
   if (!m->us)
@@ -490,6 +509,7 @@ startup_mark_pad (ProxySession * ps, const gchar * stage, GstElement * e,
     const gchar * pad_name)
 {
   StartupTimes *t;
+  StartupProbe *p;
   GstPad *pad;
   guint i;
 
@@ -497,11 +517,12 @@ startup_mark_pad (ProxySession * ps, const gchar * stage, GstElement * e,
     return;
   t = g_object_get_data (G_OBJECT (ps->bin), "twoflow-startup");
   if (!t) {
-    t = g_new0 (StartupTimes, 1);
+    t = g_rc_box_new0 (StartupTimes);
     for (i = 0; startup_stages[i]; i++)
       t->marks[i].name = startup_stages[i];
     t->first_pts = GST_CLOCK_TIME_NONE;
-    g_object_set_data_full (G_OBJECT (ps->bin), "twoflow-startup", t, g_free);
+    g_object_set_data_full (G_OBJECT (ps->bin), "twoflow-startup", t,
+        g_rc_box_release);
   }
   for (i = 0; startup_stages[i] && !g_str_equal (startup_stages[i], stage);
       i++);
@@ -510,12 +531,12 @@ startup_mark_pad (ProxySession * ps, const gchar * stage, GstElement * e,
     g_clear_object (&pad);
     return;
   }
-  if (g_str_equal (stage, "mux_1s"))
-    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
-        GST_PAD_PROBE_TYPE_BUFFER_LIST, startup_second_probe, t, NULL);
-  else
-    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
-        GST_PAD_PROBE_TYPE_BUFFER_LIST, startup_probe, &t->marks[i], NULL);
+  p = g_new0 (StartupProbe, 1);
+  p->times = g_rc_box_acquire (t);
+  p->stage = i;
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_BUFFER_LIST, g_str_equal (stage, "mux_1s") ?
+      startup_second_probe : startup_probe, p, startup_probe_free);
   gst_object_unref (pad);
 }
 
