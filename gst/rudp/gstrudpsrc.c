@@ -66,9 +66,11 @@
  *
  * The #GstRudpSrc:stats structure `application/x-rudpsrc-stats` has:
  *
- * * `received` (guint64): RTP packets received
+ * * `received` (guint64): RTP packets received, duplicates included
+ * * `duplicates` (guint64): of those, second copies of a packet (a
+ *   retransmission answered twice)
  * * `lost` (guint64): packets expected (from sequence numbers) but not
- *   received
+ *   received (a duplicate does not make up for one)
  * * `level` (guint): the rate level the receiver asks for
  * * `feedback-sent` (guint64): feedback packets sent
  * * `nacks-sent` (guint64): Generic NACKs sent (#GstRudpSrc:retransmission)
@@ -717,6 +719,7 @@ make_stats (GstRudpSrc * src)
     gst_twoflow_hello_get_stats (src->hello, &src->last_hello);
   s = gst_structure_new ("application/x-rudpsrc-stats",
       "received", G_TYPE_UINT64, st.received,
+      "duplicates", G_TYPE_UINT64, st.duplicates,
       "lost", G_TYPE_UINT64, st.lost,
       "level", G_TYPE_UINT, st.level,
       "feedback-sent", G_TYPE_UINT64, src->feedback_sent,

@@ -20,14 +20,16 @@
  * its own), so of the frames that never arrived, the network's losses
  * and the transcoder's drops explain at most that many; frames dropped
  * for a missing reference count as explained when some of those are.
- * The rest, and any missing audio record (the audio is reliable), are
- * unexplained.
+ * The packets the playout gave up on count as lost too when more (a
+ * resend that arrived twice makes up for a packet that never came in
+ * the receiver's count). The rest, and any missing audio record (the
+ * audio is reliable), are unexplained.
  */
 void
 gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
     GstTwoflowDelivery * d)
 {
-  gint64 direct, explained, late;
+  gint64 direct, explained, late, playout;
 
   d->lost_frames = MAX (MAX (c->frames - c->output_frames, 0),
       c->missing_frames);
@@ -44,9 +46,11 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
    * dropped too: then the receiver fell behind (stopped, overloaded) and
    * its own lateness is no network cause */
   late = c->kernel_drops + c->other_kernel_drops == 0 ? c->late_packets : 0;
+  playout = c->kernel_drops + c->other_kernel_drops == 0 ?
+      c->playout_lost : 0;
   direct = MAX (d->lost_frames - c->dependent_dropped, 0);
-  explained = MIN (direct, c->transcoder_dropped + d->network_lost_packets
-      + late);
+  explained = MIN (direct, c->transcoder_dropped
+      + MAX (d->network_lost_packets + late, playout));
   if (explained > 0)
     explained = MIN (d->lost_frames, explained + c->dependent_dropped);
   d->unexplained_frames = d->lost_frames - explained + d->audio_missing;

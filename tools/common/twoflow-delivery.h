@@ -29,6 +29,10 @@ typedef struct {
                                  * (buffer full), of the enhanced flow */
   gint64 other_kernel_drops;    /* the same, of the essential flow */
   gint64 late_packets;          /* arrived after their playout time */
+  gint64 playout_lost;          /* the playout gave up waiting for (the
+                                 * jitterbuffer's lost: never came, came
+                                 * late, or a resend answered twice hid
+                                 * them from the receiver's count) */
   gint64 audio_records;         /* the source's */
   gint64 audio_output;          /* the merge pushed */
   gboolean audio_expected;      /* the output carries the audio */

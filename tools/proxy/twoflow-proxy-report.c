@@ -60,11 +60,13 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   c.transcoder_dropped = nested_int (fin, "transcoder_stats",
       "frames-dropped", 0);
   c.packets_sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
-  c.packets_received = nested_int (rep, "rudpsrc", "received", 0);
+  c.packets_received = nested_int (rep, "rudpsrc", "received", 0) -
+      nested_int (rep, "rudpsrc", "duplicates", 0);
   c.packets_lost = nested_int (rep, "rudpsrc", "lost", 0);
   c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
   c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);
   c.late_packets = nested_int (rep, "jitterbuffer", "num-late", 0);
+  c.playout_lost = nested_int (rep, "jitterbuffer", "num-lost", 0);
   c.audio_records = ps->start_audio >= 0 ? ps->start_audio :
       twoflow_json_get_int (ps->info, "audio_records", 0);
   c.audio_output = nested_int (rep, "merge", "audio-buffers", 0);
@@ -86,6 +88,7 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   json_object_set_int_member (o, "kernel_drops", c.kernel_drops +
       c.other_kernel_drops);
   json_object_set_int_member (o, "late_packets", c.late_packets);
+  json_object_set_int_member (o, "playout_lost", c.playout_lost);
   json_object_set_int_member (o, "audio_records", c.audio_records);
   json_object_set_int_member (o, "audio_output", c.audio_output);
   json_object_set_int_member (o, "audio_missing", d.audio_missing);

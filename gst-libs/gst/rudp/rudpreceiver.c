@@ -12,6 +12,10 @@
 
 /* ------------------------------------------------------------------ */
 
+/* packets a duplicate is recognised within (longer than a playout
+ * buffer's worth at the levels' rates) */
+#define SEEN_WINDOW 4096
+
 struct _GstRudpReceiver {
   GstRudpReceiverConfig c;
   guint level;
@@ -21,6 +25,12 @@ struct _GstRudpReceiver {
   guint16 max_seq;
   guint32 base_seq;
   guint64 received;
+  guint64 duplicates;
+  /* which of the last SEEN_WINDOW sequence numbers (extended, bit
+   * ext % SEEN_WINDOW) arrived: a resent packet can arrive twice (a
+   * NACK answered twice), and counted twice it would hide a packet that
+   * never came (lost = expected - received) and take back a loss */
+  guint64 seen[SEEN_WINDOW / 64];
   gdouble mean_size;            /* bytes, EWMA; 0 until a size is known */
 
   /* the round being judged for loss */
@@ -271,11 +281,33 @@ level_set (GstRudpReceiver * r, guint level, GstClockTime now)
   clean_reset (r);
 }
 
-void
-gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
-    gsize size, GstClockTime now)
+static guint64 *
+seen_word (GstRudpReceiver * r, guint64 ext, guint64 * bit)
 {
-  guint64 ext;
+  *bit = G_GUINT64_CONSTANT (1) << (ext % 64);
+  return &r->seen[(ext % SEEN_WINDOW) / 64];
+}
+
+/* the highest went from @from up to @to: the numbers after @from are new */
+static void
+seen_advance (GstRudpReceiver * r, guint64 from, guint64 to)
+{
+  guint64 e, bit;
+
+  if (to - from >= SEEN_WINDOW) {
+    memset (r->seen, 0, sizeof (r->seen));
+    return;
+  }
+  for (e = from + 1; e <= to; e++)
+    *seen_word (r, e, &bit) &= ~bit;
+}
+
+/* TRUE for a packet not seen before (one older than the window counts as
+ * new: nothing tells) */
+static gboolean
+receive (GstRudpReceiver * r, guint16 seq, gsize size, GstClockTime now)
+{
+  guint64 ext, bit;
 
   if (!r->have_seq) {
     r->have_seq = TRUE;
@@ -283,6 +315,7 @@ gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
     r->base_seq = seq;
     r->cycles = 0;
     ext = seq;
+    memset (r->seen, 0, sizeof (r->seen));
     if (r->level_seq != G_MAXUINT64)
       r->level_seq = ext;
   } else {
@@ -295,6 +328,7 @@ gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
     if (delta != 0 && delta < 0x8000) {
       guint64 first = ext_max (r) + 1;
 
+      seen_advance (r, ext_max (r), ext);
       if (r->holding)
         first = MAX (first, r->level_seq);
       if (ext > first) {
@@ -306,11 +340,17 @@ gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
       if (seq < r->max_seq)
         r->cycles += 0x10000;
       r->max_seq = seq;
-    } else if (delta != 0 && counts (r, ext) && r->round_lost > 0) {
+    } else if (delta == 0 || (ext + SEEN_WINDOW > ext_max (r)
+            && (*seen_word (r, ext, &bit) & bit))) {
+      r->received++;
+      r->duplicates++;
+      return FALSE;
+    } else if (counts (r, ext) && r->round_lost > 0) {
       if (--r->round_lost == 0)
         r->after_gap = 0;       /* it was reordering */
     }
   }
+  *seen_word (r, ext, &bit) |= bit;
   if (r->holding && ext >= r->level_seq)
     r->holding = FALSE;         /* packets at the new level arrive */
   if (ext >= r->level_seq) {
@@ -330,6 +370,14 @@ gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
     /* this packet belongs to the first round */
     r->round_expected0 = expected_of (r) - 1;
   }
+  return TRUE;
+}
+
+void
+gst_rudp_receiver_handle_packet (GstRudpReceiver * r, guint16 seq,
+    gsize size, GstClockTime now)
+{
+  receive (r, seq, size, now);
 }
 
 /* A CE mark that counts: halve now. A mark is no evidence for going up
@@ -351,7 +399,9 @@ gst_rudp_receiver_handle_packet_ecn (GstRudpReceiver * r, guint16 seq,
 {
   guint64 ext;
 
-  gst_rudp_receiver_handle_packet (r, seq, size, now);
+  /* a duplicate's mark was answered with its first copy's */
+  if (!receive (r, seq, size, now))
+    return;
   ecn &= 0x3;
   if (ecn == GST_RUDP_ECN_NOT_ECT)
     return;
@@ -664,8 +714,10 @@ gst_rudp_receiver_get_stats (GstRudpReceiver * r, GstRudpReceiverStats * st)
 
   memset (st, 0, sizeof (*st));
   st->received = r->received;
+  st->duplicates = r->duplicates;
   st->expected = exp;
-  st->lost = exp > r->received ? exp - r->received : 0;
+  st->lost = exp > r->received - r->duplicates ?
+      exp - (r->received - r->duplicates) : 0;
   st->holding = r->holding;
   st->ext_max_seq = r->cycles + r->max_seq;
   st->level = r->level;

@@ -92,7 +92,10 @@ typedef struct {
 
 typedef struct {
   guint64 received;             /* RTP packets (duplicates included) */
-  guint64 lost;                 /* expected - received, cumulative, >= 0 */
+  guint64 duplicates;           /* of those, copies of a packet received
+                                 * (within the last 4096 numbers) */
+  guint64 lost;                 /* expected - (received - duplicates):
+                                 * cumulative, >= 0 */
   guint64 expected;
   guint32 ext_max_seq;          /* extended highest sequence number */
   guint level;

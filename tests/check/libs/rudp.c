@@ -1283,6 +1283,50 @@ GST_START_TEST (test_receiver_reorder_and_idle)
 
 GST_END_TEST;
 
+/* A resend answered twice arrives twice: the second copy is no packet
+ * received (counted, it hid packet 50, which never came: lost 0) and
+ * takes back no loss (it did, and the gap made no decrease). Across the
+ * sequence number wrap. */
+GST_START_TEST (test_receiver_duplicates)
+{
+  GstRudpReceiverConfig c;
+  GstRudpReceiver *r;
+  GstRudpReceiverStats st;
+  GstClockTime now = 0;
+  guint i;
+
+  receiver_config (&c, 50 * MS, 10);
+  c.initial_level = 3;
+  r = gst_rudp_receiver_new (&c);
+  for (i = 0; i < 100; i++, now += MS) {
+    guint16 seq = (guint16) (65500 + i);
+
+    if (i != 50)
+      gst_rudp_receiver_handle_packet (r, seq, 1000, now);
+    if (i == 52)                /* 49's resend, after the first copy */
+      gst_rudp_receiver_handle_packet (r, (guint16) (65500 + 49), 1000, now);
+    if (gst_rudp_receiver_poll (r, now, NULL))
+      gst_rudp_receiver_handle_feedback_sent (r, now);
+  }
+  /* the newest again */
+  gst_rudp_receiver_handle_packet (r, (guint16) (65500 + 99), 1000, now);
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_uint64 (st.expected, 100);
+  fail_unless_equals_uint64 (st.received, 101);
+  fail_unless_equals_uint64 (st.duplicates, 2);
+  fail_unless_equals_uint64 (st.lost, 1);
+  /* the gap, confirmed by three later packets, is a decrease */
+  fail_unless_equals_uint64 (st.decreases, 1);
+  /* the late one itself, after all: not a duplicate, and no longer lost */
+  gst_rudp_receiver_handle_packet (r, (guint16) (65500 + 50), 1000, now);
+  gst_rudp_receiver_get_stats (r, &st);
+  fail_unless_equals_uint64 (st.duplicates, 2);
+  fail_unless_equals_uint64 (st.lost, 0);
+  gst_rudp_receiver_free (r);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------ */
 /* feedback codec */
 
@@ -2168,6 +2212,7 @@ rudp_suite (void)
   tcase_add_test (tc, test_levels_table);
   tcase_add_test (tc, test_receiver_levels);
   tcase_add_test (tc, test_receiver_hold);
+  tcase_add_test (tc, test_receiver_duplicates);
   tcase_add_test (tc, test_receiver_evidence);
   tcase_add_test (tc, test_receiver_climb_time);
   tcase_add_test (tc, test_receiver_tcp_friendly);
