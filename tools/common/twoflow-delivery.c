@@ -44,8 +44,10 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
   /* a packet that came after its playout time (resent after a loss, or
    * queued on the path) is the network's, unless the receiver's kernel
    * dropped too: then the receiver fell behind (stopped, overloaded) and
-   * its own lateness is no network cause */
-  late = c->kernel_drops + c->other_kernel_drops == 0 ? c->late_packets : 0;
+   * its own lateness is no network cause; a second copy of a packet
+   * already played is late too, and explains nothing */
+  late = c->kernel_drops + c->other_kernel_drops == 0 ?
+      MAX (c->late_packets - c->duplicate_packets, 0) : 0;
   playout = c->kernel_drops + c->other_kernel_drops == 0 ?
       c->playout_lost : 0;
   direct = MAX (d->lost_frames - c->dependent_dropped, 0);

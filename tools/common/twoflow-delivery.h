@@ -28,7 +28,10 @@ typedef struct {
   gint64 kernel_drops;          /* dropped by the receiver's kernel
                                  * (buffer full), of the enhanced flow */
   gint64 other_kernel_drops;    /* the same, of the essential flow */
-  gint64 late_packets;          /* arrived after their playout time */
+  gint64 late_packets;          /* arrived after their playout time
+                                 * (second copies of a packet played
+                                 * included) */
+  gint64 duplicate_packets;     /* second copies the receiver saw */
   gint64 playout_lost;          /* the playout gave up waiting for (the
                                  * jitterbuffer's lost: never came, came
                                  * late, or a resend answered twice hid

@@ -60,8 +60,9 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   c.transcoder_dropped = nested_int (fin, "transcoder_stats",
       "frames-dropped", 0);
   c.packets_sent = nested_int (fin, "enhanced_stats", "packets-sent", -1);
+  c.duplicate_packets = nested_int (rep, "rudpsrc", "duplicates", 0);
   c.packets_received = nested_int (rep, "rudpsrc", "received", 0) -
-      nested_int (rep, "rudpsrc", "duplicates", 0);
+      c.duplicate_packets;
   c.packets_lost = nested_int (rep, "rudpsrc", "lost", 0);
   c.kernel_drops = nested_int (rep, "rudpsrc", "kernel-drops", 0);
   c.other_kernel_drops = nested_int (rep, "erapsrc", "kernel-drops", 0);

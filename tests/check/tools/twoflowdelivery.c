@@ -117,6 +117,15 @@ GST_START_TEST (test_playout_lost)
   gst_twoflow_delivery_judge (&c, &d);
   fail_unless_equals_int64 (d.lost_frames, 86);
   fail_unless_equals_int64 (d.unexplained_frames, 0);
+  /* late copies of packets played explain nothing: 3 late, 2 of them
+   * second copies (the playout's 5 still do) */
+  c.playout_lost = 0;
+  c.duplicate_packets = 2;
+  gst_twoflow_delivery_judge (&c, &d);
+  fail_unless_equals_int64 (d.unexplained_frames, 3);
+  c.playout_lost = 5;
+  gst_twoflow_delivery_judge (&c, &d);
+  fail_unless_equals_int64 (d.unexplained_frames, 0);
   /* the receiver's kernel dropping: the playout's losses are its own */
   c.kernel_drops = 2;
   c.packets_lost = 2;
