@@ -89,6 +89,7 @@ delivery_report (ProxySession * ps, JsonObject * rep)
   json_object_set_int_member (o, "kernel_drops", c.kernel_drops +
       c.other_kernel_drops);
   json_object_set_int_member (o, "late_packets", c.late_packets);
+  json_object_set_int_member (o, "duplicate_packets", c.duplicate_packets);
   json_object_set_int_member (o, "playout_lost", c.playout_lost);
   json_object_set_int_member (o, "audio_records", c.audio_records);
   json_object_set_int_member (o, "audio_output", c.audio_output);
