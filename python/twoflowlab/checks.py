@@ -10,6 +10,7 @@ import json
 import random
 import socket
 import ssl
+import subprocess
 import time
 
 # every failed check's text, in order; the scripts exit non-zero if any
@@ -21,6 +22,27 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
+
+
+def stop_programs(named, timeout=10, check=check):
+    """Checks that each (name, Popen) of a long-running program is still
+    running (a crash during the test is named as one, whatever its clients
+    made of the closed connections), then stops it with SIGTERM and checks
+    that it exits 0 (a clean shutdown); killed after timeout s. check: a
+    script's own check() when it keeps its own tally."""
+    for name, p in named:
+        rc = p.poll()
+        check(rc is None, f"{name} ran to the end (exit {rc})")
+        if rc is not None:
+            continue
+        p.terminate()
+        try:
+            rc = p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = f"killed: no exit {timeout} s after SIGTERM"
+        check(rc == 0, f"{name} stopped cleanly on SIGTERM (exit {rc})")
 
 
 def free_port(kind=socket.SOCK_STREAM):

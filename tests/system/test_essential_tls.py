@@ -30,7 +30,7 @@ import time
 import shutil
 
 from twoflowlab.checks import (TlsControl, check, failures, free_port, mpeg2_clip_argv,
-                               result_line, wait_port)
+                               result_line, stop_programs, wait_port)
 
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
                         os.path.join(os.path.dirname(__file__), "../.."))
@@ -205,13 +205,7 @@ def main():
         filler.close()
         ls.close()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_programs(zip(("twoflow-server (TLS)", "twoflow-server (plain)"), procs))
         if not failures:
             shutil.rmtree(work, ignore_errors=True)
     if failures:

@@ -34,7 +34,7 @@ import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
-from twoflowlab.checks import free_port, wait_log  # noqa: E402
+from twoflowlab.checks import free_port, stop_programs, wait_log  # noqa: E402
 
 failures = []
 SOURCE = os.environ.get("TWOFLOW_SOURCE_ROOT",
@@ -255,14 +255,9 @@ def main():
         for th in threads:
             th.join(60)
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        # the proxy first: its sessions end before the server's
+        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))),
+                      timeout=20, check=check)
 
     for who, path in (("server", slog), ("proxy", plog)):
         with open(path) as f:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from twoflowlab.checks import free_port  # noqa: E402
+from twoflowlab.checks import free_port, stop_programs  # noqa: E402
 
 failures = []
 
@@ -160,13 +160,9 @@ def main():
                   for d in st["decisions"]), "the admission decision is in /status")
         print(f"screenshot: {shot}")
     finally:
-        for p in procs:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        # the proxy first: its sessions end before the server's
+        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))),
+                      check=check)
         if failures:
             for n in ("server.log", "proxy.log"):
                 print(f"--- {n}\n" + open(os.path.join(work, n)).read()[-2000:])

@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 
-from twoflowlab.checks import check, failures, free_port
+from twoflowlab.checks import check, failures, free_port, stop_programs
 
 CLIP = "h264-aac-12s.mp4"
 FPS = 25
@@ -238,17 +238,8 @@ def main():
               f"the seeked sessions delivered what the server sent from their start: "
               f"{[(d['frames'], d['output_frames'], d['audio_records'], d['audio_output']) for d in seeked]}")
     finally:
-        # a program that died during the run (a crash) fails it, whatever
-        # its clients made of the closed connections
-        for name, p in zip(("twoflow-server", "twoflow-proxy"), procs):
-            check(p.poll() is None, f"{name} ran to the end (exit {p.poll()})")
-        for p in procs:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        # the proxy first: its sessions end before the server's
+        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))))
         if failures:
             for n in ("server.log", "proxy.log"):
                 path = os.path.join(work, n)
