@@ -24,13 +24,15 @@ def check(cond, what):
         failures.append(what)
 
 
-def stop_programs(named, timeout=10, check=check):
-    """Checks that each (name, Popen) of a long-running program is still
-    running (a crash during the test is named as one, whatever its clients
-    made of the closed connections), then stops it with SIGTERM and checks
-    that it exits 0 (a clean shutdown); killed after timeout s. check: a
-    script's own check() when it keeps its own tally."""
-    for name, p in named:
+def stop_programs(names, procs, timeout=10, check=check):
+    """Checks that each long-running program (procs, Popen, started in
+    that order; names, theirs) is still running (a crash during the test
+    is named as one, whatever its clients made of the closed connections),
+    then stops it with SIGTERM, the last started first (a proxy's sessions
+    end before its server's), and checks that it exits 0 (a clean
+    shutdown); killed after timeout s. check: a script's own check() when
+    it keeps its own tally."""
+    for name, p in reversed(list(zip(names, procs))):
         rc = p.poll()
         check(rc is None, f"{name} ran to the end (exit {rc})")
         if rc is not None:

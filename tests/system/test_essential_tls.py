@@ -205,7 +205,7 @@ def main():
         filler.close()
         ls.close()
     finally:
-        stop_programs(zip(("twoflow-server (TLS)", "twoflow-server (plain)"), procs))
+        stop_programs(("twoflow-server (TLS)", "twoflow-server (plain)"), procs)
         if not failures:
             shutil.rmtree(work, ignore_errors=True)
     if failures:

@@ -255,9 +255,8 @@ def main():
         for th in threads:
             th.join(60)
     finally:
-        # the proxy first: its sessions end before the server's
-        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))),
-                      timeout=20, check=check)
+        stop_programs(("twoflow-server", "twoflow-proxy"), procs, timeout=20,
+                      check=check)
 
     for who, path in (("server", slog), ("proxy", plog)):
         with open(path) as f:

@@ -160,9 +160,7 @@ def main():
                   for d in st["decisions"]), "the admission decision is in /status")
         print(f"screenshot: {shot}")
     finally:
-        # the proxy first: its sessions end before the server's
-        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))),
-                      check=check)
+        stop_programs(("twoflow-server", "twoflow-proxy"), procs, check=check)
         if failures:
             for n in ("server.log", "proxy.log"):
                 print(f"--- {n}\n" + open(os.path.join(work, n)).read()[-2000:])

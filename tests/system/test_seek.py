@@ -238,8 +238,7 @@ def main():
               f"the seeked sessions delivered what the server sent from their start: "
               f"{[(d['frames'], d['output_frames'], d['audio_records'], d['audio_output']) for d in seeked]}")
     finally:
-        # the proxy first: its sessions end before the server's
-        stop_programs(reversed(list(zip(("twoflow-server", "twoflow-proxy"), procs))))
+        stop_programs(("twoflow-server", "twoflow-proxy"), procs)
         if failures:
             for n in ("server.log", "proxy.log"):
                 path = os.path.join(work, n)

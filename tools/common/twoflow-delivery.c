@@ -30,6 +30,7 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
     GstTwoflowDelivery * d)
 {
   gint64 direct, explained, late, playout;
+  gboolean receiver_dropped = c->kernel_drops + c->other_kernel_drops > 0;
 
   d->lost_frames = MAX (MAX (c->frames - c->output_frames, 0),
       c->missing_frames);
@@ -46,10 +47,9 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
    * dropped too: then the receiver fell behind (stopped, overloaded) and
    * its own lateness is no network cause; a second copy of a packet
    * already played is late too, and explains nothing */
-  late = c->kernel_drops + c->other_kernel_drops == 0 ?
-      MAX (c->late_packets - c->duplicate_packets, 0) : 0;
-  playout = c->kernel_drops + c->other_kernel_drops == 0 ?
-      c->playout_lost : 0;
+  late = receiver_dropped ? 0 :
+      MAX (c->late_packets - c->duplicate_packets, 0);
+  playout = receiver_dropped ? 0 : c->playout_lost;
   direct = MAX (d->lost_frames - c->dependent_dropped, 0);
   explained = MIN (direct, c->transcoder_dropped
       + MAX (d->network_lost_packets + late, playout));
@@ -62,8 +62,7 @@ gst_twoflow_delivery_judge (const GstTwoflowDeliveryCounts * c,
    * expected to lack frames */
   if (d->complete)
     d->cause = GST_TWOFLOW_DELIVERY_NONE;
-  else if (d->unexplained_frames > 0
-      && c->kernel_drops + c->other_kernel_drops > 0)
+  else if (d->unexplained_frames > 0 && receiver_dropped)
     d->cause = GST_TWOFLOW_DELIVERY_RECEIVER;
   else if (d->unexplained_frames > 0 && c->late_packets > 0)
     d->cause = GST_TWOFLOW_DELIVERY_LATE;
